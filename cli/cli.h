@@ -1,0 +1,38 @@
+/* Shared pieces of the `hyphys` command line. Each command lives in its own
+ * cli/cmd_<name>.c and returns the process exit code: 0 ok, 1 runtime
+ * failure, 2 bad usage or input. */
+#ifndef HY_CLI_CLI_H
+#define HY_CLI_CLI_H
+
+#include <stdint.h>
+
+#define HY_EXIT_OK 0
+#define HY_EXIT_RUNTIME 1
+#define HY_EXIT_USAGE 2
+
+typedef struct hy_command {
+    const char* name;
+    const char* summary;
+    int (*main)(int argc, char** argv); /* argv[0] is the command name */
+    void (*help)(void);
+} hy_command;
+
+/* Parse a whole decimal integer in [lo, hi]; on failure print an error naming
+ * the option and return 0. */
+int hy_cli_parse_int(const char* option, const char* text, long lo, long hi, long* out);
+/* Wall clock, seconds (monotonic). */
+double hy_cli_now(void);
+/* Percentile (0..100) of v[0..n) by sorting a copy; 0 if n == 0. */
+double hy_cli_percentile(const double* v, int64_t n, double pct);
+/* Path of a file under the shared data folder (../shared/data beside the
+ * checkout, or $HY_DATA_DIR). */
+const char* hy_cli_data_dir(void);
+
+/* A scene argument: a path to a .json file, or a bare name (cloth_ball)
+ * looked up as scenes/NAME.json in the current folder, then beside the
+ * sources, then in the installed share folder. Returns a static buffer. */
+const char* hy_cli_resolve_scene(const char* arg);
+/* Is stdout a terminal (progress bars, colours)? */
+int hy_cli_is_tty(void);
+
+#endif

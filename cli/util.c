@@ -1,0 +1,81 @@
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli/cli.h"
+
+int hy_cli_parse_int(const char* option, const char* text, long lo, long hi, long* out) {
+    if (!text) {
+        fprintf(stderr, "hyphys: %s needs a value\n", option);
+        return 0;
+    }
+    char* end = NULL;
+    errno = 0;
+    long v = strtol(text, &end, 10);
+    if (errno || end == text || *end != '\0' || v < lo || v > hi) {
+        fprintf(stderr, "hyphys: %s must be an integer in [%ld, %ld], got '%s'\n", option, lo, hi, text);
+        return 0;
+    }
+    *out = v;
+    return 1;
+}
+
+double hy_cli_now(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static int cmp_double(const void* a, const void* b) {
+    double x = *(const double*)a, y = *(const double*)b;
+    return (x > y) - (x < y);
+}
+
+double hy_cli_percentile(const double* v, int64_t n, double pct) {
+    if (n <= 0) return 0.0;
+    double* c = malloc(sizeof(double) * (size_t)n);
+    if (!c) return 0.0;
+    memcpy(c, v, sizeof(double) * (size_t)n);
+    qsort(c, (size_t)n, sizeof(double), cmp_double);
+    double pos = pct / 100.0 * (double)(n - 1);
+    int64_t i = (int64_t)pos;
+    double f = pos - (double)i;
+    double r = i + 1 < n ? c[i] * (1.0 - f) + c[i + 1] * f : c[n - 1];
+    free(c);
+    return r;
+}
+
+const char* hy_cli_data_dir(void) {
+    const char* env = getenv("HY_DATA_DIR");
+    if (env && *env) return env;
+#ifdef HY_SOURCE_DIR
+    static char path[4096];
+    snprintf(path, sizeof path, "%s/../shared/data", HY_SOURCE_DIR);
+    if (access(path, R_OK) == 0) return path;
+#endif
+    return "../shared/data";
+}
+
+const char* hy_cli_resolve_scene(const char* arg) {
+    static char path[4096];
+    size_t n = strlen(arg);
+    if (strchr(arg, '/') || (n > 5 && strcmp(arg + n - 5, ".json") == 0)) return arg;
+    const char* roots[3] = {".", NULL, NULL};
+#ifdef HY_SOURCE_DIR
+    roots[1] = HY_SOURCE_DIR;
+#endif
+#ifdef HY_SHARE_DIR
+    roots[2] = HY_SHARE_DIR;
+#endif
+    for (int i = 0; i < 3; i++) {
+        if (!roots[i]) continue;
+        snprintf(path, sizeof path, "%s/scenes/%s.json", roots[i], arg);
+        if (access(path, R_OK) == 0) return path;
+    }
+    return arg;
+}
+
+int hy_cli_is_tty(void) { return isatty(STDOUT_FILENO) || isatty(STDERR_FILENO); }

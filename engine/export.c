@@ -1,0 +1,171 @@
+#include "engine/export.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine/error.h"
+#include "engine/world.h"
+
+static hy_status write_all(FILE* f, const void* p, size_t n, const char* path) {
+    if (fwrite(p, 1, n, f) != n) return hy_fail(HY_ERR_IO, "%s: write failed: %s", path, strerror(errno));
+    return HY_OK;
+}
+
+hy_status hy_export_topology(const hy_world* w, const char* dir) {
+    char path[4096];
+    snprintf(path, sizeof path, "%s/topology.bin", dir);
+    FILE* f = fopen(path, "wb");
+    if (!f) return hy_fail(HY_ERR_IO, "%s: cannot create: %s", path, strerror(errno));
+    hy_status s = write_all(f, "HYTOPO1", 8, path);
+    uint32_t head[2] = {1u, (uint32_t)w->object_count};
+    if (!s) s = write_all(f, head, sizeof head, path);
+    for (int32_t i = 0; !s && i < w->object_count; i++) {
+        const hy_object* o = &w->objects[i];
+        char name[64];
+        memset(name, 0, sizeof name);
+        snprintf(name, sizeof name, "%s", o->name);
+        uint32_t kind = (uint32_t)o->kind, nv = (uint32_t)o->nv, nt = (uint32_t)o->nt;
+        s = write_all(f, &kind, 4, path);
+        if (!s) s = write_all(f, name, sizeof name, path);
+        if (!s) s = write_all(f, &nv, 4, path);
+        if (!s) s = write_all(f, &nt, 4, path);
+        if (!s) s = write_all(f, o->tri, sizeof(int32_t) * 3 * (size_t)o->nt, path);
+    }
+    if (fclose(f) != 0 && !s) s = hy_fail(HY_ERR_IO, "%s: close failed: %s", path, strerror(errno));
+    return s;
+}
+
+hy_status hy_export_frame(const hy_world* w, const char* dir, int32_t frame) {
+    char path[4096];
+    snprintf(path, sizeof path, "%s/frame_%06d.bin", dir, frame);
+    FILE* f = fopen(path, "wb");
+    if (!f) return hy_fail(HY_ERR_IO, "%s: cannot create: %s", path, strerror(errno));
+    uint32_t nv = 0;
+    for (int32_t i = 0; i < w->object_count; i++) nv += (uint32_t)w->objects[i].nv;
+    hy_status s = write_all(f, "HYFRAME", 8, path);
+    uint32_t head[2] = {1u, (uint32_t)frame};
+    double t = w->time;
+    uint32_t tail[2] = {nv, 0};
+    if (!s) s = write_all(f, head, sizeof head, path);
+    if (!s) s = write_all(f, &t, sizeof t, path);
+    if (!s) s = write_all(f, tail, sizeof tail, path);
+    for (int32_t i = 0; !s && i < w->object_count; i++)
+        s = write_all(f, w->objects[i].x, sizeof(double) * 3 * (size_t)w->objects[i].nv, path);
+    if (fclose(f) != 0 && !s) s = hy_fail(HY_ERR_IO, "%s: close failed: %s", path, strerror(errno));
+    return s;
+}
+
+static hy_status read_all(FILE* f, void* p, size_t n, const char* path) {
+    if (fread(p, 1, n, f) != n) return hy_fail(HY_ERR_PARSE, "%s: truncated file", path);
+    return HY_OK;
+}
+
+void hy_recording_free(hy_recording* r) {
+    if (!r) return;
+    free(r->kinds);
+    free(r->vertex_offset);
+    free(r->triangle_offset);
+    free(r->triangles);
+    free(r->tri_object);
+    free(r->frames);
+    memset(r, 0, sizeof *r);
+}
+
+hy_status hy_recording_load(const char* dir, int32_t max_frames, hy_recording* out) {
+    memset(out, 0, sizeof *out);
+    char path[4096];
+    snprintf(path, sizeof path, "%s/topology.bin", dir);
+    FILE* f = fopen(path, "rb");
+    if (!f) return hy_fail(HY_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
+    char magic[8];
+    uint32_t head[2];
+    hy_status s = read_all(f, magic, 8, path);
+    if (!s && memcmp(magic, "HYTOPO1", 8) != 0) s = hy_fail(HY_ERR_PARSE, "%s: not a hyphys topology file", path);
+    if (!s) s = read_all(f, head, sizeof head, path);
+    if (!s && (head[0] != 1u || head[1] > 10000000u))
+        s = hy_fail(HY_ERR_PARSE, "%s: unsupported version %u or object count %u", path, head[0], head[1]);
+    hy_recording r;
+    memset(&r, 0, sizeof r);
+    if (!s) {
+        r.object_count = (int32_t)head[1];
+        r.kinds = calloc((size_t)r.object_count + 1, sizeof *r.kinds);
+        r.vertex_offset = calloc((size_t)r.object_count + 1, sizeof *r.vertex_offset);
+        r.triangle_offset = calloc((size_t)r.object_count + 1, sizeof *r.triangle_offset);
+        if (!r.kinds || !r.vertex_offset || !r.triangle_offset) s = hy_fail(HY_ERR_NOMEM, "out of memory");
+    }
+    size_t tri_cap = 0;
+    for (int32_t i = 0; !s && i < r.object_count; i++) {
+        char name[64];
+        uint32_t nv, nt;
+        s = read_all(f, &r.kinds[i], 4, path);
+        if (!s) s = read_all(f, name, sizeof name, path);
+        if (!s) s = read_all(f, &nv, 4, path);
+        if (!s) s = read_all(f, &nt, 4, path);
+        if (!s && (nv > 100000000u || nt > 100000000u))
+            s = hy_fail(HY_ERR_PARSE, "%s: object %d has implausible sizes", path, i);
+        if (s) break;
+        r.vertex_offset[i] = r.vertex_count;
+        r.triangle_offset[i] = r.triangle_count;
+        size_t need = 3 * ((size_t)r.triangle_count + nt);
+        if (need > tri_cap) {
+            size_t cap = need * 2;
+            int32_t* nt2 = realloc(r.triangles, sizeof(int32_t) * cap);
+            int32_t* no2 = realloc(r.tri_object, sizeof(int32_t) * cap / 3 + 1);
+            if (nt2) r.triangles = nt2;
+            if (no2) r.tri_object = no2;
+            if (!nt2 || !no2) {
+                s = hy_fail(HY_ERR_NOMEM, "out of memory");
+                break;
+            }
+            tri_cap = cap;
+        }
+        int32_t* t = r.triangles + 3 * (size_t)r.triangle_count;
+        s = read_all(f, t, sizeof(int32_t) * 3 * nt, path);
+        for (uint32_t k = 0; !s && k < 3 * nt; k++) {
+            if (t[k] < 0 || (uint32_t)t[k] >= nv) s = hy_fail(HY_ERR_PARSE, "%s: object %d index out of range", path, i);
+            t[k] += r.vertex_count;
+        }
+        for (uint32_t k = 0; !s && k < nt; k++) r.tri_object[r.triangle_count + (int32_t)k] = i;
+        r.vertex_count += (int32_t)nv;
+        r.triangle_count += (int32_t)nt;
+    }
+    if (r.object_count >= 0 && r.vertex_offset) {
+        r.vertex_offset[r.object_count] = r.vertex_count;
+        r.triangle_offset[r.object_count] = r.triangle_count;
+    }
+    fclose(f);
+    /* frames */
+    size_t frame_doubles = 3 * (size_t)r.vertex_count;
+    for (int32_t fr = 0; !s && fr < max_frames; fr++) {
+        snprintf(path, sizeof path, "%s/frame_%06d.bin", dir, fr);
+        f = fopen(path, "rb");
+        if (!f) break;
+        uint32_t h2[2], tail[2];
+        double t;
+        s = read_all(f, magic, 8, path);
+        if (!s && memcmp(magic, "HYFRAME", 8) != 0) s = hy_fail(HY_ERR_PARSE, "%s: not a hyphys frame", path);
+        if (!s) s = read_all(f, h2, sizeof h2, path);
+        if (!s) s = read_all(f, &t, sizeof t, path);
+        if (!s) s = read_all(f, tail, sizeof tail, path);
+        if (!s && tail[0] != (uint32_t)r.vertex_count)
+            s = hy_fail(HY_ERR_PARSE, "%s: %u vertices, topology has %d", path, tail[0], r.vertex_count);
+        if (!s) {
+            double* nf = realloc(r.frames, sizeof(double) * frame_doubles * (size_t)(fr + 1));
+            if (!nf) s = hy_fail(HY_ERR_NOMEM, "out of memory reading frames");
+            else {
+                r.frames = nf;
+                s = read_all(f, r.frames + frame_doubles * (size_t)fr, sizeof(double) * frame_doubles, path);
+            }
+        }
+        fclose(f);
+        if (!s) r.frame_count = fr + 1;
+    }
+    if (s) {
+        hy_recording_free(&r);
+        return s;
+    }
+    *out = r;
+    return HY_OK;
+}

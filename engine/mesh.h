@@ -1,0 +1,22 @@
+/* Owned triangle mesh behind the public hy_mesh handle. */
+#ifndef HY_ENGINE_MESH_H
+#define HY_ENGINE_MESH_H
+
+#include <stdint.h>
+
+#include "hyphys/hyphys.h"
+
+struct hy_mesh {
+    int32_t vertex_count;
+    int32_t triangle_count;
+    double* positions;  /* 3 * vertex_count */
+    int32_t* triangles; /* 3 * triangle_count */
+};
+
+/* Allocate an empty mesh of the given size (contents uninitialised). */
+hy_status hy_mesh_alloc(int32_t vertex_count, int32_t triangle_count, hy_mesh** out);
+/* Check a view: counts > 0, indices in range, no degenerate index triple,
+ * finite coordinates. `what` names the object in the message. */
+hy_status hy_mesh_view_validate(hy_mesh_view v, const char* what);
+
+#endif

@@ -1,0 +1,690 @@
+/* The world: object table, defs, state read-back, hash, and the step
+ * pipeline (read it top-down in hy_world_step). */
+#include "engine/world.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "engine/error.h"
+#include "engine/mesh.h"
+
+/* ------------------------------------------------------------ helpers */
+
+static double now_ms(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return 1e3 * (double)ts.tv_sec + 1e-6 * (double)ts.tv_nsec;
+}
+
+static int finite3(const double* p) { return isfinite(p[0]) && isfinite(p[1]) && isfinite(p[2]); }
+
+static hy_quat quat_load(const double q[4]) {
+    hy_quat r = {q[0], q[1], q[2], q[3]};
+    return r;
+}
+
+/* Check a quaternion field: finite and not zero; normalised copy out. */
+static hy_status check_quat(const double q[4], const char* what, hy_quat* out) {
+    double n2 = q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3];
+    if (!isfinite(n2) || n2 < 1e-20)
+        return hy_fail(HY_ERR_INVALID_ARG, "%s.orientation must be a non-zero finite quaternion", what);
+    *out = quat_normalize(quat_load(q));
+    return HY_OK;
+}
+
+static hy_status check_vec(const double* p, const char* what, const char* field) {
+    if (!finite3(p)) return hy_fail(HY_ERR_INVALID_ARG, "%s.%s must be finite", what, field);
+    return HY_OK;
+}
+
+static hy_status check_nonneg(double x, const char* what, const char* field) {
+    if (!(x >= 0.0) || !isfinite(x))
+        return hy_fail(HY_ERR_INVALID_ARG, "%s.%s must be >= 0 and finite, got %g", what, field, x);
+    return HY_OK;
+}
+
+static void free_object(hy_object* o) {
+    free(o->tri);
+    free(o->local);
+    free(o->x);
+    free(o->v);
+    free(o->x1);
+    free(o->v1);
+    hy_cloth_model_destroy(o->cloth);
+    memset(o, 0, sizeof *o);
+}
+
+/* Reserve a slot and the per-vertex arrays of a new object. */
+static hy_status new_object(hy_world* w, hy_object_kind kind, hy_mesh_view m, hy_object** out, int32_t* slot) {
+    if (w->object_count == w->object_capacity) {
+        int32_t cap = w->object_capacity ? 2 * w->object_capacity : 16;
+        hy_object* no = realloc(w->objects, sizeof *no * (size_t)cap);
+        if (!no) return hy_fail(HY_ERR_NOMEM, "out of memory growing the object table");
+        memset(no + w->object_capacity, 0, sizeof *no * (size_t)(cap - w->object_capacity));
+        w->objects = no;
+        w->object_capacity = cap;
+    }
+    hy_object* o = &w->objects[w->object_count];
+    memset(o, 0, sizeof *o);
+    o->kind = kind;
+    o->nv = m.vertex_count;
+    o->nt = m.triangle_count;
+    size_t n3 = 3 * (size_t)m.vertex_count;
+    o->tri = malloc(sizeof(int32_t) * 3 * (size_t)m.triangle_count);
+    o->local = malloc(sizeof(double) * n3);
+    o->x = calloc(n3, sizeof(double));
+    o->v = calloc(n3, sizeof(double));
+    o->x1 = calloc(n3, sizeof(double));
+    o->v1 = calloc(n3, sizeof(double));
+    if (!o->tri || !o->local || !o->x || !o->v || !o->x1 || !o->v1) {
+        free_object(o);
+        return hy_fail(HY_ERR_NOMEM, "out of memory for an object of %d vertices", m.vertex_count);
+    }
+    memcpy(o->tri, m.triangles, sizeof(int32_t) * 3 * (size_t)m.triangle_count);
+    memcpy(o->local, m.positions, sizeof(double) * n3);
+    *out = o;
+    *slot = w->object_count;
+    return HY_OK;
+}
+
+static hy_object_id commit_object(hy_world* w, int32_t slot, const char* default_name) {
+    hy_object* o = &w->objects[slot];
+    o->alive = 1;
+    o->generation = 1;
+    snprintf(o->name, sizeof o->name, "%s%d", default_name, slot);
+    w->object_count++;
+    hy_object_id id = {(uint32_t)slot, o->generation};
+    return id;
+}
+
+hy_object* hy_world_resolve(const hy_world* w, hy_object_id id) {
+    if (!w) {
+        hy_fail(HY_ERR_INVALID_ARG, "world is NULL");
+        return NULL;
+    }
+    if (id.generation == 0 || id.index >= (uint32_t)w->object_count || !w->objects[id.index].alive ||
+        w->objects[id.index].generation != id.generation) {
+        hy_fail(HY_ERR_STALE_ID, "object id {%u, %u} does not name a live object", id.index, id.generation);
+        return NULL;
+    }
+    return &w->objects[id.index];
+}
+
+/* ------------------------------------------------------------- world */
+
+HY_API hy_world_def hy_world_def_default(void) {
+    hy_world_def d;
+    memset(&d, 0, sizeof d);
+    d.gravity[1] = -9.81;
+    d.time_step = 1.0 / 60.0;
+    d.substeps = 1;
+    d.threads = 0;
+    d.cg_max_iterations = 200;
+    d.cg_tolerance = 1e-6;
+    d.collisions = 1;
+    d.cookie = HY_DEF_COOKIE;
+    return d;
+}
+
+static hy_status check_world_def(const hy_world_def* d) {
+    if (d->cookie != HY_DEF_COOKIE)
+        return hy_fail(HY_ERR_BAD_DEF, "world def not initialised with hy_world_def_default()");
+    if (!finite3(d->gravity)) return hy_fail(HY_ERR_INVALID_ARG, "world.gravity must be finite");
+    if (!(d->time_step > 0.0) || !isfinite(d->time_step) || d->time_step > 1.0)
+        return hy_fail(HY_ERR_INVALID_ARG, "world.time_step must be in (0, 1] s, got %g", d->time_step);
+    if (d->substeps < 1 || d->substeps > 64)
+        return hy_fail(HY_ERR_INVALID_ARG, "world.substeps must be in [1, 64], got %d", d->substeps);
+    if (d->threads < 0 || d->threads > 256)
+        return hy_fail(HY_ERR_INVALID_ARG, "world.threads must be in [0, 256], got %d", d->threads);
+    if (d->cg_max_iterations < 1 || d->cg_max_iterations > 100000)
+        return hy_fail(HY_ERR_INVALID_ARG, "world.cg_max_iterations must be in [1, 100000], got %d",
+                       d->cg_max_iterations);
+    if (!(d->cg_tolerance > 0.0) || !(d->cg_tolerance < 1.0))
+        return hy_fail(HY_ERR_INVALID_ARG, "world.cg_tolerance must be in (0, 1), got %g", d->cg_tolerance);
+    return HY_OK;
+}
+
+HY_API hy_status hy_world_create(const hy_world_def* def, hy_world** out) {
+    if (!out) return hy_fail(HY_ERR_INVALID_ARG, "hy_world_create: out is NULL");
+    *out = NULL;
+    if (!def) return hy_fail(HY_ERR_INVALID_ARG, "hy_world_create: def is NULL");
+    hy_status s = check_world_def(def);
+    if (s) return s;
+    hy_world* w = calloc(1, sizeof *w);
+    if (!w) return hy_fail(HY_ERR_NOMEM, "out of memory creating a world");
+    w->def = *def;
+    w->pool = hy_pool_create(def->threads);
+    if (!w->pool) {
+        free(w);
+        return hy_fail(HY_ERR_NOMEM, "could not create the worker pool");
+    }
+    *out = w;
+    return HY_OK;
+}
+
+HY_API void hy_world_destroy(hy_world* w) {
+    if (!w) return;
+    for (int32_t i = 0; i < w->object_count; i++) free_object(&w->objects[i]);
+    free(w->objects);
+    hy_bond_set_free(&w->bonds);
+    hy_pool_destroy(w->pool);
+    free(w);
+}
+
+HY_API hy_status hy_world_get_def(const hy_world* w, hy_world_def* out) {
+    if (!w || !out) return hy_fail(HY_ERR_INVALID_ARG, "hy_world_get_def: NULL argument");
+    *out = w->def;
+    return HY_OK;
+}
+
+/* ------------------------------------------------------------- cloth */
+
+HY_API hy_cloth_def hy_cloth_def_default(void) {
+    hy_cloth_def d;
+    memset(&d, 0, sizeof d);
+    d.orientation[0] = 1.0;
+    d.density = 0.1;
+    d.stretch_stiffness = 1000.0;
+    d.shear_stiffness = 100.0;
+    d.bend_stiffness = 1.0;
+    d.damping = 0.01;
+    d.air_damping = 0.02;
+    d.thickness = 0.002;
+    d.friction = 0.3;
+    d.cookie = HY_DEF_COOKIE;
+    return d;
+}
+
+HY_API hy_status hy_cloth_add(hy_world* w, const hy_cloth_def* d, hy_object_id* out) {
+    if (!w || !d || !out) return hy_fail(HY_ERR_INVALID_ARG, "hy_cloth_add: NULL argument");
+    if (d->cookie != HY_DEF_COOKIE)
+        return hy_fail(HY_ERR_BAD_DEF, "cloth def not initialised with hy_cloth_def_default()");
+    hy_status s = hy_mesh_view_validate(d->mesh, "cloth");
+    hy_quat q;
+    if (!s) s = check_quat(d->orientation, "cloth", &q);
+    if (!s) s = check_vec(d->position, "cloth", "position");
+    if (!s && (!(d->density > 0.0) || !isfinite(d->density)))
+        s = hy_fail(HY_ERR_INVALID_ARG, "cloth.density must be > 0, got %g", d->density);
+    if (!s) s = check_nonneg(d->stretch_stiffness, "cloth", "stretch_stiffness");
+    if (!s) s = check_nonneg(d->shear_stiffness, "cloth", "shear_stiffness");
+    if (!s) s = check_nonneg(d->bend_stiffness, "cloth", "bend_stiffness");
+    if (!s) s = check_nonneg(d->damping, "cloth", "damping");
+    if (!s) s = check_nonneg(d->air_damping, "cloth", "air_damping");
+    if (!s) s = check_nonneg(d->thickness, "cloth", "thickness");
+    if (!s) s = check_nonneg(d->friction, "cloth", "friction");
+    if (!s && d->pinned_count < 0) s = hy_fail(HY_ERR_INVALID_ARG, "cloth.pinned_count must be >= 0");
+    if (!s && d->pinned_count > 0 && !d->pinned) s = hy_fail(HY_ERR_INVALID_ARG, "cloth.pinned is NULL");
+    for (int32_t i = 0; !s && i < d->pinned_count; i++)
+        if (d->pinned[i] < 0 || d->pinned[i] >= d->mesh.vertex_count)
+            s = hy_fail(HY_ERR_INVALID_ARG, "cloth.pinned[%d] = %d is not a vertex index in [0, %d)", i,
+                        d->pinned[i], d->mesh.vertex_count);
+    if (s) return s;
+
+    hy_object* o;
+    int32_t slot;
+    s = new_object(w, HY_OBJECT_CLOTH, d->mesh, &o, &slot);
+    if (s) return s;
+    /* The rest shape is the transformed mesh: the cloth starts unstretched. */
+    hy_v3 p = v3_load(d->position);
+    for (int32_t i = 0; i < o->nv; i++) v3_store(o->x + 3 * i, v3_add(p, quat_rotate(q, v3_load(o->local + 3 * i))));
+    hy_cloth_params cp = {d->density, d->stretch_stiffness, d->shear_stiffness, d->bend_stiffness, d->damping,
+                          d->air_damping};
+    s = hy_cloth_model_create(o->x, o->nv, o->tri, o->nt, &cp, d->pinned, d->pinned_count, &o->cloth);
+    if (s) {
+        free_object(o);
+        return s;
+    }
+    o->thickness = d->thickness;
+    o->friction = d->friction;
+    memcpy(o->x1, o->x, sizeof(double) * 3 * (size_t)o->nv);
+    *out = commit_object(w, slot, "cloth");
+    return HY_OK;
+}
+
+/* -------------------------------------------------------- rigid body */
+
+HY_API hy_body_def hy_body_def_default(void) {
+    hy_body_def d;
+    memset(&d, 0, sizeof d);
+    d.density = 1000.0;
+    d.orientation[0] = 1.0;
+    d.restitution = 0.5;
+    d.friction = 0.4;
+    d.thickness = 0.001;
+    d.gravity = 1;
+    d.cookie = HY_DEF_COOKIE;
+    return d;
+}
+
+/* Vertex positions and velocities of a body from its rigid state. */
+static void body_pose_vertices(hy_object* o, const hy_rigid_state* st, double* x, double* v) {
+    double R[9];
+    quat_to_mat(st->q, R);
+    for (int32_t i = 0; i < o->nv; i++) {
+        hy_v3 r = mat_mul_v3(R, v3_load(o->local + 3 * i));
+        v3_store(x + 3 * i, v3_add(st->x, r));
+        if (v) v3_store(v + 3 * i, v3_add(st->v, v3_cross(st->w, r)));
+    }
+}
+
+HY_API hy_status hy_body_add(hy_world* w, const hy_body_def* d, hy_object_id* out) {
+    if (!w || !d || !out) return hy_fail(HY_ERR_INVALID_ARG, "hy_body_add: NULL argument");
+    if (d->cookie != HY_DEF_COOKIE)
+        return hy_fail(HY_ERR_BAD_DEF, "body def not initialised with hy_body_def_default()");
+    hy_status s = hy_mesh_view_validate(d->mesh, "body");
+    hy_quat q;
+    if (!s) s = check_quat(d->orientation, "body", &q);
+    if (!s) s = check_vec(d->position, "body", "position");
+    if (!s) s = check_vec(d->linear_velocity, "body", "linear_velocity");
+    if (!s) s = check_vec(d->angular_velocity, "body", "angular_velocity");
+    if (!s && (!(d->restitution >= 0.0) || !(d->restitution <= 1.0)))
+        s = hy_fail(HY_ERR_INVALID_ARG, "body.restitution must be in [0, 1], got %g", d->restitution);
+    if (!s) s = check_nonneg(d->friction, "body", "friction");
+    if (!s) s = check_nonneg(d->thickness, "body", "thickness");
+    hy_mass_properties mp;
+    if (!s) s = hy_mesh_mass_properties(d->mesh, d->density, &mp);
+    hy_rigid_inertia in;
+    if (!s) s = hy_rigid_inertia_from(&mp, &in);
+    if (s) return s;
+
+    hy_object* o;
+    int32_t slot;
+    s = new_object(w, HY_OBJECT_BODY, d->mesh, &o, &slot);
+    if (s) return s;
+    /* Body frame: the mesh frame moved to the centre of mass. */
+    hy_v3 c = v3_load(mp.center);
+    for (int32_t i = 0; i < o->nv; i++) v3_store(o->local + 3 * i, v3_sub(v3_load(o->local + 3 * i), c));
+    o->mass = mp;
+    o->inertia = in;
+    o->body.q = q;
+    o->body.x = v3_add(v3_load(d->position), quat_rotate(q, c));
+    o->body.v = v3_load(d->linear_velocity);
+    o->body.w = v3_load(d->angular_velocity);
+    o->body1 = o->body;
+    o->restitution = d->restitution;
+    o->friction = d->friction;
+    o->thickness = d->thickness;
+    o->gravity = d->gravity != 0;
+    body_pose_vertices(o, &o->body, o->x, o->v);
+    memcpy(o->x1, o->x, sizeof(double) * 3 * (size_t)o->nv);
+    *out = commit_object(w, slot, "body");
+    return HY_OK;
+}
+
+static hy_object* resolve_body(const hy_world* w, hy_object_id id) {
+    hy_object* o = hy_world_resolve(w, id);
+    if (o && o->kind != HY_OBJECT_BODY) {
+        hy_fail(HY_ERR_INVALID_ARG, "object '%s' is not a rigid body", o->name);
+        return NULL;
+    }
+    return o;
+}
+
+static hy_status resolve_status(const hy_world* w, hy_object_id id) {
+    if (!w) return HY_ERR_INVALID_ARG;
+    if (id.generation == 0 || id.index >= (uint32_t)w->object_count || !w->objects[id.index].alive ||
+        w->objects[id.index].generation != id.generation)
+        return HY_ERR_STALE_ID;
+    return HY_ERR_INVALID_ARG;
+}
+
+HY_API hy_status hy_body_get_transform(const hy_world* w, hy_object_id id, double position[3], double orientation[4]) {
+    hy_object* o = resolve_body(w, id);
+    if (!o) return resolve_status(w, id);
+    if (position) v3_store(position, o->body.x);
+    if (orientation) {
+        orientation[0] = o->body.q.w;
+        orientation[1] = o->body.q.x;
+        orientation[2] = o->body.q.y;
+        orientation[3] = o->body.q.z;
+    }
+    return HY_OK;
+}
+
+HY_API hy_status hy_body_get_velocity(const hy_world* w, hy_object_id id, double linear[3], double angular[3]) {
+    hy_object* o = resolve_body(w, id);
+    if (!o) return resolve_status(w, id);
+    if (linear) v3_store(linear, o->body.v);
+    if (angular) v3_store(angular, o->body.w);
+    return HY_OK;
+}
+
+HY_API hy_status hy_body_get_angular_momentum(const hy_world* w, hy_object_id id, double out[3]) {
+    hy_object* o = resolve_body(w, id);
+    if (!o) return resolve_status(w, id);
+    if (!out) return hy_fail(HY_ERR_INVALID_ARG, "hy_body_get_angular_momentum: out is NULL");
+    v3_store(out, hy_rigid_angular_momentum(&o->inertia, &o->body));
+    return HY_OK;
+}
+
+HY_API hy_status hy_body_get_mass_properties(const hy_world* w, hy_object_id id, hy_mass_properties* out) {
+    hy_object* o = resolve_body(w, id);
+    if (!o) return resolve_status(w, id);
+    if (!out) return hy_fail(HY_ERR_INVALID_ARG, "hy_body_get_mass_properties: out is NULL");
+    *out = o->mass;
+    return HY_OK;
+}
+
+/* ------------------------------------------------------------- bonds */
+
+HY_API hy_bond_def hy_bond_def_default(void) {
+    hy_bond_def d;
+    memset(&d, 0, sizeof d);
+    d.strength = 1.0;
+    d.cookie = HY_DEF_COOKIE;
+    return d;
+}
+
+HY_API hy_status hy_bond_add(hy_world* w, const hy_bond_def* d) {
+    if (!w || !d) return hy_fail(HY_ERR_INVALID_ARG, "hy_bond_add: NULL argument");
+    if (d->cookie != HY_DEF_COOKIE)
+        return hy_fail(HY_ERR_BAD_DEF, "bond def not initialised with hy_bond_def_default()");
+    hy_object* a = resolve_body(w, d->a);
+    if (!a) return resolve_status(w, d->a);
+    hy_object* b = resolve_body(w, d->b);
+    if (!b) return resolve_status(w, d->b);
+    if (a == b) return hy_fail(HY_ERR_INVALID_ARG, "bond joins body '%s' to itself", a->name);
+    if (!finite3(d->anchor)) return hy_fail(HY_ERR_INVALID_ARG, "bond.anchor must be finite");
+    if (!(d->strength > 0.0) || !isfinite(d->strength))
+        return hy_fail(HY_ERR_INVALID_ARG, "bond.strength must be > 0, got %g", d->strength);
+    hy_bond bond;
+    memset(&bond, 0, sizeof bond);
+    bond.a = (int32_t)d->a.index;
+    bond.b = (int32_t)d->b.index;
+    hy_v3 anchor = v3_load(d->anchor);
+    /* Anchor in each body frame, so it follows the bodies. */
+    bond.ra = quat_rotate((hy_quat){a->body.q.w, -a->body.q.x, -a->body.q.y, -a->body.q.z}, v3_sub(anchor, a->body.x));
+    bond.rb = quat_rotate((hy_quat){b->body.q.w, -b->body.q.x, -b->body.q.y, -b->body.q.z}, v3_sub(anchor, b->body.x));
+    bond.strength = d->strength;
+    if (!hy_bond_set_push(&w->bonds, bond)) return hy_fail(HY_ERR_NOMEM, "out of memory adding a bond");
+    return HY_OK;
+}
+
+HY_API int32_t hy_world_get_bond_count(const hy_world* w) { return w ? w->bonds.intact : 0; }
+
+/* ---------------------------------------------------------- obstacle */
+
+HY_API hy_obstacle_def hy_obstacle_def_default(void) {
+    hy_obstacle_def d;
+    memset(&d, 0, sizeof d);
+    d.orientation[0] = 1.0;
+    d.friction = 0.5;
+    d.thickness = 0.001;
+    d.cookie = HY_DEF_COOKIE;
+    return d;
+}
+
+void hy_obstacle_pose(const hy_object* o, double t, hy_v3* position, hy_quat* orientation) {
+    hy_v3 wdt = v3_scale(v3_load(o->motion.angular_velocity), t);
+    hy_quat r = quat_from_rotvec(wdt);
+    hy_v3 lin = v3_scale(v3_load(o->motion.linear_velocity), t);
+    /* rotate the initial pose about the pivot, then translate */
+    *position = v3_add(v3_add(o->pivot, quat_rotate(r, v3_sub(o->pos0, o->pivot))), lin);
+    *orientation = quat_normalize(quat_mul(r, o->q0));
+}
+
+static void obstacle_vertices(const hy_object* o, double t, double* x, double* v) {
+    hy_v3 p;
+    hy_quat q;
+    hy_obstacle_pose(o, t, &p, &q);
+    double R[9];
+    quat_to_mat(q, R);
+    hy_v3 w = v3_load(o->motion.angular_velocity), lin = v3_load(o->motion.linear_velocity);
+    hy_v3 centre = v3_add(o->pivot, v3_scale(lin, t)); /* the moving pivot */
+    for (int32_t i = 0; i < o->nv; i++) {
+        hy_v3 xi = v3_add(p, mat_mul_v3(R, v3_load(o->local + 3 * i)));
+        v3_store(x + 3 * i, xi);
+        if (v) v3_store(v + 3 * i, v3_add(lin, v3_cross(w, v3_sub(xi, centre))));
+    }
+}
+
+HY_API hy_status hy_obstacle_add(hy_world* w, const hy_obstacle_def* d, hy_object_id* out) {
+    if (!w || !d || !out) return hy_fail(HY_ERR_INVALID_ARG, "hy_obstacle_add: NULL argument");
+    if (d->cookie != HY_DEF_COOKIE)
+        return hy_fail(HY_ERR_BAD_DEF, "obstacle def not initialised with hy_obstacle_def_default()");
+    hy_status s = hy_mesh_view_validate(d->mesh, "obstacle");
+    hy_quat q;
+    if (!s) s = check_quat(d->orientation, "obstacle", &q);
+    if (!s) s = check_vec(d->position, "obstacle", "position");
+    if (!s) s = check_vec(d->pivot, "obstacle", "pivot");
+    if (!s) s = check_vec(d->motion.linear_velocity, "obstacle", "motion.linear_velocity");
+    if (!s) s = check_vec(d->motion.angular_velocity, "obstacle", "motion.angular_velocity");
+    if (!s) s = check_nonneg(d->friction, "obstacle", "friction");
+    if (!s) s = check_nonneg(d->thickness, "obstacle", "thickness");
+    if (s) return s;
+    hy_object* o;
+    int32_t slot;
+    s = new_object(w, HY_OBJECT_OBSTACLE, d->mesh, &o, &slot);
+    if (s) return s;
+    o->pos0 = v3_load(d->position);
+    o->q0 = q;
+    o->pivot = v3_load(d->pivot);
+    o->motion = d->motion;
+    o->friction = d->friction;
+    o->thickness = d->thickness;
+    obstacle_vertices(o, w->time, o->x, o->v);
+    memcpy(o->x1, o->x, sizeof(double) * 3 * (size_t)o->nv);
+    *out = commit_object(w, slot, "obstacle");
+    return HY_OK;
+}
+
+/* -------------------------------------------------------- any object */
+
+HY_API hy_status hy_object_get_kind(const hy_world* w, hy_object_id id, hy_object_kind* out) {
+    hy_object* o = hy_world_resolve(w, id);
+    if (!o) return resolve_status(w, id);
+    if (!out) return hy_fail(HY_ERR_INVALID_ARG, "hy_object_get_kind: out is NULL");
+    *out = o->kind;
+    return HY_OK;
+}
+
+HY_API hy_status hy_object_get_name(const hy_world* w, hy_object_id id, const char** out) {
+    hy_object* o = hy_world_resolve(w, id);
+    if (!o) return resolve_status(w, id);
+    if (!out) return hy_fail(HY_ERR_INVALID_ARG, "hy_object_get_name: out is NULL");
+    *out = o->name;
+    return HY_OK;
+}
+
+HY_API hy_status hy_object_set_name(hy_world* w, hy_object_id id, const char* name) {
+    hy_object* o = hy_world_resolve(w, id);
+    if (!o) return resolve_status(w, id);
+    if (!name) return hy_fail(HY_ERR_INVALID_ARG, "hy_object_set_name: name is NULL");
+    snprintf(o->name, sizeof o->name, "%s", name);
+    return HY_OK;
+}
+
+HY_API int32_t hy_world_get_object_count(const hy_world* w) { return w ? w->object_count : 0; }
+
+HY_API hy_status hy_world_get_object(const hy_world* w, int32_t i, hy_object_id* out) {
+    if (!w || !out) return hy_fail(HY_ERR_INVALID_ARG, "hy_world_get_object: NULL argument");
+    if (i < 0 || i >= w->object_count)
+        return hy_fail(HY_ERR_INVALID_ARG, "object index %d out of range [0, %d)", i, w->object_count);
+    out->index = (uint32_t)i;
+    out->generation = w->objects[i].generation;
+    return HY_OK;
+}
+
+HY_API hy_status hy_object_get_mesh(const hy_world* w, hy_object_id id, int32_t* vertex_count,
+                                    int32_t* triangle_count, const int32_t** triangles) {
+    hy_object* o = hy_world_resolve(w, id);
+    if (!o) return resolve_status(w, id);
+    if (vertex_count) *vertex_count = o->nv;
+    if (triangle_count) *triangle_count = o->nt;
+    if (triangles) *triangles = o->tri;
+    return HY_OK;
+}
+
+static hy_status copy_out(const hy_world* w, hy_object_id id, double* out, size_t capacity, int velocities) {
+    hy_object* o = hy_world_resolve(w, id);
+    if (!o) return resolve_status(w, id);
+    size_t need = 3 * (size_t)o->nv;
+    if (!out || capacity < need)
+        return hy_fail(HY_ERR_INVALID_ARG, "object '%s' needs room for %zu doubles, got %zu", o->name, need,
+                       out ? capacity : 0);
+    memcpy(out, velocities ? o->v : o->x, sizeof(double) * need);
+    return HY_OK;
+}
+
+HY_API hy_status hy_object_get_positions(const hy_world* w, hy_object_id id, double* out, size_t capacity) {
+    return copy_out(w, id, out, capacity, 0);
+}
+
+HY_API hy_status hy_object_get_velocities(const hy_world* w, hy_object_id id, double* out, size_t capacity) {
+    return copy_out(w, id, out, capacity, 1);
+}
+
+HY_API int32_t hy_world_get_triangle_count(const hy_world* w) {
+    int32_t n = 0;
+    for (int32_t i = 0; w && i < w->object_count; i++) n += w->objects[i].nt;
+    return n;
+}
+
+HY_API int32_t hy_world_get_vertex_count(const hy_world* w) {
+    int32_t n = 0;
+    for (int32_t i = 0; w && i < w->object_count; i++) n += w->objects[i].nv;
+    return n;
+}
+
+HY_API int32_t hy_world_get_thread_count(const hy_world* w) { return w ? hy_pool_size(w->pool) : 0; }
+
+/* -------------------------------------------------------------- hash */
+
+static uint64_t fnv(uint64_t h, const void* data, size_t n) {
+    const unsigned char* p = data;
+    for (size_t i = 0; i < n; i++) {
+        h ^= p[i];
+        h *= 1099511628211ull;
+    }
+    return h;
+}
+
+HY_API uint64_t hy_world_hash(const hy_world* w) {
+    uint64_t h = 14695981039346656037ull;
+    for (int32_t i = 0; w && i < w->object_count; i++) {
+        const hy_object* o = &w->objects[i];
+        if (!o->alive) continue;
+        h = fnv(h, o->x, sizeof(double) * 3 * (size_t)o->nv);
+        h = fnv(h, o->v, sizeof(double) * 3 * (size_t)o->nv);
+    }
+    return h;
+}
+
+/* -------------------------------------------------------------- step */
+
+HY_API const char* hy_phase_name(hy_phase p) {
+    static const char* names[HY_PHASE_COUNT] = {"integrate", "refit", "traverse", "response", "commit"};
+    return (unsigned)p < HY_PHASE_COUNT ? names[p] : "unknown";
+}
+
+static hy_rigid_state* bond_state(void* ctx, int32_t slot) { return &((hy_world*)ctx)->objects[slot].body1; }
+static const hy_rigid_inertia* bond_inertia(void* ctx, int32_t slot) {
+    return &((hy_world*)ctx)->objects[slot].inertia;
+}
+
+/* Predict x1, v1 of every object over dt from x, v (the solvers' phase). */
+static hy_status integrate(hy_world* w, double dt, hy_step_stats* st) {
+    for (int32_t i = 0; i < w->object_count; i++) {
+        hy_object* o = &w->objects[i];
+        if (!o->alive) continue;
+        switch (o->kind) {
+        case HY_OBJECT_CLOTH: {
+            hy_cloth_solve_stats cs = {0, 0.0};
+            hy_status s = hy_cloth_solve(o->cloth, w->pool, o->x, o->v, dt, w->def.gravity,
+                                         w->def.cg_max_iterations, w->def.cg_tolerance, o->x1, o->v1, &cs);
+            if (s) {
+                hy_error_prefix("object '%s': ", o->name);
+                return s;
+            }
+            st->cg_iterations += cs.cg_iterations;
+            break;
+        }
+        case HY_OBJECT_BODY:
+            hy_rigid_integrate(&o->inertia, &o->body, dt, w->def.gravity, o->gravity, &o->body1);
+            break;
+        case HY_OBJECT_OBSTACLE:
+            obstacle_vertices(o, w->time + dt, o->x1, o->v1);
+            break;
+        }
+    }
+    /* Bonds correct the bonded bodies' velocities; their poses then follow
+     * the corrected velocities over the step. */
+    if (w->bonds.intact > 0) {
+        hy_bond_bodies bb = {bond_state, bond_inertia, w};
+        st->bonds_broken += hy_bonds_solve(&w->bonds, &bb, dt, 8);
+        for (int32_t k = 0; k < w->bonds.count; k++) {
+            const hy_bond* b = &w->bonds.bonds[k];
+            int32_t ends[2] = {b->a, b->b};
+            for (int e = 0; e < 2; e++) {
+                hy_object* o = &w->objects[ends[e]];
+                o->body1.x = v3_mad(o->body.x, o->body1.v, dt);
+                o->body1.q = quat_normalize(quat_mul(quat_from_rotvec(v3_scale(o->body1.w, dt)), o->body.q));
+            }
+        }
+    }
+    for (int32_t i = 0; i < w->object_count; i++) {
+        hy_object* o = &w->objects[i];
+        if (o->alive && o->kind == HY_OBJECT_BODY) body_pose_vertices(o, &o->body1, o->x1, o->v1);
+    }
+    return HY_OK;
+}
+
+/* NaN/inf anywhere in the candidate state: name the object and vertex. */
+static hy_status check_finite(const hy_world* w) {
+    for (int32_t i = 0; i < w->object_count; i++) {
+        const hy_object* o = &w->objects[i];
+        for (int32_t k = 0; k < o->nv; k++)
+            if (!finite3(o->x1 + 3 * k) || !finite3(o->v1 + 3 * k))
+                return hy_fail(HY_ERR_NUMERIC,
+                               "step %lld: object '%s' vertex %d became non-finite; state kept at the last finite substep",
+                               (long long)w->step_index + 1, o->name, k);
+    }
+    return HY_OK;
+}
+
+static void commit(hy_world* w) {
+    for (int32_t i = 0; i < w->object_count; i++) {
+        hy_object* o = &w->objects[i];
+        if (!o->alive) continue;
+        double* t = o->x;
+        o->x = o->x1;
+        o->x1 = t;
+        t = o->v;
+        o->v = o->v1;
+        o->v1 = t;
+        if (o->kind == HY_OBJECT_BODY) o->body = o->body1;
+    }
+}
+
+HY_API hy_status hy_world_step(hy_world* w) {
+    if (!w) return hy_fail(HY_ERR_INVALID_ARG, "hy_world_step: world is NULL");
+    hy_step_stats st;
+    memset(&st, 0, sizeof st);
+    double t_start = now_ms();
+    double dt = w->def.time_step / w->def.substeps;
+    for (int32_t sub = 0; sub < w->def.substeps; sub++) {
+        double t0 = now_ms();
+        hy_status s = integrate(w, dt, &st);
+        if (!s) s = check_finite(w);
+        st.ms[HY_PHASE_INTEGRATE] += now_ms() - t0;
+        if (s) return s;
+        t0 = now_ms();
+        commit(w);
+        w->time += dt;
+        st.ms[HY_PHASE_COMMIT] += now_ms() - t0;
+    }
+    w->step_index++;
+    st.step_index = w->step_index;
+    st.ms_total = now_ms() - t_start;
+    w->stats = st;
+    return HY_OK;
+}
+
+HY_API hy_status hy_world_get_stats(const hy_world* w, hy_step_stats* out) {
+    if (!w || !out) return hy_fail(HY_ERR_INVALID_ARG, "hy_world_get_stats: NULL argument");
+    *out = w->stats;
+    return HY_OK;
+}

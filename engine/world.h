@@ -1,0 +1,61 @@
+/* The world: objects, their state, and the step pipeline (internal). */
+#ifndef HY_ENGINE_WORLD_H
+#define HY_ENGINE_WORLD_H
+
+#include <stdint.h>
+
+#include "engine/hd.h"
+#include "hyphys/hyphys.h"
+#include "sched/pool.h"
+#include "solvers/bonds.h"
+#include "solvers/cloth.h"
+#include "solvers/rigid.h"
+
+typedef struct hy_object {
+    hy_object_kind kind;
+    uint32_t generation;
+    int alive;
+    char name[64];
+    /* topology (what the object is) */
+    int32_t nv, nt;
+    int32_t* tri;
+    double* local;    /* body: vertices relative to the COM in body frame; obstacle: mesh frame */
+    double thickness; /* m */
+    double friction;
+    /* state (what changes per step): world positions and velocities */
+    double* x;
+    double* v;
+    /* candidate end-of-step state */
+    double* x1;
+    double* v1;
+    /* cloth */
+    hy_cloth_model* cloth;
+    /* rigid body */
+    hy_mass_properties mass;
+    hy_rigid_inertia inertia;
+    hy_rigid_state body, body1;
+    double restitution;
+    int gravity;
+    /* obstacle: pose(t) = scripted motion applied to the initial pose */
+    hy_v3 pos0, pivot;
+    hy_quat q0;
+    hy_motion motion;
+} hy_object;
+
+struct hy_world {
+    hy_world_def def;
+    hy_pool* pool;
+    hy_object* objects;
+    int32_t object_count, object_capacity;
+    hy_bond_set bonds;
+    double time;
+    int64_t step_index;
+    hy_step_stats stats;
+};
+
+/* Obstacle pose at time t. */
+void hy_obstacle_pose(const hy_object* o, double t, hy_v3* position, hy_quat* orientation);
+/* Resolve an id; NULL (and a HY_ERR_STALE_ID message) if stale. */
+hy_object* hy_world_resolve(const hy_world* w, hy_object_id id);
+
+#endif

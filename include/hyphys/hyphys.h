@@ -1,0 +1,296 @@
+/* hyphys — physics simulation engine: the public C API.
+ *
+ * This is the only header an embedding program includes. It compiles alone as
+ * C11 and as C++. Objects live in a world and are named by small value ids
+ * ({index, generation}); a stale id is reported, never dereferenced.
+ *
+ * Threads: a world may be used from one thread at a time. hy_last_error() is
+ * thread-local. Units are SI (metres, kilograms, seconds) throughout.
+ */
+#ifndef HYPHYS_HYPHYS_H
+#define HYPHYS_HYPHYS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#if defined(_WIN32)
+#define HY_API
+#elif defined(HY_BUILDING_LIBRARY)
+#define HY_API __attribute__((visibility("default")))
+#else
+#define HY_API
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define HY_VERSION_MAJOR 0
+#define HY_VERSION_MINOR 1
+#define HY_VERSION_PATCH 0
+
+/* ---------------------------------------------------------------- status */
+
+/* Every fallible call returns a hy_status; HY_OK is 0. On failure
+ * hy_last_error() holds a message naming the file, line, object and rule. */
+typedef enum hy_status {
+    HY_OK = 0,
+    HY_ERR_INVALID_ARG = 1, /* a NULL pointer, an out-of-range value */
+    HY_ERR_BAD_DEF = 2,     /* a def not initialised by its _default() */
+    HY_ERR_STALE_ID = 3,    /* the object was removed or never existed */
+    HY_ERR_IO = 4,          /* a file could not be opened or read */
+    HY_ERR_PARSE = 5,       /* malformed scene, mesh or CSV */
+    HY_ERR_NUMERIC = 6,     /* NaN/inf appeared; last good state kept */
+    HY_ERR_NOMEM = 7,
+    HY_ERR_UNSUPPORTED = 8, /* a feature this build or machine lacks */
+    HY_ERR_INTERNAL = 9
+} hy_status;
+
+/* Message of the last failure on this thread ("" if none). Valid until the
+ * next failing call on the same thread. */
+HY_API const char* hy_last_error(void);
+/* Short constant name of a status ("HY_ERR_PARSE"). */
+HY_API const char* hy_status_name(hy_status s);
+
+/* ------------------------------------------------------------------ ids */
+
+typedef struct hy_world hy_world;
+
+/* Any object in a world: cloth, rigid body or obstacle. */
+typedef struct hy_object_id {
+    uint32_t index;      /* slot in the world's object table */
+    uint32_t generation; /* 0 never names a live object */
+} hy_object_id;
+
+typedef enum hy_object_kind {
+    HY_OBJECT_CLOTH = 1,
+    HY_OBJECT_BODY = 2,
+    HY_OBJECT_OBSTACLE = 3
+} hy_object_kind;
+
+/* ----------------------------------------------------------------- meshes */
+
+/* A triangle mesh owned by hyphys (from a generator or a file). */
+typedef struct hy_mesh hy_mesh;
+
+/* Borrowed view of triangle data; functions taking it copy what they need. */
+typedef struct hy_mesh_view {
+    const double* positions; /* 3 * vertex_count, metres */
+    const int32_t* triangles; /* 3 * triangle_count, 0-based vertex indices */
+    int32_t vertex_count;
+    int32_t triangle_count;
+} hy_mesh_view;
+
+HY_API void hy_mesh_destroy(hy_mesh* mesh);
+HY_API hy_mesh_view hy_mesh_get_view(const hy_mesh* mesh);
+
+/* Generators. All return HY_ERR_INVALID_ARG for sizes out of range.
+ * grid: nx * ny vertices in the x-z plane centred at the origin, y up. */
+HY_API hy_status hy_mesh_grid(int nx, int ny, double size_x, double size_z, hy_mesh** out);
+HY_API hy_status hy_mesh_uv_sphere(double radius, int slices, int stacks, hy_mesh** out);
+HY_API hy_status hy_mesh_icosphere(double radius, int subdivisions, hy_mesh** out);
+HY_API hy_status hy_mesh_box(double hx, double hy, double hz, int subdivisions, hy_mesh** out);
+/* cone: apex at +height/2 on y, base disc at -height/2, closed. */
+HY_API hy_status hy_mesh_cone(double radius, double height, int slices, hy_mesh** out);
+HY_API hy_status hy_mesh_torus(double major_radius, double minor_radius, int major_segments,
+                               int minor_segments, hy_mesh** out);
+/* bowl: an open hemispherical shell (inner surface), rim at y = 0, opening up. */
+HY_API hy_status hy_mesh_bowl(double radius, int slices, int stacks, hy_mesh** out);
+
+/* Wavefront OBJ (v and f records; polygons are fanned into triangles; texture
+ * and normal indices are accepted and ignored). Errors name file and line. */
+HY_API hy_status hy_mesh_load_obj(const char* path, hy_mesh** out);
+
+/* ------------------------------------------------------------------ world */
+
+#define HY_DEF_COOKIE 0x48595048u /* "HYPH": set by every *_def_default() */
+
+typedef struct hy_world_def {
+    double gravity[3];      /* m/s^2, default (0, -9.81, 0) */
+    double time_step;       /* seconds per hy_world_step, > 0, default 1/60 */
+    int32_t substeps;       /* solver substeps per step, 1..64, default 1 */
+    int32_t threads;        /* worker threads, 1..256; 0 = one per core. default 0 */
+    int32_t cg_max_iterations; /* cloth CG iteration cap, default 200 */
+    double cg_tolerance;    /* cloth CG relative residual, default 1e-6 */
+    int32_t collisions;     /* 1 = run collision detection and response, default 1 */
+    uint32_t cookie;        /* HY_DEF_COOKIE; do not touch */
+} hy_world_def;
+
+HY_API hy_world_def hy_world_def_default(void);
+HY_API hy_status hy_world_create(const hy_world_def* def, hy_world** out);
+HY_API void hy_world_destroy(hy_world* world);
+HY_API hy_status hy_world_get_def(const hy_world* world, hy_world_def* out);
+
+/* Scripted motion of an obstacle: rigid, about `pivot` (world frame). */
+typedef struct hy_motion {
+    double linear_velocity[3];  /* m/s */
+    double angular_velocity[3]; /* rad/s, axis * rate, about the pivot */
+} hy_motion;
+
+/* ------------------------------------------------------------------ cloth */
+
+typedef struct hy_cloth_def {
+    hy_mesh_view mesh;           /* rest shape, copied */
+    double position[3];          /* translation applied to the mesh, m */
+    double orientation[4];       /* rotation applied to the mesh, quaternion (w,x,y,z) */
+    double density;              /* kg/m^2 of surface, > 0, default 0.1 */
+    double stretch_stiffness;    /* N/m per spring, >= 0, default 1000 */
+    double shear_stiffness;      /* N/m, >= 0, default 100 */
+    double bend_stiffness;       /* N/m, >= 0, default 1 */
+    double damping;              /* spring damping, s * stiffness, >= 0, default 0.01 */
+    double air_damping;          /* 1/s drag on velocity, >= 0, default 0.02 */
+    double thickness;            /* collision thickness, m, >= 0, default 0.002 */
+    double friction;             /* Coulomb coefficient, >= 0, default 0.3 */
+    const int32_t* pinned;       /* vertex indices held fixed, copied; may be NULL */
+    int32_t pinned_count;
+    uint32_t cookie;
+} hy_cloth_def;
+
+HY_API hy_cloth_def hy_cloth_def_default(void);
+HY_API hy_status hy_cloth_add(hy_world* world, const hy_cloth_def* def, hy_object_id* out);
+
+/* ------------------------------------------------------------- rigid body */
+
+typedef struct hy_body_def {
+    hy_mesh_view mesh;           /* closed surface in body frame, copied */
+    double density;              /* kg/m^3, > 0, default 1000 */
+    double position[3];          /* where the mesh origin goes, m */
+    double orientation[4];       /* quaternion (w,x,y,z), normalised on add */
+    double linear_velocity[3];   /* m/s, of the centre of mass */
+    double angular_velocity[3];  /* rad/s, world frame */
+    double restitution;          /* 0..1, default 0.5 */
+    double friction;             /* >= 0, default 0.4 */
+    double thickness;            /* collision thickness, m, >= 0, default 0.001 */
+    int32_t gravity;             /* 1 = affected by gravity, default 1 */
+    uint32_t cookie;
+} hy_body_def;
+
+HY_API hy_body_def hy_body_def_default(void);
+HY_API hy_status hy_body_add(hy_world* world, const hy_body_def* def, hy_object_id* out);
+
+/* Mass properties of a closed mesh at a density (divergence theorem).
+ * inertia is about the centre of mass, in the mesh frame, row-major 3x3. */
+typedef struct hy_mass_properties {
+    double volume; /* m^3 */
+    double mass;   /* kg */
+    double center[3];
+    double inertia[9];
+} hy_mass_properties;
+HY_API hy_status hy_mesh_mass_properties(hy_mesh_view mesh, double density, hy_mass_properties* out);
+
+/* Body state in the world frame. */
+HY_API hy_status hy_body_get_transform(const hy_world* world, hy_object_id id, double position[3],
+                                       double orientation[4]);
+HY_API hy_status hy_body_get_velocity(const hy_world* world, hy_object_id id, double linear[3],
+                                      double angular[3]);
+HY_API hy_status hy_body_get_angular_momentum(const hy_world* world, hy_object_id id, double out[3]);
+HY_API hy_status hy_body_get_mass_properties(const hy_world* world, hy_object_id id, hy_mass_properties* out);
+
+/* Breakable bond holding two bodies together (fracture). Breaks when the
+ * impulse it must carry in one step exceeds strength (N*s). */
+typedef struct hy_bond_def {
+    hy_object_id a, b;
+    double anchor[3];   /* world point where the bond acts, m */
+    double strength;    /* N*s, > 0, default 1 */
+    uint32_t cookie;
+} hy_bond_def;
+HY_API hy_bond_def hy_bond_def_default(void);
+HY_API hy_status hy_bond_add(hy_world* world, const hy_bond_def* def);
+/* Bonds still intact. */
+HY_API int32_t hy_world_get_bond_count(const hy_world* world);
+
+/* --------------------------------------------------------------- obstacle */
+
+typedef struct hy_obstacle_def {
+    hy_mesh_view mesh;         /* copied */
+    double position[3];        /* where the mesh origin goes, m */
+    double orientation[4];     /* quaternion (w,x,y,z) */
+    double pivot[3];           /* world point the scripted rotation turns about */
+    hy_motion motion;          /* zero for a static obstacle */
+    double friction;           /* >= 0, default 0.5 */
+    double thickness;          /* m, >= 0, default 0.001 */
+    uint32_t cookie;
+} hy_obstacle_def;
+
+HY_API hy_obstacle_def hy_obstacle_def_default(void);
+HY_API hy_status hy_obstacle_add(hy_world* world, const hy_obstacle_def* def, hy_object_id* out);
+
+/* -------------------------------------------------------- any object */
+
+HY_API hy_status hy_object_get_kind(const hy_world* world, hy_object_id id, hy_object_kind* out);
+HY_API hy_status hy_object_get_name(const hy_world* world, hy_object_id id, const char** out);
+HY_API hy_status hy_object_set_name(hy_world* world, hy_object_id id, const char* name);
+/* Number of live objects and the id of the i-th (in insertion order). */
+HY_API int32_t hy_world_get_object_count(const hy_world* world);
+HY_API hy_status hy_world_get_object(const hy_world* world, int32_t i, hy_object_id* out);
+HY_API hy_status hy_object_get_mesh(const hy_world* world, hy_object_id id, int32_t* vertex_count,
+                                    int32_t* triangle_count, const int32_t** triangles);
+/* World-frame vertex positions / velocities, 3 * vertex_count doubles, copied
+ * into `out` (capacity in doubles). */
+HY_API hy_status hy_object_get_positions(const hy_world* world, hy_object_id id, double* out, size_t capacity);
+HY_API hy_status hy_object_get_velocities(const hy_world* world, hy_object_id id, double* out, size_t capacity);
+
+/* ------------------------------------------------------------------- step */
+
+/* Phases of one step, timed separately in hy_step_stats. */
+typedef enum hy_phase {
+    HY_PHASE_INTEGRATE = 0, /* solvers: predict x1, v1 */
+    HY_PHASE_REFIT,         /* collision: BVH refit over swept boxes */
+    HY_PHASE_TRAVERSE,      /* collision: BVH pair traversal + elementary tests */
+    HY_PHASE_RESPONSE,      /* collision: impulses until collision free */
+    HY_PHASE_COMMIT,        /* engine: commit state, bonds */
+    HY_PHASE_COUNT
+} hy_phase;
+
+HY_API const char* hy_phase_name(hy_phase p);
+
+typedef struct hy_step_stats {
+    double ms[HY_PHASE_COUNT]; /* wall milliseconds per phase */
+    double ms_total;
+    int64_t step_index;        /* steps completed so far */
+    int32_t cg_iterations;     /* summed over cloths and substeps */
+    int64_t candidates;        /* primitive pairs from BVH traversal */
+    int64_t exact_tests;       /* elementary tests that passed the filters */
+    int64_t contacts;          /* colliding feature pairs found */
+    int32_t response_iterations;
+    int32_t bonds_broken;      /* in this step */
+} hy_step_stats;
+
+/* Advance the world by def.time_step (in def.substeps substeps). On
+ * HY_ERR_NUMERIC the state is that of the last substep that stayed finite
+ * (with one substep: as before the call) and the message names the object
+ * and vertex. */
+HY_API hy_status hy_world_step(hy_world* world);
+/* Stats of the last completed step; valid until the next step. */
+HY_API hy_status hy_world_get_stats(const hy_world* world, hy_step_stats* out);
+HY_API int32_t hy_world_get_triangle_count(const hy_world* world);
+HY_API int32_t hy_world_get_vertex_count(const hy_world* world);
+/* Worker threads the world steps with (the caller's thread included). */
+HY_API int32_t hy_world_get_thread_count(const hy_world* world);
+
+/* 64-bit FNV-1a hash of every object's positions and velocities (bit
+ * patterns) in object order: equal hashes mean bit-identical states. */
+HY_API uint64_t hy_world_hash(const hy_world* world);
+
+/* ----------------------------------------------------------------- scenes */
+
+typedef struct hy_scene_options {
+    int32_t threads; /* overrides the scene's thread count when > 0 */
+    int32_t collisions; /* -1 = as the scene says; 0/1 override */
+    uint32_t cookie;
+} hy_scene_options;
+HY_API hy_scene_options hy_scene_options_default(void);
+
+/* Load a JSON scene (see docs/SCENES.md) into a new world. Everything is
+ * checked before the world is built: on failure *out is NULL and the
+ * message names file, line and object. */
+HY_API hy_status hy_scene_load(const char* path, const hy_scene_options* options, hy_world** out);
+/* Same, from a string; `name` is used in messages in place of a file name. */
+HY_API hy_status hy_scene_load_string(const char* json, size_t length, const char* name,
+                                      const hy_scene_options* options, hy_world** out);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* HYPHYS_HYPHYS_H */

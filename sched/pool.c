@@ -1,0 +1,211 @@
+#include "sched/pool.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+/* One worker's run of blocks [lo, hi). The owner takes from the bottom,
+ * thieves take the upper half; a small mutex per run keeps this simple and
+ * correct (runs are coarse, so the lock is not contended in practice). */
+typedef struct run {
+    pthread_mutex_t lock;
+    int64_t lo, hi;
+    char pad[64];
+} run;
+
+struct hy_pool {
+    int size;
+    pthread_t* threads;
+    run* runs;
+    pthread_mutex_t lock;
+    pthread_cond_t start_cv, done_cv;
+    uint64_t epoch;   /* bumped for each hy_pool_for */
+    int active;       /* workers still inside the current job */
+    int quit;
+    /* the current job */
+    hy_block_fn fn;
+    void* ctx;
+    int64_t n, grain;
+    atomic_llong steals;
+};
+
+typedef struct worker_arg {
+    hy_pool* pool;
+    int id;
+} worker_arg;
+
+static int take_own(run* r, int64_t* block) {
+    int ok = 0;
+    pthread_mutex_lock(&r->lock);
+    if (r->lo < r->hi) {
+        *block = r->lo++;
+        ok = 1;
+    }
+    pthread_mutex_unlock(&r->lock);
+    return ok;
+}
+
+/* Steal the upper half of the largest other run into our own run. */
+static int steal(hy_pool* p, int self) {
+    for (;;) {
+        int victim = -1;
+        int64_t best = 0;
+        for (int i = 0; i < p->size; i++) {
+            if (i == self) continue;
+            pthread_mutex_lock(&p->runs[i].lock);
+            int64_t left = p->runs[i].hi - p->runs[i].lo;
+            pthread_mutex_unlock(&p->runs[i].lock);
+            if (left > best) {
+                best = left;
+                victim = i;
+            }
+        }
+        if (victim < 0) return 0;
+        run* v = &p->runs[victim];
+        int64_t lo = 0, hi = 0;
+        pthread_mutex_lock(&v->lock);
+        int64_t left = v->hi - v->lo;
+        if (left > 0) {
+            int64_t take = (left + 1) / 2;
+            hi = v->hi;
+            lo = v->hi - take;
+            v->hi = lo;
+        }
+        pthread_mutex_unlock(&v->lock);
+        if (hi > lo) {
+            run* me = &p->runs[self];
+            pthread_mutex_lock(&me->lock);
+            me->lo = lo;
+            me->hi = hi;
+            pthread_mutex_unlock(&me->lock);
+            atomic_fetch_add(&p->steals, 1);
+            return 1;
+        }
+    }
+}
+
+static void work(hy_pool* p, int self) {
+    int64_t block;
+    for (;;) {
+        while (take_own(&p->runs[self], &block)) {
+            int64_t begin = block * p->grain;
+            int64_t end = begin + p->grain;
+            if (end > p->n) end = p->n;
+            p->fn(p->ctx, begin, end, block, self);
+        }
+        if (!steal(p, self)) return;
+    }
+}
+
+static void* worker_main(void* arg) {
+    worker_arg* wa = arg;
+    hy_pool* p = wa->pool;
+    int id = wa->id;
+    free(wa);
+    uint64_t seen = 0;
+    for (;;) {
+        pthread_mutex_lock(&p->lock);
+        while (!p->quit && p->epoch == seen) pthread_cond_wait(&p->start_cv, &p->lock);
+        if (p->quit) {
+            pthread_mutex_unlock(&p->lock);
+            return NULL;
+        }
+        seen = p->epoch;
+        pthread_mutex_unlock(&p->lock);
+        work(p, id);
+        pthread_mutex_lock(&p->lock);
+        if (--p->active == 0) pthread_cond_signal(&p->done_cv);
+        pthread_mutex_unlock(&p->lock);
+    }
+}
+
+hy_pool* hy_pool_create(int threads) {
+    if (threads <= 0) {
+        long c = sysconf(_SC_NPROCESSORS_ONLN);
+        threads = c > 0 ? (int)c : 1;
+    }
+    if (threads > 256) threads = 256;
+    hy_pool* p = calloc(1, sizeof *p);
+    if (!p) return NULL;
+    p->size = threads;
+    p->runs = calloc((size_t)threads, sizeof *p->runs);
+    p->threads = calloc((size_t)threads, sizeof *p->threads);
+    if (!p->runs || !p->threads) {
+        free(p->runs);
+        free(p->threads);
+        free(p);
+        return NULL;
+    }
+    pthread_mutex_init(&p->lock, NULL);
+    pthread_cond_init(&p->start_cv, NULL);
+    pthread_cond_init(&p->done_cv, NULL);
+    for (int i = 0; i < threads; i++) pthread_mutex_init(&p->runs[i].lock, NULL);
+    atomic_init(&p->steals, 0);
+    for (int i = 1; i < threads; i++) {
+        worker_arg* wa = malloc(sizeof *wa);
+        if (!wa) break;
+        wa->pool = p;
+        wa->id = i;
+        if (pthread_create(&p->threads[i], NULL, worker_main, wa) != 0) {
+            /* Fewer threads than asked: still correct, just slower. */
+            free(wa);
+            p->size = i;
+            break;
+        }
+    }
+    return p;
+}
+
+void hy_pool_destroy(hy_pool* p) {
+    if (!p) return;
+    pthread_mutex_lock(&p->lock);
+    p->quit = 1;
+    pthread_cond_broadcast(&p->start_cv);
+    pthread_mutex_unlock(&p->lock);
+    for (int i = 1; i < p->size; i++) pthread_join(p->threads[i], NULL);
+    for (int i = 0; i < p->size; i++) pthread_mutex_destroy(&p->runs[i].lock);
+    pthread_mutex_destroy(&p->lock);
+    pthread_cond_destroy(&p->start_cv);
+    pthread_cond_destroy(&p->done_cv);
+    free(p->runs);
+    free(p->threads);
+    free(p);
+}
+
+int hy_pool_size(const hy_pool* p) { return p ? p->size : 1; }
+
+int64_t hy_pool_steals(const hy_pool* p) { return p ? atomic_load(&((hy_pool*)p)->steals) : 0; }
+
+void hy_pool_for(hy_pool* p, int64_t n, int64_t grain, hy_block_fn fn, void* ctx) {
+    if (n <= 0) return;
+    if (grain < 1) grain = 1;
+    int64_t blocks = hy_pool_blocks(n, grain);
+    /* Serial path: no pool, one thread, or a single block. */
+    if (!p || p->size == 1 || blocks == 1) {
+        for (int64_t b = 0; b < blocks; b++) {
+            int64_t begin = b * grain, end = begin + grain;
+            fn(ctx, begin, end > n ? n : end, b, 0);
+        }
+        return;
+    }
+    /* Deal contiguous runs of blocks, one per worker. */
+    int workers = p->size;
+    for (int i = 0; i < workers; i++) {
+        p->runs[i].lo = blocks * i / workers;
+        p->runs[i].hi = blocks * (i + 1) / workers;
+    }
+    pthread_mutex_lock(&p->lock);
+    p->fn = fn;
+    p->ctx = ctx;
+    p->n = n;
+    p->grain = grain;
+    p->active = workers - 1;
+    p->epoch++;
+    pthread_cond_broadcast(&p->start_cv);
+    pthread_mutex_unlock(&p->lock);
+    work(p, 0);
+    pthread_mutex_lock(&p->lock);
+    while (p->active > 0) pthread_cond_wait(&p->done_cv, &p->lock);
+    pthread_mutex_unlock(&p->lock);
+}

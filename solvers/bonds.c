@@ -1,0 +1,118 @@
+#include "solvers/bonds.h"
+
+#include <math.h>
+#include <stdlib.h>
+
+int hy_bond_set_push(hy_bond_set* s, hy_bond b) {
+    if (s->count == s->capacity) {
+        int32_t cap = s->capacity ? 2 * s->capacity : 64;
+        hy_bond* nb = realloc(s->bonds, sizeof *nb * (size_t)cap);
+        if (!nb) return 0;
+        s->bonds = nb;
+        double* ni = realloc(s->impulse, sizeof *ni * (size_t)cap);
+        if (!ni) return 0;
+        s->impulse = ni;
+        s->capacity = cap;
+    }
+    s->bonds[s->count++] = b;
+    s->intact++;
+    return 1;
+}
+
+void hy_bond_set_free(hy_bond_set* s) {
+    free(s->bonds);
+    free(s->impulse);
+    s->bonds = NULL;
+    s->impulse = NULL;
+    s->count = s->capacity = s->intact = 0;
+}
+
+static int mat3_inverse(const double m[9], double out[9]) {
+    double c0 = m[4] * m[8] - m[5] * m[7], c1 = m[5] * m[6] - m[3] * m[8], c2 = m[3] * m[7] - m[4] * m[6];
+    double det = m[0] * c0 + m[1] * c1 + m[2] * c2;
+    if (!(fabs(det) > 1e-300)) return 0;
+    double id = 1.0 / det;
+    out[0] = c0 * id;
+    out[1] = (m[2] * m[7] - m[1] * m[8]) * id;
+    out[2] = (m[1] * m[5] - m[2] * m[4]) * id;
+    out[3] = c1 * id;
+    out[4] = (m[0] * m[8] - m[2] * m[6]) * id;
+    out[5] = (m[2] * m[3] - m[0] * m[5]) * id;
+    out[6] = c2 * id;
+    out[7] = (m[1] * m[6] - m[0] * m[7]) * id;
+    out[8] = (m[0] * m[4] - m[1] * m[3]) * id;
+    return 1;
+}
+
+/* K = m^-1 I - [r]x I^-1 [r]x, the point-constraint effective inverse mass of one body. */
+static void add_point_mass(double K[9], double inv_mass, const double Iinv[9], hy_v3 r) {
+    double S[9] = {0, -r.z, r.y, r.z, 0, -r.x, -r.y, r.x, 0};
+    double T[9], U[9];
+    for (int i = 0; i < 3; i++)
+        for (int j = 0; j < 3; j++) {
+            double a = 0;
+            for (int k = 0; k < 3; k++) a += Iinv[3 * i + k] * S[3 * k + j];
+            T[3 * i + j] = a;
+        }
+    for (int i = 0; i < 3; i++)
+        for (int j = 0; j < 3; j++) {
+            double a = 0;
+            for (int k = 0; k < 3; k++) a += S[3 * i + k] * T[3 * k + j];
+            U[3 * i + j] = a;
+        }
+    for (int i = 0; i < 9; i++) K[i] -= U[i];
+    K[0] += inv_mass;
+    K[4] += inv_mass;
+    K[8] += inv_mass;
+}
+
+int32_t hy_bonds_solve(hy_bond_set* s, const hy_bond_bodies* bodies, double dt, int32_t iterations) {
+    int32_t broken = 0;
+    /* Baumgarte factor: pull drifted anchors back together over a few steps. */
+    const double beta = 0.2;
+    double* accumulated = s->impulse;
+    if (s->intact == 0) return 0;
+    for (int32_t i = 0; i < s->count; i++) accumulated[i] = 0.0;
+    for (int32_t it = 0; it < iterations; it++) {
+        for (int32_t i = 0; i < s->count; i++) {
+            hy_bond* b = &s->bonds[i];
+            if (b->broken) continue;
+            hy_rigid_state* A = bodies->state(bodies->ctx, b->a);
+            hy_rigid_state* B = bodies->state(bodies->ctx, b->b);
+            const hy_rigid_inertia* ia = bodies->inertia(bodies->ctx, b->a);
+            const hy_rigid_inertia* ib = bodies->inertia(bodies->ctx, b->b);
+            double IAi[9], IBi[9], tmp[9];
+            hy_rigid_world_inertia(ia, A->q, tmp, IAi);
+            hy_rigid_world_inertia(ib, B->q, tmp, IBi);
+            hy_v3 rA = quat_rotate(A->q, b->ra), rB = quat_rotate(B->q, b->rb);
+            /* linear: relative velocity of the anchor points, plus drift bias */
+            hy_v3 va = v3_add(A->v, v3_cross(A->w, rA)), vb = v3_add(B->v, v3_cross(B->w, rB));
+            hy_v3 drift = v3_sub(v3_add(B->x, rB), v3_add(A->x, rA));
+            hy_v3 dv = v3_add(v3_sub(vb, va), v3_scale(drift, beta / dt));
+            double K[9] = {0}, Kinv[9];
+            add_point_mass(K, ia->inv_mass, IAi, rA);
+            add_point_mass(K, ib->inv_mass, IBi, rB);
+            if (!mat3_inverse(K, Kinv)) continue;
+            hy_v3 P = v3_scale(mat_mul_v3(Kinv, dv), -1.0);
+            accumulated[i] += v3_len(P);
+            B->v = v3_mad(B->v, P, ib->inv_mass);
+            B->w = v3_add(B->w, mat_mul_v3(IBi, v3_cross(rB, P)));
+            A->v = v3_mad(A->v, P, -ia->inv_mass);
+            A->w = v3_sub(A->w, mat_mul_v3(IAi, v3_cross(rA, P)));
+            /* angular: lock relative rotation rate */
+            double KA[9], KAi[9];
+            for (int k = 0; k < 9; k++) KA[k] = IAi[k] + IBi[k];
+            if (mat3_inverse(KA, KAi)) {
+                hy_v3 L = v3_scale(mat_mul_v3(KAi, v3_sub(B->w, A->w)), -1.0);
+                B->w = v3_add(B->w, mat_mul_v3(IBi, L));
+                A->w = v3_sub(A->w, mat_mul_v3(IAi, L));
+            }
+            if (accumulated[i] > b->strength) {
+                b->broken = 1;
+                s->intact--;
+                broken++;
+            }
+        }
+    }
+    return broken;
+}

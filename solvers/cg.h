@@ -1,0 +1,27 @@
+/* Preconditioned conjugate gradients for symmetric positive definite systems,
+ * matrix-free: the caller supplies y = A x. Vector kernels use OpenBLAS
+ * (single-threaded inside hyphys) per fixed block of the pool, reduced in
+ * block order, so results do not depend on the thread count. */
+#ifndef HY_SOLVERS_CG_H
+#define HY_SOLVERS_CG_H
+
+#include <stdint.h>
+
+#include "sched/pool.h"
+
+/* y = A x for vectors of length n. */
+typedef void (*hy_matvec_fn)(void* ctx, const double* x, double* y);
+
+typedef struct hy_cg_workspace hy_cg_workspace;
+
+hy_cg_workspace* hy_cg_workspace_create(int64_t n);
+void hy_cg_workspace_destroy(hy_cg_workspace* w);
+
+/* Solve A x = b starting from x (in/out). inv_diag: Jacobi preconditioner
+ * (1/diag(A)), NULL for none. Stops when ||r|| <= tol * ||b|| or after
+ * max_iterations. Returns iterations done; *rel_residual gets ||r||/||b||. */
+int32_t hy_cg_solve(hy_pool* pool, int64_t n, hy_matvec_fn matvec, void* ctx, const double* inv_diag,
+                    const double* b, double* x, double tol, int32_t max_iterations, hy_cg_workspace* w,
+                    double* rel_residual);
+
+#endif

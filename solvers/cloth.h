@@ -1,0 +1,55 @@
+/* Mass-spring cloth with implicit (backward) Euler.
+ *
+ * The model (topology, rest lengths, masses, stiffness) is built once from a
+ * triangle mesh and is const during a step; positions and velocities are
+ * passed in and out so the engine can keep x0/v0 and the candidate x1/v1
+ * apart for collision detection. */
+#ifndef HY_SOLVERS_CLOTH_H
+#define HY_SOLVERS_CLOTH_H
+
+#include <stdint.h>
+
+#include "hyphys/hyphys.h"
+#include "sched/pool.h"
+
+typedef struct hy_cloth_params {
+    double density;           /* kg/m^2 */
+    double stretch_stiffness; /* N/m: springs along mesh edges */
+    double shear_stiffness;   /* N/m: springs across the diagonal of two triangles' quad */
+    double bend_stiffness;    /* N/m: springs joining the far vertices of adjacent triangles */
+    double damping;           /* spring (Rayleigh-like) damping, s * stiffness */
+    double air_damping;       /* 1/s */
+} hy_cloth_params;
+
+typedef struct hy_cloth_model hy_cloth_model;
+
+typedef struct hy_cloth_solve_stats {
+    int32_t cg_iterations;
+    double cg_relative_residual;
+} hy_cloth_solve_stats;
+
+/* rest: 3*nv rest positions (metres); tri: 3*nt indices; pinned: indices of
+ * vertices held where they are. */
+hy_status hy_cloth_model_create(const double* rest, int32_t nv, const int32_t* tri, int32_t nt,
+                                const hy_cloth_params* params, const int32_t* pinned, int32_t pinned_count,
+                                hy_cloth_model** out);
+void hy_cloth_model_destroy(hy_cloth_model* m);
+int32_t hy_cloth_vertex_count(const hy_cloth_model* m);
+/* Per-vertex mass in kg (lumped); inverse mass is 0 for pinned vertices. */
+const double* hy_cloth_masses(const hy_cloth_model* m);
+const double* hy_cloth_inverse_masses(const hy_cloth_model* m);
+int32_t hy_cloth_spring_count(const hy_cloth_model* m);
+
+/* One backward-Euler step of length dt from (x0, v0) under gravity:
+ * solves (M - dt*dF/dv - dt^2*dF/dx) dv = dt*(f0 + dt*dF/dx*v0) by
+ * preconditioned CG, then v1 = v0 + dv, x1 = x0 + dt*v1. Pinned vertices
+ * keep x1 = x0, v1 = 0. Deterministic for any pool size. Does not allocate
+ * (scratch lives in the model). */
+hy_status hy_cloth_solve(hy_cloth_model* m, hy_pool* pool, const double* x0, const double* v0, double dt,
+                         const double gravity[3], int32_t cg_max_iterations, double cg_tolerance, double* x1,
+                         double* v1, hy_cloth_solve_stats* stats);
+
+/* Kinetic energy 0.5 * sum m |v|^2 (J). */
+double hy_cloth_kinetic_energy(const hy_cloth_model* m, const double* v);
+
+#endif

@@ -1,0 +1,56 @@
+/* Minimal test macros: each failed check prints expression and values and
+ * marks the test failed; TEST_END returns the exit code (77 = skipped). */
+#ifndef HY_TESTS_TEST_H
+#define HY_TESTS_TEST_H
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+static int hy_test_failures = 0;
+static int hy_test_checks = 0;
+
+#define CHECK(cond)                                                                  \
+    do {                                                                             \
+        hy_test_checks++;                                                            \
+        if (!(cond)) {                                                               \
+            hy_test_failures++;                                                      \
+            fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond); \
+        }                                                                            \
+    } while (0)
+
+#define CHECK_NEAR(a, b, tol)                                                                           \
+    do {                                                                                                \
+        double hy_a_ = (double)(a), hy_b_ = (double)(b), hy_t_ = (double)(tol);                         \
+        hy_test_checks++;                                                                               \
+        if (!(fabs(hy_a_ - hy_b_) <= hy_t_)) {                                                          \
+            hy_test_failures++;                                                                         \
+            fprintf(stderr, "%s:%d: CHECK_NEAR failed: %s = %.17g, %s = %.17g, |diff| = %.3g > %.3g\n", \
+                    __FILE__, __LINE__, #a, hy_a_, #b, hy_b_, fabs(hy_a_ - hy_b_), hy_t_);              \
+        }                                                                                               \
+    } while (0)
+
+#define CHECK_OK(expr)                                                                                 \
+    do {                                                                                               \
+        hy_status hy_s_ = (expr);                                                                      \
+        hy_test_checks++;                                                                              \
+        if (hy_s_ != HY_OK) {                                                                          \
+            hy_test_failures++;                                                                        \
+            fprintf(stderr, "%s:%d: %s returned %s: %s\n", __FILE__, __LINE__, #expr, hy_status_name(hy_s_), \
+                    hy_last_error());                                                                  \
+        }                                                                                              \
+    } while (0)
+
+#define TEST_SKIP(why)                              \
+    do {                                            \
+        fprintf(stderr, "SKIPPED: %s\n", why);      \
+        return 77;                                  \
+    } while (0)
+
+#define TEST_END()                                                                             \
+    do {                                                                                       \
+        fprintf(stderr, "%d checks, %d failed\n", hy_test_checks, hy_test_failures);           \
+        return hy_test_failures ? 1 : 0;                                                       \
+    } while (0)
+
+#endif
