@@ -17,4 +17,24 @@ int hy_ccd_vf(const double p0[3], const double a0[3], const double b0[3], const 
 int hy_ccd_ee(const double a0[3], const double b0[3], const double c0[3], const double d0[3], const double a1[3],
               const double b1[3], const double c1[3], const double d1[3], double min_distance, double* toi);
 
+/* Tuning and statistics for callers that want them (the evaluator, tests).
+ * hy_ccd_vf / hy_ccd_ee use hy_ccd_options_default(). */
+typedef struct hy_ccd_options {
+    int max_boxes;        /* work cap in box evaluations; past it: "collision" */
+    double accept_factor; /* a box within accept_factor * rounding bound of
+                             touching counts as touching (>= 1) */
+} hy_ccd_options;
+
+typedef struct hy_ccd_info {
+    int boxes;  /* boxes evaluated (0 when an early-out decided) */
+    int capped; /* 1 when the work cap forced the conservative answer */
+} hy_ccd_info;
+
+hy_ccd_options hy_ccd_options_default(void);
+
+/* Either test on x[0..3] at t=0 and x[4..7] at t=1, in the order above
+ * (is_vf: p, a, b, c; else a, b, c, d). opts and info may be NULL. */
+int hy_ccd_query(int is_vf, const double x[8][3], double min_distance, const hy_ccd_options* opts, double* toi,
+                 hy_ccd_info* info);
+
 #endif

@@ -94,6 +94,14 @@ int32_t hy_bonds_solve(hy_bond_set* s, const hy_bond_bodies* bodies, double dt, 
             add_point_mass(K, ib->inv_mass, IBi, rB);
             if (!mat3_inverse(K, Kinv)) continue;
             hy_v3 P = v3_scale(mat_mul_v3(Kinv, dv), -1.0);
+            /* A bond that would have to carry more than its strength this
+             * step fails before it acts: the pieces keep their momentum. */
+            if (accumulated[i] + v3_len(P) > b->strength) {
+                b->broken = 1;
+                s->intact--;
+                broken++;
+                continue;
+            }
             accumulated[i] += v3_len(P);
             B->v = v3_mad(B->v, P, ib->inv_mass);
             B->w = v3_add(B->w, mat_mul_v3(IBi, v3_cross(rB, P)));
@@ -106,11 +114,6 @@ int32_t hy_bonds_solve(hy_bond_set* s, const hy_bond_bodies* bodies, double dt, 
                 hy_v3 L = v3_scale(mat_mul_v3(KAi, v3_sub(B->w, A->w)), -1.0);
                 B->w = v3_add(B->w, mat_mul_v3(IBi, L));
                 A->w = v3_sub(A->w, mat_mul_v3(IAi, L));
-            }
-            if (accumulated[i] > b->strength) {
-                b->broken = 1;
-                s->intact--;
-                broken++;
             }
         }
     }

@@ -52,4 +52,18 @@ hy_status hy_cloth_solve(hy_cloth_model* m, hy_pool* pool, const double* x0, con
 /* Kinetic energy 0.5 * sum m |v|^2 (J). */
 double hy_cloth_kinetic_energy(const hy_cloth_model* m, const double* v);
 
+/* Springs by kind (see the design notes in cloth.c for how shear and bend
+ * springs are chosen); any out pointer may be NULL. */
+void hy_cloth_spring_type_counts(const hy_cloth_model* m, int32_t* stretch, int32_t* shear, int32_t* bend);
+/* 2 * spring_count vertex indices (i, j): stretch springs first, then shear,
+ * then bend. Lives as long as the model. */
+const int32_t* hy_cloth_springs(const hy_cloth_model* m);
+/* hy_cloth_solve starts CG from the previous call's dv (rescaled to the new
+ * dt), so a model's results depend on its call history. Call this when the
+ * state jumps (a reset, a teleport) or to replay a run bit-exactly on a
+ * model that has stepped before. On HY_ERR_NUMERIC the solver forgets it
+ * by itself; then x1/v1 hold garbage while x0/v0 are untouched. x1/v1 may
+ * alias x0/v0. */
+void hy_cloth_warm_start_reset(hy_cloth_model* m);
+
 #endif

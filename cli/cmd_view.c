@@ -1,0 +1,138 @@
+/* `hyphys view SCENE`: the interactive viewer (viewer/). Built only with
+ * GLFW and libepoxy (HY_HAVE_VIEWER); without them this file defines
+ * nothing, the weak hy_cmd_view in cli/main.c stays NULL and the command is
+ * absent from the table. */
+#ifdef HY_HAVE_VIEWER
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "viewer/viewer.h"
+
+static void help(void) {
+    printf("usage: hyphys view SCENE [options]\n\n"
+           "Open SCENE (a JSON scene file) in a window and simulate it on a thread of its own.\n\n"
+           "options:\n"
+           "  --threads N         CPU worker threads (default: the scene's, else one per core)\n"
+           "  --frames N          stop after N steps; with --screenshot, save and exit\n"
+           "  --screenshot FILE   after --frames steps (default 0) render one frame off screen,\n"
+           "                      write it as a PNG and exit 0 (no interaction)\n"
+           "  --size WxH          window / screenshot size in pixels (default 1280x720)\n"
+           "  --paused            start paused (space runs, n steps)\n"
+           "  --fast              step as fast as possible (default: no faster than real time)\n"
+           "  --no-hud            hide the statistics overlay\n"
+           "  --sched NAME        scheduling policy (none exist yet: the hybrid scheduler is not built)\n"
+           "  --devices LIST      resources to use, comma separated (only 'cpu' exists so far)\n\n"
+           "keys: space pause/run, n one step, r reset, w wireframe, s screenshot, f frame,\n"
+           "      h help overlay, Esc quit. Mouse: left drag orbit, right/middle drag pan, wheel zoom.\n"
+           "See docs/VIEWER.md. Needs a display with OpenGL 3.3 (xvfb-run works).\n");
+}
+
+/* Every entry of LIST must be a resource this build has. Only the CPU pool
+ * exists so far; GPUs and modeled devices arrive with the hybrid scheduler. */
+static int check_devices(const char* list) {
+    char buf[256];
+    snprintf(buf, sizeof buf, "%s", list);
+    int n = 0;
+    for (char* save = NULL, *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+        if (strcmp(tok, "cpu") != 0) {
+            fprintf(stderr,
+                    "hyphys view: --devices: unknown resource '%s'; available: cpu "
+                    "(GPU and modeled resources are not built yet)\n",
+                    tok);
+            return 0;
+        }
+        n++;
+    }
+    if (n == 0) {
+        fprintf(stderr, "hyphys view: --devices needs a list such as 'cpu'\n");
+        return 0;
+    }
+    return 1;
+}
+
+static int view_main(int argc, char** argv) {
+    hy_viewer_options o;
+    memset(&o, 0, sizeof o);
+    o.frames = -1;
+    o.width = 1280;
+    o.height = 720;
+    o.realtime = 1;
+    o.hud = 1;
+    int frames_given = 0;
+    for (int i = 1; i < argc; i++) {
+        const char* a = argv[i];
+        const char* v = i + 1 < argc ? argv[i + 1] : NULL;
+        long n;
+        if (!strcmp(a, "--threads")) {
+            if (!hy_cli_parse_int("--threads", v, 1, 256, &n)) return HY_EXIT_USAGE;
+            o.threads = (int32_t)n;
+            i++;
+        } else if (!strcmp(a, "--frames")) {
+            if (!hy_cli_parse_int("--frames", v, 0, 100000000, &n)) return HY_EXIT_USAGE;
+            o.frames = n;
+            frames_given = 1;
+            i++;
+        } else if (!strcmp(a, "--screenshot")) {
+            if (!v || !*v) {
+                fprintf(stderr, "hyphys view: --screenshot needs a file name\n");
+                return HY_EXIT_USAGE;
+            }
+            o.screenshot = v;
+            i++;
+        } else if (!strcmp(a, "--size")) {
+            int w = 0, h = 0;
+            char tail = 0;
+            if (!v || sscanf(v, "%dx%d%c", &w, &h, &tail) != 2 || w < 64 || h < 64 || w > 8192 || h > 8192) {
+                fprintf(stderr, "hyphys view: --size must be WxH with 64 <= W, H <= 8192, got '%s'\n", v ? v : "");
+                return HY_EXIT_USAGE;
+            }
+            o.width = w;
+            o.height = h;
+            i++;
+        } else if (!strcmp(a, "--paused")) {
+            o.paused = 1;
+        } else if (!strcmp(a, "--fast")) {
+            o.realtime = 0;
+        } else if (!strcmp(a, "--no-hud")) {
+            o.hud = 0;
+        } else if (!strcmp(a, "--sched")) {
+            if (!v) {
+                fprintf(stderr, "hyphys view: --sched needs a policy name\n");
+                return HY_EXIT_USAGE;
+            }
+            /* no policy exists yet: refuse rather than pretend to run one */
+            fprintf(stderr,
+                    "hyphys view: --sched %s: the hybrid scheduler is not built yet, so no policies exist; "
+                    "run without --sched (the step runs its phases on the CPU pool)\n",
+                    v);
+            return HY_EXIT_USAGE;
+        } else if (!strcmp(a, "--devices")) {
+            if (!v || !check_devices(v)) {
+                if (!v) fprintf(stderr, "hyphys view: --devices needs a list such as 'cpu'\n");
+                return HY_EXIT_USAGE;
+            }
+            i++;
+        } else if (a[0] == '-' && a[1] != '\0') {
+            fprintf(stderr, "hyphys view: unknown option '%s' (see hyphys view --help)\n", a);
+            return HY_EXIT_USAGE;
+        } else if (!o.scene_path) {
+            o.scene_path = a;
+        } else {
+            fprintf(stderr, "hyphys view: one scene at a time, got '%s' and '%s'\n", o.scene_path, a);
+            return HY_EXIT_USAGE;
+        }
+    }
+    if (!o.scene_path) {
+        fprintf(stderr, "hyphys view: no scene given (usage: hyphys view SCENE [options])\n");
+        return HY_EXIT_USAGE;
+    }
+    if (o.screenshot && !frames_given) o.frames = 0;
+    return hy_viewer_run(&o);
+}
+
+const hy_command hy_cmd_view = {"view", "open a scene in an interactive window (GLFW + OpenGL 3.3)", view_main, help};
+
+#endif /* HY_HAVE_VIEWER */

@@ -1,0 +1,126 @@
+/* Elementary continuous collision tests: input checks, exact scaling and the
+ * swept-AABB early-out here; the conservative box search lives in
+ * collision/ccd_math.h so a CUDA twin can share it. */
+#include "collision/ccd.h"
+
+#include <float.h>
+#include <math.h>
+#include <stddef.h>
+
+#include "collision/ccd_math.h"
+
+/* Acceptance at 2x the rounding bound: near misses closer than that are
+ * beyond what double arithmetic can separate anyway (docs/CCD.md). */
+#define ACCEPT_FACTOR 2.0
+
+hy_ccd_options hy_ccd_options_default(void) {
+    hy_ccd_options o;
+    o.max_boxes = HY_CCD_DEFAULT_MAX_BOXES;
+    o.accept_factor = ACCEPT_FACTOR;
+    return o;
+}
+
+int hy_ccd_query(int is_vf, const double x[8][3], double min_distance, const hy_ccd_options* opts, double* toi,
+                 hy_ccd_info* info) {
+    hy_ccd_options o = opts ? *opts : hy_ccd_options_default();
+    hy_ccd_info local = {0, 0};
+    hy_ccd_info* inf = info ? info : &local;
+    inf->boxes = 0;
+    inf->capped = 0;
+    double t_dummy;
+    double* t_out = toi ? toi : &t_dummy;
+    if (o.accept_factor < 1.0 || !(o.accept_factor == o.accept_factor)) o.accept_factor = 1.0;
+    if (o.max_boxes < 1) o.max_boxes = 1;
+
+    /* Non-finite input cannot be reasoned about: answer "collision" at t=0,
+     * the conservative choice. A negative or NaN distance means touching. */
+    double md = min_distance > 0.0 ? min_distance : 0.0;
+    double m = 0.0;
+    for (int i = 0; i < 8; i++)
+        for (int k = 0; k < 3; k++) {
+            if (!isfinite(x[i][k])) {
+                *t_out = 0.0;
+                return 1;
+            }
+            m = fmax(m, fabs(x[i][k]));
+        }
+    if (!isfinite(md) || md >= 4.0 * m) {
+        /* Every pair of points is within 2 sqrt(3) m < 4 m of each other. */
+        *t_out = 0.0;
+        return 1;
+    }
+
+    /* Scale by a power of two (exact up to underflow of coordinates below
+     * 2^-800 of the largest, covered by DBL_MIN in the bound) so that the
+     * cubic terms of the separating tests neither overflow nor underflow. */
+    double scale = 1.0;
+    if (m > 0.0 && (m > 0x1p200 || m < 0x1p-200)) {
+        int e;
+        frexp(m, &e);
+        scale = ldexp(1.0, -e);
+    }
+    double y[8][3];
+    const double* p[8];
+    for (int i = 0; i < 8; i++) {
+        for (int k = 0; k < 3; k++) y[i][k] = x[i][k] * scale;
+        p[i] = y[i];
+    }
+    md *= scale;
+
+    /* Swept AABB early-out (exact comparisons). Vertex-face: the vertex's
+     * two positions against the triangle's six; edge-edge: four against
+     * four. */
+    const double* sa[4];
+    const double* sb[6];
+    int na, nb;
+    if (is_vf) {
+        sa[0] = p[0];
+        sa[1] = p[4];
+        na = 2;
+        sb[0] = p[1];
+        sb[1] = p[2];
+        sb[2] = p[3];
+        sb[3] = p[5];
+        sb[4] = p[6];
+        sb[5] = p[7];
+        nb = 6;
+    } else {
+        sa[0] = p[0];
+        sa[1] = p[1];
+        sa[2] = p[4];
+        sa[3] = p[5];
+        na = 4;
+        sb[0] = p[2];
+        sb[1] = p[3];
+        sb[2] = p[6];
+        sb[3] = p[7];
+        nb = 4;
+    }
+    if (hy_ccd_aabb_apart(sa, na, sb, nb, md)) return 0;
+
+    hy_ccd_problem pr;
+    hy_ccd_problem_init(&pr, p, is_vf, md, o.accept_factor);
+    hy_ccd_stats st = {0, 0};
+    int hit = hy_ccd_search(&pr, o.max_boxes, t_out, &st);
+    inf->boxes = st.boxes;
+    inf->capped = st.capped;
+    return hit;
+}
+
+int hy_ccd_vf(const double p0[3], const double a0[3], const double b0[3], const double c0[3], const double p1[3],
+              const double a1[3], const double b1[3], const double c1[3], double min_distance, double* toi) {
+    const double* src[8] = {p0, a0, b0, c0, p1, a1, b1, c1};
+    double x[8][3];
+    for (int i = 0; i < 8; i++)
+        for (int k = 0; k < 3; k++) x[i][k] = src[i][k];
+    return hy_ccd_query(1, x, min_distance, NULL, toi, NULL);
+}
+
+int hy_ccd_ee(const double a0[3], const double b0[3], const double c0[3], const double d0[3], const double a1[3],
+              const double b1[3], const double c1[3], const double d1[3], double min_distance, double* toi) {
+    const double* src[8] = {a0, b0, c0, d0, a1, b1, c1, d1};
+    double x[8][3];
+    for (int i = 0; i < 8; i++)
+        for (int k = 0; k < 3; k++) x[i][k] = src[i][k];
+    return hy_ccd_query(0, x, min_distance, NULL, toi, NULL);
+}

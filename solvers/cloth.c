@@ -1,0 +1,634 @@
+#include "solvers/cloth.h"
+
+#include <cblas.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine/error.h"
+#include "solvers/cg.h"
+
+/* Design notes
+ *
+ * Springs. Every mesh edge is a stretch spring. For every interior edge
+ * shared by exactly two triangles we join the two far vertices (the ones
+ * not on the edge). That far-vertex spring is a *shear* spring when both
+ * angles opposite the shared edge exceed 75 degrees, i.e. the two triangles
+ * form a quad whose diagonal is the shared edge, so the new spring is the
+ * quad's other diagonal (the classic grid shear spring); otherwise it is a
+ * *bending* spring: it spans the edge, so folding about the edge stretches
+ * it. On a regular grid this gives one shear spring per quad and a
+ * "knight's move" bending spring across every interior axis edge; on an
+ * equilateral mesh (all angles near 60) every far-vertex spring bends and
+ * the triangle edges alone resist shear, which is what they do there. A
+ * far-vertex pair that is already a mesh edge or an earlier spring is not
+ * added twice. Non-manifold edges (3+ triangles) get no far-vertex spring.
+ *
+ * Integration. Backward Euler linearised once per step (Baraff & Witkin
+ * 1998): (M - dt dF/dv - dt^2 dF/dx) dv = dt (f0 + dt dF/dx v0). A spring's
+ * stiffness block is K = k[d d^T + g (I - d d^T)], g = 1 - L/l. For a
+ * compressed spring g < 0 makes K indefinite and CG can break down, so g is
+ * clamped at 0 (the filtered Jacobian of Choi & Ko): K stays PSD and the
+ * system matrix SPD, at the price of slower convergence in compression only.
+ * Spring damping acts along the spring, c((vj - vi).d)d with c = damping*k,
+ * so dF/dv = c d d^T. Each spring's system block is therefore
+ *     S = alpha I + beta d d^T,  alpha = dt^2 k g,  beta = dt^2 k (1-g) + dt c,
+ * and A = M(1 + dt air) + sum over springs of S placed as a graph Laplacian.
+ *
+ * Matrix-free. A is never assembled. Per step one pass over the springs
+ * stores (d, alpha, beta) -- five doubles, against nine for a general block
+ * or a sparse block matrix's row/column bookkeeping -- and the matvec
+ * rebuilds each spring block from them on the fly: no assembly or index
+ * search per step, 40 bytes per spring streamed per matvec, and the few
+ * extra flops are free in a memory-bound loop. The matvec gathers per vertex
+ * over a vertex->spring CSR built once, so every output row is written by
+ * one block: no atomics, no colouring, and the sum order is fixed (springs
+ * in index order), hence bit-identical for any thread count.
+ *
+ * Pinned vertices are handled by filtering (Baraff-Witkin): their rows of
+ * b, of the preconditioner and of A x are zero, so CG never moves them, and
+ * their inverse mass is 0. Vertices that no triangle with area touches have
+ * no mass and are treated the same way (held in place). */
+
+/* Springs per block in the per-spring pass, vertices per block in the
+ * per-vertex passes: ~35-70 blocks for a 215x215 cloth, enough to steal
+ * from, few enough that the pool hand-off is noise. */
+#define SPRING_GRAIN 4096
+#define VERTEX_GRAIN 1024
+
+/* cos(75 deg): the far-vertex spring of an edge is a quad's other diagonal
+ * (shear) when both opposite angles are larger than this. */
+#define SHEAR_COS 0.25881904510252074
+
+enum { SPRING_STRETCH = 0, SPRING_SHEAR = 1, SPRING_BEND = 2 };
+
+struct hy_cloth_model {
+    int32_t nv, ns;
+    int32_t type_count[3];
+    hy_cloth_params params;
+    /* springs */
+    int32_t* ends;    /* 2 * ns: (i, j) */
+    double* rest;     /* ns: rest length L */
+    double* stiff;    /* ns: k */
+    double* damp;     /* ns: c = damping * k */
+    /* vertices */
+    double* mass;     /* nv */
+    double* inv_mass; /* nv: 0 for fixed */
+    uint8_t* fixed;   /* nv: pinned or massless */
+    /* vertex -> spring CSR, entries in spring order */
+    int32_t* adj_start; /* nv + 1 */
+    int32_t* adj_spring; /* 2 * ns: spring index * 2 + end (0 = i, 1 = j) */
+    int32_t* adj_other;  /* 2 * ns: the spring's other vertex */
+    /* per-step scratch (no allocation in hy_cloth_solve) */
+    double* block;    /* 5 * ns: d[3], alpha, beta */
+    double* rhs_s;    /* 3 * ns: dt (f + dt K (vj - vi)) on end i */
+    double* tmp;      /* 3 * ns: per-spring S_s (x_i - x_j) inside the matvec */
+    double* b;        /* 3 * nv */
+    double* inv_diag; /* 3 * nv */
+    double* dv;       /* 3 * nv: solution, kept as next step's warm start */
+    double prev_dt;   /* dt of the step that produced dv; 0 = no warm start */
+    int32_t* bad;     /* per vertex block: first non-finite vertex or -1 */
+    hy_cg_workspace* cg;
+};
+
+/* ---- model construction */
+
+typedef struct edge_rec {
+    int32_t a, b; /* a < b */
+    int32_t far;  /* the triangle's third vertex */
+} edge_rec;
+
+static int cmp_edge(const void* pa, const void* pb) {
+    const edge_rec *x = pa, *y = pb;
+    if (x->a != y->a) return x->a < y->a ? -1 : 1;
+    if (x->b != y->b) return x->b < y->b ? -1 : 1;
+    return (x->far > y->far) - (x->far < y->far);
+}
+
+typedef struct pair_rec {
+    int32_t a, b, type;
+} pair_rec;
+
+static int cmp_pair(const void* pa, const void* pb) {
+    const pair_rec *x = pa, *y = pb;
+    if (x->a != y->a) return x->a < y->a ? -1 : 1;
+    if (x->b != y->b) return x->b < y->b ? -1 : 1;
+    return (x->type > y->type) - (x->type < y->type);
+}
+
+/* Is (a, b) a mesh edge? `edges` holds the unique edges sorted. */
+static int has_edge(const edge_rec* edges, int32_t n, int32_t a, int32_t b) {
+    int32_t lo = 0, hi = n;
+    while (lo < hi) {
+        int32_t mid = lo + (hi - lo) / 2;
+        const edge_rec* e = &edges[mid];
+        if (e->a < a || (e->a == a && e->b < b)) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo < n && edges[lo].a == a && edges[lo].b == b;
+}
+
+/* Cosine of the angle at f in triangle (a, b, f); 1 for a degenerate one
+ * (so it never counts as a quad diagonal). */
+static double cos_at(const double* x, int32_t f, int32_t a, int32_t b) {
+    double u[3], w[3], uu = 0, ww = 0, uw = 0;
+    for (int k = 0; k < 3; k++) {
+        u[k] = x[3 * a + k] - x[3 * f + k];
+        w[k] = x[3 * b + k] - x[3 * f + k];
+        uu += u[k] * u[k];
+        ww += w[k] * w[k];
+        uw += u[k] * w[k];
+    }
+    if (!(uu > 0) || !(ww > 0)) return 1.0;
+    return uw / sqrt(uu * ww);
+}
+
+static double* alloc_doubles(int64_t n) {
+    size_t bytes = ((size_t)(n > 0 ? n : 1) * sizeof(double) + 63) & ~(size_t)63;
+    return aligned_alloc(64, bytes);
+}
+
+static hy_status check_param(const char* name, double v, int positive) {
+    if (!isfinite(v) || v < 0 || (positive && v == 0))
+        return hy_fail(HY_ERR_INVALID_ARG, "cloth: %s must be %s, got %g", name,
+                       positive ? "finite and > 0" : "finite and >= 0", v);
+    return HY_OK;
+}
+
+hy_status hy_cloth_model_create(const double* rest, int32_t nv, const int32_t* tri, int32_t nt,
+                                const hy_cloth_params* params, const int32_t* pinned, int32_t pinned_count,
+                                hy_cloth_model** out) {
+    if (!out) return hy_fail(HY_ERR_INVALID_ARG, "cloth: out is NULL");
+    *out = NULL;
+    if (!rest || !tri || !params) return hy_fail(HY_ERR_INVALID_ARG, "cloth: rest, tri and params must not be NULL");
+    if (nv < 3 || nt < 1)
+        return hy_fail(HY_ERR_INVALID_ARG, "cloth: needs >= 3 vertices and >= 1 triangle, got %d and %d", nv, nt);
+    /* 2 * springs must fit int32 CSR entries; 3 springs per edge bound. */
+    if (nt > (INT32_MAX / 8)) return hy_fail(HY_ERR_INVALID_ARG, "cloth: too many triangles (%d)", nt);
+    if (pinned_count < 0 || (pinned_count > 0 && !pinned))
+        return hy_fail(HY_ERR_INVALID_ARG, "cloth: pinned_count %d with pinned %s", pinned_count,
+                       pinned ? "set" : "NULL");
+    hy_status st;
+    if ((st = check_param("density", params->density, 1)) != HY_OK) return st;
+    if ((st = check_param("stretch_stiffness", params->stretch_stiffness, 0)) != HY_OK) return st;
+    if ((st = check_param("shear_stiffness", params->shear_stiffness, 0)) != HY_OK) return st;
+    if ((st = check_param("bend_stiffness", params->bend_stiffness, 0)) != HY_OK) return st;
+    if ((st = check_param("damping", params->damping, 0)) != HY_OK) return st;
+    if ((st = check_param("air_damping", params->air_damping, 0)) != HY_OK) return st;
+    for (int64_t i = 0; i < 3 * (int64_t)nv; i++)
+        if (!isfinite(rest[i]))
+            return hy_fail(HY_ERR_INVALID_ARG, "cloth: vertex %lld coordinate %lld is not finite (%g)",
+                           (long long)(i / 3), (long long)(i % 3), rest[i]);
+    for (int32_t t = 0; t < nt; t++) {
+        const int32_t* v = tri + 3 * t;
+        for (int k = 0; k < 3; k++)
+            if (v[k] < 0 || v[k] >= nv)
+                return hy_fail(HY_ERR_INVALID_ARG, "cloth: triangle %d index %d out of range [0, %d)", t, v[k], nv);
+        if (v[0] == v[1] || v[1] == v[2] || v[0] == v[2])
+            return hy_fail(HY_ERR_INVALID_ARG, "cloth: triangle %d repeats a vertex (%d %d %d)", t, v[0], v[1], v[2]);
+    }
+    for (int32_t p = 0; p < pinned_count; p++)
+        if (pinned[p] < 0 || pinned[p] >= nv)
+            return hy_fail(HY_ERR_INVALID_ARG, "cloth: pinned[%d] = %d out of range [0, %d)", p, pinned[p], nv);
+
+    openblas_set_num_threads(1); /* hyphys workers are the parallelism */
+
+    hy_cloth_model* m = calloc(1, sizeof *m);
+    edge_rec* er = malloc((size_t)nt * 3 * sizeof *er);
+    pair_rec* far = malloc((size_t)nt * 3 * sizeof *far);
+    if (!m || !er || !far) goto nomem;
+    m->nv = nv;
+    m->params = *params;
+
+    /* Edges: sort the 3 nt half-edges; a run of equal (a, b) is one edge. */
+    for (int32_t t = 0; t < nt; t++) {
+        const int32_t* v = tri + 3 * t;
+        for (int k = 0; k < 3; k++) {
+            int32_t a = v[k], b = v[(k + 1) % 3], f = v[(k + 2) % 3];
+            edge_rec* e = &er[3 * t + k];
+            e->a = a < b ? a : b;
+            e->b = a < b ? b : a;
+            e->far = f;
+        }
+    }
+    int64_t nh = 3 * (int64_t)nt;
+    qsort(er, (size_t)nh, sizeof *er, cmp_edge);
+    int32_t nfar = 0, nedge = 0;
+    for (int64_t i = 0; i < nh;) {
+        int64_t j = i;
+        while (j < nh && er[j].a == er[i].a && er[j].b == er[i].b) j++;
+        if (j - i == 2 && er[i].far != er[i + 1].far) {
+            int32_t a = er[i].far, b = er[i + 1].far;
+            double c0 = cos_at(rest, a, er[i].a, er[i].b), c1 = cos_at(rest, b, er[i].a, er[i].b);
+            far[nfar].a = a < b ? a : b;
+            far[nfar].b = a < b ? b : a;
+            far[nfar].type = (c0 < SHEAR_COS && c1 < SHEAR_COS) ? SPRING_SHEAR : SPRING_BEND;
+            nfar++;
+        }
+        /* compact the unique edges to the front, in sorted order */
+        er[nedge++] = er[i];
+        i = j;
+    }
+    qsort(far, (size_t)nfar, sizeof *far, cmp_pair);
+
+    /* Far-vertex springs that duplicate an edge or an earlier pair go. */
+    int32_t nkeep = 0;
+    for (int32_t i = 0; i < nfar; i++) {
+        if (nkeep > 0 && far[nkeep - 1].a == far[i].a && far[nkeep - 1].b == far[i].b) continue;
+        if (has_edge(er, nedge, far[i].a, far[i].b)) continue;
+        far[nkeep++] = far[i];
+    }
+    int32_t ns = nedge + nkeep;
+    m->ns = ns;
+    m->ends = malloc((size_t)ns * 2 * sizeof *m->ends);
+    m->rest = malloc((size_t)ns * sizeof *m->rest);
+    m->stiff = malloc((size_t)ns * sizeof *m->stiff);
+    m->damp = malloc((size_t)ns * sizeof *m->damp);
+    if (!m->ends || !m->rest || !m->stiff || !m->damp) goto nomem;
+
+    /* Spring order: stretch (sorted edges), then shear, then bend. */
+    int32_t s = 0;
+    for (int32_t i = 0; i < nedge; i++, s++) {
+        m->ends[2 * s] = er[i].a;
+        m->ends[2 * s + 1] = er[i].b;
+        m->stiff[s] = params->stretch_stiffness;
+    }
+    m->type_count[SPRING_STRETCH] = nedge;
+    for (int type = SPRING_SHEAR; type <= SPRING_BEND; type++) {
+        for (int32_t i = 0; i < nkeep; i++) {
+            if (far[i].type != type) continue;
+            m->ends[2 * s] = far[i].a;
+            m->ends[2 * s + 1] = far[i].b;
+            m->stiff[s] = type == SPRING_SHEAR ? params->shear_stiffness : params->bend_stiffness;
+            m->type_count[type]++;
+            s++;
+        }
+    }
+    for (s = 0; s < ns; s++) {
+        const double *xa = rest + 3 * m->ends[2 * s], *xb = rest + 3 * m->ends[2 * s + 1];
+        double dx = xb[0] - xa[0], dy = xb[1] - xa[1], dz = xb[2] - xa[2];
+        m->rest[s] = sqrt(dx * dx + dy * dy + dz * dz);
+        m->damp[s] = params->damping * m->stiff[s];
+    }
+    free(er);
+    free(far);
+    er = NULL;
+    far = NULL;
+
+    /* Lumped masses: a third of each triangle's area to each corner. */
+    m->mass = calloc((size_t)nv, sizeof *m->mass);
+    m->inv_mass = malloc((size_t)nv * sizeof *m->inv_mass);
+    m->fixed = calloc((size_t)nv, 1);
+    if (!m->mass || !m->inv_mass || !m->fixed) goto nomem;
+    for (int32_t t = 0; t < nt; t++) {
+        const int32_t* v = tri + 3 * t;
+        const double *p0 = rest + 3 * v[0], *p1 = rest + 3 * v[1], *p2 = rest + 3 * v[2];
+        double u[3] = {p1[0] - p0[0], p1[1] - p0[1], p1[2] - p0[2]};
+        double w[3] = {p2[0] - p0[0], p2[1] - p0[1], p2[2] - p0[2]};
+        double c[3] = {u[1] * w[2] - u[2] * w[1], u[2] * w[0] - u[0] * w[2], u[0] * w[1] - u[1] * w[0]};
+        double share = params->density * 0.5 * sqrt(c[0] * c[0] + c[1] * c[1] + c[2] * c[2]) / 3.0;
+        for (int k = 0; k < 3; k++) m->mass[v[k]] += share;
+    }
+    for (int32_t p = 0; p < pinned_count; p++) m->fixed[pinned[p]] = 1;
+    for (int32_t v = 0; v < nv; v++) {
+        if (!(m->mass[v] > 0)) m->fixed[v] = 1;
+        m->inv_mass[v] = m->fixed[v] ? 0.0 : 1.0 / m->mass[v];
+    }
+
+    /* Vertex -> spring CSR, filled in spring order so each vertex sums its
+     * springs in index order. */
+    m->adj_start = calloc((size_t)nv + 1, sizeof *m->adj_start);
+    m->adj_spring = malloc((size_t)ns * 2 * sizeof *m->adj_spring);
+    m->adj_other = malloc((size_t)ns * 2 * sizeof *m->adj_other);
+    if (!m->adj_start || !m->adj_spring || !m->adj_other) goto nomem;
+    for (s = 0; s < 2 * ns; s++) m->adj_start[m->ends[s] + 1]++;
+    for (int32_t v = 0; v < nv; v++) m->adj_start[v + 1] += m->adj_start[v];
+    {
+        int32_t* fill = malloc((size_t)nv * sizeof *fill);
+        if (!fill) goto nomem;
+        memcpy(fill, m->adj_start, (size_t)nv * sizeof *fill);
+        for (s = 0; s < ns; s++) {
+            int32_t i = m->ends[2 * s], j = m->ends[2 * s + 1];
+            m->adj_spring[fill[i]] = 2 * s;
+            m->adj_other[fill[i]++] = j;
+            m->adj_spring[fill[j]] = 2 * s + 1;
+            m->adj_other[fill[j]++] = i;
+        }
+        free(fill);
+    }
+
+    /* Scratch for hy_cloth_solve. */
+    m->block = alloc_doubles(5 * (int64_t)ns);
+    m->rhs_s = alloc_doubles(3 * (int64_t)ns);
+    m->tmp = alloc_doubles(3 * (int64_t)ns);
+    m->b = alloc_doubles(3 * (int64_t)nv);
+    m->inv_diag = alloc_doubles(3 * (int64_t)nv);
+    m->dv = alloc_doubles(3 * (int64_t)nv);
+    m->bad = malloc((size_t)hy_pool_blocks(nv, VERTEX_GRAIN) * sizeof *m->bad);
+    m->cg = hy_cg_workspace_create(3 * (int64_t)nv);
+    if (!m->block || !m->rhs_s || !m->tmp || !m->b || !m->inv_diag || !m->dv || !m->bad || !m->cg) goto nomem;
+    memset(m->dv, 0, (size_t)nv * 3 * sizeof *m->dv);
+    *out = m;
+    return HY_OK;
+
+nomem:
+    free(er);
+    free(far);
+    hy_cloth_model_destroy(m);
+    return hy_fail(HY_ERR_NOMEM, "cloth: out of memory for %d vertices, %d triangles", nv, nt);
+}
+
+void hy_cloth_model_destroy(hy_cloth_model* m) {
+    if (!m) return;
+    free(m->ends);
+    free(m->rest);
+    free(m->stiff);
+    free(m->damp);
+    free(m->mass);
+    free(m->inv_mass);
+    free(m->fixed);
+    free(m->adj_start);
+    free(m->adj_spring);
+    free(m->adj_other);
+    free(m->block);
+    free(m->rhs_s);
+    free(m->tmp);
+    free(m->b);
+    free(m->inv_diag);
+    free(m->dv);
+    free(m->bad);
+    hy_cg_workspace_destroy(m->cg);
+    free(m);
+}
+
+int32_t hy_cloth_vertex_count(const hy_cloth_model* m) { return m ? m->nv : 0; }
+const double* hy_cloth_masses(const hy_cloth_model* m) { return m ? m->mass : NULL; }
+const double* hy_cloth_inverse_masses(const hy_cloth_model* m) { return m ? m->inv_mass : NULL; }
+int32_t hy_cloth_spring_count(const hy_cloth_model* m) { return m ? m->ns : 0; }
+
+void hy_cloth_spring_type_counts(const hy_cloth_model* m, int32_t* stretch, int32_t* shear, int32_t* bend) {
+    if (stretch) *stretch = m ? m->type_count[SPRING_STRETCH] : 0;
+    if (shear) *shear = m ? m->type_count[SPRING_SHEAR] : 0;
+    if (bend) *bend = m ? m->type_count[SPRING_BEND] : 0;
+}
+
+const int32_t* hy_cloth_springs(const hy_cloth_model* m) { return m ? m->ends : NULL; }
+
+void hy_cloth_warm_start_reset(hy_cloth_model* m) {
+    if (!m) return;
+    memset(m->dv, 0, (size_t)m->nv * 3 * sizeof *m->dv);
+    m->prev_dt = 0.0;
+}
+
+/* ---- the step */
+
+typedef struct step_ctx {
+    hy_cloth_model* m;
+    const double *x0, *v0;
+    double *x1, *v1;
+    double dt, warm_scale;
+    double g[3];
+} step_ctx;
+
+/* Per spring: direction, system block (alpha, beta) and the right-hand side
+ * contribution on end i. Reads x0, v0; writes only spring s's slots. */
+static void spring_pass(void* vctx, int64_t begin, int64_t end, int64_t block, int worker) {
+    const step_ctx* c = vctx;
+    hy_cloth_model* m = c->m;
+    const double dt = c->dt;
+    for (int64_t s = begin; s < end; s++) {
+        int32_t i = m->ends[2 * s], j = m->ends[2 * s + 1];
+        const double *xi = c->x0 + 3 * i, *xj = c->x0 + 3 * j;
+        const double *vi = c->v0 + 3 * i, *vj = c->v0 + 3 * j;
+        double e[3] = {xj[0] - xi[0], xj[1] - xi[1], xj[2] - xi[2]};
+        double dvel[3] = {vj[0] - vi[0], vj[1] - vi[1], vj[2] - vi[2]};
+        double l = sqrt(e[0] * e[0] + e[1] * e[1] + e[2] * e[2]);
+        double k = m->stiff[s], cd = m->damp[s], L = m->rest[s];
+        double* blk = m->block + 5 * s;
+        double* r = m->rhs_s + 3 * s;
+        if (!(l > 1e-12 * (L + 1e-12))) {
+            /* Coincident ends: no direction. Treat as an isotropic spring
+             * (its l -> 0 limit when L = 0), force 0, block k I: still PSD. */
+            blk[0] = blk[1] = blk[2] = 0.0;
+            blk[3] = dt * dt * k;
+            blk[4] = 0.0;
+            for (int a = 0; a < 3; a++) r[a] = dt * dt * k * dvel[a];
+            continue;
+        }
+        double d[3] = {e[0] / l, e[1] / l, e[2] / l};
+        double g = 1.0 - L / l;
+        if (g < 0.0) g = 0.0; /* compressed: filtered, PSD Jacobian */
+        double vd = dvel[0] * d[0] + dvel[1] * d[1] + dvel[2] * d[2];
+        double fs = k * (l - L) + cd * vd; /* along d, on end i */
+        /* K (vj - vi) = k g dvel + k (1 - g) d (d.dvel) */
+        double kg = k * g, kd = k * (1.0 - g) * vd;
+        for (int a = 0; a < 3; a++) {
+            double f = fs * d[a];
+            double kv = kg * dvel[a] + kd * d[a];
+            r[a] = dt * (f + dt * kv);
+            blk[a] = d[a];
+        }
+        blk[3] = dt * dt * kg;
+        blk[4] = dt * dt * k * (1.0 - g) + dt * cd;
+    }
+}
+
+/* Per vertex: right-hand side b and Jacobi preconditioner; the warm start. */
+static void vertex_pass(void* vctx, int64_t begin, int64_t end, int64_t block, int worker) {
+    const step_ctx* c = vctx;
+    hy_cloth_model* m = c->m;
+    const double dt = c->dt, air = m->params.air_damping;
+    for (int64_t v = begin; v < end; v++) {
+        double* b = m->b + 3 * v;
+        double* idg = m->inv_diag + 3 * v;
+        double* dv = m->dv + 3 * v;
+        if (m->fixed[v]) {
+            b[0] = b[1] = b[2] = 0.0;
+            idg[0] = idg[1] = idg[2] = 0.0;
+            dv[0] = dv[1] = dv[2] = 0.0;
+            continue;
+        }
+        double mv = m->mass[v];
+        const double* vel = c->v0 + 3 * v;
+        double acc[3], dg[3];
+        for (int a = 0; a < 3; a++) {
+            acc[a] = dt * mv * (c->g[a] - air * vel[a]);
+            dg[a] = mv * (1.0 + dt * air);
+        }
+        for (int32_t e = m->adj_start[v]; e < m->adj_start[v + 1]; e++) {
+            int32_t code = m->adj_spring[e];
+            int32_t s = code >> 1;
+            const double* r = m->rhs_s + 3 * s;
+            const double* blk = m->block + 5 * s;
+            if (code & 1) {
+                acc[0] -= r[0];
+                acc[1] -= r[1];
+                acc[2] -= r[2];
+            } else {
+                acc[0] += r[0];
+                acc[1] += r[1];
+                acc[2] += r[2];
+            }
+            for (int a = 0; a < 3; a++) dg[a] += blk[3] + blk[4] * blk[a] * blk[a];
+        }
+        for (int a = 0; a < 3; a++) {
+            b[a] = acc[a];
+            idg[a] = 1.0 / dg[a];
+            dv[a] *= c->warm_scale;
+        }
+    }
+}
+
+/* y = A x in two passes. Springs: t_s = S_s (x_i - x_j), each spring once
+ * (the block is symmetric, so end j needs only -t_s: half the flops of a
+ * per-vertex loop that rebuilds every block twice). Vertices: gather
+ * y_v = M_v x_v + sum of +-t_s over the vertex's springs in index order.
+ * Fixed rows are 0; fixed entries of x are 0 by construction (CG's vectors
+ * stay filtered), so columns need no mask. */
+typedef struct matvec_ctx {
+    const hy_cloth_model* m;
+    const double* x;
+    double* y;
+    double diag_scale; /* 1 + dt air */
+} matvec_ctx;
+
+static void matvec_springs(void* vctx, int64_t begin, int64_t end, int64_t block, int worker) {
+    const matvec_ctx* c = vctx;
+    const hy_cloth_model* m = c->m;
+    const double* x = c->x;
+    const int32_t* ends = m->ends;
+    const double* blk = m->block + 5 * begin;
+    double* t = m->tmp + 3 * begin;
+    for (int64_t s = begin; s < end; s++, blk += 5, t += 3) {
+        const double *xi = x + 3 * ends[2 * s], *xj = x + 3 * ends[2 * s + 1];
+        double d0 = xi[0] - xj[0], d1 = xi[1] - xj[1], d2 = xi[2] - xj[2];
+        double u = blk[4] * (blk[0] * d0 + blk[1] * d1 + blk[2] * d2);
+        t[0] = blk[3] * d0 + u * blk[0];
+        t[1] = blk[3] * d1 + u * blk[1];
+        t[2] = blk[3] * d2 + u * blk[2];
+    }
+}
+
+static void matvec_vertices(void* vctx, int64_t begin, int64_t end, int64_t block, int worker) {
+    const matvec_ctx* c = vctx;
+    const hy_cloth_model* m = c->m;
+    const double* x = c->x;
+    const double* t = m->tmp;
+    for (int64_t v = begin; v < end; v++) {
+        double* y = c->y + 3 * v;
+        if (m->fixed[v]) {
+            y[0] = y[1] = y[2] = 0.0;
+            continue;
+        }
+        const double* xv = x + 3 * v;
+        double md = m->mass[v] * c->diag_scale;
+        double y0 = md * xv[0], y1 = md * xv[1], y2 = md * xv[2];
+        for (int32_t e = m->adj_start[v]; e < m->adj_start[v + 1]; e++) {
+            int32_t code = m->adj_spring[e];
+            const double* ts = t + 3 * (code >> 1);
+            if (code & 1) {
+                y0 -= ts[0];
+                y1 -= ts[1];
+                y2 -= ts[2];
+            } else {
+                y0 += ts[0];
+                y1 += ts[1];
+                y2 += ts[2];
+            }
+        }
+        y[0] = y0;
+        y[1] = y1;
+        y[2] = y2;
+    }
+}
+
+typedef struct solve_ctx {
+    hy_pool* pool;
+    matvec_ctx mv;
+} solve_ctx;
+
+static void cloth_matvec(void* vctx, const double* x, double* y) {
+    solve_ctx* c = vctx;
+    c->mv.x = x;
+    c->mv.y = y;
+    hy_pool_for(c->pool, c->mv.m->ns, SPRING_GRAIN, matvec_springs, &c->mv);
+    hy_pool_for(c->pool, c->mv.m->nv, VERTEX_GRAIN, matvec_vertices, &c->mv);
+}
+
+/* Commit: v1 = v0 + dv, x1 = x0 + dt v1; fixed vertices stay. Elementwise,
+ * so x1/v1 may alias x0/v0. Records the first non-finite vertex. */
+static void commit_pass(void* vctx, int64_t begin, int64_t end, int64_t block, int worker) {
+    const step_ctx* c = vctx;
+    const hy_cloth_model* m = c->m;
+    int32_t bad = -1;
+    for (int64_t v = begin; v < end; v++) {
+        const double *x0 = c->x0 + 3 * v, *v0 = c->v0 + 3 * v, *dv = m->dv + 3 * v;
+        double *x1 = c->x1 + 3 * v, *v1 = c->v1 + 3 * v;
+        for (int a = 0; a < 3; a++) {
+            double nv = m->fixed[v] ? 0.0 : v0[a] + dv[a];
+            double nx = m->fixed[v] ? x0[a] : x0[a] + c->dt * nv;
+            v1[a] = nv;
+            x1[a] = nx;
+            if (bad < 0 && !(isfinite(nv) && isfinite(nx))) bad = (int32_t)v;
+        }
+    }
+    m->bad[block] = bad;
+}
+
+hy_status hy_cloth_solve(hy_cloth_model* m, hy_pool* pool, const double* x0, const double* v0, double dt,
+                         const double gravity[3], int32_t cg_max_iterations, double cg_tolerance, double* x1,
+                         double* v1, hy_cloth_solve_stats* stats) {
+    if (stats) {
+        stats->cg_iterations = 0;
+        stats->cg_relative_residual = 0.0;
+    }
+    if (!m || !x0 || !v0 || !gravity || !x1 || !v1)
+        return hy_fail(HY_ERR_INVALID_ARG, "cloth solve: NULL model, state or gravity");
+    if (!(dt > 0) || !isfinite(dt)) return hy_fail(HY_ERR_INVALID_ARG, "cloth solve: dt must be > 0, got %g", dt);
+    if (cg_max_iterations < 0 || !(cg_tolerance >= 0))
+        return hy_fail(HY_ERR_INVALID_ARG, "cloth solve: bad CG settings (%d iterations, tolerance %g)",
+                       cg_max_iterations, cg_tolerance);
+
+    step_ctx c = {.m = m, .x0 = x0, .v0 = v0, .x1 = x1, .v1 = v1, .dt = dt};
+    for (int a = 0; a < 3; a++) c.g[a] = gravity[a];
+    /* Warm start from the last step's dv, rescaled to this dt: dv ~ dt * a
+     * and the acceleration changes little between steps, which typically
+     * saves a large share of the CG iterations on a stiff cloth. */
+    c.warm_scale = m->prev_dt > 0 ? dt / m->prev_dt : 0.0;
+
+    hy_pool_for(pool, m->ns, SPRING_GRAIN, spring_pass, &c);
+    hy_pool_for(pool, m->nv, VERTEX_GRAIN, vertex_pass, &c);
+
+    solve_ctx sc = {.pool = pool, .mv = {.m = m, .diag_scale = 1.0 + dt * m->params.air_damping}};
+    double rel = 0.0;
+    int32_t it = hy_cg_solve(pool, 3 * (int64_t)m->nv, cloth_matvec, &sc, m->inv_diag, m->b, m->dv, cg_tolerance,
+                             cg_max_iterations, m->cg, &rel);
+    if (stats) {
+        stats->cg_iterations = it;
+        stats->cg_relative_residual = rel;
+    }
+
+    hy_pool_for(pool, m->nv, VERTEX_GRAIN, commit_pass, &c);
+    int64_t blocks = hy_pool_blocks(m->nv, VERTEX_GRAIN);
+    for (int64_t b = 0; b < blocks; b++) {
+        if (m->bad[b] >= 0) {
+            /* Forget the poisoned warm start. */
+            memset(m->dv, 0, (size_t)m->nv * 3 * sizeof *m->dv);
+            m->prev_dt = 0.0;
+            return hy_fail(HY_ERR_NUMERIC, "cloth: vertex %d is not finite after the step (dt %g, %d CG iterations)",
+                           m->bad[b], dt, it);
+        }
+    }
+    m->prev_dt = dt;
+    return HY_OK;
+}
+
+double hy_cloth_kinetic_energy(const hy_cloth_model* m, const double* v) {
+    if (!m || !v) return 0.0;
+    double e = 0.0;
+    for (int32_t i = 0; i < m->nv; i++) {
+        const double* w = v + 3 * i;
+        e += m->mass[i] * (w[0] * w[0] + w[1] * w[1] + w[2] * w[2]);
+    }
+    return 0.5 * e;
+}

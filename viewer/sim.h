@@ -1,0 +1,86 @@
+/* The viewer's simulation thread and the snapshots it hands to the renderer.
+ *
+ * The world belongs to the simulation thread alone (hyphys worlds are used
+ * from one thread at a time). After each step that thread converts every
+ * object's positions to floats in a slot of its own and, under a mutex held
+ * only for a pointer swap, publishes it. The render thread takes the newest
+ * published slot the same way. Three slots (one being written, one published,
+ * one being drawn) mean neither thread ever waits for the other's work: the
+ * renderer never waits for a step, and a slow frame never stalls the step.
+ *
+ * Threads: create/destroy and every other call from the render thread. */
+#ifndef HY_VIEWER_SIM_H
+#define HY_VIEWER_SIM_H
+
+#include <stdint.h>
+
+#include "hyphys/hyphys.h"
+
+/* One object of the scene as the renderer sees it. Its vertices are
+ * [first_vertex, first_vertex + vertex_count) of every snapshot. */
+typedef struct hy_viewer_object {
+    hy_object_kind kind;
+    char name[64];
+    int32_t first_vertex, vertex_count;
+    int32_t first_triangle, triangle_count;
+} hy_viewer_object;
+
+/* What the scene is: fixed for the life of the viewer (a reset that would
+ * change it is refused). */
+typedef struct hy_viewer_topology {
+    int32_t object_count;
+    hy_viewer_object* objects;
+    int32_t vertex_count, triangle_count;
+    uint32_t* triangles; /* 3 * triangle_count, indices into the whole snapshot */
+    int32_t threads;     /* CPU worker threads of the world (resolved, >= 1) */
+    double time_step;    /* s */
+} hy_viewer_topology;
+
+/* What changes per step. */
+typedef struct hy_viewer_frame {
+    float* positions;     /* 3 * vertex_count, metres */
+    hy_step_stats stats;  /* of the step that produced this frame (zeros at step 0) */
+    int64_t step;         /* steps done since load or reset */
+    double sim_time;      /* s */
+    double steps_per_s;   /* steps completed per wall second, recent */
+    int32_t bonds;        /* intact bonds */
+    uint64_t serial;      /* grows with every published frame, resets included */
+} hy_viewer_frame;
+
+typedef struct hy_viewer_sim hy_viewer_sim;
+
+typedef struct hy_viewer_sim_def {
+    const char* scene_path;
+    hy_scene_options options;
+    int64_t max_steps;  /* stop stepping after this many steps; < 0 = never */
+    int realtime;       /* 1 = do not run ahead of the wall clock */
+    int paused;         /* start paused */
+} hy_viewer_sim_def;
+
+/* Load the scene and publish its first frame; the thread is not started.
+ * On failure hy_last_error() says why. */
+hy_status hy_viewer_sim_create(const hy_viewer_sim_def* def, hy_viewer_sim** out);
+/* Start stepping on a thread of its own. 0 on failure. */
+int hy_viewer_sim_start(hy_viewer_sim* sim);
+/* Stop the thread (after the step under way, if any) and free everything. */
+void hy_viewer_sim_destroy(hy_viewer_sim* sim);
+
+const hy_viewer_topology* hy_viewer_sim_get_topology(const hy_viewer_sim* sim);
+/* Newest published frame, owned by the caller until the next acquire.
+ * Returns 1 if it is newer than the one returned last time. Never waits for
+ * a step. */
+int hy_viewer_sim_acquire(hy_viewer_sim* sim, const hy_viewer_frame** out);
+
+void hy_viewer_sim_set_paused(hy_viewer_sim* sim, int paused);
+int hy_viewer_sim_get_paused(hy_viewer_sim* sim);
+/* Ask for one more step (while paused). */
+void hy_viewer_sim_request_step(hy_viewer_sim* sim);
+/* Reload the scene file and start again from step 0. */
+void hy_viewer_sim_request_reset(hy_viewer_sim* sim);
+/* 1 when the thread has stopped for good at max_steps or on an error. */
+int hy_viewer_sim_is_done(hy_viewer_sim* sim);
+/* Copy the latest message (a failed step, a refused reset; "" if none) into
+ * buf. Returns 1 if it reports an error that stopped the simulation. */
+int hy_viewer_sim_get_message(hy_viewer_sim* sim, char* buf, size_t size);
+
+#endif

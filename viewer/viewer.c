@@ -1,0 +1,499 @@
+/* The viewer: a GLFW window on the render (main) thread, the simulation on
+ * a thread of its own (viewer/sim.c), mouse camera, keys, HUD, screenshots. */
+#include "viewer/viewer.h"
+
+#include <epoxy/gl.h>
+#define GLFW_INCLUDE_NONE
+#include <GLFW/glfw3.h>
+#include <math.h>
+#include <stb_image_write.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli/cli.h"
+#include "viewer/camera.h"
+#include "viewer/hud.h"
+#include "viewer/render.h"
+#include "viewer/sim.h"
+
+#define DRAW_WINDOW 64 /* frame times kept for the draw FPS */
+
+typedef struct app {
+    const hy_viewer_options* opt;
+    GLFWwindow* win;
+    hy_viewer_sim* sim;
+    const hy_viewer_topology* topo;
+    hy_viewer_render* render;
+    hy_viewer_hud* hud;
+    const hy_viewer_frame* frame;
+    hy_viewer_camera cam;
+    float lo[3], hi[3]; /* scene bounds at load */
+    int wireframe, help, hud_on;
+    int drag; /* 0 none, 1 orbit, 2 pan */
+    double mx, my;
+    int want_screenshot, screenshot_count;
+    double draw_times[DRAW_WINDOW];
+    int64_t draw_count;
+    char scene_name[128];
+    char note[768]; /* a transient line (screenshot saved, ...) */
+    double note_until;
+    int objects_by_kind[4];
+} app;
+
+/* The last GLFW error, for messages (GLFW reports on the calling thread:
+ * here always the main thread). */
+static char glfw_error[512];
+static void on_glfw_error(int code, const char* text) {
+    snprintf(glfw_error, sizeof glfw_error, "%s (GLFW error 0x%x)", text ? text : "unknown", (unsigned)code);
+}
+
+/* ------------------------------------------------------------ bounds */
+
+static void bounds_of(const float* p, int32_t n, float lo[3], float hi[3]) {
+    for (int k = 0; k < 3; k++) lo[k] = 1e30f, hi[k] = -1e30f;
+    for (int32_t i = 0; i < n; i++)
+        for (int k = 0; k < 3; k++) {
+            float v = p[3 * (size_t)i + k];
+            if (!isfinite(v)) continue;
+            if (v < lo[k]) lo[k] = v;
+            if (v > hi[k]) hi[k] = v;
+        }
+    for (int k = 0; k < 3; k++)
+        if (lo[k] > hi[k]) lo[k] = -1.0f, hi[k] = 1.0f;
+}
+
+static void frame_camera(app* a, const float* positions) {
+    int w, h;
+    glfwGetFramebufferSize(a->win, &w, &h);
+    bounds_of(positions, a->topo->vertex_count, a->lo, a->hi);
+    hy_viewer_camera_frame(&a->cam, a->lo, a->hi, h > 0 ? (float)w / (float)h : 1.0f);
+}
+
+/* ------------------------------------------------------------ input */
+
+static void set_note(app* a, const char* text) {
+    snprintf(a->note, sizeof a->note, "%s", text);
+    a->note_until = glfwGetTime() + 4.0;
+}
+
+static void on_key(GLFWwindow* win, int key, int scancode, int action, int mods) {
+    app* a = glfwGetWindowUserPointer(win);
+    if (action == GLFW_RELEASE) return;
+    if (action == GLFW_REPEAT && key != GLFW_KEY_N) return; /* only stepping repeats when held */
+    switch (key) {
+    case GLFW_KEY_ESCAPE: glfwSetWindowShouldClose(win, GLFW_TRUE); break;
+    case GLFW_KEY_SPACE: hy_viewer_sim_set_paused(a->sim, !hy_viewer_sim_get_paused(a->sim)); break;
+    case GLFW_KEY_N:
+        /* one step: stop running first so the step is the only one */
+        hy_viewer_sim_set_paused(a->sim, 1);
+        hy_viewer_sim_request_step(a->sim);
+        break;
+    case GLFW_KEY_R:
+        hy_viewer_sim_request_reset(a->sim);
+        set_note(a, "reset: reloading the scene");
+        break;
+    case GLFW_KEY_W: a->wireframe = !a->wireframe; break;
+    case GLFW_KEY_S: a->want_screenshot = 1; break;
+    case GLFW_KEY_H: a->help = !a->help; break;
+    case GLFW_KEY_F: frame_camera(a, a->frame->positions); break;
+    default: break;
+    }
+}
+
+static void on_button(GLFWwindow* win, int button, int action, int mods) {
+    app* a = glfwGetWindowUserPointer(win);
+    if (action == GLFW_RELEASE) {
+        a->drag = 0;
+        return;
+    }
+    glfwGetCursorPos(win, &a->mx, &a->my);
+    a->drag = button == GLFW_MOUSE_BUTTON_LEFT ? 1 : (button == GLFW_MOUSE_BUTTON_RIGHT || button == GLFW_MOUSE_BUTTON_MIDDLE) ? 2 : 0;
+}
+
+static void on_cursor(GLFWwindow* win, double x, double y) {
+    app* a = glfwGetWindowUserPointer(win);
+    float dx = (float)(x - a->mx), dy = (float)(y - a->my);
+    a->mx = x;
+    a->my = y;
+    if (a->drag == 1) hy_viewer_camera_orbit(&a->cam, dx, dy);
+    if (a->drag == 2) {
+        int w, h;
+        glfwGetWindowSize(win, &w, &h);
+        hy_viewer_camera_pan(&a->cam, dx, dy, (float)h);
+    }
+}
+
+static void on_scroll(GLFWwindow* win, double xoff, double yoff) {
+    app* a = glfwGetWindowUserPointer(win);
+    hy_viewer_camera_zoom(&a->cam, (float)yoff);
+}
+
+/* ------------------------------------------------------------ HUD */
+
+static const unsigned char WHITE[4] = {235, 235, 240, 255};
+static const unsigned char DIM[4] = {160, 165, 175, 255};
+static const unsigned char WARN[4] = {255, 120, 100, 255};
+static const unsigned char PANEL[4] = {0, 0, 0, 150};
+static const unsigned char BAR_BACK[4] = {70, 72, 78, 200};
+/* bars in a pale neutral tone: object colours stay the only saturated ones */
+static const unsigned char BAR[4] = {200, 205, 215, 255};
+
+static double draw_fps(const app* a) {
+    int64_t n = a->draw_count < DRAW_WINDOW ? a->draw_count : DRAW_WINDOW;
+    if (n < 2) return 0.0;
+    double t1 = a->draw_times[(a->draw_count - 1) % DRAW_WINDOW];
+    double t0 = a->draw_times[(a->draw_count - n) % DRAW_WINDOW];
+    return t1 > t0 ? (double)(n - 1) / (t1 - t0) : 0.0;
+}
+
+static void draw_help(app* a, int w, int h) {
+    static const char* lines[] = {
+        "mouse   left drag: orbit   right/middle drag: pan   wheel: zoom",
+        "space   pause / run",
+        "n       one step (pauses)",
+        "r       reset: reload the scene file",
+        "w       wireframe over the shaded meshes",
+        "s       save a screenshot PNG in the current folder",
+        "f       frame the scene again",
+        "h       show / hide this help",
+        "Esc     quit",
+    };
+    int n = (int)(sizeof lines / sizeof lines[0]);
+    float lh = hy_viewer_hud_line_height(a->hud) * 1.15f, tw = 0.0f;
+    for (int i = 0; i < n; i++) {
+        float x = hy_viewer_hud_text_width(a->hud, lines[i]);
+        if (x > tw) tw = x;
+    }
+    float pad = lh, bw = tw + 2 * pad, bh = lh * (float)(n + 2) + pad;
+    float x0 = 0.5f * ((float)w - bw), y0 = 0.5f * ((float)h - bh);
+    hy_viewer_hud_rect(a->hud, x0, y0, bw, bh, PANEL);
+    hy_viewer_hud_text(a->hud, x0 + pad, y0 + pad, "keys", WHITE);
+    for (int i = 0; i < n; i++) hy_viewer_hud_text(a->hud, x0 + pad, y0 + pad + lh * (float)(i + 1.5f), lines[i], WHITE);
+}
+
+static void draw_hud(app* a, int w, int h) {
+    const hy_viewer_frame* f = a->frame;
+    const hy_viewer_topology* t = a->topo;
+    /* text grows with the window: stb_easy_font glyphs are ~7 px tall */
+    float scale = (float)h / 480.0f;
+    if (scale < 1.0f) scale = 1.0f;
+    if (scale > 3.0f) scale = 3.0f;
+    hy_viewer_hud_begin(a->hud, w, h, scale);
+    if (!a->hud_on) {
+        if (a->help) draw_help(a, w, h);
+        hy_viewer_hud_end(a->hud);
+        return;
+    }
+    char lines[16][768];
+    const unsigned char* colors[16];
+    int n = 0;
+    char msg[512];
+    int failed = hy_viewer_sim_get_message(a->sim, msg, sizeof msg);
+    int paused = hy_viewer_sim_get_paused(a->sim);
+    int done = hy_viewer_sim_is_done(a->sim);
+    const char* state = failed ? "stopped on an error" : done ? "stopped (frame limit)" : paused ? "paused" : "running";
+
+#define LINE(c, ...) (snprintf(lines[n], sizeof lines[n], __VA_ARGS__), colors[n] = (c), n++)
+    LINE(WHITE, "%s   %d objects (%d cloth, %d bodies, %d obstacles)   %d vertices, %d triangles", a->scene_name,
+         (int)t->object_count, a->objects_by_kind[HY_OBJECT_CLOTH], a->objects_by_kind[HY_OBJECT_BODY],
+         a->objects_by_kind[HY_OBJECT_OBSTACLE], (int)t->vertex_count, (int)t->triangle_count);
+    LINE(WHITE, "step %lld   t = %.3f s   %s", (long long)f->step, f->sim_time, state);
+    LINE(WHITE, "sim %.1f steps/s   draw %.1f fps   last step %.2f ms", (paused || done) ? 0.0 : f->steps_per_s,
+         draw_fps(a), f->stats.ms_total);
+    LINE(WHITE, "contacts %lld   candidates %lld   exact tests %lld   CG iterations %d   bonds %d",
+         (long long)f->stats.contacts, (long long)f->stats.candidates, (long long)f->stats.exact_tests,
+         (int)f->stats.cg_iterations, (int)f->bonds);
+    /* no scheduler exists yet: say so rather than name a policy */
+    LINE(DIM, "policy: none (hybrid scheduler not built yet)   resources: cpu (%d threads)", (int)t->threads);
+    if (msg[0]) LINE(WARN, "%s", msg);
+    if (a->note[0] && glfwGetTime() < a->note_until) LINE(WHITE, "%s", a->note);
+#undef LINE
+
+    float lh = hy_viewer_hud_line_height(a->hud) * 1.2f, pad = 0.6f * lh;
+    float tw = 0.0f;
+    for (int i = 0; i < n; i++) {
+        float x = hy_viewer_hud_text_width(a->hud, lines[i]);
+        if (x > tw) tw = x;
+    }
+    /* phase bars: the share of the last step each phase took. The stats give
+     * no per-worker busy time, so no per-resource bars are drawn. */
+    const float label_w = hy_viewer_hud_text_width(a->hud, "integrate  "), bar_w = 60.0f * scale;
+    float bars_w = label_w + bar_w + hy_viewer_hud_text_width(a->hud, "  000.00 ms");
+    if (bars_w > tw) tw = bars_w;
+    float panel_h = pad * 2 + lh * (float)(n + 1 + HY_PHASE_COUNT) + lh * 0.8f;
+    hy_viewer_hud_rect(a->hud, 0, 0, tw + 2 * pad, panel_h, PANEL);
+    float y = pad;
+    for (int i = 0; i < n; i++, y += lh) hy_viewer_hud_text(a->hud, pad, y, lines[i], colors[i]);
+    hy_viewer_hud_text(a->hud, pad, y, "phase times of the last step (bar: share of the step)", DIM);
+    y += lh;
+    for (int p = 0; p < HY_PHASE_COUNT; p++, y += lh) {
+        double ms = f->stats.ms[p];
+        double share = f->stats.ms_total > 0.0 ? ms / f->stats.ms_total : 0.0;
+        if (share > 1.0) share = 1.0;
+        if (!(share >= 0.0)) share = 0.0;
+        char v[64];
+        hy_viewer_hud_text(a->hud, pad, y, hy_phase_name((hy_phase)p), WHITE);
+        float bh = 0.6f * hy_viewer_hud_line_height(a->hud), bx = pad + label_w;
+        hy_viewer_hud_rect(a->hud, bx, y, bar_w, bh, BAR_BACK);
+        hy_viewer_hud_rect(a->hud, bx, y, (float)share * bar_w, bh, BAR);
+        snprintf(v, sizeof v, "  %.2f ms", ms);
+        hy_viewer_hud_text(a->hud, bx + bar_w, y, v, WHITE);
+    }
+    hy_viewer_hud_text(a->hud, pad, y + 0.2f * lh, "h: help", DIM);
+    if (a->help) draw_help(a, w, h);
+    hy_viewer_hud_end(a->hud);
+}
+
+/* ------------------------------------------------------------ drawing */
+
+static void draw(app* a, int w, int h) {
+    hy_viewer_render_draw(a->render, &a->cam, w, h, a->wireframe);
+    draw_hud(a, w, h);
+}
+
+/* Render one frame off screen at w x h and write it as a PNG. An FBO (with
+ * 4x multisampling when the driver has it) rather than the window's back
+ * buffer: a hidden or covered window has no defined pixels to read. */
+static int save_screenshot(app* a, const char* path, int w, int h, char* err, size_t err_size) {
+    GLuint fbo[2] = {0, 0}, rb[3] = {0, 0, 0};
+    int ok = 0;
+    unsigned char* pixels = malloc(3 * (size_t)w * (size_t)h);
+    if (!pixels) {
+        snprintf(err, err_size, "out of memory for a %dx%d screenshot", w, h);
+        return 0;
+    }
+    glGenFramebuffers(2, fbo);
+    glGenRenderbuffers(3, rb);
+    for (int samples = 4; samples >= 0 && !ok; samples -= 4) {
+        glBindFramebuffer(GL_FRAMEBUFFER, fbo[0]);
+        glBindRenderbuffer(GL_RENDERBUFFER, rb[0]);
+        glRenderbufferStorageMultisample(GL_RENDERBUFFER, samples, GL_RGBA8, w, h);
+        glFramebufferRenderbuffer(GL_FRAMEBUFFER, GL_COLOR_ATTACHMENT0, GL_RENDERBUFFER, rb[0]);
+        glBindRenderbuffer(GL_RENDERBUFFER, rb[1]);
+        glRenderbufferStorageMultisample(GL_RENDERBUFFER, samples, GL_DEPTH_COMPONENT24, w, h);
+        glFramebufferRenderbuffer(GL_FRAMEBUFFER, GL_DEPTH_ATTACHMENT, GL_RENDERBUFFER, rb[1]);
+        ok = glCheckFramebufferStatus(GL_FRAMEBUFFER) == GL_FRAMEBUFFER_COMPLETE;
+    }
+    if (ok) {
+        draw(a, w, h);
+        /* resolve into a single-sample buffer, then read it */
+        glBindFramebuffer(GL_FRAMEBUFFER, fbo[1]);
+        glBindRenderbuffer(GL_RENDERBUFFER, rb[2]);
+        glRenderbufferStorage(GL_RENDERBUFFER, GL_RGBA8, w, h);
+        glFramebufferRenderbuffer(GL_FRAMEBUFFER, GL_COLOR_ATTACHMENT0, GL_RENDERBUFFER, rb[2]);
+        ok = glCheckFramebufferStatus(GL_FRAMEBUFFER) == GL_FRAMEBUFFER_COMPLETE;
+        if (ok) {
+            glBindFramebuffer(GL_READ_FRAMEBUFFER, fbo[0]);
+            glBindFramebuffer(GL_DRAW_FRAMEBUFFER, fbo[1]);
+            glBlitFramebuffer(0, 0, w, h, 0, 0, w, h, GL_COLOR_BUFFER_BIT, GL_NEAREST);
+            glBindFramebuffer(GL_READ_FRAMEBUFFER, fbo[1]);
+            glPixelStorei(GL_PACK_ALIGNMENT, 1);
+            glReadPixels(0, 0, w, h, GL_RGB, GL_UNSIGNED_BYTE, pixels);
+            ok = glGetError() == GL_NO_ERROR;
+        }
+    }
+    glBindFramebuffer(GL_FRAMEBUFFER, 0);
+    glDeleteRenderbuffers(3, rb);
+    glDeleteFramebuffers(2, fbo);
+    if (!ok) {
+        snprintf(err, err_size, "could not render off screen for the screenshot");
+        free(pixels);
+        return 0;
+    }
+    /* OpenGL rows go bottom-up, PNG rows top-down */
+    stbi_flip_vertically_on_write(1);
+    ok = stbi_write_png(path, w, h, 3, pixels, 3 * w) != 0;
+    free(pixels);
+    if (!ok) snprintf(err, err_size, "cannot write %s", path);
+    return ok;
+}
+
+/* ------------------------------------------------------------ setup */
+
+static int open_window(app* a, int visible) {
+    glfwWindowHint(GLFW_CONTEXT_VERSION_MAJOR, 3);
+    glfwWindowHint(GLFW_CONTEXT_VERSION_MINOR, 3);
+    glfwWindowHint(GLFW_OPENGL_PROFILE, GLFW_OPENGL_CORE_PROFILE);
+    glfwWindowHint(GLFW_OPENGL_FORWARD_COMPAT, GLFW_TRUE);
+    glfwWindowHint(GLFW_SAMPLES, 4);
+    glfwWindowHint(GLFW_VISIBLE, visible ? GLFW_TRUE : GLFW_FALSE);
+    char title[256];
+    snprintf(title, sizeof title, "hyphys view - %s", a->scene_name);
+    a->win = glfwCreateWindow(a->opt->width, a->opt->height, title, NULL, NULL);
+    if (!a->win) {
+        /* some drivers refuse the multisampled format; try once without */
+        glfwWindowHint(GLFW_SAMPLES, 0);
+        a->win = glfwCreateWindow(a->opt->width, a->opt->height, title, NULL, NULL);
+    }
+    if (!a->win) {
+        fprintf(stderr, "hyphys view: cannot create an OpenGL 3.3 core window: %s\n",
+                glfw_error[0] ? glfw_error : "unknown reason");
+        return 0;
+    }
+    glfwMakeContextCurrent(a->win);
+    int version = epoxy_gl_version();
+    if (version < 33) {
+        fprintf(stderr, "hyphys view: OpenGL 3.3 is needed, the driver gives %d.%d (%s)\n", version / 10, version % 10,
+                (const char*)glGetString(GL_RENDERER));
+        return 0;
+    }
+    glfwSwapInterval(1);
+    glfwSetWindowUserPointer(a->win, a);
+    glfwSetKeyCallback(a->win, on_key);
+    glfwSetMouseButtonCallback(a->win, on_button);
+    glfwSetCursorPosCallback(a->win, on_cursor);
+    glfwSetScrollCallback(a->win, on_scroll);
+    return 1;
+}
+
+static void base_name(const char* path, char* out, size_t size) {
+    const char* s = strrchr(path, '/');
+    snprintf(out, size, "%s", s ? s + 1 : path);
+}
+
+int hy_viewer_run(const hy_viewer_options* opt) {
+    app a;
+    memset(&a, 0, sizeof a);
+    a.opt = opt;
+    a.hud_on = opt->hud;
+    base_name(opt->scene_path, a.scene_name, sizeof a.scene_name);
+    int batch = opt->screenshot != NULL;
+    int code = HY_EXIT_RUNTIME;
+
+    /* a display first: it is cheap to check and the scene may be slow to load */
+    glfwSetErrorCallback(on_glfw_error);
+    if (!glfwInit()) {
+        fprintf(stderr,
+                "hyphys view: cannot open a window: %s\n"
+                "hyphys view: the viewer needs a display (set DISPLAY, or run it under xvfb-run); "
+                "the other commands run without one\n",
+                glfw_error[0] ? glfw_error : "GLFW failed to initialise");
+        return HY_EXIT_RUNTIME;
+    }
+
+    hy_viewer_sim_def def;
+    memset(&def, 0, sizeof def);
+    def.scene_path = opt->scene_path;
+    def.options = hy_scene_options_default();
+    if (opt->threads > 0) def.options.threads = opt->threads;
+    def.max_steps = opt->frames;
+    def.realtime = batch ? 0 : opt->realtime;
+    def.paused = batch ? 0 : opt->paused;
+    hy_status st = hy_viewer_sim_create(&def, &a.sim);
+    if (st != HY_OK) {
+        fprintf(stderr, "hyphys view: %s: %s\n", opt->scene_path, hy_last_error());
+        glfwTerminate();
+        return st == HY_ERR_IO || st == HY_ERR_PARSE || st == HY_ERR_INVALID_ARG || st == HY_ERR_BAD_DEF
+                   ? HY_EXIT_USAGE
+                   : HY_EXIT_RUNTIME;
+    }
+    a.topo = hy_viewer_sim_get_topology(a.sim);
+    for (int32_t i = 0; i < a.topo->object_count; i++) {
+        int k = (int)a.topo->objects[i].kind;
+        if (k >= 1 && k <= 3) a.objects_by_kind[k]++;
+    }
+
+    char err[1024] = "";
+    if (!open_window(&a, !batch)) goto done;
+    a.render = hy_viewer_render_create(a.topo, err, sizeof err);
+    if (a.render) a.hud = hy_viewer_hud_create(err, sizeof err);
+    if (!a.render || !a.hud) {
+        fprintf(stderr, "hyphys view: %s\n", err);
+        goto done;
+    }
+    hy_viewer_sim_acquire(a.sim, &a.frame);
+    hy_viewer_render_update(a.render, a.frame->positions);
+    frame_camera(&a, a.frame->positions);
+    {
+        float ext = fmaxf(a.hi[0] - a.lo[0], a.hi[2] - a.lo[2]);
+        float size = fmaxf(ext, a.hi[1] - a.lo[1]);
+        /* a little below the lowest point, so a ground obstacle does not z-fight the grid */
+        hy_viewer_render_set_ground(a.render, 0.5f * (a.lo[0] + a.hi[0]), 0.5f * (a.lo[2] + a.hi[2]),
+                                    a.lo[1] - 0.005f * size, 3.0f * fmaxf(ext, 0.5f * size));
+    }
+    if (!hy_viewer_sim_start(a.sim)) {
+        fprintf(stderr, "hyphys view: cannot start the simulation thread\n");
+        goto done;
+    }
+
+    if (batch) {
+        /* run the steps, then one frame off screen; events keep the window alive */
+        while (!hy_viewer_sim_is_done(a.sim) && !glfwWindowShouldClose(a.win)) glfwWaitEventsTimeout(0.05);
+        char msg[512];
+        if (hy_viewer_sim_get_message(a.sim, msg, sizeof msg)) {
+            fprintf(stderr, "hyphys view: %s\n", msg);
+            goto done;
+        }
+        hy_viewer_sim_acquire(a.sim, &a.frame);
+        hy_viewer_render_update(a.render, a.frame->positions);
+        int w = a.opt->width, h = a.opt->height;
+        if (!save_screenshot(&a, opt->screenshot, w, h, err, sizeof err)) {
+            fprintf(stderr, "hyphys view: %s\n", err);
+            goto done;
+        }
+        printf("screenshot: %s (%dx%d) after %lld steps, %d objects, colours", opt->screenshot, w, h,
+               (long long)a.frame->step, (int)a.topo->object_count);
+        int ncol = a.topo->object_count < 8 ? (int)a.topo->object_count : 8;
+        for (int i = 0; i < ncol; i++) {
+            unsigned char c[3];
+            hy_viewer_object_color(i, c);
+            printf("%s#%02x%02x%02x", i ? "," : " ", c[0], c[1], c[2]);
+        }
+        printf("\n");
+        code = HY_EXIT_OK;
+        goto done;
+    }
+
+    /* interactive loop: never waits for a step, only for events when idle */
+    while (!glfwWindowShouldClose(a.win)) {
+        int idle = hy_viewer_sim_get_paused(a.sim) || hy_viewer_sim_is_done(a.sim);
+        if (idle)
+            glfwWaitEventsTimeout(0.1); /* a paused scene need not redraw 60 times a second */
+        else
+            glfwPollEvents();
+        if (hy_viewer_sim_acquire(a.sim, &a.frame)) hy_viewer_render_update(a.render, a.frame->positions);
+        int w, h;
+        glfwGetFramebufferSize(a.win, &w, &h);
+        if (w <= 0 || h <= 0) continue; /* minimised */
+        if (a.want_screenshot) {
+            a.want_screenshot = 0;
+            char path[512];
+            char stem[128];
+            snprintf(stem, sizeof stem, "%s", a.scene_name);
+            char* dot = strrchr(stem, '.');
+            if (dot) *dot = '\0';
+            do {
+                snprintf(path, sizeof path, "hyphys-%s-%06lld-%d.png", stem, (long long)a.frame->step,
+                         a.screenshot_count++);
+            } while (access(path, F_OK) == 0 && a.screenshot_count < 10000);
+            char line[700];
+            if (save_screenshot(&a, path, w, h, err, sizeof err))
+                snprintf(line, sizeof line, "saved %s", path);
+            else
+                snprintf(line, sizeof line, "screenshot failed: %s", err);
+            printf("hyphys view: %s\n", line);
+            set_note(&a, line);
+        }
+        glBindFramebuffer(GL_FRAMEBUFFER, 0);
+        draw(&a, w, h);
+        glfwSwapBuffers(a.win);
+        a.draw_times[a.draw_count % DRAW_WINDOW] = glfwGetTime();
+        a.draw_count++;
+    }
+    code = HY_EXIT_OK;
+
+done:
+    /* stop the simulation before its snapshots' GL users go away */
+    hy_viewer_sim_destroy(a.sim);
+    if (a.win) {
+        glfwMakeContextCurrent(a.win);
+        hy_viewer_hud_destroy(a.hud);
+        hy_viewer_render_destroy(a.render);
+        glfwDestroyWindow(a.win);
+    }
+    glfwTerminate();
+    return code;
+}

@@ -1,0 +1,24 @@
+/* The interactive viewer behind `hyphys view`. Only this command opens a
+ * window; everything else in hyphys runs without a display. */
+#ifndef HY_VIEWER_VIEWER_H
+#define HY_VIEWER_VIEWER_H
+
+#include <stdint.h>
+
+typedef struct hy_viewer_options {
+    const char* scene_path;
+    int32_t threads;        /* > 0 overrides the scene's worker count */
+    int64_t frames;         /* stop stepping after this many steps; < 0 = never */
+    const char* screenshot; /* with frames: save a PNG after them and exit */
+    int width, height;      /* window size, pixels */
+    int realtime;           /* 1 = no faster than the wall clock */
+    int hud;                /* 1 = draw the HUD */
+    int paused;             /* start paused */
+} hy_viewer_options;
+
+/* Open the window and run until it closes (or the screenshot is saved).
+ * Returns the process exit code: 0 ok, 1 runtime failure (no display, no
+ * OpenGL 3.3, a failed step in screenshot mode), 2 bad input (the scene). */
+int hy_viewer_run(const hy_viewer_options* options);
+
+#endif
