@@ -19,11 +19,11 @@ build: configure
 	cmake --build $(BUILD) -j$(JOBS)
 
 # The main job: the default scene, headless.
-run: build
-	./$(BUILD)/hyphys run $(SCENE) --frames $(FRAMES)
+run:
+	bash scripts/run.sh $(SCENE) --frames $(FRAMES)
 
-test: build
-	cd $(BUILD) && ctest --output-on-failure -j$(JOBS)
+test:
+	bash scripts/test.sh
 
 test-asan: deps
 	cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DHY_SANITIZE=ON -DHY_WERROR=ON -DHY_VIEWER=OFF

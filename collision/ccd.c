@@ -6,17 +6,24 @@
 #include <float.h>
 #include <math.h>
 #include <stddef.h>
+#include <stdlib.h>
 
 #include "collision/ccd_math.h"
 
 /* Acceptance at 2x the rounding bound: near misses closer than that are
  * beyond what double arithmetic can separate anyway (docs/CCD.md). */
 #define ACCEPT_FACTOR 2.0
+#define TWIST_REL 1e-9
+#define TOI_BITS 20
+/* Boxes kept on the stack; a larger cap allocates. */
+#define HEAP_LOCAL 1025
 
 hy_ccd_options hy_ccd_options_default(void) {
     hy_ccd_options o;
     o.max_boxes = HY_CCD_DEFAULT_MAX_BOXES;
     o.accept_factor = ACCEPT_FACTOR;
+    o.twist_rel = TWIST_REL;
+    o.toi_bits = TOI_BITS;
     return o;
 }
 
@@ -31,6 +38,9 @@ int hy_ccd_query(int is_vf, const double x[8][3], double min_distance, const hy_
     double* t_out = toi ? toi : &t_dummy;
     if (o.accept_factor < 1.0 || !(o.accept_factor == o.accept_factor)) o.accept_factor = 1.0;
     if (o.max_boxes < 1) o.max_boxes = 1;
+    if (!(o.twist_rel >= 0.0)) o.twist_rel = 0.0;
+    if (o.toi_bits < 0) o.toi_bits = 0;
+    if (o.toi_bits > HY_CCD_MAX_LEVEL) o.toi_bits = HY_CCD_MAX_LEVEL;
 
     /* Non-finite input cannot be reasoned about: answer "collision" at t=0,
      * the conservative choice. A negative or NaN distance means touching. */
@@ -99,9 +109,19 @@ int hy_ccd_query(int is_vf, const double x[8][3], double min_distance, const hy_
     if (hy_ccd_aabb_apart(sa, na, sb, nb, md)) return 0;
 
     hy_ccd_problem pr;
-    hy_ccd_problem_init(&pr, p, is_vf, md, o.accept_factor);
+    hy_ccd_problem_init(&pr, p, is_vf, md, o.accept_factor, o.twist_rel, o.toi_bits);
     hy_ccd_stats st = {0, 0};
-    int hit = hy_ccd_search(&pr, o.max_boxes, t_out, &st);
+    hy_ccd_box local_heap[HEAP_LOCAL];
+    hy_ccd_box* heap = local_heap;
+    if (o.max_boxes + 1 > HEAP_LOCAL) {
+        heap = malloc(sizeof *heap * ((size_t)o.max_boxes + 1));
+        if (!heap) { /* no room to search: the conservative answer */
+            *t_out = 0.0;
+            return 1;
+        }
+    }
+    int hit = hy_ccd_search(&pr, heap, o.max_boxes, t_out, &st);
+    if (heap != local_heap) free(heap);
     inf->boxes = st.boxes;
     inf->capped = st.capped;
     return hit;

@@ -23,6 +23,10 @@ typedef struct hy_ccd_options {
     int max_boxes;        /* work cap in box evaluations; past it: "collision" */
     double accept_factor; /* a box within accept_factor * rounding bound of
                              touching counts as touching (>= 1) */
+    double twist_rel;     /* an unseparated box whose corner values are affine
+                             within twist_rel * largest |coordinate| counts as
+                             a contact (only trades false positives for speed) */
+    int toi_bits;         /* ... once its time span is at most 2^-toi_bits */
 } hy_ccd_options;
 
 typedef struct hy_ccd_info {

@@ -37,10 +37,12 @@
 
 /* Deepest bisection per parameter: keeps u, 1-u, v exact dyadics. */
 #define HY_CCD_MAX_LEVEL 50
-/* Pending boxes: a depth-first search pushes one sibling per level. */
-#define HY_CCD_STACK (3 * HY_CCD_MAX_LEVEL + 8)
 /* Default work cap (box evaluations) before answering "collision". */
-#define HY_CCD_DEFAULT_MAX_BOXES 1200
+#define HY_CCD_DEFAULT_MAX_BOXES 1000
+
+/* Finite operands only (inputs are checked): plain compares, no libm call. */
+HY_HD double hy_ccd_min(double a, double b) { return a < b ? a : b; }
+HY_HD double hy_ccd_max(double a, double b) { return a > b ? a : b; }
 
 /* Unit roundoff of double. */
 #define HY_CCD_U (1.0 / 9007199254740992.0)
@@ -53,12 +55,14 @@ typedef struct hy_ccd_problem {
     double axis_thr[3]; /* eps_k + min_distance, rounded up */
     double accept[3];   /* |F_k| bound under which a box counts as touching */
     double md;          /* min_distance, scaled */
+    double twist_tol;   /* nonlinearity under which an unseparated box is a contact */
+    int t_level;        /* time bisection depth required before accepting on twist */
     int duffy;
 } hy_ccd_problem;
 
 typedef struct hy_ccd_box {
-    double lo[3], hi[3]; /* t, u, v */
-    int level[3];
+    double lo[3], hi[3];    /* t, u, v */
+    unsigned char level[3]; /* bisections so far per parameter */
 } hy_ccd_box;
 
 /* Result of a search, for statistics. */
@@ -76,12 +80,12 @@ HY_HD int hy_ccd_aabb_apart(const double* const* a, int na, const double* const*
     for (int k = 0; k < 3; k++) {
         double amin = a[0][k], amax = a[0][k], bmin = b[0][k], bmax = b[0][k];
         for (int i = 1; i < na; i++) {
-            amin = fmin(amin, a[i][k]);
-            amax = fmax(amax, a[i][k]);
+            amin = hy_ccd_min(amin, a[i][k]);
+            amax = hy_ccd_max(amax, a[i][k]);
         }
         for (int i = 1; i < nb; i++) {
-            bmin = fmin(bmin, b[i][k]);
-            bmax = fmax(bmax, b[i][k]);
+            bmin = hy_ccd_min(bmin, b[i][k]);
+            bmax = hy_ccd_max(bmax, b[i][k]);
         }
         if (bmin - amax > thr || amin - bmax > thr) return 1;
     }
@@ -91,17 +95,22 @@ HY_HD int hy_ccd_aabb_apart(const double* const* a, int na, const double* const*
 /* Largest |x| over n points of 3 coordinates, on axis k. */
 HY_HD double hy_ccd_absmax(const double* const* x, int n, int k) {
     double m = 0.0;
-    for (int i = 0; i < n; i++) m = fmax(m, fabs(x[i][k]));
+    for (int i = 0; i < n; i++) m = hy_ccd_max(m, fabs(x[i][k]));
     return m;
 }
 
 /* Fill the relative form. x[0..3] are the 4 positions at t=0, x[4..7] at
  * t=1, already scaled. For vertex-face x = (p, a, b, c); for edge-edge
- * x = (a, b, c, d). acc_factor scales the acceptance tolerance in units of
- * eps (>= 1). */
-HY_HD void hy_ccd_problem_init(hy_ccd_problem* pr, const double* const* x, int is_vf, double md, double acc_factor) {
+ * x = (a, b, c, d). acc_factor scales the touching tolerance in units of
+ * eps (>= 1); twist_rel is the nonlinearity tolerance relative to the
+ * largest coordinate; t_level the time bisection depth before a box may be
+ * accepted on that tolerance. */
+HY_HD void hy_ccd_problem_init(hy_ccd_problem* pr, const double* const* x, int is_vf, double md, double acc_factor,
+                               double twist_rel, int t_level) {
     pr->duffy = is_vf;
     pr->md = md;
+    pr->t_level = t_level;
+    double mall = 0.0;
     for (int s = 0; s < 2; s++) {
         const double* p0 = x[4 * s + 0];
         const double* p1 = x[4 * s + 1];
@@ -128,7 +137,9 @@ HY_HD void hy_ccd_problem_init(hy_ccd_problem* pr, const double* const* x, int i
         pr->eps[k] = 48.0 * HY_CCD_U * m + DBL_MIN;
         pr->axis_thr[k] = (pr->eps[k] + md) * (1.0 + 4.0 * HY_CCD_U);
         pr->accept[k] = md + acc_factor * pr->eps[k];
+        mall = hy_ccd_max(mall, m);
     }
+    pr->twist_tol = twist_rel * mall;
 }
 
 /* Corner values of F over a box: F[ti][ui][vi][k]. */
@@ -167,8 +178,8 @@ HY_HD int hy_ccd_dir_separates(const hy_ccd_problem* pr, const double d[3], cons
     for (int i = 0; i < 8; i++) {
         const double* F = Fc + 3 * i;
         double dot = (d[0] * F[0] + d[1] * F[1]) + d[2] * F[2];
-        mn = fmin(mn, dot);
-        mx = fmax(mx, dot);
+        mn = hy_ccd_min(mn, dot);
+        mx = hy_ccd_max(mx, dot);
         if (mn <= bound && mx >= -bound) return 0;
     }
     return mn > bound || mx < -bound;
@@ -177,26 +188,26 @@ HY_HD int hy_ccd_dir_separates(const hy_ccd_problem* pr, const double d[3], cons
 /* Box verdict. */
 enum { HY_CCD_EXCLUDED = 0, HY_CCD_ACCEPTED = 1, HY_CCD_SPLIT = 2 };
 
-/* Evaluate one box; on HY_CCD_SPLIT, *split_dim is the parameter to bisect
- * and *lower_first says which half to search first. */
-HY_HD int hy_ccd_box_eval(const hy_ccd_problem* pr, const hy_ccd_box* b, int* split_dim, int* lower_first) {
+/* Evaluate one box; on HY_CCD_SPLIT, *split_dim is the parameter to bisect. */
+HY_HD int hy_ccd_box_eval(const hy_ccd_problem* pr, const hy_ccd_box* b, int* split_dim) {
     double F[2][2][2][3];
     hy_ccd_corners(pr, b, F);
     const double* Fc = &F[0][0][0][0];
 
     /* Axis test: the hull's bounding box misses the origin. */
-    double lo[3], hi[3], fmx[3];
+    double fmx[3];
     int inside = 1;
     for (int k = 0; k < 3; k++) {
-        lo[k] = hi[k] = Fc[k];
+        double lo = Fc[k], hi = Fc[k];
         for (int i = 1; i < 8; i++) {
-            lo[k] = fmin(lo[k], Fc[3 * i + k]);
-            hi[k] = fmax(hi[k], Fc[3 * i + k]);
+            lo = hy_ccd_min(lo, Fc[3 * i + k]);
+            hi = hy_ccd_max(hi, Fc[3 * i + k]);
         }
-        if (lo[k] > pr->axis_thr[k] || hi[k] < -pr->axis_thr[k]) return HY_CCD_EXCLUDED;
-        fmx[k] = fmax(fabs(lo[k]), fabs(hi[k]));
+        if (lo > pr->axis_thr[k] || hi < -pr->axis_thr[k]) return HY_CCD_EXCLUDED;
+        fmx[k] = hy_ccd_max(-lo, hi);
         if (fmx[k] + pr->eps[k] > pr->accept[k]) inside = 0;
     }
+    /* Touching within rounding: the earliest such box gives the time. */
     if (inside) return HY_CCD_ACCEPTED;
 
     /* Centroid direction: separates a hull that is small compared with its
@@ -206,12 +217,12 @@ HY_HD int hy_ccd_box_eval(const hy_ccd_problem* pr, const hy_ccd_box* b, int* sp
         for (int k = 0; k < 3; k++) c[k] += Fc[3 * i + k];
     if (hy_ccd_dir_separates(pr, c, Fc, fmx)) return HY_CCD_EXCLUDED;
 
-    /* Local plane normal: average edge vectors of the box along t, u, v; the
-     * cross product of the two that span the most area is normal to a nearly
-     * flat hull (a triangle's normal, two edges' common normal, or the plane
-     * of parallel edges sliding), which separates thin near misses that the
-     * centroid cannot. */
-    double D[3][3], spread[3];
+    /* Face normals of the hull: for F affine on the box the hull is a
+     * parallelepiped spanned by the mean edge vectors D_t, D_u, D_v, and a
+     * point outside it is separated by one of the three face normals. They
+     * also catch flat hulls (a triangle's normal, two edges' common normal,
+     * parallel edges sliding in a plane) that the centroid cannot. */
+    double D[3][3];
     for (int k = 0; k < 3; k++) {
         D[0][k] = (F[1][0][0][k] - F[0][0][0][k]) + (F[1][0][1][k] - F[0][0][1][k]) + (F[1][1][0][k] - F[0][1][0][k]) +
                   (F[1][1][1][k] - F[0][1][1][k]);
@@ -220,97 +231,114 @@ HY_HD int hy_ccd_box_eval(const hy_ccd_problem* pr, const hy_ccd_box* b, int* sp
         D[2][k] = (F[0][0][1][k] - F[0][0][0][k]) + (F[0][1][1][k] - F[0][1][0][k]) + (F[1][0][1][k] - F[1][0][0][k]) +
                   (F[1][1][1][k] - F[1][1][0][k]);
     }
-    double best_n[3] = {0.0, 0.0, 0.0}, best_len = 0.0;
     for (int i = 0; i < 3; i++) {
-        for (int j = i + 1; j < 3; j++) {
-            hy_v3 n = v3_cross(v3_load(D[i]), v3_load(D[j]));
-            double l = v3_len2(n);
-            if (l > best_len) {
-                best_len = l;
-                v3_store(best_n, n);
-            }
-        }
+        int j = (i + 1) % 3;
+        double n[3];
+        v3_store(n, v3_cross(v3_load(D[i]), v3_load(D[j])));
+        if ((n[0] != 0.0 || n[1] != 0.0 || n[2] != 0.0) && hy_ccd_dir_separates(pr, n, Fc, fmx))
+            return HY_CCD_EXCLUDED;
     }
-    if (best_len > 0.0 && hy_ccd_dir_separates(pr, best_n, Fc, fmx)) return HY_CCD_EXCLUDED;
 
-    /* Split the parameter along which F varies most (sum of |edge change|),
-     * skipping parameters already at the deepest level. */
+    /* Not separated. Measure how far F is from affine on this box (twisted
+     * edges): the face-normal test is exact for an affine F, so a box whose
+     * nonlinear part is below the tolerance and which is still not separated
+     * holds a contact (or a near miss closer than the tolerance). Accepting
+     * only decides false positives, never false negatives: the time of
+     * impact stays safe because boxes are searched earliest first. */
+    double spread[3], twist = 0.0;
+    for (int k = 0; k < 3; k++) {
+        double tu = (F[1][1][0][k] - F[1][0][0][k]) - (F[0][1][0][k] - F[0][0][0][k]);
+        double tv = (F[1][0][1][k] - F[1][0][0][k]) - (F[0][0][1][k] - F[0][0][0][k]);
+        double uv = (F[0][1][1][k] - F[0][1][0][k]) - (F[0][0][1][k] - F[0][0][0][k]);
+        double uv1 = (F[1][1][1][k] - F[1][1][0][k]) - (F[1][0][1][k] - F[1][0][0][k]);
+        twist = hy_ccd_max(twist, hy_ccd_max(hy_ccd_max(fabs(tu), fabs(tv)), hy_ccd_max(fabs(uv), fabs(uv1))));
+    }
     for (int d = 0; d < 3; d++) {
-        double s = 0.0;
-        for (int e = 0; e < 4; e++) {
-            int a0 = e & 1, a1 = (e >> 1) & 1;
-            const double *x0, *x1;
-            if (d == 0) {
-                x0 = F[0][a0][a1];
-                x1 = F[1][a0][a1];
-            } else if (d == 1) {
-                x0 = F[a0][0][a1];
-                x1 = F[a0][1][a1];
-            } else {
-                x0 = F[a0][a1][0];
-                x1 = F[a0][a1][1];
-            }
-            s += (fabs(x1[0] - x0[0]) + fabs(x1[1] - x0[1])) + fabs(x1[2] - x0[2]);
-        }
+        double s = (fabs(D[d][0]) + fabs(D[d][1])) + fabs(D[d][2]);
         spread[d] = b->level[d] >= HY_CCD_MAX_LEVEL ? -1.0 : s;
     }
+    int t_fine = b->level[0] >= pr->t_level;
+    if (twist <= pr->twist_tol) {
+        if (t_fine) return HY_CCD_ACCEPTED;
+        if (spread[0] >= 0.0) {
+            *split_dim = 0; /* refine the time of impact */
+            return HY_CCD_SPLIT;
+        }
+    }
+    /* Split the parameter along which F varies most. */
     int dim = 0;
     if (spread[1] > spread[dim]) dim = 1;
     if (spread[2] > spread[dim]) dim = 2;
     if (spread[dim] < 0.0) return HY_CCD_ACCEPTED; /* cannot split: conservative */
     *split_dim = dim;
-    if (dim == 0) {
-        *lower_first = 1; /* earliest time first */
-    } else {
-        /* Search first the half holding the corner nearest the origin. */
-        double near_lo = INFINITY, near_hi = INFINITY;
-        for (int ti = 0; ti < 2; ti++)
-            for (int a = 0; a < 2; a++)
-                for (int h = 0; h < 2; h++) {
-                    const double* x = dim == 1 ? F[ti][h][a] : F[ti][a][h];
-                    double n1 = (fabs(x[0]) + fabs(x[1])) + fabs(x[2]);
-                    if (h)
-                        near_hi = fmin(near_hi, n1);
-                    else
-                        near_lo = fmin(near_lo, n1);
-                }
-        *lower_first = near_lo <= near_hi;
-    }
     return HY_CCD_SPLIT;
 }
 
-/* Depth-first search of [0,1]^3. Returns 1 and *toi when a box is accepted
- * (or the cap is hit: then *toi is the earliest pending time), 0 when every
- * box was excluded. */
-HY_HD int hy_ccd_search(const hy_ccd_problem* pr, int max_boxes, double* toi, hy_ccd_stats* st) {
-    hy_ccd_box stack[HY_CCD_STACK];
-    int top = 0;
+/* Earliest-first order: smaller t_lo, then the deeper box (depth-first). */
+HY_HD int hy_ccd_box_before(const hy_ccd_box* a, const hy_ccd_box* b) {
+    if (a->lo[0] != b->lo[0]) return a->lo[0] < b->lo[0];
+    return a->level[0] + a->level[1] + a->level[2] > b->level[0] + b->level[1] + b->level[2];
+}
+
+HY_HD void hy_ccd_heap_push(hy_ccd_box* h, int* n, const hy_ccd_box* b) {
+    int i = (*n)++;
+    while (i > 0) {
+        int p = (i - 1) / 2;
+        if (!hy_ccd_box_before(b, &h[p])) break;
+        h[i] = h[p];
+        i = p;
+    }
+    h[i] = *b;
+}
+
+HY_HD hy_ccd_box hy_ccd_heap_pop(hy_ccd_box* h, int* n) {
+    hy_ccd_box top = h[0];
+    hy_ccd_box last = h[--(*n)];
+    int i = 0;
+    for (;;) {
+        int l = 2 * i + 1, r = l + 1, m = i;
+        const hy_ccd_box* mb = &last;
+        if (l < *n && hy_ccd_box_before(&h[l], mb)) {
+            m = l;
+            mb = &h[l];
+        }
+        if (r < *n && hy_ccd_box_before(&h[r], mb)) m = r;
+        if (m == i) break;
+        h[i] = h[m];
+        i = m;
+    }
+    if (*n > 0) h[i] = last;
+    return top;
+}
+
+/* Earliest-first search of [0,1]^3 with a heap of pending boxes (heap must
+ * hold max_boxes + 1). Returns 1 and *toi when a box is accepted (or the cap
+ * is hit: then *toi is the earliest pending time), 0 when every box was
+ * excluded. Every pending box starts no earlier than the accepted one, and
+ * excluded boxes hold no contact, so *toi never exceeds the first contact. */
+HY_HD int hy_ccd_search(const hy_ccd_problem* pr, hy_ccd_box* heap, int max_boxes, double* toi, hy_ccd_stats* st) {
+    int n = 0;
     hy_ccd_box root = {{0.0, 0.0, 0.0}, {1.0, 1.0, 1.0}, {0, 0, 0}};
-    stack[top++] = root;
-    double best = 2.0; /* earliest accepted time so far; > 1 = none */
+    hy_ccd_heap_push(heap, &n, &root);
     int boxes = 0;
     st->capped = 0;
-    while (top > 0) {
-        hy_ccd_box b = stack[--top];
-        /* Only an earlier contact can improve the answer. */
-        if (b.lo[0] >= best) continue;
+    while (n > 0) {
         if (boxes >= max_boxes) {
-            /* Conservative give-up: some root may hide in any pending box. */
-            double t = fmin(best, b.lo[0]);
-            for (int i = 0; i < top; i++) t = fmin(t, stack[i].lo[0]);
+            /* Conservative give-up: a contact may hide in any pending box. */
             st->boxes = boxes;
             st->capped = 1;
-            *toi = t;
+            *toi = heap[0].lo[0];
             return 1;
         }
+        hy_ccd_box b = hy_ccd_heap_pop(heap, &n);
         boxes++;
-        int dim = 0, lower_first = 1;
-        int r = hy_ccd_box_eval(pr, &b, &dim, &lower_first);
+        int dim = 0;
+        int r = hy_ccd_box_eval(pr, &b, &dim);
         if (r == HY_CCD_EXCLUDED) continue;
         if (r == HY_CCD_ACCEPTED) {
-            best = fmin(best, b.lo[0]);
-            if (best <= 0.0) break;
-            continue;
+            st->boxes = boxes;
+            *toi = b.lo[0];
+            return 1;
         }
         double mid = 0.5 * (b.lo[dim] + b.hi[dim]);
         hy_ccd_box lo = b, hi = b;
@@ -318,25 +346,10 @@ HY_HD int hy_ccd_search(const hy_ccd_problem* pr, int max_boxes, double* toi, hy
         hi.lo[dim] = mid;
         lo.level[dim]++;
         hi.level[dim]++;
-        if (top + 2 > HY_CCD_STACK) { /* cannot happen: depth is bounded */
-            st->boxes = boxes;
-            st->capped = 1;
-            *toi = 0.0;
-            return 1;
-        }
-        if (lower_first) {
-            stack[top++] = hi;
-            stack[top++] = lo;
-        } else {
-            stack[top++] = lo;
-            stack[top++] = hi;
-        }
+        hy_ccd_heap_push(heap, &n, &hi);
+        hy_ccd_heap_push(heap, &n, &lo);
     }
     st->boxes = boxes;
-    if (best <= 1.0) {
-        *toi = best;
-        return 1;
-    }
     return 0;
 }
 

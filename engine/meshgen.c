@@ -110,8 +110,9 @@ HY_API hy_status hy_mesh_grid(int nx, int ny, double size_x, double size_z, hy_m
     for (int j = 0; j + 1 < ny; j++)
         for (int i = 0; i + 1 < nx; i++) {
             int32_t a = j * nx + i, b = a + 1, c = a + nx + 1, d = a + nx;
-            /* Seen from +y, the walk a(i,j) -> d(i,j+1) -> c -> b is counter-clockwise
-             * (x to the right, z towards the viewer's bottom: x cross z = -y). */
+            /* a=(i,j) b=(i+1,j) c=(i+1,j+1) d=(i,j+1). Since x cross z = -y,
+             * a->d->c->b is the counter-clockwise order seen from +y:
+             * (d-a) x (c-a) = z x (x+z) = +y. */
             if (((i + j) & 1) == 0) {
                 put_t(m, &t, a, d, c);
                 put_t(m, &t, a, c, b);
@@ -182,8 +183,10 @@ HY_API hy_status hy_mesh_icosphere(double radius, int subdivisions, hy_mesh** ou
     hy_status s = alloc_checked("hy_mesh_icosphere", nv, nt, &m);
     if (s) return s;
 
-    /* The 12 vertices (0, ±1, ±p), (±1, ±p, 0), (±p, 0, ±1) with the golden
-     * ratio p, and 20 faces listed counter-clockwise from outside. */
+    /* The 12 vertices (±1, ±p, 0), (0, ±1, ±p), (±p, 0, ±1) with the golden
+     * ratio p, and 20 faces listed counter-clockwise from outside. base_v
+     * holds the signs with 1 in place of p; the loop below puts p back in the
+     * right axis for each group of four. */
     const double p = 0.5 * (1.0 + sqrt(5.0));
     static const double base_v[12][3] = {{-1, 1, 0}, {1, 1, 0}, {-1, -1, 0}, {1, -1, 0},
                                          {0, -1, 1}, {0, 1, 1}, {0, -1, -1}, {0, 1, -1},
@@ -192,9 +195,6 @@ HY_API hy_status hy_mesh_icosphere(double radius, int subdivisions, hy_mesh** ou
                                           {1, 5, 9},  {5, 11, 4}, {11, 10, 2}, {10, 7, 6}, {7, 1, 8},
                                           {3, 9, 4},  {3, 4, 2},  {3, 2, 6},   {3, 6, 8},  {3, 8, 9},
                                           {4, 9, 5},  {2, 4, 11}, {6, 2, 10},  {8, 6, 7},  {9, 8, 1}};
-    /* base_v stores (a, b, c) with |a|,|b|,|c| in {0, 1}: the 1 along the axis
-     * that carries p is replaced below. Rows are (±1, ±p, 0), (0, ±1, ±p),
-     * (±p, 0, ±1). */
     for (int i = 0; i < 12; i++) {
         double x = base_v[i][0], y = base_v[i][1], z = base_v[i][2];
         if (i < 4) y *= p;       /* (±1, ±p, 0) */

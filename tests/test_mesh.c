@@ -156,7 +156,15 @@ int main(void) {
     if (m) check_closed("icosphere s=0", m, 12, 20, 4.0 / 3.0 * PI * 8.0, 0.4);
     hy_mesh_destroy(m);
     CHECK_OK(hy_mesh_icosphere(2.0, 4, &m));
-    if (m) check_closed("icosphere s=4", m, 2562, 5120, 4.0 / 3.0 * PI * 8.0, 0.005);
+    if (m) {
+        check_closed("icosphere s=4", m, 2562, 5120, 4.0 / 3.0 * PI * 8.0, 0.005);
+        double rerr = 0.0; /* every vertex on the sphere, to rounding */
+        for (int32_t i = 0; i < m->vertex_count; i++) {
+            const double* q = m->positions + 3 * i;
+            rerr = fmax(rerr, fabs(sqrt(q[0] * q[0] + q[1] * q[1] + q[2] * q[2]) - 2.0));
+        }
+        CHECK(rerr < 1e-14);
+    }
     hy_mesh_destroy(m);
     CHECK_OK(hy_mesh_uv_sphere(1.0, 64, 32, &m));
     if (m) check_closed("uv_sphere 64x32", m, 2 + 31 * 64, 2 * 64 * 31, 4.0 / 3.0 * PI, 0.01);
