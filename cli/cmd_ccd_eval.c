@@ -299,7 +299,10 @@ static int ccd_eval_main(int argc, char** argv) {
     int rc = HY_EXIT_OK;
     for (int i = 1; i < argc; i++) {
         const char* a = argv[i];
-        if (!strcmp(a, "--vf"))
+        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+            help();
+            goto done;
+        } else if (!strcmp(a, "--vf"))
             force = 1;
         else if (!strcmp(a, "--ee"))
             force = 0;

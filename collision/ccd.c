@@ -14,9 +14,12 @@
  * beyond what double arithmetic can separate anyway (docs/CCD.md). */
 #define ACCEPT_FACTOR 2.0
 #define TWIST_REL 1e-9
-#define TOI_BITS 20
-/* Boxes kept on the stack; a larger cap allocates. */
-#define HEAP_LOCAL 1025
+#define TOI_BITS 16
+/* Second pass (long double): work cap and twist tolerance. */
+#define REFINE_BOXES 64
+#define REFINE_TWIST 1e-10
+/* Boxes kept per thread; larger caps allocate. */
+#define HEAP_LOCAL 1100
 
 hy_ccd_options hy_ccd_options_default(void) {
     hy_ccd_options o;
@@ -24,21 +27,26 @@ hy_ccd_options hy_ccd_options_default(void) {
     o.accept_factor = ACCEPT_FACTOR;
     o.twist_rel = TWIST_REL;
     o.toi_bits = TOI_BITS;
+    o.refine_boxes = REFINE_BOXES;
+    o.refine_twist_rel = REFINE_TWIST;
     return o;
 }
 
 int hy_ccd_query(int is_vf, const double x[8][3], double min_distance, const hy_ccd_options* opts, double* toi,
                  hy_ccd_info* info) {
     hy_ccd_options o = opts ? *opts : hy_ccd_options_default();
-    hy_ccd_info local = {0, 0};
+    hy_ccd_info local = {0, 0, 0};
     hy_ccd_info* inf = info ? info : &local;
     inf->boxes = 0;
+    inf->refine_boxes = 0;
     inf->capped = 0;
     double t_dummy;
     double* t_out = toi ? toi : &t_dummy;
     if (o.accept_factor < 1.0 || !(o.accept_factor == o.accept_factor)) o.accept_factor = 1.0;
     if (o.max_boxes < 1) o.max_boxes = 1;
     if (!(o.twist_rel >= 0.0)) o.twist_rel = 0.0;
+    if (o.refine_boxes < 0) o.refine_boxes = 0;
+    if (!(o.refine_twist_rel >= 0.0)) o.refine_twist_rel = 0.0;
     if (o.toi_bits < 0) o.toi_bits = 0;
     if (o.toi_bits > HY_CCD_MAX_LEVEL) o.toi_bits = HY_CCD_MAX_LEVEL;
 
@@ -108,22 +116,48 @@ int hy_ccd_query(int is_vf, const double x[8][3], double min_distance, const hy_
     }
     if (hy_ccd_aabb_apart(sa, na, sb, nb, md)) return 0;
 
-    hy_ccd_problem pr;
-    hy_ccd_problem_init(&pr, p, is_vf, md, o.accept_factor, o.twist_rel, o.toi_bits);
-    hy_ccd_stats st = {0, 0};
-    hy_ccd_box local_heap[HEAP_LOCAL];
+    /* The second pass resumes from the first pass's pending boxes. */
+    int refine = HY_CCD_HAVE_LD && o.refine_boxes > 0;
+    size_t heap_size = (size_t)o.max_boxes + 2 + (refine ? (size_t)o.refine_boxes : 0);
+    /* Per-thread scratch: no allocation, and no large stack frame for the
+     * many queries the early-out settles. */
+    static _Thread_local hy_ccd_box local_heap[HEAP_LOCAL];
     hy_ccd_box* heap = local_heap;
-    if (o.max_boxes + 1 > HEAP_LOCAL) {
-        heap = malloc(sizeof *heap * ((size_t)o.max_boxes + 1));
+    if (heap_size > HEAP_LOCAL) {
+        heap = malloc(sizeof *heap * heap_size);
         if (!heap) { /* no room to search: the conservative answer */
             *t_out = 0.0;
             return 1;
         }
     }
-    int hit = hy_ccd_search(&pr, heap, o.max_boxes, t_out, &st);
-    if (heap != local_heap) free(heap);
+    hy_ccd_problem_d pr;
+    hy_ccd_problem_init_d(&pr, p, is_vf, md, o.accept_factor, o.twist_rel, o.toi_bits);
+    hy_ccd_stats st = {0, 0, 0, 0};
+    int hit = hy_ccd_search_d(&pr, heap, o.max_boxes, t_out, &st);
     inf->boxes = st.boxes;
     inf->capped = st.capped;
+#if HY_CCD_HAVE_LD
+    /* Re-check a reported contact with 11 more bits and a finer twist
+     * tolerance, resuming from the boxes double could not exclude (what it
+     * excluded stays excluded). Most near misses below double resolution are
+     * separated here; true contacts are accepted again after a few more
+     * bisections. Its own cap keeps the cost bounded: past it the answer
+     * stays "collision". */
+    if (hit && refine && !st.robust && !st.capped) {
+        hy_ccd_problem_ld prl;
+        hy_ccd_problem_init_ld(&prl, p, is_vf, md, o.accept_factor, o.refine_twist_rel, 0);
+        hy_ccd_stats stl = st;
+        double toi_l = *t_out;
+        hit = hy_ccd_search_ld(&prl, heap, o.refine_boxes, &toi_l, &stl);
+        inf->boxes += stl.boxes;
+        inf->refine_boxes = stl.boxes;
+        inf->capped = stl.capped;
+        /* Every pending box starts no earlier than toi_l, and excluded ones
+         * hold no contact, so the later time is still safe. */
+        if (hit && toi_l > *t_out) *t_out = toi_l;
+    }
+#endif
+    if (heap != local_heap) free(heap);
     return hit;
 }
 

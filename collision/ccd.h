@@ -27,10 +27,14 @@ typedef struct hy_ccd_options {
                              within twist_rel * largest |coordinate| counts as
                              a contact (only trades false positives for speed) */
     int toi_bits;         /* ... once its time span is at most 2^-toi_bits */
+    int refine_boxes;     /* work cap of the long double re-check of a
+                             reported contact (0: no re-check) */
+    double refine_twist_rel; /* twist_rel of the re-check */
 } hy_ccd_options;
 
 typedef struct hy_ccd_info {
-    int boxes;  /* boxes evaluated (0 when an early-out decided) */
+    int boxes;        /* boxes evaluated (0 when an early-out decided) */
+    int refine_boxes; /* ... of which in the long double re-check */
     int capped; /* 1 when the work cap forced the conservative answer */
 } hy_ccd_info;
 

@@ -503,6 +503,12 @@ static hy_status add_mesh(ctx* c, plan* p, const cJSON* at, hy_mesh* m, int32_t*
     return HY_OK;
 }
 
+/* Checked as instances are laid out, so a huge array fails before it is built. */
+static hy_status too_many(ctx* c, const cJSON* at, int64_t nt) {
+    return fail(c, at, HY_ERR_PARSE, ": the scene would exceed %d triangles (%lld so far)", MAX_SCENE_TRIANGLES,
+                (long long)nt);
+}
+
 static inst* add_inst(ctx* c, plan* p, const cJSON* at, hy_status* s) {
     if (p->inst_count >= MAX_INSTANCES) {
         *s = fail(c, at, HY_ERR_PARSE, ": the scene has more than %d objects", MAX_INSTANCES);
@@ -1181,6 +1187,7 @@ static hy_status check_meshed(ctx* c, plan* p, const cJSON* obj, int index, int 
         else
             snprintf(in->name, sizeof in->name, "%.47s", name);
         p->triangles += p->meshes[in->mesh]->triangle_count;
+        if (p->triangles > MAX_SCENE_TRIANGLES) return too_many(c, obj, p->triangles);
         if (type == T_CLOTH) {
             in->kind = HY_OBJECT_CLOTH;
             hy_cloth_def* d = &in->d.cloth;
@@ -1273,6 +1280,7 @@ static hy_status check_fracture(ctx* c, plan* p, const cJSON* obj, int index, co
         in->mesh = mesh;
         snprintf(in->name, sizeof in->name, "%.47s_%d", name, (int)i);
         p->triangles += box->triangle_count;
+        if (p->triangles > MAX_SCENE_TRIANGLES) return too_many(c, obj, p->triangles);
         hy_body_def* d = &in->d.body;
         *d = hy_body_def_default();
         double at[3];
@@ -1431,9 +1439,6 @@ static hy_status check(ctx* c, plan* p, const hy_scene_options* opt) {
         }
     }
     if (!s) s = check_unique_names(c, p);
-    if (!s && p->triangles > MAX_SCENE_TRIANGLES)
-        s = fail(c, objects, HY_ERR_PARSE, "objects: the scene has %lld triangles, at most %d allowed",
-                 (long long)p->triangles, MAX_SCENE_TRIANGLES);
     if (!s && opt->threads > 0) p->world.threads = opt->threads;
     if (!s && opt->collisions >= 0) p->world.collisions = opt->collisions;
     return s;

@@ -8,6 +8,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "collision/collide.h"
+#include "collision/response.h"
 #include "engine/error.h"
 #include "engine/mesh.h"
 
@@ -170,6 +172,7 @@ HY_API void hy_world_destroy(hy_world* w) {
     for (int32_t i = 0; i < w->object_count; i++) free_object(&w->objects[i]);
     free(w->objects);
     hy_bond_set_free(&w->bonds);
+    hy_collision_state_destroy(w->collision);
     hy_pool_destroy(w->pool);
     free(w);
 }
@@ -671,6 +674,19 @@ HY_API hy_status hy_world_step(hy_world* w) {
         if (!s) s = check_finite(w);
         st.ms[HY_PHASE_INTEGRATE] += now_ms() - t0;
         if (s) return s;
+        if (w->def.collisions) {
+            t0 = now_ms();
+            s = hy_collision_state_sync(w);
+            if (!s) {
+                hy_response_params rp = hy_response_params_default();
+                double refit0 = st.ms[HY_PHASE_REFIT], trav0 = st.ms[HY_PHASE_TRAVERSE];
+                s = hy_collision_resolve(w, dt, hy_collide_detect, w, &rp, &st);
+                double detect = (st.ms[HY_PHASE_REFIT] - refit0) + (st.ms[HY_PHASE_TRAVERSE] - trav0);
+                st.ms[HY_PHASE_RESPONSE] += now_ms() - t0 - detect;
+            }
+            if (!s) s = check_finite(w);
+            if (s) return s;
+        }
         t0 = now_ms();
         commit(w);
         w->time += dt;

@@ -42,6 +42,8 @@ typedef struct hy_object {
     hy_motion motion;
 } hy_object;
 
+struct hy_collision_state;
+
 struct hy_world {
     hy_world_def def;
     hy_pool* pool;
@@ -51,6 +53,7 @@ struct hy_world {
     double time;
     int64_t step_index;
     hy_step_stats stats;
+    struct hy_collision_state* collision; /* built lazily on the first colliding step */
 };
 
 /* Obstacle pose at time t. */

@@ -29,6 +29,9 @@ static double* alloc_vec(int64_t n) {
 
 hy_cg_workspace* hy_cg_workspace_create(int64_t n) {
     if (n < 0) return NULL;
+    /* The pool's workers are the parallelism; OpenBLAS threading inside
+     * them would oversubscribe the cores. */
+    openblas_set_num_threads(1);
     hy_cg_workspace* w = calloc(1, sizeof *w);
     if (!w) return NULL;
     w->n = n;

@@ -58,12 +58,9 @@ void hy_cloth_spring_type_counts(const hy_cloth_model* m, int32_t* stretch, int3
 /* 2 * spring_count vertex indices (i, j): stretch springs first, then shear,
  * then bend. Lives as long as the model. */
 const int32_t* hy_cloth_springs(const hy_cloth_model* m);
-/* hy_cloth_solve starts CG from the previous call's dv (rescaled to the new
- * dt), so a model's results depend on its call history. Call this when the
- * state jumps (a reset, a teleport) or to replay a run bit-exactly on a
- * model that has stepped before. On HY_ERR_NUMERIC the solver forgets it
- * by itself; then x1/v1 hold garbage while x0/v0 are untouched. x1/v1 may
- * alias x0/v0. */
-void hy_cloth_warm_start_reset(hy_cloth_model* m);
+/* Notes on hy_cloth_solve: x1/v1 may alias x0/v0. CG starts from dv = 0
+ * every step, so a step depends only on its inputs (not on earlier calls).
+ * On HY_ERR_NUMERIC (a non-finite vertex, named in the message) x1/v1 hold
+ * unspecified values and x0/v0 are untouched when not aliased. */
 
 #endif

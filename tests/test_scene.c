@@ -317,7 +317,7 @@ static void test_load_string(void) {
     const char* json = "{\"objects\": [{\"type\": \"body\", \"mesh\": {\"file\": \"scene_tetra.obj\"}}]}";
     hy_world* w = NULL;
     CHECK_OK(hy_scene_load_string(json, strlen(json), FIXTURES "virtual.json", NULL, &w));
-    CHECK(w && hy_world_get_triangle_count(w) == 8);
+    CHECK(w && hy_world_get_triangle_count(w) == 4);
     hy_world_destroy(w);
     /* Length, not NUL, ends the text. */
     const char* two = "{\"objects\": []}{garbage";
@@ -352,7 +352,7 @@ static void test_bad_json(void) {
 
 static void test_bad_fields(void) {
     EXPECT_FILE_FAIL(FIXTURES "scene_bad_unknown_field.json", HY_ERR_PARSE,
-                     "scene_bad_unknown_field.json:9: objects[0].mesh.subdivisons: unknown field",
+                     "scene_bad_unknown_field.json:10: objects[0].mesh.subdivisons: unknown field",
                      "radius, subdivisions");
     EXPECT_STRING_FAIL("{\"objects\": [], \"solvr\": {}}", HY_ERR_PARSE, "bad.json:1: solvr: unknown field");
     EXPECT_STRING_FAIL("{\"objects\": [{\"type\": \"body\", \"mesh\": {\"generator\": \"box\"},\n \"pin\": [0]}]}",
@@ -414,6 +414,9 @@ static void test_bad_fields(void) {
     EXPECT_STRING_FAIL("{\"objects\": [{\"type\": \"body\", \"mesh\": {\"generator\": \"box\"},\n"
                        " \"array\": {\"count\": [1000, 1000, 1]}}]}",
                        HY_ERR_PARSE, "bad.json:2: objects[0].array.count makes 1000000 objects");
+    EXPECT_STRING_FAIL("{\"objects\": [{\"type\": \"body\", \"mesh\": {\"generator\": \"icosphere\",\n"
+                       " \"subdivisions\": 5}, \"array\": {\"count\": [100, 100, 1]}}]}",
+                       HY_ERR_PARSE, "bad.json:1: objects[0]: the scene would exceed 16777216 triangles");
     EXPECT_STRING_FAIL("{\"objects\": [{\"type\": \"fracture\", \"size\": [1, 1, 1], \"pieces\": [2, 2, 2],\n"
                        " \"gap\": 0.6}]}",
                        HY_ERR_PARSE, "bad.json:2: objects[0].gap (0.6) must be smaller than the piece size");
@@ -433,7 +436,7 @@ static void test_bad_values(void) {
                        HY_ERR_PARSE, "bad.json:2: objects[0].velocity[1] must be a finite number, got inf");
     /* Negative density, from a file: path, line and value as documented. */
     EXPECT_FILE_FAIL(FIXTURES "scene_bad_negative_density.json", HY_ERR_PARSE,
-                     "scene_bad_negative_density.json:5: objects[1].material.density must be > 0, got -1");
+                     "scene_bad_negative_density.json:6: objects[1].material.density must be > 0, got -1");
     EXPECT_STRING_FAIL("{\"materials\": {\"x\": {\n\"density\": -2}}, \"objects\": []}", HY_ERR_PARSE,
                        "bad.json:2: materials.x.density must be > 0, got -2");
     /* Bad pin index, and a negative one. */

@@ -178,7 +178,7 @@ static void draw_hud(app* a, int w, int h) {
     const hy_viewer_frame* f = a->frame;
     const hy_viewer_topology* t = a->topo;
     /* text grows with the window: stb_easy_font glyphs are ~7 px tall */
-    float scale = (float)h / 480.0f;
+    float scale = (float)h / 600.0f;
     if (scale < 1.0f) scale = 1.0f;
     if (scale > 3.0f) scale = 3.0f;
     hy_viewer_hud_begin(a->hud, w, h, scale);
@@ -201,8 +201,15 @@ static void draw_hud(app* a, int w, int h) {
          (int)t->object_count, a->objects_by_kind[HY_OBJECT_CLOTH], a->objects_by_kind[HY_OBJECT_BODY],
          a->objects_by_kind[HY_OBJECT_OBSTACLE], (int)t->vertex_count, (int)t->triangle_count);
     LINE(WHITE, "step %lld   t = %.3f s   %s", (long long)f->step, f->sim_time, state);
-    LINE(WHITE, "sim %.1f steps/s   draw %.1f fps   last step %.2f ms", (paused || done) ? 0.0 : f->steps_per_s,
-         draw_fps(a), f->stats.ms_total);
+    {
+        char sim[64], drawn[64];
+        /* a paused rate would be stale; a finished run keeps its last rate */
+        if (paused && !done) snprintf(sim, sizeof sim, "sim paused");
+        else snprintf(sim, sizeof sim, "sim %.1f steps/s", f->steps_per_s);
+        if (a->draw_count < 2) snprintf(drawn, sizeof drawn, "draw - fps (off screen)");
+        else snprintf(drawn, sizeof drawn, "draw %.1f fps", draw_fps(a));
+        LINE(WHITE, "%s   %s   last step %.2f ms", sim, drawn, f->stats.ms_total);
+    }
     LINE(WHITE, "contacts %lld   candidates %lld   exact tests %lld   CG iterations %d   bonds %d",
          (long long)f->stats.contacts, (long long)f->stats.candidates, (long long)f->stats.exact_tests,
          (int)f->stats.cg_iterations, (int)f->bonds);
@@ -407,6 +414,13 @@ int hy_viewer_run(const hy_viewer_options* opt) {
     hy_viewer_sim_acquire(a.sim, &a.frame);
     hy_viewer_render_update(a.render, a.frame->positions);
     frame_camera(&a, a.frame->positions);
+    if (opt->camera_set) {
+        const float deg = 3.14159265f / 180.0f;
+        a.cam.yaw = opt->camera[0] * deg;
+        a.cam.pitch = opt->camera[1] * deg;
+        hy_viewer_camera_orbit(&a.cam, 0.0f, 0.0f); /* clamps the pitch */
+        if (opt->camera[2] > 0.0f) a.cam.distance /= opt->camera[2];
+    }
     {
         float ext = fmaxf(a.hi[0] - a.lo[0], a.hi[2] - a.lo[2]);
         float size = fmaxf(ext, a.hi[1] - a.lo[1]);
@@ -448,6 +462,7 @@ int hy_viewer_run(const hy_viewer_options* opt) {
     }
 
     /* interactive loop: never waits for a step, only for events when idle */
+    double t_start = glfwGetTime(), longest = 0.0, last = t_start;
     while (!glfwWindowShouldClose(a.win)) {
         int idle = hy_viewer_sim_get_paused(a.sim) || hy_viewer_sim_is_done(a.sim);
         if (idle)
@@ -480,8 +495,20 @@ int hy_viewer_run(const hy_viewer_options* opt) {
         glBindFramebuffer(GL_FRAMEBUFFER, 0);
         draw(&a, w, h);
         glfwSwapBuffers(a.win);
-        a.draw_times[a.draw_count % DRAW_WINDOW] = glfwGetTime();
+        double now = glfwGetTime();
+        /* the first frames compile shaders in the driver: not a steady-state figure */
+        if (!idle && a.draw_count >= 10 && now - last > longest) longest = now - last;
+        last = now;
+        a.draw_times[a.draw_count % DRAW_WINDOW] = now;
         a.draw_count++;
+    }
+    {
+        /* one line on exit: how the two threads kept up with each other */
+        double secs = glfwGetTime() - t_start;
+        printf("hyphys view: %lld frames drawn in %.1f s (%.1f fps, longest %.1f ms after the first 10); "
+               "at step %lld, last step %.1f ms\n",
+               (long long)a.draw_count, secs, secs > 0 ? (double)a.draw_count / secs : 0.0, 1e3 * longest,
+               (long long)a.frame->step, a.frame->stats.ms_total);
     }
     code = HY_EXIT_OK;
 

@@ -1,0 +1,859 @@
+/* BVH over swept triangle boxes: binned-SAH top-down build, bottom-up refit,
+ * feature ownership.
+ *
+ * Build: the top of the tree is split serially, breadth first, until there
+ * are SUBTREE_TASKS open ranges (or nothing left to split); the subtrees are
+ * then built independently (in parallel on the pool) into private node
+ * arrays and spliced in task order. The split rule never looks at the thread
+ * count, so the tree is the same for any pool. */
+#include "collision/bvh.h"
+
+#include <float.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine/error.h"
+
+#define BINS 16
+#define LEAF_SIZE 4
+/* Open ranges at which the serial top split hands over to parallel subtree
+ * builds; fixed so the tree does not depend on the thread count. */
+#define SUBTREE_TASKS 64
+/* Ranges smaller than this are not worth a parallel task of their own. */
+#define SUBTREE_MIN 256
+
+/* ---- create / destroy, ownership */
+
+typedef struct edge_rec {
+    int32_t a, b; /* a < b */
+    int32_t tri;
+    int32_t k;
+} edge_rec;
+
+static int cmp_edge(const void* x, const void* y) {
+    const edge_rec* p = x;
+    const edge_rec* q = y;
+    if (p->a != q->a) return p->a < q->a ? -1 : 1;
+    if (p->b != q->b) return p->b < q->b ? -1 : 1;
+    if (p->tri != q->tri) return p->tri < q->tri ? -1 : 1;
+    return (p->k > q->k) - (p->k < q->k);
+}
+
+hy_status hy_bvh_create(const int32_t* triangles, int32_t triangle_count, int32_t vertex_count, hy_bvh** out) {
+    *out = NULL;
+    if (!triangles || triangle_count < 1 || vertex_count < 3)
+        return hy_fail(HY_ERR_INVALID_ARG, "bvh: needs >= 1 triangle and >= 3 vertices, got %d and %d",
+                       triangle_count, vertex_count);
+    for (int32_t t = 0; t < triangle_count; t++) {
+        const int32_t* f = triangles + 3 * t;
+        for (int k = 0; k < 3; k++)
+            if (f[k] < 0 || f[k] >= vertex_count)
+                return hy_fail(HY_ERR_INVALID_ARG, "bvh: triangle %d index %d out of range [0, %d)", t, f[k],
+                               vertex_count);
+        if (f[0] == f[1] || f[1] == f[2] || f[0] == f[2])
+            return hy_fail(HY_ERR_INVALID_ARG, "bvh: triangle %d repeats a vertex (%d %d %d)", t, f[0], f[1], f[2]);
+    }
+    hy_bvh* b = calloc(1, sizeof *b);
+    if (!b) return hy_fail(HY_ERR_NOMEM, "bvh: out of memory");
+    size_t nt = (size_t)triangle_count, nv = (size_t)vertex_count;
+    b->vertex_count = vertex_count;
+    b->triangle_count = triangle_count;
+    b->leaf_size = LEAF_SIZE;
+    b->triangles = malloc(sizeof(int32_t) * 3 * nt);
+    b->owned = calloc(nt, 1);
+    b->nodes = malloc(sizeof(hy_bvh_node) * (2 * nt));
+    b->order = malloc(sizeof(int32_t) * nt);
+    b->vertex_boxes = malloc(sizeof(hy_aabb) * nv);
+    b->triangle_boxes = malloc(sizeof(hy_aabb) * nt);
+    b->neighbor = malloc(sizeof(int32_t) * 3 * nt);
+    b->rank = malloc(sizeof(int32_t) * nt);
+    b->range = malloc(sizeof(int32_t) * 4 * nt);
+    b->connected = calloc(2 * nt, 1);
+    b->cones = malloc(sizeof(hy_bvh_cone) * 2 * nt);
+    b->triangle_cones = malloc(sizeof(hy_bvh_cone) * nt);
+    b->self_free = calloc(2 * nt, 1);
+    b->self_cull = 1;
+    edge_rec* edges = malloc(sizeof(edge_rec) * 3 * nt);
+    uint8_t* seen = calloc(nv, 1);
+    if (!b->triangles || !b->owned || !b->nodes || !b->order || !b->vertex_boxes || !b->triangle_boxes || !edges ||
+        !seen || !b->neighbor || !b->rank || !b->range || !b->connected || !b->cones || !b->triangle_cones ||
+        !b->self_free) {
+        free(edges);
+        free(seen);
+        hy_bvh_destroy(b);
+        return hy_fail(HY_ERR_NOMEM, "bvh: out of memory for %d triangles", triangle_count);
+    }
+    memcpy(b->triangles, triangles, sizeof(int32_t) * 3 * nt);
+
+    /* A vertex belongs to the first triangle that uses it; an edge to the
+     * first of the triangles sharing it (sort groups them). */
+    for (size_t t = 0; t < nt; t++)
+        for (int k = 0; k < 3; k++) {
+            int32_t v = triangles[3 * t + k];
+            if (!seen[v]) {
+                seen[v] = 1;
+                b->owned[t] |= (uint8_t)HY_BVH_OWN_VERTEX(k);
+            }
+            int32_t a = v, c = triangles[3 * t + (k + 1) % 3];
+            edge_rec* e = &edges[3 * t + (size_t)k];
+            e->a = a < c ? a : c;
+            e->b = a < c ? c : a;
+            e->tri = (int32_t)t;
+            e->k = k;
+        }
+    qsort(edges, 3 * nt, sizeof *edges, cmp_edge);
+    for (size_t i = 0; i < 3 * nt; i++) b->neighbor[i] = -1;
+    /* Neighbours: within a group of triangles sharing an edge, the first
+     * links to the second and every other to the first (a star keeps the
+     * group connected; non-manifold edges need no more). */
+    size_t g = 0;
+    for (size_t i = 0; i < 3 * nt; i++) {
+        int first = i == 0 || edges[i].a != edges[i - 1].a || edges[i].b != edges[i - 1].b;
+        if (first) {
+            b->owned[edges[i].tri] |= (uint8_t)HY_BVH_OWN_EDGE(edges[i].k);
+            g = i;
+            continue;
+        }
+        const edge_rec* e0 = &edges[g];
+        b->neighbor[3 * (size_t)edges[i].tri + (size_t)edges[i].k] = e0->tri;
+        if (i == g + 1) b->neighbor[3 * (size_t)e0->tri + (size_t)e0->k] = edges[i].tri;
+    }
+    free(edges);
+    free(seen);
+    *out = b;
+    return HY_OK;
+}
+
+void hy_bvh_destroy(hy_bvh* b) {
+    if (!b) return;
+    free(b->triangles);
+    free(b->owned);
+    free(b->nodes);
+    free(b->order);
+    free(b->vertex_boxes);
+    free(b->triangle_boxes);
+    free(b->neighbor);
+    free(b->rank);
+    free(b->range);
+    free(b->connected);
+    free(b->cones);
+    free(b->triangle_cones);
+    free(b->self_free);
+    free(b->vertex_ids);
+    free(b);
+}
+
+/* ---- primitive boxes */
+
+typedef struct box_ctx {
+    hy_bvh* b;
+    const double* x0;
+    const double* x1;
+    double half;
+    int cull; /* also compute triangle normal cones */
+} box_ctx;
+
+/* ---- normal cones */
+
+static const double HALF_PI = 1.57079632679489661923;
+/* acos near +-1 loses about sqrt(eps) of accuracy: every angle computed
+ * from a dot product is padded by this much. */
+#define ACOS_SLACK 1e-7
+/* A cone must stay this far below 90 degrees to cull. */
+#define CONE_LIMIT (HALF_PI - 1e-6)
+
+static inline void cross3(const double a[3], const double b[3], double r[3]) {
+    r[0] = a[1] * b[2] - a[2] * b[1];
+    r[1] = a[2] * b[0] - a[0] * b[2];
+    r[2] = a[0] * b[1] - a[1] * b[0];
+}
+
+static inline double norm3(const double a[3]) { return sqrt(a[0] * a[0] + a[1] * a[1] + a[2] * a[2]); }
+
+static inline double safe_acos(double d) { return acos(d > 1 ? 1 : d < -1 ? -1 : d) + ACOS_SLACK; }
+
+static void cone_fail(hy_bvh_cone* c) {
+    c->axis[0] = 0;
+    c->axis[1] = 0;
+    c->axis[2] = 1;
+    c->angle = HY_BVH_CONE_FAIL;
+}
+
+/* The triangle's normal over the step, n(t) = (1-t)^2 c0 + t(1-t) c1 + t^2 c2,
+ * lies in the cone spanned by c0, c1, c2. Each coefficient's direction is
+ * known to within delta = (rounding of its cross products) / |c|, which pads
+ * the angle; near-degenerate triangles (delta large, or c = 0) fail. */
+static void triangle_cone(const double* x0, const double* x1, const int32_t* f, hy_bvh_cone* c) {
+    double e[2][2][3];
+    for (int s = 0; s < 2; s++) {
+        const double* x = s ? x1 : x0;
+        for (int k = 0; k < 3; k++) {
+            e[s][0][k] = x[3 * f[1] + k] - x[3 * f[0] + k];
+            e[s][1][k] = x[3 * f[2] + k] - x[3 * f[0] + k];
+        }
+    }
+    double cv[3][3], t1[3], t2[3], scale[3];
+    cross3(e[0][0], e[0][1], cv[0]);
+    cross3(e[1][0], e[1][1], cv[2]);
+    cross3(e[0][0], e[1][1], t1);
+    cross3(e[1][0], e[0][1], t2);
+    for (int k = 0; k < 3; k++) cv[1][k] = t1[k] + t2[k];
+    double n00 = norm3(e[0][0]), n01 = norm3(e[0][1]), n10 = norm3(e[1][0]), n11 = norm3(e[1][1]);
+    scale[0] = n00 * n01;
+    scale[1] = n00 * n11 + n10 * n01;
+    scale[2] = n10 * n11;
+    double u[3][3], delta[3], axis[3] = {0, 0, 0};
+    for (int i = 0; i < 3; i++) {
+        double n = norm3(cv[i]);
+        /* Differences and cross products: a few roundings each, relative
+         * to the edge lengths; 16 eps is generous. */
+        delta[i] = n > 0 ? 16.0 * DBL_EPSILON * scale[i] / n : INFINITY;
+        if (!(delta[i] < 0.05) || !isfinite(n)) {
+            cone_fail(c);
+            return;
+        }
+        for (int k = 0; k < 3; k++) {
+            u[i][k] = cv[i][k] / n;
+            axis[k] += u[i][k];
+        }
+    }
+    double na = norm3(axis);
+    if (!(na > 1e-3)) {
+        cone_fail(c);
+        return;
+    }
+    double angle = 0;
+    for (int k = 0; k < 3; k++) c->axis[k] = axis[k] / na;
+    for (int i = 0; i < 3; i++) {
+        double a = safe_acos(u[i][0] * c->axis[0] + u[i][1] * c->axis[1] + u[i][2] * c->axis[2]) + delta[i];
+        if (a > angle) angle = a;
+    }
+    c->angle = angle < CONE_LIMIT ? angle : HY_BVH_CONE_FAIL;
+}
+
+/* The smallest cone around two cones (both axes unit length). */
+static void cone_merge(const hy_bvh_cone* a, const hy_bvh_cone* b, hy_bvh_cone* r) {
+    if (a->angle >= CONE_LIMIT || b->angle >= CONE_LIMIT) {
+        cone_fail(r);
+        return;
+    }
+    double theta = safe_acos(a->axis[0] * b->axis[0] + a->axis[1] * b->axis[1] + a->axis[2] * b->axis[2]);
+    if (theta + b->angle <= a->angle) {
+        *r = *a;
+        return;
+    }
+    if (theta + a->angle <= b->angle) {
+        *r = *b;
+        return;
+    }
+    double gamma = 0.5 * (theta + a->angle + b->angle);
+    if (gamma >= CONE_LIMIT) {
+        cone_fail(r);
+        return;
+    }
+    /* Turn a's axis toward b's by gamma - a.angle in their plane. */
+    double st = sin(theta);
+    if (st < 1e-6) {
+        *r = *a;
+        r->angle = (a->angle > b->angle ? a->angle : b->angle) + theta;
+        if (r->angle >= CONE_LIMIT) cone_fail(r);
+        return;
+    }
+    double w = gamma - a->angle;
+    double ca = sin(theta - w) / st, cb = sin(w) / st;
+    double ax[3];
+    for (int k = 0; k < 3; k++) ax[k] = ca * a->axis[k] + cb * b->axis[k];
+    double n = norm3(ax);
+    if (!(n > 0.5)) {
+        cone_fail(r);
+        return;
+    }
+    for (int k = 0; k < 3; k++) r->axis[k] = ax[k] / n;
+    /* The computed axis is off by a few ulps: pad the angle. */
+    r->angle = gamma + ACOS_SLACK;
+}
+
+static void vertex_boxes_block(void* vctx, int64_t begin, int64_t end, int64_t block, int worker) {
+    (void)block;
+    (void)worker;
+    box_ctx* c = vctx;
+    for (int64_t v = begin; v < end; v++) {
+        hy_aabb* box = &c->b->vertex_boxes[v];
+        const double* p = c->x0 + 3 * v;
+        const double* q = c->x1 ? c->x1 + 3 * v : p;
+        const double* d = c->b->shift;
+        for (int k = 0; k < 3; k++) {
+            double lo, hi;
+            if (d[k] != 0.0) {
+                /* x1 - shift is rounded: widen it by an ulp each way. */
+                double r = q[k] - d[k];
+                double rlo = nextafter(r, -INFINITY), rhi = nextafter(r, INFINITY);
+                lo = p[k] < rlo ? p[k] : rlo;
+                hi = p[k] > rhi ? p[k] : rhi;
+            } else {
+                lo = p[k] < q[k] ? p[k] : q[k];
+                hi = p[k] < q[k] ? q[k] : p[k];
+            }
+            if (c->half > 0) {
+                /* Rounded outward: the box must contain the exact grown one. */
+                lo = nextafter(lo - c->half, -INFINITY);
+                hi = nextafter(hi + c->half, INFINITY);
+            }
+            box->lo[k] = lo;
+            box->hi[k] = hi;
+        }
+    }
+}
+
+static void triangle_boxes_block(void* vctx, int64_t begin, int64_t end, int64_t block, int worker) {
+    (void)block;
+    (void)worker;
+    box_ctx* c = vctx;
+    const hy_aabb* vb = c->b->vertex_boxes;
+    for (int64_t t = begin; t < end; t++) {
+        const int32_t* f = c->b->triangles + 3 * t;
+        hy_aabb* box = &c->b->triangle_boxes[t];
+        hy_aabb_union(box, &vb[f[0]], &vb[f[1]]);
+        hy_aabb_union(box, box, &vb[f[2]]);
+        if (c->cull) triangle_cone(c->x0, c->x1 ? c->x1 : c->x0, f, &c->b->triangle_cones[t]);
+    }
+}
+
+static int culling(const hy_bvh* b) { return b->self_cull && b->thickness == 0.0; }
+
+static void primitive_boxes(hy_bvh* b, const double* x0, const double* x1, double thickness, hy_pool* pool) {
+    b->thickness = thickness > 0 ? thickness : 0.0;
+    for (int k = 0; k < 3; k++) b->shift[k] = 0.0;
+    if (b->relative && x1) {
+        /* Mid-range of the displacements: the shift that makes the largest
+         * remaining motion smallest. Only vertices used by triangles count. */
+        double lo[3] = {INFINITY, INFINITY, INFINITY}, hi[3] = {-INFINITY, -INFINITY, -INFINITY};
+        for (int32_t i = 0; i < 3 * b->triangle_count; i++) {
+            int32_t v = b->triangles[i];
+            for (int k = 0; k < 3; k++) {
+                double dk = x1[3 * v + k] - x0[3 * v + k];
+                if (dk < lo[k]) lo[k] = dk;
+                if (dk > hi[k]) hi[k] = dk;
+            }
+        }
+        for (int k = 0; k < 3; k++) {
+            double m = 0.5 * lo[k] + 0.5 * hi[k];
+            b->shift[k] = isfinite(m) ? m : 0.0;
+        }
+    }
+    box_ctx c = {b, x0, x1, thickness > 0 ? 0.5 * thickness : 0.0, culling(b)};
+    if (pool) {
+        hy_pool_for(pool, b->vertex_count, 8192, vertex_boxes_block, &c);
+        hy_pool_for(pool, b->triangle_count, 8192, triangle_boxes_block, &c);
+    } else {
+        vertex_boxes_block(&c, 0, b->vertex_count, 0, 0);
+        triangle_boxes_block(&c, 0, b->triangle_count, 0, 0);
+    }
+}
+
+/* ---- build */
+
+typedef struct node_buf {
+    hy_bvh_node* v;
+    int32_t n, cap;
+} node_buf;
+
+static int node_alloc(node_buf* nb, int32_t count) {
+    if (nb->n + count > nb->cap) {
+        int32_t cap = nb->cap ? nb->cap : 64;
+        while (cap < nb->n + count) cap *= 2;
+        hy_bvh_node* nv = realloc(nb->v, sizeof *nv * (size_t)cap);
+        if (!nv) return -1;
+        nb->v = nv;
+        nb->cap = cap;
+    }
+    int32_t i = nb->n;
+    nb->n += count;
+    return i;
+}
+
+typedef struct build_ctx {
+    hy_bvh* b;
+    double (*centroid)[3]; /* per triangle: lo + hi (twice the centre) */
+} build_ctx;
+
+static void range_box(const build_ctx* c, int32_t begin, int32_t end, hy_aabb* box, hy_aabb* cbox) {
+    for (int k = 0; k < 3; k++) {
+        box->lo[k] = cbox->lo[k] = DBL_MAX;
+        box->hi[k] = cbox->hi[k] = -DBL_MAX;
+    }
+    for (int32_t i = begin; i < end; i++) {
+        int32_t t = c->b->order[i];
+        const hy_aabb* tb = &c->b->triangle_boxes[t];
+        const double* ct = c->centroid[t];
+        for (int k = 0; k < 3; k++) {
+            if (tb->lo[k] < box->lo[k]) box->lo[k] = tb->lo[k];
+            if (tb->hi[k] > box->hi[k]) box->hi[k] = tb->hi[k];
+            if (ct[k] < cbox->lo[k]) cbox->lo[k] = ct[k];
+            if (ct[k] > cbox->hi[k]) cbox->hi[k] = ct[k];
+        }
+    }
+}
+
+static inline int bin_of(double x, double lo, double scale) {
+    int i = (int)((x - lo) * scale);
+    return i < 0 ? 0 : i >= BINS ? BINS - 1 : i;
+}
+
+/* Split order[begin, end) by binned SAH; returns the split index, or -1 to
+ * make a leaf. The node's box is `box`, its centroid bounds `cbox`. */
+static int32_t split_range(const build_ctx* c, int32_t begin, int32_t end, const hy_aabb* box, const hy_aabb* cbox) {
+    int32_t n = end - begin;
+    int32_t* order = c->b->order;
+    if (n <= 1) return -1;
+    double best = INFINITY;
+    int best_axis = -1, best_bin = 0;
+    /* Bin along the longest centroid axis only: a third of the work of
+     * trying all three, for trees nearly as good (the usual trade). */
+    int longest = 0;
+    for (int k = 1; k < 3; k++)
+        if (cbox->hi[k] - cbox->lo[k] > cbox->hi[longest] - cbox->lo[longest]) longest = k;
+    for (int k = longest; k == longest; k++) {
+        double ext = cbox->hi[k] - cbox->lo[k];
+        if (!(ext > 0)) continue;
+        double scale = BINS / ext;
+        int32_t cnt[BINS] = {0};
+        hy_aabb bb[BINS];
+        for (int i = 0; i < BINS; i++)
+            for (int a = 0; a < 3; a++) {
+                bb[i].lo[a] = DBL_MAX;
+                bb[i].hi[a] = -DBL_MAX;
+            }
+        for (int32_t i = begin; i < end; i++) {
+            int32_t t = order[i];
+            int bi = bin_of(c->centroid[t][k], cbox->lo[k], scale);
+            cnt[bi]++;
+            hy_aabb_union(&bb[bi], &bb[bi], &c->b->triangle_boxes[t]);
+        }
+        /* Sweep from the right, then from the left. */
+        double right_area[BINS];
+        int32_t right_cnt[BINS];
+        hy_aabb acc = bb[BINS - 1];
+        int32_t nacc = 0;
+        for (int i = BINS - 1; i > 0; i--) {
+            if (i < BINS - 1) hy_aabb_union(&acc, &acc, &bb[i]);
+            nacc += cnt[i];
+            right_area[i] = nacc ? hy_aabb_half_area(&acc) : 0;
+            right_cnt[i] = nacc;
+        }
+        acc = bb[0];
+        nacc = 0;
+        for (int i = 0; i < BINS - 1; i++) {
+            if (i > 0) hy_aabb_union(&acc, &acc, &bb[i]);
+            nacc += cnt[i];
+            if (nacc == 0 || right_cnt[i + 1] == 0) continue;
+            double cost = hy_aabb_half_area(&acc) * nacc + right_area[i + 1] * right_cnt[i + 1];
+            if (cost < best) {
+                best = cost;
+                best_axis = k;
+                best_bin = i;
+            }
+        }
+    }
+    double area = hy_aabb_half_area(box);
+    /* Leaf when small and splitting does not pay (traversal cost 1 per node
+     * visit against 1 per triangle test). */
+    if (n <= c->b->leaf_size && (best_axis < 0 || area <= 0 || 1.0 + best / area >= (double)n)) return -1;
+    if (best_axis < 0) return begin + n / 2; /* all centroids equal: halve */
+    double scale = BINS / (cbox->hi[best_axis] - cbox->lo[best_axis]);
+    int32_t i = begin, j = end - 1;
+    while (i <= j) {
+        if (bin_of(c->centroid[order[i]][best_axis], cbox->lo[best_axis], scale) <= best_bin) {
+            i++;
+        } else {
+            int32_t tmp = order[i];
+            order[i] = order[j];
+            order[j] = tmp;
+            j--;
+        }
+    }
+    if (i == begin || i == end) return begin + n / 2;
+    return i;
+}
+
+typedef struct range_task {
+    int32_t begin, end;
+    int32_t node; /* index in the final array */
+} range_task;
+
+/* Build order[begin, end) depth first into nb, its root at nb index `root`
+ * (already allocated). Returns 0 on allocation failure. */
+static int build_subtree(const build_ctx* c, node_buf* nb, int32_t root, int32_t begin, int32_t end) {
+    range_task stack[128];
+    int sp = 0;
+    stack[sp++] = (range_task){begin, end, root};
+    while (sp > 0) {
+        range_task r = stack[--sp];
+        hy_aabb box, cbox;
+        range_box(c, r.begin, r.end, &box, &cbox);
+        int32_t mid = split_range(c, r.begin, r.end, &box, &cbox);
+        hy_bvh_node* node = &nb->v[r.node];
+        node->box = box;
+        if (mid < 0) {
+            node->first = r.begin;
+            node->count = r.end - r.begin;
+            continue;
+        }
+        int32_t kids = node_alloc(nb, 2);
+        if (kids < 0) return 0;
+        node = &nb->v[r.node];
+        node->first = kids;
+        node->count = 0;
+        /* The smaller side is taken next and the larger one waits: every
+         * waiting range is at least as large as all work above it, so the
+         * stack never holds more than log2(n) + 1 ranges, however lopsided
+         * the splits (128 covers any int32 count). */
+        range_task lo = {r.begin, mid, kids}, hi = {mid, r.end, kids + 1};
+        if (mid - r.begin > r.end - mid) {
+            stack[sp++] = lo;
+            stack[sp++] = hi;
+        } else {
+            stack[sp++] = hi;
+            stack[sp++] = lo;
+        }
+    }
+    return 1;
+}
+
+typedef struct sub_ctx {
+    const build_ctx* c;
+    range_task* tasks;
+    node_buf* bufs;
+    int* ok;
+} sub_ctx;
+
+static void subtree_block(void* vctx, int64_t begin, int64_t end, int64_t block, int worker) {
+    (void)block;
+    (void)worker;
+    sub_ctx* s = vctx;
+    for (int64_t i = begin; i < end; i++) {
+        node_buf* nb = &s->bufs[i];
+        nb->n = 0;
+        if (node_alloc(nb, 1) != 0 || !build_subtree(s->c, nb, 0, s->tasks[i].begin, s->tasks[i].end)) s->ok[i] = 0;
+    }
+}
+
+/* Ranks, node ranges and connectivity: topology only, so once per build.
+ * A node's triangles are edge-connected when both children's are and some
+ * neighbour link crosses between them; the node where a link crosses is
+ * the lowest node holding both ends, found by descending the ranges. Links
+ * inside a leaf are checked with a tiny union-find. */
+static void link_nodes(hy_bvh* b) {
+    int32_t nt = b->triangle_count;
+    for (int32_t i = 0; i < nt; i++) b->rank[b->order[i]] = i;
+    for (int32_t i = b->node_count - 1; i >= 0; i--) {
+        const hy_bvh_node* n = &b->nodes[i];
+        if (n->count) {
+            b->range[2 * i] = n->first;
+            b->range[2 * i + 1] = n->first + n->count;
+        } else {
+            b->range[2 * i] = b->range[2 * n->first];
+            b->range[2 * i + 1] = b->range[2 * (n->first + 1) + 1];
+        }
+        b->connected[i] = 0;
+    }
+    /* connected[] doubles as "a link crosses here" for inner nodes. */
+    for (int32_t t = 0; t < nt; t++)
+        for (int k = 0; k < 3; k++) {
+            int32_t u = b->neighbor[3 * t + k];
+            if (u < 0) continue;
+            int32_t r1 = b->rank[t], r2 = b->rank[u];
+            if (r1 >= r2) continue;
+            int32_t i = 0;
+            while (b->nodes[i].count == 0) {
+                int32_t mid = b->range[2 * b->nodes[i].first + 1];
+                if (r2 < mid)
+                    i = b->nodes[i].first;
+                else if (r1 >= mid)
+                    i = b->nodes[i].first + 1;
+                else
+                    break;
+            }
+            if (b->nodes[i].count == 0) b->connected[i] = 1;
+        }
+    for (int32_t i = b->node_count - 1; i >= 0; i--) {
+        const hy_bvh_node* n = &b->nodes[i];
+        if (n->count == 0) {
+            b->connected[i] = (uint8_t)(b->connected[i] && b->connected[n->first] && b->connected[n->first + 1]);
+            continue;
+        }
+        int32_t parent[64];
+        int32_t m = n->count < 64 ? n->count : 64;
+        for (int32_t j = 0; j < m; j++) parent[j] = j;
+        int32_t groups = m;
+        for (int32_t j = 0; j < m; j++) {
+            int32_t t = b->order[n->first + j];
+            for (int k = 0; k < 3; k++) {
+                int32_t u = b->neighbor[3 * t + k];
+                if (u < 0) continue;
+                int32_t r = b->rank[u] - n->first;
+                if (r < 0 || r >= m) continue;
+                int32_t x = j, y = r;
+                while (parent[x] != x) x = parent[x];
+                while (parent[y] != y) y = parent[y];
+                if (x != y) {
+                    parent[x] = y;
+                    groups--;
+                }
+            }
+        }
+        b->connected[i] = (uint8_t)(n->count <= 64 && groups == 1);
+    }
+}
+
+static void sweep_nodes(hy_bvh* b, int boxes);
+
+hy_status hy_bvh_build(hy_bvh* b, const double* x0, const double* x1, double thickness, hy_pool* pool) {
+    if (!b || !x0) return hy_fail(HY_ERR_INVALID_ARG, "bvh build: NULL argument");
+    primitive_boxes(b, x0, x1, thickness, pool);
+    int32_t nt = b->triangle_count;
+    build_ctx c = {b, malloc(sizeof(double[3]) * (size_t)nt)};
+    if (!c.centroid) return hy_fail(HY_ERR_NOMEM, "bvh build: out of memory");
+    for (int32_t t = 0; t < nt; t++) {
+        b->order[t] = t;
+        for (int k = 0; k < 3; k++) c.centroid[t][k] = b->triangle_boxes[t].lo[k] + b->triangle_boxes[t].hi[k];
+    }
+
+    /* Serial top: split breadth first until SUBTREE_TASKS open ranges. */
+    node_buf top = {b->nodes, 0, 2 * nt};
+    range_task open[2 * SUBTREE_TASKS + 2];
+    int nopen = 0;
+    node_alloc(&top, 1);
+    open[nopen++] = (range_task){0, nt, 0};
+    range_task tasks[2 * SUBTREE_TASKS + 2];
+    int ntasks = 0;
+    while (nopen > 0) {
+        /* Expand every open range this round (deterministic breadth-first). */
+        range_task next[2 * SUBTREE_TASKS + 2];
+        int nnext = 0;
+        for (int i = 0; i < nopen; i++) {
+            range_task r = open[i];
+            if (r.end - r.begin < SUBTREE_MIN || nopen + nnext + ntasks >= SUBTREE_TASKS) {
+                tasks[ntasks++] = r;
+                continue;
+            }
+            hy_aabb box, cbox;
+            range_box(&c, r.begin, r.end, &box, &cbox);
+            int32_t mid = split_range(&c, r.begin, r.end, &box, &cbox);
+            hy_bvh_node* node = &top.v[r.node];
+            node->box = box;
+            if (mid < 0) {
+                node->first = r.begin;
+                node->count = r.end - r.begin;
+                continue;
+            }
+            int32_t kids = node_alloc(&top, 2);
+            node->first = kids;
+            node->count = 0;
+            next[nnext++] = (range_task){r.begin, mid, kids};
+            next[nnext++] = (range_task){mid, r.end, kids + 1};
+        }
+        memcpy(open, next, sizeof(range_task) * (size_t)nnext);
+        nopen = nnext;
+    }
+
+    /* Subtrees in parallel, each into its own array. */
+    node_buf* bufs = calloc((size_t)(ntasks ? ntasks : 1), sizeof *bufs);
+    int* ok = malloc(sizeof(int) * (size_t)(ntasks ? ntasks : 1));
+    hy_status st = HY_OK;
+    if (!bufs || !ok) st = hy_fail(HY_ERR_NOMEM, "bvh build: out of memory");
+    if (st == HY_OK) {
+        for (int i = 0; i < ntasks; i++) ok[i] = 1;
+        sub_ctx s = {&c, tasks, bufs, ok};
+        if (pool)
+            hy_pool_for(pool, ntasks, 1, subtree_block, &s);
+        else
+            subtree_block(&s, 0, ntasks, 0, 0);
+        /* Splice in task order: local root -> its placeholder, local node
+         * i > 0 -> base + i - 1 (children stay after their parents). */
+        int32_t n = top.n;
+        for (int i = 0; i < ntasks && st == HY_OK; i++) {
+            if (!ok[i]) {
+                st = hy_fail(HY_ERR_NOMEM, "bvh build: out of memory");
+                break;
+            }
+            node_buf* nb = &bufs[i];
+            int32_t base = n;
+            for (int32_t j = 0; j < nb->n; j++) {
+                hy_bvh_node nd = nb->v[j];
+                if (nd.count == 0) nd.first = base + nd.first - 1;
+                b->nodes[j == 0 ? tasks[i].node : base + j - 1] = nd;
+            }
+            n += nb->n - 1;
+        }
+        b->node_count = n;
+    }
+    if (bufs)
+        for (int i = 0; i < ntasks; i++) free(bufs[i].v);
+    free(bufs);
+    free(ok);
+    free(c.centroid);
+    if (st != HY_OK) {
+        b->node_count = 0;
+        return st;
+    }
+    HY_ASSERT(b->node_count <= 2 * nt);
+    link_nodes(b);
+    sweep_nodes(b, 0);
+    b->built_cost = b->cost;
+    b->builds++;
+    return HY_OK;
+}
+
+/* ---- refit */
+
+/* One reverse sweep (children sit after parents, so it is bottom-up):
+ * node boxes when `boxes`, cones and self_free when culling, and the SAH
+ * cost. */
+static void sweep_nodes(hy_bvh* b, int boxes) {
+    int cull = culling(b);
+    double sum = 0;
+    for (int32_t i = b->node_count - 1; i >= 0; i--) {
+        hy_bvh_node* n = &b->nodes[i];
+        hy_bvh_cone* cone = &b->cones[i];
+        if (n->count) {
+            const int32_t* ids = b->order + n->first;
+            if (boxes) {
+                n->box = b->triangle_boxes[ids[0]];
+                for (int32_t j = 1; j < n->count; j++) hy_aabb_union(&n->box, &n->box, &b->triangle_boxes[ids[j]]);
+            }
+            if (cull) {
+                *cone = b->triangle_cones[ids[0]];
+                for (int32_t j = 1; j < n->count; j++) cone_merge(cone, &b->triangle_cones[ids[j]], cone);
+            }
+            sum += hy_aabb_half_area(&n->box) * (double)n->count;
+        } else {
+            if (boxes) hy_aabb_union(&n->box, &b->nodes[n->first].box, &b->nodes[n->first + 1].box);
+            if (cull) cone_merge(&b->cones[n->first], &b->cones[n->first + 1], cone);
+            sum += hy_aabb_half_area(&n->box);
+        }
+        b->self_free[i] = (uint8_t)(cull && b->connected[i] && cone->angle < CONE_LIMIT);
+    }
+    double root = hy_aabb_half_area(&b->nodes[0].box);
+    b->cost = root > 0 ? sum / root : (double)b->node_count;
+}
+
+void hy_bvh_refit(hy_bvh* b, const double* x0, const double* x1, double thickness, hy_pool* pool) {
+    if (!b || !x0 || b->node_count == 0) return;
+    primitive_boxes(b, x0, x1, thickness, pool);
+    sweep_nodes(b, 1);
+    b->refits++;
+}
+
+hy_status hy_bvh_set_vertex_ids(hy_bvh* b, const int32_t* ids) {
+    if (!b) return hy_fail(HY_ERR_INVALID_ARG, "bvh: NULL");
+    if (!ids) {
+        free(b->vertex_ids);
+        b->vertex_ids = NULL;
+        return HY_OK;
+    }
+    int32_t* c = b->vertex_ids ? b->vertex_ids : malloc(sizeof(int32_t) * (size_t)b->vertex_count);
+    if (!c) return hy_fail(HY_ERR_NOMEM, "bvh: out of memory");
+    memcpy(c, ids, sizeof(int32_t) * (size_t)b->vertex_count);
+    b->vertex_ids = c;
+    return HY_OK;
+}
+
+void hy_bvh_world_box(const hy_bvh* b, hy_aabb* out) {
+    if (!b->relative) {
+        *out = b->nodes[0].box;
+        return;
+    }
+    hy_aabb_sweep(&b->nodes[0].box, b->shift, out);
+}
+
+double hy_bvh_quality(const hy_bvh* b) {
+    if (!b || b->node_count == 0 || !(b->built_cost > 0)) return INFINITY;
+    return b->cost / b->built_cost;
+}
+
+hy_status hy_bvh_update(hy_bvh* b, const double* x0, const double* x1, double thickness, double max_decay,
+                        hy_pool* pool, int* rebuilt) {
+    if (rebuilt) *rebuilt = 0;
+    if (!b || !x0) return hy_fail(HY_ERR_INVALID_ARG, "bvh update: NULL argument");
+    if (b->node_count > 0) {
+        hy_bvh_refit(b, x0, x1, thickness, pool);
+        if (hy_bvh_quality(b) <= max_decay) return HY_OK;
+    }
+    if (rebuilt) *rebuilt = 1;
+    return hy_bvh_build(b, x0, x1, thickness, pool);
+}
+
+/* ---- validation */
+
+static int contains(const hy_aabb* outer, const hy_aabb* inner) {
+    for (int k = 0; k < 3; k++)
+        if (inner->lo[k] < outer->lo[k] || inner->hi[k] > outer->hi[k]) return 0;
+    return 1;
+}
+
+int hy_bvh_check(const hy_bvh* b) {
+    if (!b || b->node_count < 1) {
+        hy_fail(HY_ERR_INTERNAL, "bvh: empty");
+        return 0;
+    }
+    int32_t nt = b->triangle_count;
+    uint8_t* hit = calloc((size_t)nt, 1);
+    int32_t* parent_of = malloc(sizeof(int32_t) * (size_t)b->node_count);
+    if (!hit || !parent_of) {
+        free(hit);
+        free(parent_of);
+        hy_fail(HY_ERR_NOMEM, "bvh check: out of memory");
+        return 0;
+    }
+    for (int32_t i = 0; i < b->node_count; i++) parent_of[i] = -1;
+    int good = 1;
+    for (int32_t i = 0; i < b->node_count && good; i++) {
+        const hy_bvh_node* n = &b->nodes[i];
+        if (n->count) {
+            if (n->first < 0 || n->count < 0 || n->first + n->count > nt) {
+                good = 0;
+                hy_fail(HY_ERR_INTERNAL, "bvh: leaf %d range [%d, +%d) out of [0, %d)", i, n->first, n->count, nt);
+                break;
+            }
+            for (int32_t j = 0; j < n->count; j++) {
+                int32_t t = b->order[n->first + j];
+                if (t < 0 || t >= nt || hit[t]++ || !contains(&n->box, &b->triangle_boxes[t])) {
+                    good = 0;
+                    hy_fail(HY_ERR_INTERNAL, "bvh: leaf %d: triangle %d out of range, repeated or outside the box", i,
+                            t);
+                    break;
+                }
+            }
+        } else {
+            if (n->first <= i || n->first + 1 >= b->node_count) {
+                good = 0;
+                hy_fail(HY_ERR_INTERNAL, "bvh: node %d children %d not after it", i, n->first);
+                break;
+            }
+            for (int j = 0; j < 2; j++) {
+                int32_t ch = n->first + j;
+                if (parent_of[ch] != -1 || !contains(&n->box, &b->nodes[ch].box)) {
+                    good = 0;
+                    hy_fail(HY_ERR_INTERNAL, "bvh: node %d child %d shared or outside the box", i, ch);
+                    break;
+                }
+                parent_of[ch] = i;
+            }
+        }
+    }
+    for (int32_t t = 0; t < nt && good; t++)
+        if (!hit[t]) {
+            good = 0;
+            hy_fail(HY_ERR_INTERNAL, "bvh: triangle %d in no leaf", t);
+        }
+    for (int32_t i = 1; i < b->node_count && good; i++)
+        if (parent_of[i] < 0) {
+            good = 0;
+            hy_fail(HY_ERR_INTERNAL, "bvh: node %d unreachable", i);
+        }
+    free(hit);
+    free(parent_of);
+    return good;
+}

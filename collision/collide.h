@@ -1,0 +1,56 @@
+/* World-level collision detection: one BVH per object over its swept
+ * triangles, a sweep-and-prune over the objects' root boxes, self traversal
+ * for cloth, pair traversal between objects that can meet (never obstacle
+ * against obstacle, never a rigid object against itself), and the exact
+ * elementary tests (collision/ccd.h) on every candidate, run in fixed
+ * blocks on the pool. Vertex indices are global: every object's vertices
+ * concatenated in object order. */
+#ifndef HY_COLLISION_COLLIDE_H
+#define HY_COLLISION_COLLIDE_H
+
+#include <stdint.h>
+
+#include "collision/bvh.h"
+#include "collision/contact.h"
+#include "collision/traverse.h"
+#include "hyphys/hyphys.h"
+
+struct hy_world;
+
+typedef struct hy_collision_state {
+    int32_t object_count; /* objects this state was built for */
+    int32_t vertex_count;
+    int32_t* vertex_object; /* owning object slot per global vertex */
+    int32_t* object_offset; /* first global vertex per object, object_count + 1 entries */
+    double *X0, *X1, *V;    /* 3 * vertex_count */
+    double* inv_mass;       /* cloth: per-vertex inverse mass (0 pinned); others 0 */
+    double* mass;           /* cloth: per-vertex mass */
+    double* body_inv_inertia; /* 9 per object */
+    hy_contact_list contacts;
+    /* impact-zone scratch */
+    int32_t* zone_parent;
+    unsigned char* zone_member;
+    double* zone_acc;
+    int32_t* zone_obstacle;
+    unsigned char* zone_pinned;
+    /* detection */
+    hy_bvh** bvh;        /* per object */
+    hy_traverser* traverser;
+    hy_candidates candidates;
+    int32_t* order;      /* sweep-and-prune order of objects */
+    unsigned char* hit;  /* per candidate: exact test result */
+    double* toi;         /* per candidate */
+    uint64_t* bonded;    /* sorted (lo << 32 | hi) slot pairs held by an intact bond */
+    int32_t bonded_count, bonded_capacity;
+    double ms_refit, ms_traverse; /* of the last detect call */
+} hy_collision_state;
+
+/* Build (or rebuild after objects were added) the world's collision state. */
+hy_status hy_collision_state_sync(struct hy_world* w);
+void hy_collision_state_destroy(hy_collision_state* cs);
+
+/* hy_detect_fn over the world (ctx = the world). */
+hy_status hy_collide_detect(void* world, const double* X0, const double* X1, hy_contact_list* out,
+                            hy_step_stats* stats);
+
+#endif

@@ -1,0 +1,40 @@
+/* Cheap conservative culls run on a candidate feature pair before the exact
+ * CCD test (collision/ccd.h). Each answers 0 only when the pair provably
+ * cannot collide during the step; 1 means "run the exact test".
+ *
+ * Both take the four points of the pair in ccd.h order (vertex-face: p, a,
+ * b, c; edge-edge: a, b, c, d) at t=0 (x0) and t=1 (x1), moving linearly. */
+#ifndef HY_COLLISION_FILTER_H
+#define HY_COLLISION_FILTER_H
+
+/* Swept boxes of the two features (VF: the vertex against the triangle; EE:
+ * edge against edge), apart by more than min_distance on some axis. The
+ * traversal already applies it with the BVH thickness; it is here for
+ * callers that have pairs from elsewhere. */
+int hy_filter_box(int is_vf, const double* const x0[4], const double* const x1[4], double min_distance);
+
+/* Coplanarity (the "deforming non-penetration" filter of Tang et al. 2010):
+ * a vertex can only touch a triangle, and an edge an edge, at a time when
+ * all four points are coplanar, i.e. when the volume
+ * V(t) = (q1 - q0) x (q2 - q0) . (q3 - q0) is zero. V is a cubic in t; its
+ * four Bernstein coefficients bound it on [0, 1]. When all four exceed their
+ * rounding-error bound with the same sign, V never vanishes and the pair is
+ * culled. Only valid for touching contact: with min_distance > 0 it keeps
+ * every pair. */
+int hy_filter_coplanar(const double* const x0[4], const double* const x1[4], double min_distance);
+
+/* Separating axes over the step: for a direction n, every point of one
+ * feature minus every point of the other, projected on n, is a convex
+ * combination of the 8 values n . (x_i(t) - y_j(t)) at t = 0 and t = 1 (the
+ * motion is linear, and both features are convex hulls of their points), so
+ * when these all exceed min_distance |n| (plus rounding) with one sign the
+ * features stay apart for the whole step. The directions tried are the
+ * face normal / edge cross product at both ends, the cross products of the
+ * relative motion with the edges (which make the test exact for a vertex
+ * or edge translating against a fixed triangle or edge) and the coordinate
+ * axes (a swept-box test that, unlike separate boxes, compares positions at
+ * the same time). Any direction is valid; only the rounding of the dot
+ * products is bounded. */
+int hy_filter_sat(int is_vf, const double* const x0[4], const double* const x1[4], double min_distance);
+
+#endif

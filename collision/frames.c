@@ -1,0 +1,439 @@
+/* The whole-step CCD pipeline: update BVH, traverse, filter, exact tests.
+ *
+ * The exact pass runs over the candidate array in fixed blocks and writes
+ * one flag per candidate, so the found list (a serial compaction in
+ * candidate order) does not depend on which thread tested what. */
+#include "collision/frames.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "collision/ccd.h"
+#include "collision/filter.h"
+#include "engine/error.h"
+
+/* Candidates per block of the exact pass: large enough that the pool's
+ * per-block cost vanishes, small enough to balance tests of uneven cost. */
+#define EXACT_GRAIN 2048
+
+/* Components (edge- or vertex-connected pieces) below this many triangles
+ * are built many at a time, one per pool block; larger ones one at a time
+ * with the pool inside the build. */
+#define SMALL_COMPONENT 4096
+
+/* One connected piece of the mesh with its own BVH in its own moving frame
+ * (hy_bvh.relative): a piece that only translates then has tiny boxes and
+ * no self candidates at all, however far it moves. Pieces meet through pair
+ * traversal of their BVHs. */
+typedef struct component {
+    hy_bvh* bvh;
+    int32_t vertex_count;
+    int32_t* vertices; /* local -> global vertex id */
+    int64_t offset;    /* first local vertex in the gathered position arrays */
+    int rebuilt;       /* the last update built the tree */
+    hy_status status;  /* of the last update (written by the block that ran it) */
+} component;
+
+struct hy_frames {
+    hy_frames_def def;
+    int32_t vertex_count;
+    component* comps;
+    int32_t comp_count;
+    double* lx0; /* positions gathered per component (3 * vertex_count) */
+    double* lx1;
+    hy_aabb* world; /* per component: swept box in the fixed frame */
+    hy_traverse_job* jobs;
+    int64_t job_cap;
+    hy_traverser* trav;
+    hy_candidates cand;
+    uint8_t* flags; /* per candidate: 1 tested, 2 collides */
+    int64_t flags_cap;
+    int64_t* block_counts; /* per block: vf_exact, ee_exact */
+    int64_t block_cap;
+    hy_feature_pair* found;
+    int64_t found_count, found_cap;
+    int built;
+};
+
+hy_frames_def hy_frames_def_default(void) {
+    hy_frames_def d;
+    d.thickness = 0.0;
+    d.max_decay = 2.0;
+    d.use_filters = 1;
+    d.force_build = 0;
+    return d;
+}
+
+static double now_ms(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return 1e3 * (double)ts.tv_sec + 1e-6 * (double)ts.tv_nsec;
+}
+
+static int32_t find(int32_t* parent, int32_t x) {
+    while (parent[x] != x) {
+        parent[x] = parent[parent[x]];
+        x = parent[x];
+    }
+    return x;
+}
+
+hy_status hy_frames_create(const int32_t* triangles, int32_t triangle_count, int32_t vertex_count,
+                           const hy_frames_def* def, hy_frames** out) {
+    *out = NULL;
+    hy_frames_def d = def ? *def : hy_frames_def_default();
+    if (!(d.thickness >= 0 && d.thickness < 1e300))
+        return hy_fail(HY_ERR_INVALID_ARG, "frames: thickness must be finite and >= 0, got %g", d.thickness);
+    if (!(d.max_decay > 1)) return hy_fail(HY_ERR_INVALID_ARG, "frames: max_decay must be > 1, got %g", d.max_decay);
+    if (!triangles || triangle_count < 1 || vertex_count < 3)
+        return hy_fail(HY_ERR_INVALID_ARG, "frames: needs >= 1 triangle and >= 3 vertices, got %d and %d",
+                       triangle_count, vertex_count);
+    for (int64_t i = 0; i < 3 * (int64_t)triangle_count; i++)
+        if (triangles[i] < 0 || triangles[i] >= vertex_count)
+            return hy_fail(HY_ERR_INVALID_ARG, "frames: triangle %lld index %d out of range [0, %d)",
+                           (long long)(i / 3), triangles[i], vertex_count);
+    hy_frames* f = calloc(1, sizeof *f);
+    if (!f) return hy_fail(HY_ERR_NOMEM, "frames: out of memory");
+    f->def = d;
+    f->vertex_count = vertex_count;
+    size_t nv = (size_t)vertex_count, nt = (size_t)triangle_count;
+    int32_t* parent = malloc(sizeof(int32_t) * nv);
+    int32_t* comp_of = malloc(sizeof(int32_t) * nv); /* root -> component, then vertex -> local index */
+    int32_t* tri_count = NULL;
+    int32_t* local = NULL;
+    hy_status st = HY_OK;
+    f->lx0 = malloc(sizeof(double) * 3 * nv);
+    f->lx1 = malloc(sizeof(double) * 3 * nv);
+    f->trav = hy_traverser_create();
+    if (!parent || !comp_of || !f->lx0 || !f->lx1 || !f->trav) {
+        st = hy_fail(HY_ERR_NOMEM, "frames: out of memory");
+        goto done;
+    }
+    /* Components: union-find over the triangles' vertices, numbered in
+     * order of their first triangle. */
+    for (size_t i = 0; i < nv; i++) {
+        parent[i] = (int32_t)i;
+        comp_of[i] = -1;
+    }
+    for (size_t t = 0; t < nt; t++)
+        for (int k = 1; k < 3; k++) {
+            int32_t a = find(parent, triangles[3 * t]), b = find(parent, triangles[3 * t + k]);
+            if (a != b) parent[a < b ? b : a] = a < b ? a : b;
+        }
+    int32_t nc = 0;
+    for (size_t t = 0; t < nt; t++) {
+        int32_t r = find(parent, triangles[3 * t]);
+        if (comp_of[r] < 0) comp_of[r] = nc++;
+    }
+    f->comps = calloc((size_t)nc, sizeof *f->comps);
+    f->world = malloc(sizeof(hy_aabb) * (size_t)nc);
+    tri_count = calloc((size_t)nc, sizeof(int32_t));
+    local = malloc(sizeof(int32_t) * 3 * nt);
+    if (!f->comps || !f->world || !tri_count || !local) {
+        st = hy_fail(HY_ERR_NOMEM, "frames: out of memory");
+        goto done;
+    }
+    f->comp_count = nc;
+    /* Vertices of each component in global order; a vertex used by no
+     * triangle belongs to none (it has no owner, so it meets no face). */
+    int32_t* vcomp = malloc(sizeof(int32_t) * nv);
+    int32_t* lidx = malloc(sizeof(int32_t) * nv);
+    int64_t* tri_start = calloc((size_t)nc + 1, sizeof(int64_t));
+    if (!vcomp || !lidx || !tri_start) {
+        free(vcomp);
+        free(lidx);
+        free(tri_start);
+        st = hy_fail(HY_ERR_NOMEM, "frames: out of memory");
+        goto done;
+    }
+    for (size_t v = 0; v < nv; v++) vcomp[v] = comp_of[find(parent, (int32_t)v)];
+    for (size_t v = 0; v < nv; v++) {
+        int32_t c = vcomp[v];
+        lidx[v] = c >= 0 ? f->comps[c].vertex_count++ : -1;
+    }
+    int64_t off = 0;
+    for (int32_t c = 0; c < nc && st == HY_OK; c++) {
+        component* cp = &f->comps[c];
+        cp->offset = off;
+        off += cp->vertex_count;
+        cp->vertices = malloc(sizeof(int32_t) * (size_t)cp->vertex_count);
+        if (!cp->vertices) st = hy_fail(HY_ERR_NOMEM, "frames: out of memory");
+        cp->vertex_count = 0;
+    }
+    if (st == HY_OK) {
+        for (size_t v = 0; v < nv; v++)
+            if (vcomp[v] >= 0) {
+                component* cp = &f->comps[vcomp[v]];
+                cp->vertices[cp->vertex_count++] = (int32_t)v;
+            }
+        /* Triangles of each component, in triangle order, local indices. */
+        for (size_t t = 0; t < nt; t++) tri_count[vcomp[triangles[3 * t]]]++;
+        for (int32_t c = 0; c < nc; c++) tri_start[c + 1] = tri_start[c] + tri_count[c];
+        for (int32_t c = 0; c < nc; c++) tri_count[c] = 0;
+        for (size_t t = 0; t < nt; t++) {
+            int32_t c = vcomp[triangles[3 * t]];
+            int64_t at = 3 * (tri_start[c] + tri_count[c]++);
+            for (int k = 0; k < 3; k++) local[at + k] = lidx[triangles[3 * t + k]];
+        }
+        for (int32_t c = 0; c < nc && st == HY_OK; c++) {
+            component* cp = &f->comps[c];
+            /* A component is a triangle's worth of vertices at least, but
+             * hy_bvh wants 3: a lone degenerate pair cannot occur (triangles
+             * have three distinct vertices, validated by hy_bvh_create). */
+            st = hy_bvh_create(local + 3 * tri_start[c], tri_count[c], cp->vertex_count, &cp->bvh);
+            if (st == HY_OK) {
+                cp->bvh->relative = 1;
+                st = hy_bvh_set_vertex_ids(cp->bvh, cp->vertices);
+            }
+            if (st != HY_OK) hy_error_prefix("component %d: ", c);
+        }
+    }
+    free(vcomp);
+    free(lidx);
+    free(tri_start);
+    if (st != HY_OK) goto done;
+    st = HY_OK;
+done:
+    free(parent);
+    free(comp_of);
+    free(tri_count);
+    free(local);
+    if (st != HY_OK) {
+        hy_frames_destroy(f);
+        return st;
+    }
+    *out = f;
+    return HY_OK;
+}
+
+void hy_frames_destroy(hy_frames* f) {
+    if (!f) return;
+    for (int32_t i = 0; f->comps && i < f->comp_count; i++) {
+        hy_bvh_destroy(f->comps[i].bvh);
+        free(f->comps[i].vertices);
+    }
+    free(f->comps);
+    free(f->lx0);
+    free(f->lx1);
+    free(f->world);
+    free(f->jobs);
+    hy_traverser_destroy(f->trav);
+    hy_candidates_free(&f->cand);
+    free(f->flags);
+    free(f->block_counts);
+    free(f->found);
+    free(f);
+}
+
+static int grow(void** p, int64_t* cap, int64_t need, size_t elem) {
+    if (need <= *cap) return 1;
+    int64_t n = *cap ? *cap : 1024;
+    while (n < need) n *= 2;
+    void* q = realloc(*p, (size_t)n * elem);
+    if (!q) return 0;
+    *p = q;
+    *cap = n;
+    return 1;
+}
+
+typedef struct exact_ctx {
+    hy_frames* f;
+    const double* x0;
+    const double* x1;
+} exact_ctx;
+
+static void exact_block(void* vctx, int64_t begin, int64_t end, int64_t block, int worker) {
+    (void)worker;
+    exact_ctx* c = vctx;
+    hy_frames* f = c->f;
+    const hy_feature_pair* pairs = f->cand.pairs;
+    double md = f->def.thickness;
+    int filters = f->def.use_filters;
+    int64_t vf = 0, ee = 0;
+    for (int64_t i = begin; i < end; i++) {
+        const hy_feature_pair* p = &pairs[i];
+        const double* a[4];
+        const double* b[4];
+        for (int k = 0; k < 4; k++) {
+            a[k] = c->x0 + 3 * (int64_t)p->v[k];
+            b[k] = c->x1 + 3 * (int64_t)p->v[k];
+        }
+        uint8_t flag = 0;
+        int is_vf = p->kind != HY_FEATURE_EE;
+        if (!filters || (hy_filter_coplanar(a, b, md) && hy_filter_sat(is_vf, a, b, md))) {
+            double toi;
+            int hit;
+            if (p->kind == HY_FEATURE_EE) {
+                ee++;
+                hit = hy_ccd_ee(a[0], a[1], a[2], a[3], b[0], b[1], b[2], b[3], md, &toi);
+            } else {
+                vf++;
+                hit = hy_ccd_vf(a[0], a[1], a[2], a[3], b[0], b[1], b[2], b[3], md, &toi);
+            }
+            flag = (uint8_t)(1 | (hit ? 2 : 0));
+        }
+        f->flags[i] = flag;
+    }
+    f->block_counts[2 * block] = vf;
+    f->block_counts[2 * block + 1] = ee;
+}
+
+static hy_status update_one(hy_frames* f, int32_t c, hy_pool* pool, int* rebuilt) {
+    const component* cp = &f->comps[c];
+    const double* a = f->lx0 + 3 * cp->offset;
+    const double* b = f->lx1 + 3 * cp->offset;
+    int r = 0;
+    hy_status st;
+    if (f->def.force_build || !f->built) {
+        st = hy_bvh_build(cp->bvh, a, b, f->def.thickness, pool);
+        r = 1;
+    } else {
+        st = hy_bvh_update(cp->bvh, a, b, f->def.thickness, f->def.max_decay, pool, &r);
+    }
+    f->comps[c].rebuilt = r;
+    f->comps[c].status = st;
+    if (r && rebuilt) *rebuilt = 1;
+    return st;
+}
+
+typedef struct update_ctx {
+    hy_frames* f;
+} update_ctx;
+
+static void update_block(void* vctx, int64_t begin, int64_t end, int64_t block, int worker) {
+    (void)block;
+    (void)worker;
+    update_ctx* u = vctx;
+    for (int64_t c = begin; c < end; c++) {
+        if (u->f->comps[c].bvh->triangle_count >= SMALL_COMPONENT) continue;
+        update_one(u->f, (int32_t)c, NULL, NULL);
+    }
+}
+
+hy_status hy_frames_run(hy_frames* f, const double* x0, const double* x1, hy_pool* pool, hy_frames_stats* stats) {
+    hy_frames_stats s;
+    memset(&s, 0, sizeof s);
+    if (stats) *stats = s;
+    if (!f || !x0 || !x1) return hy_fail(HY_ERR_INVALID_ARG, "frames run: NULL argument");
+    f->found_count = 0;
+    double t0 = now_ms();
+    s.rebuilt = 0;
+
+    /* Positions per component (contiguous, local order). */
+    for (int32_t c = 0; c < f->comp_count; c++) {
+        const component* cp = &f->comps[c];
+        double* a = f->lx0 + 3 * cp->offset;
+        double* b = f->lx1 + 3 * cp->offset;
+        for (int32_t i = 0; i < cp->vertex_count; i++) {
+            int64_t v = cp->vertices[i];
+            for (int k = 0; k < 3; k++) {
+                a[3 * i + k] = x0[3 * v + k];
+                b[3 * i + k] = x1[3 * v + k];
+            }
+        }
+    }
+
+    /* BVHs: build, or refit and rebuild when decayed. Large components one
+     * at a time with the pool inside; small ones many at a time. */
+    update_ctx uc = {f};
+    for (int32_t c = 0; c < f->comp_count; c++)
+        if (f->comps[c].bvh->triangle_count >= SMALL_COMPONENT) {
+            hy_status st = update_one(f, c, pool, &s.rebuilt);
+            if (st != HY_OK) return st;
+        }
+    if (pool)
+        hy_pool_for(pool, f->comp_count, 8, update_block, &uc);
+    else
+        update_block(&uc, 0, f->comp_count, 0, 0);
+    for (int32_t c = 0; c < f->comp_count; c++) {
+        /* The failing block's message is on its own thread: say it again. */
+        if (f->comps[c].status != HY_OK)
+            return hy_fail(f->comps[c].status, "frames: component %d: BVH build failed (out of memory)", c);
+        if (f->comps[c].rebuilt) s.rebuilt = 1;
+        double q = hy_bvh_quality(f->comps[c].bvh);
+        if (q > s.bvh_quality) s.bvh_quality = q;
+    }
+    f->built = 1;
+    double t1 = now_ms();
+
+    /* Jobs: every component against itself, then every pair of components
+     * whose swept boxes meet (in index order: deterministic). */
+    int64_t nc = f->comp_count, nj = 0;
+    for (int32_t c = 0; c < nc; c++) hy_bvh_world_box(f->comps[c].bvh, &f->world[c]);
+    for (int32_t a = 0; a < nc; a++) {
+        if (!grow((void**)&f->jobs, &f->job_cap, nj + nc + 1, sizeof *f->jobs))
+            return hy_fail(HY_ERR_NOMEM, "frames: out of memory");
+        f->jobs[nj++] = (hy_traverse_job){f->comps[a].bvh, NULL};
+    }
+    for (int32_t a = 0; a < nc; a++)
+        for (int32_t b = a + 1; b < nc; b++) {
+            if (!hy_aabb_overlap(&f->world[a], &f->world[b])) continue;
+            if (!grow((void**)&f->jobs, &f->job_cap, nj + 1, sizeof *f->jobs))
+                return hy_fail(HY_ERR_NOMEM, "frames: out of memory");
+            f->jobs[nj++] = (hy_traverse_job){f->comps[a].bvh, f->comps[b].bvh};
+        }
+    hy_status st = hy_bvh_traverse_jobs(f->trav, f->jobs, (int32_t)nj, pool, &f->cand);
+    if (st != HY_OK) return st;
+    s.jobs = nj;
+    double t2 = now_ms();
+
+    /* Filters and exact tests. */
+    int64_t n = f->cand.count;
+    int64_t blocks = hy_pool_blocks(n, EXACT_GRAIN);
+    if (!grow((void**)&f->flags, &f->flags_cap, n, 1) ||
+        !grow((void**)&f->block_counts, &f->block_cap, 2 * blocks, sizeof(int64_t)))
+        return hy_fail(HY_ERR_NOMEM, "frames: out of memory for %lld candidates", (long long)n);
+    exact_ctx ec = {f, x0, x1};
+    if (pool)
+        hy_pool_for(pool, n, EXACT_GRAIN, exact_block, &ec);
+    else
+        for (int64_t b = 0; b < blocks; b++)
+            exact_block(&ec, b * EXACT_GRAIN, (b + 1) * EXACT_GRAIN < n ? (b + 1) * EXACT_GRAIN : n, b, 0);
+    int64_t found = 0;
+    for (int64_t i = 0; i < n; i++) found += f->flags[i] >> 1;
+    if (!grow((void**)&f->found, &f->found_cap, found, sizeof *f->found))
+        return hy_fail(HY_ERR_NOMEM, "frames: out of memory for %lld collisions", (long long)found);
+    for (int64_t i = 0; i < n; i++)
+        if (f->flags[i] & 2) {
+            const hy_feature_pair* p = &f->cand.pairs[i];
+            f->found[f->found_count++] = *p;
+            if (p->kind == HY_FEATURE_EE)
+                s.ee_found++;
+            else
+                s.vf_found++;
+        }
+    for (int64_t b = 0; b < blocks; b++) {
+        s.vf_exact += f->block_counts[2 * b];
+        s.ee_exact += f->block_counts[2 * b + 1];
+    }
+    double t3 = now_ms();
+
+    s.candidates = n;
+    s.vf_candidates = f->cand.vf;
+    s.ee_candidates = f->cand.ee;
+    s.exact_tests = s.vf_exact + s.ee_exact;
+    s.triangle_pairs = f->cand.triangle_pairs;
+    s.node_pairs = f->cand.node_pairs;
+    s.front = f->cand.front;
+    s.components = f->comp_count;
+    s.ms_bvh = t1 - t0;
+    s.ms_traverse = t2 - t1;
+    s.ms_exact = t3 - t2;
+    s.ms_total = t3 - t0;
+    if (stats) *stats = s;
+    return HY_OK;
+}
+
+const hy_feature_pair* hy_frames_found(const hy_frames* f, int64_t* count) {
+    if (count) *count = f ? f->found_count : 0;
+    return f ? f->found : NULL;
+}
+
+const hy_candidates* hy_frames_candidates(const hy_frames* f) { return f ? &f->cand : NULL; }
+
+int32_t hy_frames_components(const hy_frames* f) { return f ? f->comp_count : 0; }
+
+const hy_bvh* hy_frames_bvh(const hy_frames* f, int32_t c) {
+    return f && c >= 0 && c < f->comp_count ? f->comps[c].bvh : NULL;
+}

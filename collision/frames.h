@@ -1,0 +1,67 @@
+/* Whole-step continuous collision detection on one mesh moving linearly from
+ * x0 to x1: BVH build or refit over swept boxes, self traversal into
+ * vertex-face and edge-edge candidates, conservative filters, and the exact
+ * elementary tests (collision/ccd.h). The whole mesh is one object, so
+ * collisions between its separate parts and self collisions both count.
+ *
+ * The mesh is split into its connected components, each with its own BVH in
+ * its own moving frame (hy_bvh.relative), so a piece that moves rigidly by
+ * translation has no self candidates; pieces meet through pair traversal of
+ * the BVHs whose swept boxes overlap. All traversals run as one job list.
+ *
+ * A hy_frames keeps the BVHs and every buffer between runs: the first run
+ * builds, later ones refit (rebuilding when the tree has decayed) unless a
+ * build is forced, and a run in steady state allocates only when a buffer
+ * must grow. Results are the same for any pool and thread count, in the
+ * same order. */
+#ifndef HY_COLLISION_FRAMES_H
+#define HY_COLLISION_FRAMES_H
+
+#include <stdint.h>
+
+#include "collision/bvh.h"
+#include "collision/traverse.h"
+#include "hyphys/hyphys.h"
+#include "sched/pool.h"
+
+typedef struct hy_frames_def {
+    double thickness;  /* contact distance, >= 0 (0 = touching); passed to the CCD tests */
+    double max_decay;  /* refit while hy_bvh_quality stays <= this (> 1) */
+    int use_filters;   /* 1: coplanarity filter before the exact tests */
+    int force_build;   /* 1: build the BVH on every run (no refit) */
+} hy_frames_def;
+
+hy_frames_def hy_frames_def_default(void);
+
+typedef struct hy_frames_stats {
+    int64_t candidates, vf_candidates, ee_candidates; /* from the traversal */
+    int64_t exact_tests, vf_exact, ee_exact;          /* left after the filters */
+    int64_t vf_found, ee_found;                       /* exact tests that report a collision */
+    int64_t triangle_pairs, node_pairs, front;        /* traversal work */
+    int64_t components, jobs;                         /* connected pieces; traversal jobs (self + pairs) */
+    int rebuilt;                                      /* 1 if this run built the BVH */
+    double bvh_quality;                               /* hy_bvh_quality after the update */
+    double ms_bvh, ms_traverse, ms_exact, ms_total;   /* wall clock per stage */
+} hy_frames_stats;
+
+typedef struct hy_frames hy_frames;
+
+/* Topology: triangle_count triangles indexing [0, vertex_count). */
+hy_status hy_frames_create(const int32_t* triangles, int32_t triangle_count, int32_t vertex_count,
+                           const hy_frames_def* def, hy_frames** out);
+void hy_frames_destroy(hy_frames* f);
+
+/* One step: x0, x1 hold 3 * vertex_count doubles. pool may be NULL. */
+hy_status hy_frames_run(hy_frames* f, const double* x0, const double* x1, hy_pool* pool, hy_frames_stats* stats);
+
+/* The colliding pairs of the last run, in traversal order (deterministic);
+ * live until the next run. */
+const hy_feature_pair* hy_frames_found(const hy_frames* f, int64_t* count);
+/* The candidates of the last run (before filters), same lifetime. */
+const hy_candidates* hy_frames_candidates(const hy_frames* f);
+/* The BVH of connected component c (0 <= c < hy_frames_components), for
+ * inspection; its vertex ids are the mesh's. */
+int32_t hy_frames_components(const hy_frames* f);
+const hy_bvh* hy_frames_bvh(const hy_frames* f, int32_t c);
+
+#endif

@@ -1,0 +1,542 @@
+/* Collision response (see response.h).
+ *
+ * Rounds of detection and impulses: every contact of a round gets an
+ * inelastic (or, between rigid bodies and obstacles, restitutive) normal
+ * impulse plus Coulomb friction, applied in the canonical contact order
+ * (Gauss-Seidel). Positions are then re-derived from the new velocities and
+ * the motion is checked again. Contacts that survive the impulse rounds are
+ * merged into impact zones (Provot 1997; Bridson et al. 2002): a zone moves
+ * as one rigid unit, here by translation at its momentum-weighted velocity
+ * (or with the obstacle it touches), so nothing inside it can collide;
+ * zones grow until the motion is collision free. If even that does not
+ * converge, every free vertex keeps its start position: the start is
+ * collision free, so the step is too. Translation-only zones are a choice:
+ * they lose the zone's spin for the step, but need no polar decomposition
+ * and cannot create new intersections inside the zone. */
+#include "collision/response.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "collision/collide.h"
+#include "engine/error.h"
+#include "engine/world.h"
+
+hy_response_params hy_response_params_default(void) {
+    hy_response_params p;
+    p.impulse_iterations = 6;
+    p.zone_iterations = 32;
+    p.separation = 0.1;
+    return p;
+}
+
+/* ------------------------------------------------ per-vertex accessors */
+
+typedef struct resolver {
+    hy_world* w;
+    hy_collision_state* cs;
+    double dt;
+    double* body_inv_inertia; /* 9 per object slot (bodies only) */
+} resolver;
+
+static int vertex_object(const hy_collision_state* cs, int32_t g) { return cs->vertex_object[g]; }
+
+/* Unit a vertex moves with: itself (cloth) or its object's first vertex. */
+static int32_t unit_of(const resolver* r, int32_t g) {
+    const hy_object* o = &r->w->objects[vertex_object(r->cs, g)];
+    return o->kind == HY_OBJECT_CLOTH ? g : r->cs->object_offset[vertex_object(r->cs, g)];
+}
+
+static hy_v3 vertex_velocity(const resolver* r, int32_t g) {
+    const hy_collision_state* cs = r->cs;
+    const hy_object* o = &r->w->objects[vertex_object(cs, g)];
+    if (o->kind == HY_OBJECT_BODY) {
+        hy_v3 rr = v3_sub(v3_load(cs->X0 + 3 * g), o->body.x);
+        return v3_add(o->body1.v, v3_cross(o->body1.w, rr));
+    }
+    return v3_load(cs->V + 3 * g);
+}
+
+/* ------------------------------------------------------------ geometry */
+
+static double clamp01(double x) { return x < 0.0 ? 0.0 : (x > 1.0 ? 1.0 : x); }
+
+/* Barycentric weights of the point of triangle abc closest to p. */
+static void closest_on_triangle(hy_v3 p, hy_v3 a, hy_v3 b, hy_v3 c, double* wa, double* wb, double* wc) {
+    hy_v3 ab = v3_sub(b, a), ac = v3_sub(c, a), ap = v3_sub(p, a);
+    double d1 = v3_dot(ab, ap), d2 = v3_dot(ac, ap);
+    if (d1 <= 0 && d2 <= 0) { *wa = 1; *wb = 0; *wc = 0; return; }
+    hy_v3 bp = v3_sub(p, b);
+    double d3 = v3_dot(ab, bp), d4 = v3_dot(ac, bp);
+    if (d3 >= 0 && d4 <= d3) { *wa = 0; *wb = 1; *wc = 0; return; }
+    double vc = d1 * d4 - d3 * d2;
+    if (vc <= 0 && d1 >= 0 && d3 <= 0) {
+        double v = d1 / (d1 - d3);
+        *wa = 1 - v; *wb = v; *wc = 0;
+        return;
+    }
+    hy_v3 cp = v3_sub(p, c);
+    double d5 = v3_dot(ab, cp), d6 = v3_dot(ac, cp);
+    if (d6 >= 0 && d5 <= d6) { *wa = 0; *wb = 0; *wc = 1; return; }
+    double vb = d5 * d2 - d1 * d6;
+    if (vb <= 0 && d2 >= 0 && d6 <= 0) {
+        double w = d2 / (d2 - d6);
+        *wa = 1 - w; *wb = 0; *wc = w;
+        return;
+    }
+    double va = d3 * d6 - d5 * d4;
+    if (va <= 0 && (d4 - d3) >= 0 && (d5 - d6) >= 0) {
+        double w = (d4 - d3) / ((d4 - d3) + (d5 - d6));
+        *wa = 0; *wb = 1 - w; *wc = w;
+        return;
+    }
+    double den = 1.0 / (va + vb + vc);
+    double v = vb * den, w = vc * den;
+    *wa = 1 - v - w; *wb = v; *wc = w;
+}
+
+/* Parameters s, u of the closest points of segments p0p1 and q0q1. */
+static void closest_segments(hy_v3 p0, hy_v3 p1, hy_v3 q0, hy_v3 q1, double* s, double* u) {
+    hy_v3 d1 = v3_sub(p1, p0), d2 = v3_sub(q1, q0), r = v3_sub(p0, q0);
+    double a = v3_dot(d1, d1), e = v3_dot(d2, d2), f = v3_dot(d2, r);
+    double c = v3_dot(d1, r), b = v3_dot(d1, d2), den = a * e - b * b;
+    double ss = 0.0, uu;
+    if (a <= 1e-300 && e <= 1e-300) { *s = 0; *u = 0; return; }
+    if (a <= 1e-300) { *s = 0; *u = clamp01(f / e); return; }
+    if (e <= 1e-300) { *u = 0; *s = clamp01(-c / a); return; }
+    if (den > 1e-14 * a * e) ss = clamp01((b * f - c * e) / den);
+    uu = (b * ss + f) / e;
+    if (uu < 0) { uu = 0; ss = clamp01(-c / a); }
+    else if (uu > 1) { uu = 1; ss = clamp01((b - c) / a); }
+    *s = ss;
+    *u = uu;
+}
+
+/* Weights (summing to zero) and the unit normal pointing from side B to
+ * side A at the start of the step. Returns 0 if no direction is defined. */
+static int contact_frame(const resolver* r, const hy_contact* c, double w[4], hy_v3* n, double* d0) {
+    const double *X0 = r->cs->X0, *X1 = r->cs->X1;
+    hy_v3 p[4], q[4];
+    for (int k = 0; k < 4; k++) {
+        hy_v3 a = v3_load(X0 + 3 * c->v[k]), b = v3_load(X1 + 3 * c->v[k]);
+        q[k] = a;
+        p[k] = v3_lerp(a, b, c->toi);
+    }
+    hy_v3 nn;
+    if (c->type == HY_CONTACT_VF) {
+        double wa, wb, wc;
+        closest_on_triangle(p[0], p[1], p[2], p[3], &wa, &wb, &wc);
+        w[0] = 1; w[1] = -wa; w[2] = -wb; w[3] = -wc;
+        nn = v3_cross(v3_sub(p[2], p[1]), v3_sub(p[3], p[1]));
+    } else {
+        double s, u;
+        closest_segments(p[0], p[1], p[2], p[3], &s, &u);
+        w[0] = 1 - s; w[1] = s; w[2] = -(1 - u); w[3] = -u;
+        nn = v3_cross(v3_sub(p[1], p[0]), v3_sub(p[3], p[2]));
+    }
+    /* separation vector at t0 with these weights (side A minus side B) */
+    hy_v3 sep0 = v3(0, 0, 0), sept = v3(0, 0, 0);
+    for (int k = 0; k < 4; k++) {
+        sep0 = v3_mad(sep0, q[k], w[k]);
+        sept = v3_mad(sept, p[k], w[k]);
+    }
+    double len = v3_len(nn);
+    if (!(len > 1e-300)) {
+        /* parallel edges or a degenerate face: use the separation itself */
+        nn = v3_len(sept) > 1e-300 ? sept : sep0;
+        len = v3_len(nn);
+        if (!(len > 1e-300)) return 0;
+    }
+    nn = v3_scale(nn, 1.0 / len);
+    double scale = 0.0;
+    for (int k = 0; k < 4; k++) scale = fmax(scale, fabs(w[k]) * v3_len(v3_sub(q[k], q[0])));
+    if (fabs(v3_dot(nn, sep0)) > 1e-9 * scale) {
+        if (v3_dot(nn, sep0) < 0) nn = v3_scale(nn, -1.0);
+    } else {
+        /* the features touch at the start (faces of a broken solid, bodies
+         * placed in contact): the separation has no sign. A vertex over the
+         * inside of a closed rigid mesh's face is outside that mesh, so the
+         * face normal (outwards) holds; otherwise the side is the one the
+         * features are on at the end of the step. */
+        const hy_object* ob = &r->w->objects[vertex_object(r->cs, c->v[c->type == HY_CONTACT_VF ? 1 : 2])];
+        int inside_face = c->type == HY_CONTACT_VF && ob->kind != HY_OBJECT_CLOTH && w[1] < -1e-9 && w[2] < -1e-9 &&
+                          w[3] < -1e-9;
+        if (!inside_face) {
+            hy_v3 sep1 = v3(0, 0, 0);
+            for (int k = 0; k < 4; k++) sep1 = v3_mad(sep1, v3_load(X1 + 3 * c->v[k]), w[k]);
+            double along = v3_dot(nn, sep1), l1 = v3_len(sep1);
+            if (fabs(along) > 1e-9 * (scale + l1)) {
+                if (along < 0) nn = v3_scale(nn, -1.0);
+            } else if (l1 > 1e-12 * (scale + 1e-300)) {
+                nn = v3_scale(sep1, 1.0 / l1);
+            } else {
+                return 0;
+            }
+        }
+    }
+    *n = nn;
+    *d0 = v3_dot(nn, sep0);
+    return 1;
+}
+
+/* ------------------------------------------------------------ impulses */
+
+typedef struct participant {
+    int32_t unit;   /* vertex (cloth) or object's first vertex (body/obstacle) */
+    int32_t object;
+    double weight;  /* summed weights of its vertices in this contact */
+    hy_v3 point;    /* weighted point, body participants: lever arm base */
+} participant;
+
+static double inv_mass_along(const resolver* r, const participant* p, hy_v3 dir) {
+    const hy_object* o = &r->w->objects[p->object];
+    if (o->kind == HY_OBJECT_CLOTH) return r->cs->inv_mass[p->unit];
+    if (o->kind == HY_OBJECT_OBSTACLE) return 0.0;
+    hy_v3 lever = v3_sub(p->point, o->body.x);
+    hy_v3 rn = v3_cross(lever, dir);
+    return o->inertia.inv_mass + v3_dot(rn, mat_mul_v3(r->body_inv_inertia + 9 * p->object, rn));
+}
+
+static void apply_impulse(resolver* r, const participant* p, hy_v3 impulse) {
+    hy_object* o = &r->w->objects[p->object];
+    if (o->kind == HY_OBJECT_CLOTH) {
+        double im = r->cs->inv_mass[p->unit];
+        if (im > 0) v3_store(r->cs->V + 3 * p->unit, v3_mad(v3_load(r->cs->V + 3 * p->unit), impulse, im));
+    } else if (o->kind == HY_OBJECT_BODY) {
+        hy_v3 lever = v3_sub(p->point, o->body.x);
+        o->body1.v = v3_mad(o->body1.v, impulse, o->inertia.inv_mass);
+        o->body1.w = v3_add(o->body1.w, mat_mul_v3(r->body_inv_inertia + 9 * p->object, v3_cross(lever, impulse)));
+    }
+}
+
+/* Apply the contact's impulse if it is violated: approaching, or ending the
+ * step closer than the thickness, by more than a small tolerance. Returns 1
+ * if it was violated. With apply = 0 only checks. */
+static int resolve_contact(resolver* r, const hy_contact* c, double separation, int apply) {
+    double w[4];
+    hy_v3 n;
+    double d0;
+    if (!contact_frame(r, c, w, &n, &d0)) return 0;
+    /* group vertices that move together */
+    participant parts[4];
+    int np = 0;
+    double thickness = 0.0, friction = 0.0, restitution = 0.0;
+    int rigid_only = 1;
+    for (int k = 0; k < 4; k++) {
+        if (w[k] == 0.0) continue;
+        int32_t g = c->v[k], obj = vertex_object(r->cs, g), unit = unit_of(r, g);
+        const hy_object* o = &r->w->objects[obj];
+        thickness = fmax(thickness, o->thickness);
+        friction = fmax(friction, o->friction);
+        if (o->kind == HY_OBJECT_CLOTH) rigid_only = 0;
+        if (o->kind == HY_OBJECT_BODY) restitution = fmax(restitution, o->restitution);
+        int found = -1;
+        for (int q = 0; q < np; q++)
+            if (parts[q].unit == unit) found = q;
+        hy_v3 x = v3_load(r->cs->X0 + 3 * g);
+        if (found < 0) {
+            parts[np].unit = unit;
+            parts[np].object = obj;
+            parts[np].weight = w[k];
+            parts[np].point = v3_scale(x, w[k]);
+            np++;
+        } else {
+            parts[found].weight += w[k];
+            parts[found].point = v3_mad(parts[found].point, x, w[k]);
+        }
+    }
+    for (int q = 0; q < np; q++)
+        if (fabs(parts[q].weight) > 1e-12) parts[q].point = v3_scale(parts[q].point, 1.0 / parts[q].weight);
+        else parts[q].point = v3_load(r->cs->X0 + 3 * parts[q].unit);
+    /* relative velocity (side A minus side B) */
+    hy_v3 vr = v3(0, 0, 0);
+    for (int k = 0; k < 4; k++)
+        if (w[k] != 0.0) vr = v3_mad(vr, vertex_velocity(r, c->v[k]), w[k]);
+    double vn = v3_dot(vr, n);
+    /* end the step no closer than the thickness; rigid pairs bounce */
+    double target = (thickness - d0) / r->dt;
+    if (target > 0) target *= separation > 0 ? fmin(1.0, separation * 10.0) : 1.0;
+    if (rigid_only && vn < 0) target = fmax(target, -restitution * vn);
+    /* a contact within 1% of the thickness per step of its target is met:
+     * without this slack, resting contacts would never count as resolved */
+    if (vn >= target - 0.01 * thickness / r->dt) return 0;
+    if (!apply) return 1;
+    double K = 0.0;
+    for (int q = 0; q < np; q++) K += parts[q].weight * parts[q].weight * inv_mass_along(r, &parts[q], n);
+    if (!(K > 1e-300)) return 0;
+    double jn = (target - vn) / K;
+    /* friction: oppose the tangential slip, bounded by the Coulomb cone */
+    hy_v3 vt = v3_mad(vr, n, -vn);
+    double vt_len = v3_len(vt);
+    hy_v3 jt_vec = v3(0, 0, 0);
+    if (vt_len > 1e-12 && friction > 0) {
+        hy_v3 t = v3_scale(vt, 1.0 / vt_len);
+        double Kt = 0.0;
+        for (int q = 0; q < np; q++) Kt += parts[q].weight * parts[q].weight * inv_mass_along(r, &parts[q], t);
+        if (Kt > 1e-300) {
+            double jt = fmin(friction * jn, vt_len / Kt);
+            jt_vec = v3_scale(t, -jt);
+        }
+    }
+    hy_v3 J = v3_add(v3_scale(n, jn), jt_vec);
+    for (int q = 0; q < np; q++) apply_impulse(r, &parts[q], v3_scale(J, parts[q].weight));
+    return 1;
+}
+
+/* ------------------------------------------------------ state updates */
+
+/* Re-derive X1 (and body vertex velocities) from the current velocities. */
+static void update_positions(resolver* r) {
+    hy_world* w = r->w;
+    hy_collision_state* cs = r->cs;
+    for (int32_t i = 0; i < w->object_count; i++) {
+        hy_object* o = &w->objects[i];
+        int32_t off = cs->object_offset[i];
+        if (o->kind == HY_OBJECT_CLOTH) {
+            for (int32_t k = 0; k < o->nv; k++) {
+                int32_t g = off + k;
+                if (cs->inv_mass[g] > 0)
+                    v3_store(cs->X1 + 3 * g, v3_mad(v3_load(cs->X0 + 3 * g), v3_load(cs->V + 3 * g), r->dt));
+            }
+        } else if (o->kind == HY_OBJECT_BODY) {
+            o->body1.x = v3_mad(o->body.x, o->body1.v, r->dt);
+            o->body1.q = quat_normalize(quat_mul(quat_from_rotvec(v3_scale(o->body1.w, r->dt)), o->body.q));
+            double R[9];
+            quat_to_mat(o->body1.q, R);
+            for (int32_t k = 0; k < o->nv; k++) {
+                hy_v3 rr = mat_mul_v3(R, v3_load(o->local + 3 * k));
+                v3_store(cs->X1 + 3 * (off + k), v3_add(o->body1.x, rr));
+                v3_store(cs->V + 3 * (off + k), v3_add(o->body1.v, v3_cross(o->body1.w, rr)));
+            }
+        }
+    }
+}
+
+/* ------------------------------------------------------- impact zones */
+
+static int32_t find(int32_t* parent, int32_t x) {
+    while (parent[x] != x) {
+        parent[x] = parent[parent[x]];
+        x = parent[x];
+    }
+    return x;
+}
+
+static void unite(int32_t* parent, int32_t a, int32_t b) {
+    a = find(parent, a);
+    b = find(parent, b);
+    if (a == b) return;
+    if (a < b) parent[b] = a;
+    else parent[a] = b;
+}
+
+/* Move every zone with more than one unit rigidly: with the obstacle it
+ * contains, else fixed if it holds a pinned vertex, else by translation at
+ * its momentum-weighted velocity. */
+static void move_zones(resolver* r, int32_t* parent, const unsigned char* in_zone) {
+    hy_world* w = r->w;
+    hy_collision_state* cs = r->cs;
+    int32_t n = cs->vertex_count;
+    /* accumulate per root: momentum, mass, pinned flag, obstacle */
+    double* acc = cs->zone_acc; /* 4 per vertex: px, py, pz, mass */
+    int32_t* obstacle = cs->zone_obstacle;
+    unsigned char* pinned = cs->zone_pinned;
+    for (int32_t g = 0; g < n; g++) {
+        acc[4 * g] = acc[4 * g + 1] = acc[4 * g + 2] = acc[4 * g + 3] = 0.0;
+        obstacle[g] = -1;
+        pinned[g] = 0;
+    }
+    for (int32_t g = 0; g < n; g++) {
+        if (!in_zone[g]) continue;
+        int32_t u = unit_of(r, g);
+        if (u != g) continue; /* a body/obstacle counts once, at its first vertex */
+        int32_t root = find(parent, g);
+        const hy_object* o = &w->objects[vertex_object(cs, g)];
+        double m;
+        hy_v3 v;
+        if (o->kind == HY_OBJECT_CLOTH) {
+            if (cs->inv_mass[g] == 0.0) pinned[root] = 1;
+            m = cs->mass[g];
+            v = v3_load(cs->V + 3 * g);
+        } else if (o->kind == HY_OBJECT_BODY) {
+            m = o->inertia.mass;
+            v = o->body1.v;
+        } else {
+            obstacle[root] = vertex_object(cs, g);
+            continue;
+        }
+        acc[4 * root] += m * v.x;
+        acc[4 * root + 1] += m * v.y;
+        acc[4 * root + 2] += m * v.z;
+        acc[4 * root + 3] += m;
+    }
+    /* obstacle motion over the step, for zones that ride on one */
+    for (int32_t i = 0; i < w->object_count; i++) {
+        hy_object* o = &w->objects[i];
+        if (o->kind == HY_OBJECT_OBSTACLE) continue;
+        int32_t off = cs->object_offset[i];
+        for (int32_t k = 0; k < o->nv; k++) {
+            int32_t g = off + k;
+            if (!in_zone[g]) continue;
+            if (o->kind == HY_OBJECT_BODY && k > 0) continue; /* handled via its first vertex */
+            int32_t root = find(parent, g);
+            hy_v3 zv = v3(0, 0, 0);
+            int ride = obstacle[root] >= 0;
+            hy_v3 p0 = v3(0, 0, 0), p1 = v3(0, 0, 0);
+            hy_quat q0 = {1, 0, 0, 0}, q1 = {1, 0, 0, 0};
+            if (ride) {
+                const hy_object* ob = &w->objects[obstacle[root]];
+                hy_obstacle_pose(ob, w->time, &p0, &q0);
+                hy_obstacle_pose(ob, w->time + r->dt, &p1, &q1);
+            } else if (!pinned[root] && acc[4 * root + 3] > 0) {
+                zv = v3_scale(v3(acc[4 * root], acc[4 * root + 1], acc[4 * root + 2]), 1.0 / acc[4 * root + 3]);
+            }
+            /* rigid map x -> p1 + R1 R0^T (x - p0) for riders, x + dt*zv otherwise */
+            hy_quat q0c = {q0.w, -q0.x, -q0.y, -q0.z};
+            hy_quat rel = quat_mul(q1, q0c);
+            if (o->kind == HY_OBJECT_CLOTH) {
+                if (cs->inv_mass[g] == 0.0) continue;
+                hy_v3 x0 = v3_load(cs->X0 + 3 * g);
+                hy_v3 x1 = ride ? v3_add(p1, quat_rotate(rel, v3_sub(x0, p0))) : v3_mad(x0, zv, r->dt);
+                v3_store(cs->X1 + 3 * g, x1);
+                v3_store(cs->V + 3 * g, v3_scale(v3_sub(x1, x0), 1.0 / r->dt));
+            } else {
+                if (ride) {
+                    hy_v3 c1 = v3_add(p1, quat_rotate(rel, v3_sub(o->body.x, p0)));
+                    o->body1.v = v3_scale(v3_sub(c1, o->body.x), 1.0 / r->dt);
+                    o->body1.x = c1;
+                    o->body1.q = quat_normalize(quat_mul(rel, o->body.q));
+                    o->body1.w = v3(0, 0, 0);
+                } else {
+                    o->body1.v = zv;
+                    o->body1.w = v3(0, 0, 0);
+                    o->body1.x = v3_mad(o->body.x, zv, r->dt);
+                    o->body1.q = o->body.q;
+                }
+                double R[9];
+                quat_to_mat(o->body1.q, R);
+                for (int32_t j = 0; j < o->nv; j++) {
+                    hy_v3 rr = mat_mul_v3(R, v3_load(o->local + 3 * j));
+                    v3_store(cs->X1 + 3 * (off + j), v3_add(o->body1.x, rr));
+                    v3_store(cs->V + 3 * (off + j), o->body1.v);
+                }
+            }
+        }
+    }
+}
+
+/* Last resort: every free vertex and body stays where it started. */
+static void freeze(resolver* r) {
+    hy_world* w = r->w;
+    hy_collision_state* cs = r->cs;
+    for (int32_t i = 0; i < w->object_count; i++) {
+        hy_object* o = &w->objects[i];
+        int32_t off = cs->object_offset[i];
+        if (o->kind == HY_OBJECT_OBSTACLE) continue;
+        if (o->kind == HY_OBJECT_BODY) {
+            o->body1 = o->body;
+            o->body1.v = v3(0, 0, 0);
+            o->body1.w = v3(0, 0, 0);
+        }
+        for (int32_t k = 0; k < o->nv; k++) {
+            int32_t g = off + k;
+            memcpy(cs->X1 + 3 * g, cs->X0 + 3 * g, 3 * sizeof(double));
+            memset(cs->V + 3 * g, 0, 3 * sizeof(double));
+        }
+    }
+}
+
+/* ------------------------------------------------------------- driver */
+
+static void gather(resolver* r) {
+    hy_world* w = r->w;
+    hy_collision_state* cs = r->cs;
+    for (int32_t i = 0; i < w->object_count; i++) {
+        hy_object* o = &w->objects[i];
+        size_t off = 3 * (size_t)cs->object_offset[i], n = 3 * (size_t)o->nv;
+        memcpy(cs->X0 + off, o->x, n * sizeof(double));
+        memcpy(cs->X1 + off, o->x1, n * sizeof(double));
+        memcpy(cs->V + off, o->v1, n * sizeof(double));
+        if (o->kind == HY_OBJECT_BODY) {
+            double I[9];
+            hy_rigid_world_inertia(&o->inertia, o->body.q, I, r->body_inv_inertia + 9 * i);
+        }
+    }
+}
+
+static void scatter(resolver* r) {
+    hy_world* w = r->w;
+    hy_collision_state* cs = r->cs;
+    for (int32_t i = 0; i < w->object_count; i++) {
+        hy_object* o = &w->objects[i];
+        if (o->kind == HY_OBJECT_OBSTACLE) continue;
+        size_t off = 3 * (size_t)cs->object_offset[i], n = 3 * (size_t)o->nv;
+        memcpy(o->x1, cs->X1 + off, n * sizeof(double));
+        memcpy(o->v1, cs->V + off, n * sizeof(double));
+    }
+}
+
+hy_status hy_collision_resolve(hy_world* w, double dt, hy_detect_fn detect, void* detect_ctx,
+                               const hy_response_params* params, hy_step_stats* stats) {
+    hy_collision_state* cs = w->collision;
+    resolver r = {w, cs, dt, cs->body_inv_inertia};
+    gather(&r);
+    hy_contact_list* contacts = &cs->contacts;
+    hy_status s;
+    int32_t rounds = 0;
+    /* impulse rounds */
+    for (int32_t it = 0; it < params->impulse_iterations; it++) {
+        contacts->count = 0;
+        s = detect(detect_ctx, cs->X0, cs->X1, contacts, stats);
+        if (s) return s;
+        hy_contacts_canonicalize(contacts);
+        rounds++;
+        if (it == 0) stats->contacts += contacts->count;
+        int64_t violated = 0;
+        for (int64_t k = 0; k < contacts->count; k++)
+            violated += resolve_contact(&r, &contacts->items[k], params->separation, 1);
+        if (violated == 0) {
+            stats->response_iterations += rounds;
+            scatter(&r);
+            return HY_OK;
+        }
+        update_positions(&r);
+    }
+    /* impact zones */
+    int32_t n = cs->vertex_count;
+    for (int32_t g = 0; g < n; g++) {
+        cs->zone_parent[g] = g;
+        cs->zone_member[g] = 0;
+    }
+    for (int32_t it = 0; it < params->zone_iterations; it++) {
+        contacts->count = 0;
+        s = detect(detect_ctx, cs->X0, cs->X1, contacts, stats);
+        if (s) return s;
+        hy_contacts_canonicalize(contacts);
+        rounds++;
+        int64_t violated = 0;
+        for (int64_t k = 0; k < contacts->count; k++) {
+            const hy_contact* c = &contacts->items[k];
+            if (!resolve_contact(&r, c, params->separation, 0)) continue;
+            violated++;
+            int32_t u0 = unit_of(&r, c->v[0]);
+            for (int q = 0; q < 4; q++) {
+                int32_t u = unit_of(&r, c->v[q]);
+                cs->zone_member[c->v[q]] = 1;
+                cs->zone_member[u] = 1;
+                unite(cs->zone_parent, u0, u);
+            }
+        }
+        if (violated == 0) {
+            stats->response_iterations += rounds;
+            scatter(&r);
+            return HY_OK;
+        }
+        move_zones(&r, cs->zone_parent, cs->zone_member);
+    }
+    freeze(&r);
+    stats->response_iterations += rounds;
+    scatter(&r);
+    return HY_OK;
+}

@@ -1,0 +1,501 @@
+/* BVH self and pair traversal into feature-pair candidates.
+ *
+ * Work split: a serial breadth-first expansion of the root pair makes a
+ * front of FRONT_TARGET independent node pairs (self pairs (n, n) and cross
+ * pairs (a, b) with overlapping boxes); hy_pool_for runs it one pair per
+ * block. A worker appends to its own buffer and records where each block's
+ * output starts; the join copies the blocks in block order. Rejected: one
+ * buffer per block (a thousand small reallocations per step) and atomics on a
+ * shared output (order would depend on timing). */
+#include "collision/traverse.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine/error.h"
+
+/* Node pairs in the front: enough for the pool to balance uneven subtrees
+ * on a few cores, few enough that expanding it serially is cheap. Fixed so
+ * that the output order does not depend on the thread count. */
+#define FRONT_TARGET 1024
+
+typedef struct node_pair {
+    int32_t a, b; /* self traversal: a == b is the pair of a subtree with itself */
+    int32_t job;
+} node_pair;
+
+typedef struct worker_buf {
+    hy_feature_pair* v;
+    int64_t n, cap;
+    node_pair* stack;
+    int64_t sp_cap;
+    int64_t node_pairs, triangle_pairs, vf, ee;
+    int oom;
+} worker_buf;
+
+typedef struct block_rec {
+    int32_t worker;
+    int64_t begin, count;
+} block_rec;
+
+struct hy_traverser {
+    worker_buf* workers;
+    int nworkers;
+    node_pair* front;
+    int64_t front_cap;
+    node_pair* next;
+    int64_t next_cap;
+    block_rec* blocks;
+    int64_t blocks_cap;
+    int64_t* offset; /* per block: start in the joined output */
+    int64_t offset_cap;
+    struct trav_ctx* ctx; /* per job */
+    int64_t ctx_cap;
+};
+
+/* ---- canonical order */
+
+static void sort2(int32_t* a, int32_t* b) {
+    if (*a > *b) {
+        int32_t t = *a;
+        *a = *b;
+        *b = t;
+    }
+}
+
+hy_feature_pair hy_feature_pair_canonical(hy_feature_pair p) {
+    if (p.kind == HY_FEATURE_EE) {
+        sort2(&p.v[0], &p.v[1]);
+        sort2(&p.v[2], &p.v[3]);
+        if (p.v[2] < p.v[0] || (p.v[2] == p.v[0] && p.v[3] < p.v[1])) {
+            int32_t a = p.v[0], b = p.v[1];
+            p.v[0] = p.v[2];
+            p.v[1] = p.v[3];
+            p.v[2] = a;
+            p.v[3] = b;
+        }
+    } else {
+        p.kind = HY_FEATURE_VF;
+        sort2(&p.v[1], &p.v[2]);
+        sort2(&p.v[2], &p.v[3]);
+        sort2(&p.v[1], &p.v[2]);
+    }
+    return p;
+}
+
+int hy_feature_pair_cmp(const void* x, const void* y) {
+    const hy_feature_pair* a = x;
+    const hy_feature_pair* b = y;
+    if (a->kind != b->kind) return a->kind < b->kind ? -1 : 1;
+    for (int k = 0; k < 4; k++)
+        if (a->v[k] != b->v[k]) return a->v[k] < b->v[k] ? -1 : 1;
+    return 0;
+}
+
+void hy_candidates_free(hy_candidates* c) {
+    if (!c) return;
+    free(c->pairs);
+    memset(c, 0, sizeof *c);
+}
+
+/* ---- traverser scratch */
+
+hy_traverser* hy_traverser_create(void) { return calloc(1, sizeof(hy_traverser)); }
+
+void hy_traverser_destroy(hy_traverser* t) {
+    if (!t) return;
+    for (int i = 0; i < t->nworkers; i++) {
+        free(t->workers[i].v);
+        free(t->workers[i].stack);
+    }
+    free(t->workers);
+    free(t->front);
+    free(t->next);
+    free(t->blocks);
+    free(t->offset);
+    free(t->ctx);
+    free(t);
+}
+
+static int grow(void** p, int64_t* cap, int64_t need, size_t elem) {
+    if (need <= *cap) return 1;
+    int64_t n = *cap ? *cap : 256;
+    while (n < need) n *= 2;
+    void* q = realloc(*p, (size_t)n * elem);
+    if (!q) return 0;
+    *p = q;
+    *cap = n;
+    return 1;
+}
+
+/* ---- leaf work */
+
+typedef struct trav_ctx {
+    hy_traverser* t;
+    const hy_bvh* A;
+    const hy_bvh* B; /* == A for self */
+    int self;
+    int shifted;  /* pair of meshes in different moving frames */
+    double e[3];  /* A's shift minus B's: A's boxes are swept by t * e */
+} trav_ctx;
+
+static inline void emit(worker_buf* w, int32_t kind, int32_t v0, int32_t v1, int32_t v2, int32_t v3) {
+    if (w->n == w->cap && !grow((void**)&w->v, &w->cap, w->n + 1, sizeof *w->v)) {
+        w->oom = 1;
+        return;
+    }
+    hy_feature_pair* p = &w->v[w->n++];
+    p->v[0] = v0;
+    p->v[1] = v1;
+    p->v[2] = v2;
+    p->v[3] = v3;
+    p->kind = kind;
+    if (kind == HY_FEATURE_EE)
+        w->ee++;
+    else
+        w->vf++;
+}
+
+static inline int has_vertex(const int32_t* f, int32_t v) { return f[0] == v || f[1] == v || f[2] == v; }
+
+static inline int32_t vid(const hy_bvh* m, int32_t v) { return m->vertex_ids ? m->vertex_ids[v] : v; }
+
+/* Feature pairs of triangles ta (mesh A) and tb (mesh B), boxes overlapping.
+ * Only owned features take part, so each pair is emitted by exactly one
+ * triangle pair (the owners'). A-side boxes come in already swept by the
+ * frame difference (va: A's three vertex boxes in triangle order). */
+static void triangle_pair(const trav_ctx* c, worker_buf* w, int32_t ta, int32_t tb, const hy_aabb* box_a,
+                          const hy_aabb va[3]) {
+    const hy_bvh* A = c->A;
+    const hy_bvh* B = c->B;
+    const int32_t* fa = A->triangles + 3 * ta;
+    const int32_t* fb = B->triangles + 3 * tb;
+    unsigned oa = A->owned[ta], ob = B->owned[tb];
+    const hy_aabb* vb = B->vertex_boxes;
+    const hy_aabb* box_b = &B->triangle_boxes[tb];
+    int self = c->self;
+    w->triangle_pairs++;
+
+    /* Vertex-face, both ways. */
+    for (int k = 0; k < 3; k++) {
+        if (oa & HY_BVH_OWN_VERTEX(k)) {
+            int32_t v = fa[k];
+            if (!(self && has_vertex(fb, v)) && hy_aabb_overlap(&va[k], box_b))
+                emit(w, HY_FEATURE_VF, vid(A, v), vid(B, fb[0]), vid(B, fb[1]), vid(B, fb[2]));
+        }
+        if (ob & HY_BVH_OWN_VERTEX(k)) {
+            int32_t v = fb[k];
+            if (!(self && has_vertex(fa, v)) && hy_aabb_overlap(&vb[v], box_a))
+                emit(w, self ? HY_FEATURE_VF : HY_FEATURE_FV, vid(B, v), vid(A, fa[0]), vid(A, fa[1]),
+                     vid(A, fa[2]));
+        }
+    }
+    /* Edge-edge between owned edges. */
+    if (!(oa & 0x38u) || !(ob & 0x38u)) return;
+    for (int i = 0; i < 3; i++) {
+        if (!(oa & HY_BVH_OWN_EDGE(i))) continue;
+        int32_t a0 = fa[i], a1 = fa[(i + 1) % 3];
+        hy_aabb ea;
+        hy_aabb_union(&ea, &va[i], &va[(i + 1) % 3]);
+        if (!hy_aabb_overlap(&ea, box_b)) continue;
+        for (int j = 0; j < 3; j++) {
+            if (!(ob & HY_BVH_OWN_EDGE(j))) continue;
+            int32_t b0 = fb[j], b1 = fb[(j + 1) % 3];
+            if (self && (a0 == b0 || a0 == b1 || a1 == b0 || a1 == b1)) continue;
+            hy_aabb eb;
+            hy_aabb_union(&eb, &vb[b0], &vb[b1]);
+            if (hy_aabb_overlap(&ea, &eb)) emit(w, HY_FEATURE_EE, vid(A, a0), vid(A, a1), vid(B, b0), vid(B, b1));
+        }
+    }
+}
+
+/* Triangle ta's box and vertex boxes, swept into B's frame when needed. */
+static inline void a_side(const trav_ctx* c, int32_t ta, hy_aabb* box, hy_aabb va[3]) {
+    const hy_bvh* A = c->A;
+    const int32_t* fa = A->triangles + 3 * ta;
+    if (c->shifted) {
+        hy_aabb_sweep(&A->triangle_boxes[ta], c->e, box);
+        for (int k = 0; k < 3; k++) hy_aabb_sweep(&A->vertex_boxes[fa[k]], c->e, &va[k]);
+    } else {
+        *box = A->triangle_boxes[ta];
+        for (int k = 0; k < 3; k++) va[k] = A->vertex_boxes[fa[k]];
+    }
+}
+
+static void leaf_pair(const trav_ctx* c, worker_buf* w, const hy_bvh_node* na, const hy_bvh_node* nb) {
+    const hy_bvh* A = c->A;
+    const hy_bvh* B = c->B;
+    for (int32_t i = 0; i < na->count; i++) {
+        int32_t ta = A->order[na->first + i];
+        hy_aabb ba, va[3];
+        a_side(c, ta, &ba, va);
+        for (int32_t j = 0; j < nb->count; j++) {
+            int32_t tb = B->order[nb->first + j];
+            if (hy_aabb_overlap(&ba, &B->triangle_boxes[tb])) triangle_pair(c, w, ta, tb, &ba, va);
+        }
+    }
+}
+
+static void leaf_self(const trav_ctx* c, worker_buf* w, const hy_bvh_node* n) {
+    const hy_bvh* A = c->A;
+    for (int32_t i = 0; i < n->count; i++) {
+        int32_t ta = A->order[n->first + i];
+        hy_aabb ba, va[3];
+        a_side(c, ta, &ba, va);
+        for (int32_t j = i + 1; j < n->count; j++) {
+            int32_t tb = A->order[n->first + j];
+            if (hy_aabb_overlap(&ba, &A->triangle_boxes[tb])) triangle_pair(c, w, ta, tb, &ba, va);
+        }
+    }
+}
+
+/* Overlap of an A node (swept into B's frame) and a B node. */
+static inline int nodes_overlap(const trav_ctx* c, const hy_aabb* a, const hy_aabb* b) {
+    if (!c->shifted) return hy_aabb_overlap(a, b);
+    hy_aabb s;
+    hy_aabb_sweep(a, c->e, &s);
+    return hy_aabb_overlap(&s, b);
+}
+
+/* ---- node pairs */
+
+/* Children of pair p to visit, in a fixed order; returns how many were
+ * written to out[0..3), or -1 when p is a leaf pair (leaf work instead). */
+static int expand(const trav_ctx* ctxs, node_pair p, node_pair out[3], int64_t* tests) {
+    const trav_ctx* c = &ctxs[p.job];
+    const hy_bvh_node* A = c->A->nodes;
+    const hy_bvh_node* B = c->B->nodes;
+    int n = 0;
+    if (c->self && p.a == p.b) {
+        const hy_bvh_node* nd = &A[p.a];
+        /* A flat connected patch cannot touch itself (hy_bvh self_free). */
+        if (c->A->self_free[p.a]) return 0;
+        if (nd->count) return -1;
+        int32_t l = nd->first, r = nd->first + 1;
+        out[n++] = (node_pair){l, l, p.job};
+        out[n++] = (node_pair){r, r, p.job};
+        (*tests)++;
+        if (hy_aabb_overlap(&A[l].box, &A[r].box)) out[n++] = (node_pair){l, r, p.job};
+        return n;
+    }
+    const hy_bvh_node* na = &A[p.a];
+    const hy_bvh_node* nb = &B[p.b];
+    if (na->count && nb->count) return -1;
+    /* Descend the larger box (or the only inner one). */
+    int split_a = nb->count || (!na->count && hy_aabb_half_area(&na->box) >= hy_aabb_half_area(&nb->box));
+    if (split_a) {
+        for (int k = 0; k < 2; k++) {
+            int32_t ch = na->first + k;
+            (*tests)++;
+            if (nodes_overlap(c, &A[ch].box, &nb->box)) out[n++] = (node_pair){ch, p.b, p.job};
+        }
+    } else {
+        for (int k = 0; k < 2; k++) {
+            int32_t ch = nb->first + k;
+            (*tests)++;
+            if (nodes_overlap(c, &na->box, &B[ch].box)) out[n++] = (node_pair){p.a, ch, p.job};
+        }
+    }
+    return n;
+}
+
+static void leaf_work(const trav_ctx* ctxs, worker_buf* w, node_pair p) {
+    const trav_ctx* c = &ctxs[p.job];
+    if (c->self && p.a == p.b)
+        leaf_self(c, w, &c->A->nodes[p.a]);
+    else
+        leaf_pair(c, w, &c->A->nodes[p.a], &c->B->nodes[p.b]);
+}
+
+static void run_pair(const trav_ctx* c, worker_buf* w, node_pair start) {
+    /* c: the per-job contexts */
+    int64_t sp = 0;
+    if (!grow((void**)&w->stack, &w->sp_cap, 64, sizeof *w->stack)) {
+        w->oom = 1;
+        return;
+    }
+    w->stack[sp++] = start;
+    while (sp > 0) {
+        node_pair p = w->stack[--sp];
+        w->node_pairs++;
+        node_pair kids[3];
+        int n = expand(c, p, kids, &w->node_pairs);
+        if (n < 0) {
+            leaf_work(c, w, p);
+            continue;
+        }
+        if (!grow((void**)&w->stack, &w->sp_cap, sp + 3, sizeof *w->stack)) {
+            w->oom = 1;
+            return;
+        }
+        /* Pushed in reverse so they are visited in the listed order. */
+        for (int k = n - 1; k >= 0; k--) w->stack[sp++] = kids[k];
+    }
+}
+
+typedef struct run_ctx {
+    const trav_ctx* c; /* per job */
+    const node_pair* front;
+    block_rec* blocks;
+} run_ctx;
+
+static void front_block(void* vctx, int64_t begin, int64_t end, int64_t block, int worker) {
+    run_ctx* r = vctx;
+    worker_buf* w = &r->c[0].t->workers[worker];
+    int64_t start = w->n;
+    for (int64_t i = begin; i < end; i++) run_pair(r->c, w, r->front[i]);
+    r->blocks[block] = (block_rec){worker, start, w->n - start};
+}
+
+typedef struct join_ctx {
+    hy_traverser* t;
+    hy_feature_pair* out;
+    const int64_t* offset;
+} join_ctx;
+
+static void join_block(void* vctx, int64_t begin, int64_t end, int64_t block, int worker) {
+    (void)block;
+    (void)worker;
+    join_ctx* j = vctx;
+    for (int64_t b = begin; b < end; b++) {
+        const block_rec* r = &j->t->blocks[b];
+        if (r->count)
+            memcpy(j->out + j->offset[b], j->t->workers[r->worker].v + r->begin, sizeof(hy_feature_pair) * (size_t)r->count);
+    }
+}
+
+static hy_status traverse(hy_traverser* t, const trav_ctx* c, int32_t njobs, hy_pool* pool, hy_candidates* out) {
+    out->count = out->vf = out->ee = out->node_pairs = out->triangle_pairs = out->front = 0;
+    int nw = pool ? hy_pool_size(pool) : 1;
+    if (nw > t->nworkers) {
+        worker_buf* nwb = realloc(t->workers, sizeof *nwb * (size_t)nw);
+        if (!nwb) return hy_fail(HY_ERR_NOMEM, "bvh traversal: out of memory");
+        memset(nwb + t->nworkers, 0, sizeof *nwb * (size_t)(nw - t->nworkers));
+        t->workers = nwb;
+        t->nworkers = nw;
+    }
+    for (int i = 0; i < t->nworkers; i++) {
+        worker_buf* w = &t->workers[i];
+        w->n = w->node_pairs = w->triangle_pairs = w->vf = w->ee = 0;
+        w->oom = 0;
+    }
+
+    /* Front: every job's root pair, then breadth-first expansion, a whole
+     * round at a time, until it holds FRONT_TARGET pairs or only leaf pairs
+     * remain. */
+    int64_t nfront = 0, front_tests = 0;
+    if (!grow((void**)&t->front, &t->front_cap, njobs + 1, sizeof *t->front))
+        return hy_fail(HY_ERR_NOMEM, "bvh traversal: out of memory");
+    for (int32_t j = 0; j < njobs; j++) {
+        front_tests++;
+        if (c[j].self ? !c[j].A->self_free[0] : nodes_overlap(&c[j], &c[j].A->nodes[0].box, &c[j].B->nodes[0].box))
+            t->front[nfront++] = (node_pair){0, 0, j};
+    }
+    for (;;) {
+        if (nfront >= FRONT_TARGET) break;
+        if (!grow((void**)&t->next, &t->next_cap, 3 * nfront + 3, sizeof *t->next))
+            return hy_fail(HY_ERR_NOMEM, "bvh traversal: out of memory");
+        int64_t nn = 0;
+        int changed = 0;
+        for (int64_t i = 0; i < nfront; i++) {
+            node_pair kids[3];
+            int n = expand(c, t->front[i], kids, &front_tests);
+            if (n < 0) {
+                t->next[nn++] = t->front[i];
+                continue;
+            }
+            changed = 1;
+            for (int k = 0; k < n; k++) t->next[nn++] = kids[k];
+        }
+        if (!changed) break;
+        node_pair* tmp = t->front;
+        int64_t tcap = t->front_cap;
+        t->front = t->next;
+        t->front_cap = t->next_cap;
+        t->next = tmp;
+        t->next_cap = tcap;
+        nfront = nn;
+    }
+
+    /* The front, one pair per block. */
+    if (!grow((void**)&t->blocks, &t->blocks_cap, nfront + 1, sizeof *t->blocks))
+        return hy_fail(HY_ERR_NOMEM, "bvh traversal: out of memory");
+    run_ctx r = {c, t->front, t->blocks};
+    if (nfront == 0) {
+        /* nothing to run */
+    } else if (pool)
+        hy_pool_for(pool, nfront, 1, front_block, &r);
+    else
+        for (int64_t i = 0; i < nfront; i++) front_block(&r, i, i + 1, i, 0);
+
+    /* Join in block order. */
+    int64_t total = 0;
+    if (!grow((void**)&t->offset, &t->offset_cap, nfront + 1, sizeof *t->offset))
+        return hy_fail(HY_ERR_NOMEM, "bvh traversal: out of memory");
+    int64_t* offset = t->offset;
+    for (int i = 0; i < t->nworkers; i++) {
+        worker_buf* w = &t->workers[i];
+        if (w->oom) {
+            return hy_fail(HY_ERR_NOMEM, "bvh traversal: out of memory for candidates");
+        }
+        out->node_pairs += w->node_pairs;
+        out->triangle_pairs += w->triangle_pairs;
+        out->vf += w->vf;
+        out->ee += w->ee;
+    }
+    for (int64_t b = 0; b < nfront; b++) {
+        offset[b] = total;
+        total += t->blocks[b].count;
+    }
+    if (!grow((void**)&out->pairs, &out->cap, total, sizeof *out->pairs)) {
+        return hy_fail(HY_ERR_NOMEM, "bvh traversal: out of memory for %lld candidates", (long long)total);
+    }
+    join_ctx j = {t, out->pairs, offset};
+    if (pool)
+        hy_pool_for(pool, nfront, 16, join_block, &j);
+    else
+        join_block(&j, 0, nfront, 0, 0);
+    out->count = total;
+    out->node_pairs += front_tests;
+    out->front = nfront;
+    return HY_OK;
+}
+
+static void ctx_init(trav_ctx* c, hy_traverser* t, const hy_bvh* a, const hy_bvh* b) {
+    c->t = t;
+    c->A = a;
+    c->B = b ? b : a;
+    c->self = c->B == a;
+    c->shifted = 0;
+    for (int k = 0; k < 3; k++) {
+        c->e[k] = c->self ? 0.0 : a->shift[k] - c->B->shift[k];
+        if (c->e[k] != 0.0) c->shifted = 1;
+    }
+}
+
+hy_status hy_bvh_traverse_jobs(hy_traverser* t, const hy_traverse_job* jobs, int32_t job_count, hy_pool* pool,
+                               hy_candidates* out) {
+    if (!t || !out || (job_count > 0 && !jobs)) return hy_fail(HY_ERR_INVALID_ARG, "bvh traversal: NULL argument");
+    if (!grow((void**)&t->ctx, &t->ctx_cap, job_count + 1, sizeof *t->ctx))
+        return hy_fail(HY_ERR_NOMEM, "bvh traversal: out of memory");
+    for (int32_t j = 0; j < job_count; j++) {
+        const hy_bvh* a = jobs[j].a;
+        const hy_bvh* b = jobs[j].b ? jobs[j].b : a;
+        if (!a || a->node_count == 0 || b->node_count == 0)
+            return hy_fail(HY_ERR_INVALID_ARG, "bvh traversal: job %d: tree not built (call hy_bvh_build first)", j);
+        ctx_init(&t->ctx[j], t, a, b);
+    }
+    return traverse(t, t->ctx, job_count, pool, out);
+}
+
+hy_status hy_bvh_traverse_self(hy_traverser* t, const hy_bvh* bvh, hy_pool* pool, hy_candidates* out) {
+    if (!bvh || !out) return hy_fail(HY_ERR_INVALID_ARG, "bvh self traversal: NULL argument");
+    hy_traverse_job j = {bvh, bvh};
+    return hy_bvh_traverse_jobs(t, &j, 1, pool, out);
+}
+
+hy_status hy_bvh_traverse_pair(hy_traverser* t, const hy_bvh* a, const hy_bvh* b, hy_pool* pool, hy_candidates* out) {
+    if (!a || !b || !out) return hy_fail(HY_ERR_INVALID_ARG, "bvh pair traversal: NULL argument");
+    hy_traverse_job j = {a, b};
+    return hy_bvh_traverse_jobs(t, &j, 1, pool, out);
+}

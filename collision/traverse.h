@@ -1,0 +1,88 @@
+/* BVH traversal: self (one mesh against itself) and pair (two meshes),
+ * producing vertex-face and edge-edge candidate feature pairs whose swept
+ * boxes overlap.
+ *
+ * Each feature pair comes out once (hy_bvh ownership), pairs that share a
+ * vertex are skipped in self traversal, and the test is conservative: every
+ * feature pair whose swept boxes (grown by the BVH thickness) overlap is
+ * emitted.
+ *
+ * Parallel work: the node-pair recursion is first expanded breadth first into
+ * a front of independent node pairs (a fixed target size, independent of the
+ * thread count); the front is then run on the hy_pool in fixed blocks, each
+ * block writing its own output, and the outputs are joined in block order.
+ * So the candidates, and their order, are the same for any number of
+ * threads. */
+#ifndef HY_COLLISION_TRAVERSE_H
+#define HY_COLLISION_TRAVERSE_H
+
+#include <stdint.h>
+
+#include "collision/bvh.h"
+#include "hyphys/hyphys.h"
+#include "sched/pool.h"
+
+typedef enum hy_feature_kind {
+    HY_FEATURE_VF = 0, /* vertex of mesh A against triangle of mesh B (self: both the one mesh) */
+    HY_FEATURE_FV = 1, /* vertex of mesh B against triangle of mesh A (pair traversal only) */
+    HY_FEATURE_EE = 2  /* edge of mesh A against edge of mesh B */
+} hy_feature_kind;
+
+/* A candidate: VF/FV: v[0] the vertex, v[1..3] the triangle's vertices in
+ * the mesh's order; EE: v[0], v[1] the first edge, v[2], v[3] the second. */
+typedef struct hy_feature_pair {
+    int32_t v[4];
+    int32_t kind;
+} hy_feature_pair;
+
+/* Same feature pair regardless of vertex order: VF triangle sorted, EE
+ * edges sorted and ordered (kind FV is turned into VF). For comparing with
+ * other lists; the traversal order itself is already deterministic. */
+hy_feature_pair hy_feature_pair_canonical(hy_feature_pair p);
+/* qsort comparator on canonical pairs (kind, then v[0..3]). */
+int hy_feature_pair_cmp(const void* a, const void* b);
+
+/* A growable candidate list, reused across steps (memory is kept). */
+typedef struct hy_candidates {
+    hy_feature_pair* pairs;
+    int64_t count, cap;
+    int64_t vf, ee;         /* counts by kind (FV counted in vf) */
+    int64_t node_pairs;     /* node pairs visited */
+    int64_t triangle_pairs; /* leaf triangle pairs with overlapping boxes */
+    int64_t front;          /* independent node pairs run in parallel */
+} hy_candidates;
+
+void hy_candidates_free(hy_candidates* c);
+
+/* Scratch for traversals (per-block buffers), kept across calls so a
+ * steady-state step does not allocate. */
+typedef struct hy_traverser hy_traverser;
+
+hy_traverser* hy_traverser_create(void);
+void hy_traverser_destroy(hy_traverser* t);
+
+/* Self collisions of one mesh: every unordered pair of triangles with
+ * overlapping boxes, and of their owned features every pair that shares no
+ * vertex and whose boxes overlap. out is overwritten. pool may be NULL. */
+hy_status hy_bvh_traverse_self(hy_traverser* t, const hy_bvh* bvh, hy_pool* pool, hy_candidates* out);
+
+/* Several traversals as one parallel run (one front, one pool dispatch):
+ * job i is self traversal of a when b is NULL or a, else pair traversal of
+ * a against b. Output in job order, then traversal order. Meshes with
+ * vertex ids (hy_bvh_set_vertex_ids) emit those ids. */
+typedef struct hy_traverse_job {
+    const hy_bvh* a;
+    const hy_bvh* b;
+} hy_traverse_job;
+
+hy_status hy_bvh_traverse_jobs(hy_traverser* t, const hy_traverse_job* jobs, int32_t job_count, hy_pool* pool,
+                               hy_candidates* out);
+
+/* Collisions between two meshes (a != b; their vertex indices are separate
+ * spaces unless both have vertex ids): VF (vertex of a, triangle of b), FV
+ * (vertex of b, triangle of a), EE (edge of a, edge of b). Meshes in a moving
+ * frame (hy_bvh.relative) are compared in b's frame, a's boxes swept by the
+ * difference of the shifts. */
+hy_status hy_bvh_traverse_pair(hy_traverser* t, const hy_bvh* a, const hy_bvh* b, hy_pool* pool, hy_candidates* out);
+
+#endif

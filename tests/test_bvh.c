@@ -1,0 +1,440 @@
+/* BVH build/refit and traversal: on random triangle soups (fixed seeds) self and pair traversal find exactly the feature pairs whose swept boxes overlap (brute force over all pairs), each once, in the same order for any thread count; moving frames and self-culling keep every pair the exact CCD test reports. */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "collision/bvh.h"
+#include "collision/ccd.h"
+#include "collision/traverse.h"
+#include "hyphys/hyphys.h"
+#include "sched/pool.h"
+#include "test.h"
+
+static uint64_t rng = 0x9E3779B97F4A7C15ull;
+static double urand(void) {
+    rng ^= rng << 13;
+    rng ^= rng >> 7;
+    rng ^= rng << 17;
+    return (double)(rng >> 11) / 9007199254740992.0;
+}
+
+typedef struct soup {
+    int32_t nv, nt;
+    double* x0;
+    double* x1;
+    int32_t* tri;
+} soup;
+
+/* nv random points in a cube of side `size`, nt triangles of random distinct
+ * vertices (so vertices and edges are shared, as in meshes), each vertex
+ * moving by up to `motion` per axis (plus a common drift). */
+static soup soup_make(int32_t nv, int32_t nt, double size, double motion, double drift) {
+    soup s = {nv, nt, malloc(sizeof(double) * 3 * (size_t)nv), malloc(sizeof(double) * 3 * (size_t)nv),
+              malloc(sizeof(int32_t) * 3 * (size_t)nt)};
+    for (int32_t i = 0; i < 3 * nv; i++) {
+        s.x0[i] = size * urand();
+        s.x1[i] = s.x0[i] + motion * (2 * urand() - 1) + drift;
+    }
+    for (int32_t t = 0; t < nt; t++) {
+        int32_t a = (int32_t)(urand() * nv), b, c;
+        do b = (int32_t)(urand() * nv);
+        while (b == a);
+        do c = (int32_t)(urand() * nv);
+        while (c == a || c == b);
+        /* No two triangles on the same three vertices: such a pair would
+         * make the same feature pair twice under two triangle ids. */
+        int dup = 0;
+        for (int32_t u = 0; u < t && !dup; u++) {
+            const int32_t* f = s.tri + 3 * u;
+            dup = (f[0] == a || f[1] == a || f[2] == a) && (f[0] == b || f[1] == b || f[2] == b) &&
+                  (f[0] == c || f[1] == c || f[2] == c);
+        }
+        if (dup) {
+            t--;
+            continue;
+        }
+        s.tri[3 * t] = a;
+        s.tri[3 * t + 1] = b;
+        s.tri[3 * t + 2] = c;
+    }
+    return s;
+}
+
+static void soup_free(soup* s) {
+    free(s->x0);
+    free(s->x1);
+    free(s->tri);
+}
+
+typedef struct plist {
+    hy_feature_pair* v;
+    int64_t n, cap;
+} plist;
+
+static void push(plist* l, hy_feature_pair p) {
+    if (l->n == l->cap) {
+        l->cap = l->cap ? 2 * l->cap : 256;
+        l->v = realloc(l->v, sizeof *l->v * (size_t)l->cap);
+    }
+    l->v[l->n++] = p;
+}
+
+static void canon_sort(plist* l) {
+    for (int64_t i = 0; i < l->n; i++) l->v[i] = hy_feature_pair_canonical(l->v[i]);
+    qsort(l->v, (size_t)l->n, sizeof *l->v, hy_feature_pair_cmp);
+}
+
+static int64_t count_dupes(const plist* l) {
+    int64_t d = 0;
+    for (int64_t i = 1; i < l->n; i++) d += hy_feature_pair_cmp(&l->v[i - 1], &l->v[i]) == 0;
+    return d;
+}
+
+static void box_of(const double* x0, const double* x1, const int32_t* v, int n, double off, hy_aabb* b) {
+    for (int k = 0; k < 3; k++) {
+        b->lo[k] = 1e300;
+        b->hi[k] = -1e300;
+    }
+    for (int i = 0; i < n; i++)
+        for (int k = 0; k < 3; k++) {
+            double a = x0[3 * v[i] + k], c = x1[3 * v[i] + k];
+            if (a < b->lo[k]) b->lo[k] = a;
+            if (c < b->lo[k]) b->lo[k] = c;
+            if (a > b->hi[k]) b->hi[k] = a;
+            if (c > b->hi[k]) b->hi[k] = c;
+        }
+    for (int k = 0; k < 3; k++) {
+        b->lo[k] -= off;
+        b->hi[k] += off;
+    }
+}
+
+/* Unique edges of a triangle list, as (min, max). */
+static int32_t edges_of(const soup* s, int32_t* e) {
+    int32_t n = 0;
+    for (int32_t t = 0; t < s->nt; t++)
+        for (int k = 0; k < 3; k++) {
+            int32_t a = s->tri[3 * t + k], b = s->tri[3 * t + (k + 1) % 3];
+            int32_t lo = a < b ? a : b, hi = a < b ? b : a;
+            int dup = 0;
+            for (int32_t i = 0; i < n && !dup; i++) dup = e[2 * i] == lo && e[2 * i + 1] == hi;
+            if (!dup) {
+                e[2 * n] = lo;
+                e[2 * n + 1] = hi;
+                n++;
+            }
+        }
+    return n;
+}
+
+/* Brute force: all VF and EE feature pairs (sharing no vertex) of A
+ * against B (self when B == A) whose swept boxes overlap. Vertex ids of B
+ * are offset by `boff` so the two meshes share one numbering. */
+static void brute(const soup* A, const soup* B, int32_t boff, double thickness, plist* out) {
+    int self = A == B;
+    double off = 0.5 * thickness;
+    int32_t* ea = malloc(sizeof(int32_t) * 6 * (size_t)A->nt);
+    int32_t* eb = malloc(sizeof(int32_t) * 6 * (size_t)B->nt);
+    int32_t na = edges_of(A, ea), nb = edges_of(B, eb);
+    uint8_t* used_a = calloc((size_t)A->nv, 1);
+    uint8_t* used_b = calloc((size_t)B->nv, 1);
+    for (int32_t i = 0; i < 3 * A->nt; i++) used_a[A->tri[i]] = 1;
+    for (int32_t i = 0; i < 3 * B->nt; i++) used_b[B->tri[i]] = 1;
+    for (int dir = 0; dir < (self ? 1 : 2); dir++) {
+        const soup* P = dir ? B : A;
+        const soup* F = dir ? A : B;
+        const uint8_t* used = dir ? used_b : used_a;
+        int32_t poff = dir ? boff : 0, foff = dir ? 0 : boff;
+        if (self) poff = foff = 0;
+        for (int32_t v = 0; v < P->nv; v++) {
+            if (!used[v]) continue;
+            hy_aabb bv;
+            box_of(P->x0, P->x1, &v, 1, off, &bv);
+            for (int32_t t = 0; t < F->nt; t++) {
+                const int32_t* f = F->tri + 3 * t;
+                if (self && (f[0] == v || f[1] == v || f[2] == v)) continue;
+                hy_aabb bt;
+                box_of(F->x0, F->x1, f, 3, off, &bt);
+                if (hy_aabb_overlap(&bv, &bt))
+                    push(out, (hy_feature_pair){{v + poff, f[0] + foff, f[1] + foff, f[2] + foff}, HY_FEATURE_VF});
+            }
+        }
+    }
+    for (int32_t i = 0; i < na; i++) {
+        hy_aabb b1;
+        box_of(A->x0, A->x1, ea + 2 * i, 2, off, &b1);
+        for (int32_t j = self ? i + 1 : 0; j < nb; j++) {
+            const int32_t* p = ea + 2 * i;
+            const int32_t* q = eb + 2 * j;
+            if (self && (p[0] == q[0] || p[0] == q[1] || p[1] == q[0] || p[1] == q[1])) continue;
+            hy_aabb b2;
+            box_of(B->x0, B->x1, q, 2, off, &b2);
+            if (hy_aabb_overlap(&b1, &b2))
+                push(out, (hy_feature_pair){{p[0], p[1], q[0] + boff, q[1] + boff}, HY_FEATURE_EE});
+        }
+    }
+    free(ea);
+    free(eb);
+    free(used_a);
+    free(used_b);
+}
+
+/* Pairs of `all` that the exact test reports colliding (positions of the
+ * combined numbering in x0/x1). */
+static void colliding(const plist* all, const double* x0, const double* x1, plist* out) {
+    for (int64_t i = 0; i < all->n; i++) {
+        const int32_t* v = all->v[i].v;
+        double toi;
+        const double* a = x0;
+        const double* b = x1;
+        int hit = all->v[i].kind == HY_FEATURE_EE
+                      ? hy_ccd_ee(a + 3 * v[0], a + 3 * v[1], a + 3 * v[2], a + 3 * v[3], b + 3 * v[0], b + 3 * v[1],
+                                  b + 3 * v[2], b + 3 * v[3], 0.0, &toi)
+                      : hy_ccd_vf(a + 3 * v[0], a + 3 * v[1], a + 3 * v[2], a + 3 * v[3], b + 3 * v[0], b + 3 * v[1],
+                                  b + 3 * v[2], b + 3 * v[3], 0.0, &toi);
+        if (hit) push(out, all->v[i]);
+    }
+}
+
+/* Every element of sorted `sub` is in sorted `sup`. */
+static int64_t missing(const plist* sub, const plist* sup) {
+    int64_t miss = 0, j = 0;
+    for (int64_t i = 0; i < sub->n; i++) {
+        while (j < sup->n && hy_feature_pair_cmp(&sup->v[j], &sub->v[i]) < 0) j++;
+        if (j == sup->n || hy_feature_pair_cmp(&sup->v[j], &sub->v[i]) != 0) miss++;
+    }
+    return miss;
+}
+
+static int same_list(const hy_candidates* a, const hy_candidates* b) {
+    return a->count == b->count && memcmp(a->pairs, b->pairs, sizeof *a->pairs * (size_t)a->count) == 0;
+}
+
+static void to_plist(const hy_candidates* c, plist* l) {
+    l->n = 0;
+    for (int64_t i = 0; i < c->count; i++) push(l, c->pairs[i]);
+    canon_sort(l);
+}
+
+static void test_self(hy_pool* pool1, hy_pool* pool2) {
+    for (int trial = 0; trial < 12; trial++) {
+        int32_t nv = 40 + 10 * trial, nt = 50 + 20 * trial;
+        double thickness = trial % 3 == 2 ? 0.01 : 0.0;
+        soup s = soup_make(nv, nt, 1.0, 0.05 * (1 + trial % 4), 0.0);
+        hy_bvh* b = NULL;
+        CHECK_OK(hy_bvh_create(s.tri, nt, nv, &b));
+        if (!b) continue;
+        b->self_cull = 0; /* exact equality with the brute force */
+        CHECK_OK(hy_bvh_build(b, s.x0, s.x1, thickness, pool2));
+        CHECK(hy_bvh_check(b));
+        CHECK_NEAR(hy_bvh_quality(b), 1.0, 1e-12); /* the same tree measured twice */
+        hy_traverser* tr = hy_traverser_create();
+        hy_candidates c0 = {0}, c1 = {0}, c2 = {0};
+        CHECK_OK(hy_bvh_traverse_self(tr, b, NULL, &c0));
+        CHECK_OK(hy_bvh_traverse_self(tr, b, pool1, &c1));
+        CHECK_OK(hy_bvh_traverse_self(tr, b, pool2, &c2));
+        CHECK(same_list(&c0, &c1));
+        CHECK(same_list(&c0, &c2));
+        plist got = {0}, want = {0};
+        to_plist(&c0, &got);
+        brute(&s, &s, 0, thickness, &want);
+        canon_sort(&want);
+        CHECK(count_dupes(&got) == 0);
+        CHECK(count_dupes(&want) == 0);
+        CHECK(got.n == want.n);
+        CHECK(missing(&want, &got) == 0);
+        CHECK(missing(&got, &want) == 0);
+        if (trial == 0) fprintf(stderr, "self soup: %lld candidates (brute force %lld)\n", (long long)got.n, (long long)want.n);
+
+        /* Refit after more motion: still exact; quality reflects decay. */
+        for (int32_t i = 0; i < 3 * nv; i++) s.x1[i] = s.x0[i] + 0.3 * (2 * urand() - 1);
+        hy_bvh_refit(b, s.x0, s.x1, thickness, pool1);
+        CHECK(hy_bvh_check(b));
+        CHECK(hy_bvh_quality(b) >= 1.0 - 1e-12 || hy_bvh_quality(b) < 1.0); /* finite, reported */
+        CHECK_OK(hy_bvh_traverse_self(tr, b, pool2, &c2));
+        to_plist(&c2, &got);
+        want.n = 0;
+        brute(&s, &s, 0, thickness, &want);
+        canon_sort(&want);
+        CHECK(got.n == want.n && missing(&want, &got) == 0);
+        int rebuilt = 0;
+        CHECK_OK(hy_bvh_update(b, s.x0, s.x1, thickness, 1.0000001, pool2, &rebuilt));
+        CHECK(hy_bvh_check(b));
+
+        /* The moving frame: different boxes (not a subset: the frame's
+         * shift can make other boxes meet), but every colliding pair kept.
+         * Self culling stays off: a random soup is no surface patch (its
+         * edge-connected pieces cross each other; see test_cull). */
+        if (thickness == 0.0) {
+            plist hits = {0};
+            colliding(&want, s.x0, s.x1, &hits);
+            b->relative = 1;
+            CHECK_OK(hy_bvh_build(b, s.x0, s.x1, 0.0, pool2));
+            CHECK_OK(hy_bvh_traverse_self(tr, b, pool2, &c2));
+            to_plist(&c2, &got);
+            CHECK(count_dupes(&got) == 0);
+            CHECK(missing(&hits, &got) == 0);
+            free(hits.v);
+        }
+        free(got.v);
+        free(want.v);
+        hy_candidates_free(&c0);
+        hy_candidates_free(&c1);
+        hy_candidates_free(&c2);
+        hy_traverser_destroy(tr);
+        hy_bvh_destroy(b);
+        soup_free(&s);
+    }
+}
+
+static void test_pair(hy_pool* pool2) {
+    for (int trial = 0; trial < 8; trial++) {
+        double drift = trial & 1 ? 0.2 : 0.0;
+        soup a = soup_make(50, 70, 1.0, 0.05, drift);
+        soup b = soup_make(40, 60, 1.0, 0.05, -drift);
+        hy_bvh* ba = NULL;
+        hy_bvh* bb = NULL;
+        CHECK_OK(hy_bvh_create(a.tri, a.nt, a.nv, &ba));
+        CHECK_OK(hy_bvh_create(b.tri, b.nt, b.nv, &bb));
+        if (!ba || !bb) continue;
+        /* One numbering for both: b's vertices after a's. */
+        int32_t* ids = malloc(sizeof(int32_t) * (size_t)b.nv);
+        for (int32_t i = 0; i < b.nv; i++) ids[i] = a.nv + i;
+        CHECK_OK(hy_bvh_set_vertex_ids(bb, ids));
+        free(ids);
+        double* x0 = malloc(sizeof(double) * 3 * (size_t)(a.nv + b.nv));
+        double* x1 = malloc(sizeof(double) * 3 * (size_t)(a.nv + b.nv));
+        memcpy(x0, a.x0, sizeof(double) * 3 * (size_t)a.nv);
+        memcpy(x0 + 3 * a.nv, b.x0, sizeof(double) * 3 * (size_t)b.nv);
+        memcpy(x1, a.x1, sizeof(double) * 3 * (size_t)a.nv);
+        memcpy(x1 + 3 * a.nv, b.x1, sizeof(double) * 3 * (size_t)b.nv);
+
+        hy_traverser* tr = hy_traverser_create();
+        hy_candidates c0 = {0}, c2 = {0};
+        plist got = {0}, want = {0}, hits = {0};
+        brute(&a, &b, a.nv, 0.0, &want);
+        canon_sort(&want);
+        colliding(&want, x0, x1, &hits);
+
+        /* Fixed frame: exactly the brute force. */
+        CHECK_OK(hy_bvh_build(ba, a.x0, a.x1, 0.0, NULL));
+        CHECK_OK(hy_bvh_build(bb, b.x0, b.x1, 0.0, NULL));
+        CHECK_OK(hy_bvh_traverse_pair(tr, ba, bb, NULL, &c0));
+        CHECK_OK(hy_bvh_traverse_pair(tr, ba, bb, pool2, &c2));
+        CHECK(same_list(&c0, &c2));
+        to_plist(&c0, &got);
+        CHECK(count_dupes(&got) == 0);
+        CHECK(got.n == want.n && missing(&want, &got) == 0 && missing(&got, &want) == 0);
+
+        /* Moving frames: fewer or as many, never a colliding one lost. */
+        ba->relative = bb->relative = 1;
+        CHECK_OK(hy_bvh_build(ba, a.x0, a.x1, 0.0, NULL));
+        CHECK_OK(hy_bvh_build(bb, b.x0, b.x1, 0.0, NULL));
+        CHECK_OK(hy_bvh_traverse_pair(tr, ba, bb, pool2, &c2));
+        to_plist(&c2, &got);
+        CHECK(count_dupes(&got) == 0);
+        CHECK(missing(&hits, &got) == 0);
+        if (trial == 1)
+            fprintf(stderr, "pair soups: %lld candidates fixed frame, %lld moving frames, %lld colliding\n",
+                    (long long)want.n, (long long)got.n, (long long)hits.n);
+
+        /* The job list gives the same as the calls one by one, in order. */
+        hy_traverse_job jobs[3] = {{ba, NULL}, {ba, bb}, {bb, bb}};
+        hy_candidates cj = {0}, cs = {0};
+        CHECK_OK(hy_bvh_traverse_jobs(tr, jobs, 3, pool2, &cj));
+        int64_t at = 0;
+        for (int j = 0; j < 3; j++) {
+            CHECK_OK(jobs[j].b && jobs[j].b != jobs[j].a ? hy_bvh_traverse_pair(tr, jobs[j].a, jobs[j].b, NULL, &cs)
+                                                         : hy_bvh_traverse_self(tr, jobs[j].a, NULL, &cs));
+            CHECK(at + cs.count <= cj.count &&
+                  memcmp(cj.pairs + at, cs.pairs, sizeof *cs.pairs * (size_t)cs.count) == 0);
+            at += cs.count;
+        }
+        CHECK(at == cj.count);
+        hy_candidates_free(&cj);
+        hy_candidates_free(&cs);
+
+        free(got.v);
+        free(want.v);
+        free(hits.v);
+        free(x0);
+        free(x1);
+        hy_candidates_free(&c0);
+        hy_candidates_free(&c2);
+        hy_traverser_destroy(tr);
+        hy_bvh_destroy(ba);
+        hy_bvh_destroy(bb);
+        soup_free(&a);
+        soup_free(&b);
+    }
+}
+
+/* Culling on a flat sheet: a grid that only translates and bends gently
+ * has no self contact, and culling must remove nearly everything. */
+static void test_cull(hy_pool* pool) {
+    hy_mesh* g = NULL;
+    CHECK_OK(hy_mesh_grid(30, 30, 1.0, 1.0, &g));
+    if (!g) return;
+    hy_mesh_view v = hy_mesh_get_view(g);
+    double* x1 = malloc(sizeof(double) * 3 * (size_t)v.vertex_count);
+    for (int32_t i = 0; i < v.vertex_count; i++) {
+        x1[3 * i] = v.positions[3 * i] + 0.05;
+        x1[3 * i + 1] = v.positions[3 * i + 1] + 0.1 * v.positions[3 * i] * v.positions[3 * i];
+        x1[3 * i + 2] = v.positions[3 * i + 2] + 0.05;
+    }
+    hy_bvh* b = NULL;
+    CHECK_OK(hy_bvh_create(v.triangles, v.triangle_count, v.vertex_count, &b));
+    hy_traverser* tr = hy_traverser_create();
+    hy_candidates off = {0}, on = {0};
+    b->self_cull = 0;
+    CHECK_OK(hy_bvh_build(b, v.positions, x1, 0.0, pool));
+    CHECK_OK(hy_bvh_traverse_self(tr, b, pool, &off));
+    b->self_cull = 1;
+    CHECK_OK(hy_bvh_build(b, v.positions, x1, 0.0, pool));
+    CHECK_OK(hy_bvh_traverse_self(tr, b, pool, &on));
+    fprintf(stderr, "grid: %lld candidates without culling, %lld with\n", (long long)off.count, (long long)on.count);
+    CHECK(off.count > 1000);
+    CHECK(on.count * 10 < off.count);
+    CHECK(b->self_free[0] == 1); /* the whole sheet is one flat connected patch */
+    /* With thickness nothing is culled (the theorem is about touching). */
+    CHECK_OK(hy_bvh_build(b, v.positions, x1, 1e-3, pool));
+    CHECK(b->self_free[0] == 0);
+    hy_candidates_free(&off);
+    hy_candidates_free(&on);
+    hy_traverser_destroy(tr);
+    hy_bvh_destroy(b);
+    free(x1);
+    hy_mesh_destroy(g);
+}
+
+static void test_bad_input(void) {
+    hy_bvh* b = (hy_bvh*)1;
+    int32_t tri[6] = {0, 1, 2, 0, 1, 7};
+    CHECK(hy_bvh_create(tri, 2, 4, &b) == HY_ERR_INVALID_ARG);
+    CHECK(b == NULL);
+    CHECK(strstr(hy_last_error(), "triangle 1") != NULL);
+    int32_t rep[3] = {0, 1, 1};
+    CHECK(hy_bvh_create(rep, 1, 3, &b) == HY_ERR_INVALID_ARG);
+    CHECK(strstr(hy_last_error(), "repeats") != NULL);
+    /* Traversal before a build is a status, not a crash. */
+    int32_t one[3] = {0, 1, 2};
+    CHECK_OK(hy_bvh_create(one, 1, 3, &b));
+    hy_traverser* tr = hy_traverser_create();
+    hy_candidates c = {0};
+    CHECK(hy_bvh_traverse_self(tr, b, NULL, &c) == HY_ERR_INVALID_ARG);
+    hy_traverser_destroy(tr);
+    hy_bvh_destroy(b);
+}
+
+int main(void) {
+    hy_pool* pool1 = hy_pool_create(1);
+    hy_pool* pool2 = hy_pool_create(2);
+    test_self(pool1, pool2);
+    test_pair(pool2);
+    test_cull(pool2);
+    test_bad_input();
+    hy_pool_destroy(pool1);
+    hy_pool_destroy(pool2);
+    TEST_END();
+}

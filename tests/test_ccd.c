@@ -1,0 +1,414 @@
+/* Tests the elementary CCD tests (collision/ccd.h): hand-made unit cases
+ * (hit, miss, touching at t=0 and t=1, sliding, parallel, coplanar, zero
+ * motion, bad input) and randomized configurations built to meet exactly at
+ * a chosen time, which must never be reported free. */
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "collision/ccd.h"
+#include "test.h"
+
+typedef struct rng {
+    uint64_t s;
+} rng;
+
+static uint64_t rng_next(rng* r) {
+    /* splitmix64: fixed seed, same sequence everywhere */
+    uint64_t z = (r->s += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+
+/* Integer in [lo, hi]. */
+static int rng_int(rng* r, int lo, int hi) { return lo + (int)(rng_next(r) % (uint64_t)(hi - lo + 1)); }
+
+/* Small dyadic in [-range, range] with `bits` fractional bits: products and
+ * sums of a few of them stay exact in double. */
+static double dy(rng* r, int range, int bits) {
+    int s = 1 << bits;
+    return (double)rng_int(r, -range * s, range * s) / (double)s;
+}
+
+static void set3(double* p, double x, double y, double z) {
+    p[0] = x;
+    p[1] = y;
+    p[2] = z;
+}
+
+static int vf(double x[8][3], double* toi) {
+    return hy_ccd_vf(x[0], x[1], x[2], x[3], x[4], x[5], x[6], x[7], 0.0, toi);
+}
+
+static int ee(double x[8][3], double* toi) {
+    return hy_ccd_ee(x[0], x[1], x[2], x[3], x[4], x[5], x[6], x[7], 0.0, toi);
+}
+
+/* Static unit triangle in z = 0 at both times. */
+static void tri_static(double x[8][3]) {
+    set3(x[1], 0, 0, 0);
+    set3(x[2], 1, 0, 0);
+    set3(x[3], 0, 1, 0);
+    memcpy(x[5], x[1], sizeof x[1]);
+    memcpy(x[6], x[2], sizeof x[2]);
+    memcpy(x[7], x[3], sizeof x[3]);
+}
+
+static void test_vf_units(void) {
+    double x[8][3], toi = -1.0;
+
+    /* Clear hit: vertex falls through the triangle, crossing z=0 at t=0.5. */
+    tri_static(x);
+    set3(x[0], 0.25, 0.25, 1);
+    set3(x[4], 0.25, 0.25, -1);
+    CHECK(vf(x, &toi) == 1);
+    /* toi must not be after the contact at 0.5 and is refined to 2^-16 at
+     * least (TOI_BITS in ccd.c). */
+    CHECK(toi <= 0.5 && toi >= 0.5 - 1.0 / 65536.0);
+
+    /* Clear miss: same motion beside the triangle. */
+    set3(x[0], 2, 2, 1);
+    set3(x[4], 2, 2, -1);
+    CHECK(vf(x, &toi) == 0);
+
+    /* Passing just outside the hypotenuse (u + v = 1.001). */
+    set3(x[0], 0.5005, 0.5005, 1);
+    set3(x[4], 0.5005, 0.5005, -1);
+    CHECK(vf(x, &toi) == 0);
+
+    /* Touching at t = 0 only (moving away). */
+    set3(x[0], 0.25, 0.25, 0);
+    set3(x[4], 0.25, 0.25, 1);
+    CHECK(vf(x, &toi) == 1);
+    CHECK(toi == 0.0);
+
+    /* Touching at t = 1 only (arriving). */
+    set3(x[0], 0.25, 0.25, 1);
+    set3(x[4], 0.25, 0.25, 0);
+    CHECK(vf(x, &toi) == 1);
+    CHECK(toi <= 1.0 && toi > 0.99);
+
+    /* Touching a triangle vertex exactly at t = 1. */
+    set3(x[0], 1, 0, 1);
+    set3(x[4], 1, 0, 0);
+    CHECK(vf(x, &toi) == 1);
+
+    /* Coplanar: vertex slides in the triangle's plane into the triangle. */
+    set3(x[0], -1, 0.25, 0);
+    set3(x[4], 0.5, 0.25, 0);
+    CHECK(vf(x, &toi) == 1);
+    CHECK(toi <= 2.0 / 3.0);
+    /* Coplanar, staying outside. */
+    set3(x[0], -1, -0.25, 0);
+    set3(x[4], 2, -0.25, 0);
+    CHECK(vf(x, &toi) == 0);
+
+    /* Sliding on the face the whole time. */
+    set3(x[0], 0.1, 0.1, 0);
+    set3(x[4], 0.3, 0.2, 0);
+    CHECK(vf(x, &toi) == 1);
+    CHECK(toi == 0.0);
+    /* Sliding parallel just above it (1e-7). */
+    set3(x[0], 0.1, 0.1, 1e-7);
+    set3(x[4], 0.3, 0.2, 1e-7);
+    CHECK(vf(x, &toi) == 0);
+
+    /* Zero motion: resting on the face, or apart. */
+    set3(x[0], 0.2, 0.2, 0);
+    set3(x[4], 0.2, 0.2, 0);
+    CHECK(vf(x, &toi) == 1);
+    CHECK(toi == 0.0);
+    set3(x[0], 0.2, 0.2, 0.5);
+    set3(x[4], 0.2, 0.2, 0.5);
+    CHECK(vf(x, &toi) == 0);
+
+    /* Degenerate triangle (collinear) crossed by the vertex. */
+    set3(x[1], 0, 0, 0);
+    set3(x[2], 1, 0, 0);
+    set3(x[3], 2, 0, 0);
+    memcpy(x[5], x[1], sizeof x[1]);
+    memcpy(x[6], x[2], sizeof x[2]);
+    memcpy(x[7], x[3], sizeof x[3]);
+    set3(x[0], 1.5, 1, 0);
+    set3(x[4], 1.5, -1, 0);
+    CHECK(vf(x, &toi) == 1);
+    CHECK(toi <= 0.5);
+
+    /* min_distance: passing 0.01 above the face. */
+    tri_static(x);
+    set3(x[0], 0.2, 0.2, 0.01);
+    set3(x[4], 0.3, 0.2, 0.01);
+    CHECK(hy_ccd_vf(x[0], x[1], x[2], x[3], x[4], x[5], x[6], x[7], 0.02, &toi) == 1);
+    CHECK(hy_ccd_vf(x[0], x[1], x[2], x[3], x[4], x[5], x[6], x[7], 0.005, &toi) == 0);
+
+    /* Non-finite input: nothing can be proven, so "collision" at t = 0. */
+    set3(x[0], NAN, 0.2, 0.01);
+    CHECK(vf(x, &toi) == 1);
+    CHECK(toi == 0.0);
+    set3(x[0], INFINITY, 0.2, 0.01);
+    CHECK(vf(x, &toi) == 1);
+
+    /* Very large and very small scales behave like unit scale. */
+    double big[8][3], small[8][3];
+    tri_static(x);
+    set3(x[0], 0.25, 0.25, 1);
+    set3(x[4], 0.25, 0.25, -1);
+    for (int i = 0; i < 8; i++)
+        for (int k = 0; k < 3; k++) {
+            big[i][k] = x[i][k] * 0x1p600;
+            small[i][k] = x[i][k] * 0x1p-600;
+        }
+    CHECK(vf(big, &toi) == 1);
+    CHECK(toi <= 0.5);
+    CHECK(vf(small, &toi) == 1);
+    CHECK(toi <= 0.5);
+}
+
+static void test_ee_units(void) {
+    double x[8][3], toi = -1.0;
+
+    /* Clear hit: crossing edges, one moving down through the other. */
+    set3(x[0], -1, 0, 1);
+    set3(x[1], 1, 0, 1);
+    set3(x[2], 0, -1, 0);
+    set3(x[3], 0, 1, 0);
+    set3(x[4], -1, 0, -1);
+    set3(x[5], 1, 0, -1);
+    memcpy(x[6], x[2], sizeof x[2]);
+    memcpy(x[7], x[3], sizeof x[3]);
+    CHECK(ee(x, &toi) == 1);
+    CHECK(toi <= 0.5 && toi >= 0.5 - 1.0 / 65536.0);
+
+    /* Clear miss: moving past the end of the other edge. */
+    set3(x[0], 2, 0, 1);
+    set3(x[1], 3, 0, 1);
+    set3(x[4], 2, 0, -1);
+    set3(x[5], 3, 0, -1);
+    CHECK(ee(x, &toi) == 0);
+
+    /* Parallel edges sliding along each other in contact. */
+    set3(x[0], 0, 0, 0);
+    set3(x[1], 1, 0, 0);
+    set3(x[2], 0.5, 0, 0);
+    set3(x[3], 1.5, 0, 0);
+    set3(x[4], 1, 0, 0);
+    set3(x[5], 2, 0, 0);
+    memcpy(x[6], x[2], sizeof x[2]);
+    memcpy(x[7], x[3], sizeof x[3]);
+    CHECK(ee(x, &toi) == 1);
+    CHECK(toi == 0.0);
+    /* ... and sliding parallel at a 1e-7 gap. */
+    for (int i = 0; i < 8; i++)
+        if (i == 0 || i == 1 || i == 4 || i == 5) x[i][2] = 1e-7;
+    CHECK(ee(x, &toi) == 0);
+
+    /* Collinear edges approaching end to end, meeting at t = 0.5. */
+    set3(x[0], -2, 0, 0);
+    set3(x[1], -1, 0, 0);
+    set3(x[4], 0, 0, 0);
+    set3(x[5], 1, 0, 0);
+    set3(x[2], 0, 0, 0);
+    set3(x[3], 1, 0, 0);
+    set3(x[6], 0, 0, 0);
+    set3(x[7], 1, 0, 0);
+    CHECK(ee(x, &toi) == 1);
+    CHECK(toi <= 0.5);
+    /* Collinear, stopping short. */
+    set3(x[4], -1.5, 0, 0);
+    set3(x[5], -0.5, 0, 0);
+    set3(x[6], 0, 0, 0);
+    set3(x[7], 1, 0, 0);
+    CHECK(ee(x, &toi) == 0);
+
+    /* Touching at t = 1 only, and at t = 0 only. */
+    set3(x[0], -1, 0, 1);
+    set3(x[1], 1, 0, 1);
+    set3(x[4], -1, 0, 0);
+    set3(x[5], 1, 0, 0);
+    set3(x[2], 0, -1, 0);
+    set3(x[3], 0, 1, 0);
+    memcpy(x[6], x[2], sizeof x[2]);
+    memcpy(x[7], x[3], sizeof x[3]);
+    CHECK(ee(x, &toi) == 1);
+    CHECK(toi > 0.99 && toi <= 1.0);
+    set3(x[0], -1, 0, 0);
+    set3(x[1], 1, 0, 0);
+    set3(x[4], -1, 0, 1);
+    set3(x[5], 1, 0, 1);
+    CHECK(ee(x, &toi) == 1);
+    CHECK(toi == 0.0);
+
+    /* Zero motion, zero-length edge sitting on the other edge. */
+    set3(x[0], 0, 0.5, 0);
+    set3(x[1], 0, 0.5, 0);
+    memcpy(x[4], x[0], sizeof x[0]);
+    memcpy(x[5], x[1], sizeof x[1]);
+    CHECK(ee(x, &toi) == 1);
+    CHECK(toi == 0.0);
+    /* ... and just off it. */
+    set3(x[0], 1e-9, 0.5, 0);
+    set3(x[1], 1e-9, 0.5, 0);
+    memcpy(x[4], x[0], sizeof x[0]);
+    memcpy(x[5], x[1], sizeof x[1]);
+    CHECK(ee(x, &toi) == 0);
+}
+
+/* Position at t = 1 - ... : a point with position s_at at time ts and
+ * velocity w has x0 = s_at - ts w, x1 = s_at + (1 - ts) w (exact here). */
+static void place(double* x0, double* x1, const double* at, const double* w, double ts) {
+    for (int k = 0; k < 3; k++) {
+        x0[k] = at[k] - ts * w[k];
+        x1[k] = at[k] + (1.0 - ts) * w[k];
+    }
+}
+
+/* Random configurations that meet exactly at a chosen time ts: coordinates
+ * are small dyadics, so every construction step below is exact in double,
+ * and the true first contact is at or before ts. Some draws make velocities
+ * zero, equal (no relative motion), or flatten everything into a plane, to
+ * reach the degenerate cases. */
+static void test_random_constructed(int n, uint64_t seed) {
+    rng r = {seed};
+    int fn = 0, late = 0;
+    for (int it = 0; it < n; it++) {
+        int is_vf = it & 1;
+        int mode = rng_int(&r, 0, 5);
+        double ts = (double)rng_int(&r, 0, 64) / 64.0;
+        double at[4][3], w[4][3];
+        for (int i = 0; i < 4; i++)
+            for (int k = 0; k < 3; k++) {
+                at[i][k] = dy(&r, 2, 6);
+                w[i][k] = dy(&r, 2, 6);
+            }
+        if (mode == 1) /* no relative motion */
+            for (int i = 1; i < 4; i++) memcpy(w[i], w[0], sizeof w[0]);
+        if (mode == 2) /* everything in the plane z = 0 */
+            for (int i = 0; i < 4; i++) at[i][2] = w[i][2] = 0.0;
+        if (mode == 3) /* static */
+            for (int i = 0; i < 4; i++) w[i][0] = w[i][1] = w[i][2] = 0.0;
+        if (mode == 4) { /* parallel edges / a sliver triangle */
+            for (int k = 0; k < 3; k++) {
+                at[3][k] = at[2][k] + (at[1][k] - at[0][k]);
+                w[3][k] = w[2][k] + (w[1][k] - w[0][k]);
+            }
+        }
+        double x[8][3];
+        double u = (double)rng_int(&r, 0, 16) / 16.0, v = (double)rng_int(&r, 0, 16) / 16.0;
+        double meet[3];
+        if (is_vf) {
+            /* vertex at barycentric (1-u-v, u, v) of the triangle at ts */
+            if (u + v > 1.0) {
+                u = 1.0 - u;
+                v = 1.0 - v;
+            }
+            for (int k = 0; k < 3; k++)
+                meet[k] = at[1][k] + u * (at[2][k] - at[1][k]) + v * (at[3][k] - at[1][k]);
+            memcpy(at[0], meet, sizeof meet);
+        } else {
+            /* point u on edge (0,1) = point v on edge (2,3); move edge a */
+            for (int k = 0; k < 3; k++) {
+                double pa = at[0][k] + u * (at[1][k] - at[0][k]);
+                double pb = at[2][k] + v * (at[3][k] - at[2][k]);
+                at[0][k] += pb - pa;
+                at[1][k] += pb - pa;
+            }
+        }
+        for (int i = 0; i < 4; i++) place(x[i], x[4 + i], at[i], w[i], ts);
+        double toi = 2.0;
+        int hit = is_vf ? vf(x, &toi) : ee(x, &toi);
+        if (!hit) {
+            fn++;
+            if (fn <= 5) fprintf(stderr, "false negative: it %d %s mode %d ts %g\n", it, is_vf ? "vf" : "ee", mode, ts);
+        } else if (!(toi >= 0.0 && toi <= ts)) {
+            late++;
+            if (late <= 5) fprintf(stderr, "late toi: it %d toi %.17g > ts %g\n", it, toi, ts);
+        }
+    }
+    CHECK(fn == 0);
+    CHECK(late == 0);
+}
+
+/* Squared distance from p to segment (a, b). */
+static double seg_point_d2(const double* a, const double* b, const double* p) {
+    double ab[3], ap[3], l2 = 0.0, t = 0.0;
+    for (int k = 0; k < 3; k++) {
+        ab[k] = b[k] - a[k];
+        ap[k] = p[k] - a[k];
+        l2 += ab[k] * ab[k];
+        t += ab[k] * ap[k];
+    }
+    t = l2 > 0.0 ? fmin(1.0, fmax(0.0, t / l2)) : 0.0;
+    double d2 = 0.0;
+    for (int k = 0; k < 3; k++) {
+        double d = ap[k] - t * ab[k];
+        d2 += d * d;
+    }
+    return d2;
+}
+
+/* Random free-form configurations: whenever the test says "free", a dense
+ * scan of the separation (sampled times, sampled points of one primitive
+ * against the other) must never come near zero. A sampled separation below
+ * 1e-9 of the scene size with a "free" answer would be a missed contact. */
+static void test_random_scan(int n, uint64_t seed) {
+    rng r = {seed};
+    int bad = 0, hits = 0;
+    for (int it = 0; it < n; it++) {
+        double x[8][3];
+        for (int i = 0; i < 8; i++)
+            for (int k = 0; k < 3; k++) x[i][k] = dy(&r, 1, 10);
+        double toi;
+        /* edge-edge only: the point-segment distance is exact enough. */
+        int hit = ee(x, &toi);
+        hits += hit;
+        if (hit) continue;
+        double mind2 = INFINITY;
+        for (int ti = 0; ti <= 64; ti++) {
+            double t = ti / 64.0, pos[4][3];
+            for (int i = 0; i < 4; i++)
+                for (int k = 0; k < 3; k++) pos[i][k] = x[i][k] + t * (x[4 + i][k] - x[i][k]);
+            for (int si = 0; si <= 64; si++) {
+                double s = si / 64.0, p[3];
+                for (int k = 0; k < 3; k++) p[k] = pos[0][k] + s * (pos[1][k] - pos[0][k]);
+                mind2 = fmin(mind2, seg_point_d2(pos[2], pos[3], p));
+            }
+        }
+        if (mind2 < 1e-18) bad++;
+    }
+    CHECK(bad == 0);
+    /* Random segments in a unit cube do collide sometimes; both answers
+     * must occur or the scan tested nothing. */
+    CHECK(hits > 0 && hits < n);
+}
+
+/* The options and info interface: the cap forces a conservative answer. */
+static void test_options(void) {
+    double x[8][3], toi = -1.0;
+    tri_static(x);
+    set3(x[0], 0.25, 0.25, 1);
+    set3(x[4], 0.25, 0.25, -1);
+    hy_ccd_options o = hy_ccd_options_default();
+    hy_ccd_info info;
+    CHECK(hy_ccd_query(1, (const double(*)[3])x, 0.0, &o, &toi, &info) == 1);
+    CHECK(info.boxes > 0 && !info.capped);
+    o.max_boxes = 1;
+    set3(x[0], 0.500002, 0.500002, 1); /* passes just outside the hypotenuse: */
+    set3(x[4], 0.500002, 0.500002, -1); /* needs more than one box */
+    int hit = hy_ccd_query(1, (const double(*)[3])x, 0.0, &o, &toi, &info);
+    CHECK(hit == 1 && info.capped == 1 && toi >= 0.0 && toi <= 1.0);
+    o = hy_ccd_options_default();
+    CHECK(hy_ccd_query(1, (const double(*)[3])x, 0.0, &o, &toi, &info) == 0);
+}
+
+int main(void) {
+    int full = getenv("HY_TEST_FULL") && atoi(getenv("HY_TEST_FULL"));
+    test_vf_units();
+    test_ee_units();
+    test_options();
+    test_random_constructed(full ? 400000 : 40000, 12345);
+    test_random_scan(full ? 20000 : 2000, 777);
+    TEST_END();
+}

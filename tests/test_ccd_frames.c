@@ -1,0 +1,117 @@
+/* Whole-step CCD on the cloth-funnel frames: `hyphys ccd-frames` finds every colliding pair of the ground truth (0 false negatives); candidates and collisions are identical, in content and order, for 1 and 2 threads and for build vs refit; bad input exits 2. */
+#include <cjson/cJSON.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+
+#include "collision/frames.h"
+#include "engine/ply.h"
+#include "hyphys/hyphys.h"
+#include "sched/pool.h"
+#include "test.h"
+
+#define SCENE HY_DATA_DIR "/ccd-frames/cloth-funnel"
+
+/* Run a shell command, capture stdout, return the exit code. */
+static int run(const char* cmd, char* out, size_t cap) {
+    FILE* p = popen(cmd, "r");
+    if (!p) return -1;
+    size_t n = fread(out, 1, cap - 1, p);
+    out[n] = '\0';
+    int st = pclose(p);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+static double num(const cJSON* o, const char* a, const char* b) {
+    const cJSON* x = cJSON_GetObjectItemCaseSensitive(o, a);
+    if (b) x = cJSON_GetObjectItemCaseSensitive(x, b);
+    return cJSON_IsNumber(x) ? x->valuedouble : -1;
+}
+
+int main(void) {
+    hy_mesh* m0 = NULL;
+    hy_mesh* m1 = NULL;
+    if (hy_ply_load(SCENE "/frame0.ply", &m0) == HY_ERR_IO) TEST_SKIP("shared data not found: " SCENE);
+    CHECK_OK(hy_ply_load(SCENE "/frame1.ply", &m1));
+    if (!m0 || !m1) TEST_END();
+
+    /* Determinism: 1 and 2 threads, no pool, build and refit. */
+    hy_pool* p1 = hy_pool_create(1);
+    hy_pool* p2 = hy_pool_create(2);
+    hy_frames* f[3] = {NULL, NULL, NULL};
+    hy_pool* pools[3] = {NULL, p1, p2};
+    hy_frames_stats st[3];
+    for (int i = 0; i < 3; i++) {
+        CHECK_OK(hy_frames_create(m0->triangles, m0->triangle_count, m0->vertex_count, NULL, &f[i]));
+        CHECK_OK(hy_frames_run(f[i], m0->positions, m1->positions, pools[i], &st[i]));
+    }
+    fprintf(stderr, "cloth-funnel: %lld components, %lld candidates, %lld exact tests, %lld VF + %lld EE found\n",
+            (long long)st[0].components, (long long)st[0].candidates, (long long)st[0].exact_tests,
+            (long long)st[0].vf_found, (long long)st[0].ee_found);
+    int64_t n0 = 0;
+    const hy_feature_pair* found0 = hy_frames_found(f[0], &n0);
+    CHECK(n0 > 0);
+    for (int i = 1; i < 3; i++) {
+        int64_t n = 0;
+        const hy_feature_pair* found = hy_frames_found(f[i], &n);
+        const hy_candidates* c0 = hy_frames_candidates(f[0]);
+        const hy_candidates* c = hy_frames_candidates(f[i]);
+        CHECK(n == n0 && memcmp(found, found0, sizeof *found * (size_t)n) == 0);
+        CHECK(c->count == c0->count && memcmp(c->pairs, c0->pairs, sizeof *c->pairs * (size_t)c->count) == 0);
+        CHECK(st[i].exact_tests == st[0].exact_tests);
+    }
+    /* A second run refits the trees: same answer. */
+    hy_frames_stats again;
+    CHECK_OK(hy_frames_run(f[2], m0->positions, m1->positions, p2, &again));
+    CHECK(again.rebuilt == 0);
+    int64_t n2 = 0;
+    const hy_feature_pair* found2 = hy_frames_found(f[2], &n2);
+    CHECK(n2 == n0 && memcmp(found2, found0, sizeof *found2 * (size_t)n2) == 0);
+    for (int i = 0; i < 3; i++) hy_frames_destroy(f[i]);
+    hy_pool_destroy(p1);
+    hy_pool_destroy(p2);
+
+    /* Bad topology is a status. */
+    int32_t bad[3] = {0, 1, 99999};
+    hy_frames* fb = NULL;
+    CHECK(hy_frames_create(bad, 1, 10, NULL, &fb) == HY_ERR_INVALID_ARG);
+    CHECK(fb == NULL);
+
+    /* The command against the ground truth: exit 0, no false negatives. */
+    static char out[1 << 16];
+    for (int threads = 1; threads <= 2; threads++) {
+        char cmd[1024];
+        snprintf(cmd, sizeof cmd, "'%s' ccd-frames '%s' --threads %d --repeats 1 --json", HY_CLI, SCENE, threads);
+        int rc = run(cmd, out, sizeof out);
+        fprintf(stderr, "%s -> %d\n%s", cmd, rc, out);
+        CHECK(rc == 0);
+        cJSON* j = cJSON_Parse(out);
+        CHECK(j != NULL);
+        if (j) {
+            CHECK(num(j, "vf", "false_negatives") == 0);
+            CHECK(num(j, "ee", "false_negatives") == 0);
+            CHECK(num(j, "vf", "found") >= 27); /* README: 27 VF, 107 EE collide */
+            CHECK(num(j, "ee", "found") >= 107);
+            CHECK(num(j, "threads", NULL) == threads);
+            CHECK(num(j, "candidates", NULL) >= num(j, "exact_tests", NULL));
+            CHECK(num(j, "ms", NULL) > 0);
+        }
+        cJSON_Delete(j);
+    }
+    /* Bad usage and input: exit 2 with a message. */
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd, "'%s' ccd-frames /nonexistent/dir 2>&1", HY_CLI);
+    CHECK(run(cmd, out, sizeof out) == 2);
+    CHECK(strstr(out, "/nonexistent/dir/frame0.ply") != NULL);
+    snprintf(cmd, sizeof cmd, "'%s' ccd-frames '%s' --bogus 2>&1", HY_CLI, SCENE);
+    CHECK(run(cmd, out, sizeof out) == 2);
+    CHECK(strstr(out, "--bogus") != NULL);
+    snprintf(cmd, sizeof cmd, "'%s' ccd-frames '%s' --threads 0 2>&1", HY_CLI, SCENE);
+    CHECK(run(cmd, out, sizeof out) == 2);
+
+    hy_mesh_destroy(m0);
+    hy_mesh_destroy(m1);
+    TEST_END();
+}

@@ -1,0 +1,321 @@
+/* Tests the implicit mass-spring cloth (solvers/cloth.c): spring topology and masses on a grid, bad input,
+ * free fall, a two-corner-pinned cloth coming to rest with a dt-independent sag, long-run stability of a
+ * large cloth, NaN reporting, and bit-identical states for 1, 2 and 3 threads. */
+#include <stdint.h>
+#include <string.h>
+
+#include "engine/error.h"
+#include "solvers/cloth.h"
+#include "test.h"
+
+/* An n x n grid of side `size`, each quad split along (i,j)-(i+1,j+1).
+ * vertical = 1: in the x-y plane with row 0 on top (y = 0, rows going down);
+ * vertical = 0: horizontal in the x-z plane at y = 0. */
+typedef struct grid {
+    int32_t n, nv, nt;
+    double* x;
+    int32_t* tri;
+} grid;
+
+static grid grid_make(int32_t n, double size, int vertical) {
+    grid g = {n, n * n, 2 * (n - 1) * (n - 1), NULL, NULL};
+    g.x = malloc(sizeof(double) * 3 * (size_t)g.nv);
+    g.tri = malloc(sizeof(int32_t) * 3 * (size_t)g.nt);
+    for (int32_t j = 0; j < n; j++)
+        for (int32_t i = 0; i < n; i++) {
+            double* p = g.x + 3 * (j * n + i);
+            double u = size * i / (n - 1), w = size * j / (n - 1);
+            p[0] = u;
+            p[1] = vertical ? -w : 0.0;
+            p[2] = vertical ? 0.0 : w;
+        }
+    int32_t t = 0;
+    for (int32_t j = 0; j < n - 1; j++)
+        for (int32_t i = 0; i < n - 1; i++) {
+            int32_t a = j * n + i, b = a + 1, c = a + n + 1, d = a + n;
+            int32_t* q = g.tri + 3 * t;
+            q[0] = a, q[1] = b, q[2] = c, q[3] = a, q[4] = c, q[5] = d;
+            t += 2;
+        }
+    return g;
+}
+
+static void grid_free(grid* g) {
+    free(g->x);
+    free(g->tri);
+}
+
+static hy_cloth_params params_default(void) {
+    /* The hy_cloth_def defaults. */
+    hy_cloth_params p = {.density = 0.1,
+                         .stretch_stiffness = 1000,
+                         .shear_stiffness = 100,
+                         .bend_stiffness = 1,
+                         .damping = 0.01,
+                         .air_damping = 0.02};
+    return p;
+}
+
+static uint64_t hash_bits(const double* v, int64_t n, uint64_t h) {
+    for (int64_t i = 0; i < n; i++) {
+        uint64_t u;
+        memcpy(&u, &v[i], sizeof u);
+        for (int b = 0; b < 8; b++) h = (h ^ ((u >> (8 * b)) & 0xff)) * 1099511628211ull;
+    }
+    return h;
+}
+
+static const double gravity[3] = {0, -9.81, 0};
+
+/* Topology and masses of a 5x5 grid. */
+static void test_topology(void) {
+    grid g = grid_make(5, 1.0, 0);
+    hy_cloth_params p = params_default();
+    int32_t pins[2] = {0, 4};
+    hy_cloth_model* m = NULL;
+    CHECK_OK(hy_cloth_model_create(g.x, g.nv, g.tri, g.nt, &p, pins, 2, &m));
+    if (!m) return;
+    int32_t st, sh, be;
+    hy_cloth_spring_type_counts(m, &st, &sh, &be);
+    /* n x n grid: edges 2n(n-1) + (n-1)^2 diagonals; one shear spring (the
+     * other diagonal) per quad; one bending spring across each interior axis
+     * edge, 2(n-1)(n-2) of them. */
+    CHECK(st == 2 * 5 * 4 + 16);
+    CHECK(sh == 16);
+    CHECK(be == 2 * 4 * 3);
+    CHECK(hy_cloth_spring_count(m) == st + sh + be);
+    /* Shear springs join the far diagonal: (i+1,j)-(i,j+1). */
+    const int32_t* s = hy_cloth_springs(m);
+    int32_t a = s[2 * st], b = s[2 * st + 1];
+    CHECK(b - a == 4); /* n - 1 apart: the anti-diagonal */
+    /* Lumped masses add up to density * area; pins have inverse mass 0. */
+    double total = 0;
+    for (int32_t v = 0; v < g.nv; v++) total += hy_cloth_masses(m)[v];
+    CHECK_NEAR(total, 0.1 * 1.0, 1e-15);
+    CHECK(hy_cloth_inverse_masses(m)[0] == 0.0 && hy_cloth_inverse_masses(m)[4] == 0.0);
+    CHECK(hy_cloth_inverse_masses(m)[12] > 0.0);
+    hy_cloth_model_destroy(m);
+    grid_free(&g);
+}
+
+static void test_bad_input(void) {
+    grid g = grid_make(3, 1.0, 0);
+    hy_cloth_params p = params_default();
+    hy_cloth_model* m = NULL;
+    g.tri[4] = 99;
+    CHECK(hy_cloth_model_create(g.x, g.nv, g.tri, g.nt, &p, NULL, 0, &m) == HY_ERR_INVALID_ARG);
+    CHECK(strstr(hy_last_error(), "triangle 1") != NULL);
+    CHECK(m == NULL);
+    g.tri[4] = 0; /* (0, 0, ...) repeats a vertex */
+    CHECK(hy_cloth_model_create(g.x, g.nv, g.tri, g.nt, &p, NULL, 0, &m) == HY_ERR_INVALID_ARG);
+    CHECK(strstr(hy_last_error(), "repeats") != NULL);
+    g.tri[4] = 4;
+    p.stretch_stiffness = -1;
+    CHECK(hy_cloth_model_create(g.x, g.nv, g.tri, g.nt, &p, NULL, 0, &m) == HY_ERR_INVALID_ARG);
+    CHECK(strstr(hy_last_error(), "stretch_stiffness") != NULL);
+    p = params_default();
+    g.x[7] = NAN;
+    CHECK(hy_cloth_model_create(g.x, g.nv, g.tri, g.nt, &p, NULL, 0, &m) == HY_ERR_INVALID_ARG);
+    CHECK(strstr(hy_last_error(), "vertex 2") != NULL);
+    g.x[7] = 0;
+    int32_t pin = 9;
+    CHECK(hy_cloth_model_create(g.x, g.nv, g.tri, g.nt, &p, &pin, 1, &m) == HY_ERR_INVALID_ARG);
+    CHECK(strstr(hy_last_error(), "pinned[0] = 9") != NULL);
+    CHECK(m == NULL);
+
+    /* NaN in the state: HY_ERR_NUMERIC naming a vertex, x0/v0 untouched. */
+    CHECK_OK(hy_cloth_model_create(g.x, g.nv, g.tri, g.nt, &p, NULL, 0, &m));
+    double v[27] = {0}, x1[27], v1[27];
+    v[3 * 4 + 1] = NAN;
+    CHECK(hy_cloth_solve(m, NULL, g.x, v, 1.0 / 60, gravity, 50, 1e-6, x1, v1, NULL) == HY_ERR_NUMERIC);
+    CHECK(strstr(hy_last_error(), "vertex") != NULL);
+    CHECK(g.x[0] == 0.0 && isnan(v[13]));
+    CHECK(hy_cloth_solve(m, NULL, g.x, v, 0.0, gravity, 50, 1e-6, x1, v1, NULL) == HY_ERR_INVALID_ARG);
+    hy_cloth_model_destroy(m);
+    grid_free(&g);
+}
+
+/* A free cloth at rest length: springs exert nothing and form a Laplacian
+ * that annihilates a uniform dv, so backward Euler gives exactly
+ * dv = dt g / (1 + dt air). */
+static void test_free_fall(void) {
+    grid g = grid_make(8, 1.0, 0);
+    hy_cloth_params p = params_default();
+    hy_cloth_model* m = NULL;
+    CHECK_OK(hy_cloth_model_create(g.x, g.nv, g.tri, g.nt, &p, NULL, 0, &m));
+    double* v = calloc(3 * (size_t)g.nv, sizeof *v);
+    double* x1 = malloc(sizeof(double) * 3 * (size_t)g.nv);
+    double* v1 = malloc(sizeof(double) * 3 * (size_t)g.nv);
+    const double dt = 1.0 / 60;
+    hy_cloth_solve_stats st;
+    CHECK_OK(hy_cloth_solve(m, NULL, g.x, v, dt, gravity, 100, 1e-12, x1, v1, &st));
+    double expect = dt * -9.81 / (1.0 + dt * p.air_damping);
+    double worst = 0;
+    for (int32_t i = 0; i < g.nv; i++) {
+        worst = fmax(worst, fabs(v1[3 * i + 1] - expect));
+        worst = fmax(worst, fabs(v1[3 * i]) + fabs(v1[3 * i + 2]));
+    }
+    /* CG stops at 1e-12 relative residual; cond(A) here is ~1e3. */
+    CHECK(worst <= 1e-9 * fabs(expect));
+    free(v);
+    free(x1);
+    free(v1);
+    hy_cloth_model_destroy(m);
+    grid_free(&g);
+}
+
+/* A 1 m vertical cloth (17x17) pinned at its two top corners sags under
+ * gravity and comes to rest. The rest shape is the static equilibrium,
+ * which backward Euler reaches whatever dt, so the sag must agree between
+ * dt = 1/60 and 1/120. Returns the sag of the top-edge midpoint and of the
+ * bottom-edge midpoint; *ke gets the final kinetic energy. */
+static void hang(double dt, int steps, double* sag_top, double* sag_bottom, double* ke) {
+    const int32_t n = 17;
+    grid g = grid_make(n, 1.0, 1);
+    hy_cloth_params p = params_default();
+    p.air_damping = 1.0; /* settle within seconds; the equilibrium ignores it */
+    int32_t pins[2] = {0, n - 1};
+    hy_cloth_model* m = NULL;
+    CHECK_OK(hy_cloth_model_create(g.x, g.nv, g.tri, g.nt, &p, pins, 2, &m));
+    double* x = malloc(sizeof(double) * 3 * (size_t)g.nv);
+    double* v = calloc(3 * (size_t)g.nv, sizeof *v);
+    memcpy(x, g.x, sizeof(double) * 3 * (size_t)g.nv);
+    hy_pool* pool = hy_pool_create(2);
+    for (int s = 0; s < steps; s++) {
+        hy_cloth_solve_stats st;
+        hy_status r = hy_cloth_solve(m, pool, x, v, dt, gravity, 1000, 1e-10, x, v, &st);
+        if (r != HY_OK) {
+            CHECK_OK(r);
+            break;
+        }
+    }
+    int32_t top = (n - 1) / 2, bottom = (n - 1) * n + (n - 1) / 2;
+    *sag_top = g.x[3 * top + 1] - x[3 * top + 1];
+    *sag_bottom = g.x[3 * bottom + 1] - x[3 * bottom + 1];
+    *ke = hy_cloth_kinetic_energy(m, v);
+    hy_pool_destroy(pool);
+    free(x);
+    free(v);
+    hy_cloth_model_destroy(m);
+    grid_free(&g);
+}
+
+static void test_hanging_rest(void) {
+    double t60, b60, ke60, t120, b120, ke120;
+    hang(1.0 / 60, 600, &t60, &b60, &ke60);    /* 10 s */
+    hang(1.0 / 120, 1200, &t120, &b120, &ke120); /* 10 s */
+    fprintf(stderr, "hanging: dt 1/60 sag top %.9f bottom %.9f KE %.3g; dt 1/120 sag top %.9f bottom %.9f KE %.3g\n",
+            t60, b60, ke60, t120, b120, ke120);
+    /* At rest: the cloth weighs 0.1 kg and sags by ~cm, so its potential
+     * energy is ~1e-3 J; 1e-10 J of kinetic energy is still. */
+    CHECK(ke60 < 1e-10);
+    CHECK(ke120 < 1e-10);
+    /* It sags: the top edge between the pins dips, the bottom drops more. */
+    CHECK(t60 > 1e-4);
+    CHECK(b60 > t60);
+    /* Same equilibrium to 1e-6 relative: the residual motion and CG
+     * tolerance (1e-10) leave far less; 1e-6 m absolute floor. */
+    CHECK_NEAR(t60, t120, 1e-6 * t60 + 1e-9);
+    CHECK_NEAR(b60, b120, 1e-6 * b60 + 1e-9);
+}
+
+/* A horizontal cloth pinned at two corners falls and swings for many steps
+ * at the world defaults (CG capped at 200 iterations, 1e-6) and stays
+ * finite with bounded stretch. */
+static void test_long_run(int32_t n, int steps, int threads) {
+    grid g = grid_make(n, 2.0, 0);
+    hy_cloth_params p = params_default();
+    int32_t pins[2] = {0, n - 1};
+    hy_cloth_model* m = NULL;
+    CHECK_OK(hy_cloth_model_create(g.x, g.nv, g.tri, g.nt, &p, pins, 2, &m));
+    double* x = malloc(sizeof(double) * 3 * (size_t)g.nv);
+    double* v = calloc(3 * (size_t)g.nv, sizeof *v);
+    memcpy(x, g.x, sizeof(double) * 3 * (size_t)g.nv);
+    hy_pool* pool = hy_pool_create(threads);
+    int ok = 1;
+    long iters = 0;
+    for (int s = 0; s < steps && ok; s++) {
+        hy_cloth_solve_stats st;
+        hy_status r = hy_cloth_solve(m, pool, x, v, 1.0 / 60, gravity, 200, 1e-6, x, v, &st);
+        if (r != HY_OK) {
+            CHECK_OK(r);
+            fprintf(stderr, "  failed at step %d\n", s);
+            ok = 0;
+        }
+        iters += st.cg_iterations;
+    }
+    /* Finite, and no spring stretched past 2x its rest length (a blow-up
+     * shows long before that; the pinned drape stretches a few percent). */
+    double worst = 0;
+    const int32_t* sp = hy_cloth_springs(m);
+    int32_t nst;
+    hy_cloth_spring_type_counts(m, &nst, NULL, NULL);
+    for (int32_t s = 0; s < nst; s++) {
+        const double *a = x + 3 * sp[2 * s], *b = x + 3 * sp[2 * s + 1];
+        const double *ra = g.x + 3 * sp[2 * s], *rb = g.x + 3 * sp[2 * s + 1];
+        double l = sqrt((a[0] - b[0]) * (a[0] - b[0]) + (a[1] - b[1]) * (a[1] - b[1]) + (a[2] - b[2]) * (a[2] - b[2]));
+        double L = sqrt((ra[0] - rb[0]) * (ra[0] - rb[0]) + (ra[1] - rb[1]) * (ra[1] - rb[1]) +
+                        (ra[2] - rb[2]) * (ra[2] - rb[2]));
+        if (!(l / L <= worst)) worst = l / L; /* NaN propagates */
+    }
+    int finite = 1;
+    for (int64_t i = 0; i < 3 * (int64_t)g.nv; i++) finite &= isfinite(x[i]) && isfinite(v[i]);
+    fprintf(stderr, "long run %dx%d, %d steps: mean CG iterations %.1f, max stretch %.4f, KE %.4g\n", n, n, steps,
+            (double)iters / steps, worst, hy_cloth_kinetic_energy(m, v));
+    CHECK(ok);
+    CHECK(finite);
+    CHECK(worst < 2.0);
+    hy_pool_destroy(pool);
+    free(x);
+    free(v);
+    hy_cloth_model_destroy(m);
+    grid_free(&g);
+}
+
+/* Same x/v bits after 8 steps for 1, 2 and 3 threads. 100x100 spans ten
+ * vertex blocks, fifteen spring blocks and eight CG blocks. */
+static void test_determinism(void) {
+    const int32_t n = 100;
+    grid g = grid_make(n, 2.0, 0);
+    hy_cloth_params p = params_default();
+    int32_t pins[2] = {0, n - 1};
+    uint64_t h[3];
+    double* x = malloc(sizeof(double) * 3 * (size_t)g.nv);
+    double* v = malloc(sizeof(double) * 3 * (size_t)g.nv);
+    for (int t = 1; t <= 3; t++) {
+        hy_cloth_model* m = NULL;
+        CHECK_OK(hy_cloth_model_create(g.x, g.nv, g.tri, g.nt, &p, pins, 2, &m));
+        hy_pool* pool = hy_pool_create(t);
+        memcpy(x, g.x, sizeof(double) * 3 * (size_t)g.nv);
+        memset(v, 0, sizeof(double) * 3 * (size_t)g.nv);
+        for (int s = 0; s < 8; s++) CHECK_OK(hy_cloth_solve(m, pool, x, v, 1.0 / 60, gravity, 60, 1e-6, x, v, NULL));
+        h[t - 1] = hash_bits(v, 3 * (int64_t)g.nv, hash_bits(x, 3 * (int64_t)g.nv, 1469598103934665603ull));
+        hy_pool_destroy(pool);
+        hy_cloth_model_destroy(m);
+    }
+    fprintf(stderr, "determinism hashes %016llx %016llx %016llx\n", (unsigned long long)h[0],
+            (unsigned long long)h[1], (unsigned long long)h[2]);
+    CHECK(h[0] == h[1]);
+    CHECK(h[0] == h[2]);
+    free(x);
+    free(v);
+    grid_free(&g);
+}
+
+int main(void) {
+    test_topology();
+    test_bad_input();
+    test_free_fall();
+    test_hanging_rest();
+    test_determinism();
+    const char* full = getenv("HY_TEST_FULL");
+    if (full && atoi(full) == 1) {
+        test_long_run(215, 1000, 2); /* the 215x215 x 1000 steps: ~3 min on 2 cores */
+    } else {
+        /* Quick stand-ins: the long run on a small cloth (~5 s) and a few
+         * steps of the full-size one (~1 s). */
+        test_long_run(32, 1000, 1);
+        test_long_run(215, 5, 2);
+    }
+    TEST_END();
+}
