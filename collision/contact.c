@@ -50,6 +50,7 @@ static int compare(const void* pa, const void* pb) {
 }
 
 void hy_contacts_canonicalize(hy_contact_list* l) {
+    if (l->count == 0) return;
     for (int64_t i = 0; i < l->count; i++) canonical(&l->items[i]);
     qsort(l->items, (size_t)l->count, sizeof *l->items, compare);
     int64_t out = 0;

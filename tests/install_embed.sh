@@ -17,7 +17,8 @@ ${HY_C_COMPILER:-cc} -std=c11 -Wall -Wextra -Werror -pedantic -fsyntax-only -I"$
 if command -v g++ >/dev/null; then g++ -x c++ -Wall -Wextra -Werror -fsyntax-only -I"$prefix/include" "$work/h.c"; fi
 # pkg-config
 export PKG_CONFIG_PATH="$libdir/pkgconfig"
-${HY_C_COMPILER:-cc} -std=c11 -Wall -Wextra -Werror "$HY_SOURCE_DIR/examples/embed.c" -o "$work/embed" $(pkg-config --cflags --libs hyphys)
+# HY_EXTRA_CFLAGS: the sanitizer flags when the library was built with them
+${HY_C_COMPILER:-cc} -std=c11 -Wall -Wextra -Werror ${HY_EXTRA_CFLAGS:-} "$HY_SOURCE_DIR/examples/embed.c" -o "$work/embed" $(pkg-config --cflags --libs hyphys)
 out=$(LD_LIBRARY_PATH="$libdir" "$work/embed")
 echo "$out"
 echo "$out" | grep -q "after 1 s: height 5.013" || { echo "unexpected output"; exit 1; }
@@ -30,7 +31,7 @@ find_package(hyphys REQUIRED)
 add_executable(embed $HY_SOURCE_DIR/examples/embed.c)
 target_link_libraries(embed PRIVATE hyphys::hyphys)
 CM
-cmake -S "$work/cm" -B "$work/cm/build" -DCMAKE_PREFIX_PATH="$prefix" >/dev/null
+cmake -S "$work/cm" -B "$work/cm/build" -DCMAKE_PREFIX_PATH="$prefix" -DCMAKE_C_FLAGS="${HY_EXTRA_CFLAGS:-}" >/dev/null
 cmake --build "$work/cm/build" >/dev/null
 LD_LIBRARY_PATH="$libdir" "$work/cm/build/embed" | grep -q "after 1 s: height 5.013"
 echo "install + embed: ok"
