@@ -74,11 +74,15 @@ hy_status hy_bvh_create(const int32_t* triangles, int32_t triangle_count, int32_
     b->triangle_cones = malloc(sizeof(hy_bvh_cone) * nt);
     b->self_free = calloc(2 * nt, 1);
     b->self_cull = 1;
+    b->vertex_mboxes = malloc(sizeof(hy_mbox) * nv);
+    b->triangle_mboxes = malloc(sizeof(hy_mbox) * nt);
+    b->node_mboxes = malloc(sizeof(hy_mbox) * 2 * nt);
+    b->interpolate = 1;
     edge_rec* edges = malloc(sizeof(edge_rec) * 3 * nt);
     uint8_t* seen = calloc(nv, 1);
     if (!b->triangles || !b->owned || !b->nodes || !b->order || !b->vertex_boxes || !b->triangle_boxes || !edges ||
         !seen || !b->neighbor || !b->rank || !b->range || !b->connected || !b->cones || !b->triangle_cones ||
-        !b->self_free) {
+        !b->self_free || !b->vertex_mboxes || !b->triangle_mboxes || !b->node_mboxes) {
         free(edges);
         free(seen);
         hy_bvh_destroy(b);
@@ -140,6 +144,9 @@ void hy_bvh_destroy(hy_bvh* b) {
     free(b->cones);
     free(b->triangle_cones);
     free(b->self_free);
+    free(b->vertex_mboxes);
+    free(b->triangle_mboxes);
+    free(b->node_mboxes);
     free(b->vertex_ids);
     free(b);
 }
@@ -278,30 +285,40 @@ static void vertex_boxes_block(void* vctx, int64_t begin, int64_t end, int64_t b
     (void)block;
     (void)worker;
     box_ctx* c = vctx;
+    const double* d = c->b->shift;
+    double h = c->half;
     for (int64_t v = begin; v < end; v++) {
         hy_aabb* box = &c->b->vertex_boxes[v];
+        hy_mbox* mb = &c->b->vertex_mboxes[v];
         const double* p = c->x0 + 3 * v;
         const double* q = c->x1 ? c->x1 + 3 * v : p;
-        const double* d = c->b->shift;
         for (int k = 0; k < 3; k++) {
-            double lo, hi;
+            double lo0 = p[k], hi0 = p[k], lo1 = q[k], hi1 = q[k];
             if (d[k] != 0.0) {
                 /* x1 - shift is rounded: widen it by an ulp each way. */
                 double r = q[k] - d[k];
-                double rlo = nextafter(r, -INFINITY), rhi = nextafter(r, INFINITY);
-                lo = p[k] < rlo ? p[k] : rlo;
-                hi = p[k] > rhi ? p[k] : rhi;
-            } else {
-                lo = p[k] < q[k] ? p[k] : q[k];
-                hi = p[k] < q[k] ? q[k] : p[k];
+                lo1 = nextafter(r, -INFINITY);
+                hi1 = nextafter(r, INFINITY);
             }
-            if (c->half > 0) {
+            if (h > 0) {
                 /* Rounded outward: the box must contain the exact grown one. */
-                lo = nextafter(lo - c->half, -INFINITY);
-                hi = nextafter(hi + c->half, INFINITY);
+                lo0 = nextafter(lo0 - h, -INFINITY);
+                hi0 = nextafter(hi0 + h, INFINITY);
+                lo1 = nextafter(lo1 - h, -INFINITY);
+                hi1 = nextafter(hi1 + h, INFINITY);
             }
-            box->lo[k] = lo;
-            box->hi[k] = hi;
+            box->lo[k] = lo0 < lo1 ? lo0 : lo1;
+            box->hi[k] = hi0 > hi1 ? hi0 : hi1;
+            if (!c->b->interpolate) {
+                /* Both ends the swept box: the interpolated test is then
+                 * the plain swept-box overlap. */
+                lo0 = lo1 = box->lo[k];
+                hi0 = hi1 = box->hi[k];
+            }
+            mb->lo0[k] = lo0;
+            mb->hi0[k] = hi0;
+            mb->lo1[k] = lo1;
+            mb->hi1[k] = hi1;
         }
     }
 }
@@ -316,6 +333,10 @@ static void triangle_boxes_block(void* vctx, int64_t begin, int64_t end, int64_t
         hy_aabb* box = &c->b->triangle_boxes[t];
         hy_aabb_union(box, &vb[f[0]], &vb[f[1]]);
         hy_aabb_union(box, box, &vb[f[2]]);
+        const hy_mbox* vm = c->b->vertex_mboxes;
+        hy_mbox* mb = &c->b->triangle_mboxes[t];
+        hy_mbox_union(mb, &vm[f[0]], &vm[f[1]]);
+        hy_mbox_union(mb, mb, &vm[f[2]]);
         if (c->cull) triangle_cone(c->x0, c->x1 ? c->x1 : c->x0, f, &c->b->triangle_cones[t]);
     }
 }
@@ -717,8 +738,11 @@ static void sweep_nodes(hy_bvh* b, int boxes) {
     for (int32_t i = b->node_count - 1; i >= 0; i--) {
         hy_bvh_node* n = &b->nodes[i];
         hy_bvh_cone* cone = &b->cones[i];
+        hy_mbox* mb = &b->node_mboxes[i];
         if (n->count) {
             const int32_t* ids = b->order + n->first;
+            *mb = b->triangle_mboxes[ids[0]];
+            for (int32_t j = 1; j < n->count; j++) hy_mbox_union(mb, mb, &b->triangle_mboxes[ids[j]]);
             if (boxes) {
                 n->box = b->triangle_boxes[ids[0]];
                 for (int32_t j = 1; j < n->count; j++) hy_aabb_union(&n->box, &n->box, &b->triangle_boxes[ids[j]]);
@@ -730,6 +754,7 @@ static void sweep_nodes(hy_bvh* b, int boxes) {
             sum += hy_aabb_half_area(&n->box) * (double)n->count;
         } else {
             if (boxes) hy_aabb_union(&n->box, &b->nodes[n->first].box, &b->nodes[n->first + 1].box);
+            hy_mbox_union(mb, &b->node_mboxes[n->first], &b->node_mboxes[n->first + 1]);
             if (cull) cone_merge(&b->cones[n->first], &b->cones[n->first + 1], cone);
             sum += hy_aabb_half_area(&n->box);
         }

@@ -47,6 +47,68 @@ static inline void hy_aabb_union(hy_aabb* r, const hy_aabb* a, const hy_aabb* b)
     }
 }
 
+/* A moving box: one box at t=0 and one at t=1. Every point that moves
+ * linearly from inside lo0..hi0 to inside lo1..hi1 lies, at time t, inside
+ * the box whose bounds interpolate linearly between the two: so two moving
+ * boxes can only meet at some t where those interpolated boxes overlap.
+ * Unlike the swept box (the union of both ends), this compares the two
+ * sides at the same time: features that move together at speed, which have
+ * large overlapping swept boxes, stay apart unless they come close. */
+typedef struct hy_mbox {
+    double lo0[3], hi0[3], lo1[3], hi1[3];
+} hy_mbox;
+
+/* 1 when the interpolated boxes of a and b overlap at some t in [0, 1]
+ * (conservative: the rounded crossing times are compared with a margin).
+ * Per axis and side the gap is linear in t, so each of the 6 overlap
+ * conditions holds on a sub-interval of [0, 1]; they meet when the latest
+ * start is before the earliest end. The sign of a rounded difference is
+ * exact, so the all-or-nothing cases are decided exactly; a crossing time
+ * a / (a - b) is within 5 ulps of the exact one, well inside 2^-48. NaN
+ * (from overflowing inputs) keeps the pair. */
+static inline int hy_mbox_overlap(const hy_mbox* a, const hy_mbox* b) {
+    double lo = 0.0, hi = 1.0;
+    for (int k = 0; k < 3; k++) {
+        double g0 = b->hi0[k] - a->lo0[k], g1 = b->hi1[k] - a->lo1[k];
+        double h0 = a->hi0[k] - b->lo0[k], h1 = a->hi1[k] - b->lo1[k];
+        if ((g0 < 0 && g1 < 0) || (h0 < 0 && h1 < 0)) return 0;
+        if (g0 < 0 || g1 < 0) {
+            double t = g0 / (g0 - g1);
+            if (g0 < 0) {
+                if (t > lo) lo = t;
+            } else if (t < hi) {
+                hi = t;
+            }
+        }
+        if (h0 < 0 || h1 < 0) {
+            double t = h0 / (h0 - h1);
+            if (h0 < 0) {
+                if (t > lo) lo = t;
+            } else if (t < hi) {
+                hi = t;
+            }
+        }
+    }
+    return lo <= hi + 0x1p-48;
+}
+
+static inline void hy_mbox_union(hy_mbox* r, const hy_mbox* a, const hy_mbox* b) {
+    for (int k = 0; k < 3; k++) {
+        r->lo0[k] = a->lo0[k] < b->lo0[k] ? a->lo0[k] : b->lo0[k];
+        r->hi0[k] = a->hi0[k] > b->hi0[k] ? a->hi0[k] : b->hi0[k];
+        r->lo1[k] = a->lo1[k] < b->lo1[k] ? a->lo1[k] : b->lo1[k];
+        r->hi1[k] = a->hi1[k] > b->hi1[k] ? a->hi1[k] : b->hi1[k];
+    }
+}
+
+/* The swept box of a moving box (the union of its two ends). */
+static inline void hy_mbox_swept(const hy_mbox* a, hy_aabb* r) {
+    for (int k = 0; k < 3; k++) {
+        r->lo[k] = a->lo0[k] < a->lo1[k] ? a->lo0[k] : a->lo1[k];
+        r->hi[k] = a->hi0[k] > a->hi1[k] ? a->hi0[k] : a->hi1[k];
+    }
+}
+
 /* Half the surface area (the SAH only needs ratios). */
 static inline double hy_aabb_half_area(const hy_aabb* a) {
     double dx = a->hi[0] - a->lo[0], dy = a->hi[1] - a->lo[1], dz = a->hi[2] - a->lo[2];
@@ -100,6 +162,13 @@ typedef struct hy_bvh {
     /* per step */
     hy_aabb* vertex_boxes;   /* per vertex, swept */
     hy_aabb* triangle_boxes; /* per triangle id, swept */
+    /* The same as moving boxes (hy_mbox), which traversal tests when
+     * `interpolate` is set (the default): per vertex, per triangle id, per
+     * node. With `interpolate` 0 traversal tests the swept boxes. */
+    hy_mbox* vertex_mboxes;
+    hy_mbox* triangle_mboxes;
+    hy_mbox* node_mboxes;
+    int interpolate;
     double thickness;
     /* Moving frame (off unless `relative` is set before the build): boxes
      * hold x0 and x1 - shift, i.e. the motion seen from a frame that moves
@@ -153,6 +222,20 @@ hy_status hy_bvh_set_vertex_ids(hy_bvh* bvh, const int32_t* ids);
 /* The root's swept box in the fixed frame (the relative box grown by the
  * shift; rounded outward). */
 void hy_bvh_world_box(const hy_bvh* bvh, hy_aabb* out);
+
+/* a with its t=1 box moved by e, rounded outward like hy_aabb_sweep: the
+ * moving box seen from a frame that moves by -t * e. */
+static inline void hy_mbox_shift(const hy_mbox* a, const double e[3], hy_mbox* r) {
+    for (int k = 0; k < 3; k++) {
+        double ae = e[k] < 0 ? -e[k] : e[k];
+        double al = a->lo1[k] < 0 ? -a->lo1[k] : a->lo1[k];
+        double ah = a->hi1[k] < 0 ? -a->hi1[k] : a->hi1[k];
+        r->lo0[k] = a->lo0[k];
+        r->hi0[k] = a->hi0[k];
+        r->lo1[k] = (a->lo1[k] + e[k]) - (4.5e-16 * (al + ae) + 1e-300);
+        r->hi1[k] = (a->hi1[k] + e[k]) + (4.5e-16 * (ah + ae) + 1e-300);
+    }
+}
 
 /* a grown by the motion t * e, t in [0, 1], rounded outward (e is itself a
  * rounded difference of two shifts: the pad covers that as well). */

@@ -162,17 +162,17 @@ static inline int32_t vid(const hy_bvh* m, int32_t v) { return m->vertex_ids ? m
 
 /* Feature pairs of triangles ta (mesh A) and tb (mesh B), boxes overlapping.
  * Only owned features take part, so each pair is emitted by exactly one
- * triangle pair (the owners'). A-side boxes come in already swept by the
- * frame difference (va: A's three vertex boxes in triangle order). */
-static void triangle_pair(const trav_ctx* c, worker_buf* w, int32_t ta, int32_t tb, const hy_aabb* box_a,
-                          const hy_aabb va[3]) {
+ * triangle pair (the owners'). A-side boxes come in already moved into B's
+ * frame (va: A's three vertex boxes in triangle order). */
+static void triangle_pair(const trav_ctx* c, worker_buf* w, int32_t ta, int32_t tb, const hy_mbox* box_a,
+                          const hy_mbox va[3]) {
     const hy_bvh* A = c->A;
     const hy_bvh* B = c->B;
     const int32_t* fa = A->triangles + 3 * ta;
     const int32_t* fb = B->triangles + 3 * tb;
     unsigned oa = A->owned[ta], ob = B->owned[tb];
-    const hy_aabb* vb = B->vertex_boxes;
-    const hy_aabb* box_b = &B->triangle_boxes[tb];
+    const hy_mbox* vb = B->vertex_mboxes;
+    const hy_mbox* box_b = &B->triangle_mboxes[tb];
     int self = c->self;
     w->triangle_pairs++;
 
@@ -180,45 +180,51 @@ static void triangle_pair(const trav_ctx* c, worker_buf* w, int32_t ta, int32_t 
     for (int k = 0; k < 3; k++) {
         if (oa & HY_BVH_OWN_VERTEX(k)) {
             int32_t v = fa[k];
-            if (!(self && has_vertex(fb, v)) && hy_aabb_overlap(&va[k], box_b))
+            if (!(self && has_vertex(fb, v)) && hy_mbox_overlap(&va[k], box_b))
                 emit(w, HY_FEATURE_VF, vid(A, v), vid(B, fb[0]), vid(B, fb[1]), vid(B, fb[2]));
         }
         if (ob & HY_BVH_OWN_VERTEX(k)) {
             int32_t v = fb[k];
-            if (!(self && has_vertex(fa, v)) && hy_aabb_overlap(&vb[v], box_a))
+            if (!(self && has_vertex(fa, v)) && hy_mbox_overlap(box_a, &vb[v]))
                 emit(w, self ? HY_FEATURE_VF : HY_FEATURE_FV, vid(B, v), vid(A, fa[0]), vid(A, fa[1]),
                      vid(A, fa[2]));
         }
     }
     /* Edge-edge between owned edges. */
     if (!(oa & 0x38u) || !(ob & 0x38u)) return;
+    hy_mbox eb[3];
+    int has_eb[3] = {0, 0, 0};
+    for (int j = 0; j < 3; j++) {
+        if (!(ob & HY_BVH_OWN_EDGE(j))) continue;
+        hy_mbox_union(&eb[j], &vb[fb[j]], &vb[fb[(j + 1) % 3]]);
+        has_eb[j] = hy_mbox_overlap(box_a, &eb[j]);
+    }
+    if (!(has_eb[0] | has_eb[1] | has_eb[2])) return;
     for (int i = 0; i < 3; i++) {
         if (!(oa & HY_BVH_OWN_EDGE(i))) continue;
         int32_t a0 = fa[i], a1 = fa[(i + 1) % 3];
-        hy_aabb ea;
-        hy_aabb_union(&ea, &va[i], &va[(i + 1) % 3]);
-        if (!hy_aabb_overlap(&ea, box_b)) continue;
+        hy_mbox ea;
+        hy_mbox_union(&ea, &va[i], &va[(i + 1) % 3]);
+        if (!hy_mbox_overlap(&ea, box_b)) continue;
         for (int j = 0; j < 3; j++) {
-            if (!(ob & HY_BVH_OWN_EDGE(j))) continue;
+            if (!has_eb[j]) continue;
             int32_t b0 = fb[j], b1 = fb[(j + 1) % 3];
             if (self && (a0 == b0 || a0 == b1 || a1 == b0 || a1 == b1)) continue;
-            hy_aabb eb;
-            hy_aabb_union(&eb, &vb[b0], &vb[b1]);
-            if (hy_aabb_overlap(&ea, &eb)) emit(w, HY_FEATURE_EE, vid(A, a0), vid(A, a1), vid(B, b0), vid(B, b1));
+            if (hy_mbox_overlap(&ea, &eb[j])) emit(w, HY_FEATURE_EE, vid(A, a0), vid(A, a1), vid(B, b0), vid(B, b1));
         }
     }
 }
 
-/* Triangle ta's box and vertex boxes, swept into B's frame when needed. */
-static inline void a_side(const trav_ctx* c, int32_t ta, hy_aabb* box, hy_aabb va[3]) {
+/* Triangle ta's box and vertex boxes, moved into B's frame when needed. */
+static inline void a_side(const trav_ctx* c, int32_t ta, hy_mbox* box, hy_mbox va[3]) {
     const hy_bvh* A = c->A;
     const int32_t* fa = A->triangles + 3 * ta;
     if (c->shifted) {
-        hy_aabb_sweep(&A->triangle_boxes[ta], c->e, box);
-        for (int k = 0; k < 3; k++) hy_aabb_sweep(&A->vertex_boxes[fa[k]], c->e, &va[k]);
+        hy_mbox_shift(&A->triangle_mboxes[ta], c->e, box);
+        for (int k = 0; k < 3; k++) hy_mbox_shift(&A->vertex_mboxes[fa[k]], c->e, &va[k]);
     } else {
-        *box = A->triangle_boxes[ta];
-        for (int k = 0; k < 3; k++) va[k] = A->vertex_boxes[fa[k]];
+        *box = A->triangle_mboxes[ta];
+        for (int k = 0; k < 3; k++) va[k] = A->vertex_mboxes[fa[k]];
     }
 }
 
@@ -227,11 +233,11 @@ static void leaf_pair(const trav_ctx* c, worker_buf* w, const hy_bvh_node* na, c
     const hy_bvh* B = c->B;
     for (int32_t i = 0; i < na->count; i++) {
         int32_t ta = A->order[na->first + i];
-        hy_aabb ba, va[3];
+        hy_mbox ba, va[3];
         a_side(c, ta, &ba, va);
         for (int32_t j = 0; j < nb->count; j++) {
             int32_t tb = B->order[nb->first + j];
-            if (hy_aabb_overlap(&ba, &B->triangle_boxes[tb])) triangle_pair(c, w, ta, tb, &ba, va);
+            if (hy_mbox_overlap(&ba, &B->triangle_mboxes[tb])) triangle_pair(c, w, ta, tb, &ba, va);
         }
     }
 }
@@ -240,21 +246,23 @@ static void leaf_self(const trav_ctx* c, worker_buf* w, const hy_bvh_node* n) {
     const hy_bvh* A = c->A;
     for (int32_t i = 0; i < n->count; i++) {
         int32_t ta = A->order[n->first + i];
-        hy_aabb ba, va[3];
+        hy_mbox ba, va[3];
         a_side(c, ta, &ba, va);
         for (int32_t j = i + 1; j < n->count; j++) {
             int32_t tb = A->order[n->first + j];
-            if (hy_aabb_overlap(&ba, &A->triangle_boxes[tb])) triangle_pair(c, w, ta, tb, &ba, va);
+            if (hy_mbox_overlap(&ba, &A->triangle_mboxes[tb])) triangle_pair(c, w, ta, tb, &ba, va);
         }
     }
 }
 
-/* Overlap of an A node (swept into B's frame) and a B node. */
-static inline int nodes_overlap(const trav_ctx* c, const hy_aabb* a, const hy_aabb* b) {
-    if (!c->shifted) return hy_aabb_overlap(a, b);
-    hy_aabb s;
-    hy_aabb_sweep(a, c->e, &s);
-    return hy_aabb_overlap(&s, b);
+/* Overlap of A node ia (moved into B's frame) and B node ib. */
+static inline int nodes_overlap(const trav_ctx* c, int32_t ia, int32_t ib) {
+    const hy_mbox* a = &c->A->node_mboxes[ia];
+    const hy_mbox* b = &c->B->node_mboxes[ib];
+    if (!c->shifted) return hy_mbox_overlap(a, b);
+    hy_mbox s;
+    hy_mbox_shift(a, c->e, &s);
+    return hy_mbox_overlap(&s, b);
 }
 
 /* ---- node pairs */
@@ -275,7 +283,7 @@ static int expand(const trav_ctx* ctxs, node_pair p, node_pair out[3], int64_t* 
         out[n++] = (node_pair){l, l, p.job};
         out[n++] = (node_pair){r, r, p.job};
         (*tests)++;
-        if (hy_aabb_overlap(&A[l].box, &A[r].box)) out[n++] = (node_pair){l, r, p.job};
+        if (hy_mbox_overlap(&c->A->node_mboxes[l], &c->A->node_mboxes[r])) out[n++] = (node_pair){l, r, p.job};
         return n;
     }
     const hy_bvh_node* na = &A[p.a];
@@ -287,13 +295,13 @@ static int expand(const trav_ctx* ctxs, node_pair p, node_pair out[3], int64_t* 
         for (int k = 0; k < 2; k++) {
             int32_t ch = na->first + k;
             (*tests)++;
-            if (nodes_overlap(c, &A[ch].box, &nb->box)) out[n++] = (node_pair){ch, p.b, p.job};
+            if (nodes_overlap(c, ch, p.b)) out[n++] = (node_pair){ch, p.b, p.job};
         }
     } else {
         for (int k = 0; k < 2; k++) {
             int32_t ch = nb->first + k;
             (*tests)++;
-            if (nodes_overlap(c, &na->box, &B[ch].box)) out[n++] = (node_pair){p.a, ch, p.job};
+            if (nodes_overlap(c, p.a, ch)) out[n++] = (node_pair){p.a, ch, p.job};
         }
     }
     return n;
@@ -388,7 +396,7 @@ static hy_status traverse(hy_traverser* t, const trav_ctx* c, int32_t njobs, hy_
         return hy_fail(HY_ERR_NOMEM, "bvh traversal: out of memory");
     for (int32_t j = 0; j < njobs; j++) {
         front_tests++;
-        if (c[j].self ? !c[j].A->self_free[0] : nodes_overlap(&c[j], &c[j].A->nodes[0].box, &c[j].B->nodes[0].box))
+        if (c[j].self ? !c[j].A->self_free[0] : nodes_overlap(&c[j], 0, 0))
             t->front[nfront++] = (node_pair){0, 0, j};
     }
     for (;;) {

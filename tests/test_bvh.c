@@ -1,4 +1,4 @@
-/* BVH build/refit and traversal: on random triangle soups (fixed seeds) self and pair traversal find exactly the feature pairs whose swept boxes overlap (brute force over all pairs), each once, in the same order for any thread count; moving frames and self-culling keep every pair the exact CCD test reports. */
+/* BVH build/refit and traversal: on random triangle soups (fixed seeds) self and pair traversal find exactly the feature pairs whose swept boxes overlap (brute force over all pairs; interpolated boxes a subset), each once, in the same order for any thread count; moving frames and self-culling keep every pair the exact CCD test reports. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -225,7 +225,8 @@ static void test_self(hy_pool* pool1, hy_pool* pool2) {
         hy_bvh* b = NULL;
         CHECK_OK(hy_bvh_create(s.tri, nt, nv, &b));
         if (!b) continue;
-        b->self_cull = 0; /* exact equality with the brute force */
+        b->self_cull = 0;   /* exact equality with the brute force */
+        b->interpolate = 0; /* swept boxes, as the brute force */
         CHECK_OK(hy_bvh_build(b, s.x0, s.x1, thickness, pool2));
         CHECK(hy_bvh_check(b));
         CHECK_NEAR(hy_bvh_quality(b), 1.0, 1e-12); /* the same tree measured twice */
@@ -269,6 +270,16 @@ static void test_self(hy_pool* pool1, hy_pool* pool2) {
         if (thickness == 0.0) {
             plist hits = {0};
             colliding(&want, s.x0, s.x1, &hits);
+            /* Interpolated boxes: a subset of the swept-box pairs that
+             * still holds every colliding one. */
+            b->interpolate = 1;
+            CHECK_OK(hy_bvh_build(b, s.x0, s.x1, 0.0, pool2));
+            CHECK_OK(hy_bvh_traverse_self(tr, b, pool2, &c2));
+            to_plist(&c2, &got);
+            CHECK(count_dupes(&got) == 0);
+            CHECK(missing(&got, &want) == 0);
+            CHECK(missing(&hits, &got) == 0);
+            CHECK(got.n <= want.n);
             b->relative = 1;
             CHECK_OK(hy_bvh_build(b, s.x0, s.x1, 0.0, pool2));
             CHECK_OK(hy_bvh_traverse_self(tr, b, pool2, &c2));
@@ -317,7 +328,8 @@ static void test_pair(hy_pool* pool2) {
         canon_sort(&want);
         colliding(&want, x0, x1, &hits);
 
-        /* Fixed frame: exactly the brute force. */
+        /* Fixed frame, swept boxes: exactly the brute force. */
+        ba->interpolate = bb->interpolate = 0;
         CHECK_OK(hy_bvh_build(ba, a.x0, a.x1, 0.0, NULL));
         CHECK_OK(hy_bvh_build(bb, b.x0, b.x1, 0.0, NULL));
         CHECK_OK(hy_bvh_traverse_pair(tr, ba, bb, NULL, &c0));
@@ -326,6 +338,16 @@ static void test_pair(hy_pool* pool2) {
         to_plist(&c0, &got);
         CHECK(count_dupes(&got) == 0);
         CHECK(got.n == want.n && missing(&want, &got) == 0 && missing(&got, &want) == 0);
+
+        /* Interpolated boxes: a subset, no colliding pair lost. */
+        ba->interpolate = bb->interpolate = 1;
+        CHECK_OK(hy_bvh_build(ba, a.x0, a.x1, 0.0, NULL));
+        CHECK_OK(hy_bvh_build(bb, b.x0, b.x1, 0.0, NULL));
+        CHECK_OK(hy_bvh_traverse_pair(tr, ba, bb, pool2, &c2));
+        to_plist(&c2, &got);
+        CHECK(count_dupes(&got) == 0);
+        CHECK(missing(&got, &want) == 0);
+        CHECK(missing(&hits, &got) == 0);
 
         /* Moving frames: fewer or as many, never a colliding one lost. */
         ba->relative = bb->relative = 1;
