@@ -29,6 +29,17 @@ hy_ccd_options hy_ccd_options_default(void) {
     o.toi_bits = TOI_BITS;
     o.refine_boxes = REFINE_BOXES;
     o.refine_twist_rel = REFINE_TWIST;
+    o.min_distance_slack = 0.0;
+    return o;
+}
+
+hy_ccd_options hy_ccd_options_step(void) {
+    hy_ccd_options o = hy_ccd_options_default();
+    o.max_boxes = 256;
+    o.toi_bits = 8;
+    o.twist_rel = 1e-7;
+    o.refine_boxes = 0;
+    o.min_distance_slack = 0.5;
     return o;
 }
 
@@ -48,6 +59,7 @@ int hy_ccd_query(int is_vf, const double x[8][3], double min_distance, const hy_
     if (o.refine_boxes < 0) o.refine_boxes = 0;
     if (!(o.refine_twist_rel >= 0.0)) o.refine_twist_rel = 0.0;
     if (o.toi_bits < 0) o.toi_bits = 0;
+    if (!(o.min_distance_slack >= 0.0) || o.min_distance_slack > 1e6) o.min_distance_slack = 0.0;
     if (o.toi_bits > HY_CCD_MAX_LEVEL) o.toi_bits = HY_CCD_MAX_LEVEL;
 
     /* Non-finite input cannot be reasoned about: answer "collision" at t=0,
@@ -131,7 +143,7 @@ int hy_ccd_query(int is_vf, const double x[8][3], double min_distance, const hy_
         }
     }
     hy_ccd_problem_d pr;
-    hy_ccd_problem_init_d(&pr, p, is_vf, md, o.accept_factor, o.twist_rel, o.toi_bits);
+    hy_ccd_problem_init_d(&pr, p, is_vf, md, o.accept_factor, o.twist_rel, o.toi_bits, o.min_distance_slack);
     hy_ccd_stats st = {0, 0, 0, 0};
     int hit = hy_ccd_search_d(&pr, heap, o.max_boxes, t_out, &st);
     inf->boxes = st.boxes;
@@ -145,7 +157,7 @@ int hy_ccd_query(int is_vf, const double x[8][3], double min_distance, const hy_
      * stays "collision". */
     if (hit && refine && !st.robust && !st.capped) {
         hy_ccd_problem_ld prl;
-        hy_ccd_problem_init_ld(&prl, p, is_vf, md, o.accept_factor, o.refine_twist_rel, 0);
+        hy_ccd_problem_init_ld(&prl, p, is_vf, md, o.accept_factor, o.refine_twist_rel, 0, o.min_distance_slack);
         hy_ccd_stats stl = st;
         double toi_l = *t_out;
         hit = hy_ccd_search_ld(&prl, heap, o.refine_boxes, &toi_l, &stl);

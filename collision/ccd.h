@@ -30,6 +30,9 @@ typedef struct hy_ccd_options {
     int refine_boxes;     /* work cap of the long double re-check of a
                              reported contact (0: no re-check) */
     double refine_twist_rel; /* twist_rel of the re-check */
+    double min_distance_slack; /* with min_distance > 0: pairs up to
+                                  min_distance * (1 + slack) apart may count
+                                  as contacts (0 by default) */
 } hy_ccd_options;
 
 typedef struct hy_ccd_info {
@@ -39,6 +42,15 @@ typedef struct hy_ccd_info {
 } hy_ccd_info;
 
 hy_ccd_options hy_ccd_options_default(void);
+
+/* Settings for the simulation step: thickness queries of resting contacts
+ * sit on the decision boundary for the whole step, where the default
+ * settings bisect down to rounding level. The step needs neither that
+ * resolution nor a precise time: a small work cap, 8 bits of time, no
+ * long double re-check and a 50% distance slack keep every contact (the
+ * answers stay conservative) and make such queries cheap; the response
+ * ignores the extra pairs that are not approaching. */
+hy_ccd_options hy_ccd_options_step(void);
 
 /* Either test on x[0..3] at t=0 and x[4..7] at t=1, in the order above
  * (is_vf: p, a, b, c; else a, b, c, d). opts and info may be NULL. */

@@ -176,9 +176,12 @@ HY_HD HY_CCD_REAL HY_CCD_FN(hy_ccd_rabs)(HY_CCD_REAL a) { return a < 0 ? -a : a;
  * x = (a, b, c, d). acc_factor scales the touching tolerance in units of
  * eps (>= 1); twist_rel is the nonlinearity tolerance relative to the
  * largest coordinate; t_level the time bisection depth before a box may be
- * accepted on that tolerance. */
+ * accepted on that tolerance; md_slack (>= 0) lets a box count as touching
+ * up to md * (1 + md_slack) away, and adds md_slack * md / 2 to the twist
+ * tolerance (only more false positives, never fewer contacts). */
 HY_HD void HY_CCD_FN(hy_ccd_problem_init)(HY_CCD_FN(hy_ccd_problem) * pr, const double* const* x, int is_vf,
-                                          double md, double acc_factor, double twist_rel, int t_level) {
+                                          double md, double acc_factor, double twist_rel, int t_level,
+                                          double md_slack) {
     pr->duffy = is_vf;
     pr->md = md;
     pr->t_level = t_level;
@@ -209,10 +212,10 @@ HY_HD void HY_CCD_FN(hy_ccd_problem_init)(HY_CCD_FN(hy_ccd_problem) * pr, const 
          * terms and for rounding in this product. */
         pr->eps[k] = 48 * HY_CCD_UNIT * m + (HY_CCD_REAL)DBL_MIN;
         pr->axis_thr[k] = (pr->eps[k] + (HY_CCD_REAL)md) * (1 + 4 * HY_CCD_UNIT);
-        pr->accept[k] = (HY_CCD_REAL)md + (HY_CCD_REAL)acc_factor * pr->eps[k];
+        pr->accept[k] = (HY_CCD_REAL)md * (1 + (HY_CCD_REAL)md_slack) + (HY_CCD_REAL)acc_factor * pr->eps[k];
         mall = HY_CCD_FN(hy_ccd_rmax)(mall, m);
     }
-    pr->twist_tol = (HY_CCD_REAL)twist_rel * mall;
+    pr->twist_tol = (HY_CCD_REAL)twist_rel * mall + (HY_CCD_REAL)(0.5 * md_slack * md);
 }
 
 /* Corner values of F over a box: F[ti][ui][vi][k]. */

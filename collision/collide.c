@@ -5,6 +5,7 @@
 #include <time.h>
 
 #include "collision/ccd.h"
+#include "collision/filter.h"
 #include "engine/error.h"
 #include "engine/world.h"
 
@@ -149,6 +150,7 @@ typedef struct exact_ctx {
     double min_distance;
     unsigned char* hit;
     double* toi;
+    hy_ccd_options opts;
 } exact_ctx;
 
 static void exact_block(void* p, int64_t begin, int64_t end, int64_t block, int worker) {
@@ -158,15 +160,19 @@ static void exact_block(void* p, int64_t begin, int64_t end, int64_t block, int 
     for (int64_t i = begin; i < end; i++) {
         const int32_t* v = c->pairs[i].v;
         const double *X0 = c->X0, *X1 = c->X1;
-        double toi = 1.0;
-        int hit;
-        if (c->pairs[i].kind == HY_FEATURE_EE)
-            hit = hy_ccd_ee(X0 + 3 * v[0], X0 + 3 * v[1], X0 + 3 * v[2], X0 + 3 * v[3], X1 + 3 * v[0], X1 + 3 * v[1],
-                            X1 + 3 * v[2], X1 + 3 * v[3], c->min_distance, &toi);
-        else
-            hit = hy_ccd_vf(X0 + 3 * v[0], X0 + 3 * v[1], X0 + 3 * v[2], X0 + 3 * v[3], X1 + 3 * v[0], X1 + 3 * v[1],
-                            X1 + 3 * v[2], X1 + 3 * v[3], c->min_distance, &toi);
-        c->hit[i] = (unsigned char)hit;
+        double toi = 1.0, x[8][3];
+        for (int j = 0; j < 4; j++)
+            for (int k = 0; k < 3; k++) {
+                x[j][k] = X0[3 * v[j] + k];
+                x[4 + j][k] = X1[3 * v[j] + k];
+            }
+        int is_vf = c->pairs[i].kind != HY_FEATURE_EE;
+        const double* a[4] = {x[0], x[1], x[2], x[3]};
+        const double* b[4] = {x[4], x[5], x[6], x[7]};
+        /* separating axes first (conservative; valid with a thickness) */
+        int exact = hy_filter_sat(is_vf, a, b, c->min_distance);
+        int hit = exact && hy_ccd_query(is_vf, (const double(*)[3])x, c->min_distance, &c->opts, &toi, NULL);
+        c->hit[i] = (unsigned char)(hit | exact << 1); /* bit 0: contact, bit 1: exact test ran */
         c->toi[i] = toi;
     }
 }
@@ -205,12 +211,13 @@ static hy_status test_candidates(hy_world* w, hy_collision_state* cs, int32_t ia
     double* toi = realloc(cs->toi, sizeof(double) * (size_t)c->count);
     if (!toi) return hy_fail(HY_ERR_NOMEM, "out of memory for %lld candidates", (long long)c->count);
     cs->toi = toi;
-    exact_ctx ec = {cs, c->pairs, X0, X1, pair_distance(&w->objects[ia], &w->objects[ib]), cs->hit, cs->toi};
+    exact_ctx ec = {cs, c->pairs, X0, X1, pair_distance(&w->objects[ia], &w->objects[ib]), cs->hit, cs->toi,
+                   hy_ccd_options_step()};
     hy_pool_for(w->pool, c->count, 256, exact_block, &ec);
     st->candidates += c->count;
-    st->exact_tests += c->count;
     for (int64_t k = 0; k < c->count; k++) {
-        if (!cs->hit[k]) continue;
+        st->exact_tests += cs->hit[k] >> 1;
+        if (!(cs->hit[k] & 1)) continue;
         hy_contact ct;
         ct.type = c->pairs[k].kind == HY_FEATURE_EE ? HY_CONTACT_EE : HY_CONTACT_VF;
         memcpy(ct.v, c->pairs[k].v, sizeof ct.v);

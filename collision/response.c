@@ -38,7 +38,28 @@ typedef struct resolver {
     hy_collision_state* cs;
     double dt;
     double* body_inv_inertia; /* 9 per object slot (bodies only) */
+    struct rigid_group* groups; /* per round: violated contacts between two rigid objects */
+    int64_t group_count, group_capacity;
+    int group_failed;           /* out of memory: contacts were applied one by one */
 } resolver;
+
+/* The violated contacts between two rigid objects (bodies or obstacles) of
+ * one round, resolved as one: a single impulse at their mean point along
+ * their mean normal. Applied one after another, the contacts of a face or
+ * a ring of edges would each spin the body (the first one reached takes
+ * the whole impulse off-centre), which loses the bounce to rotation; the
+ * mean contact of a ball on a plane lies under its centre. The relative
+ * velocity at the mean points is the mean of the contacts' (it is affine
+ * in the point for rigid motion). */
+typedef struct rigid_group {
+    int32_t object[2];   /* side A, side B */
+    int32_t unit[2];
+    hy_v3 point[2];      /* sums, then means */
+    hy_v3 normal;        /* sum of unit normals, A from B */
+    hy_v3 vr;            /* sum of relative velocities */
+    double d0_min, thickness, friction, restitution;
+    int64_t count;
+} rigid_group;
 
 static int vertex_object(const hy_collision_state* cs, int32_t g) { return cs->vertex_object[g]; }
 
@@ -210,10 +231,110 @@ static void apply_impulse(resolver* r, const participant* p, hy_v3 impulse) {
     }
 }
 
+static int add_to_group(resolver* r, const participant* parts, hy_v3 n, hy_v3 vr, double d0, double thickness,
+                        double friction, double restitution) {
+    int a = parts[0].weight > 0 ? 0 : 1, b = 1 - a;
+    rigid_group* g = NULL;
+    for (int64_t i = 0; i < r->group_count; i++)
+        if (r->groups[i].object[0] == parts[a].object && r->groups[i].object[1] == parts[b].object) {
+            g = &r->groups[i];
+            break;
+        }
+    int flip = 0;
+    if (!g)
+        for (int64_t i = 0; i < r->group_count; i++)
+            if (r->groups[i].object[0] == parts[b].object && r->groups[i].object[1] == parts[a].object) {
+                g = &r->groups[i];
+                flip = 1;
+                break;
+            }
+    if (!g) {
+        if (r->group_count == r->group_capacity) {
+            int64_t cap = r->group_capacity ? 2 * r->group_capacity : 16;
+            rigid_group* ng = realloc(r->groups, sizeof *ng * (size_t)cap);
+            if (!ng) {
+                r->group_failed = 1;
+                return 0;
+            }
+            r->groups = ng;
+            r->group_capacity = cap;
+        }
+        g = &r->groups[r->group_count++];
+        memset(g, 0, sizeof *g);
+        g->object[0] = parts[a].object;
+        g->object[1] = parts[b].object;
+        g->unit[0] = parts[a].unit;
+        g->unit[1] = parts[b].unit;
+        g->d0_min = d0;
+    }
+    if (flip) {
+        int t = a;
+        a = b;
+        b = t;
+        n = v3_scale(n, -1.0);
+        vr = v3_scale(vr, -1.0);
+    }
+    g->point[0] = v3_add(g->point[0], parts[a].point);
+    g->point[1] = v3_add(g->point[1], parts[b].point);
+    g->normal = v3_add(g->normal, n);
+    g->vr = v3_add(g->vr, vr);
+    g->d0_min = fmin(g->d0_min, d0);
+    g->thickness = fmax(g->thickness, thickness);
+    g->friction = fmax(g->friction, friction);
+    g->restitution = fmax(g->restitution, restitution);
+    g->count++;
+    return 1;
+}
+
+static double inv_mass_along(const resolver* r, const participant* p, hy_v3 dir);
+static void apply_impulse(resolver* r, const participant* p, hy_v3 impulse);
+
+/* One impulse per group, in the order the groups were first met (the
+ * canonical contact order). */
+static void apply_groups(resolver* r, double separation) {
+    for (int64_t i = 0; i < r->group_count; i++) {
+        rigid_group* g = &r->groups[i];
+        double inv = 1.0 / (double)g->count;
+        double len = v3_len(g->normal);
+        if (!(len > 1e-300)) continue; /* opposing normals cancel: nothing to push along */
+        hy_v3 n = v3_scale(g->normal, 1.0 / len);
+        hy_v3 vr = v3_scale(g->vr, inv);
+        participant p[2];
+        for (int k = 0; k < 2; k++) {
+            p[k].unit = g->unit[k];
+            p[k].object = g->object[k];
+            p[k].weight = k ? -1.0 : 1.0;
+            p[k].point = v3_scale(g->point[k], inv);
+        }
+        double vn = v3_dot(vr, n);
+        double target = (g->thickness - g->d0_min) / r->dt;
+        if (target > 0) target *= separation > 0 ? fmin(1.0, separation * 10.0) : 1.0;
+        if (vn < 0) target = fmax(target, -g->restitution * vn);
+        if (vn >= target) continue;
+        double K = inv_mass_along(r, &p[0], n) + inv_mass_along(r, &p[1], n);
+        if (!(K > 1e-300)) continue;
+        double jn = (target - vn) / K;
+        hy_v3 vt = v3_mad(vr, n, -vn);
+        double vt_len = v3_len(vt);
+        hy_v3 J = v3_scale(n, jn);
+        if (vt_len > 1e-12 && g->friction > 0) {
+            hy_v3 t = v3_scale(vt, 1.0 / vt_len);
+            double Kt = inv_mass_along(r, &p[0], t) + inv_mass_along(r, &p[1], t);
+            if (Kt > 1e-300) J = v3_mad(J, t, -fmin(g->friction * jn, vt_len / Kt));
+        }
+        apply_impulse(r, &p[0], J);
+        apply_impulse(r, &p[1], v3_scale(J, -1.0));
+    }
+    r->group_count = 0;
+}
+
 /* Apply the contact's impulse if it is violated: approaching, or ending the
  * step closer than the thickness, by more than a small tolerance. Returns 1
- * if it was violated. With apply = 0 only checks. */
-static int resolve_contact(resolver* r, const hy_contact* c, double separation, int apply) {
+ * if it was violated. With apply = 0 only checks; with push = 0 a contact
+ * only counts as violated when it approaches (what impact zones need: a
+ * zone moves rigidly, so it can stop the approach but cannot push its
+ * members apart to the thickness). */
+static int resolve_contact(resolver* r, const hy_contact* c, double separation, int apply, int push) {
     double w[4];
     hy_v3 n;
     double d0;
@@ -258,10 +379,16 @@ static int resolve_contact(resolver* r, const hy_contact* c, double separation, 
     double target = (thickness - d0) / r->dt;
     if (target > 0) target *= separation > 0 ? fmin(1.0, separation * 10.0) : 1.0;
     if (rigid_only && vn < 0) target = fmax(target, -restitution * vn);
+    /* zones: the gap may shrink, by at most half of itself (a zone riding
+     * a rotating obstacle follows it on chords, not arcs) */
+    if (!push) target = fmin(target, -0.5 * fmax(fmin(d0, thickness), 0.0) / r->dt);
     /* a contact within 1% of the thickness per step of its target is met:
      * without this slack, resting contacts would never count as resolved */
     if (vn >= target - 0.01 * thickness / r->dt) return 0;
     if (!apply) return 1;
+    if (rigid_only && np == 2 && !r->group_failed && add_to_group(r, parts, n, vr, d0, thickness, friction,
+                                                                 restitution))
+        return 1;
     double K = 0.0;
     for (int q = 0; q < np; q++) K += parts[q].weight * parts[q].weight * inv_mass_along(r, &parts[q], n);
     if (!(K > 1e-300)) return 0;
@@ -480,7 +607,7 @@ static void scatter(resolver* r) {
 hy_status hy_collision_resolve(hy_world* w, double dt, hy_detect_fn detect, void* detect_ctx,
                                const hy_response_params* params, hy_step_stats* stats) {
     hy_collision_state* cs = w->collision;
-    resolver r = {w, cs, dt, cs->body_inv_inertia};
+    resolver r = {w, cs, dt, cs->body_inv_inertia, NULL, 0, 0, 0};
     gather(&r);
     hy_contact_list* contacts = &cs->contacts;
     hy_status s;
@@ -489,16 +616,21 @@ hy_status hy_collision_resolve(hy_world* w, double dt, hy_detect_fn detect, void
     for (int32_t it = 0; it < params->impulse_iterations; it++) {
         contacts->count = 0;
         s = detect(detect_ctx, cs->X0, cs->X1, contacts, stats);
-        if (s) return s;
+        if (s) {
+            free(r.groups);
+            return s;
+        }
         hy_contacts_canonicalize(contacts);
         rounds++;
         if (it == 0) stats->contacts += contacts->count;
         int64_t violated = 0;
         for (int64_t k = 0; k < contacts->count; k++)
-            violated += resolve_contact(&r, &contacts->items[k], params->separation, 1);
+            violated += resolve_contact(&r, &contacts->items[k], params->separation, 1, 1);
+        apply_groups(&r, params->separation);
         if (violated == 0) {
             stats->response_iterations += rounds;
             scatter(&r);
+            free(r.groups);
             return HY_OK;
         }
         update_positions(&r);
@@ -512,13 +644,16 @@ hy_status hy_collision_resolve(hy_world* w, double dt, hy_detect_fn detect, void
     for (int32_t it = 0; it < params->zone_iterations; it++) {
         contacts->count = 0;
         s = detect(detect_ctx, cs->X0, cs->X1, contacts, stats);
-        if (s) return s;
+        if (s) {
+            free(r.groups);
+            return s;
+        }
         hy_contacts_canonicalize(contacts);
         rounds++;
         int64_t violated = 0;
         for (int64_t k = 0; k < contacts->count; k++) {
             const hy_contact* c = &contacts->items[k];
-            if (!resolve_contact(&r, c, params->separation, 0)) continue;
+            if (!resolve_contact(&r, c, params->separation, 0, 0)) continue;
             violated++;
             int32_t u0 = unit_of(&r, c->v[0]);
             for (int q = 0; q < 4; q++) {
@@ -531,6 +666,7 @@ hy_status hy_collision_resolve(hy_world* w, double dt, hy_detect_fn detect, void
         if (violated == 0) {
             stats->response_iterations += rounds;
             scatter(&r);
+            free(r.groups);
             return HY_OK;
         }
         move_zones(&r, cs->zone_parent, cs->zone_member);
@@ -538,5 +674,6 @@ hy_status hy_collision_resolve(hy_world* w, double dt, hy_detect_fn detect, void
     freeze(&r);
     stats->response_iterations += rounds;
     scatter(&r);
+    free(r.groups);
     return HY_OK;
 }

@@ -1,0 +1,170 @@
+/* Tests collision response: no triangle intersections after any step of a reduced cloth_ball and nbody, a cloth
+ * coming to rest on a ball, and a rigid ball rebounding from a plane to the height its restitution predicts. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "collision/tritri.h"
+#include "hyphys/hyphys.h"
+#include "test.h"
+
+static int full(void) {
+    const char* f = getenv("HY_TEST_FULL");
+    return f && f[0] == '1';
+}
+
+static hy_world* load(const char* json, int threads) {
+    hy_scene_options o = hy_scene_options_default();
+    o.threads = threads;
+    hy_world* w = NULL;
+    hy_status s = hy_scene_load_string(json, strlen(json), "test_response", &o, &w);
+    if (s) fprintf(stderr, "scene: %s\n", hy_last_error());
+    return w;
+}
+
+/* Step and check after every step; returns the steps with intersections. */
+static int64_t run_checked(hy_world* w, int steps, const char* what) {
+    int64_t bad_steps = 0;
+    for (int i = 0; i < steps; i++) {
+        hy_status s = hy_world_step(w);
+        if (s) {
+            fprintf(stderr, "%s: step %d: %s\n", what, i + 1, hy_last_error());
+            return -1;
+        }
+        int64_t n = 0;
+        hy_tritri_hit hit[4];
+        CHECK_OK(hy_tritri_count_world(w, &n, hit, 4));
+        hy_step_stats st;
+        hy_world_get_stats(w, &st);
+        if (getenv("HY_TEST_VERBOSE"))
+            fprintf(stderr, "%s step %d: contacts %lld iters %d  ms %.1f (resp %.1f) intersections %lld\n", what, i + 1,
+                    (long long)st.contacts, st.response_iterations, st.ms_total, st.ms[HY_PHASE_RESPONSE],
+                    (long long)n);
+        if (n > 0) {
+            if (bad_steps < 5)
+                fprintf(stderr, "%s: step %d: %lld intersecting triangle pairs (first: object %d tri %d / object %d tri %d)\n",
+                        what, i + 1, (long long)n, hit[0].object_a, hit[0].triangle_a, hit[0].object_b,
+                        hit[0].triangle_b);
+            bad_steps++;
+        }
+    }
+    return bad_steps;
+}
+
+static const char* cloth_ball_json =
+    "{\"solver\": {\"time_step\": 0.01, \"substeps\": 1},"
+    " \"materials\": {\"cotton\": {\"density\": 0.15, \"stretch_stiffness\": 1000, \"shear_stiffness\": 100,"
+    "   \"bend_stiffness\": 0.5, \"damping\": 0.01, \"air_damping\": 0.02, \"thickness\": 0.002, \"friction\": 0.6},"
+    "   \"rubber\": {\"friction\": 0.8, \"thickness\": 0.002}},"
+    " \"objects\": ["
+    "  {\"type\": \"cloth\", \"name\": \"sheet\", \"material\": \"cotton\","
+    "   \"mesh\": {\"generator\": \"grid\", \"vertices\": [%d, %d], \"size\": [2.0, 2.0]},"
+    "   \"transform\": {\"position\": [0, 0.65, 0]}},"
+    "  {\"type\": \"obstacle\", \"name\": \"ball\", \"material\": \"rubber\","
+    "   \"mesh\": {\"generator\": \"icosphere\", \"radius\": 0.5, \"subdivisions\": 3},"
+    "   \"motion\": {\"rotate\": {\"axis\": [0, 1, 0], \"rate\": 2.0, \"pivot\": [0, 0, 0]}}}]}";
+
+static void test_cloth_ball(void) {
+    /* 60 steps: the fall, the impact and the start of the drape. Longer
+     * runs (HY_TEST_FULL=1) are where open problems remain (see issue 3). */
+    int n = 64, steps = full() ? 150 : 60;
+    char json[4096];
+    snprintf(json, sizeof json, cloth_ball_json, n, n);
+    hy_world* w = load(json, 2);
+    CHECK(w != NULL);
+    if (!w) return;
+    int64_t bad = run_checked(w, steps, "cloth_ball");
+    CHECK(bad == 0);
+    hy_world_destroy(w);
+}
+
+/* A reduced nbody: 2 x 2 x 2 balls and cones (seeded placement) into the
+ * bowl, checked after every step. */
+static const char* nbody_json =
+    "{\"solver\": {\"time_step\": 0.005, \"substeps\": 1},"
+    " \"materials\": {\"wood\": {\"density\": 700, \"restitution\": 0.3, \"friction\": 0.4, \"thickness\": 0.001},"
+    "   \"ceramic\": {\"friction\": 0.3, \"thickness\": 0.001}},"
+    " \"objects\": ["
+    "  {\"type\": \"obstacle\", \"name\": \"bowl\", \"material\": \"ceramic\","
+    "   \"mesh\": {\"generator\": \"bowl\", \"radius\": 1.0, \"slices\": 32, \"stacks\": 8}},"
+    "  {\"type\": \"body\", \"name\": \"piece\", \"material\": \"wood\","
+    "   \"meshes\": [{\"generator\": \"icosphere\", \"radius\": 0.15, \"subdivisions\": 2},"
+    "              {\"generator\": \"cone\", \"radius\": 0.15, \"height\": 0.3, \"slices\": 17}],"
+    "   \"transform\": {\"position\": [0, 0.9, 0]},"
+    "   \"array\": {\"count\": [2, 2, 2], \"spacing\": [0.42, 0.42, 0.42], \"jitter\": 0.04, \"seed\": 7,"
+    "             \"random_rotation\": true}}]}";
+
+static void test_nbody(void) {
+    hy_world* w = load(nbody_json, 2);
+    CHECK(w != NULL);
+    if (!w) return;
+    int64_t bad = run_checked(w, full() ? 600 : 200, "nbody");
+    CHECK(bad == 0);
+    hy_world_destroy(w);
+}
+
+/* A rigid ball dropped on a static plane rebounds to e^2 h (h measured from
+ * resting contact, i.e. the drop of its lowest point). The apex after the
+ * first bounce is taken from the centre's trajectory; dt is small so the
+ * discrete apex and the step that detects the impact cost under 5%. */
+static void test_bounce(void) {
+    hy_world_def wd = hy_world_def_default();
+    wd.threads = 1;
+    wd.time_step = 1.0 / 1000.0;
+    hy_world* w = NULL;
+    CHECK_OK(hy_world_create(&wd, &w));
+    if (!w) return;
+    hy_mesh *plane = NULL, *ball = NULL;
+    CHECK_OK(hy_mesh_grid(9, 9, 4.0, 4.0, &plane));
+    CHECK_OK(hy_mesh_icosphere(0.1, 3, &ball));
+    hy_obstacle_def od = hy_obstacle_def_default();
+    od.mesh = hy_mesh_get_view(plane);
+    hy_object_id ground, body;
+    CHECK_OK(hy_obstacle_add(w, &od, &ground));
+    hy_body_def bd = hy_body_def_default();
+    bd.mesh = hy_mesh_get_view(ball);
+    bd.restitution = 0.8;
+    bd.thickness = 0.0005;
+    bd.position[1] = 1.1;
+    CHECK_OK(hy_body_add(w, &bd, &body));
+    /* lowest vertex of the icosphere: exactly -radius (a pole vertex is not
+     * guaranteed), so measure the mesh */
+    const hy_mesh_view mv = hy_mesh_get_view(ball);
+    double lowest = 0.0;
+    for (int32_t i = 0; i < mv.vertex_count; i++)
+        if (mv.positions[3 * i + 1] < lowest) lowest = mv.positions[3 * i + 1];
+    double rest = -lowest + bd.thickness; /* centre height when resting */
+    double h = 1.1 - rest;
+    double y = 1.1, apex = -1.0, prev_vy = -1.0;
+    int bounced = 0;
+    for (int i = 0; i < 3000; i++) {
+        CHECK_OK(hy_world_step(w));
+        double p[3], v[3];
+        CHECK_OK(hy_body_get_transform(w, body, p, NULL));
+        CHECK_OK(hy_body_get_velocity(w, body, v, NULL));
+        y = p[1];
+        CHECK(y > rest - 0.01);
+        if (!bounced && v[1] > 0) bounced = 1;
+        if (bounced && prev_vy > 0 && v[1] <= 0) {
+            apex = y;
+            break;
+        }
+        prev_vy = v[1];
+    }
+    double expect = 0.8 * 0.8 * h;
+    fprintf(stderr, "bounce: h %.4f, rebound %.4f, e^2 h %.4f (%.2f%%)\n", h, apex - rest, expect,
+            100.0 * (apex - rest - expect) / expect);
+    CHECK(bounced);
+    CHECK(fabs((apex - rest) - expect) <= 0.05 * expect);
+    hy_mesh_destroy(plane);
+    hy_mesh_destroy(ball);
+    hy_world_destroy(w);
+}
+
+int main(void) {
+    test_bounce();
+    test_nbody();
+    test_cloth_ball();
+    TEST_END();
+}
