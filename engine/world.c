@@ -173,6 +173,7 @@ HY_API void hy_world_destroy(hy_world* w) {
     free(w->objects);
     hy_bond_set_free(&w->bonds);
     hy_collision_state_destroy(w->collision);
+    free(w->last_contacts);
     hy_pool_destroy(w->pool);
     free(w);
 }
@@ -588,6 +589,53 @@ static const hy_rigid_inertia* bond_inertia(void* ctx, int32_t slot) {
     return &((hy_world*)ctx)->objects[slot].inertia;
 }
 
+/* The world's detector, keeping a canonical copy of what the first round
+ * of each substep finds (hy_world_get_contacts). */
+static hy_status detect_and_keep(void* ctx, const double* X0, const double* X1, hy_contact_list* out,
+                                 hy_step_stats* st) {
+    hy_world* w = ctx;
+    int64_t before = out->count;
+    hy_status s = hy_collide_detect(w, X0, X1, out, st);
+    if (s || w->detect_round++ > 0) return s;
+    int64_t n = out->count - before;
+    if (n > w->last_contact_capacity) {
+        hy_contact* c = realloc(w->last_contacts, sizeof *c * (size_t)n);
+        if (!c) return hy_fail(HY_ERR_NOMEM, "out of memory for %lld contacts", (long long)n);
+        w->last_contacts = c;
+        w->last_contact_capacity = n;
+    }
+    if (n > 0) memcpy(w->last_contacts, out->items + before, sizeof(hy_contact) * (size_t)n);
+    hy_contact_list copy = {w->last_contacts, n, w->last_contact_capacity};
+    hy_contacts_canonicalize(&copy);
+    w->last_contact_count = copy.count;
+    return HY_OK;
+}
+
+HY_API int64_t hy_world_get_contacts(const hy_world* w, hy_contact_info* out, int64_t capacity) {
+    if (!w) {
+        hy_fail(HY_ERR_INVALID_ARG, "hy_world_get_contacts: world is NULL");
+        return -1;
+    }
+    const hy_collision_state* cs = w->collision;
+    if (!cs || cs->object_count != w->object_count) return 0;
+    for (int64_t k = 0; k < w->last_contact_count && k < capacity && out; k++) {
+        const hy_contact* c = &w->last_contacts[k];
+        hy_contact_info* info = &out[k];
+        int32_t oa = cs->vertex_object[c->v[0]], ob = cs->vertex_object[c->v[c->type == HY_CONTACT_VF ? 1 : 2]];
+        info->kind = c->type == HY_CONTACT_VF ? HY_CONTACT_KIND_VERTEX_FACE : HY_CONTACT_KIND_EDGE_EDGE;
+        info->a.index = (uint32_t)oa;
+        info->a.generation = w->objects[oa].generation;
+        info->b.index = (uint32_t)ob;
+        info->b.generation = w->objects[ob].generation;
+        for (int q = 0; q < 4; q++) info->vertex[q] = c->v[q] - cs->object_offset[cs->vertex_object[c->v[q]]];
+        const double* p0 = cs->X0 + 3 * (size_t)c->v[0];
+        const double* p1 = cs->X0 + 3 * (size_t)c->v[1];
+        for (int d = 0; d < 3; d++) info->point[d] = c->type == HY_CONTACT_VF ? p0[d] : 0.5 * (p0[d] + p1[d]);
+        info->time_of_impact = c->toi;
+    }
+    return w->last_contact_count;
+}
+
 /* Predict x1, v1 of every object over dt from x, v (the solvers' phase). */
 static hy_status integrate(hy_world* w, double dt, hy_step_stats* st) {
     for (int32_t i = 0; i < w->object_count; i++) {
@@ -674,13 +722,16 @@ HY_API hy_status hy_world_step(hy_world* w) {
         if (!s) s = check_finite(w);
         st.ms[HY_PHASE_INTEGRATE] += now_ms() - t0;
         if (s) return s;
+        if (!w->def.collisions) w->last_contact_count = 0;
         if (w->def.collisions) {
             t0 = now_ms();
             s = hy_collision_state_sync(w);
             if (!s) {
                 hy_response_params rp = hy_response_params_default();
                 double refit0 = st.ms[HY_PHASE_REFIT], trav0 = st.ms[HY_PHASE_TRAVERSE];
-                s = hy_collision_resolve(w, dt, hy_collide_detect, w, &rp, &st);
+                w->detect_round = 0;
+                w->last_contact_count = 0;
+                s = hy_collision_resolve(w, dt, detect_and_keep, w, &rp, &st);
                 double detect = (st.ms[HY_PHASE_REFIT] - refit0) + (st.ms[HY_PHASE_TRAVERSE] - trav0);
                 st.ms[HY_PHASE_RESPONSE] += now_ms() - t0 - detect;
             }

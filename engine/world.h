@@ -54,6 +54,10 @@ struct hy_world {
     int64_t step_index;
     hy_step_stats stats;
     struct hy_collision_state* collision; /* built lazily on the first colliding step */
+    /* contacts of the last substep's first detection round, canonical order */
+    struct hy_contact* last_contacts;
+    int64_t last_contact_count, last_contact_capacity;
+    int detect_round; /* detection calls so far in this substep */
 };
 
 /* Obstacle pose at time t. */

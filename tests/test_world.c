@@ -176,7 +176,51 @@ static uint64_t run_mixed(int threads) {
     return h;
 }
 
+/* A box falls onto a static plane (a grid obstacle, 4 m square centred under
+ * it): the step that brings it
+ * within the thickness reports vertex-face / edge-edge contacts between the
+ * two objects, located at the plane; the box ends above the plane. */
+static void test_contacts_query(void) {
+    hy_world* w = make_world(1);
+    CHECK(hy_world_get_contacts(NULL, NULL, 0) == -1);
+    CHECK(hy_world_get_contacts(w, NULL, 0) == 0);
+    hy_mesh *plane = NULL, *box = NULL;
+    CHECK_OK(hy_mesh_grid(5, 5, 4.0, 4.0, &plane));
+    CHECK_OK(hy_mesh_box(0.25, 0.25, 0.25, 1, &box));
+    hy_obstacle_def od = hy_obstacle_def_default();
+    od.mesh = hy_mesh_get_view(plane);
+    hy_object_id ground, cube;
+    CHECK_OK(hy_obstacle_add(w, &od, &ground));
+    hy_body_def bd = hy_body_def_default();
+    bd.mesh = hy_mesh_get_view(box);
+    bd.position[1] = 0.3; /* 5 cm above the plane: it lands within a few steps */
+    CHECK_OK(hy_body_add(w, &bd, &cube));
+    int64_t found = 0;
+    hy_contact_info info[256];
+    for (int i = 0; i < 60 && found == 0; i++) {
+        CHECK_OK(hy_world_step(w));
+        found = hy_world_get_contacts(w, info, 256);
+    }
+    CHECK(found > 0 && found <= 256);
+    for (int64_t k = 0; k < found && k < 256; k++) {
+        CHECK((info[k].a.index == cube.index && info[k].b.index == ground.index) ||
+              (info[k].a.index == ground.index && info[k].b.index == cube.index));
+        CHECK(info[k].time_of_impact >= 0.0 && info[k].time_of_impact <= 1.0);
+        /* the box's bottom is at most one step's fall (< 5 cm) above the plane */
+        CHECK(info[k].point[1] > -1e-6 && info[k].point[1] < 0.05);
+    }
+    for (int i = 0; i < 60; i++) CHECK_OK(hy_world_step(w));
+    double p[3];
+    CHECK_OK(hy_body_get_transform(w, cube, p, NULL));
+    CHECK(p[1] > 0.25 - 1e-6); /* resting on the plane, not through it */
+    CHECK(p[1] < 0.30);
+    hy_mesh_destroy(plane);
+    hy_mesh_destroy(box);
+    hy_world_destroy(w);
+}
+
 int main(void) {
+    test_contacts_query();
     test_defs();
     test_body_errors_and_fall();
     test_nan_keeps_state();

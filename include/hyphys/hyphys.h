@@ -268,6 +268,26 @@ HY_API int32_t hy_world_get_vertex_count(const hy_world* world);
 /* Worker threads the world steps with (the caller's thread included). */
 HY_API int32_t hy_world_get_thread_count(const hy_world* world);
 
+/* A colliding feature pair found at the start of the last step's collision
+ * response (before any impulse): a vertex against a triangle, or an edge
+ * against an edge. */
+typedef enum hy_contact_kind { HY_CONTACT_KIND_VERTEX_FACE = 0, HY_CONTACT_KIND_EDGE_EDGE = 1 } hy_contact_kind;
+
+typedef struct hy_contact_info {
+    hy_contact_kind kind;
+    hy_object_id a, b;      /* the vertex's (or first edge's) object and the other side's; equal for self contact */
+    int32_t vertex[4];      /* vertex-face: vertex, then the face's three; edge-edge: both ends of each edge
+                               (indices within each object's own vertices) */
+    double point[3];        /* where, at the start of the step: the vertex, or the first edge's midpoint (m) */
+    double time_of_impact;  /* fraction of the step at which the features came within the thickness */
+} hy_contact_info;
+
+/* Contacts of the last step in their canonical order. Writes at most
+ * capacity of them to out (out may be NULL when capacity is 0) and returns
+ * how many there are; -1 on a NULL world. With several substeps: those of
+ * the last substep. */
+HY_API int64_t hy_world_get_contacts(const hy_world* world, hy_contact_info* out, int64_t capacity);
+
 /* 64-bit FNV-1a hash of every object's positions and velocities (bit
  * patterns) in object order: equal hashes mean bit-identical states. */
 HY_API uint64_t hy_world_hash(const hy_world* world);
