@@ -162,7 +162,53 @@ static void test_bounce(void) {
     hy_world_destroy(w);
 }
 
+static int same_contacts(const hy_contact_info* a, const hy_contact_info* b, int64_t n) {
+    for (int64_t i = 0; i < n; i++) {
+        if (a[i].kind != b[i].kind || a[i].a.index != b[i].a.index || a[i].b.index != b[i].b.index ||
+            memcmp(a[i].vertex, b[i].vertex, sizeof a[i].vertex) != 0 ||
+            memcmp(a[i].point, b[i].point, sizeof a[i].point) != 0 || a[i].time_of_impact != b[i].time_of_impact)
+            return 0;
+    }
+    return 1;
+}
+
+/* The contact set (canonical order) and the state hash after every step
+ * are the same with 1 and 2 threads, through the impact on the ball. */
+static void test_threads_same(void) {
+    char json[4096];
+    snprintf(json, sizeof json, cloth_ball_json, 32, 32);
+    hy_world* w1 = load(json, 1);
+    hy_world* w2 = load(json, 2);
+    CHECK(w1 && w2);
+    if (!w1 || !w2) {
+        hy_world_destroy(w1);
+        hy_world_destroy(w2);
+        return;
+    }
+    enum { CAP = 1 << 14 };
+    hy_contact_info* c1 = malloc(sizeof *c1 * CAP);
+    hy_contact_info* c2 = malloc(sizeof *c2 * CAP);
+    int64_t total = 0, differ = 0;
+    for (int i = 0; i < 60; i++) {
+        CHECK_OK(hy_world_step(w1));
+        CHECK_OK(hy_world_step(w2));
+        int64_t n1 = hy_world_get_contacts(w1, c1, CAP), n2 = hy_world_get_contacts(w2, c2, CAP);
+        total += n1;
+        if (n1 != n2 || !same_contacts(c1, c2, n1 < CAP ? n1 : CAP) ||
+            hy_world_hash(w1) != hy_world_hash(w2))
+            differ++;
+    }
+    fprintf(stderr, "threads: %lld contacts over 60 steps, %lld steps differ\n", (long long)total, (long long)differ);
+    CHECK(total > 0);
+    CHECK(differ == 0);
+    free(c1);
+    free(c2);
+    hy_world_destroy(w1);
+    hy_world_destroy(w2);
+}
+
 int main(void) {
+    test_threads_same();
     test_bounce();
     test_nbody();
     test_cloth_ball();
