@@ -28,12 +28,12 @@ test:
 test-asan: deps
 	cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DHY_SANITIZE=ON -DHY_WERROR=ON -DHY_VIEWER=OFF
 	cmake --build build-asan -j$(JOBS)
-	cd build-asan && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 ctest --output-on-failure -j$(JOBS) -LE long
+	cd build-asan && HY_TEST_SANITIZER=1 ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 ctest --output-on-failure -j$(JOBS) -LE long
 
 test-tsan: deps
 	cmake -S . -B build-tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DHY_TSAN=ON -DHY_WERROR=ON -DHY_VIEWER=OFF
 	cmake --build build-tsan -j$(JOBS)
-	cd build-tsan && TSAN_OPTIONS=halt_on_error=1 ctest --output-on-failure -j$(JOBS) -LE long -R "pool|determinism|cloth|frames"
+	cd build-tsan && HY_TEST_SANITIZER=1 TSAN_OPTIONS=halt_on_error=1 ctest --output-on-failure -j$(JOBS) -LE long -R "pool|determinism|cloth|frames"
 
 install: build
 	cmake --install $(BUILD)

@@ -308,7 +308,7 @@ static void apply_groups(resolver* r, double separation) {
         }
         double vn = v3_dot(vr, n);
         double target = (g->thickness - g->d0_min) / r->dt;
-        if (target > 0) target *= separation > 0 ? fmin(1.0, separation * 10.0) : 1.0;
+        if (target > 0) target *= separation > 0 ? fmin(1.0, separation) : 1.0;
         if (vn < 0) target = fmax(target, -g->restitution * vn);
         if (vn >= target) continue;
         double K = inv_mass_along(r, &p[0], n) + inv_mass_along(r, &p[1], n);
@@ -377,7 +377,7 @@ static int resolve_contact(resolver* r, const hy_contact* c, double separation, 
     double vn = v3_dot(vr, n);
     /* end the step no closer than the thickness; rigid pairs bounce */
     double target = (thickness - d0) / r->dt;
-    if (target > 0) target *= separation > 0 ? fmin(1.0, separation * 10.0) : 1.0;
+    if (target > 0) target *= separation > 0 ? fmin(1.0, separation) : 1.0;
     if (rigid_only && vn < 0) target = fmax(target, -restitution * vn);
     /* zones: the gap may shrink, by at most half of itself (a zone riding
      * a rotating obstacle follows it on chords, not arcs) */
