@@ -62,7 +62,9 @@ int main(int argc, char** argv) {
     }
     for (const hy_command* const* c = commands(); *c; c++) {
         if (strcmp((*c)->name, argv[1]) != 0) continue;
-        for (int i = 2; i < argc; i++)
+        /* bench dispatches to subjects, which have help of their own */
+        int own_help = !strcmp((*c)->name, "bench");
+        for (int i = 2; i < argc && !own_help; i++)
             if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
                 (*c)->help();
                 return HY_EXIT_OK;

@@ -1,0 +1,155 @@
+/* The expected-time model of the hybrid proximity framework (Kim et al.
+ * 2013): resources, job types, per-(resource, job type) cost constants, the
+ * scheduling problem handed to a policy and the assignment it returns.
+ *
+ * Job types. A job is TRAVERSE (a BVH node pair) or LEAF (a primitive pair).
+ * As in Kim et al., a type is also keyed by the resource k that produced the
+ * job, because where its data lives decides the transfer cost: type
+ * j = 2·k + kind, so a model of R resources has J = 2R types.
+ *
+ * Expected running time of n jobs of type j (producer k, kind c) on
+ * resource i:
+ *     T(i, j, n) = setup(i, c) + (proc(i, c) + trans(k→i, c))·n   for n > 0
+ *     T(i, j, 0) = 0
+ *     trans(k→i, c) = 0 when k == i, else download(k, c) + upload(i, c)
+ * (a GPU-to-GPU move goes through host memory; a CPU's upload/download are 0,
+ * so moving between CPU resources sharing host memory is free).
+ * The makespan of an assignment is max_i (busy_i + Σ_j T(i, j, n_ij)).
+ *
+ * Units: seconds in memory, microseconds in profile JSON files.
+ * Threads: everything here is plain data; no function keeps state. */
+#ifndef HY_SCHED_MODEL_H
+#define HY_SCHED_MODEL_H
+
+#include <stdint.h>
+
+#include "hyphys/hyphys.h"
+
+#define HY_SCHED_MAX_RESOURCES 32
+#define HY_SCHED_MAX_TYPES (2 * HY_SCHED_MAX_RESOURCES)
+
+typedef enum hy_job_kind { HY_JOB_TRAVERSE = 0, HY_JOB_LEAF = 1 } hy_job_kind;
+#define HY_JOB_KINDS 2
+
+typedef enum hy_device_kind { HY_DEVICE_CPU = 0, HY_DEVICE_GPU = 1 } hy_device_kind;
+
+static inline int hy_job_type(int producer, hy_job_kind kind) { return 2 * producer + (int)kind; }
+static inline int hy_job_type_producer(int type) { return type / 2; }
+static inline hy_job_kind hy_job_type_kind(int type) { return (hy_job_kind)(type % 2); }
+
+/* Costs of one job kind on one device, seconds. */
+typedef struct hy_device_costs {
+    double setup;    /* per batch (kernel launch, queue hand-off), counted once per (resource, type) used */
+    double proc;     /* per job */
+    double upload;   /* per job: bring a job's data produced elsewhere into this device's memory */
+    double download; /* per job: send a job produced here to host memory for another resource */
+} hy_device_costs;
+
+/* One device (or one modeled device). */
+typedef struct hy_device_profile {
+    char name[48];
+    hy_device_kind kind;
+    int cores; /* CPU: cores this resource stands for (hierarchical: all); GPU: CUDA cores, informative */
+    hy_device_costs cost[HY_JOB_KINDS];
+} hy_device_profile;
+
+/* R resources and the derived per-(resource, type) constants. Fill with
+ * hy_sched_model_init + hy_sched_model_add, or hy_sched_model_load. */
+typedef struct hy_sched_model {
+    int resources;
+    hy_device_profile device[HY_SCHED_MAX_RESOURCES];
+    /* derived by hy_sched_model_update: setup(i, j) and proc(i, j) + trans(k→i, j) */
+    double setup[HY_SCHED_MAX_RESOURCES][HY_SCHED_MAX_TYPES];
+    double cost[HY_SCHED_MAX_RESOURCES][HY_SCHED_MAX_TYPES];
+} hy_sched_model;
+
+/* What a policy is asked: n_j waiting jobs per type, and how long each
+ * resource stays busy with work it already has. */
+typedef struct hy_sched_problem {
+    const hy_sched_model* model;
+    int64_t jobs[HY_SCHED_MAX_TYPES]; /* >= 0, J = 2·model->resources entries used */
+    double busy[HY_SCHED_MAX_RESOURCES]; /* >= 0, seconds */
+} hy_sched_problem;
+
+/* What a policy answers: count[i][j] jobs of type j run on resource i, each
+ * job exactly once (Σ_i count[i][j] == jobs[j]). */
+typedef struct hy_sched_assignment {
+    int64_t count[HY_SCHED_MAX_RESOURCES][HY_SCHED_MAX_TYPES];
+    double makespan;   /* expected makespan of `count` under the model (hy_sched_makespan) */
+    double lp_initial; /* lp: objective of the first LP (every setup counted); exhaustive: the best LP
+                          objective over all setup patterns; else 0 */
+    int iterations;    /* LP solves (lp, exhaustive), steals (ws, ws-exp), 0 otherwise */
+} hy_sched_assignment;
+
+/* ---- profiles */
+
+/* Built-in profiles of the devices of Kim et al. Tables 1 and 3 (constants
+ * in sched/model.c):
+ * "gtx285", "gtx480", "gtx580", "c2075", "cpu-m1" (quad-core, Machine 1),
+ * "cpu-m2" (two hexa-core CPUs, Machine 2). NULL-terminated name list. */
+const char* const* hy_device_profile_builtin_names(void);
+/* HY_ERR_INVALID_ARG (listing the names) for an unknown name. */
+hy_status hy_device_profile_builtin(const char* name, hy_device_profile* out);
+/* A CPU profile of `cores` cores split into one single-core resource (flat
+ * scheduling: each core a resource). */
+hy_status hy_device_profile_core(const hy_device_profile* cpu, hy_device_profile* out);
+
+/* JSON: {"name": "...", "kind": "cpu"|"gpu", "cores": N,
+ *        "traverse": {"setup_us":..,"proc_us":..,"upload_us":..,"download_us":..},
+ *        "leaf": {...}, "source": "free text (ignored)"}.
+ * Errors name `where` (a file name) and the field. */
+struct cJSON;
+hy_status hy_device_profile_from_json(const struct cJSON* json, const char* where, hy_device_profile* out);
+struct cJSON* hy_device_profile_to_json(const hy_device_profile* profile);
+/* A file holds one device object or {"devices": [device, ...]}. */
+hy_status hy_device_profile_load(const char* path, hy_device_profile* out);
+
+/* ---- model */
+
+void hy_sched_model_init(hy_sched_model* model);
+/* Append a resource; HY_ERR_INVALID_ARG past HY_SCHED_MAX_RESOURCES or for
+ * negative / non-finite costs. Recomputes the derived tables. */
+hy_status hy_sched_model_add(hy_sched_model* model, const hy_device_profile* device);
+/* Recompute setup/cost tables after editing model->device directly. */
+void hy_sched_model_update(hy_sched_model* model);
+/* Load a model from a file of {"devices": [...]} (or a single device);
+ * leaves *model untouched on failure. */
+hy_status hy_sched_model_load(const char* path, hy_sched_model* model);
+hy_status hy_sched_model_save(const hy_sched_model* model, const char* path);
+static inline int hy_sched_model_types(const hy_sched_model* model) { return 2 * model->resources; }
+
+/* T(i, j, n): 0 for n == 0. */
+static inline double hy_sched_time(const hy_sched_model* m, int i, int j, int64_t n) {
+    return n > 0 ? m->setup[i][j] + m->cost[i][j] * (double)n : 0.0;
+}
+
+/* ---- problems and assignments */
+
+void hy_sched_problem_init(hy_sched_problem* problem, const hy_sched_model* model);
+/* Range checks: jobs >= 0, busy finite and >= 0. */
+hy_status hy_sched_problem_check(const hy_sched_problem* problem);
+void hy_sched_assignment_clear(hy_sched_assignment* a);
+/* Expected makespan max_i (busy_i + Σ_j T(i, j, count[i][j])). */
+double hy_sched_makespan(const hy_sched_problem* problem, const hy_sched_assignment* a);
+/* Expected finishing time of resource i under `a`. */
+double hy_sched_finish(const hy_sched_problem* problem, const hy_sched_assignment* a, int i);
+/* HY_ERR_INTERNAL naming the type unless every job is assigned exactly once
+ * and no count is negative. */
+hy_status hy_sched_assignment_check(const hy_sched_problem* problem, const hy_sched_assignment* a);
+
+/* A random job set for evaluation (tests, `hyphys bench sched`): each type
+ * holds 0 jobs with probability 1/8, else a log-uniform count in
+ * [min_jobs, max_jobs]; busy times are uniform in [0, T0) with T0 the ideal
+ * parallel time of the jobs (setup ignored), one random resource idle (the one
+ * whose queue ran dry and called the scheduler). Deterministic in `seed`. */
+void hy_sched_problem_random(hy_sched_problem* problem, const hy_sched_model* model, uint64_t seed,
+                             int64_t min_jobs, int64_t max_jobs);
+
+/* The evaluation machines: `resources` resources built from the Table 1/3
+ * profiles. hierarchical != 0: one CPU resource ("cpu-m2", 12 cores) plus
+ * resources-1 GPUs in the order gtx580, c2075, gtx480, gtx285, gtx580, ...;
+ * hierarchical == 0: 12 single-core resources plus resources-12 GPUs (so
+ * resources must be 13..16 + ...). HY_ERR_INVALID_ARG when out of range. */
+hy_status hy_sched_model_machine(hy_sched_model* model, int resources, int hierarchical);
+
+#endif

@@ -1,0 +1,438 @@
+/* Tests the scheduling core (sched/model, sched/lp, sched/policy*): built-in
+ * and JSON device profiles, the built-in simplex against GLPK, and every
+ * policy's assignment on random job sets (valid, deterministic, exhaustive
+ * no worse than lp). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "engine/error.h"
+#include "hyphys/hyphys.h"
+#include "sched/policy.h"
+#include "test.h"
+
+#include <cjson/cJSON.h>
+
+/* splitmix64 for the test's own choices (patterns, sizes) */
+static uint64_t rng(uint64_t* s) {
+    uint64_t z = (*s += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+
+static int contains(const char* hay, const char* needle) { return hay && strstr(hay, needle) != NULL; }
+
+/* Write text to a fresh temporary file; returns its path (static buffer). */
+static const char* temp_file(const char* text) {
+    static char path[64];
+    snprintf(path, sizeof path, "/tmp/hy_test_sched_XXXXXX");
+    int fd = mkstemp(path);
+    if (fd < 0) return NULL;
+    size_t n = strlen(text);
+    ssize_t w = write(fd, text, n);
+    close(fd);
+    return w == (ssize_t)n ? path : NULL;
+}
+
+static void test_builtin_profiles(void) {
+    const char* want[] = {"gtx285", "gtx480", "gtx580", "c2075", "cpu-m1", "cpu-m2"};
+    const char* const* names = hy_device_profile_builtin_names();
+    int n = 0;
+    while (names[n]) n++;
+    CHECK(n == 6);
+    for (int k = 0; k < 6; k++) {
+        hy_device_profile p;
+        CHECK_OK(hy_device_profile_builtin(want[k], &p));
+        CHECK(!strcmp(p.name, want[k]));
+        CHECK(p.kind == (k < 4 ? HY_DEVICE_GPU : HY_DEVICE_CPU));
+        CHECK(p.cores >= 1);
+        for (int c = 0; c < HY_JOB_KINDS; c++) CHECK(p.cost[c].setup > 0 && p.cost[c].proc > 0);
+        /* JSON round trip; the JSON is in µs, so allow the scaling's round-off */
+        cJSON* j = hy_device_profile_to_json(&p);
+        CHECK(j != NULL);
+        hy_device_profile q;
+        CHECK_OK(hy_device_profile_from_json(j, "roundtrip", &q));
+        cJSON_Delete(j);
+        CHECK(!strcmp(q.name, p.name) && q.kind == p.kind && q.cores == p.cores);
+        for (int c = 0; c < HY_JOB_KINDS; c++) {
+            CHECK_NEAR(q.cost[c].setup, p.cost[c].setup, 1e-15);
+            CHECK_NEAR(q.cost[c].proc, p.cost[c].proc, 1e-15);
+            CHECK_NEAR(q.cost[c].upload, p.cost[c].upload, 1e-15);
+            CHECK_NEAR(q.cost[c].download, p.cost[c].download, 1e-15);
+        }
+    }
+    hy_device_profile p;
+    CHECK(hy_device_profile_builtin("gtx9999", &p) == HY_ERR_INVALID_ARG);
+    CHECK(contains(hy_last_error(), "gtx9999") && contains(hy_last_error(), "gtx285"));
+
+    /* the evaluation machines */
+    hy_sched_model m;
+    for (int R = 2; R <= 6; R++) {
+        CHECK_OK(hy_sched_model_machine(&m, R, 1));
+        CHECK(m.resources == R && m.device[0].kind == HY_DEVICE_CPU && m.device[1].kind == HY_DEVICE_GPU);
+    }
+    for (int R = 13; R <= 16; R++) {
+        CHECK_OK(hy_sched_model_machine(&m, R, 0));
+        CHECK(m.resources == R && m.device[11].kind == HY_DEVICE_CPU && m.device[12].kind == HY_DEVICE_GPU);
+    }
+    CHECK(hy_sched_model_machine(&m, 12, 0) == HY_ERR_INVALID_ARG);
+    /* a job's transfer cost: free where it was produced, download + upload elsewhere */
+    CHECK_OK(hy_sched_model_machine(&m, 3, 1));
+    int leaf_of_1 = hy_job_type(1, HY_JOB_LEAF);
+    CHECK(m.cost[1][leaf_of_1] == m.device[1].cost[HY_JOB_LEAF].proc);
+    CHECK_NEAR(m.cost[2][leaf_of_1],
+               m.device[2].cost[HY_JOB_LEAF].proc + m.device[1].cost[HY_JOB_LEAF].download +
+                   m.device[2].cost[HY_JOB_LEAF].upload,
+               1e-18);
+}
+
+static void test_profile_files(void) {
+    const char* good =
+        "{\"devices\": [\n"
+        " {\"name\": \"mycpu\", \"kind\": \"cpu\", \"cores\": 8,\n"
+        "  \"traverse\": {\"setup_us\": 10, \"proc_us\": 0.1, \"upload_us\": 0, \"download_us\": 0},\n"
+        "  \"leaf\": {\"setup_us\": 10, \"proc_us\": 0.5, \"upload_us\": 0, \"download_us\": 0}},\n"
+        " {\"name\": \"mygpu\", \"kind\": \"gpu\", \"cores\": 512, \"source\": \"made up\",\n"
+        "  \"traverse\": {\"setup_us\": 30, \"proc_us\": 0.03, \"upload_us\": 0.01, \"download_us\": 0.02},\n"
+        "  \"leaf\": {\"setup_us\": 20, \"proc_us\": 0.04, \"upload_us\": 0.01, \"download_us\": 0.02}}]}\n";
+    const char* path = temp_file(good);
+    CHECK(path != NULL);
+    if (!path) return;
+    char saved[64];
+    snprintf(saved, sizeof saved, "%s", path);
+    hy_sched_model m, m2;
+    CHECK_OK(hy_sched_model_load(saved, &m));
+    CHECK(m.resources == 2 && !strcmp(m.device[1].name, "mygpu"));
+    CHECK_NEAR(m.device[1].cost[HY_JOB_TRAVERSE].setup, 30e-6, 1e-18);
+    /* save and load again: same constants */
+    CHECK_OK(hy_sched_model_save(&m, saved));
+    CHECK_OK(hy_sched_model_load(saved, &m2));
+    CHECK(m2.resources == 2);
+    for (int i = 0; i < 2; i++)
+        for (int j = 0; j < 4; j++) {
+            CHECK_NEAR(m2.setup[i][j], m.setup[i][j], 1e-18);
+            CHECK_NEAR(m2.cost[i][j], m.cost[i][j], 1e-18);
+        }
+    unlink(saved);
+
+    /* bad files: the status, the file name and the field in the message */
+    struct {
+        const char* text;
+        hy_status status;
+        const char* field;
+    } bad[] = {
+        {"{\"name\": \"g\", \"kind\": \"gpu\", \"cores\": 1, \"traverse\": {\"setup_us\": 1, \"proc_us\": \"fast\", "
+         "\"upload_us\": 0, \"download_us\": 0}, \"leaf\": {\"setup_us\": 1, \"proc_us\": 1, \"upload_us\": 0, "
+         "\"download_us\": 0}}",
+         HY_ERR_PARSE, "proc_us"},
+        {"{\"name\": \"g\", \"kind\": \"gpu\", \"cores\": 1, \"traverse\": {\"setup_us\": -1, \"proc_us\": 1, "
+         "\"upload_us\": 0, \"download_us\": 0}, \"leaf\": {\"setup_us\": 1, \"proc_us\": 1, \"upload_us\": 0, "
+         "\"download_us\": 0}}",
+         HY_ERR_PARSE, "setup_us"},
+        {"{\"name\": \"g\", \"kind\": \"gpu\", \"cores\": 1, \"traverse\": {\"setup_us\": 1, \"proc_us\": 1, "
+         "\"upload_us\": 0}, \"leaf\": {\"setup_us\": 1, \"proc_us\": 1, \"upload_us\": 0, \"download_us\": 0}}",
+         HY_ERR_PARSE, "download_us"},
+        {"{\"name\": \"g\", \"kind\": \"fpga\", \"cores\": 1}", HY_ERR_PARSE, "kind"},
+        {"{\"name\": \"g\", \"kind\": \"gpu\", \"cores\": 0}", HY_ERR_PARSE, "cores"},
+        {"{\"name\": \"g\", \"kind\": \"gpu\", \"cores\": 1, \"setpu_us\": 3}", HY_ERR_PARSE, "setpu_us"},
+        {"{\"devices\": [{\"name\": \"ok\", \"kind\": \"gpu\", \"cores\": 1,\n \"leaf\": 3}]}", HY_ERR_PARSE,
+         "devices[0]"},
+        {"{\"devices\": []}", HY_ERR_PARSE, "devices"},
+        {"{\"name\": \"g\",\n \"kind\": \"gpu\",\n \"cores\": 1,,\n}", HY_ERR_PARSE, ":3:"},
+    };
+    for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
+        path = temp_file(bad[k].text);
+        CHECK(path != NULL);
+        if (!path) continue;
+        snprintf(saved, sizeof saved, "%s", path);
+        m.resources = 77; /* must stay untouched on failure */
+        hy_status s = hy_sched_model_load(saved, &m);
+        CHECK(s == bad[k].status);
+        CHECK(m.resources == 77);
+        if (!contains(hy_last_error(), saved) || !contains(hy_last_error(), bad[k].field))
+            fprintf(stderr, "case %zu: message '%s' lacks '%s' or '%s'\n", k, hy_last_error(), saved,
+                    bad[k].field);
+        CHECK(contains(hy_last_error(), saved));
+        CHECK(contains(hy_last_error(), bad[k].field));
+        hy_device_profile d;
+        CHECK(hy_device_profile_load(saved, &d) != HY_OK);
+        unlink(saved);
+    }
+    CHECK(hy_sched_model_load("/nonexistent/profile.json", &m) == HY_ERR_IO);
+    CHECK(contains(hy_last_error(), "/nonexistent/profile.json"));
+}
+
+/* The built-in simplex against GLPK (rational arithmetic via glp_exact) on
+ * random problems and random feasible setup patterns. Tolerance 1e-9
+ * relative: the issue's bound; the simplex recomputes L from its basis. */
+static void test_lp_vs_glpk(void) {
+    if (!hy_sched_lp_have_glpk()) {
+        fprintf(stderr, "note: no GLPK in this build; LP-vs-GLPK comparison skipped\n");
+        return;
+    }
+    const int sizes[][2] = {{2, 1}, {3, 1}, {4, 1}, {5, 1}, {6, 1}, {13, 0}, {16, 0}};
+    uint64_t s = 42;
+    int compared = 0, worst_k = -1;
+    double worst = 0;
+    for (size_t z = 0; z < sizeof sizes / sizeof sizes[0]; z++) {
+        hy_sched_model m;
+        CHECK_OK(hy_sched_model_machine(&m, sizes[z][0], sizes[z][1]));
+        int R = m.resources;
+        for (int k = 0; k < 60; k++) {
+            hy_sched_problem p;
+            hy_sched_problem_random(&p, &m, 1000 + (uint64_t)k, 1, k % 3 == 0 ? 100 : 20000);
+            hy_sched_lp a, b;
+            hy_sched_lp_allow_all(&p, &a);
+            /* two in three: drop random pairs, keeping one per type */
+            if (k % 3)
+                for (int j = 0; j < 2 * R; j++) {
+                    if (!p.jobs[j]) continue;
+                    int keep = (int)(rng(&s) % (uint64_t)R);
+                    for (int i = 0; i < R; i++)
+                        if (i != keep && rng(&s) % 2) a.allowed[i][j] = 0;
+                }
+            b = a;
+            hy_lp_result ra = hy_sched_lp_solve(&p, &a, HY_LP_SIMPLEX);
+            hy_lp_result rb = hy_sched_lp_solve(&p, &b, HY_LP_GLPK_EXACT);
+            CHECK(ra == HY_LP_OPTIMAL);
+            CHECK(rb == HY_LP_OPTIMAL);
+            if (ra != HY_LP_OPTIMAL || rb != HY_LP_OPTIMAL) continue;
+            double rel = fabs(a.makespan - b.makespan) / b.makespan;
+            if (rel > worst) worst = rel, worst_k = k;
+            CHECK(rel <= 1e-9);
+            /* the simplex's x is a feasible point of the LP with that makespan */
+            for (int j = 0; j < 2 * R; j++) {
+                double sum = 0;
+                for (int i = 0; i < R; i++) {
+                    CHECK(a.x[i][j] >= 0);
+                    if (!a.allowed[i][j]) CHECK(a.x[i][j] == 0);
+                    sum += a.x[i][j];
+                }
+                CHECK_NEAR(sum, (double)p.jobs[j], 1e-9 * (1.0 + (double)p.jobs[j]));
+            }
+            compared++;
+        }
+    }
+    fprintf(stderr, "LP vs GLPK: %d problems, worst relative difference %.3g (problem %d)\n", compared, worst,
+            worst_k);
+    /* a type with jobs and no allowed resource is infeasible */
+    hy_sched_model m;
+    CHECK_OK(hy_sched_model_machine(&m, 3, 1));
+    hy_sched_problem p;
+    hy_sched_problem_init(&p, &m);
+    p.jobs[2] = 10;
+    hy_sched_lp lp;
+    memset(lp.allowed, 0, sizeof lp.allowed);
+    CHECK(hy_sched_lp_solve(&p, &lp, HY_LP_SIMPLEX) == HY_LP_INFEASIBLE);
+    CHECK(hy_sched_lp_solve(&p, &lp, HY_LP_GLPK) == HY_LP_INFEASIBLE);
+}
+
+static int64_t total_jobs(const hy_sched_problem* p) {
+    int64_t n = 0;
+    for (int j = 0; j < 2 * p->model->resources; j++) n += p->jobs[j];
+    return n;
+}
+
+/* Every policy on random sets: all jobs assigned once, non-negative counts,
+ * the makespan the model gives, and the same answer twice. */
+static void test_policies_valid(void) {
+    const int sizes[][2] = {{2, 1}, {3, 1}, {4, 1}, {6, 1}, {13, 0}, {16, 0}};
+    hy_sched_options o;
+    hy_sched_options_default(&o);
+    o.lp_timeout = 0; /* deterministic: no wall clock in the answer */
+    o.block = 100;
+    for (const hy_sched_policy_class* const* c = hy_sched_policy_list(); *c; c++) {
+        hy_sched_policy *p1 = NULL, *p2 = NULL;
+        CHECK_OK(hy_sched_policy_create((*c)->name, &o, &p1));
+        CHECK_OK(hy_sched_policy_create((*c)->name, &o, &p2));
+        if (!p1 || !p2) continue;
+        int exhaustive = !strcmp((*c)->name, "exhaustive");
+        for (size_t z = 0; z < sizeof sizes / sizeof sizes[0]; z++) {
+            hy_sched_model m;
+            CHECK_OK(hy_sched_model_machine(&m, sizes[z][0], sizes[z][1]));
+            int R = m.resources;
+            int sets = exhaustive ? (R <= 3 ? 6 : 1) : 20;
+            for (int k = 0; k < sets; k++) {
+                hy_sched_problem p;
+                hy_sched_problem_random(&p, &m, 77 + (uint64_t)k, 1, k % 2 ? 300 : 30000);
+                if (k == 0) p.jobs[0] = 0; /* an empty type */
+                hy_sched_assignment a, b;
+                hy_status s = hy_sched_policy_assign(p1, &p, &a);
+                if (exhaustive && R > 3 && s != HY_OK) {
+                    /* too many patterns (past 2^24): a clear refusal, not a
+                     * hang; |R| = 4 with at most 6 types still runs */
+                    CHECK(s == HY_ERR_UNSUPPORTED);
+                    CHECK(R > 4 && contains(hy_last_error(), "exhaustive"));
+                    continue;
+                }
+                CHECK_OK(s);
+                if (s) continue;
+                int64_t sum = 0;
+                for (int i = 0; i < R; i++)
+                    for (int j = 0; j < 2 * R; j++) {
+                        CHECK(a.count[i][j] >= 0);
+                        sum += a.count[i][j];
+                    }
+                for (int j = 0; j < 2 * R; j++) {
+                    int64_t col = 0;
+                    for (int i = 0; i < R; i++) col += a.count[i][j];
+                    CHECK(col == p.jobs[j]);
+                }
+                CHECK(sum == total_jobs(&p));
+                CHECK(a.makespan == hy_sched_makespan(&p, &a));
+                CHECK(a.makespan >= p.busy[0]);
+                CHECK_OK(hy_sched_policy_assign(p2, &p, &b));
+                CHECK(!memcmp(a.count, b.count, sizeof a.count));
+                CHECK(a.makespan == b.makespan && a.iterations == b.iterations);
+            }
+        }
+        /* nothing to do: every count 0, makespan = the longest busy time */
+        hy_sched_model m;
+        CHECK_OK(hy_sched_model_machine(&m, 3, 1));
+        hy_sched_problem p;
+        hy_sched_problem_init(&p, &m);
+        p.busy[1] = 2e-3;
+        hy_sched_assignment a;
+        CHECK_OK(hy_sched_policy_assign(p1, &p, &a));
+        CHECK(a.makespan == 2e-3);
+        hy_sched_policy_destroy(p1);
+        hy_sched_policy_destroy(p2);
+    }
+}
+
+/* exhaustive finds L*, the best LP over all setup patterns; pruning does not
+ * change it; no assignment lp returns beats it, and exhaustive's integer
+ * answer is never worse than lp's. */
+static void test_exhaustive(void) {
+    hy_sched_options o;
+    hy_sched_options_default(&o);
+    o.lp_timeout = 0;
+    hy_sched_policy* lp = NULL;
+    CHECK_OK(hy_sched_policy_create("lp", &o, &lp));
+    if (!lp) return;
+    const int R_of[] = {2, 3};
+    double worse = 0;
+    for (int z = 0; z < 2; z++) {
+        hy_sched_model m;
+        CHECK_OK(hy_sched_model_machine(&m, R_of[z], 1));
+        int R = m.resources;
+        for (int k = 0; k < 25; k++) {
+            hy_sched_problem p;
+            hy_sched_problem_random(&p, &m, 500 + (uint64_t)k, 1, k % 2 ? 200 : 20000);
+            /* brute force is 2^(R·T): keep R·T <= 12 */
+            int T = 0;
+            for (int j = 0; j < 2 * R; j++)
+                if (p.jobs[j] && ++T > 12 / R) p.jobs[j] = 0;
+            hy_sched_assignment a, e, b;
+            CHECK_OK(hy_sched_policy_assign(lp, &p, &a));
+            CHECK_OK(hy_sched_exhaustive_run(&p, HY_LP_SIMPLEX, 1, &e));
+            CHECK_OK(hy_sched_exhaustive_run(&p, HY_LP_SIMPLEX, 0, &b));
+            /* same optimum, whether pruned or not (1e-9: the LP tolerance) */
+            CHECK_NEAR(e.lp_initial, b.lp_initial, 1e-9 * b.lp_initial);
+            CHECK(e.iterations <= b.iterations);
+            /* L* bounds every integer assignment from below */
+            CHECK(a.makespan >= e.lp_initial * (1 - 1e-9));
+            CHECK(e.makespan >= e.lp_initial * (1 - 1e-9));
+            CHECK(e.makespan <= a.makespan);
+            CHECK(b.makespan <= a.makespan);
+            if (a.makespan / e.makespan - 1 > worse) worse = a.makespan / e.makespan - 1;
+        }
+    }
+    fprintf(stderr, "exhaustive vs lp on small sets: worst lp gap %.3f%%\n", 100 * worse);
+    hy_sched_policy_destroy(lp);
+}
+
+/* lp's refinement: never worse than its first LP's rounded answer, and the
+ * iteration cap holds. */
+static void test_lp_refinement(void) {
+    hy_sched_model m;
+    CHECK_OK(hy_sched_model_machine(&m, 6, 1));
+    hy_sched_options o;
+    hy_sched_options_default(&o);
+    o.lp_timeout = 0;
+    hy_sched_options one = o;
+    one.lp_max_iterations = 1;
+    hy_sched_policy *full = NULL, *first = NULL;
+    CHECK_OK(hy_sched_policy_create("lp", &o, &full));
+    CHECK_OK(hy_sched_policy_create("lp", &one, &first));
+    if (!full || !first) return;
+    double ratio = 0;
+    for (int k = 0; k < 40; k++) {
+        hy_sched_problem p;
+        hy_sched_problem_random(&p, &m, 900 + (uint64_t)k, 64, 16384);
+        hy_sched_assignment a, b;
+        CHECK_OK(hy_sched_policy_assign(full, &p, &a));
+        CHECK_OK(hy_sched_policy_assign(first, &p, &b));
+        CHECK(b.iterations == 1);
+        CHECK(a.iterations >= 1 && a.iterations <= o.lp_max_iterations);
+        CHECK(a.makespan <= b.makespan);
+        CHECK(a.lp_initial == b.lp_initial);
+        ratio += a.makespan / a.lp_initial;
+    }
+    fprintf(stderr, "lp at |R| = 6: mean L_fin/L_init %.4f\n", ratio / 40);
+    /* GLPK as the solver gives the same makespans (within the LP tolerance) */
+    if (hy_sched_lp_have_glpk()) {
+        hy_sched_options g = o;
+        g.solver = HY_LP_GLPK;
+        hy_sched_policy* pg = NULL;
+        CHECK_OK(hy_sched_policy_create("lp", &g, &pg));
+        for (int k = 0; k < 10 && pg; k++) {
+            hy_sched_problem p;
+            hy_sched_problem_random(&p, &m, 900 + (uint64_t)k, 64, 16384);
+            hy_sched_assignment a, b;
+            CHECK_OK(hy_sched_policy_assign(full, &p, &a));
+            CHECK_OK(hy_sched_policy_assign(pg, &p, &b));
+            CHECK_NEAR(a.lp_initial, b.lp_initial, 1e-9 * b.lp_initial);
+        }
+        hy_sched_policy_destroy(pg);
+    }
+    hy_sched_policy_destroy(full);
+    hy_sched_policy_destroy(first);
+}
+
+static void test_registry_and_input(void) {
+    const char* want[] = {"lp", "lau10", "tan09", "ws", "ws-exp", "exhaustive"};
+    for (int k = 0; k < 6; k++) CHECK(hy_sched_policy_find(want[k]) != NULL);
+    hy_sched_policy* p = NULL;
+    CHECK(hy_sched_policy_create("fifo", NULL, &p) == HY_ERR_INVALID_ARG);
+    CHECK(p == NULL);
+    CHECK(contains(hy_last_error(), "fifo") && contains(hy_last_error(), "ws-exp"));
+    hy_sched_options o;
+    hy_sched_options_default(&o);
+    CHECK_OK(hy_sched_options_set(&o, "block", "64"));
+    CHECK(o.block == 64);
+    CHECK(hy_sched_options_set(&o, "block", "0") == HY_ERR_INVALID_ARG);
+    CHECK(contains(hy_last_error(), "block"));
+    CHECK(hy_sched_options_set(&o, "solver", "cplex") == HY_ERR_INVALID_ARG);
+    CHECK(hy_sched_options_set(&o, "speed", "1") == HY_ERR_INVALID_ARG);
+    CHECK(contains(hy_last_error(), "speed"));
+
+    hy_sched_model m;
+    CHECK_OK(hy_sched_model_machine(&m, 3, 1));
+    CHECK_OK(hy_sched_policy_create("lp", NULL, &p));
+    if (!p) return;
+    hy_sched_problem prob;
+    hy_sched_problem_init(&prob, &m);
+    hy_sched_assignment a;
+    prob.jobs[1] = -5;
+    CHECK(hy_sched_policy_assign(p, &prob, &a) == HY_ERR_INVALID_ARG);
+    CHECK(contains(hy_last_error(), "jobs[1]"));
+    prob.jobs[1] = 5;
+    prob.busy[2] = NAN;
+    CHECK(hy_sched_policy_assign(p, &prob, &a) == HY_ERR_INVALID_ARG);
+    CHECK(contains(hy_last_error(), "busy[2]"));
+    hy_sched_policy_destroy(p);
+}
+
+int main(void) {
+    test_builtin_profiles();
+    test_profile_files();
+    test_lp_vs_glpk();
+    test_policies_valid();
+    test_exhaustive();
+    test_lp_refinement();
+    test_registry_and_input();
+    TEST_END();
+}
