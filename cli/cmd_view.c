@@ -22,14 +22,16 @@ static void help(void) {
            "                      write it as a PNG and exit 0 (no interaction)\n"
            "  --size WxH          window / screenshot size in pixels (default 1280x720)\n"
            "  --paused            start paused (space runs, n steps)\n"
+           "  --contacts          start with the last step's contacts shown (key c)\n"
            "  --fast              step as fast as possible (default: no faster than real time)\n"
            "  --no-hud            hide the statistics overlay\n"
            "  --camera Y,P[,Z]    start from yaw Y and pitch P (degrees) and zoom factor Z\n"
            "                      (default 34,26,1: framed on the scene from above right)\n"
            "  --sched NAME        scheduling policy (none exist yet: the hybrid scheduler is not built)\n"
            "  --devices LIST      resources to use, comma separated (only 'cpu' exists so far)\n\n"
-           "keys: space pause/run, n one step, r reset, w wireframe, s screenshot, f frame,\n"
-           "      h help overlay, Esc quit. Mouse: left drag orbit, right/middle drag pan, wheel zoom.\n"
+           "keys: space pause/run, n one step, r reset, w wireframe, c contacts, s screenshot,\n"
+           "      f frame,"
+           " h help overlay, Esc quit. Mouse: left drag orbit, right/middle drag pan, wheel zoom.\n"
            "See docs/VIEWER.md. Needs a display with OpenGL 3.3 (xvfb-run works).\n");
 }
 
@@ -110,6 +112,8 @@ static int view_main(int argc, char** argv) {
             i++;
         } else if (!strcmp(a, "--paused")) {
             o.paused = 1;
+        } else if (!strcmp(a, "--contacts")) {
+            o.contacts = 1;
         } else if (!strcmp(a, "--fast")) {
             o.realtime = 0;
         } else if (!strcmp(a, "--no-hud")) {

@@ -37,10 +37,26 @@ for bad in "--sched lp" "--devices cuda:0" "--bogus"; do
     if [ $rc -ne 2 ]; then echo "FAIL: 'view $bad' expected exit 2, got $rc"; fail=1; fi
 done
 
+# a small cloth that lands on a ball within a few steps, for key c / --contacts
+cat >"$work/drape.json" <<'EOF'
+{"solver": {"time_step": 0.01},
+ "objects": [
+  {"type": "cloth", "name": "sheet", "material": {"thickness": 0.002},
+   "mesh": {"generator": "grid", "vertices": [24, 24], "size": [1.2, 1.2]},
+   "transform": {"position": [0, 0.53, 0]}},
+  {"type": "obstacle", "name": "ball", "material": {"thickness": 0.002},
+   "mesh": {"generator": "icosphere", "radius": 0.5, "subdivisions": 2}}]}
+EOF
+
 # all three scenes in one X server: starting Xvfb once saves seconds
 cat >"$work/run.sh" <<EOF
 set -u
 st=0
+for c in on off; do
+    flag=; [ \$c = on ] && flag=--contacts
+    "$cli" view "$work/drape.json" --frames 12 --no-hud \$flag --size 640x360 --screenshot "$work/contacts_\$c.png" \
+        >/dev/null 2>"$work/contacts_\$c.err" || { echo "FAIL: view --contacts (\$c)"; cat "$work/contacts_\$c.err"; st=1; }
+done
 for s in cloth_ball nbody fracture; do
     start=\$(date +%s.%N)
     if ! "$cli" view "$src/scenes/\$s.json" --frames $frames --screenshot "$work/\$s.png" >"$work/\$s.out" 2>"$work/\$s.err"; then
@@ -59,5 +75,11 @@ for s in cloth_ball nbody fracture; do
     if [ -z "$colours" ]; then echo "FAIL: $s: the viewer did not list the object colours"; fail=1; continue; fi
     python3 "$src/scripts/check_screenshot.py" "$work/$s.png" "$colours" --min-share 0.02 || { echo "FAIL: $s"; fail=1; }
 done
+# contact points are drawn in yellow (#fff028) only when asked for
+python3 "$src/scripts/check_screenshot.py" "$work/contacts_on.png" "#fff028" --min-share 0.001 ||
+    { echo "FAIL: --contacts shows no contact points"; fail=1; }
+if python3 "$src/scripts/check_screenshot.py" "$work/contacts_off.png" "#fff028" --min-share 0.001 >/dev/null 2>&1; then
+    echo "FAIL: contact points drawn without --contacts"; fail=1
+fi
 [ $fail -eq 0 ] && echo "PASS"
 exit $fail

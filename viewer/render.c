@@ -19,6 +19,8 @@ struct hy_viewer_render {
     GLuint mesh_vao, pos_vbo, nrm_vbo, col_vbo, ebo;
     GLuint grid_vao, grid_vbo;
     GLsizei grid_vertices;
+    GLuint contact_vao, contact_vbo;
+    GLsizei contact_count;
     GLuint back_vao;
 };
 
@@ -218,6 +220,8 @@ hy_viewer_render* hy_viewer_render_create(const hy_viewer_topology* t, char* err
 
     glGenVertexArrays(1, &r->grid_vao);
     glGenBuffers(1, &r->grid_vbo);
+    glGenVertexArrays(1, &r->contact_vao);
+    glGenBuffers(1, &r->contact_vbo);
     glGenVertexArrays(1, &r->back_vao);
     GLenum e = glGetError();
     if (e != GL_NO_ERROR) {
@@ -231,9 +235,9 @@ hy_viewer_render* hy_viewer_render_create(const hy_viewer_topology* t, char* err
 
 void hy_viewer_render_destroy(hy_viewer_render* r) {
     if (!r) return;
-    GLuint bufs[] = {r->pos_vbo, r->nrm_vbo, r->col_vbo, r->ebo, r->grid_vbo};
+    GLuint bufs[] = {r->pos_vbo, r->nrm_vbo, r->col_vbo, r->ebo, r->grid_vbo, r->contact_vbo};
     glDeleteBuffers(5, bufs);
-    GLuint vaos[] = {r->mesh_vao, r->grid_vao, r->back_vao};
+    GLuint vaos[] = {r->mesh_vao, r->grid_vao, r->back_vao, r->contact_vao};
     glDeleteVertexArrays(3, vaos);
     if (r->mesh_prog) glDeleteProgram(r->mesh_prog);
     if (r->line_prog) glDeleteProgram(r->line_prog);
@@ -319,7 +323,28 @@ void hy_viewer_render_set_ground(hy_viewer_render* r, float cx, float cz, float 
     free(v);
 }
 
-void hy_viewer_render_draw(hy_viewer_render* r, const hy_viewer_camera* cam, int w, int h, int wireframe) {
+void hy_viewer_render_set_contacts(hy_viewer_render* r, const float* points, int32_t count) {
+    if (count < 0 || !points) count = 0;
+    line_vertex* v = malloc(sizeof *v * (size_t)(count > 0 ? count : 1));
+    if (!v) return;
+    for (int32_t i = 0; i < count; i++) {
+        line_vertex p = {{points[3 * i], points[3 * i + 1], points[3 * i + 2]}, {255, 240, 40, 255}};
+        v[i] = p;
+    }
+    glBindVertexArray(r->contact_vao);
+    glBindBuffer(GL_ARRAY_BUFFER, r->contact_vbo);
+    glBufferData(GL_ARRAY_BUFFER, (GLsizeiptr)(sizeof *v * (size_t)count), v, GL_STREAM_DRAW);
+    glVertexAttribPointer(0, 3, GL_FLOAT, GL_FALSE, sizeof *v, (void*)0);
+    glEnableVertexAttribArray(0);
+    glVertexAttribPointer(1, 4, GL_UNSIGNED_BYTE, GL_TRUE, sizeof *v, (void*)offsetof(line_vertex, c));
+    glEnableVertexAttribArray(1);
+    glBindVertexArray(0);
+    r->contact_count = count;
+    free(v);
+}
+
+void hy_viewer_render_draw(hy_viewer_render* r, const hy_viewer_camera* cam, int w, int h, int wireframe,
+                           int contacts) {
     float view[16], proj[16], mvp[16];
     float aspect = h > 0 ? (float)w / (float)h : 1.0f;
     hy_viewer_camera_matrices(cam, aspect, view, proj, NULL);
@@ -366,6 +391,16 @@ void hy_viewer_render_draw(hy_viewer_render* r, const hy_viewer_camera* cam, int
         glUniformMatrix4fv(r->line_mvp, 1, GL_FALSE, mvp);
         glBindVertexArray(r->grid_vao);
         glDrawArrays(GL_LINES, 0, r->grid_vertices);
+    }
+    /* contacts on top of everything: most sit between two surfaces */
+    if (contacts && r->contact_count > 0) {
+        glDisable(GL_DEPTH_TEST);
+        glUseProgram(r->line_prog);
+        glUniformMatrix4fv(r->line_mvp, 1, GL_FALSE, mvp);
+        glPointSize(4.0f);
+        glBindVertexArray(r->contact_vao);
+        glDrawArrays(GL_POINTS, 0, r->contact_count);
+        glEnable(GL_DEPTH_TEST);
     }
     glBindVertexArray(0);
     glUseProgram(0);

@@ -20,7 +20,10 @@ void hy_viewer_render_update(hy_viewer_render* r, const float* positions);
  * around (cx, cz). */
 void hy_viewer_render_set_ground(hy_viewer_render* r, float cx, float cz, float height, float extent);
 /* Draw into the bound framebuffer of size w x h (pixels). */
-void hy_viewer_render_draw(hy_viewer_render* r, const hy_viewer_camera* cam, int w, int h, int wireframe);
+/* Contact points to draw (3 floats each) when the draw call asks for them. */
+void hy_viewer_render_set_contacts(hy_viewer_render* r, const float* points, int32_t count);
+void hy_viewer_render_draw(hy_viewer_render* r, const hy_viewer_camera* cam, int w, int h, int wireframe,
+                           int contacts);
 /* Colour of object i (sRGB, 0..255): one fixed, saturated palette so every
  * object reads apart from the grey ground and background. */
 void hy_viewer_object_color(int i, unsigned char rgb[3]);

@@ -22,6 +22,7 @@ struct hy_viewer_sim {
     /* owned by the simulation thread once it runs */
     hy_world* world;
     double* scratch; /* doubles for hy_object_get_positions */
+    hy_contact_info* contact_scratch; /* HY_VIEWER_MAX_CONTACTS */
     size_t scratch_capacity;
     double rate_times[RATE_WINDOW];
     int64_t rate_count;
@@ -129,6 +130,12 @@ static hy_status capture(hy_viewer_sim* s, hy_viewer_frame* f, int64_t step) {
         float* dst = f->positions + 3 * (size_t)o->first_vertex;
         for (size_t k = 0; k < need; k++) dst[k] = (float)s->scratch[k];
     }
+    int64_t nc = step > 0 ? hy_world_get_contacts(s->world, s->contact_scratch, HY_VIEWER_MAX_CONTACTS) : 0;
+    if (nc < 0) nc = 0;
+    if (nc > HY_VIEWER_MAX_CONTACTS) nc = HY_VIEWER_MAX_CONTACTS;
+    for (int64_t k = 0; k < nc; k++)
+        for (int d = 0; d < 3; d++) f->contacts[3 * k + d] = (float)s->contact_scratch[k].point[d];
+    f->contact_count = (int32_t)nc;
     if (step > 0)
         hy_world_get_stats(s->world, &f->stats);
     else
@@ -315,9 +322,11 @@ hy_status hy_viewer_sim_create(const hy_viewer_sim_def* def, hy_viewer_sim** out
         s->scratch = malloc(sizeof(double) * s->scratch_capacity);
         for (int k = 0; k < 3; k++) {
             s->slots[k].positions = malloc(sizeof(float) * 3 * (size_t)(s->topo.vertex_count > 0 ? s->topo.vertex_count : 1));
-            if (!s->slots[k].positions) st = hy_fail(HY_ERR_NOMEM, "out of memory");
+            s->slots[k].contacts = malloc(sizeof(float) * 3 * HY_VIEWER_MAX_CONTACTS);
+            if (!s->slots[k].positions || !s->slots[k].contacts) st = hy_fail(HY_ERR_NOMEM, "out of memory");
         }
-        if (!s->scratch) st = hy_fail(HY_ERR_NOMEM, "out of memory");
+        s->contact_scratch = malloc(sizeof(hy_contact_info) * HY_VIEWER_MAX_CONTACTS);
+        if (!s->scratch || !s->contact_scratch) st = hy_fail(HY_ERR_NOMEM, "out of memory");
     }
     if (st == HY_OK) st = capture(s, &s->slots[s->write_slot], 0);
     if (st != HY_OK) {
@@ -345,8 +354,12 @@ void hy_viewer_sim_destroy(hy_viewer_sim* s) {
         pthread_join(s->thread, NULL);
     }
     hy_world_destroy(s->world);
-    for (int k = 0; k < 3; k++) free(s->slots[k].positions);
+    for (int k = 0; k < 3; k++) {
+        free(s->slots[k].positions);
+        free(s->slots[k].contacts);
+    }
     free(s->scratch);
+    free(s->contact_scratch);
     free_topology(&s->topo);
     free(s->scene_path);
     pthread_cond_destroy(&s->wake);

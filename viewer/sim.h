@@ -36,9 +36,14 @@ typedef struct hy_viewer_topology {
     double time_step;    /* s */
 } hy_viewer_topology;
 
+/* Contact points kept per frame (the first ones in canonical order). */
+#define HY_VIEWER_MAX_CONTACTS 65536
+
 /* What changes per step. */
 typedef struct hy_viewer_frame {
     float* positions;     /* 3 * vertex_count, metres */
+    float* contacts;      /* 3 * contact_count: where the step's contacts are (hy_world_get_contacts) */
+    int32_t contact_count; /* at most HY_VIEWER_MAX_CONTACTS of them */
     hy_step_stats stats;  /* of the step that produced this frame (zeros at step 0) */
     int64_t step;         /* steps done since load or reset */
     double sim_time;      /* s */

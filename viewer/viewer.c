@@ -31,7 +31,7 @@ typedef struct app {
     const hy_viewer_frame* frame;
     hy_viewer_camera cam;
     float lo[3], hi[3]; /* scene bounds at load */
-    int wireframe, help, hud_on;
+    int wireframe, help, hud_on, contacts;
     int drag; /* 0 none, 1 orbit, 2 pan */
     double mx, my;
     int want_screenshot, screenshot_count;
@@ -96,6 +96,7 @@ static void on_key(GLFWwindow* win, int key, int scancode, int action, int mods)
         set_note(a, "reset: reloading the scene");
         break;
     case GLFW_KEY_W: a->wireframe = !a->wireframe; break;
+    case GLFW_KEY_C: a->contacts = !a->contacts; break;
     case GLFW_KEY_S: a->want_screenshot = 1; break;
     case GLFW_KEY_H: a->help = !a->help; break;
     case GLFW_KEY_F: frame_camera(a, a->frame->positions); break;
@@ -156,6 +157,7 @@ static void draw_help(app* a, int w, int h) {
         "n       one step (pauses)",
         "r       reset: reload the scene file",
         "w       wireframe over the shaded meshes",
+        "c       show the last step's contacts (yellow points)",
         "s       save a screenshot PNG in the current folder",
         "f       frame the scene again",
         "h       show / hide this help",
@@ -257,7 +259,7 @@ static void draw_hud(app* a, int w, int h) {
 /* ------------------------------------------------------------ drawing */
 
 static void draw(app* a, int w, int h) {
-    hy_viewer_render_draw(a->render, &a->cam, w, h, a->wireframe);
+    hy_viewer_render_draw(a->render, &a->cam, w, h, a->wireframe, a->contacts);
     draw_hud(a, w, h);
 }
 
@@ -366,6 +368,7 @@ int hy_viewer_run(const hy_viewer_options* opt) {
     memset(&a, 0, sizeof a);
     a.opt = opt;
     a.hud_on = opt->hud;
+    a.contacts = opt->contacts;
     base_name(opt->scene_path, a.scene_name, sizeof a.scene_name);
     int batch = opt->screenshot != NULL;
     int code = HY_EXIT_RUNTIME;
@@ -413,6 +416,7 @@ int hy_viewer_run(const hy_viewer_options* opt) {
     }
     hy_viewer_sim_acquire(a.sim, &a.frame);
     hy_viewer_render_update(a.render, a.frame->positions);
+    hy_viewer_render_set_contacts(a.render, a.frame->contacts, a.frame->contact_count);
     frame_camera(&a, a.frame->positions);
     if (opt->camera_set) {
         const float deg = 3.14159265f / 180.0f;
@@ -443,6 +447,7 @@ int hy_viewer_run(const hy_viewer_options* opt) {
         }
         hy_viewer_sim_acquire(a.sim, &a.frame);
         hy_viewer_render_update(a.render, a.frame->positions);
+        hy_viewer_render_set_contacts(a.render, a.frame->contacts, a.frame->contact_count);
         int w = a.opt->width, h = a.opt->height;
         if (!save_screenshot(&a, opt->screenshot, w, h, err, sizeof err)) {
             fprintf(stderr, "hyphys view: %s\n", err);
@@ -469,7 +474,10 @@ int hy_viewer_run(const hy_viewer_options* opt) {
             glfwWaitEventsTimeout(0.1); /* a paused scene need not redraw 60 times a second */
         else
             glfwPollEvents();
-        if (hy_viewer_sim_acquire(a.sim, &a.frame)) hy_viewer_render_update(a.render, a.frame->positions);
+        if (hy_viewer_sim_acquire(a.sim, &a.frame)) {
+            hy_viewer_render_update(a.render, a.frame->positions);
+            hy_viewer_render_set_contacts(a.render, a.frame->contacts, a.frame->contact_count);
+        }
         int w, h;
         glfwGetFramebufferSize(a.win, &w, &h);
         if (w <= 0 || h <= 0) continue; /* minimised */

@@ -14,6 +14,7 @@ typedef struct hy_viewer_options {
     int realtime;           /* 1 = no faster than the wall clock */
     int hud;                /* 1 = draw the HUD */
     int paused;             /* start paused */
+    int contacts;           /* start with the contact points shown (key c) */
     int camera_set;         /* 1 = use `camera` instead of the default view angle */
     float camera[3];        /* yaw and pitch in degrees, zoom factor (> 1 closer; 0 = framed) */
 } hy_viewer_options;
