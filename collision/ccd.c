@@ -20,6 +20,16 @@
 #define REFINE_TWIST 1e-10
 /* Boxes kept per thread; larger caps allocate. */
 #define HEAP_LOCAL 1100
+/* Time restriction (touching queries): at most this many candidate time
+ * slabs and splits of the volume cubic, else the search covers [0, 1]. */
+#define MAX_SLABS 16
+#define SLAB_STEPS 120
+/* Half-width of the box around a Newton root handed to hy_ccd_certify:
+ * small enough that F is affine on it far below rounding of its image,
+ * large enough that the image dwarfs the rounding bound. Corners snap
+ * outward to multiples of 2^-CERT_GRID (exact dyadics, as the search's). */
+#define CERT_HALF 0x1p-24
+#define CERT_GRID 40
 
 hy_ccd_options hy_ccd_options_default(void) {
     hy_ccd_options o;
@@ -41,6 +51,98 @@ hy_ccd_options hy_ccd_options_step(void) {
     o.refine_boxes = 0;
     o.min_distance_slack = 0.5;
     return o;
+}
+
+/* Touching queries: contacts only happen where the volume cubic can vanish
+ * (collision/ccd_math.h), so the search runs over those time slabs only,
+ * earliest first; in each, a Newton root certified by hy_ccd_certify
+ * settles a contact at once (the usual transversal crossing), else the box
+ * search (and its long double re-check) decides the slab. Returns the
+ * answer, or -1 when the cubic does not isolate its roots (then the caller
+ * searches all of [0, 1]). Every time before the reported toi lies in a
+ * slab the search excluded or where the cubic certainly does not vanish,
+ * so toi stays no later than the first contact. */
+static int slab_query(const hy_ccd_problem_d* pr, const double* const* p, int is_vf, const hy_ccd_options* o,
+                      int refine, hy_ccd_box* heap, double* t_out, hy_ccd_info* inf) {
+    double c[4], verr, slab_lo[MAX_SLABS];
+    int R = o->toi_bits + 1;
+    if (R < 12) R = 12;
+    if (R > 40) R = 40;
+    if (!hy_ccd_vol_cubic(p, c, &verr)) return -1;
+    int ns = hy_ccd_vol_slabs(c, verr, R, MAX_SLABS, SLAB_STEPS, slab_lo);
+    if (ns < 0) return -1;
+    double w = ldexp(1.0, -R), grid = ldexp(1.0, CERT_GRID), prec = ldexp(1.0, -o->toi_bits);
+    int budget = o->max_boxes, rbudget = refine ? o->refine_boxes : 0;
+    int have_ld = 0;
+#if HY_CCD_HAVE_LD
+    hy_ccd_problem_ld prl;
+#endif
+    for (int i = 0; i < ns; i++) {
+        double lo = slab_lo[i], hi = lo + w;
+        /* Certain root near the slab: a contact, and toi = lo is within
+         * the requested precision of it. */
+        double x[3];
+        if (hy_ccd_newton_start_d(pr, 0.5 * (lo + hi), x) && hy_ccd_newton_d(pr, x, 3)) {
+            hy_ccd_box cb;
+            int ok = 1;
+            for (int d = 0; d < 3; d++) {
+                cb.lo[d] = floor((x[d] - CERT_HALF) * grid) / grid;
+                cb.hi[d] = ceil((x[d] + CERT_HALF) * grid) / grid;
+                cb.level[d] = CERT_GRID;
+                if (!(cb.lo[d] >= 0.0 && cb.hi[d] <= 1.0)) ok = 0;
+            }
+            if (ok && cb.lo[0] >= lo - prec && cb.hi[0] - lo <= prec) {
+                /* one box evaluation, counted against the cap */
+                inf->boxes++;
+                budget--;
+                if (hy_ccd_certify_d(pr, &cb)) {
+                    *t_out = lo;
+                    return 1;
+                }
+            }
+        }
+        if (budget < 1) { /* out of work: the conservative answer */
+            inf->capped = 1;
+            *t_out = lo;
+            return 1;
+        }
+        hy_ccd_box sb = {{lo, 0.0, 0.0}, {hi, 1.0, 1.0}, {(unsigned char)R, 0, 0}};
+        int n = 0;
+        hy_ccd_heap_push(heap, &n, &sb);
+        hy_ccd_stats st = {0, 0, 0, 1};
+        int hit = hy_ccd_search_d(pr, heap, budget, t_out, &st);
+        inf->boxes += st.boxes;
+        budget -= st.boxes;
+        if (!hit) continue;
+        if (st.capped) {
+            inf->capped = 1;
+            return 1;
+        }
+        if (st.robust || rbudget < 1) return 1;
+#if HY_CCD_HAVE_LD
+        /* Re-check in long double from the boxes double could not exclude
+         * (as in hy_ccd_query); excluding them all clears the slab. */
+        if (!have_ld) {
+            hy_ccd_problem_init_ld(&prl, p, is_vf, 0.0, o->accept_factor, o->refine_twist_rel, 0, 0.0);
+            have_ld = 1;
+        }
+        hy_ccd_stats stl = st;
+        double toi_l = *t_out;
+        hit = hy_ccd_search_ld(&prl, heap, rbudget, &toi_l, &stl);
+        inf->boxes += stl.boxes;
+        inf->refine_boxes += stl.boxes;
+        rbudget -= stl.boxes;
+        if (!hit) continue;
+        inf->capped = stl.capped;
+        if (toi_l > *t_out) *t_out = toi_l;
+        return 1;
+#else
+        (void)have_ld;
+        (void)is_vf;
+        return 1;
+#endif
+    }
+    return 0;
 }
 
 int hy_ccd_query(int is_vf, const double x[8][3], double min_distance, const hy_ccd_options* opts, double* toi,
@@ -72,7 +174,7 @@ int hy_ccd_query(int is_vf, const double x[8][3], double min_distance, const hy_
                 *t_out = 0.0;
                 return 1;
             }
-            m = fmax(m, fabs(x[i][k]));
+            m = hy_ccd_max(m, fabs(x[i][k])); /* fmax is a library call */
         }
     if (!isfinite(md) || md >= 4.0 * m) {
         /* Every pair of points is within 2 sqrt(3) m < 4 m of each other. */
@@ -127,6 +229,19 @@ int hy_ccd_query(int is_vf, const double x[8][3], double min_distance, const hy_
         nb = 4;
     }
     if (hy_ccd_aabb_apart(sa, na, sb, nb, md)) return 0;
+    /* A vertex of one primitive on a vertex of the other at t=0 (duplicated
+     * vertices, resting stacks) is certainly a contact, at t=0; the box
+     * search would bisect down to rounding level around that corner of the
+     * parameter domain. */
+    {
+        int split = is_vf ? 1 : 2;
+        for (int i = 0; i < split; i++)
+            for (int j = split; j < 4; j++)
+                if (p[i][0] == p[j][0] && p[i][1] == p[j][1] && p[i][2] == p[j][2]) {
+                    *t_out = 0.0;
+                    return 1;
+                }
+    }
 
     /* The second pass resumes from the first pass's pending boxes. */
     int refine = HY_CCD_HAVE_LD && o.refine_boxes > 0;
@@ -144,6 +259,13 @@ int hy_ccd_query(int is_vf, const double x[8][3], double min_distance, const hy_
     }
     hy_ccd_problem_d pr;
     hy_ccd_problem_init_d(&pr, p, is_vf, md, o.accept_factor, o.twist_rel, o.toi_bits, o.min_distance_slack);
+    if (md == 0.0) {
+        int ans = slab_query(&pr, p, is_vf, &o, refine, heap, t_out, inf);
+        if (ans >= 0) {
+            if (heap != local_heap) free(heap);
+            return ans;
+        }
+    }
     hy_ccd_stats st = {0, 0, 0, 0};
     int hit = hy_ccd_search_d(&pr, heap, o.max_boxes, t_out, &st);
     inf->boxes = st.boxes;

@@ -128,6 +128,192 @@ HY_HD hy_ccd_box hy_ccd_heap_pop(hy_ccd_box* h, int* n) {
     return top;
 }
 
+/* Time restriction for touching queries (min_distance 0). A contact at
+ * time t makes the four points coplanar, so the volume
+ * V(t) = det(x1 - x0, x2 - x0, x3 - x0) vanishes there. V is a cubic in t;
+ * where its Bernstein coefficients on an interval all exceed their error
+ * bound with one sign, that interval holds no contact. */
+HY_HD double hy_ccd_abs(double a) { return hy_ccd_max(a, -a); } /* branch-free, see hy_ccd_rabs */
+
+/* Bernstein coefficients c[0..3] of V on [0, 1] and a rigorous bound *err on
+ * |computed - exact| for each. x[0..3] at t=0, x[4..7] at t=1. Returns 0
+ * when the magnitudes are outside the range where the bound holds
+ * (underflow, overflow): then nothing may be concluded. */
+HY_HD int hy_ccd_vol_cubic(const double* const* x, double c[4], double* err) {
+    double e[2][3][3];
+    for (int s = 0; s < 2; s++)
+        for (int i = 0; i < 3; i++)
+            for (int k = 0; k < 3; k++) e[s][i][k] = x[4 * s + i + 1][k] - x[4 * s][k];
+    /* det(u, v, w) = u . (v x w) with u, v, w linear in t: its Bernstein
+     * coefficients (times 1, 3, 3, 1) group the 8 corner determinants
+     * det(e_i0, e_j1, e_k2) by i + j + k. */
+    double cr[2][2][3];
+    for (int j = 0; j < 2; j++)
+        for (int k = 0; k < 2; k++) {
+            const double* v = e[j][1];
+            const double* w = e[k][2];
+            cr[j][k][0] = v[1] * w[2] - v[2] * w[1];
+            cr[j][k][1] = v[2] * w[0] - v[0] * w[2];
+            cr[j][k][2] = v[0] * w[1] - v[1] * w[0];
+        }
+    double b[4] = {0, 0, 0, 0};
+    for (int m = 0; m < 8; m++) {
+        int i = m & 1, j = (m >> 1) & 1, k = (m >> 2) & 1;
+        const double* u = e[i][0];
+        b[i + j + k] += (u[0] * cr[j][k][0] + u[1] * cr[j][k][1]) + u[2] * cr[j][k][2];
+    }
+    /* Error: with A, B, C the largest |component| of the three edge
+     * vectors (both ends), each determinant's terms sum to at most
+     * 6 A B C in magnitude, and the differences (1 rounding each, 3 per
+     * monomial), the determinant (5 roundings deep) and the grouping sum (2)
+     * stay under 11 u of that per determinant (the argument of
+     * collision/filter.c); after dividing group g by its C(3, g)
+     * determinants, 32 u 6 A B C bounds each coefficient's error with room
+     * for the rounding of the bound itself, plus 2 u |c| for the division
+     * by 3 and 1e-300 for underflow. */
+    double A = 0, B = 0, C = 0;
+    for (int s = 0; s < 2; s++)
+        for (int k = 0; k < 3; k++) {
+            A = hy_ccd_max(A, hy_ccd_abs(e[s][0][k]));
+            B = hy_ccd_max(B, hy_ccd_abs(e[s][1][k]));
+            C = hy_ccd_max(C, hy_ccd_abs(e[s][2][k]));
+        }
+    double scale = 6.0 * (A * B * C);
+    if (!(scale < 1e250)) return 0;
+    const double u = DBL_EPSILON / 2;
+    c[0] = b[0];
+    c[1] = b[1] / 3.0;
+    c[2] = b[2] / 3.0;
+    c[3] = b[3];
+    double cm = 0;
+    for (int g = 0; g < 4; g++) cm = hy_ccd_max(cm, hy_ccd_abs(c[g]));
+    *err = 32.0 * u * scale + 2.0 * u * cm + 1e-300;
+    return 1;
+}
+
+/* V at t (a dyadic, so 1 - t is exact) from the coefficients on [0, 1]:
+ * de Casteljau, a convex combination, adds at most 9 u M to their error;
+ * *dv gets V'(t) (an estimate, for Newton). */
+HY_HD double hy_ccd_vol_eval(const double c[4], double t, double* dv) {
+    double s = 1 - t;
+    double a0 = c[0] * s + c[1] * t, a1 = c[1] * s + c[2] * t, a2 = c[2] * s + c[3] * t;
+    double p0 = a0 * s + a1 * t, p1 = a1 * s + a2 * t;
+    *dv = 3 * (p1 - p0);
+    return p0 * s + p1 * t;
+}
+
+/* The cell [alpha, alpha + cw] (a multiple of cw, inside [lo, lo + w]) that
+ * holds the single root of V in [lo, lo + w], where V has the sign of b0
+ * at lo and of b3 at lo + w; -1 when two signs beyond bound do not
+ * confirm Newton's estimate. Then V has no root elsewhere in the
+ * interval. */
+HY_HD double hy_ccd_vol_cell(const double c[4], double b0, double b3, double lo, double w, double cw, double bound) {
+    double t = lo + w * (b0 / (b0 - b3)), dv;
+    for (int it = 0; it < 4; it++) {
+        double v = hy_ccd_vol_eval(c, t, &dv);
+        if (!(dv != 0)) break;
+        double step = v / dv, tn = t - step;
+        if (!(tn > lo && tn < lo + w)) break;
+        t = tn;
+        if (hy_ccd_abs(step) < 0.0625 * cw) break; /* well inside its cell, or at an edge either way */
+    }
+    double alpha = floor((t - lo) / cw) * cw + lo; /* exact: dyadics at a level <= 40 */
+    if (!(alpha >= lo && alpha + cw <= lo + w)) return -1;
+    double va = hy_ccd_vol_eval(c, alpha, &dv), vb = hy_ccd_vol_eval(c, alpha + cw, &dv);
+    int ok_a = b0 > 0 ? va > bound : va < -bound;
+    int ok_b = b3 > 0 ? vb > bound : vb < -bound;
+    return ok_a && ok_b ? alpha : -1;
+}
+
+/* The dyadic intervals [lo, lo + 2^-level] of [0, 1] at the given level
+ * where V may vanish, earliest first, into slab_lo[0..max_slabs-1]: every
+ * t outside them is certainly not a contact time. Returns their number, or
+ * -1 when there are more than max_slabs or the subdivision takes more than
+ * max_steps splits (V nearly zero over a range: coplanar motion), when the
+ * caller must search all of [0, 1]. level <= 40. */
+HY_HD int hy_ccd_vol_slabs(const double c[4], double err, int level, int max_slabs, int max_steps,
+                           double* slab_lo) {
+    /* Each split averages three times (one rounding of at most u M each,
+     * the halving is exact above underflow) and values stay within the
+     * hull of the coefficients: after at most 40 levels the error is below
+     * err + 120 u M, M bounding every |coefficient|; 1e-300 absorbs
+     * underflow of the halvings. */
+    const double u = DBL_EPSILON / 2;
+    double M = 0;
+    for (int g = 0; g < 4; g++) M = hy_ccd_max(M, hy_ccd_abs(c[g]));
+    M += err;
+    double bound = (err + 128.0 * u * M) * (1 + 4 * u) + 1e-300;
+    struct {
+        double c[4];
+        double lo, w;
+        int level;
+    } stack[48];
+    int n = 0, count = 0, steps = 0;
+    /* V vanishes within rounding everywhere (coplanar or static motion):
+     * nothing to restrict. */
+    if (hy_ccd_abs(c[0]) <= bound && hy_ccd_abs(c[1]) <= bound && hy_ccd_abs(c[2]) <= bound &&
+        hy_ccd_abs(c[3]) <= bound)
+        return -1;
+    for (int g = 0; g < 4; g++) stack[0].c[g] = c[g];
+    stack[0].lo = 0.0;
+    stack[0].w = 1.0;
+    stack[0].level = 0;
+    n = 1;
+    while (n > 0) {
+        n--;
+        double b0 = stack[n].c[0], b1 = stack[n].c[1], b2 = stack[n].c[2], b3 = stack[n].c[3];
+        double lo = stack[n].lo, half = 0.5 * stack[n].w;
+        int lv = stack[n].level;
+        if ((b0 > bound && b1 > bound && b2 > bound && b3 > bound) ||
+            (b0 < -bound && b1 < -bound && b2 < -bound && b3 < -bound))
+            continue; /* no root here */
+        if (lv >= level) {
+            if (count >= max_slabs) return -1;
+            slab_lo[count++] = lo;
+            continue;
+        }
+        if (++steps > max_steps) return -1;
+        /* One sign change among coefficients that all exceed the bound:
+         * exactly one root in the interval (Descartes' rule in the
+         * Bernstein basis). Find its cell at the target level by Newton on
+         * the cubic and confirm it with two signs, saving the splits down
+         * to that level; if the signs do not confirm it, split as usual. */
+        int changes = ((b0 > 0) != (b1 > 0)) + ((b1 > 0) != (b2 > 0)) + ((b2 > 0) != (b3 > 0));
+        if (changes == 1 && hy_ccd_abs(b0) > bound && hy_ccd_abs(b1) > bound && hy_ccd_abs(b2) > bound &&
+            hy_ccd_abs(b3) > bound && count < max_slabs) {
+            double cw = 1.0;
+            for (int k = 0; k < level; k++) cw *= 0.5;
+            double alpha = hy_ccd_vol_cell(c, b0, b3, lo, 2.0 * half, cw, bound);
+            if (alpha >= 0) {
+                slab_lo[count++] = alpha;
+                continue;
+            }
+        }
+        /* de Casteljau at the midpoint. */
+        double m01 = (b0 + b1) * 0.5, m12 = (b1 + b2) * 0.5, m23 = (b2 + b3) * 0.5;
+        double m012 = (m01 + m12) * 0.5, m123 = (m12 + m23) * 0.5;
+        double mid = (m012 + m123) * 0.5;
+        /* right half below, left half on top: earliest first */
+        stack[n].c[0] = mid;
+        stack[n].c[1] = m123;
+        stack[n].c[2] = m23;
+        stack[n].c[3] = b3;
+        stack[n].lo = lo + half;
+        stack[n].w = half;
+        stack[n].level = lv + 1;
+        n++;
+        stack[n].c[0] = b0;
+        stack[n].c[1] = m01;
+        stack[n].c[2] = m012;
+        stack[n].c[3] = mid;
+        stack[n].lo = lo;
+        stack[n].w = half;
+        stack[n].level = lv + 1;
+        n++;
+    }
+    return count;
+}
+
 /* The typed part, once per arithmetic type. */
 #define HY_CCD_REAL double
 #define HY_CCD_FN(name) name##_d
@@ -169,7 +355,9 @@ typedef struct HY_CCD_FN(hy_ccd_problem) {
 
 HY_HD HY_CCD_REAL HY_CCD_FN(hy_ccd_rmin)(HY_CCD_REAL a, HY_CCD_REAL b) { return a < b ? a : b; }
 HY_HD HY_CCD_REAL HY_CCD_FN(hy_ccd_rmax)(HY_CCD_REAL a, HY_CCD_REAL b) { return a > b ? a : b; }
-HY_HD HY_CCD_REAL HY_CCD_FN(hy_ccd_rabs)(HY_CCD_REAL a) { return a < 0 ? -a : a; }
+/* As a max of a and -a: compiles to a branch-free max (a compare-and-
+ * branch form cannot, as it must keep the sign of -0). */
+HY_HD HY_CCD_REAL HY_CCD_FN(hy_ccd_rabs)(HY_CCD_REAL a) { return HY_CCD_FN(hy_ccd_rmax)(a, -a); }
 
 /* Fill the relative form. x[0..3] are the 4 positions at t=0, x[4..7] at
  * t=1, already scaled. For vertex-face x = (p, a, b, c); for edge-edge
@@ -216,6 +404,13 @@ HY_HD void HY_CCD_FN(hy_ccd_problem_init)(HY_CCD_FN(hy_ccd_problem) * pr, const 
         mall = HY_CCD_FN(hy_ccd_rmax)(mall, m);
     }
     pr->twist_tol = (HY_CCD_REAL)twist_rel * mall + (HY_CCD_REAL)(0.5 * md_slack * md);
+    /* Nothing moves relative to anything: F does not depend on t, a contact
+     * at any time is one at the start of its box, so time needs no
+     * refinement. */
+    int moving = 0;
+    for (int k = 0; k < 3; k++)
+        if (pr->q[0][k] != pr->q[1][k] || pr->e[0][k] != pr->e[1][k] || pr->f[0][k] != pr->f[1][k]) moving = 1;
+    if (!moving) pr->t_level = 0;
 }
 
 /* Corner values of F over a box: F[ti][ui][vi][k]. */
@@ -394,6 +589,126 @@ HY_HD int HY_CCD_FN(hy_ccd_box_eval)(const HY_CCD_FN(hy_ccd_problem) * pr, const
     if (spread[dim] < 0) return HY_CCD_ACCEPTED; /* cannot split: conservative */
     *split_dim = dim;
     return HY_CCD_SPLIT;
+}
+
+/* Newton's method on F = 0 from (t, u, v) (x[3]); 1 when it converges
+ * inside [0, 1]^3 (an estimate only: hy_ccd_certify decides). */
+HY_HD int HY_CCD_FN(hy_ccd_newton)(const HY_CCD_FN(hy_ccd_problem) * pr, double x[3], int iters) {
+    for (int it = 0; it < iters; it++) {
+        HY_CCD_REAL t = x[0], u = x[1], v = x[2];
+        HY_CCD_REAL w = pr->duffy ? v * (1 - u) : v;
+        HY_CCD_REAL wu = pr->duffy ? -v : 0, wv = pr->duffy ? 1 - u : 1;
+        HY_CCD_REAL F[3], J[3][3]; /* J[k][j] = dF_k / dx_j */
+        for (int k = 0; k < 3; k++) {
+            HY_CCD_REAL q = (1 - t) * pr->q[0][k] + t * pr->q[1][k];
+            HY_CCD_REAL e = (1 - t) * pr->e[0][k] + t * pr->e[1][k];
+            HY_CCD_REAL f = (1 - t) * pr->f[0][k] + t * pr->f[1][k];
+            F[k] = (q + u * e) - w * f;
+            J[k][0] = ((pr->q[1][k] - pr->q[0][k]) + u * (pr->e[1][k] - pr->e[0][k])) - w * (pr->f[1][k] - pr->f[0][k]);
+            J[k][1] = e - wu * f;
+            J[k][2] = -wv * f;
+        }
+        /* Cramer: columns of J. */
+        HY_CCD_REAL c12[3] = {J[1][1] * J[2][2] - J[2][1] * J[1][2], J[2][1] * J[0][2] - J[0][1] * J[2][2],
+                              J[0][1] * J[1][2] - J[1][1] * J[0][2]};
+        HY_CCD_REAL det = J[0][0] * c12[0] + J[1][0] * c12[1] + J[2][0] * c12[2];
+        if (!(det != 0)) return 0;
+        HY_CCD_REAL c20[3] = {J[1][2] * J[2][0] - J[2][2] * J[1][0], J[2][2] * J[0][0] - J[0][2] * J[2][0],
+                              J[0][2] * J[1][0] - J[1][2] * J[0][0]};
+        HY_CCD_REAL c01[3] = {J[1][0] * J[2][1] - J[2][0] * J[1][1], J[2][0] * J[0][1] - J[0][0] * J[2][1],
+                              J[0][0] * J[1][1] - J[1][0] * J[0][1]};
+        /* delta = -J^-1 F; row i of J^-1 is (column cross product)/det. */
+        HY_CCD_REAL d0 = -(F[0] * c12[0] + F[1] * c12[1] + F[2] * c12[2]) / det;
+        HY_CCD_REAL d1 = -(F[0] * c20[0] + F[1] * c20[1] + F[2] * c20[2]) / det;
+        HY_CCD_REAL d2 = -(F[0] * c01[0] + F[1] * c01[1] + F[2] * c01[2]) / det;
+        x[0] = (double)(t + d0);
+        x[1] = (double)(u + d1);
+        x[2] = (double)(v + d2);
+        if (!(x[0] > -1 && x[0] < 2 && x[1] > -1 && x[1] < 2 && x[2] > -1 && x[2] < 2)) return 0;
+        HY_CCD_REAL dm = HY_CCD_FN(hy_ccd_rmax)(HY_CCD_FN(hy_ccd_rabs)(d0), HY_CCD_FN(hy_ccd_rabs)(d1));
+        /* converged far below the certification box (2^-24) */
+        if (HY_CCD_FN(hy_ccd_rmax)(dm, HY_CCD_FN(hy_ccd_rabs)(d2)) < (HY_CCD_REAL)0x1p-32) break;
+    }
+    return x[0] >= 0 && x[0] <= 1 && x[1] >= 0 && x[1] <= 1 && x[2] >= 0 && x[2] <= 1;
+}
+
+/* Starting point for hy_ccd_newton at time t: F is affine in (u, w)
+ * (w = v (1-u) for vertex-face, v for edge-edge), so solve the 3 x 2 system
+ * in the plane of E and W by cross products. 0 when E and W are parallel
+ * or the point is far outside [0, 1]^2 (then no contact is likely near t). */
+HY_HD int HY_CCD_FN(hy_ccd_newton_start)(const HY_CCD_FN(hy_ccd_problem) * pr, double t, double x[3]) {
+    HY_CCD_REAL Q[3], E[3], W[3];
+    HY_CCD_REAL tt = t;
+    for (int k = 0; k < 3; k++) {
+        Q[k] = (1 - tt) * pr->q[0][k] + tt * pr->q[1][k];
+        E[k] = (1 - tt) * pr->e[0][k] + tt * pr->e[1][k];
+        W[k] = (1 - tt) * pr->f[0][k] + tt * pr->f[1][k];
+    }
+    HY_CCD_REAL n[3] = {E[1] * W[2] - E[2] * W[1], E[2] * W[0] - E[0] * W[2], E[0] * W[1] - E[1] * W[0]};
+    HY_CCD_REAL nn = n[0] * n[0] + n[1] * n[1] + n[2] * n[2];
+    if (!(nn > 0)) return 0;
+    HY_CCD_REAL qw[3] = {Q[1] * W[2] - Q[2] * W[1], Q[2] * W[0] - Q[0] * W[2], Q[0] * W[1] - Q[1] * W[0]};
+    HY_CCD_REAL qe[3] = {Q[1] * E[2] - Q[2] * E[1], Q[2] * E[0] - Q[0] * E[2], Q[0] * E[1] - Q[1] * E[0]};
+    HY_CCD_REAL u = -(qw[0] * n[0] + qw[1] * n[1] + qw[2] * n[2]) / nn;
+    HY_CCD_REAL w = -(qe[0] * n[0] + qe[1] * n[1] + qe[2] * n[2]) / nn;
+    HY_CCD_REAL v = w;
+    if (pr->duffy) {
+        HY_CCD_REAL r = 1 - u;
+        v = r > (HY_CCD_REAL)1e-6 ? w / r : (HY_CCD_REAL)0.5;
+    }
+    x[0] = t;
+    x[1] = (double)u;
+    x[2] = (double)v;
+    /* Near the contact time the in-plane solution moves by the time
+     * error (2^-17 or less) times its rate: beyond 1e-3 outside the
+     * square a root inside it is unlikely, and certification would fail. */
+    return u > -1e-3 && u < 1 + 1e-3 && v > -1e-3 && v < 1 + 1e-3;
+}
+
+/* 1 when the box certainly holds a root of F (hy_ccd_robust: the origin
+ * deep inside every face-normal slab and axis of the corner hull, far
+ * beyond rounding and nonlinearity). Accepting on it adds no false
+ * positive; it is never needed for a negative answer. */
+HY_HD int HY_CCD_FN(hy_ccd_certify)(const HY_CCD_FN(hy_ccd_problem) * pr, const hy_ccd_box* b) {
+    HY_CCD_REAL F[2][2][2][3];
+    HY_CCD_FN(hy_ccd_corners)(pr, b, F);
+    const HY_CCD_REAL* Fc = &F[0][0][0][0];
+    HY_CCD_REAL fmx[3];
+    for (int k = 0; k < 3; k++) {
+        HY_CCD_REAL lo = Fc[k], hi = Fc[k];
+        for (int i = 1; i < 8; i++) {
+            lo = HY_CCD_FN(hy_ccd_rmin)(lo, Fc[3 * i + k]);
+            hi = HY_CCD_FN(hy_ccd_rmax)(hi, Fc[3 * i + k]);
+        }
+        fmx[k] = HY_CCD_FN(hy_ccd_rmax)(-lo, hi);
+    }
+    HY_CCD_REAL D[3][3];
+    for (int k = 0; k < 3; k++) {
+        D[0][k] = (F[1][0][0][k] - F[0][0][0][k]) + (F[1][0][1][k] - F[0][0][1][k]) + (F[1][1][0][k] - F[0][1][0][k]) +
+                  (F[1][1][1][k] - F[0][1][1][k]);
+        D[1][k] = (F[0][1][0][k] - F[0][0][0][k]) + (F[0][1][1][k] - F[0][0][1][k]) + (F[1][1][0][k] - F[1][0][0][k]) +
+                  (F[1][1][1][k] - F[1][0][1][k]);
+        D[2][k] = (F[0][0][1][k] - F[0][0][0][k]) + (F[0][1][1][k] - F[0][1][0][k]) + (F[1][0][1][k] - F[1][0][0][k]) +
+                  (F[1][1][1][k] - F[1][1][0][k]);
+    }
+    HY_CCD_REAL n[3][3];
+    for (int i = 0; i < 3; i++) {
+        int j = (i + 1) % 3;
+        n[i][0] = D[i][1] * D[j][2] - D[i][2] * D[j][1];
+        n[i][1] = D[i][2] * D[j][0] - D[i][0] * D[j][2];
+        n[i][2] = D[i][0] * D[j][1] - D[i][1] * D[j][0];
+    }
+    HY_CCD_REAL twist = 0;
+    for (int k = 0; k < 3; k++) {
+        HY_CCD_REAL tu = (F[1][1][0][k] - F[1][0][0][k]) - (F[0][1][0][k] - F[0][0][0][k]);
+        HY_CCD_REAL tv = (F[1][0][1][k] - F[1][0][0][k]) - (F[0][0][1][k] - F[0][0][0][k]);
+        HY_CCD_REAL uv = (F[0][1][1][k] - F[0][1][0][k]) - (F[0][0][1][k] - F[0][0][0][k]);
+        HY_CCD_REAL uv1 = (F[1][1][1][k] - F[1][1][0][k]) - (F[1][0][1][k] - F[1][0][0][k]);
+        tu = HY_CCD_FN(hy_ccd_rmax)(HY_CCD_FN(hy_ccd_rabs)(tu), HY_CCD_FN(hy_ccd_rabs)(tv));
+        uv = HY_CCD_FN(hy_ccd_rmax)(HY_CCD_FN(hy_ccd_rabs)(uv), HY_CCD_FN(hy_ccd_rabs)(uv1));
+        twist = HY_CCD_FN(hy_ccd_rmax)(twist, HY_CCD_FN(hy_ccd_rmax)(tu, uv));
+    }
+    return HY_CCD_FN(hy_ccd_robust)(pr, Fc, (const HY_CCD_REAL(*)[3])n, fmx, twist);
 }
 
 /* Earliest-first search with a heap of pending boxes (heap must hold

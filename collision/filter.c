@@ -34,18 +34,6 @@ int hy_filter_box(int is_vf, const double* const x0[4], const double* const x1[4
     return 1;
 }
 
-/* det(u, v, w) = u . (v x w) and its error scale sum |u_i| |v_j| |w_k|. */
-static inline double det3(const double u[3], const double v[3], const double w[3], double* scale) {
-    double cx = v[1] * w[2] - v[2] * w[1];
-    double cy = v[2] * w[0] - v[0] * w[2];
-    double cz = v[0] * w[1] - v[1] * w[0];
-    double ax = fabs(v[1] * w[2]) + fabs(v[2] * w[1]);
-    double ay = fabs(v[2] * w[0]) + fabs(v[0] * w[2]);
-    double az = fabs(v[0] * w[1]) + fabs(v[1] * w[0]);
-    *scale += fabs(u[0]) * ax + fabs(u[1]) * ay + fabs(u[2]) * az;
-    return u[0] * cx + u[1] * cy + u[2] * cz;
-}
-
 int hy_filter_coplanar(const double* const x0[4], const double* const x1[4], double min_distance) {
     if (min_distance > 0) return 1;
     /* Edge vectors from point 0 at both ends of the step. */
@@ -57,23 +45,44 @@ int hy_filter_coplanar(const double* const x0[4], const double* const x1[4], dou
     }
     /* V(t) = det(u(t), v(t), w(t)) with each argument linear in t. Its
      * Bernstein coefficients (times 1, 3, 3, 1) group the 8 corner
-     * determinants det(u_i, v_j, w_k) by i + j + k. */
-    double b[4] = {0, 0, 0, 0}, sc[4] = {0, 0, 0, 0};
+     * determinants det(u_i, v_j, w_k) = u_i . (v_j x w_k) by i + j + k; the
+     * 4 cross products are shared. */
+    double cr[2][2][3];
+    for (int j = 0; j < 2; j++)
+        for (int k = 0; k < 2; k++) {
+            const double* v = e[j][1];
+            const double* w = e[k][2];
+            cr[j][k][0] = v[1] * w[2] - v[2] * w[1];
+            cr[j][k][1] = v[2] * w[0] - v[0] * w[2];
+            cr[j][k][2] = v[0] * w[1] - v[1] * w[0];
+        }
+    double b[4] = {0, 0, 0, 0};
     for (int m = 0; m < 8; m++) {
         int i = m & 1, j = (m >> 1) & 1, k = (m >> 2) & 1;
-        int g = i + j + k;
-        b[g] += det3(e[i][0], e[j][1], e[k][2], &sc[g]);
+        const double* u = e[i][0];
+        b[i + j + k] += (u[0] * cr[j][k][0] + u[1] * cr[j][k][1]) + u[2] * cr[j][k][2];
     }
-    /* Error bound: the differences (1 rounding each, 3 per monomial), the
-     * determinant (5 roundings deep) and the grouping sum (2) stay under
-     * 11 u relative to the scale; 32 u leaves room for the rounding of the
-     * scale itself. Tiny or huge scales (underflow, overflow) decide
-     * nothing. */
+    /* Error bound: with A, B, C the largest |component| of u, v, w (both
+     * ends), one determinant's 6 terms sum to at most 6 A B C in magnitude;
+     * the differences (1 rounding each, 3 per monomial), the determinant
+     * (5 roundings deep) and the grouping sum (2) stay under 11 u of that
+     * per determinant, and group g sums C(3, g) of them; 32 u leaves room
+     * for the rounding of the bound itself. Tiny or huge scales
+     * (underflow, overflow) decide nothing. */
+    double A = 0, B = 0, C = 0;
+    for (int s = 0; s < 2; s++)
+        for (int k = 0; k < 3; k++) {
+            A = max2(A, fabs(e[s][0][k]));
+            B = max2(B, fabs(e[s][1][k]));
+            C = max2(C, fabs(e[s][2][k]));
+        }
+    double scale = 6.0 * (A * B * C);
+    if (!(scale > 1e-250 && scale < 1e250)) return 1;
     const double u = DBL_EPSILON / 2;
+    static const double groups[4] = {1, 3, 3, 1};
     int pos = 0, neg = 0;
     for (int g = 0; g < 4; g++) {
-        if (!(sc[g] > 1e-250 && sc[g] < 1e250)) return 1;
-        double err = 32.0 * u * sc[g];
+        double err = 32.0 * u * groups[g] * scale;
         if (b[g] > err)
             pos++;
         else if (b[g] < -err)
@@ -101,10 +110,12 @@ typedef struct sat_set {
 } sat_set;
 
 static int apart_along(const sat_set* s, const double n[3], double md) {
-    double nn = sqrt(n[0] * n[0] + n[1] * n[1] + n[2] * n[2]);
-    if (!(nn > 1e-280 && nn < 1e280)) return 0;
-    double mn = INFINITY, mx = -INFINITY, scale = 0;
+    /* |n|_1 >= |n|_2: using it for the distance term only widens the
+     * margin, and saves a square root. */
     double an = fabs(n[0]) + fabs(n[1]) + fabs(n[2]);
+    if (!(an > 1e-280 && an < 1e280)) return 0;
+    double nn = an;
+    double mn = INFINITY, mx = -INFINITY, scale = 0;
     for (int i = 0; i < 8; i++) {
         double v = n[0] * s->w[i][0] + n[1] * s->w[i][1] + n[2] * s->w[i][2];
         if (v != v) return 0; /* NaN input: decide nothing */
@@ -184,10 +195,18 @@ int hy_filter_sat(int is_vf, const double* const x0[4], const double* const x1[4
             if (apart_along(&s, n, md)) return 0;
         }
     }
+    /* Coordinate axes: apart_along with n = e_k, where the dot products
+     * are the components themselves (no rounding) and |n| = 1. */
+    double scale = 0;
+    for (int i = 0; i < 8; i++) scale = max2(scale, s.aw[i]);
+    double err = 8.0 * DBL_EPSILON * scale + md * (1.0 + 8.0 * DBL_EPSILON) + 1e-290;
     for (int k = 0; k < 3; k++) {
-        double axis[3] = {0, 0, 0};
-        axis[k] = 1;
-        if (apart_along(&s, axis, md)) return 0;
+        double mn = s.w[0][k], mx = s.w[0][k];
+        for (int i = 1; i < 8; i++) {
+            mn = min2(mn, s.w[i][k]);
+            mx = max2(mx, s.w[i][k]);
+        }
+        if (mn > err || mx < -err) return 0;
     }
     return 1;
 }

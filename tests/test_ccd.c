@@ -1,7 +1,8 @@
 /* Tests the elementary CCD tests (collision/ccd.h): hand-made unit cases
  * (hit, miss, touching at t=0 and t=1, sliding, parallel, coplanar, zero
  * motion, bad input) and randomized configurations built to meet exactly at
- * a chosen time, which must never be reported free. */
+ * a chosen time, which must never be reported free; the volume-cubic time
+ * restriction and the certified-root shortcut (collision/ccd_math.h). */
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -9,6 +10,7 @@
 #include <string.h>
 
 #include "collision/ccd.h"
+#include "collision/ccd_math.h"
 #include "test.h"
 
 typedef struct rng {
@@ -270,13 +272,15 @@ static void place(double* x0, double* x1, const double* at, const double* w, dou
  * and the true first contact is at or before ts. Some draws make velocities
  * zero, equal (no relative motion), or flatten everything into a plane, to
  * reach the degenerate cases. */
-static void test_random_constructed(int n, uint64_t seed) {
+static void test_random_constructed(int n, uint64_t seed, int ts_bits) {
     rng r = {seed};
     int fn = 0, late = 0;
     for (int it = 0; it < n; it++) {
         int is_vf = it & 1;
         int mode = rng_int(&r, 0, 5);
-        double ts = (double)rng_int(&r, 0, 64) / 64.0;
+        /* ts_bits 6: contacts on cell boundaries of the time restriction;
+         * 20: generic times inside cells (still exact: 26-bit products) */
+        double ts = (double)rng_int(&r, 0, 1 << ts_bits) / (double)(1 << ts_bits);
         double at[4][3], w[4][3];
         for (int i = 0; i < 4; i++)
             for (int k = 0; k < 3; k++) {
@@ -384,6 +388,109 @@ static void test_random_scan(int n, uint64_t seed) {
     CHECK(hits > 0 && hits < n);
 }
 
+/* Bernstein coefficients of (t - r0)(t - r1)(t - r2) on [0, 1]. */
+static void cubic_from_roots(const double r[3], double c[4]) {
+    /* monomial a0 + a1 t + a2 t^2 + t^3 */
+    double a0 = -r[0] * r[1] * r[2];
+    double a1 = r[0] * r[1] + r[0] * r[2] + r[1] * r[2];
+    double a2 = -(r[0] + r[1] + r[2]);
+    double a3 = 1.0;
+    c[0] = a0;
+    c[1] = a0 + a1 / 3.0;
+    c[2] = a0 + 2.0 * a1 / 3.0 + a2 / 3.0;
+    c[3] = a0 + a1 + a2 + a3;
+}
+
+/* The time restriction keeps a slab around every root of the volume cubic
+ * (roots at generic times, on cell boundaries and at the ends), drops the
+ * root-free cubic entirely, and gives up on an identically zero one. */
+static void test_vol_slabs(void) {
+    const int level = 17;
+    const double w = 1.0 / 131072.0;
+    const double cases[4][3] = {{0.3, 0.5, 0.7}, {0.123456789, 0.9, 2.0}, {0.0, 1.0, -1.0}, {0.25, 0.25 + 1e-9, 3.0}};
+    for (int ci = 0; ci < 4; ci++) {
+        double c[4], sl[16];
+        cubic_from_roots(cases[ci], c);
+        /* error bound of the coefficient computation above: a few units of
+         * rounding of their magnitude (all below 8) */
+        int n = hy_ccd_vol_slabs(c, 1e-14, level, 16, 120, sl);
+        CHECK(n > 0 && n <= 8);
+        for (int ri = 0; ri < 3; ri++) {
+            double r = cases[ci][ri];
+            if (r < 0.0 || r > 1.0) continue;
+            int found = 0;
+            for (int i = 0; i < n; i++)
+                if (sl[i] <= r && r <= sl[i] + w) found = 1;
+            CHECK(found);
+        }
+        for (int i = 1; i < n; i++) CHECK(sl[i] > sl[i - 1]); /* earliest first */
+    }
+    double c[4] = {1.0, 0.5, 0.25, 2.0}, sl[16];
+    CHECK(hy_ccd_vol_slabs(c, 1e-14, level, 16, 120, sl) == 0);
+    double z[4] = {0.0, 0.0, 0.0, 0.0};
+    CHECK(hy_ccd_vol_slabs(z, 1e-14, level, 16, 120, sl) == -1);
+}
+
+/* Work counts (deterministic): a transversal crossing, the common true
+ * contact of real frames, is settled by one certified box instead of a
+ * bisection down to rounding level, with the time still to 2^-16; a box
+ * around a near miss is never certified. */
+static void test_certified(void) {
+    double x[8][3], toi = -1.0;
+    hy_ccd_info info;
+    /* edges crossing at t = 0.3 (not a dyadic), u = 0.4, v = 0.6 */
+    set3(x[0], -0.4, 0, 0.3);
+    set3(x[1], 0.6, 0, 0.3);
+    set3(x[2], 0, -0.6, 0);
+    set3(x[3], 0, 0.4, 0);
+    set3(x[4], -0.4, 0, -0.7);
+    set3(x[5], 0.6, 0, -0.7);
+    memcpy(x[6], x[2], sizeof x[2]);
+    memcpy(x[7], x[3], sizeof x[3]);
+    CHECK(hy_ccd_query(0, (const double(*)[3])x, 0.0, NULL, &toi, &info) == 1);
+    CHECK(info.boxes <= 2 && !info.capped);
+    CHECK(toi <= 0.3 && toi >= 0.3 - 1.0 / 65536.0);
+    /* vertex through a tilted triangle at t = 0.6 */
+    set3(x[1], 0, 0, 0);
+    set3(x[2], 1, 0, 0.1);
+    set3(x[3], 0, 1, 0.2);
+    memcpy(x[5], x[1], sizeof x[1]);
+    memcpy(x[6], x[2], sizeof x[2]);
+    memcpy(x[7], x[3], sizeof x[3]);
+    set3(x[0], 0.2, 0.3, 0.08 + 0.6);
+    set3(x[4], 0.2, 0.3, 0.08 - 0.4);
+    CHECK(hy_ccd_query(1, (const double(*)[3])x, 0.0, NULL, &toi, &info) == 1);
+    CHECK(info.boxes <= 2 && !info.capped);
+    CHECK(toi <= 0.6 && toi >= 0.6 - 1.0 / 65536.0);
+
+    /* Certification on its own, on the box t in [0, 2^-20], u, v within
+     * 2^-20 of 0.5: edges crossing at right angles, one moving up by 1e-3
+     * over the step. Starting 1e-9 above the other they never meet (no
+     * root: refused); placed to meet at t = 2^-21, the box's centre, they
+     * do (accepted). */
+    for (int meet = 0; meet < 2; meet++) {
+        double y[8][3];
+        set3(y[0], -1, 0, meet ? 0.0 : 1e-9);
+        set3(y[1], 1, 0, meet ? 0.0 : 1e-9);
+        set3(y[2], 0, -1, 0);
+        set3(y[3], 0, 1, 0);
+        for (int i = 0; i < 4; i++) memcpy(y[4 + i], y[i], sizeof y[i]);
+        y[4][2] += 1e-3;
+        y[5][2] += 1e-3;
+        const double* p[8];
+        for (int i = 0; i < 8; i++) p[i] = y[i];
+        hy_ccd_problem_d pr;
+        hy_ccd_problem_init_d(&pr, p, 0, 0.0, 2.0, 1e-9, 16, 0.0);
+        hy_ccd_box b = {{0.0, 0.5 - 0x1p-20, 0.5 - 0x1p-20}, {0x1p-20, 0.5 + 0x1p-20, 0.5 + 0x1p-20}, {20, 20, 20}};
+        if (meet) {
+            y[0][2] = y[1][2] = -0x1p-21 * 1e-3 / (1.0 - 0x1p-21);
+            y[4][2] = y[5][2] = y[0][2] + 1e-3 / (1.0 - 0x1p-21);
+            hy_ccd_problem_init_d(&pr, p, 0, 0.0, 2.0, 1e-9, 16, 0.0);
+        }
+        CHECK(hy_ccd_certify_d(&pr, &b) == meet);
+    }
+}
+
 /* The options and info interface: the cap forces a conservative answer. */
 static void test_options(void) {
     double x[8][3], toi = -1.0;
@@ -408,7 +515,10 @@ int main(void) {
     test_vf_units();
     test_ee_units();
     test_options();
-    test_random_constructed(full ? 400000 : 40000, 12345);
+    test_vol_slabs();
+    test_certified();
+    test_random_constructed(full ? 400000 : 40000, 12345, 6);
+    test_random_constructed(full ? 400000 : 40000, 4242, 20);
     test_random_scan(full ? 20000 : 2000, 777);
     TEST_END();
 }
