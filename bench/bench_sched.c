@@ -15,7 +15,9 @@
  *                    over the objective of the first LP (every setup counted)
  *   gap_to_exhaustive  |R| = 3 only: mean of lp / exhaustive expected
  *                    makespan - 1 (both integer assignments); null elsewhere
- * The first call of each size runs once untimed (warm caches). */
+ * The first call of each size runs once untimed (warm caches).
+ *
+ * The throughput half (--part throughput) is bench/sched_throughput.c. */
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
@@ -24,6 +26,7 @@
 
 #include "cli/cli.h"
 #include "hyphys/hyphys.h"
+#include "bench/sched_throughput.h"
 #include "sched/policy.h"
 
 void hy_bench_sched_help(void);
@@ -45,7 +48,10 @@ typedef struct row {
 } row;
 
 void hy_bench_sched_help(void) {
-    printf("usage: hyphys bench sched [--sets N] [--seed S] [--lp-timeout 0|1] [--json]\n\n"
+    printf("usage: hyphys bench sched [--part quality|throughput|all] [--json]\n"
+           "                         [--sets N] [--seed S] [--lp-timeout 0|1]\n"
+           "                         [--scenes LIST] [--frames N] [--record-dir DIR] [--out-dir DIR]\n"
+           "                         [--sched-time model|measured] [--thickness M] [--threads N]\n\n"
            "Scheduling quality of the iterative LP policy (lp) on random job sets built\n"
            "from the Kim et al. 2013 Table 1/3 device constants: |R| = 3..6 hierarchical\n"
            "(one CPU resource + GPUs) and 13..16 flat (each CPU core a resource + GPUs).\n"
@@ -58,7 +64,26 @@ void hy_bench_sched_help(void) {
            "             the smallest remaining busy time); 1 as in a run (default), 0 makes\n"
            "             the figures other than us_per_call independent of timing\n"
            "  --json     {\"quality\":[{\"resources\":R,\"iterations\":..,\"us_per_call\":..,\n"
-           "              \"lfin_over_linit\":..,\"gap_to_exhaustive\":..|null}, ...]}\n\n"
+           "              \"lfin_over_linit\":..,\"gap_to_exhaustive\":..|null}, ...],\n"
+           "              \"throughput\":[{\"scene\":..,\"machine\":..,\"config\":..,\"policy\":..,\n"
+           "              \"fps\":..,\"idle\":{RESOURCE:ratio,..}}, ...],\"throughput_targets\":{..}}\n"
+           "  --part P   quality, throughput or all (default all)\n\n"
+           "Throughput: job streams recorded from real runs of each scene (TRAVERSE and\n"
+           "LEAF jobs per traversal round, saved as DIR/NAME/jobs.csv on first use) run\n"
+           "through a discrete-event simulation of the framework on modeled machines\n"
+           "(virtual clock): Machine 1 = quad-core CPU, +GTX285, +GTX480 (Kim et al.\n"
+           "Fig. 4); Machine 2 = two hexa-core CPUs, +GTX285, +Tesla C2075, +GTX480,\n"
+           "+GTX580 (Fig. 5); policies lp, ws, ws-exp, lau10, tan09. Reports FPS and\n"
+           "idle ratio per resource; writes OUT/sched_throughput.csv and .png (gnuplot).\n"
+           "  --scenes LIST     comma-separated scenes (default cloth_ball,nbody,fracture)\n"
+           "  --frames N        recorded frame pairs per scene (default 20)\n"
+           "  --record-dir DIR  recordings in DIR/NAME (default hyphys-recordings), made on\n"
+           "                    first use as by `hyphys bench ccd`\n"
+           "  --out-dir DIR     where the CSV and PNG go (default docs; 'none' = neither)\n"
+           "  --sched-time T    charge each scheduler call its modeled time (model, the\n"
+           "                    default: repeatable) or its measured wall time (measured)\n"
+           "  --thickness M     contact distance of the replay (default 0.001, as bench ccd)\n"
+           "  --threads N       threads for recording the streams (default 2)\n\n"
            "exit: 0 ok, 1 runtime failure, 2 bad usage or input\n");
 }
 
@@ -132,9 +157,33 @@ static int measure(int resources, int hierarchical, long sets, uint64_t seed, in
     return rc;
 }
 
+/* Split a comma-separated list into o->scenes (pointers into `buf`). */
+static int parse_scenes(char* buf, hy_tp_options* o) {
+    o->scene_count = 0;
+    for (char* tok = strtok(buf, ","); tok; tok = strtok(NULL, ",")) {
+        if (o->scene_count >= (int)(sizeof o->scenes / sizeof o->scenes[0])) {
+            fprintf(stderr, "hyphys bench sched: --scenes: at most %d scenes\n",
+                    (int)(sizeof o->scenes / sizeof o->scenes[0]));
+            return 0;
+        }
+        if (*tok) o->scenes[o->scene_count++] = tok;
+    }
+    if (o->scene_count == 0) {
+        fprintf(stderr, "hyphys bench sched: --scenes: expected a comma-separated list of scenes\n");
+        return 0;
+    }
+    return 1;
+}
+
 int hy_bench_sched_main(int argc, char** argv) {
-    long sets = 500, seed = 1, timeout = 1;
-    int json = 0;
+    long sets = 500, seed = 1, timeout = 1, frames = 20, threads = 2;
+    int json = 0, do_quality = 1, do_throughput = 1;
+    static char scenes_buf[4096] = "cloth_ball,nbody,fracture";
+    const char* out_dir = "docs";
+    hy_tp_options tp;
+    memset(&tp, 0, sizeof tp);
+    tp.record_dir = "hyphys-recordings";
+    tp.thickness = 0.001;
     for (int i = 1; i < argc; i++) {
         const char* a = argv[i];
         if (!strcmp(a, "--sets")) {
@@ -146,52 +195,134 @@ int hy_bench_sched_main(int argc, char** argv) {
         } else if (!strcmp(a, "--lp-timeout")) {
             if (!hy_cli_parse_int("--lp-timeout", i + 1 < argc ? argv[++i] : NULL, 0, 1, &timeout))
                 return HY_EXIT_USAGE;
+        } else if (!strcmp(a, "--frames")) {
+            if (!hy_cli_parse_int("--frames", i + 1 < argc ? argv[++i] : NULL, 1, 100000, &frames))
+                return HY_EXIT_USAGE;
+        } else if (!strcmp(a, "--threads")) {
+            if (!hy_cli_parse_int("--threads", i + 1 < argc ? argv[++i] : NULL, 1, 256, &threads))
+                return HY_EXIT_USAGE;
         } else if (!strcmp(a, "--json")) {
             json = 1;
+        } else if (!strcmp(a, "--part") || !strcmp(a, "--scenes") || !strcmp(a, "--record-dir") ||
+                   !strcmp(a, "--out-dir") || !strcmp(a, "--sched-time") || !strcmp(a, "--thickness")) {
+            if (i + 1 >= argc) {
+                fprintf(stderr, "hyphys bench sched: %s needs a value\n", a);
+                return HY_EXIT_USAGE;
+            }
+            const char* v = argv[++i];
+            if (!strcmp(a, "--part")) {
+                do_quality = !strcmp(v, "quality") || !strcmp(v, "all");
+                do_throughput = !strcmp(v, "throughput") || !strcmp(v, "all");
+                if (!do_quality && !do_throughput) {
+                    fprintf(stderr, "hyphys bench sched: --part: expected quality, throughput or all, got '%s'\n", v);
+                    return HY_EXIT_USAGE;
+                }
+            } else if (!strcmp(a, "--scenes")) {
+                if (strlen(v) >= sizeof scenes_buf) {
+                    fprintf(stderr, "hyphys bench sched: --scenes: list too long\n");
+                    return HY_EXIT_USAGE;
+                }
+                snprintf(scenes_buf, sizeof scenes_buf, "%s", v);
+            } else if (!strcmp(a, "--record-dir")) {
+                tp.record_dir = v;
+            } else if (!strcmp(a, "--out-dir")) {
+                out_dir = v;
+            } else if (!strcmp(a, "--sched-time")) {
+                if (strcmp(v, "model") && strcmp(v, "measured")) {
+                    fprintf(stderr, "hyphys bench sched: --sched-time: expected model or measured, got '%s'\n", v);
+                    return HY_EXIT_USAGE;
+                }
+                tp.measured = !strcmp(v, "measured");
+            } else {
+                char* end = NULL;
+                tp.thickness = strtod(v, &end);
+                if (!end || *end || !(tp.thickness >= 0.0 && tp.thickness < 1e3)) {
+                    fprintf(stderr, "hyphys bench sched: --thickness: '%s' is not a distance in [0, 1000)\n", v);
+                    return HY_EXIT_USAGE;
+                }
+            }
         } else {
             fprintf(stderr, "hyphys bench sched: unknown option '%s' (try 'hyphys bench sched --help')\n", a);
             return HY_EXIT_USAGE;
         }
     }
+    if (!parse_scenes(scenes_buf, &tp)) return HY_EXIT_USAGE;
+    tp.frames = frames;
+    tp.threads = (int)threads;
 
     static const struct {
         int resources, hierarchical;
     } sizes[] = {{3, 1}, {4, 1}, {5, 1}, {6, 1}, {13, 0}, {14, 0}, {15, 0}, {16, 0}};
     enum { NSIZES = sizeof sizes / sizeof sizes[0] };
     row rows[NSIZES];
-    for (int k = 0; k < NSIZES; k++) {
+    for (int k = 0; k < NSIZES && do_quality; k++) {
         int rc = measure(sizes[k].resources, sizes[k].hierarchical, sets, (uint64_t)seed, (int)timeout, &rows[k]);
         if (rc) return rc;
     }
+    hy_tp_row* tp_rows = NULL;
+    int tp_count = 0;
+    if (do_throughput) {
+        int rc = hy_tp_run(&tp, &tp_rows, &tp_count);
+        if (rc) return rc;
+        if (strcmp(out_dir, "none") != 0) {
+            char path[4200];
+            snprintf(path, sizeof path, "%s/sched_throughput.csv", out_dir);
+            int ok = hy_tp_write_csv(path, tp_rows, tp_count);
+            snprintf(path, sizeof path, "%s/sched_throughput.png", out_dir);
+            if (ok) hy_tp_plot(path, tp_rows, tp_count);
+            if (!ok) {
+                free(tp_rows);
+                return HY_EXIT_RUNTIME;
+            }
+        }
+    }
 
     if (json) {
-        printf("{\"quality\":[");
-        for (int k = 0; k < NSIZES; k++) {
-            const row* r = &rows[k];
-            printf("%s{\"resources\":%d,\"hierarchical\":%s,\"sets\":%ld,\"lp_timeout\":%d,\"iterations\":%.4f,\"us_per_call\":%.3f,"
-                   "\"us_per_call_mean\":%.3f,\"lfin_over_linit\":%.6f,\"gap_to_exhaustive\":",
-                   k ? "," : "", r->resources, r->hierarchical ? "true" : "false", sets, (int)timeout, r->iterations,
-                   r->us_median, r->us_mean, r->lfin_over_linit);
-            if (r->gap >= 0)
-                printf("%.6f,\"gap_to_lp_bound\":%.6f}", r->gap, r->gap_bound);
-            else
-                printf("null,\"gap_to_lp_bound\":null}");
+        printf("{");
+        if (do_quality) {
+            printf("\"quality\":[");
+            for (int k = 0; k < NSIZES; k++) {
+                const row* r = &rows[k];
+                printf("%s{\"resources\":%d,\"hierarchical\":%s,\"sets\":%ld,\"lp_timeout\":%d,\"iterations\":%.4f,\"us_per_call\":%.3f,"
+                       "\"us_per_call_mean\":%.3f,\"lfin_over_linit\":%.6f,\"gap_to_exhaustive\":",
+                       k ? "," : "", r->resources, r->hierarchical ? "true" : "false", sets, (int)timeout, r->iterations,
+                       r->us_median, r->us_mean, r->lfin_over_linit);
+                if (r->gap >= 0)
+                    printf("%.6f,\"gap_to_lp_bound\":%.6f}", r->gap, r->gap_bound);
+                else
+                    printf("null,\"gap_to_lp_bound\":null}");
+            }
+            printf("]");
         }
-        printf("]}\n");
+        if (do_throughput) {
+            printf("%s\"throughput\":[", do_quality ? "," : "");
+            hy_tp_print_json(stdout, tp_rows, tp_count);
+            printf("],\"throughput_targets\":");
+            hy_tp_print_targets_json(stdout, tp_rows, tp_count);
+        }
+        printf("}\n");
+        free(tp_rows);
         return HY_EXIT_OK;
     }
-    printf("scheduling quality of lp: %ld random job sets per size, seed %ld, %d..%d jobs per type, "
-           "lp time-out %s\n",
-           sets, seed, MIN_JOBS, MAX_JOBS, timeout ? "on" : "off");
-    printf("%4s %-12s %10s %12s %12s %15s %17s\n", "|R|", "kind", "iterations", "us/call(med)", "us/call(mean)",
-           "L_fin/L_init", "gap_exhaustive");
-    for (int k = 0; k < NSIZES; k++) {
-        const row* r = &rows[k];
-        char g[32] = "-";
-        if (r->gap >= 0) snprintf(g, sizeof g, "%.4f%%", 100.0 * r->gap);
-        printf("%4d %-12s %10.2f %12.2f %12.2f %15.4f %17s\n", r->resources,
-               r->hierarchical ? "hierarchical" : "flat", r->iterations, r->us_median, r->us_mean,
-               r->lfin_over_linit, g);
+    if (do_quality) {
+        printf("scheduling quality of lp: %ld random job sets per size, seed %ld, %d..%d jobs per type, "
+               "lp time-out %s\n",
+               sets, seed, MIN_JOBS, MAX_JOBS, timeout ? "on" : "off");
+        printf("%4s %-12s %10s %12s %12s %15s %17s\n", "|R|", "kind", "iterations", "us/call(med)", "us/call(mean)",
+               "L_fin/L_init", "gap_exhaustive");
+        for (int k = 0; k < NSIZES; k++) {
+            const row* r = &rows[k];
+            char g[32] = "-";
+            if (r->gap >= 0) snprintf(g, sizeof g, "%.4f%%", 100.0 * r->gap);
+            printf("%4d %-12s %10.2f %12.2f %12.2f %15.4f %17s\n", r->resources,
+                   r->hierarchical ? "hierarchical" : "flat", r->iterations, r->us_median, r->us_mean,
+                   r->lfin_over_linit, g);
+        }
     }
+    if (do_throughput) {
+        if (do_quality) printf("\n");
+        hy_tp_print_text(stdout, tp_rows, tp_count, &tp);
+    }
+    free(tp_rows);
     return HY_EXIT_OK;
 }

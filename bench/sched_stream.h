@@ -1,0 +1,62 @@
+/* Job streams of the hybrid proximity framework recorded from real runs, for
+ * the throughput half of `hyphys bench sched` (issue 4, item 8).
+ *
+ * A stream holds, per replayed frame and per traversal round r, how many
+ * TRAVERSE jobs (BVH node pairs) run in round r and how many LEAF jobs
+ * (elementary tests) become available in round r, made by the traversal
+ * jobs of round r - 1. Round 0 is the BVH front the framework starts from:
+ * the root pair of every traversal job of collision/frames.c (each connected
+ * component against itself, each pair of components whose swept boxes meet)
+ * that passes its root test.
+ *
+ * How the rounds are found: each frame pair of the recording goes through
+ * the real whole-step pipeline (hy_frames_run: BVH refit or rebuild,
+ * traversal, filters, exact tests) and then its BVHs are traversed again
+ * breadth first by a copy of the expansion of collision/traverse.c kept in
+ * sched_stream.c (same node tests, same self-collision culling, same
+ * child order), one whole round at a time, so round r is the set of node
+ * pairs at depth r. A leaf-leaf node pair's triangle pairs with overlapping
+ * boxes are counted in its round; the sum over rounds is checked against
+ * hy_frames_stats.triangle_pairs. LEAF jobs are the exact tests that ran
+ * (hy_frames_stats.exact_tests: candidates left after the filters), spread
+ * over the rounds in proportion to their triangle pairs (largest remainder):
+ * the pipeline counts exact tests per frame, not per node pair.
+ *
+ * File: NAME/jobs.csv beside the recording, written on first use:
+ *   # hyphys job stream 1 thickness=T frames=F
+ *   frame,round,traverse,triangle_pairs,leaf
+ *   0,0,3,0,0
+ *   ... */
+#ifndef HY_BENCH_SCHED_STREAM_H
+#define HY_BENCH_SCHED_STREAM_H
+
+#include <stdint.h>
+
+#include "engine/export.h"
+#include "hyphys/hyphys.h"
+
+typedef struct hy_job_round {
+    int64_t traverse;       /* TRAVERSE jobs run in this round */
+    int64_t triangle_pairs; /* triangle pairs with overlapping boxes found by the previous round's leaf pairs */
+    int64_t leaf;           /* LEAF jobs (exact tests) made by the previous round */
+} hy_job_round;
+
+typedef struct hy_job_stream {
+    int32_t frames;
+    int32_t* first;      /* frames + 1 entries: frame f's rounds are rounds[first[f] .. first[f + 1]) */
+    hy_job_round* rounds;
+    int64_t round_count;
+    double thickness;
+} hy_job_stream;
+
+/* Replay frames 0..frames of rec (frames pairs) with contact distance
+ * `thickness` and record the stream; threads for the pipeline (>= 1). */
+hy_status hy_job_stream_record(const hy_recording* rec, int32_t frames, double thickness, int threads,
+                               hy_job_stream* out);
+hy_status hy_job_stream_save(const hy_job_stream* s, const char* path);
+/* HY_ERR_IO when the file is missing; HY_ERR_PARSE naming the line when it is
+ * malformed. */
+hy_status hy_job_stream_load(const char* path, hy_job_stream* out);
+void hy_job_stream_free(hy_job_stream* s);
+
+#endif

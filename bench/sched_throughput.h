@@ -1,0 +1,53 @@
+/* Throughput half of `hyphys bench sched` (issue 4, item 8): recorded job
+ * streams (bench/sched_stream.h) run through a discrete-event simulation of
+ * the hybrid proximity framework on modeled machines, per policy; see
+ * sched_throughput.c for the simulation. */
+#ifndef HY_BENCH_SCHED_THROUGHPUT_H
+#define HY_BENCH_SCHED_THROUGHPUT_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "sched/model.h"
+
+typedef struct hy_tp_options {
+    const char* scenes[16];  /* names or scene files */
+    int scene_count;
+    long frames;             /* frame pairs per scene */
+    const char* record_dir;  /* root: recordings in record_dir/NAME (default hyphys-recordings) */
+    int measured;            /* 1: charge each scheduler call its measured wall time; 0: its modeled time */
+    double thickness;        /* contact distance of the replay, metres */
+    int threads;             /* threads for recording and replay (not for the simulation) */
+} hy_tp_options;
+
+typedef struct hy_tp_row {
+    char scene[64];
+    const char* machine; /* "machine1", "machine2" */
+    char config[96];     /* e.g. "CPU+GTX285" */
+    const char* label;   /* short x label for the plot */
+    int config_index;
+    const char* policy;
+    double fps;          /* 1 / mean frame time */
+    double frame_ms;     /* mean frame time */
+    double calls;        /* scheduler calls per frame */
+    double sched_ms;     /* scheduler time charged per frame */
+    int resources;
+    char resource[HY_SCHED_MAX_RESOURCES][48];
+    double idle[HY_SCHED_MAX_RESOURCES]; /* per resource: 1 - busy time / frame time, over all frames */
+} hy_tp_row;
+
+/* Run every scene x machine configuration x policy. Returns an exit code
+ * (0, 1 runtime, 2 bad input); *rows (free()) and *count on success.
+ * Progress and recording messages go to stderr. */
+int hy_tp_run(const hy_tp_options* o, hy_tp_row** rows, int* count);
+
+/* Output: the JSON array body of "throughput" (no brackets), the text table
+ * with the target summary, the CSV file (its folder made if missing), and the gnuplot PNG (0 when
+ * gnuplot is missing: a message says so and the plot is skipped). */
+void hy_tp_print_json(FILE* f, const hy_tp_row* rows, int count);
+void hy_tp_print_targets_json(FILE* f, const hy_tp_row* rows, int count);
+void hy_tp_print_text(FILE* f, const hy_tp_row* rows, int count, const hy_tp_options* o);
+int hy_tp_write_csv(const char* path, const hy_tp_row* rows, int count);
+int hy_tp_plot(const char* png, const hy_tp_row* rows, int count);
+
+#endif
