@@ -1,6 +1,8 @@
-/* Elementary continuous collision tests: input checks, exact scaling and the
- * swept-AABB early-out here; the conservative box search lives in
- * collision/ccd_math.h so a CUDA twin can share it. */
+/* Elementary continuous collision tests: options and the exported entry
+ * points here; the query itself (input checks, exact scaling, early-outs,
+ * time slabs) is HY_HD code in collision/ccd_query.h and the box search in
+ * collision/ccd_math.h, shared with the CUDA LEAF kernel
+ * (collision/leaf.h). */
 #include "collision/ccd.h"
 
 #include <float.h>
@@ -9,6 +11,7 @@
 #include <stdlib.h>
 
 #include "collision/ccd_math.h"
+#include "collision/ccd_query.h"
 
 /* Acceptance at 2x the rounding bound: near misses closer than that are
  * beyond what double arithmetic can separate anyway (docs/CCD.md). */
@@ -20,16 +23,6 @@
 #define REFINE_TWIST 1e-10
 /* Boxes kept per thread; larger caps allocate. */
 #define HEAP_LOCAL 1100
-/* Time restriction (touching queries): at most this many candidate time
- * slabs and splits of the volume cubic, else the search covers [0, 1]. */
-#define MAX_SLABS 16
-#define SLAB_STEPS 120
-/* Half-width of the box around a Newton root handed to hy_ccd_certify:
- * small enough that F is affine on it far below rounding of its image,
- * large enough that the image dwarfs the rounding bound. Corners snap
- * outward to multiples of 2^-CERT_GRID (exact dyadics, as the search's). */
-#define CERT_HALF 0x1p-24
-#define CERT_GRID 40
 
 hy_ccd_options hy_ccd_options_default(void) {
     hy_ccd_options o;
@@ -53,245 +46,25 @@ hy_ccd_options hy_ccd_options_step(void) {
     return o;
 }
 
-/* Touching queries: contacts only happen where the volume cubic can vanish
- * (collision/ccd_math.h), so the search runs over those time slabs only,
- * earliest first; in each, a Newton root certified by hy_ccd_certify
- * settles a contact at once (the usual transversal crossing), else the box
- * search (and its long double re-check) decides the slab. Returns the
- * answer, or -1 when the cubic does not isolate its roots (then the caller
- * searches all of [0, 1]). Every time before the reported toi lies in a
- * slab the search excluded or where the cubic certainly does not vanish,
- * so toi stays no later than the first contact. */
-static int slab_query(const hy_ccd_problem_d* pr, const double* const* p, int is_vf, const hy_ccd_options* o,
-                      int refine, hy_ccd_box* heap, double* t_out, hy_ccd_info* inf) {
-    double c[4], verr, slab_lo[MAX_SLABS];
-    int R = o->toi_bits + 1;
-    if (R < 12) R = 12;
-    if (R > 40) R = 40;
-    if (!hy_ccd_vol_cubic(p, c, &verr)) return -1;
-    int ns = hy_ccd_vol_slabs(c, verr, R, MAX_SLABS, SLAB_STEPS, slab_lo);
-    if (ns < 0) return -1;
-    double w = ldexp(1.0, -R), grid = ldexp(1.0, CERT_GRID), prec = ldexp(1.0, -o->toi_bits);
-    int budget = o->max_boxes, rbudget = refine ? o->refine_boxes : 0;
-    int have_ld = 0;
-#if HY_CCD_HAVE_LD
-    hy_ccd_problem_ld prl;
-#endif
-    for (int i = 0; i < ns; i++) {
-        double lo = slab_lo[i], hi = lo + w;
-        /* Certain root near the slab: a contact, and toi = lo is within
-         * the requested precision of it. */
-        double x[3];
-        if (hy_ccd_newton_start_d(pr, 0.5 * (lo + hi), x) && hy_ccd_newton_d(pr, x, 3)) {
-            hy_ccd_box cb;
-            int ok = 1;
-            for (int d = 0; d < 3; d++) {
-                cb.lo[d] = floor((x[d] - CERT_HALF) * grid) / grid;
-                cb.hi[d] = ceil((x[d] + CERT_HALF) * grid) / grid;
-                cb.level[d] = CERT_GRID;
-                if (!(cb.lo[d] >= 0.0 && cb.hi[d] <= 1.0)) ok = 0;
-            }
-            if (ok && cb.lo[0] >= lo - prec && cb.hi[0] - lo <= prec) {
-                /* one box evaluation, counted against the cap */
-                inf->boxes++;
-                budget--;
-                if (hy_ccd_certify_d(pr, &cb)) {
-                    *t_out = lo;
-                    return 1;
-                }
-            }
-        }
-        if (budget < 1) { /* out of work: the conservative answer */
-            inf->capped = 1;
-            *t_out = lo;
-            return 1;
-        }
-        hy_ccd_box sb = {{lo, 0.0, 0.0}, {hi, 1.0, 1.0}, {(unsigned char)R, 0, 0}};
-        int n = 0;
-        hy_ccd_heap_push(heap, &n, &sb);
-        hy_ccd_stats st = {0, 0, 0, 1};
-        int hit = hy_ccd_search_d(pr, heap, budget, t_out, &st);
-        inf->boxes += st.boxes;
-        budget -= st.boxes;
-        if (!hit) continue;
-        if (st.capped) {
-            inf->capped = 1;
-            return 1;
-        }
-        if (st.robust || rbudget < 1) return 1;
-#if HY_CCD_HAVE_LD
-        /* Re-check in long double from the boxes double could not exclude
-         * (as in hy_ccd_query); excluding them all clears the slab. */
-        if (!have_ld) {
-            hy_ccd_problem_init_ld(&prl, p, is_vf, 0.0, o->accept_factor, o->refine_twist_rel, 0, 0.0);
-            have_ld = 1;
-        }
-        hy_ccd_stats stl = st;
-        double toi_l = *t_out;
-        hit = hy_ccd_search_ld(&prl, heap, rbudget, &toi_l, &stl);
-        inf->boxes += stl.boxes;
-        inf->refine_boxes += stl.boxes;
-        rbudget -= stl.boxes;
-        if (!hit) continue;
-        inf->capped = stl.capped;
-        if (toi_l > *t_out) *t_out = toi_l;
-        return 1;
-#else
-        (void)have_ld;
-        (void)is_vf;
-        return 1;
-#endif
-    }
-    return 0;
-}
-
 int hy_ccd_query(int is_vf, const double x[8][3], double min_distance, const hy_ccd_options* opts, double* toi,
                  hy_ccd_info* info) {
     hy_ccd_options o = opts ? *opts : hy_ccd_options_default();
+    hy_ccd_options_clamp(&o);
     hy_ccd_info local = {0, 0, 0};
     hy_ccd_info* inf = info ? info : &local;
-    inf->boxes = 0;
-    inf->refine_boxes = 0;
-    inf->capped = 0;
     double t_dummy;
     double* t_out = toi ? toi : &t_dummy;
-    if (o.accept_factor < 1.0 || !(o.accept_factor == o.accept_factor)) o.accept_factor = 1.0;
-    if (o.max_boxes < 1) o.max_boxes = 1;
-    if (!(o.twist_rel >= 0.0)) o.twist_rel = 0.0;
-    if (o.refine_boxes < 0) o.refine_boxes = 0;
-    if (!(o.refine_twist_rel >= 0.0)) o.refine_twist_rel = 0.0;
-    if (o.toi_bits < 0) o.toi_bits = 0;
-    if (!(o.min_distance_slack >= 0.0) || o.min_distance_slack > 1e6) o.min_distance_slack = 0.0;
-    if (o.toi_bits > HY_CCD_MAX_LEVEL) o.toi_bits = HY_CCD_MAX_LEVEL;
-
-    /* Non-finite input cannot be reasoned about: answer "collision" at t=0,
-     * the conservative choice. A negative or NaN distance means touching. */
-    double md = min_distance > 0.0 ? min_distance : 0.0;
-    double m = 0.0;
-    for (int i = 0; i < 8; i++)
-        for (int k = 0; k < 3; k++) {
-            if (!isfinite(x[i][k])) {
-                *t_out = 0.0;
-                return 1;
-            }
-            m = hy_ccd_max(m, fabs(x[i][k])); /* fmax is a library call */
-        }
-    if (!isfinite(md) || md >= 4.0 * m) {
-        /* Every pair of points is within 2 sqrt(3) m < 4 m of each other. */
-        *t_out = 0.0;
-        return 1;
-    }
-
-    /* Scale by a power of two (exact up to underflow of coordinates below
-     * 2^-800 of the largest, covered by DBL_MIN in the bound) so that the
-     * cubic terms of the separating tests neither overflow nor underflow. */
-    double scale = 1.0;
-    if (m > 0.0 && (m > 0x1p200 || m < 0x1p-200)) {
-        int e;
-        frexp(m, &e);
-        scale = ldexp(1.0, -e);
-    }
-    double y[8][3];
-    const double* p[8];
-    for (int i = 0; i < 8; i++) {
-        for (int k = 0; k < 3; k++) y[i][k] = x[i][k] * scale;
-        p[i] = y[i];
-    }
-    md *= scale;
-
-    /* Swept AABB early-out (exact comparisons). Vertex-face: the vertex's
-     * two positions against the triangle's six; edge-edge: four against
-     * four. */
-    const double* sa[4];
-    const double* sb[6];
-    int na, nb;
-    if (is_vf) {
-        sa[0] = p[0];
-        sa[1] = p[4];
-        na = 2;
-        sb[0] = p[1];
-        sb[1] = p[2];
-        sb[2] = p[3];
-        sb[3] = p[5];
-        sb[4] = p[6];
-        sb[5] = p[7];
-        nb = 6;
-    } else {
-        sa[0] = p[0];
-        sa[1] = p[1];
-        sa[2] = p[4];
-        sa[3] = p[5];
-        na = 4;
-        sb[0] = p[2];
-        sb[1] = p[3];
-        sb[2] = p[6];
-        sb[3] = p[7];
-        nb = 4;
-    }
-    if (hy_ccd_aabb_apart(sa, na, sb, nb, md)) return 0;
-    /* A vertex of one primitive on a vertex of the other at t=0 (duplicated
-     * vertices, resting stacks) is certainly a contact, at t=0; the box
-     * search would bisect down to rounding level around that corner of the
-     * parameter domain. */
-    {
-        int split = is_vf ? 1 : 2;
-        for (int i = 0; i < split; i++)
-            for (int j = split; j < 4; j++)
-                if (p[i][0] == p[j][0] && p[i][1] == p[j][1] && p[i][2] == p[j][2]) {
-                    *t_out = 0.0;
-                    return 1;
-                }
-    }
-
-    /* The second pass resumes from the first pass's pending boxes. */
-    int refine = HY_CCD_HAVE_LD && o.refine_boxes > 0;
-    size_t heap_size = (size_t)o.max_boxes + 2 + (refine ? (size_t)o.refine_boxes : 0);
     /* Per-thread scratch: no allocation, and no large stack frame for the
-     * many queries the early-out settles. */
+     * many queries the early-outs settle. Larger caps allocate, once the
+     * early-outs have not decided (a failed allocation gives the
+     * conservative answer: the core is handed no heap). */
     static _Thread_local hy_ccd_box local_heap[HEAP_LOCAL];
-    hy_ccd_box* heap = local_heap;
-    if (heap_size > HEAP_LOCAL) {
-        heap = malloc(sizeof *heap * heap_size);
-        if (!heap) { /* no room to search: the conservative answer */
-            *t_out = 0.0;
-            return 1;
-        }
+    int hit = hy_ccd_query_core(is_vf, x, min_distance, &o, t_out, inf, local_heap, HEAP_LOCAL);
+    if (hit == HY_CCD_NEED_HEAP) {
+        hy_ccd_box* heap = malloc(sizeof *heap * hy_ccd_heap_boxes(&o));
+        hit = hy_ccd_query_core(is_vf, x, min_distance, &o, t_out, inf, heap, heap ? hy_ccd_heap_boxes(&o) : 0);
+        free(heap);
     }
-    hy_ccd_problem_d pr;
-    hy_ccd_problem_init_d(&pr, p, is_vf, md, o.accept_factor, o.twist_rel, o.toi_bits, o.min_distance_slack);
-    if (md == 0.0) {
-        int ans = slab_query(&pr, p, is_vf, &o, refine, heap, t_out, inf);
-        if (ans >= 0) {
-            if (heap != local_heap) free(heap);
-            return ans;
-        }
-    }
-    hy_ccd_stats st = {0, 0, 0, 0};
-    int hit = hy_ccd_search_d(&pr, heap, o.max_boxes, t_out, &st);
-    inf->boxes = st.boxes;
-    inf->capped = st.capped;
-#if HY_CCD_HAVE_LD
-    /* Re-check a reported contact with 11 more bits and a finer twist
-     * tolerance, resuming from the boxes double could not exclude (what it
-     * excluded stays excluded). Most near misses below double resolution are
-     * separated here; true contacts are accepted again after a few more
-     * bisections. Its own cap keeps the cost bounded: past it the answer
-     * stays "collision". */
-    if (hit && refine && !st.robust && !st.capped) {
-        hy_ccd_problem_ld prl;
-        hy_ccd_problem_init_ld(&prl, p, is_vf, md, o.accept_factor, o.refine_twist_rel, 0, o.min_distance_slack);
-        hy_ccd_stats stl = st;
-        double toi_l = *t_out;
-        hit = hy_ccd_search_ld(&prl, heap, o.refine_boxes, &toi_l, &stl);
-        inf->boxes += stl.boxes;
-        inf->refine_boxes = stl.boxes;
-        inf->capped = stl.capped;
-        /* Every pending box starts no earlier than toi_l, and excluded ones
-         * hold no contact, so the later time is still safe. */
-        if (hit && toi_l > *t_out) *t_out = toi_l;
-    }
-#endif
-    if (heap != local_heap) free(heap);
     return hit;
 }
 

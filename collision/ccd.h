@@ -9,6 +9,10 @@
 #ifndef HY_COLLISION_CCD_H
 #define HY_COLLISION_CCD_H
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /* Vertex p against triangle (a, b, c): positions at t=0 then t=1. */
 int hy_ccd_vf(const double p0[3], const double a0[3], const double b0[3], const double c0[3], const double p1[3],
               const double a1[3], const double b1[3], const double c1[3], double min_distance, double* toi);
@@ -56,5 +60,9 @@ hy_ccd_options hy_ccd_options_step(void);
  * (is_vf: p, a, b, c; else a, b, c, d). opts and info may be NULL. */
 int hy_ccd_query(int is_vf, const double x[8][3], double min_distance, const hy_ccd_options* opts, double* toi,
                  hy_ccd_info* info);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

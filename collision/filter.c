@@ -4,6 +4,8 @@
 #include <float.h>
 #include <math.h>
 
+#include "collision/filter_sat.h"
+
 /* fmin/fmax are library calls without -ffast-math; these are inlined (no
  * NaN handling needed: NaN inputs make every comparison false, which keeps
  * the pair). */
@@ -91,122 +93,6 @@ int hy_filter_coplanar(const double* const x0[4], const double* const x1[4], dou
     return !(pos == 4 || neg == 4);
 }
 
-static inline void sub3(const double* a, const double* b, double r[3]) {
-    r[0] = a[0] - b[0];
-    r[1] = a[1] - b[1];
-    r[2] = a[2] - b[2];
-}
-
-static inline void cross(const double a[3], const double b[3], double r[3]) {
-    r[0] = a[1] * b[2] - a[2] * b[1];
-    r[1] = a[2] * b[0] - a[0] * b[2];
-    r[2] = a[0] * b[1] - a[1] * b[0];
-}
-
-/* Point-pair differences of the two features, at both ends of the step. */
-typedef struct sat_set {
-    double w[8][3];
-    double aw[8]; /* max |w_k| per difference, for the rounding bound */
-} sat_set;
-
-static int apart_along(const sat_set* s, const double n[3], double md) {
-    /* |n|_1 >= |n|_2: using it for the distance term only widens the
-     * margin, and saves a square root. */
-    double an = fabs(n[0]) + fabs(n[1]) + fabs(n[2]);
-    if (!(an > 1e-280 && an < 1e280)) return 0;
-    double nn = an;
-    double mn = INFINITY, mx = -INFINITY, scale = 0;
-    for (int i = 0; i < 8; i++) {
-        double v = n[0] * s->w[i][0] + n[1] * s->w[i][1] + n[2] * s->w[i][2];
-        if (v != v) return 0; /* NaN input: decide nothing */
-        mn = min2(mn, v);
-        mx = max2(mx, v);
-        scale = max2(scale, an * s->aw[i]);
-    }
-    /* Each w has one rounding per component (relative), the dot product
-     * three more: 8 eps of |n|_1 |w|_inf covers both with room. */
-    double err = 8.0 * DBL_EPSILON * scale + md * nn * (1.0 + 8.0 * DBL_EPSILON) + 1e-290;
-    return mn > err || mx < -err;
-}
-
 int hy_filter_sat(int is_vf, const double* const x0[4], const double* const x1[4], double min_distance) {
-    double md = min_distance > 0 ? min_distance : 0.0;
-    sat_set s;
-    int m = 0;
-    static const int vf_pairs[3][2] = {{0, 1}, {0, 2}, {0, 3}};
-    static const int ee_pairs[4][2] = {{0, 2}, {0, 3}, {1, 2}, {1, 3}};
-    int np = is_vf ? 3 : 4;
-    for (int t = 0; t < 2; t++) {
-        const double* const* x = t ? x1 : x0;
-        for (int q = 0; q < np; q++) {
-            int i = is_vf ? vf_pairs[q][0] : ee_pairs[q][0];
-            int j = is_vf ? vf_pairs[q][1] : ee_pairs[q][1];
-            sub3(x[i], x[j], s.w[m]);
-            s.aw[m] = max2(fabs(s.w[m][0]), max2(fabs(s.w[m][1]), fabs(s.w[m][2])));
-            m++;
-        }
-    }
-    if (is_vf) {
-        /* VF has 6 differences: repeat two so the loop sees 8 (harmless). */
-        for (int k = 0; k < 3; k++) {
-            s.w[6][k] = s.w[0][k];
-            s.w[7][k] = s.w[3][k];
-        }
-        s.aw[6] = s.aw[0];
-        s.aw[7] = s.aw[3];
-    }
-    double n[3], e1[3], e2[3], d[3];
-    if (is_vf) {
-        /* p = x[0] against triangle x[1..3]. */
-        for (int t = 0; t < 2; t++) {
-            const double* const* x = t ? x1 : x0;
-            sub3(x[2], x[1], e1);
-            sub3(x[3], x[1], e2);
-            cross(e1, e2, n);
-            if (apart_along(&s, n, md)) return 0;
-        }
-        /* Motion of p relative to the triangle's centroid. */
-        for (int k = 0; k < 3; k++)
-            d[k] = (x1[0][k] - x0[0][k]) -
-                   ((x1[1][k] - x0[1][k]) + (x1[2][k] - x0[2][k]) + (x1[3][k] - x0[3][k])) / 3.0;
-        for (int e = 0; e < 3; e++) {
-            int a = 1 + e, b = 1 + (e + 1) % 3;
-            double edge[3];
-            for (int k = 0; k < 3; k++) edge[k] = 0.5 * ((x0[b][k] - x0[a][k]) + (x1[b][k] - x1[a][k]));
-            cross(d, edge, n);
-            if (apart_along(&s, n, md)) return 0;
-        }
-    } else {
-        for (int t = 0; t < 2; t++) {
-            const double* const* x = t ? x1 : x0;
-            sub3(x[1], x[0], e1);
-            sub3(x[3], x[2], e2);
-            cross(e1, e2, n);
-            if (apart_along(&s, n, md)) return 0;
-        }
-        for (int k = 0; k < 3; k++)
-            d[k] = 0.5 * ((x1[0][k] - x0[0][k]) + (x1[1][k] - x0[1][k])) -
-                   0.5 * ((x1[2][k] - x0[2][k]) + (x1[3][k] - x0[3][k]));
-        for (int e = 0; e < 2; e++) {
-            int a = 2 * e, b = 2 * e + 1;
-            double edge[3];
-            for (int k = 0; k < 3; k++) edge[k] = 0.5 * ((x0[b][k] - x0[a][k]) + (x1[b][k] - x1[a][k]));
-            cross(d, edge, n);
-            if (apart_along(&s, n, md)) return 0;
-        }
-    }
-    /* Coordinate axes: apart_along with n = e_k, where the dot products
-     * are the components themselves (no rounding) and |n| = 1. */
-    double scale = 0;
-    for (int i = 0; i < 8; i++) scale = max2(scale, s.aw[i]);
-    double err = 8.0 * DBL_EPSILON * scale + md * (1.0 + 8.0 * DBL_EPSILON) + 1e-290;
-    for (int k = 0; k < 3; k++) {
-        double mn = s.w[0][k], mx = s.w[0][k];
-        for (int i = 1; i < 8; i++) {
-            mn = min2(mn, s.w[i][k]);
-            mx = max2(mx, s.w[i][k]);
-        }
-        if (mn > err || mx < -err) return 0;
-    }
-    return 1;
+    return hy_filter_sat_core(is_vf, x0, x1, min_distance);
 }

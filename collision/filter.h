@@ -7,6 +7,10 @@
 #ifndef HY_COLLISION_FILTER_H
 #define HY_COLLISION_FILTER_H
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /* Swept boxes of the two features (VF: the vertex against the triangle; EE:
  * edge against edge), apart by more than min_distance on some axis. The
  * traversal already applies it with the BVH thickness; it is here for
@@ -36,5 +40,9 @@ int hy_filter_coplanar(const double* const x0[4], const double* const x1[4], dou
  * the same time). Any direction is valid; only the rounding of the dot
  * products is bounded. */
 int hy_filter_sat(int is_vf, const double* const x0[4], const double* const x1[4], double min_distance);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

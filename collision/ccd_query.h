@@ -1,0 +1,280 @@
+/* The body of hy_ccd_query (collision/ccd.h) as HY_HD code, so the CPU
+ * wrapper in collision/ccd.c and the CUDA LEAF kernel (sched/cuda.cu via
+ * collision/leaf.h) run the same arithmetic. The build disables
+ * floating-point contraction on both sides (-ffp-contract=off, nvcc
+ * --fmad=false), so both give bit-identical answers.
+ *
+ * What differs between the two callers stays outside: where the box heap
+ * lives (a thread-local array or malloc on the CPU, a local array on the
+ * GPU) and the default options (hy_ccd_options_default is a host
+ * function). The long double re-check exists only where HY_CCD_HAVE_LD
+ * (collision/ccd_math.h): never under nvcc, so device callers must pass
+ * refine_boxes == 0 to match the CPU (hy_ccd_options_step does). */
+#ifndef HY_COLLISION_CCD_QUERY_H
+#define HY_COLLISION_CCD_QUERY_H
+
+#include <math.h>
+#include <stddef.h>
+
+#include "collision/ccd.h"
+#include "collision/ccd_math.h"
+
+/* Time restriction (touching queries): at most this many candidate time
+ * slabs and splits of the volume cubic, else the search covers [0, 1]. */
+#define HY_CCD_MAX_SLABS 16
+#define HY_CCD_SLAB_STEPS 120
+/* Half-width of the box around a Newton root handed to hy_ccd_certify:
+ * small enough that F is affine on it far below rounding of its image,
+ * large enough that the image dwarfs the rounding bound. Corners snap
+ * outward to multiples of 2^-HY_CCD_CERT_GRID (exact dyadics, as the
+ * search's). */
+#define HY_CCD_CERT_HALF 0x1p-24
+#define HY_CCD_CERT_GRID 40
+/* hy_ccd_query_core's answer when the heap it was given is too small for
+ * the options (nothing else was decided; call again with a larger one). */
+#define HY_CCD_NEED_HEAP (-2)
+
+/* Bring options into their valid ranges (what hy_ccd_query does first). */
+HY_HD void hy_ccd_options_clamp(hy_ccd_options* o) {
+    if (o->accept_factor < 1.0 || !(o->accept_factor == o->accept_factor)) o->accept_factor = 1.0;
+    if (o->max_boxes < 1) o->max_boxes = 1;
+    if (!(o->twist_rel >= 0.0)) o->twist_rel = 0.0;
+    if (o->refine_boxes < 0) o->refine_boxes = 0;
+    if (!(o->refine_twist_rel >= 0.0)) o->refine_twist_rel = 0.0;
+    if (o->toi_bits < 0) o->toi_bits = 0;
+    if (!(o->min_distance_slack >= 0.0) || o->min_distance_slack > 1e6) o->min_distance_slack = 0.0;
+    if (o->toi_bits > HY_CCD_MAX_LEVEL) o->toi_bits = HY_CCD_MAX_LEVEL;
+}
+
+/* Boxes the search heap must hold for clamped options: every evaluated box
+ * adds at most one to the heap, the accepted one goes back, and the
+ * long double pass resumes from what is left. */
+HY_HD size_t hy_ccd_heap_boxes(const hy_ccd_options* o) {
+    int refine = HY_CCD_HAVE_LD && o->refine_boxes > 0;
+    return (size_t)o->max_boxes + 2 + (refine ? (size_t)o->refine_boxes : 0);
+}
+
+/* Touching queries: contacts only happen where the volume cubic can vanish
+ * (collision/ccd_math.h), so the search runs over those time slabs only,
+ * earliest first; in each, a Newton root certified by hy_ccd_certify
+ * settles a contact at once (the usual transversal crossing), else the box
+ * search (and its long double re-check) decides the slab. Returns the
+ * answer, or -1 when the cubic does not isolate its roots (then the caller
+ * searches all of [0, 1]). Every time before the reported toi lies in a
+ * slab the search excluded or where the cubic certainly does not vanish,
+ * so toi stays no later than the first contact. */
+HY_HD int hy_ccd_slab_query(const hy_ccd_problem_d* pr, const double* const* p, int is_vf, const hy_ccd_options* o,
+                            int refine, hy_ccd_box* heap, double* t_out, hy_ccd_info* inf) {
+    double c[4], verr, slab_lo[HY_CCD_MAX_SLABS];
+    int R = o->toi_bits + 1;
+    if (R < 12) R = 12;
+    if (R > 40) R = 40;
+    if (!hy_ccd_vol_cubic(p, c, &verr)) return -1;
+    int ns = hy_ccd_vol_slabs(c, verr, R, HY_CCD_MAX_SLABS, HY_CCD_SLAB_STEPS, slab_lo);
+    if (ns < 0) return -1;
+    double w = ldexp(1.0, -R), grid = ldexp(1.0, HY_CCD_CERT_GRID), prec = ldexp(1.0, -o->toi_bits);
+    int budget = o->max_boxes, rbudget = refine ? o->refine_boxes : 0;
+#if HY_CCD_HAVE_LD
+    int have_ld = 0;
+    hy_ccd_problem_ld prl;
+#endif
+    for (int i = 0; i < ns; i++) {
+        double lo = slab_lo[i], hi = lo + w;
+        /* Certain root near the slab: a contact, and toi = lo is within
+         * the requested precision of it. */
+        double x[3];
+        if (hy_ccd_newton_start_d(pr, 0.5 * (lo + hi), x) && hy_ccd_newton_d(pr, x, 3)) {
+            hy_ccd_box cb;
+            int ok = 1;
+            for (int d = 0; d < 3; d++) {
+                cb.lo[d] = floor((x[d] - HY_CCD_CERT_HALF) * grid) / grid;
+                cb.hi[d] = ceil((x[d] + HY_CCD_CERT_HALF) * grid) / grid;
+                cb.level[d] = HY_CCD_CERT_GRID;
+                if (!(cb.lo[d] >= 0.0 && cb.hi[d] <= 1.0)) ok = 0;
+            }
+            if (ok && cb.lo[0] >= lo - prec && cb.hi[0] - lo <= prec) {
+                /* one box evaluation, counted against the cap */
+                inf->boxes++;
+                budget--;
+                if (hy_ccd_certify_d(pr, &cb)) {
+                    *t_out = lo;
+                    return 1;
+                }
+            }
+        }
+        if (budget < 1) { /* out of work: the conservative answer */
+            inf->capped = 1;
+            *t_out = lo;
+            return 1;
+        }
+        hy_ccd_box sb = {{lo, 0.0, 0.0}, {hi, 1.0, 1.0}, {(unsigned char)R, 0, 0}};
+        int n = 0;
+        hy_ccd_heap_push(heap, &n, &sb);
+        hy_ccd_stats st = {0, 0, 0, 1};
+        int hit = hy_ccd_search_d(pr, heap, budget, t_out, &st);
+        inf->boxes += st.boxes;
+        budget -= st.boxes;
+        if (!hit) continue;
+        if (st.capped) {
+            inf->capped = 1;
+            return 1;
+        }
+        if (st.robust || rbudget < 1) return 1;
+#if HY_CCD_HAVE_LD
+        /* Re-check in long double from the boxes double could not exclude
+         * (as in hy_ccd_query); excluding them all clears the slab. */
+        if (!have_ld) {
+            hy_ccd_problem_init_ld(&prl, p, is_vf, 0.0, o->accept_factor, o->refine_twist_rel, 0, 0.0);
+            have_ld = 1;
+        }
+        hy_ccd_stats stl = st;
+        double toi_l = *t_out;
+        hit = hy_ccd_search_ld(&prl, heap, rbudget, &toi_l, &stl);
+        inf->boxes += stl.boxes;
+        inf->refine_boxes += stl.boxes;
+        rbudget -= stl.boxes;
+        if (!hit) continue;
+        inf->capped = stl.capped;
+        if (toi_l > *t_out) *t_out = toi_l;
+        return 1;
+#else
+        (void)is_vf;
+        return 1;
+#endif
+    }
+    return 0;
+}
+
+/* hy_ccd_query with clamped options o (hy_ccd_options_clamp, never NULL),
+ * t_out and inf never NULL (inf is zeroed here), and a heap of heap_cap
+ * boxes. A NULL heap means none could be had: after the early-outs the
+ * answer is then the conservative "collision at t = 0". A heap smaller
+ * than hy_ccd_heap_boxes(o) returns HY_CCD_NEED_HEAP once the early-outs
+ * have not decided (*t_out and inf untouched but for the zeroing). */
+HY_HD int hy_ccd_query_core(int is_vf, const double x[8][3], double min_distance, const hy_ccd_options* o,
+                            double* t_out, hy_ccd_info* inf, hy_ccd_box* heap, size_t heap_cap) {
+    inf->boxes = 0;
+    inf->refine_boxes = 0;
+    inf->capped = 0;
+
+    /* Non-finite input cannot be reasoned about: answer "collision" at t=0,
+     * the conservative choice. A negative or NaN distance means touching. */
+    double md = min_distance > 0.0 ? min_distance : 0.0;
+    double m = 0.0;
+    for (int i = 0; i < 8; i++)
+        for (int k = 0; k < 3; k++) {
+            if (!isfinite(x[i][k])) {
+                *t_out = 0.0;
+                return 1;
+            }
+            m = hy_ccd_max(m, fabs(x[i][k])); /* fmax is a library call */
+        }
+    if (!isfinite(md) || md >= 4.0 * m) {
+        /* Every pair of points is within 2 sqrt(3) m < 4 m of each other. */
+        *t_out = 0.0;
+        return 1;
+    }
+
+    /* Scale by a power of two (exact up to underflow of coordinates below
+     * 2^-800 of the largest, covered by DBL_MIN in the bound) so that the
+     * cubic terms of the separating tests neither overflow nor underflow. */
+    double scale = 1.0;
+    if (m > 0.0 && (m > 0x1p200 || m < 0x1p-200)) {
+        int e;
+        frexp(m, &e);
+        scale = ldexp(1.0, -e);
+    }
+    double y[8][3];
+    const double* p[8];
+    for (int i = 0; i < 8; i++) {
+        for (int k = 0; k < 3; k++) y[i][k] = x[i][k] * scale;
+        p[i] = y[i];
+    }
+    md *= scale;
+
+    /* Swept AABB early-out (exact comparisons). Vertex-face: the vertex's
+     * two positions against the triangle's six; edge-edge: four against
+     * four. */
+    const double* sa[4];
+    const double* sb[6];
+    int na, nb;
+    if (is_vf) {
+        sa[0] = p[0];
+        sa[1] = p[4];
+        na = 2;
+        sb[0] = p[1];
+        sb[1] = p[2];
+        sb[2] = p[3];
+        sb[3] = p[5];
+        sb[4] = p[6];
+        sb[5] = p[7];
+        nb = 6;
+    } else {
+        sa[0] = p[0];
+        sa[1] = p[1];
+        sa[2] = p[4];
+        sa[3] = p[5];
+        na = 4;
+        sb[0] = p[2];
+        sb[1] = p[3];
+        sb[2] = p[6];
+        sb[3] = p[7];
+        nb = 4;
+    }
+    if (hy_ccd_aabb_apart(sa, na, sb, nb, md)) return 0;
+    /* A vertex of one primitive on a vertex of the other at t=0 (duplicated
+     * vertices, resting stacks) is certainly a contact, at t=0; the box
+     * search would bisect down to rounding level around that corner of the
+     * parameter domain. */
+    {
+        int split = is_vf ? 1 : 2;
+        for (int i = 0; i < split; i++)
+            for (int j = split; j < 4; j++)
+                if (p[i][0] == p[j][0] && p[i][1] == p[j][1] && p[i][2] == p[j][2]) {
+                    *t_out = 0.0;
+                    return 1;
+                }
+    }
+
+    /* The second pass resumes from the first pass's pending boxes. */
+    int refine = HY_CCD_HAVE_LD && o->refine_boxes > 0;
+    if (!heap) { /* no room to search: the conservative answer */
+        *t_out = 0.0;
+        return 1;
+    }
+    if (heap_cap < hy_ccd_heap_boxes(o)) return HY_CCD_NEED_HEAP;
+    hy_ccd_problem_d pr;
+    hy_ccd_problem_init_d(&pr, p, is_vf, md, o->accept_factor, o->twist_rel, o->toi_bits, o->min_distance_slack);
+    if (md == 0.0) {
+        int ans = hy_ccd_slab_query(&pr, p, is_vf, o, refine, heap, t_out, inf);
+        if (ans >= 0) return ans;
+    }
+    hy_ccd_stats st = {0, 0, 0, 0};
+    int hit = hy_ccd_search_d(&pr, heap, o->max_boxes, t_out, &st);
+    inf->boxes = st.boxes;
+    inf->capped = st.capped;
+#if HY_CCD_HAVE_LD
+    /* Re-check a reported contact with 11 more bits and a finer twist
+     * tolerance, resuming from the boxes double could not exclude (what it
+     * excluded stays excluded). Most near misses below double resolution are
+     * separated here; true contacts are accepted again after a few more
+     * bisections. Its own cap keeps the cost bounded: past it the answer
+     * stays "collision". */
+    if (hit && refine && !st.robust && !st.capped) {
+        hy_ccd_problem_ld prl;
+        hy_ccd_problem_init_ld(&prl, p, is_vf, md, o->accept_factor, o->refine_twist_rel, 0, o->min_distance_slack);
+        hy_ccd_stats stl = st;
+        double toi_l = *t_out;
+        hit = hy_ccd_search_ld(&prl, heap, o->refine_boxes, &toi_l, &stl);
+        inf->boxes += stl.boxes;
+        inf->refine_boxes = stl.boxes;
+        inf->capped = stl.capped;
+        /* Every pending box starts no earlier than toi_l, and excluded ones
+         * hold no contact, so the later time is still safe. */
+        if (hit && toi_l > *t_out) *t_out = toi_l;
+    }
+#endif
+    return hit;
+}
+
+#endif

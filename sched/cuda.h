@@ -1,0 +1,75 @@
+/* The CUDA backend of the hybrid proximity framework: one `cuda:N` resource
+ * per GPU present, running LEAF jobs (collision/leaf.h) in batched
+ * launches.
+ *
+ * Two implementations behind this header: sched/cuda.cu (built by nvcc when
+ * CMake finds a CUDA compiler and HY_CUDA is on) and sched/cuda_stub.c
+ * (otherwise, and in sanitizer builds). Having no GPU is normal either way:
+ * hy_cuda_device_count() is 0, hy_cuda_status() says why in one line, and
+ * the caller runs everything on the CPU.
+ *
+ * Exactness: the kernel evaluates hy_leaf_eval, the function the CPU step
+ * uses, compiled without floating-point contraction (--fmad=false), so a
+ * job's contact bit and time of impact are bit-identical to the CPU's.
+ *
+ * Threads: every function may be called from any thread; batches on one
+ * device are serialised (one lock per device). */
+#ifndef HY_SCHED_CUDA_H
+#define HY_SCHED_CUDA_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "collision/ccd.h"
+#include "hyphys/hyphys.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* One LEAF job: x[0..3] at t = 0 and x[4..7] at t = 1 in collision/ccd.h
+ * order (is_vf: p, a, b, c; else a, b, c, d), thickness min_distance.
+ * 208 bytes, the layout the device reads. */
+typedef struct hy_leaf_job {
+    double x[8][3];
+    double min_distance;
+    int32_t is_vf;
+    int32_t pad; /* keeps the size a multiple of 8; ignored */
+} hy_leaf_job;
+
+/* GPUs usable by this build: 0 when built without CUDA, when no GPU or no
+ * driver is present, or when the runtime fails to start. Probed once (later
+ * calls are cheap); never fails, never aborts. */
+int hy_cuda_device_count(void);
+
+/* One line describing the above, for the log: "cuda: built without CUDA",
+ * "cuda: no GPU present (cudaErrorNoDevice): CPU only",
+ * "cuda: 1 GPU: NVIDIA H100 80GB HBM3 (sm_90)". Static storage. */
+const char* hy_cuda_status(void);
+
+/* Name of GPU `device` into buf (cap bytes, NUL-terminated, truncated to
+ * fit). HY_ERR_INVALID_ARG for a device not in [0, hy_cuda_device_count())
+ * or a NULL/empty buffer. */
+hy_status hy_cuda_device_name(int device, char* buf, size_t cap);
+
+/* Evaluate n LEAF jobs on GPU `device` (upload, kernel launches, download;
+ * blocking). hit[i] gets hy_leaf_eval's bits (bit 0: contact, bit 1: the
+ * exact test ran) and toi[i] its time of impact, exactly as hy_leaf_eval
+ * gives them on the CPU. opts: the CCD options (not NULL); the device
+ * requires refine_boxes == 0 and max_boxes <= HY_LEAF_MAX_BOXES
+ * (collision/leaf.h; hy_ccd_options_step() qualifies), otherwise
+ * HY_ERR_UNSUPPORTED. seconds_transfer (host<->device copies) and
+ * seconds_kernel (the launches) may be NULL; they are set, not added to.
+ * Device buffers are kept between calls and grow as needed.
+ * Statuses: HY_ERR_INVALID_ARG (bad device, NULL arrays with n > 0,
+ * n < 0), HY_ERR_UNSUPPORTED (no CUDA in this build, or the options above),
+ * HY_ERR_NOMEM (device memory), HY_ERR_INTERNAL (any other CUDA error; the
+ * message names the call and the CUDA error). n == 0 is HY_OK. */
+hy_status hy_cuda_leaf_batch(int device, const hy_leaf_job* jobs, int64_t n, const hy_ccd_options* opts,
+                             unsigned char* hit, double* toi, double* seconds_transfer, double* seconds_kernel);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
