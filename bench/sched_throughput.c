@@ -37,12 +37,9 @@
  * FPS = frames / Σ frame times; idle ratio of a resource = 1 - its busy time
  * / Σ frame times.
  *
- * Modeled scheduler call time: SCHED_BASE_US for gathering the queues and
- * handing out the result, plus for lp one LP solve per iteration at
- * LP_CELL_US per (resource, type) cell (about 1.4 µs at |R| = 6, |J| = 12:
- * the median `hyphys bench sched` quality figure on this machine divided by
- * its iterations), and for the other policies one pass over the cells at
- * PASS_CELL_US. lp runs with its time-out off (the time-out reads the wall
+ * Modeled scheduler call time: hy_sched_call_time (sched/policy.h), the
+ * same charge the framework's virtual clock uses. lp runs with its time-out
+ * off (the time-out reads the wall
  * clock; the virtual clock must not). */
 #include "bench/sched_throughput.h"
 
@@ -58,9 +55,6 @@
 #include "engine/export.h"
 #include "sched/policy.h"
 
-#define SCHED_BASE_US 2.0
-#define LP_CELL_US 0.02
-#define PASS_CELL_US 0.01
 
 static const char* const g_policies[] = {"lp", "ws", "ws-exp", "lau10", "tan09"};
 #define POLICY_COUNT (int)(sizeof g_policies / sizeof g_policies[0])
@@ -299,9 +293,7 @@ static void end_batch(sim* s, int i) {
 }
 
 static double modeled_call(const sim* s) {
-    double cells = (double)s->R * (double)s->J;
-    if (!strcmp(s->policy->cls->name, "lp")) return 1e-6 * (SCHED_BASE_US + s->a.iterations * LP_CELL_US * cells);
-    return 1e-6 * (SCHED_BASE_US + PASS_CELL_US * cells);
+    return hy_sched_call_time(s->policy->cls->name, s->R, s->a.iterations);
 }
 
 static hy_status call_scheduler(sim* s, double t) {

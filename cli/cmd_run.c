@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 
 #include "cli/cli.h"
+#include "cli/sched_opts.h"
 #include "engine/export.h"
 #include "hyphys/hyphys.h"
 
@@ -21,7 +22,10 @@ static void help(void) {
            "  --csv FILE          write one row per step (ms per phase, counts)\n"
            "  --export-frames DIR write the topology once and positions per frame (docs/FRAMES.md)\n"
            "  --json              print the summary as JSON instead of a table\n"
-           "  --quiet             no progress output\n\n"
+           "  --quiet             no progress output\n"
+           HY_CLI_SCHED_HELP
+           "\nThe summary names the policy and the resources (modeled ones marked), the median\n"
+           "time of a step's collision jobs on the framework's clock and each resource's share.\n\n"
            "exit codes: 0 ok, 1 runtime failure (e.g. the state became NaN), 2 bad usage or input\n");
 }
 
@@ -32,6 +36,7 @@ typedef struct run_opts {
     const char* csv;
     const char* export_dir;
     int json, quiet;
+    hy_cli_sched sched;
 } run_opts;
 
 static int parse(int argc, char** argv, run_opts* o) {
@@ -41,6 +46,9 @@ static int parse(int argc, char** argv, run_opts* o) {
     o->collisions = -1;
     for (int i = 1; i < argc; i++) {
         const char* a = argv[i];
+        int so = hy_cli_sched_option(&o->sched, "run", argc, argv, &i);
+        if (so < 0) return 0;
+        if (so > 0) continue;
         if (!strcmp(a, "--frames")) {
             if (!hy_cli_parse_int("--frames", i + 1 < argc ? argv[++i] : NULL, 1, 100000000, &o->frames)) return 0;
         } else if (!strcmp(a, "--threads")) {
@@ -113,6 +121,13 @@ static int run_main(int argc, char** argv) {
     if (!o.quiet && !o.json)
         fprintf(stderr, "loaded %s: %d triangles, %d vertices, %d objects\n", path, hy_world_get_triangle_count(w),
                 hy_world_get_vertex_count(w), hy_world_get_object_count(w));
+    char sched_desc[1024] = "";
+    int rc0 = hy_cli_sched_apply(&o.sched, "run", w, o.quiet || o.json, sched_desc, sizeof sched_desc);
+    if (rc0) {
+        hy_world_destroy(w);
+        return rc0;
+    }
+    if (!o.quiet && !o.json) fprintf(stderr, "scheduling: %s\n", sched_desc);
 
     FILE* csv = NULL;
     if (o.csv) {
@@ -135,7 +150,14 @@ static int run_main(int argc, char** argv) {
         }
     }
 
-    double* ms = calloc((size_t)o.frames * (HY_PHASE_COUNT + 1), sizeof(double));
+    double* ms = calloc((size_t)o.frames * (HY_PHASE_COUNT + 2), sizeof(double));
+    hy_resource_stats res_total[32], res_step[32];
+    memset(res_total, 0, sizeof res_total);
+    hy_sched_stats sst;
+    memset(&sst, 0, sizeof sst);
+    double sched_ms_total = 0.0;
+    int64_t sched_calls = 0;
+    int nres = 0;
     if (!ms) {
         fprintf(stderr, "hyphys run: out of memory\n");
         hy_world_destroy(w);
@@ -157,6 +179,19 @@ static int run_main(int argc, char** argv) {
         hy_world_get_stats(w, &st);
         for (int p = 0; p < HY_PHASE_COUNT; p++) ms[(size_t)p * (size_t)o.frames + (size_t)f] = st.ms[p];
         ms[(size_t)HY_PHASE_COUNT * (size_t)o.frames + (size_t)f] = st.ms_total;
+        nres = hy_world_get_sched_stats(w, &sst, res_step, 32);
+        ms[(size_t)(HY_PHASE_COUNT + 1) * (size_t)o.frames + (size_t)f] = sst.makespan_ms;
+        sched_ms_total += sst.scheduler_ms;
+        sched_calls += sst.calls;
+        for (int r = 0; r < nres && r < 32; r++) {
+            if (f == 0) res_total[r] = res_step[r];
+            else {
+                res_total[r].busy_ms += res_step[r].busy_ms;
+                res_total[r].transfer_ms += res_step[r].transfer_ms;
+                res_total[r].traverse_jobs += res_step[r].traverse_jobs;
+                res_total[r].leaf_jobs += res_step[r].leaf_jobs;
+            }
+        }
         done = f + 1;
         if (csv) {
             fprintf(csv, "%ld", f + 1);
@@ -189,7 +224,21 @@ static int run_main(int argc, char** argv) {
                    p == HY_PHASE_COUNT ? "total" : hy_phase_name((hy_phase)p), hy_cli_percentile(v, done, 50),
                    hy_cli_percentile(v, done, 95));
         }
-        printf("},\"state_hash\":\"%s\",\"ok\":%s}\n", hash, rc ? "false" : "true");
+        const double* cm = ms + (size_t)(HY_PHASE_COUNT + 1) * (size_t)o.frames;
+        double ccd_sum = 0.0;
+        for (long f = 0; f < done; f++) ccd_sum += cm[f];
+        printf("},\"sched\":{\"policy\":\"%s\",\"clock\":\"%s\",\"ccd_ms\":{\"median\":%.4f,\"p95\":%.4f},"
+               "\"scheduler_ms_per_step\":%.4f,\"calls_per_step\":%.2f,\"resources\":[",
+               sst.policy, sst.virtual_clock ? "virtual" : "real", hy_cli_percentile(cm, done, 50),
+               hy_cli_percentile(cm, done, 95), done ? sched_ms_total / (double)done : 0.0,
+               done ? (double)sched_calls / (double)done : 0.0);
+        for (int r = 0; r < nres && r < 32; r++)
+            printf("%s{\"name\":\"%s\",\"modeled\":%s,\"busy_ms\":%.4f,\"transfer_ms\":%.4f,\"share\":%.4f,"
+                   "\"traverse_jobs\":%lld,\"leaf_jobs\":%lld}",
+                   r ? "," : "", res_total[r].name, res_total[r].modeled ? "true" : "false", res_total[r].busy_ms,
+                   res_total[r].transfer_ms, ccd_sum > 0 ? res_total[r].busy_ms / ccd_sum : 0.0,
+                   (long long)res_total[r].traverse_jobs, (long long)res_total[r].leaf_jobs);
+        printf("]},\"state_hash\":\"%s\",\"ok\":%s}\n", hash, rc ? "false" : "true");
     } else {
         printf("\nscene %s: %d triangles, %ld frames, %d threads\n", o.scene, hy_world_get_triangle_count(w), done,
                threads);
@@ -198,6 +247,19 @@ static int run_main(int argc, char** argv) {
             const double* v = ms + (size_t)p * (size_t)o.frames;
             printf("%-10s %12.3f %12.3f\n", p == HY_PHASE_COUNT ? "total" : hy_phase_name((hy_phase)p),
                    hy_cli_percentile(v, done, 50), hy_cli_percentile(v, done, 95));
+        }
+        const double* cm = ms + (size_t)(HY_PHASE_COUNT + 1) * (size_t)o.frames;
+        double ccd_sum = 0.0;
+        for (long f = 0; f < done; f++) ccd_sum += cm[f];
+        if (nres > 0) {
+            printf("collision jobs: %s\n", sched_desc);
+            printf("  median %.3f ms per step on the %s clock, %.1f scheduler calls per step (%.3f ms)\n",
+                   hy_cli_percentile(cm, done, 50), sst.virtual_clock ? "virtual" : "real",
+                   done ? (double)sched_calls / (double)done : 0.0, done ? sched_ms_total / (double)done : 0.0);
+            for (int r = 0; r < nres && r < 32; r++)
+                printf("  %-22s busy %5.1f%%  %10lld TRAVERSE %12lld LEAF\n", res_total[r].name,
+                       ccd_sum > 0 ? 100.0 * res_total[r].busy_ms / ccd_sum : 0.0,
+                       (long long)res_total[r].traverse_jobs, (long long)res_total[r].leaf_jobs);
         }
         printf("state hash %s\n", hash);
     }

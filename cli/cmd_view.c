@@ -8,7 +8,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <unistd.h>
+
 #include "cli/cli.h"
+#include "cli/sched_opts.h"
 #include "viewer/viewer.h"
 
 static void help(void) {
@@ -27,35 +30,12 @@ static void help(void) {
            "  --no-hud            hide the statistics overlay\n"
            "  --camera Y,P[,Z]    start from yaw Y and pitch P (degrees) and zoom factor Z\n"
            "                      (default 34,26,1: framed on the scene from above right)\n"
-           "  --sched NAME        scheduling policy (none exist yet: the hybrid scheduler is not built)\n"
-           "  --devices LIST      resources to use, comma separated (only 'cpu' exists so far)\n\n"
-           "keys: space pause/run, n one step, r reset, w wireframe, c contacts, s screenshot,\n"
+           HY_CLI_SCHED_HELP
+           "\nkeys: space pause/run, n one step, r reset, w wireframe, c contacts, p next policy,\n"
+           "      s screenshot,"
            "      f frame,"
            " h help overlay, Esc quit. Mouse: left drag orbit, right/middle drag pan, wheel zoom.\n"
            "See docs/VIEWER.md. Needs a display with OpenGL 3.3 (xvfb-run works).\n");
-}
-
-/* Every entry of LIST must be a resource this build has. Only the CPU pool
- * exists so far; GPUs and modeled devices arrive with the hybrid scheduler. */
-static int check_devices(const char* list) {
-    char buf[256];
-    snprintf(buf, sizeof buf, "%s", list);
-    int n = 0;
-    for (char* save = NULL, *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-        if (strcmp(tok, "cpu") != 0) {
-            fprintf(stderr,
-                    "hyphys view: --devices: unknown resource '%s'; available: cpu "
-                    "(GPU and modeled resources are not built yet)\n",
-                    tok);
-            return 0;
-        }
-        n++;
-    }
-    if (n == 0) {
-        fprintf(stderr, "hyphys view: --devices needs a list such as 'cpu'\n");
-        return 0;
-    }
-    return 1;
 }
 
 static int view_main(int argc, char** argv) {
@@ -67,10 +47,15 @@ static int view_main(int argc, char** argv) {
     o.realtime = 1;
     o.hud = 1;
     int frames_given = 0;
+    hy_cli_sched so;
+    memset(&so, 0, sizeof so);
     for (int i = 1; i < argc; i++) {
         const char* a = argv[i];
         const char* v = i + 1 < argc ? argv[i + 1] : NULL;
         long n;
+        int sc = hy_cli_sched_option(&so, "view", argc, argv, &i);
+        if (sc < 0) return HY_EXIT_USAGE;
+        if (sc > 0) continue;
         if (!strcmp(a, "--threads")) {
             if (!hy_cli_parse_int("--threads", v, 1, 256, &n)) return HY_EXIT_USAGE;
             o.threads = (int32_t)n;
@@ -118,23 +103,6 @@ static int view_main(int argc, char** argv) {
             o.realtime = 0;
         } else if (!strcmp(a, "--no-hud")) {
             o.hud = 0;
-        } else if (!strcmp(a, "--sched")) {
-            if (!v) {
-                fprintf(stderr, "hyphys view: --sched needs a policy name\n");
-                return HY_EXIT_USAGE;
-            }
-            /* no policy exists yet: refuse rather than pretend to run one */
-            fprintf(stderr,
-                    "hyphys view: --sched %s: the hybrid scheduler is not built yet, so no policies exist; "
-                    "run without --sched (the step runs its phases on the CPU pool)\n",
-                    v);
-            return HY_EXIT_USAGE;
-        } else if (!strcmp(a, "--devices")) {
-            if (!v || !check_devices(v)) {
-                if (!v) fprintf(stderr, "hyphys view: --devices needs a list such as 'cpu'\n");
-                return HY_EXIT_USAGE;
-            }
-            i++;
         } else if (a[0] == '-' && a[1] != '\0') {
             fprintf(stderr, "hyphys view: unknown option '%s' (see hyphys view --help)\n", a);
             return HY_EXIT_USAGE;
@@ -151,6 +119,12 @@ static int view_main(int argc, char** argv) {
     }
     o.scene_path = hy_cli_resolve_scene(o.scene_path); /* "nbody" finds scenes/nbody.json, as in `run` */
     if (o.screenshot && !frames_given) o.frames = 0;
+    /* the profile is named by thread count: the world's default is one per core */
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    static char profile[4096];
+    int rc = hy_cli_sched_def(&so, "view", o.threads > 0 ? (int)o.threads : (int)(cores > 0 ? cores : 1), 0,
+                              &o.sched, profile, sizeof profile);
+    if (rc) return rc;
     return hy_viewer_run(&o);
 }
 

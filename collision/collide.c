@@ -1,5 +1,6 @@
 #include "collision/collide.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -8,6 +9,7 @@
 #include "collision/filter.h"
 #include "engine/error.h"
 #include "engine/world.h"
+#include "sched/proximity.h"
 
 static double now_ms(void) {
     struct timespec ts;
@@ -39,6 +41,10 @@ void hy_collision_state_destroy(hy_collision_state* cs) {
     free(cs->hit);
     free(cs->toi);
     free(cs->bonded);
+    free(cs->tjobs);
+    free(cs->tjob_distance);
+    free(cs->leaf);
+    free(cs->leaf_tjob);
     free(cs);
 }
 
@@ -87,6 +93,14 @@ hy_status hy_collision_state_sync(hy_world* w) {
             memcpy(cs->inv_mass + off, im, sizeof(double) * (size_t)o->nv);
         }
         hy_status s = hy_bvh_create(o->tri, o->nt, o->nv, &cs->bvh[i]);
+        if (!s) {
+            /* traversal emits global vertex indices */
+            int32_t* ids = malloc(sizeof(int32_t) * ((size_t)o->nv + 1));
+            if (!ids) s = hy_fail(HY_ERR_NOMEM, "out of memory for vertex ids");
+            for (int32_t k = 0; ids && k < o->nv; k++) ids[k] = off + k;
+            if (!s) s = hy_bvh_set_vertex_ids(cs->bvh[i], ids);
+            free(ids);
+        }
         if (s) {
             hy_error_prefix("object '%s': ", o->name);
             cs->object_count = i; /* destroy only what exists */
@@ -143,22 +157,21 @@ static int is_bonded(const hy_collision_state* cs, int32_t lo, int32_t hi) {
 
 static double pair_distance(const hy_object* a, const hy_object* b) { return 0.5 * (a->thickness + b->thickness); }
 
-typedef struct exact_ctx {
-    const hy_collision_state* cs;
-    const hy_feature_pair* pairs;
+typedef struct detect_ctx {
+    hy_world* w;
+    hy_collision_state* cs;
     const double *X0, *X1;
-    double min_distance;
-    unsigned char* hit;
-    double* toi;
     hy_ccd_options opts;
-} exact_ctx;
+    int64_t first; /* of the LEAF range being run */
+} detect_ctx;
 
 static void exact_block(void* p, int64_t begin, int64_t end, int64_t block, int worker) {
-    exact_ctx* c = p;
+    const detect_ctx* c = p;
+    const hy_collision_state* cs = c->cs;
     (void)block;
     (void)worker;
-    for (int64_t i = begin; i < end; i++) {
-        const int32_t* v = c->pairs[i].v;
+    for (int64_t i = c->first + begin; i < c->first + end; i++) {
+        const int32_t* v = cs->leaf[i].v;
         const double *X0 = c->X0, *X1 = c->X1;
         double toi = 1.0, x[8][3];
         for (int j = 0; j < 4; j++)
@@ -166,64 +179,86 @@ static void exact_block(void* p, int64_t begin, int64_t end, int64_t block, int 
                 x[j][k] = X0[3 * v[j] + k];
                 x[4 + j][k] = X1[3 * v[j] + k];
             }
-        int is_vf = c->pairs[i].kind != HY_FEATURE_EE;
+        int is_vf = cs->leaf[i].kind != HY_FEATURE_EE;
+        double md = cs->tjob_distance[cs->leaf_tjob[i]];
         const double* a[4] = {x[0], x[1], x[2], x[3]};
         const double* b[4] = {x[4], x[5], x[6], x[7]};
         /* separating axes first (conservative; valid with a thickness) */
-        int exact = hy_filter_sat(is_vf, a, b, c->min_distance);
-        int hit = exact && hy_ccd_query(is_vf, (const double(*)[3])x, c->min_distance, &c->opts, &toi, NULL);
-        c->hit[i] = (unsigned char)(hit | exact << 1); /* bit 0: contact, bit 1: exact test ran */
-        c->toi[i] = toi;
+        int exact = hy_filter_sat(is_vf, a, b, md);
+        int hit = exact && hy_ccd_query(is_vf, (const double(*)[3])x, md, &c->opts, &toi, NULL);
+        cs->hit[i] = (unsigned char)(hit | exact << 1); /* bit 0: contact, bit 1: exact test ran */
+        cs->toi[i] = toi;
     }
 }
 
-/* Candidates of one object pair -> global indices -> exact tests -> contacts. */
-static hy_status test_candidates(hy_world* w, hy_collision_state* cs, int32_t ia, int32_t ib, const double* X0,
-                                 const double* X1, hy_contact_list* out, hy_step_stats* st) {
-    hy_candidates* c = &cs->candidates;
-    if (c->count == 0) return HY_OK;
-    int32_t oa = cs->object_offset[ia], ob = cs->object_offset[ib];
-    for (int64_t k = 0; k < c->count; k++) {
-        hy_feature_pair* p = &c->pairs[k];
-        if (ia == ib) {
-            for (int q = 0; q < 4; q++) p->v[q] += oa;
-        } else if (p->kind == HY_FEATURE_VF) {
-            p->v[0] += oa;
-            p->v[1] += ob;
-            p->v[2] += ob;
-            p->v[3] += ob;
-        } else if (p->kind == HY_FEATURE_FV) {
-            p->v[0] += ob;
-            p->v[1] += oa;
-            p->v[2] += oa;
-            p->v[3] += oa;
-        } else {
-            p->v[0] += oa;
-            p->v[1] += oa;
-            p->v[2] += ob;
-            p->v[3] += ob;
-        }
+/* TRAVERSE jobs: run the front pairs, then append what they found, in id
+ * order, to the LEAF list. */
+static hy_status work_traverse(void* vctx, int r, const int64_t* ids, int64_t n, int64_t* made) {
+    detect_ctx* c = vctx;
+    hy_collision_state* cs = c->cs;
+    (void)r;
+    hy_status s = hy_traverse_run(cs->traverser, ids, n, c->w->pool);
+    if (s) return s;
+    int64_t total = 0;
+    for (int64_t k = 0; k < n; k++) {
+        const hy_feature_pair* fp;
+        int32_t job;
+        total += hy_traverse_output(cs->traverser, ids[k], &fp, &job);
     }
-    /* grow the per-candidate result arrays (kept between steps) */
-    unsigned char* hit = realloc(cs->hit, (size_t)c->count);
-    if (!hit) return hy_fail(HY_ERR_NOMEM, "out of memory for %lld candidates", (long long)c->count);
-    cs->hit = hit;
-    double* toi = realloc(cs->toi, sizeof(double) * (size_t)c->count);
-    if (!toi) return hy_fail(HY_ERR_NOMEM, "out of memory for %lld candidates", (long long)c->count);
-    cs->toi = toi;
-    exact_ctx ec = {cs, c->pairs, X0, X1, pair_distance(&w->objects[ia], &w->objects[ib]), cs->hit, cs->toi,
-                   hy_ccd_options_step()};
-    hy_pool_for(w->pool, c->count, 256, exact_block, &ec);
-    st->candidates += c->count;
-    for (int64_t k = 0; k < c->count; k++) {
-        st->exact_tests += cs->hit[k] >> 1;
-        if (!(cs->hit[k] & 1)) continue;
-        hy_contact ct;
-        ct.type = c->pairs[k].kind == HY_FEATURE_EE ? HY_CONTACT_EE : HY_CONTACT_VF;
-        memcpy(ct.v, c->pairs[k].v, sizeof ct.v);
-        ct.toi = cs->toi[k];
-        if (!hy_contact_push(out, ct)) return hy_fail(HY_ERR_NOMEM, "out of memory for contacts");
+    int64_t need = cs->leaf_count + total;
+    if (need > cs->leaf_capacity) {
+        int64_t cap = cs->leaf_capacity ? cs->leaf_capacity : 4096;
+        while (cap < need) cap *= 2;
+        hy_feature_pair* l = realloc(cs->leaf, sizeof *l * (size_t)cap);
+        if (l) cs->leaf = l;
+        int32_t* lj = realloc(cs->leaf_tjob, sizeof *lj * (size_t)cap);
+        if (lj) cs->leaf_tjob = lj;
+        unsigned char* hit = realloc(cs->hit, (size_t)cap);
+        if (hit) cs->hit = hit;
+        double* toi = realloc(cs->toi, sizeof *toi * (size_t)cap);
+        if (toi) cs->toi = toi;
+        if (!l || !lj || !hit || !toi)
+            return hy_fail(HY_ERR_NOMEM, "out of memory for %lld candidates", (long long)need);
+        cs->leaf_capacity = cap;
     }
+    for (int64_t k = 0; k < n; k++) {
+        const hy_feature_pair* fp;
+        int32_t job;
+        int64_t m = hy_traverse_output(cs->traverser, ids[k], &fp, &job);
+        if (m == 0) continue;
+        memcpy(cs->leaf + cs->leaf_count, fp, sizeof *fp * (size_t)m);
+        for (int64_t q = 0; q < m; q++) cs->leaf_tjob[cs->leaf_count + q] = job;
+        cs->leaf_count += m;
+    }
+    *made = total;
+    return HY_OK;
+}
+
+/* LEAF jobs: separating-axis filter, then the exact test. */
+static hy_status work_leaf(void* vctx, int r, int64_t first, int64_t n) {
+    detect_ctx* c = vctx;
+    (void)r;
+    if (first < 0 || first + n > c->cs->leaf_count)
+        return hy_fail(HY_ERR_INTERNAL, "LEAF jobs [%lld, %lld) outside the %lld made", (long long)first,
+                       (long long)(first + n), (long long)c->cs->leaf_count);
+    c->first = first;
+    hy_pool_for(c->w->pool, n, 256, exact_block, c);
+    return HY_OK;
+}
+
+static hy_status push_tjob(hy_collision_state* cs, const hy_bvh* a, const hy_bvh* b, double distance) {
+    if (cs->tjob_count == cs->tjob_capacity) {
+        int32_t cap = cs->tjob_capacity ? 2 * cs->tjob_capacity : 64;
+        hy_traverse_job* j = realloc(cs->tjobs, sizeof *j * (size_t)cap);
+        if (j) cs->tjobs = j;
+        double* d = realloc(cs->tjob_distance, sizeof *d * (size_t)cap);
+        if (d) cs->tjob_distance = d;
+        if (!j || !d) return hy_fail(HY_ERR_NOMEM, "out of memory for traversal jobs");
+        cs->tjob_capacity = cap;
+    }
+    cs->tjobs[cs->tjob_count] = (hy_traverse_job){a, b};
+    cs->tjob_distance[cs->tjob_count] = distance;
+    cs->tjob_count++;
     return HY_OK;
 }
 
@@ -250,19 +285,17 @@ hy_status hy_collide_detect(void* world, const double* X0, const double* X1, hy_
     double t1 = now_ms();
     cs->ms_refit = t1 - t0;
     st->ms[HY_PHASE_REFIT] += t1 - t0;
-    /* sweep and prune over root boxes along x */
+    /* sweep and prune over root boxes along x: the traversal jobs */
     int32_t n = cs->object_count;
     for (int32_t i = 0; i < n; i++) cs->order[i] = i;
     g_sort_cs = cs;
     qsort(cs->order, (size_t)n, sizeof(int32_t), compare_lo_x);
     hy_status s = collect_bonded(w, cs);
+    cs->tjob_count = 0;
     for (int32_t i = 0; i < n && !s; i++) {
         int32_t a = cs->order[i];
         const hy_object* oa = &w->objects[a];
-        if (may_collide(oa, oa, 1)) {
-            s = hy_bvh_traverse_self(cs->traverser, cs->bvh[a], w->pool, &cs->candidates);
-            if (!s) s = test_candidates(w, cs, a, a, X0, X1, out, st);
-        }
+        if (may_collide(oa, oa, 1)) s = push_tjob(cs, cs->bvh[a], cs->bvh[a], pair_distance(oa, oa));
         const hy_aabb* ba = &cs->bvh[a]->nodes[0].box;
         for (int32_t j = i + 1; j < n && !s; j++) {
             int32_t b = cs->order[j];
@@ -272,12 +305,122 @@ hy_status hy_collide_detect(void* world, const double* X0, const double* X1, hy_
             /* traverse in slot order so the output does not depend on the sort */
             int32_t lo = a < b ? a : b, hi = a < b ? b : a;
             if (is_bonded(cs, lo, hi)) continue;
-            s = hy_bvh_traverse_pair(cs->traverser, cs->bvh[lo], cs->bvh[hi], w->pool, &cs->candidates);
-            if (!s) s = test_candidates(w, cs, lo, hi, X0, X1, out, st);
+            s = push_tjob(cs, cs->bvh[lo], cs->bvh[hi], pair_distance(&w->objects[lo], &w->objects[hi]));
         }
     }
+    /* the framework runs the front's TRAVERSE jobs and the LEAF jobs they make */
+    if (!s && !w->prox) s = hy_world_ensure_prox(w);
+    int64_t front = 0;
+    if (!s) s = hy_traverse_begin(cs->traverser, cs->tjobs, cs->tjob_count, w->pool, &front);
+    cs->leaf_count = 0;
+    detect_ctx dc = {w, cs, X0, X1, hy_ccd_options_step(), 0};
+    hy_prox_work work = {&dc, work_traverse, work_leaf};
+    if (!s) s = hy_prox_run(w->prox, front, &work);
+    if (!s) s = hy_traverse_counts(cs->traverser, &cs->candidates);
+    for (int64_t k = 0; k < cs->leaf_count && !s; k++) {
+        st->exact_tests += cs->hit[k] >> 1;
+        if (!(cs->hit[k] & 1)) continue;
+        hy_contact ct;
+        ct.type = cs->leaf[k].kind == HY_FEATURE_EE ? HY_CONTACT_EE : HY_CONTACT_VF;
+        memcpy(ct.v, cs->leaf[k].v, sizeof ct.v);
+        ct.toi = cs->toi[k];
+        if (!hy_contact_push(out, ct)) s = hy_fail(HY_ERR_NOMEM, "out of memory for contacts");
+    }
+    if (!s) st->candidates += cs->leaf_count;
     double t2 = now_ms();
     cs->ms_traverse = t2 - t1;
     st->ms[HY_PHASE_TRAVERSE] += t2 - t1;
+    return s;
+}
+
+/* ---- calibration */
+
+static int compare_double(const void* pa, const void* pb) {
+    double a = *(const double*)pa, b = *(const double*)pb;
+    return (a > b) - (a < b);
+}
+
+/* Least squares t = setup + proc·n over the points, with the correlation
+ * of t and n. A negative intercept (setup below timer resolution) is
+ * clamped to 0 and proc refitted through the origin. */
+static void fit_line(hy_calib_kind* k) {
+    double sn = 0, st = 0, snn = 0, snt = 0, stt = 0, m = k->points;
+    for (int i = 0; i < k->points; i++) {
+        sn += k->n[i];
+        st += k->t[i];
+        snn += k->n[i] * k->n[i];
+        snt += k->n[i] * k->t[i];
+        stt += k->t[i] * k->t[i];
+    }
+    double vn = m * snn - sn * sn, vt = m * stt - st * st, cov = m * snt - sn * st;
+    k->proc = vn > 0 ? cov / vn : 0.0;
+    k->setup = m > 0 ? (st - k->proc * sn) / m : 0.0;
+    k->r = vn > 0 && vt > 0 ? cov / sqrt(vn * vt) : 0.0;
+    if (k->setup < 0.0) {
+        k->setup = 0.0;
+        k->proc = snn > 0 ? snt / snn : 0.0;
+    }
+}
+
+hy_status hy_collide_calibrate(hy_world* w, const double* X0, const double* X1, int repeats, hy_calibration* out) {
+    hy_collision_state* cs = w->collision;
+    if (!cs) return hy_fail(HY_ERR_INVALID_ARG, "calibrate: the world has no collision state (step it first)");
+    if (repeats < 1 || repeats > 99) return hy_fail(HY_ERR_INVALID_ARG, "calibrate: repeats must be in [1, 99]");
+    memset(out, 0, sizeof *out);
+    /* one whole detection makes the front and every LEAF job */
+    hy_contact_list contacts = {0};
+    hy_step_stats st;
+    memset(&st, 0, sizeof st);
+    hy_status s = hy_collide_detect(w, X0, X1, &contacts, &st);
+    hy_contact_list_free(&contacts);
+    if (s) return s;
+    int64_t front = 0;
+    s = hy_traverse_begin(cs->traverser, cs->tjobs, cs->tjob_count, w->pool, &front);
+    if (s) return s;
+    int64_t leaves = cs->leaf_count;
+    out->front = front;
+    out->leaves = leaves;
+    if (front < 2 || leaves < 16)
+        return hy_fail(HY_ERR_INVALID_ARG, "calibrate: too little work (%lld TRAVERSE, %lld LEAF jobs)",
+                       (long long)front, (long long)leaves);
+    int64_t* ids = malloc(sizeof(int64_t) * (size_t)front);
+    double* t = malloc(sizeof(double) * (size_t)repeats);
+    if (!ids || !t) {
+        free(ids);
+        free(t);
+        return hy_fail(HY_ERR_NOMEM, "calibrate: out of memory");
+    }
+    for (int64_t i = 0; i < front; i++) ids[i] = i;
+    detect_ctx dc = {w, cs, X0, X1, hy_ccd_options_step(), 0};
+    /* TRAVERSE: batches of 1, 2, 4, ... front pairs (spread over the front so
+     * a batch is a fair sample); LEAF: 1, 4, 16, ... tests. Each size timed
+     * `repeats` times, the median kept: robust to a preempted run. */
+    for (int kind = 0; kind < 2 && !s; kind++) {
+        hy_calib_kind* k = &out->kind[kind];
+        int64_t limit = kind == 0 ? front : leaves;
+        for (int64_t n = 1; n <= limit && k->points < HY_CALIB_POINTS && !s; n *= kind == 0 ? 2 : 4) {
+            for (int r = 0; r < repeats && !s; r++) {
+                double t0;
+                if (kind == 0) {
+                    int64_t stride = front / n;
+                    for (int64_t i = 0; i < n; i++) ids[i] = i * stride;
+                    s = hy_traverse_begin(cs->traverser, cs->tjobs, cs->tjob_count, w->pool, &front);
+                    t0 = now_ms();
+                    if (!s) s = hy_traverse_run(cs->traverser, ids, n, w->pool);
+                } else {
+                    t0 = now_ms();
+                    s = work_leaf(&dc, 0, (leaves - n) / 2, n);
+                }
+                t[r] = 1e-3 * (now_ms() - t0);
+            }
+            qsort(t, (size_t)repeats, sizeof(double), compare_double);
+            k->n[k->points] = (double)n;
+            k->t[k->points] = t[repeats / 2];
+            k->points++;
+        }
+        fit_line(k);
+    }
+    free(ids);
+    free(t);
     return s;
 }

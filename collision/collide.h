@@ -43,14 +43,44 @@ typedef struct hy_collision_state {
     uint64_t* bonded;    /* sorted (lo << 32 | hi) slot pairs held by an intact bond */
     int32_t bonded_count, bonded_capacity;
     double ms_refit, ms_traverse; /* of the last detect call */
+    /* the proximity framework's jobs of the current detect call */
+    hy_traverse_job* tjobs; /* traversal jobs (object self / object pairs) */
+    double* tjob_distance;  /* contact distance per traversal job */
+    int32_t tjob_count, tjob_capacity;
+    hy_feature_pair* leaf; /* LEAF jobs in the order the framework numbered them */
+    int32_t* leaf_tjob;    /* ... and the traversal job each came from */
+    int64_t leaf_count, leaf_capacity;
 } hy_collision_state;
 
 /* Build (or rebuild after objects were added) the world's collision state. */
 hy_status hy_collision_state_sync(struct hy_world* w);
 void hy_collision_state_destroy(hy_collision_state* cs);
 
-/* hy_detect_fn over the world (ctx = the world). */
+/* hy_detect_fn over the world (ctx = the world). Traversal and exact tests
+ * run as the jobs of the world's proximity framework (sched/proximity.h;
+ * created with the defaults, cpu and lp, if the world has none). */
 hy_status hy_collide_detect(void* world, const double* X0, const double* X1, hy_contact_list* out,
                             hy_step_stats* stats);
+
+/* Calibration of the cpu resource (`hyphys calibrate`): the world's
+ * detection between X0 and X1 is run once to make the jobs, then batches of
+ * its TRAVERSE and LEAF jobs of growing size are timed on the world's pool
+ * (median of `repeats`), and T(n) = setup + proc·n fitted by least squares
+ * per job kind. Seconds. */
+#define HY_CALIB_POINTS 16
+typedef struct hy_calib_kind {
+    double setup, proc; /* fitted, seconds */
+    double r;           /* correlation of the points (n, T) */
+    int points;
+    double n[HY_CALIB_POINTS], t[HY_CALIB_POINTS]; /* batch sizes and median seconds */
+} hy_calib_kind;
+
+typedef struct hy_calibration {
+    hy_calib_kind kind[2]; /* [HY_JOB_TRAVERSE], [HY_JOB_LEAF] */
+    int64_t front, leaves; /* jobs the sample made */
+} hy_calibration;
+
+hy_status hy_collide_calibrate(struct hy_world* w, const double* X0, const double* X1, int repeats,
+                               hy_calibration* out);
 
 #endif

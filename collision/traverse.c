@@ -51,6 +51,8 @@ struct hy_traverser {
     int64_t offset_cap;
     struct trav_ctx* ctx; /* per job */
     int64_t ctx_cap;
+    int64_t nfront, front_tests; /* of the last front made */
+    int32_t njobs;               /* of the staged traversal */
 };
 
 /* ---- canonical order */
@@ -344,15 +346,21 @@ static void run_pair(const trav_ctx* c, worker_buf* w, node_pair start) {
 typedef struct run_ctx {
     const trav_ctx* c; /* per job */
     const node_pair* front;
-    block_rec* blocks;
+    block_rec* blocks;  /* per front pair */
+    const int64_t* ids; /* NULL: block b runs front pair b; else front pair ids[b] */
 } run_ctx;
 
 static void front_block(void* vctx, int64_t begin, int64_t end, int64_t block, int worker) {
     run_ctx* r = vctx;
     worker_buf* w = &r->c[0].t->workers[worker];
     int64_t start = w->n;
-    for (int64_t i = begin; i < end; i++) run_pair(r->c, w, r->front[i]);
-    r->blocks[block] = (block_rec){worker, start, w->n - start};
+    (void)block;
+    for (int64_t i = begin; i < end; i++) {
+        int64_t f = r->ids ? r->ids[i] : i;
+        run_pair(r->c, w, r->front[f]);
+        r->blocks[f] = (block_rec){worker, start, w->n - start};
+        start = w->n;
+    }
 }
 
 typedef struct join_ctx {
@@ -372,8 +380,10 @@ static void join_block(void* vctx, int64_t begin, int64_t end, int64_t block, in
     }
 }
 
-static hy_status traverse(hy_traverser* t, const trav_ctx* c, int32_t njobs, hy_pool* pool, hy_candidates* out) {
-    out->count = out->vf = out->ee = out->node_pairs = out->triangle_pairs = out->front = 0;
+/* Clear the per-worker buffers and build the front: every job's root pair,
+ * then breadth-first expansion, a whole round at a time, until it holds
+ * FRONT_TARGET pairs or only leaf pairs remain. */
+static hy_status make_front(hy_traverser* t, const trav_ctx* c, int32_t njobs, hy_pool* pool) {
     int nw = pool ? hy_pool_size(pool) : 1;
     if (nw > t->nworkers) {
         worker_buf* nwb = realloc(t->workers, sizeof *nwb * (size_t)nw);
@@ -387,10 +397,6 @@ static hy_status traverse(hy_traverser* t, const trav_ctx* c, int32_t njobs, hy_
         w->n = w->node_pairs = w->triangle_pairs = w->vf = w->ee = 0;
         w->oom = 0;
     }
-
-    /* Front: every job's root pair, then breadth-first expansion, a whole
-     * round at a time, until it holds FRONT_TARGET pairs or only leaf pairs
-     * remain. */
     int64_t nfront = 0, front_tests = 0;
     if (!grow((void**)&t->front, &t->front_cap, njobs + 1, sizeof *t->front))
         return hy_fail(HY_ERR_NOMEM, "bvh traversal: out of memory");
@@ -424,11 +430,38 @@ static hy_status traverse(hy_traverser* t, const trav_ctx* c, int32_t njobs, hy_
         t->next_cap = tcap;
         nfront = nn;
     }
-
-    /* The front, one pair per block. */
     if (!grow((void**)&t->blocks, &t->blocks_cap, nfront + 1, sizeof *t->blocks))
         return hy_fail(HY_ERR_NOMEM, "bvh traversal: out of memory");
-    run_ctx r = {c, t->front, t->blocks};
+    memset(t->blocks, 0, sizeof *t->blocks * (size_t)(nfront + 1));
+    t->nfront = nfront;
+    t->front_tests = front_tests;
+    return HY_OK;
+}
+
+/* Counters of every worker, summed; HY_ERR_NOMEM if a worker ran out. */
+static hy_status gather_counts(const hy_traverser* t, hy_candidates* out) {
+    out->node_pairs = out->triangle_pairs = out->vf = out->ee = 0;
+    for (int i = 0; i < t->nworkers; i++) {
+        const worker_buf* w = &t->workers[i];
+        if (w->oom) return hy_fail(HY_ERR_NOMEM, "bvh traversal: out of memory for candidates");
+        out->node_pairs += w->node_pairs;
+        out->triangle_pairs += w->triangle_pairs;
+        out->vf += w->vf;
+        out->ee += w->ee;
+    }
+    out->node_pairs += t->front_tests;
+    out->front = t->nfront;
+    return HY_OK;
+}
+
+static hy_status traverse(hy_traverser* t, const trav_ctx* c, int32_t njobs, hy_pool* pool, hy_candidates* out) {
+    out->count = out->vf = out->ee = out->node_pairs = out->triangle_pairs = out->front = 0;
+    hy_status s = make_front(t, c, njobs, pool);
+    if (s) return s;
+    int64_t nfront = t->nfront;
+
+    /* The front, one pair per block. */
+    run_ctx r = {c, t->front, t->blocks, NULL};
     if (nfront == 0) {
         /* nothing to run */
     } else if (pool)
@@ -441,16 +474,8 @@ static hy_status traverse(hy_traverser* t, const trav_ctx* c, int32_t njobs, hy_
     if (!grow((void**)&t->offset, &t->offset_cap, nfront + 1, sizeof *t->offset))
         return hy_fail(HY_ERR_NOMEM, "bvh traversal: out of memory");
     int64_t* offset = t->offset;
-    for (int i = 0; i < t->nworkers; i++) {
-        worker_buf* w = &t->workers[i];
-        if (w->oom) {
-            return hy_fail(HY_ERR_NOMEM, "bvh traversal: out of memory for candidates");
-        }
-        out->node_pairs += w->node_pairs;
-        out->triangle_pairs += w->triangle_pairs;
-        out->vf += w->vf;
-        out->ee += w->ee;
-    }
+    s = gather_counts(t, out);
+    if (s) return s;
     for (int64_t b = 0; b < nfront; b++) {
         offset[b] = total;
         total += t->blocks[b].count;
@@ -464,8 +489,6 @@ static hy_status traverse(hy_traverser* t, const trav_ctx* c, int32_t njobs, hy_
     else
         join_block(&j, 0, nfront, 0, 0);
     out->count = total;
-    out->node_pairs += front_tests;
-    out->front = nfront;
     return HY_OK;
 }
 
@@ -507,3 +530,51 @@ hy_status hy_bvh_traverse_pair(hy_traverser* t, const hy_bvh* a, const hy_bvh* b
     hy_traverse_job j = {a, b};
     return hy_bvh_traverse_jobs(t, &j, 1, pool, out);
 }
+
+/* ---- staged traversal (the proximity framework's TRAVERSE jobs) */
+
+hy_status hy_traverse_begin(hy_traverser* t, const hy_traverse_job* jobs, int32_t job_count, hy_pool* pool,
+                            int64_t* front) {
+    if (!t || !front || (job_count > 0 && !jobs))
+        return hy_fail(HY_ERR_INVALID_ARG, "bvh traversal: NULL argument");
+    if (!grow((void**)&t->ctx, &t->ctx_cap, job_count + 1, sizeof *t->ctx))
+        return hy_fail(HY_ERR_NOMEM, "bvh traversal: out of memory");
+    for (int32_t j = 0; j < job_count; j++) {
+        const hy_bvh* a = jobs[j].a;
+        const hy_bvh* b = jobs[j].b ? jobs[j].b : a;
+        if (!a || a->node_count == 0 || b->node_count == 0)
+            return hy_fail(HY_ERR_INVALID_ARG, "bvh traversal: job %d: tree not built (call hy_bvh_build first)", j);
+        ctx_init(&t->ctx[j], t, a, b);
+    }
+    t->njobs = job_count;
+    hy_status s = make_front(t, t->ctx, job_count, pool);
+    if (s) return s;
+    *front = t->nfront;
+    return HY_OK;
+}
+
+hy_status hy_traverse_run(hy_traverser* t, const int64_t* ids, int64_t n, hy_pool* pool) {
+    if (!t || (n > 0 && !ids)) return hy_fail(HY_ERR_INVALID_ARG, "bvh traversal: NULL argument");
+    for (int64_t i = 0; i < n; i++)
+        if (ids[i] < 0 || ids[i] >= t->nfront)
+            return hy_fail(HY_ERR_INVALID_ARG, "bvh traversal: front pair %lld out of range [0, %lld)",
+                           (long long)ids[i], (long long)t->nfront);
+    run_ctx r = {t->ctx, t->front, t->blocks, ids};
+    if (n == 0) return HY_OK;
+    if (pool)
+        hy_pool_for(pool, n, 1, front_block, &r);
+    else
+        front_block(&r, 0, n, 0, 0);
+    for (int i = 0; i < t->nworkers; i++)
+        if (t->workers[i].oom) return hy_fail(HY_ERR_NOMEM, "bvh traversal: out of memory for candidates");
+    return HY_OK;
+}
+
+int64_t hy_traverse_output(const hy_traverser* t, int64_t f, const hy_feature_pair** pairs, int32_t* job) {
+    const block_rec* r = &t->blocks[f];
+    *pairs = r->count ? t->workers[r->worker].v + r->begin : NULL;
+    *job = t->front[f].job;
+    return r->count;
+}
+
+hy_status hy_traverse_counts(const hy_traverser* t, hy_candidates* out) { return gather_counts(t, out); }

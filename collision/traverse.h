@@ -85,4 +85,20 @@ hy_status hy_bvh_traverse_jobs(hy_traverser* t, const hy_traverse_job* jobs, int
  * difference of the shifts. */
 hy_status hy_bvh_traverse_pair(hy_traverser* t, const hy_bvh* a, const hy_bvh* b, hy_pool* pool, hy_candidates* out);
 
+/* Staged traversal: the same work split into the proximity framework's
+ * TRAVERSE jobs, one per front pair.
+ * hy_traverse_begin makes the front of `jobs` (as hy_bvh_traverse_jobs
+ * does) and returns its size; hy_traverse_run then runs front pairs ids[0..n)
+ * (in any grouping and order, each exactly once over the traversal); a
+ * pair's feature pairs come out in traversal order and are read with
+ * hy_traverse_output (valid until the next run or begin; *job = the
+ * hy_traverse_job it belongs to). Since each pair's output depends only on
+ * the pair, the union is the same whoever ran which pair.
+ * hy_traverse_counts fills the counters of `out` (not its pairs). */
+hy_status hy_traverse_begin(hy_traverser* t, const hy_traverse_job* jobs, int32_t job_count, hy_pool* pool,
+                            int64_t* front);
+hy_status hy_traverse_run(hy_traverser* t, const int64_t* ids, int64_t n, hy_pool* pool);
+int64_t hy_traverse_output(const hy_traverser* t, int64_t f, const hy_feature_pair** pairs, int32_t* job);
+hy_status hy_traverse_counts(const hy_traverser* t, hy_candidates* out);
+
 #endif

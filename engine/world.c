@@ -11,6 +11,7 @@
 #include "collision/collide.h"
 #include "collision/response.h"
 #include "engine/error.h"
+#include "sched/proximity.h"
 #include "engine/mesh.h"
 
 /* ------------------------------------------------------------ helpers */
@@ -173,6 +174,7 @@ HY_API void hy_world_destroy(hy_world* w) {
     free(w->objects);
     hy_bond_set_free(&w->bonds);
     hy_collision_state_destroy(w->collision);
+    hy_prox_destroy(w->prox);
     free(w->last_contacts);
     hy_pool_destroy(w->pool);
     free(w);
@@ -710,10 +712,102 @@ static void commit(hy_world* w) {
     }
 }
 
+/* ------------------------------------------------------------- scheduling */
+
+HY_API hy_sched_def hy_sched_def_default(void) {
+    hy_sched_def d;
+    memset(&d, 0, sizeof d);
+    d.policy = "lp";
+    d.devices = "cpu";
+    d.cookie = HY_DEF_COOKIE;
+    return d;
+}
+
+hy_status hy_world_ensure_prox(hy_world* w) {
+    if (w->prox) return HY_OK;
+    hy_sched_def d = hy_sched_def_default();
+    return hy_world_set_scheduling(w, &d);
+}
+
+HY_API hy_status hy_world_set_scheduling(hy_world* w, const hy_sched_def* def) {
+    if (!w || !def) return hy_fail(HY_ERR_INVALID_ARG, "hy_world_set_scheduling: NULL argument");
+    if (def->cookie != HY_DEF_COOKIE)
+        return hy_fail(HY_ERR_BAD_DEF, "hy_world_set_scheduling: def not initialised by hy_sched_def_default()");
+    hy_sched_model profiles;
+    hy_sched_model_init(&profiles);
+    if (def->profile) {
+        hy_status s = hy_sched_model_load(def->profile, &profiles);
+        if (s) return s;
+    }
+    hy_prox_config c;
+    memset(&c, 0, sizeof c);
+    c.policy = def->policy;
+    c.devices = def->devices;
+    c.clock = def->virtual_clock ? HY_CLOCK_VIRTUAL : HY_CLOCK_REAL;
+    c.profiles = def->profile ? &profiles : NULL;
+    hy_sched_options_default(&c.options);
+    /* the scheduler's own decisions must not read the wall clock, or the
+     * assignment (and so the timeline) would change from run to run */
+    c.options.lp_timeout = 0;
+    hy_prox* p = NULL;
+    hy_status s = hy_prox_create(&c, &p);
+    if (!s && def->trace) s = hy_prox_trace_open(p, def->trace);
+    if (s) {
+        hy_prox_destroy(p);
+        return s;
+    }
+    hy_prox_destroy(w->prox);
+    w->prox = p;
+    return HY_OK;
+}
+
+HY_API hy_status hy_world_set_policy(hy_world* w, const char* policy) {
+    if (!w || !policy) return hy_fail(HY_ERR_INVALID_ARG, "hy_world_set_policy: NULL argument");
+    hy_status s = hy_world_ensure_prox(w);
+    return s ? s : hy_prox_set_policy(w->prox, policy);
+}
+
+/* Copy the framework's figures of this step into the world's snapshot. */
+static void keep_sched_stats(hy_world* w) {
+    memset(&w->sched_stats, 0, sizeof w->sched_stats);
+    if (!w->prox) return;
+    const hy_prox_stats* ps = hy_prox_stats_get(w->prox);
+    hy_sched_stats* o = &w->sched_stats;
+    snprintf(o->policy, sizeof o->policy, "%s", hy_prox_policy_name(w->prox));
+    o->virtual_clock = hy_prox_clock(w->prox) == HY_CLOCK_VIRTUAL;
+    o->resources = hy_prox_resource_count(w->prox);
+    o->makespan_ms = 1e3 * ps->makespan;
+    o->scheduler_ms = 1e3 * ps->sched_time;
+    o->calls = ps->calls;
+    for (int i = 0; i < o->resources && i < 32; i++) {
+        hy_resource_stats* r = &w->resource_stats[i];
+        const hy_resource* res = hy_prox_resource(w->prox, i);
+        snprintf(r->name, sizeof r->name, "%s", res->name);
+        r->modeled = res->modeled;
+        r->busy_ms = 1e3 * ps->busy[i];
+        r->transfer_ms = 1e3 * ps->transfer[i];
+        r->traverse_jobs = ps->jobs[i][HY_JOB_TRAVERSE];
+        r->leaf_jobs = ps->jobs[i][HY_JOB_LEAF];
+    }
+}
+
+HY_API int32_t hy_world_get_sched_stats(const hy_world* w, hy_sched_stats* out, hy_resource_stats* res,
+                                        int32_t capacity) {
+    if (!w || !out || (capacity > 0 && !res)) {
+        hy_fail(HY_ERR_INVALID_ARG, "hy_world_get_sched_stats: NULL argument");
+        return -1;
+    }
+    *out = w->sched_stats;
+    int32_t n = w->sched_stats.resources;
+    for (int32_t i = 0; i < n && i < capacity && i < 32; i++) res[i] = w->resource_stats[i];
+    return n;
+}
+
 HY_API hy_status hy_world_step(hy_world* w) {
     if (!w) return hy_fail(HY_ERR_INVALID_ARG, "hy_world_step: world is NULL");
     hy_step_stats st;
     memset(&st, 0, sizeof st);
+    if (w->prox) hy_prox_stats_reset(w->prox);
     double t_start = now_ms();
     double dt = w->def.time_step / w->def.substeps;
     for (int32_t sub = 0; sub < w->def.substeps; sub++) {
@@ -747,6 +841,7 @@ HY_API hy_status hy_world_step(hy_world* w) {
     st.step_index = w->step_index;
     st.ms_total = now_ms() - t_start;
     w->stats = st;
+    keep_sched_stats(w);
     return HY_OK;
 }
 

@@ -43,6 +43,7 @@ typedef struct hy_object {
 } hy_object;
 
 struct hy_collision_state;
+struct hy_prox;
 
 struct hy_world {
     hy_world_def def;
@@ -58,7 +59,13 @@ struct hy_world {
     struct hy_contact* last_contacts;
     int64_t last_contact_count, last_contact_capacity;
     int detect_round; /* detection calls so far in this substep */
+    struct hy_prox* prox; /* the proximity framework collision runs through; made on first use */
+    hy_sched_stats sched_stats; /* of the last step */
+    hy_resource_stats resource_stats[32];
 };
+
+/* Create the default framework (cpu, lp, real clock) if there is none. */
+hy_status hy_world_ensure_prox(hy_world* w);
 
 /* Obstacle pose at time t. */
 void hy_obstacle_pose(const hy_object* o, double t, hy_v3* position, hy_quat* orientation);

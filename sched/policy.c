@@ -29,6 +29,12 @@ double hy_sched_now(void) {
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
+double hy_sched_call_time(const char* policy, int resources, int iterations) {
+    double cells = 2.0 * (double)resources * (double)resources;
+    if (policy && !strcmp(policy, "lp")) return 1e-6 * (2.0 + (double)iterations * 0.02 * cells);
+    return 1e-6 * (2.0 + 0.01 * cells);
+}
+
 void hy_sched_options_default(hy_sched_options* o) {
     memset(o, 0, sizeof *o);
     o->block = 256;

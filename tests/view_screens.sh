@@ -3,7 +3,8 @@
 # (cloth_ball, nbody, fracture) under Xvfb with Mesa's software OpenGL: each
 # run exits 0 and writes a PNG that shows the scene (not one colour; object
 # colours on >= 2% of the pixels: scripts/check_screenshot.py states the
-# rules). Also: no display -> exit 1 with a message, bad options -> exit 2.
+# rules). The contacts run schedules its collision jobs on modeled devices.
+# Also: no display -> exit 1 with a message, bad options -> exit 2.
 # Skips (77) without xvfb-run, python3, or a CLI built with the viewer.
 set -uo pipefail
 cli=${HY_CLI:?HY_CLI must name the hyphys binary}
@@ -30,7 +31,7 @@ if [ $rc -ne 1 ] || ! echo "$out" | grep -q "needs a display"; then
     fail=1
 fi
 # unknown policy / device / option: usage errors (exit 2), before any window
-for bad in "--sched lp" "--devices cuda:0" "--bogus"; do
+for bad in "--sched fifo" "--devices gpu0" "--clock fast" "--bogus"; do
     # shellcheck disable=SC2086
     "$cli" view "$src/scenes/nbody.json" $bad >/dev/null 2>&1
     rc=$?
@@ -53,7 +54,8 @@ cat >"$work/run.sh" <<EOF
 set -u
 st=0
 for c in on off; do
-    flag=; [ \$c = on ] && flag=--contacts
+    # with contacts: collision jobs on two modeled resources under the ws policy
+    flag=; [ \$c = on ] && flag="--contacts --sched ws --devices model:cpu-m1,model:gtx285 --clock virtual"
     "$cli" view "$work/drape.json" --frames 12 --no-hud \$flag --size 640x360 --screenshot "$work/contacts_\$c.png" \
         >/dev/null 2>"$work/contacts_\$c.err" || { echo "FAIL: view --contacts (\$c)"; cat "$work/contacts_\$c.err"; st=1; }
 done

@@ -39,6 +39,8 @@ struct hy_viewer_sim {
     pthread_t thread;
     int thread_started;
     int quit, paused, step_requests, reset_request, done, failed;
+    const char* policy_request; /* static string, or NULL */
+    const char* policy;         /* the policy chosen with p (sim thread only), or NULL */
     char message[512];
 };
 
@@ -140,6 +142,8 @@ static hy_status capture(hy_viewer_sim* s, hy_viewer_frame* f, int64_t step) {
         hy_world_get_stats(s->world, &f->stats);
     else
         memset(&f->stats, 0, sizeof f->stats);
+    int32_t nr = hy_world_get_sched_stats(s->world, &f->sched, f->resources, 8);
+    f->resource_count = nr < 0 ? 0 : nr > 8 ? 8 : nr;
     f->step = step;
     f->sim_time = (double)step * t->time_step;
     f->bonds = hy_world_get_bond_count(s->world);
@@ -180,8 +184,11 @@ static void reset(hy_viewer_sim* s, char* msg, size_t size) {
     hy_viewer_topology t;
     msg[0] = '\0';
     hy_status st = hy_scene_load(s->scene_path, &s->def.options, &w);
+    if (st == HY_OK && s->def.has_sched) st = hy_world_set_scheduling(w, &s->def.sched);
+    if (st == HY_OK && s->policy) st = hy_world_set_policy(w, s->policy);
     if (st != HY_OK) {
         snprintf(msg, size, "reset failed, kept the running scene: %s", hy_last_error());
+        hy_world_destroy(w);
         return;
     }
     st = read_topology(w, &t);
@@ -263,10 +270,17 @@ static void* run(void* arg) {
             if (ahead < -0.25) clock0 = now_s() - (double)step * s->topo.time_step; /* fell behind: re-anchor */
         }
         if (s->step_requests > 0) s->step_requests--;
+        const char* policy = s->policy_request;
+        s->policy_request = NULL;
         pthread_mutex_unlock(&s->lock);
 
         /* the step and the copy run without the lock */
-        hy_status st = hy_world_step(s->world);
+        hy_status st = HY_OK;
+        if (policy) {
+            st = hy_world_set_policy(s->world, policy);
+            if (st == HY_OK) s->policy = policy; /* kept across resets */
+        }
+        if (st == HY_OK) st = hy_world_step(s->world);
         char err[512] = "";
         if (st == HY_OK) {
             hy_viewer_frame* f = &s->slots[s->write_slot];
@@ -312,6 +326,7 @@ hy_status hy_viewer_sim_create(const hy_viewer_sim_def* def, hy_viewer_sim** out
 
     hy_status st = s->scene_path ? hy_scene_load(s->scene_path, &def->options, &s->world)
                                  : hy_fail(HY_ERR_NOMEM, "out of memory");
+    if (st == HY_OK && def->has_sched) st = hy_world_set_scheduling(s->world, &def->sched);
     if (st == HY_OK) st = read_topology(s->world, &s->topo);
     if (st == HY_OK) {
         /* scratch big enough for the largest object */
@@ -400,6 +415,13 @@ int hy_viewer_sim_get_paused(hy_viewer_sim* s) {
 void hy_viewer_sim_request_step(hy_viewer_sim* s) {
     pthread_mutex_lock(&s->lock);
     s->step_requests++;
+    pthread_cond_signal(&s->wake);
+    pthread_mutex_unlock(&s->lock);
+}
+
+void hy_viewer_sim_request_policy(hy_viewer_sim* s, const char* policy) {
+    pthread_mutex_lock(&s->lock);
+    s->policy_request = policy;
     pthread_cond_signal(&s->wake);
     pthread_mutex_unlock(&s->lock);
 }

@@ -50,6 +50,9 @@ typedef struct hy_viewer_frame {
     double steps_per_s;   /* steps completed per wall second, recent */
     int32_t bonds;        /* intact bonds */
     uint64_t serial;      /* grows with every published frame, resets included */
+    hy_sched_stats sched; /* the collision jobs of that step: policy, clock, makespan */
+    hy_resource_stats resources[8]; /* per resource (the first 8) */
+    int32_t resource_count;
 } hy_viewer_frame;
 
 typedef struct hy_viewer_sim hy_viewer_sim;
@@ -60,6 +63,8 @@ typedef struct hy_viewer_sim_def {
     int64_t max_steps;  /* stop stepping after this many steps; < 0 = never */
     int realtime;       /* 1 = do not run ahead of the wall clock */
     int paused;         /* start paused */
+    int has_sched;      /* 1: apply `sched` to the world after every load */
+    hy_sched_def sched; /* its strings must outlive the sim */
 } hy_viewer_sim_def;
 
 /* Load the scene and publish its first frame; the thread is not started.
@@ -82,6 +87,8 @@ int hy_viewer_sim_get_paused(hy_viewer_sim* sim);
 void hy_viewer_sim_request_step(hy_viewer_sim* sim);
 /* Reload the scene file and start again from step 0. */
 void hy_viewer_sim_request_reset(hy_viewer_sim* sim);
+/* Switch the scheduling policy before the next step (a static string). */
+void hy_viewer_sim_request_policy(hy_viewer_sim* sim, const char* policy);
 /* 1 when the thread has stopped for good at max_steps or on an error. */
 int hy_viewer_sim_is_done(hy_viewer_sim* sim);
 /* Copy the latest message (a failed step, a refused reset; "" if none) into

@@ -17,6 +17,7 @@
 #include "viewer/camera.h"
 #include "viewer/hud.h"
 #include "viewer/render.h"
+#include "sched/policy.h"
 #include "viewer/sim.h"
 
 #define DRAW_WINDOW 64 /* frame times kept for the draw FPS */
@@ -41,6 +42,7 @@ typedef struct app {
     char note[768]; /* a transient line (screenshot saved, ...) */
     double note_until;
     int objects_by_kind[4];
+    int policy_index; /* of the last policy asked for with p, -1 = the start one */
 } app;
 
 /* The last GLFW error, for messages (GLFW reports on the calling thread:
@@ -97,6 +99,21 @@ static void on_key(GLFWwindow* win, int key, int scancode, int action, int mods)
         break;
     case GLFW_KEY_W: a->wireframe = !a->wireframe; break;
     case GLFW_KEY_C: a->contacts = !a->contacts; break;
+    case GLFW_KEY_P: {
+        /* next policy of the registry, from the one running now */
+        const hy_sched_policy_class* const* list = hy_sched_policy_list();
+        int n = 0, cur = a->policy_index;
+        while (list[n]) n++;
+        if (cur < 0)
+            for (int i = 0; i < n; i++)
+                if (!strcmp(list[i]->name, a->frame->sched.policy[0] ? a->frame->sched.policy : "lp")) cur = i;
+        a->policy_index = (cur + 1) % n;
+        hy_viewer_sim_request_policy(a->sim, list[a->policy_index]->name);
+        char note[128];
+        snprintf(note, sizeof note, "policy -> %s (from the next step)", list[a->policy_index]->name);
+        set_note(a, note);
+        break;
+    }
     case GLFW_KEY_S: a->want_screenshot = 1; break;
     case GLFW_KEY_H: a->help = !a->help; break;
     case GLFW_KEY_F: frame_camera(a, a->frame->positions); break;
@@ -158,6 +175,7 @@ static void draw_help(app* a, int w, int h) {
         "r       reset: reload the scene file",
         "w       wireframe over the shaded meshes",
         "c       show the last step's contacts (yellow points)",
+        "p       next scheduling policy (lp, lau10, tan09, ws, ws-exp, exhaustive)",
         "s       save a screenshot PNG in the current folder",
         "f       frame the scene again",
         "h       show / hide this help",
@@ -215,8 +233,18 @@ static void draw_hud(app* a, int w, int h) {
     LINE(WHITE, "contacts %lld   candidates %lld   exact tests %lld   CG iterations %d   bonds %d",
          (long long)f->stats.contacts, (long long)f->stats.candidates, (long long)f->stats.exact_tests,
          (int)f->stats.cg_iterations, (int)f->bonds);
-    /* no scheduler exists yet: say so rather than name a policy */
-    LINE(DIM, "policy: none (hybrid scheduler not built yet)   resources: cpu (%d threads)", (int)t->threads);
+    {
+        char res[512];
+        size_t k = 0;
+        res[0] = '\0';
+        for (int i = 0; i < f->resource_count && k < sizeof res; i++)
+            k += (size_t)snprintf(res + k, sizeof res - k, "%s%s%s", i ? ", " : "", f->resources[i].name,
+                                  f->resources[i].modeled ? " (modeled)" : "");
+        if (f->resource_count == 0) snprintf(res, sizeof res, "cpu (%d threads)", (int)t->threads);
+        LINE(WHITE, "policy %s   %s clock   collision jobs %.2f ms   scheduler %lld calls   resources: %s",
+             f->sched.policy[0] ? f->sched.policy : "lp", f->sched.virtual_clock ? "virtual" : "real",
+             f->sched.makespan_ms, (long long)f->sched.calls, res);
+    }
     if (msg[0]) LINE(WARN, "%s", msg);
     if (a->note[0] && glfwGetTime() < a->note_until) LINE(WHITE, "%s", a->note);
 #undef LINE
@@ -227,12 +255,20 @@ static void draw_hud(app* a, int w, int h) {
         float x = hy_viewer_hud_text_width(a->hud, lines[i]);
         if (x > tw) tw = x;
     }
-    /* phase bars: the share of the last step each phase took. The stats give
-     * no per-worker busy time, so no per-resource bars are drawn. */
+    /* phase bars: the share of the last step each phase took; then resource
+     * bars: each resource's busy share of the step's collision jobs. */
     const float label_w = hy_viewer_hud_text_width(a->hud, "integrate  "), bar_w = 60.0f * scale;
     float bars_w = label_w + bar_w + hy_viewer_hud_text_width(a->hud, "  000.00 ms");
     if (bars_w > tw) tw = bars_w;
-    float panel_h = pad * 2 + lh * (float)(n + 1 + HY_PHASE_COUNT) + lh * 0.8f;
+    int nres = f->resource_count;
+    float res_label_w = label_w;
+    for (int r = 0; r < nres; r++) {
+        char name[32];
+        snprintf(name, sizeof name, "%.20s  ", f->resources[r].name);
+        float wn = hy_viewer_hud_text_width(a->hud, name);
+        if (wn > res_label_w) res_label_w = wn;
+    }
+    float panel_h = pad * 2 + lh * (float)(n + 1 + HY_PHASE_COUNT + (nres ? nres + 1 : 0)) + lh * 0.8f;
     hy_viewer_hud_rect(a->hud, 0, 0, tw + 2 * pad, panel_h, PANEL);
     float y = pad;
     for (int i = 0; i < n; i++, y += lh) hy_viewer_hud_text(a->hud, pad, y, lines[i], colors[i]);
@@ -249,6 +285,24 @@ static void draw_hud(app* a, int w, int h) {
         hy_viewer_hud_rect(a->hud, bx, y, bar_w, bh, BAR_BACK);
         hy_viewer_hud_rect(a->hud, bx, y, (float)share * bar_w, bh, BAR);
         snprintf(v, sizeof v, "  %.2f ms", ms);
+        hy_viewer_hud_text(a->hud, bx + bar_w, y, v, WHITE);
+    }
+    if (nres) {
+        hy_viewer_hud_text(a->hud, pad, y, "resources: busy share of the collision jobs", DIM);
+        y += lh;
+    }
+    for (int r = 0; r < nres; r++, y += lh) {
+        const hy_resource_stats* rs = &f->resources[r];
+        double share = f->sched.makespan_ms > 0.0 ? rs->busy_ms / f->sched.makespan_ms : 0.0;
+        if (share > 1.0) share = 1.0;
+        if (!(share >= 0.0)) share = 0.0;
+        char v[96], name[24];
+        snprintf(name, sizeof name, "%.20s", rs->name);
+        hy_viewer_hud_text(a->hud, pad, y, name, WHITE);
+        float bh = 0.6f * hy_viewer_hud_line_height(a->hud), bx = pad + res_label_w;
+        hy_viewer_hud_rect(a->hud, bx, y, bar_w, bh, BAR_BACK);
+        hy_viewer_hud_rect(a->hud, bx, y, (float)share * bar_w, bh, BAR);
+        snprintf(v, sizeof v, "  %.0f%%  %.2f ms", 100.0 * share, rs->busy_ms);
         hy_viewer_hud_text(a->hud, bx + bar_w, y, v, WHITE);
     }
     hy_viewer_hud_text(a->hud, pad, y + 0.2f * lh, "h: help", DIM);
@@ -366,6 +420,7 @@ static void base_name(const char* path, char* out, size_t size) {
 int hy_viewer_run(const hy_viewer_options* opt) {
     app a;
     memset(&a, 0, sizeof a);
+    a.policy_index = -1;
     a.opt = opt;
     a.hud_on = opt->hud;
     a.contacts = opt->contacts;
@@ -392,6 +447,8 @@ int hy_viewer_run(const hy_viewer_options* opt) {
     def.max_steps = opt->frames;
     def.realtime = batch ? 0 : opt->realtime;
     def.paused = batch ? 0 : opt->paused;
+    def.has_sched = opt->sched.cookie != 0;
+    def.sched = opt->sched;
     hy_status st = hy_viewer_sim_create(&def, &a.sim);
     if (st != HY_OK) {
         fprintf(stderr, "hyphys view: %s: %s\n", opt->scene_path, hy_last_error());

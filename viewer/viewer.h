@@ -5,6 +5,8 @@
 
 #include <stdint.h>
 
+#include "hyphys/hyphys.h"
+
 typedef struct hy_viewer_options {
     const char* scene_path;
     int32_t threads;        /* > 0 overrides the scene's worker count */
@@ -17,6 +19,7 @@ typedef struct hy_viewer_options {
     int contacts;           /* start with the contact points shown (key c) */
     int camera_set;         /* 1 = use `camera` instead of the default view angle */
     float camera[3];        /* yaw and pitch in degrees, zoom factor (> 1 closer; 0 = framed) */
+    hy_sched_def sched;     /* scheduling of the collision jobs (hy_sched_def_default() if unset) */
 } hy_viewer_options;
 
 /* Open the window and run until it closes (or the screenshot is saved).

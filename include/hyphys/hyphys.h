@@ -292,6 +292,52 @@ HY_API int64_t hy_world_get_contacts(const hy_world* world, hy_contact_info* out
  * patterns) in object order: equal hashes mean bit-identical states. */
 HY_API uint64_t hy_world_hash(const hy_world* world);
 
+/* ------------------------------------------------------------- scheduling */
+
+/* Collision detection runs as jobs of the hybrid proximity framework (Kim et
+ * al. 2013): TRAVERSE jobs (BVH node pairs) and LEAF jobs (elementary tests)
+ * handed to resources by a scheduling policy. The contacts and the state do
+ * not depend on the policy, the resources or the clock. */
+typedef struct hy_sched_def {
+    const char* policy;    /* "lp" (default), "lau10", "tan09", "ws", "ws-exp", "exhaustive" */
+    const char* devices;   /* comma list of cpu, cuda, cuda:N, model:NAME (built-in profile or .json file);
+                              default "cpu" */
+    int32_t virtual_clock; /* 1: discrete-event clock, every batch charged its modeled time; default 0 */
+    const char* profile;   /* profile file from `hyphys calibrate` (the real cpu / cuda resources); needed
+                              with more than one resource or the virtual clock; NULL: none */
+    const char* trace;     /* write Chrome/Perfetto trace events of every later step here; NULL: none */
+    uint32_t cookie;
+} hy_sched_def;
+
+HY_API hy_sched_def hy_sched_def_default(void);
+/* Replace the world's framework; on error the previous one stays. */
+HY_API hy_status hy_world_set_scheduling(hy_world* world, const hy_sched_def* def);
+/* Switch the policy only (between steps). */
+HY_API hy_status hy_world_set_policy(hy_world* world, const char* policy);
+
+typedef struct hy_resource_stats {
+    char name[64];        /* "cpu", "cuda:0", "model:gtx285" */
+    int32_t modeled;      /* 1 when its time is charged from a profile */
+    double busy_ms;       /* busy time in the last step, on the framework's clock */
+    double transfer_ms;   /* ... of which modeled host<->device transfers */
+    int64_t traverse_jobs, leaf_jobs;
+} hy_resource_stats;
+
+typedef struct hy_sched_stats {
+    char policy[32];
+    int32_t virtual_clock;
+    int32_t resources;
+    double makespan_ms;   /* collision jobs of the last step, on the framework's clock */
+    double scheduler_ms;  /* charged to scheduler calls */
+    int64_t calls;        /* scheduler calls */
+} hy_sched_stats;
+
+/* Scheduling figures of the last step; writes up to capacity resource rows
+ * (res may be NULL when capacity is 0) and returns the resource count, or
+ * -1 on a NULL argument. */
+HY_API int32_t hy_world_get_sched_stats(const hy_world* world, hy_sched_stats* out, hy_resource_stats* res,
+                                        int32_t capacity);
+
 /* ----------------------------------------------------------------- scenes */
 
 typedef struct hy_scene_options {

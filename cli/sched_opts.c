@@ -1,0 +1,255 @@
+/* Scheduling options and calibration for the command line. */
+#include "cli/sched_opts.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cli/cli.h"
+#include "collision/collide.h"
+#include "engine/error.h"
+#include "engine/world.h"
+#include "sched/model.h"
+#include "sched/proximity.h"
+
+int hy_cli_sched_option(hy_cli_sched* o, const char* cmd, int argc, char** argv, int* i) {
+    const char* a = argv[*i];
+    const char* keys[] = {"--sched", "--devices", "--clock", "--profile", "--trace"};
+    int k = -1;
+    for (int q = 0; q < 5; q++)
+        if (!strcmp(a, keys[q])) k = q;
+    if (k < 0) return 0;
+    if (*i + 1 >= argc) {
+        fprintf(stderr, "hyphys %s: %s needs a value\n", cmd, a);
+        return -1;
+    }
+    const char* v = argv[++*i];
+    o->given = 1;
+    switch (k) {
+    case 0:
+        if (!hy_sched_policy_find(v)) {
+            fprintf(stderr, "hyphys %s: --sched: unknown policy '%s' (lp, lau10, tan09, ws, ws-exp, exhaustive)\n",
+                    cmd, v);
+            return -1;
+        }
+        o->policy = v;
+        break;
+    case 1:
+        o->devices = v;
+        break;
+    case 2:
+        if (strcmp(v, "real") && strcmp(v, "virtual")) {
+            fprintf(stderr, "hyphys %s: --clock: expected real or virtual, got '%s'\n", cmd, v);
+            return -1;
+        }
+        o->virtual_clock = !strcmp(v, "virtual");
+        break;
+    case 3:
+        o->profile = v;
+        break;
+    default:
+        o->trace = v;
+        break;
+    }
+    return 1;
+}
+
+void hy_cli_profile_path(int threads, char* buf, size_t cap) {
+    const char* env = getenv("HYPHYS_PROFILE");
+    if (env && *env) {
+        snprintf(buf, cap, "%s", env);
+        return;
+    }
+    char host[128] = "host";
+    if (gethostname(host, sizeof host) != 0) snprintf(host, sizeof host, "host");
+    host[sizeof host - 1] = '\0';
+    for (char* c = host; *c; c++)
+        if (*c == '/') *c = '_';
+    const char* cache = getenv("XDG_CACHE_HOME");
+    const char* home = getenv("HOME");
+    if (cache && *cache)
+        snprintf(buf, cap, "%s/hyphys/profile-%s-%dt.json", cache, host, threads);
+    else
+        snprintf(buf, cap, "%s/.cache/hyphys/profile-%s-%dt.json", home && *home ? home : ".", host, threads);
+}
+
+static int make_parent(const char* path) {
+    char buf[4096];
+    snprintf(buf, sizeof buf, "%s", path);
+    for (char* c = buf + 1; *c; c++) {
+        if (*c != '/') continue;
+        *c = '\0';
+        if (mkdir(buf, 0777) != 0 && errno != EEXIST) return 0;
+        *c = '/';
+    }
+    return 1;
+}
+
+/* The calibration sample: a size x size cloth folded like an accordion into
+ * six layers 3 mm apart (2 mm thick), each vertex then moved by up to 1.5 mm
+ * in a random direction (fixed seed): lots of self-collision candidates of
+ * every kind, a realistic share of contacts. */
+static hy_world* calibration_world(int threads, int size, double** X0, double** X1) {
+    hy_world_def wd = hy_world_def_default();
+    wd.threads = threads;
+    hy_world* w = NULL;
+    hy_mesh* grid = NULL;
+    if (hy_world_create(&wd, &w) || hy_mesh_grid(size, size, 1.0, 1.0, &grid)) {
+        hy_world_destroy(w);
+        return NULL;
+    }
+    hy_mesh_view v = hy_mesh_get_view(grid);
+    size_t n = (size_t)v.vertex_count;
+    double* p = malloc(sizeof(double) * 3 * n);
+    double* q = malloc(sizeof(double) * 3 * n);
+    if (!p || !q) {
+        free(p);
+        free(q);
+        hy_mesh_destroy(grid);
+        hy_world_destroy(w);
+        return NULL;
+    }
+    double lo = v.positions[0], hi = v.positions[0];
+    for (size_t k = 0; k < n; k++) {
+        lo = fmin(lo, v.positions[3 * k]);
+        hi = fmax(hi, v.positions[3 * k]);
+    }
+    uint64_t rng = 0x9e3779b97f4a7c15ull;
+    for (size_t k = 0; k < n; k++) {
+        double u = (v.positions[3 * k] - lo) / (hi - lo) * 6.0;
+        int layer = u >= 6.0 ? 5 : (int)u;
+        double local = u - layer;
+        if (layer % 2) local = 1.0 - local;
+        p[3 * k] = local / 6.0;
+        p[3 * k + 1] = 0.003 * layer;
+        p[3 * k + 2] = v.positions[3 * k + 2];
+        for (int c = 0; c < 3; c++) {
+            rng = rng * 6364136223846793005ull + 1442695040888963407ull;
+            q[3 * k + c] = p[3 * k + c] + 0.0015 * ((double)(rng >> 11) / 9007199254740992.0 * 2.0 - 1.0);
+        }
+    }
+    hy_cloth_def cd = hy_cloth_def_default();
+    cd.mesh = v;
+    cd.mesh.positions = p;
+    hy_object_id id;
+    hy_status s = hy_cloth_add(w, &cd, &id);
+    hy_mesh_destroy(grid);
+    if (!s) s = hy_collision_state_sync(w);
+    if (s) {
+        free(p);
+        free(q);
+        hy_world_destroy(w);
+        return NULL;
+    }
+    *X0 = p;
+    *X1 = q;
+    return w;
+}
+
+int hy_cli_calibrate(int threads, int repeats, int size, const char* path, int quiet, int json) {
+    double *X0 = NULL, *X1 = NULL;
+    hy_world* w = calibration_world(threads, size, &X0, &X1);
+    if (!w) {
+        fprintf(stderr, "hyphys calibrate: cannot build the sample: %s\n", hy_last_error());
+        return HY_EXIT_RUNTIME;
+    }
+    int nthreads = hy_world_get_thread_count(w);
+    hy_calibration cal;
+    hy_status s = hy_collide_calibrate(w, X0, X1, repeats, &cal);
+    hy_world_destroy(w);
+    free(X0);
+    free(X1);
+    if (s) {
+        fprintf(stderr, "hyphys calibrate: %s\n", hy_last_error());
+        return HY_EXIT_RUNTIME;
+    }
+    hy_device_profile d;
+    memset(&d, 0, sizeof d);
+    snprintf(d.name, sizeof d.name, "cpu");
+    d.kind = HY_DEVICE_CPU;
+    d.cores = nthreads;
+    for (int k = 0; k < HY_JOB_KINDS; k++) {
+        d.cost[k].setup = cal.kind[k].setup;
+        d.cost[k].proc = cal.kind[k].proc;
+    }
+    hy_sched_model m;
+    hy_sched_model_init(&m);
+    s = hy_sched_model_add(&m, &d);
+    if (!s && !make_parent(path)) s = hy_fail(HY_ERR_IO, "%s: cannot create its folder: %s", path, strerror(errno));
+    if (!s) s = hy_sched_model_save(&m, path);
+    if (s) {
+        fprintf(stderr, "hyphys calibrate: %s\n", hy_last_error());
+        return HY_EXIT_RUNTIME;
+    }
+    static const char* names[2] = {"traverse", "leaf"};
+    if (json) {
+        printf("{\"resource\":\"cpu\",\"threads\":%d,\"profile\":\"%s\",\"front\":%lld,\"leaves\":%lld", nthreads, path,
+               (long long)cal.front, (long long)cal.leaves);
+        for (int k = 0; k < 2; k++) {
+            const hy_calib_kind* c = &cal.kind[k];
+            printf(",\"%s\":{\"setup_us\":%.4f,\"proc_us\":%.6f,\"r\":%.6f,\"points\":[", names[k], 1e6 * c->setup,
+                   1e6 * c->proc, c->r);
+            for (int i = 0; i < c->points; i++) printf("%s[%.0f,%.3f]", i ? "," : "", c->n[i], 1e6 * c->t[i]);
+            printf("]}");
+        }
+        printf("}\n");
+    } else if (!quiet) {
+        printf("calibrated resource cpu (%d threads) on a folded %dx%d cloth: %lld TRAVERSE, %lld LEAF jobs\n",
+               nthreads, size, size, (long long)cal.front, (long long)cal.leaves);
+        printf("%-9s %12s %12s %10s %7s\n", "job", "setup us", "proc us", "r", "points");
+        for (int k = 0; k < 2; k++) {
+            const hy_calib_kind* c = &cal.kind[k];
+            printf("%-9s %12.3f %12.5f %10.6f %7d\n", names[k], 1e6 * c->setup, 1e6 * c->proc, c->r, c->points);
+        }
+        printf("profile saved to %s\n", path);
+    }
+    return HY_EXIT_OK;
+}
+
+int hy_cli_sched_def(const hy_cli_sched* o, const char* cmd, int threads, int quiet, hy_sched_def* d, char* path,
+                     size_t cap) {
+    *d = hy_sched_def_default();
+    if (o->policy) d->policy = o->policy;
+    if (o->devices) d->devices = o->devices;
+    d->virtual_clock = o->virtual_clock;
+    d->trace = o->trace;
+    d->profile = o->profile;
+    int need = hy_prox_needs_profile(d->devices, o->virtual_clock ? HY_CLOCK_VIRTUAL : HY_CLOCK_REAL);
+    if (need < 0) {
+        fprintf(stderr, "hyphys %s: --devices: %s\n", cmd, hy_last_error());
+        return HY_EXIT_USAGE;
+    }
+    if (need && !d->profile) {
+        hy_cli_profile_path(threads, path, cap);
+        struct stat sb;
+        if (stat(path, &sb) != 0) {
+            fprintf(stderr, "hyphys %s: no calibrated profile for this machine at %d threads: calibrating first\n", cmd,
+                    threads);
+            int rc = hy_cli_calibrate(threads, 5, 64, path, 1, 0);
+            if (rc) return rc;
+            fprintf(stderr, "hyphys %s: profile saved to %s\n", cmd, path);
+        } else if (!quiet) {
+            fprintf(stderr, "hyphys %s: profile %s\n", cmd, path);
+        }
+        d->profile = path;
+    }
+    return HY_EXIT_OK;
+}
+
+int hy_cli_sched_apply(const hy_cli_sched* o, const char* cmd, hy_world* w, int quiet, char* desc, size_t cap) {
+    hy_sched_def d;
+    char path[4096];
+    int rc = hy_cli_sched_def(o, cmd, hy_world_get_thread_count(w), quiet, &d, path, sizeof path);
+    if (rc) return rc;
+    hy_status s = hy_world_set_scheduling(w, &d);
+    if (s) {
+        fprintf(stderr, "hyphys %s: %s\n", cmd, hy_last_error());
+        return s == HY_ERR_IO ? HY_EXIT_RUNTIME : HY_EXIT_USAGE;
+    }
+    hy_prox_describe(w->prox, desc, cap);
+    return HY_EXIT_OK;
+}

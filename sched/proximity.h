@@ -1,0 +1,130 @@
+/* The hybrid proximity framework (Kim et al. 2013) at run time: the
+ * collision jobs of a step handed out to resources by the active policy.
+ *
+ * Jobs. TRAVERSE jobs are the independent BVH node pairs of the traversal
+ * front (ids 0..traverse_jobs-1, made by the host); running one yields the
+ * feature pairs under it, which become LEAF jobs (the elementary tests),
+ * numbered in the order they are produced and typed by the resource that
+ * produced them (type j = 2·producer + kind, so |J| = 2·|R|).
+ *
+ * Resources, from a device list such as "cpu,model:gtx285,cuda":
+ *   cpu         all worker threads of the pool as one resource
+ *               (hierarchical: inside it the workers steal from each other);
+ *   cuda, cuda:N  every GPU present, or GPU N (a missing GPU is one log line,
+ *               not an error);
+ *   model:NAME  a modeled device: a built-in profile (hy_device_profile_builtin)
+ *               or a profile file (NAME ending in .json). Its jobs are
+ *               computed by the pool, so results are right, and it is charged
+ *               the profile's time.
+ *
+ * Loop. Every resource has an incoming queue (jobs assigned to it) and an
+ * outgoing queue (jobs it produced). An idle resource runs all its incoming
+ * jobs of one type as a batch, TRAVERSE types first. When a resource's
+ * incoming queue is empty and jobs wait in outgoing queues, the scheduler
+ * gathers them all into a hy_sched_problem (busy_i = the resource's expected
+ * remaining work) and the policy splits them; the jobs reach the incoming
+ * queues when the call ends. Initial jobs sit in the host's outgoing queue.
+ *
+ * Clock. The loop is a discrete-event simulation over one timeline, and the
+ * work itself is done by the caller's functions when a batch starts (on the
+ * pool, so a step uses every core whatever the device list). What a batch
+ * costs on the timeline: with HY_CLOCK_VIRTUAL, the model's T(i, j, n) for
+ * every resource (the cpu resource's from its calibrated profile) and a
+ * modeled scheduler call time (hy_sched_call_time): a whole run's timing is
+ * exact and repeatable. With HY_CLOCK_REAL, the measured wall time of the
+ * batch for cpu and cuda resources and of each scheduler call, and the
+ * profile's time for model: resources. Either way the contacts do not
+ * depend on the assignment: each job's result depends only on the job.
+ *
+ * Threads: one hy_prox_run at a time per instance. */
+#ifndef HY_SCHED_PROXIMITY_H
+#define HY_SCHED_PROXIMITY_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "hyphys/hyphys.h"
+#include "sched/model.h"
+#include "sched/policy.h"
+
+typedef enum hy_clock { HY_CLOCK_REAL = 0, HY_CLOCK_VIRTUAL = 1 } hy_clock;
+
+typedef enum hy_resource_kind { HY_RESOURCE_CPU = 0, HY_RESOURCE_MODEL = 1, HY_RESOURCE_CUDA = 2 } hy_resource_kind;
+
+typedef struct hy_resource {
+    char name[64];          /* "cpu", "model:gtx285", "cuda:0" */
+    hy_resource_kind kind;
+    int device;             /* cuda: GPU index */
+    int modeled;            /* charged from its profile (model:, or anything under the virtual clock) */
+} hy_resource;
+
+typedef struct hy_prox_config {
+    const char* policy;  /* NULL = "lp" */
+    const char* devices; /* NULL = "cpu" */
+    hy_clock clock;
+    /* Model of the real cpu resource (and cuda ones), from `hyphys calibrate`.
+     * Needed when there is more than one resource or the clock is virtual;
+     * hy_prox_needs_profile says so before creating. */
+    const hy_sched_model* profiles; /* may be NULL; looked up by name "cpu" / "cuda:N" */
+    hy_sched_options options;
+} hy_prox_config;
+
+typedef struct hy_prox hy_prox;
+
+/* Per run (or summed over the runs since hy_prox_stats_reset). */
+typedef struct hy_prox_stats {
+    int runs;
+    double makespan;   /* seconds on the framework's clock */
+    double sched_time; /* seconds charged to scheduler calls */
+    int64_t calls, batches, iterations;
+    double busy[HY_SCHED_MAX_RESOURCES];     /* seconds */
+    double transfer[HY_SCHED_MAX_RESOURCES]; /* seconds of busy spent on modeled transfers */
+    int64_t jobs[HY_SCHED_MAX_RESOURCES][HY_JOB_KINDS];
+} hy_prox_stats;
+
+/* The caller's work. Both return HY_OK or an error that ends the run. */
+typedef struct hy_prox_work {
+    void* ctx;
+    /* Run TRAVERSE jobs ids[0..n) on resource r; append the LEAF jobs they
+     * make, in id order, to the caller's list and say how many in *made. */
+    hy_status (*traverse)(void* ctx, int r, const int64_t* ids, int64_t n, int64_t* made);
+    /* Run LEAF jobs [first, first + n) of that list on resource r. */
+    hy_status (*leaf)(void* ctx, int r, int64_t first, int64_t n);
+} hy_prox_work;
+
+/* 1 when `devices` under `clock` needs a calibrated cpu profile; -1 (with a
+ * message) when the list does not parse. */
+int hy_prox_needs_profile(const char* devices, hy_clock clock);
+
+/* Parse the device list, pick the policy, build the model. Errors name the
+ * list entry or the policy. A "cuda" entry with no GPU present logs one line
+ * to stderr and is left out. */
+hy_status hy_prox_create(const hy_prox_config* config, hy_prox** out);
+void hy_prox_destroy(hy_prox* p);
+
+int hy_prox_resource_count(const hy_prox* p);
+const hy_resource* hy_prox_resource(const hy_prox* p, int r);
+const hy_sched_model* hy_prox_model(const hy_prox* p);
+const char* hy_prox_policy_name(const hy_prox* p);
+hy_clock hy_prox_clock(const hy_prox* p);
+/* One line: policy, clock, resources (modeled ones marked). */
+void hy_prox_describe(const hy_prox* p, char* buf, size_t cap);
+
+/* Switch policy (between runs). */
+hy_status hy_prox_set_policy(hy_prox* p, const char* name);
+
+/* Run `traverse_jobs` initial TRAVERSE jobs and everything they make. */
+hy_status hy_prox_run(hy_prox* p, int64_t traverse_jobs, const hy_prox_work* work);
+
+void hy_prox_stats_reset(hy_prox* p);
+/* Summed since the last reset. */
+const hy_prox_stats* hy_prox_stats_get(const hy_prox* p);
+
+/* Chrome / Perfetto trace events of every later run (batches, transfers,
+ * idle gaps, scheduler calls), one track per resource and one for the
+ * scheduler. NULL path closes. The file is complete after close (or
+ * destroy). */
+hy_status hy_prox_trace_open(hy_prox* p, const char* path);
+hy_status hy_prox_trace_close(hy_prox* p);
+
+#endif

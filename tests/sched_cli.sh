@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# Tests the scheduling command line: `hyphys calibrate` fits and saves a
+# profile (JSON with positive per-job costs and a correlation); `hyphys run`
+# with --sched/--devices/--profile, with --clock virtual and --trace, names
+# its resources (modeled ones marked) and ends with the CPU-only state hash;
+# bad policies, device lists and clocks are usage errors (exit 2).
+set -uo pipefail
+cli=${HY_CLI:?HY_CLI must name the hyphys binary}
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+fail=0
+export HYPHYS_PROFILE="$work/default-profile.json" # never touch the user's cache
+
+"$cli" calibrate --repeats 3 --size 32 --output "$work/p.json" --json >"$work/cal.json" || { echo "FAIL: calibrate"; exit 1; }
+python3 - "$work/cal.json" "$work/p.json" <<'PY' || fail=1
+import json, sys
+cal = json.load(open(sys.argv[1]))
+prof = json.load(open(sys.argv[2]))
+ok = True
+for k in ("traverse", "leaf"):
+    c = cal[k]
+    if not (c["proc_us"] > 0 and c["setup_us"] >= 0 and -1 <= c["r"] <= 1 and len(c["points"]) >= 3):
+        print("FAIL: calibrate fit for", k, c); ok = False
+d = prof["devices"][0]
+if d["name"] != "cpu" or d["leaf"]["proc_us"] <= 0 or d["traverse"]["proc_us"] <= 0:
+    print("FAIL: profile", d); ok = False
+sys.exit(0 if ok else 1)
+PY
+
+ref=$("$cli" run nbody --frames 3 --json --quiet | python3 -c 'import json,sys; print(json.load(sys.stdin)["state_hash"])')
+check() { # name, expected resource count, args...
+    local name=$1 count=$2; shift 2
+    "$cli" run nbody --frames 3 --json --quiet "$@" >"$work/$name.json" 2>"$work/$name.err" || { echo "FAIL: $name: exit $?"; cat "$work/$name.err"; fail=1; return; }
+    python3 - "$work/$name.json" "$ref" "$count" "$name" <<'PY' || fail=1
+import json, sys
+d = json.load(open(sys.argv[1]))
+s = d["sched"]
+ok = d["state_hash"] == sys.argv[2] and len(s["resources"]) == int(sys.argv[3])
+ok = ok and all(r["modeled"] == r["name"].startswith("model:") or s["clock"] == "virtual" for r in s["resources"])
+ok = ok and sum(r["leaf_jobs"] for r in s["resources"]) > 0
+if not ok: print("FAIL:", sys.argv[4], json.dumps(d))
+sys.exit(0 if ok else 1)
+PY
+}
+check lp_real 3 --sched lp --devices cpu,model:gtx285,model:gtx480 --profile "$work/p.json"
+check ws_virtual 2 --sched ws --devices model:cpu-m1,model:gtx285 --clock virtual --trace "$work/t.json"
+python3 -c 'import json,sys; e=json.load(open(sys.argv[1]))["traceEvents"]; sys.exit(0 if any(x["name"]=="LEAF" for x in e) and any(x["name"]=="schedule" for x in e) else 1)' "$work/t.json" ||
+    { echo "FAIL: trace has no LEAF batches or scheduler calls"; fail=1; }
+# no profile given and none saved: calibrates first and says so
+"$cli" run nbody --frames 1 --quiet --devices cpu,model:gtx285 >/dev/null 2>"$work/auto.err" || { echo "FAIL: auto-calibration run"; fail=1; }
+grep -q "calibrating first" "$work/auto.err" && [ -f "$HYPHYS_PROFILE" ] || { echo "FAIL: run did not calibrate first"; cat "$work/auto.err"; fail=1; }
+
+for bad in "--sched fifo" "--devices gpu0" "--devices model:gtx999" "--clock fast" "--devices cpu,cpu"; do
+    # shellcheck disable=SC2086
+    "$cli" run nbody --frames 1 --quiet $bad >/dev/null 2>"$work/bad.err"
+    rc=$?
+    if [ $rc -ne 2 ] || [ ! -s "$work/bad.err" ]; then echo "FAIL: 'run $bad' expected exit 2 and a message, got $rc"; fail=1; fi
+done
+[ $fail -eq 0 ] && echo "PASS"
+exit $fail
