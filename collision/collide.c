@@ -7,8 +7,10 @@
 
 #include "collision/ccd.h"
 #include "collision/filter.h"
+#include "collision/leaf.h"
 #include "engine/error.h"
 #include "engine/world.h"
+#include "sched/cuda.h"
 #include "sched/proximity.h"
 
 static double now_ms(void) {
@@ -181,12 +183,8 @@ static void exact_block(void* p, int64_t begin, int64_t end, int64_t block, int 
             }
         int is_vf = cs->leaf[i].kind != HY_FEATURE_EE;
         double md = cs->tjob_distance[cs->leaf_tjob[i]];
-        const double* a[4] = {x[0], x[1], x[2], x[3]};
-        const double* b[4] = {x[4], x[5], x[6], x[7]};
-        /* separating axes first (conservative; valid with a thickness) */
-        int exact = hy_filter_sat(is_vf, a, b, md);
-        int hit = exact && hy_ccd_query(is_vf, (const double(*)[3])x, md, &c->opts, &toi, NULL);
-        cs->hit[i] = (unsigned char)(hit | exact << 1); /* bit 0: contact, bit 1: exact test ran */
+        /* separating axes, then the exact test: the arithmetic the GPU kernel shares */
+        cs->hit[i] = (unsigned char)hy_leaf_eval(is_vf, (const double(*)[3])x, md, &c->opts, &toi);
         cs->toi[i] = toi;
     }
 }
@@ -242,6 +240,28 @@ static hy_status work_leaf(void* vctx, int r, int64_t first, int64_t n) {
         return hy_fail(HY_ERR_INTERNAL, "LEAF jobs [%lld, %lld) outside the %lld made", (long long)first,
                        (long long)(first + n), (long long)c->cs->leaf_count);
     c->first = first;
+    const hy_resource* res = hy_prox_resource(c->w->prox, r);
+    if (res && res->kind == HY_RESOURCE_CUDA && n > 0) {
+        /* a GPU: gather the jobs' points, one batched launch */
+        hy_collision_state* cs = c->cs;
+        hy_leaf_job* jobs = malloc(sizeof *jobs * (size_t)n);
+        if (!jobs) return hy_fail(HY_ERR_NOMEM, "out of memory for %lld GPU jobs", (long long)n);
+        for (int64_t i = 0; i < n; i++) {
+            const hy_feature_pair* fp = &cs->leaf[first + i];
+            hy_leaf_job* j = &jobs[i];
+            memset(j, 0, sizeof *j);
+            for (int q = 0; q < 4; q++)
+                for (int k = 0; k < 3; k++) {
+                    j->x[q][k] = c->X0[3 * fp->v[q] + k];
+                    j->x[4 + q][k] = c->X1[3 * fp->v[q] + k];
+                }
+            j->min_distance = cs->tjob_distance[cs->leaf_tjob[first + i]];
+            j->is_vf = fp->kind != HY_FEATURE_EE;
+        }
+        hy_status s = hy_cuda_leaf_batch(res->device, jobs, n, &c->opts, cs->hit + first, cs->toi + first, NULL, NULL);
+        free(jobs);
+        return s;
+    }
     hy_pool_for(c->w->pool, n, 256, exact_block, c);
     return HY_OK;
 }
