@@ -113,6 +113,7 @@ static void probe(void) {
                  (double)p.totalGlobalMem / (1024.0 * 1024.0 * 1024.0));
         status_append(item);
     }
+    (void)cudaSetDevice(0); /* leave the probing thread on the default device */
     if (used < n) {
         char item[64];
         snprintf(item, sizeof item, "; only the first %d used", used);

@@ -236,7 +236,7 @@ static hy_status add_entry(void* vctx, hy_resource_kind kind, int device, const 
                            "one resource or the virtual clock",
                            r->name);
         } else {
-            snprintf(d.name, sizeof d.name, "%s", r->name);
+            snprintf(d.name, sizeof d.name, "%.47s", r->name);
             d.kind = kind == HY_RESOURCE_CPU ? HY_DEVICE_CPU : HY_DEVICE_GPU;
             d.cores = 1;
         }

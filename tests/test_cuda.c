@@ -266,7 +266,8 @@ static void check_gpu(int device, const job_list* L) {
 int main(void) {
     job_list L = {NULL, 0, 0};
     int64_t from_queries = read_queries(&L);
-    if (from_queries == 0) fprintf(stderr, "note: shared ccd-queries not found under %s; random jobs only\n", HY_DATA_DIR);
+    if (from_queries == 0)
+        fprintf(stderr, "note: shared ccd-queries not found under %s; random jobs only\n", HY_DATA_DIR);
     /* 4884 queries x 9 jobs each */
     CHECK(from_queries == 0 || from_queries == 4884 * 9);
     push_random(&L, 6000);
