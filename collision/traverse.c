@@ -504,9 +504,8 @@ static void ctx_init(trav_ctx* c, hy_traverser* t, const hy_bvh* a, const hy_bvh
     }
 }
 
-hy_status hy_bvh_traverse_jobs(hy_traverser* t, const hy_traverse_job* jobs, int32_t job_count, hy_pool* pool,
-                               hy_candidates* out) {
-    if (!t || !out || (job_count > 0 && !jobs)) return hy_fail(HY_ERR_INVALID_ARG, "bvh traversal: NULL argument");
+/* One context per traversal job, checked. */
+static hy_status set_jobs(hy_traverser* t, const hy_traverse_job* jobs, int32_t job_count) {
     if (!grow((void**)&t->ctx, &t->ctx_cap, job_count + 1, sizeof *t->ctx))
         return hy_fail(HY_ERR_NOMEM, "bvh traversal: out of memory");
     for (int32_t j = 0; j < job_count; j++) {
@@ -516,6 +515,14 @@ hy_status hy_bvh_traverse_jobs(hy_traverser* t, const hy_traverse_job* jobs, int
             return hy_fail(HY_ERR_INVALID_ARG, "bvh traversal: job %d: tree not built (call hy_bvh_build first)", j);
         ctx_init(&t->ctx[j], t, a, b);
     }
+    return HY_OK;
+}
+
+hy_status hy_bvh_traverse_jobs(hy_traverser* t, const hy_traverse_job* jobs, int32_t job_count, hy_pool* pool,
+                               hy_candidates* out) {
+    if (!t || !out || (job_count > 0 && !jobs)) return hy_fail(HY_ERR_INVALID_ARG, "bvh traversal: NULL argument");
+    hy_status cs = set_jobs(t, jobs, job_count);
+    if (cs) return cs;
     return traverse(t, t->ctx, job_count, pool, out);
 }
 
@@ -537,15 +544,8 @@ hy_status hy_traverse_begin(hy_traverser* t, const hy_traverse_job* jobs, int32_
                             int64_t* front) {
     if (!t || !front || (job_count > 0 && !jobs))
         return hy_fail(HY_ERR_INVALID_ARG, "bvh traversal: NULL argument");
-    if (!grow((void**)&t->ctx, &t->ctx_cap, job_count + 1, sizeof *t->ctx))
-        return hy_fail(HY_ERR_NOMEM, "bvh traversal: out of memory");
-    for (int32_t j = 0; j < job_count; j++) {
-        const hy_bvh* a = jobs[j].a;
-        const hy_bvh* b = jobs[j].b ? jobs[j].b : a;
-        if (!a || a->node_count == 0 || b->node_count == 0)
-            return hy_fail(HY_ERR_INVALID_ARG, "bvh traversal: job %d: tree not built (call hy_bvh_build first)", j);
-        ctx_init(&t->ctx[j], t, a, b);
-    }
+    hy_status cs = set_jobs(t, jobs, job_count);
+    if (cs) return cs;
     t->njobs = job_count;
     hy_status s = make_front(t, t->ctx, job_count, pool);
     if (s) return s;
