@@ -42,6 +42,7 @@ void hy_sched_options_default(hy_sched_options* o) {
     o->lp_timeout = 1;
     o->lp_max_iterations = 64;
     o->lp_exchange = 1;
+    o->lp_polish = 1;
     o->solver = HY_LP_SIMPLEX;
     o->ws_grain = 0;
 }
@@ -73,6 +74,9 @@ hy_status hy_sched_options_set(hy_sched_options* o, const char* key, const char*
     } else if (!strcmp(key, "lp-exchange")) {
         if ((s = parse_long(key, value, 0, 1, &x))) return s;
         o->lp_exchange = (int)x;
+    } else if (!strcmp(key, "lp-polish")) {
+        if ((s = parse_long(key, value, 0, 2, &x))) return s;
+        o->lp_polish = (int)x;
     } else if (!strcmp(key, "ws-grain")) {
         if ((s = parse_long(key, value, 0, 1L << 30, &x))) return s;
         o->ws_grain = (int)x;
@@ -93,8 +97,8 @@ hy_status hy_sched_options_set(hy_sched_options* o, const char* key, const char*
                            value ? value : "(none)");
     } else {
         return hy_fail(HY_ERR_INVALID_ARG,
-                       "unknown scheduling option '%s' (known: block, lau10-threshold, lp-exchange, lp-timeout, "
-                       "lp-max-iterations, solver, ws-grain)",
+                       "unknown scheduling option '%s' (known: block, lau10-threshold, lp-exchange, lp-polish, "
+                       "lp-timeout, lp-max-iterations, solver, ws-grain)",
                        key);
     }
     return HY_OK;

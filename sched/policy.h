@@ -25,6 +25,9 @@ typedef struct hy_sched_options {
     int lp_max_iterations;  /* lp: LP solves per call, >= 1 (default 64) */
     int lp_exchange;        /* lp: after the paper's refinement, move single-resource types to other
                                resources while that lowers the makespan (default 1) */
+    int lp_polish;          /* lp: finish with an integer local search (per type: re-spread its jobs over its
+                               resources, one fewer, one more, or one other): 0 never, 1 when the refinement
+                               was cut short by the time-out or the iteration cap (default), 2 always */
     hy_lp_solver solver;    /* lp, exhaustive: HY_LP_SIMPLEX (default) or HY_LP_GLPK */
     int ws_grain;           /* ws, ws-exp: most jobs a resource takes from its queue at once; 0 = from the model
                                (setup at most a fifth of a chunk's time) (default 0) */
@@ -52,7 +55,7 @@ struct hy_sched_policy {
 };
 
 void hy_sched_options_default(hy_sched_options* o);
-/* Set one option by name ("block", "lau10-threshold", "lp-exchange", "lp-timeout",
+/* Set one option by name ("block", "lau10-threshold", "lp-exchange", "lp-polish", "lp-timeout",
  * "lp-max-iterations", "solver" = simplex|glpk, "ws-grain") from text;
  * HY_ERR_INVALID_ARG naming the option and the value otherwise. */
 hy_status hy_sched_options_set(hy_sched_options* o, const char* key, const char* value);
