@@ -747,8 +747,9 @@ HY_API hy_status hy_world_set_scheduling(hy_world* w, const hy_sched_def* def) {
     c.profiles = def->profile ? &profiles : NULL;
     hy_sched_options_default(&c.options);
     /* the scheduler's own decisions must not read the wall clock, or the
-     * assignment (and so the timeline) would change from run to run */
-    c.options.lp_timeout = 0;
+     * assignment (and so the timeline) would change from run to run: lp's
+     * time-out compares its modeled solving time instead */
+    c.options.lp_timeout = 2;
     hy_prox* p = NULL;
     hy_status s = hy_prox_create(&c, &p);
     if (!s && def->trace) s = hy_prox_trace_open(p, def->trace);

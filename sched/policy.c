@@ -66,7 +66,7 @@ hy_status hy_sched_options_set(hy_sched_options* o, const char* key, const char*
         if ((s = parse_long(key, value, 1, 1L << 40, &x))) return s;
         o->block = x > 0x7fffffff ? 0x7fffffff : (int)x;
     } else if (!strcmp(key, "lp-timeout")) {
-        if ((s = parse_long(key, value, 0, 1, &x))) return s;
+        if ((s = parse_long(key, value, 0, 2, &x))) return s;
         o->lp_timeout = (int)x;
     } else if (!strcmp(key, "lp-max-iterations")) {
         if ((s = parse_long(key, value, 1, 100000, &x))) return s;

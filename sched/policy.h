@@ -21,7 +21,9 @@ typedef struct hy_sched_options {
     int block;              /* tan09: jobs per round-robin block, >= 1 (default 256) */
     double lau10_threshold; /* lau10: split evenly when (max - min) / max finishing time exceeds this (default 0.5) */
     int lp_timeout;         /* lp: stop refining once solving took longer than the smallest positive remaining
-                               busy time of any resource (default 1; 0 makes lp a pure function of its input) */
+                               busy time of any resource: 0 never, 1 solving time read from the wall clock
+                               (default), 2 solving time as modeled by hy_sched_call_time (deterministic:
+                               lp stays a pure function of its input) */
     int lp_max_iterations;  /* lp: LP solves per call, >= 1 (default 64) */
     int lp_exchange;        /* lp: after the paper's refinement, move single-resource types to other
                                resources while that lowers the makespan (default 1) */

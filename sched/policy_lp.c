@@ -231,10 +231,19 @@ static void polish(const hy_sched_problem* prob, hy_sched_assignment* a) {
     a->makespan = hy_sched_makespan(prob, a);
 }
 
+/* Solving time so far for the time-out: the wall clock (lp_timeout 1) or
+ * the modeled call time of the iterations so far (2: deterministic, what a
+ * virtual clock charges for the call). */
+static double spent(const hy_sched_options* o, const hy_sched_problem* prob, const hy_sched_assignment* a,
+                    double t0) {
+    if (o->lp_timeout == 1) return hy_sched_now() - t0;
+    return hy_sched_call_time("lp", prob->model->resources, a->iterations);
+}
+
 static hy_status lp_assign(hy_sched_policy* p, const hy_sched_problem* prob, hy_sched_assignment* a) {
     const hy_sched_options* o = &p->options;
     int J = 2 * prob->model->resources;
-    double t0 = o->lp_timeout ? hy_sched_now() : 0.0;
+    double t0 = o->lp_timeout == 1 ? hy_sched_now() : 0.0;
     double limit = -1; /* seconds; < 0: none */
     if (o->lp_timeout)
         for (int i = 0; i < prob->model->resources; i++)
@@ -255,7 +264,7 @@ static hy_status lp_assign(hy_sched_policy* p, const hy_sched_problem* prob, hy_
 
     int cut = 0; /* the refinement stopped on time or iterations, not by converging */
 #define OUT_OF_TIME() \
-    (cut || (cut = a->iterations >= o->lp_max_iterations || (limit >= 0 && hy_sched_now() - t0 > limit)))
+    (cut || (cut = a->iterations >= o->lp_max_iterations || (limit >= 0 && spent(o, prob, a, t0) > limit)))
     while (!OUT_OF_TIME()) {
         /* the paper's step: every type's move at once */
         memcpy(trial.allowed, lp.allowed, sizeof lp.allowed);
