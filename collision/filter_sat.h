@@ -54,6 +54,19 @@ HY_HD int hy_sat_apart_along(const hy_sat_set* s, const double n[3], double md) 
     return mn > err || mx < -err;
 }
 
+/* The triangle's normal at t = 0 plus its normal at t = 1. */
+HY_HD void hy_sat_plane_normal(const double* a0, const double* b0, const double* c0, const double* a1,
+                               const double* b1, const double* c1, double n[3]) {
+    double e1[3], e2[3], m0[3], m1[3];
+    hy_sat_sub(b0, a0, e1);
+    hy_sat_sub(c0, a0, e2);
+    hy_sat_cross(e1, e2, m0);
+    hy_sat_sub(b1, a1, e1);
+    hy_sat_sub(c1, a1, e2);
+    hy_sat_cross(e1, e2, m1);
+    for (int k = 0; k < 3; k++) n[k] = m0[k] + m1[k];
+}
+
 /* hy_filter_sat: 0 when some direction keeps the features apart for the
  * whole step, 1 to run the exact test (collision/filter.h has the method). */
 HY_HD int hy_filter_sat_core(int is_vf, const double* const x0[4], const double* const x1[4], double min_distance) {
@@ -93,6 +106,18 @@ HY_HD int hy_filter_sat_core(int is_vf, const double* const x0[4], const double*
             hy_sat_cross(e1, e2, n);
             if (hy_sat_apart_along(&s, n, md)) return 0;
         }
+        /* In the triangle's plane: the edge normals n x edge (n and the
+         * edges summed over both ends). A vertex beside a triangle in a
+         * flat sheet — the bulk of the pairs once a contact distance is
+         * set — is apart along one of these, and along no normal. */
+        hy_sat_plane_normal(x0[1], x0[2], x0[3], x1[1], x1[2], x1[3], n);
+        for (int e = 0; e < 3; e++) {
+            int a = 1 + e, b = 1 + (e + 1) % 3;
+            double edge[3], dir[3];
+            for (int k = 0; k < 3; k++) edge[k] = (x0[b][k] - x0[a][k]) + (x1[b][k] - x1[a][k]);
+            hy_sat_cross(n, edge, dir);
+            if (hy_sat_apart_along(&s, dir, md)) return 0;
+        }
         /* Motion of p relative to the triangle's centroid. */
         for (int k = 0; k < 3; k++)
             d[k] = (x1[0][k] - x0[0][k]) -
@@ -111,6 +136,33 @@ HY_HD int hy_filter_sat_core(int is_vf, const double* const x0[4], const double*
             hy_sat_sub(x[3], x[2], e2);
             hy_sat_cross(e1, e2, n);
             if (hy_sat_apart_along(&s, n, md)) return 0;
+        }
+        /* In the edges' common plane: each edge's in-plane normal, and the
+         * part of the offset between the edges' midpoints normal to the
+         * first edge (for parallel edges side by side, where the plane is
+         * undefined). Over both ends summed, as for VF. */
+        {
+            double a1[3], a2[3], n0[3], n1[3], off[3], dir[3];
+            for (int k = 0; k < 3; k++) {
+                a1[k] = (x0[1][k] - x0[0][k]) + (x1[1][k] - x1[0][k]);
+                a2[k] = (x0[3][k] - x0[2][k]) + (x1[3][k] - x1[2][k]);
+                off[k] = (x0[2][k] + x0[3][k] + x1[2][k] + x1[3][k]) - (x0[0][k] + x0[1][k] + x1[0][k] + x1[1][k]);
+            }
+            hy_sat_sub(x0[1], x0[0], e1);
+            hy_sat_sub(x0[3], x0[2], e2);
+            hy_sat_cross(e1, e2, n0);
+            hy_sat_sub(x1[1], x1[0], e1);
+            hy_sat_sub(x1[3], x1[2], e2);
+            hy_sat_cross(e1, e2, n1);
+            for (int k = 0; k < 3; k++) n[k] = n0[k] + n1[k];
+            hy_sat_cross(n, a1, dir);
+            if (hy_sat_apart_along(&s, dir, md)) return 0;
+            hy_sat_cross(n, a2, dir);
+            if (hy_sat_apart_along(&s, dir, md)) return 0;
+            double aa = a1[0] * a1[0] + a1[1] * a1[1] + a1[2] * a1[2];
+            double oa = off[0] * a1[0] + off[1] * a1[1] + off[2] * a1[2];
+            for (int k = 0; k < 3; k++) dir[k] = aa * off[k] - oa * a1[k];
+            if (hy_sat_apart_along(&s, dir, md)) return 0;
         }
         for (int k = 0; k < 3; k++)
             d[k] = 0.5 * ((x1[0][k] - x0[0][k]) + (x1[1][k] - x0[1][k])) -
