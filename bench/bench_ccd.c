@@ -9,13 +9,12 @@
  * thickness; the response keeps objects about that far apart, so at zero
  * distance a well-resolved run has almost no contacts to find). The first
  * pair is run once untimed (it builds the BVH). */
-#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
+#include "bench/recording.h"
 #include "cli/cli.h"
 #include "collision/frames.h"
 #include "engine/export.h"
@@ -41,63 +40,6 @@ void hy_bench_ccd_help(void) {
            "                     \"candidates_per_frame\":..,\"exact_tests_per_frame\":..,\n"
            "                     \"contacts_per_frame\":..}\n\n"
            "exit: 0 ok, 1 runtime failure, 2 bad usage or input\n");
-}
-
-static int make_dirs(const char* path) {
-    char buf[4096];
-    size_t n = strlen(path);
-    if (n == 0 || n >= sizeof buf) return 0;
-    memcpy(buf, path, n + 1);
-    for (size_t i = 1; i <= n; i++) {
-        if (buf[i] != '/' && buf[i] != '\0') continue;
-        char c = buf[i];
-        buf[i] = '\0';
-        if (mkdir(buf, 0777) != 0 && errno != EEXIST) {
-            fprintf(stderr, "hyphys bench ccd: cannot create '%s': %s\n", buf, strerror(errno));
-            return 0;
-        }
-        buf[i] = c;
-    }
-    return 1;
-}
-
-/* Base name of a scene argument without folders or ".json". */
-static void scene_name(const char* arg, char* out, size_t cap) {
-    const char* b = strrchr(arg, '/');
-    b = b ? b + 1 : arg;
-    snprintf(out, cap, "%s", b);
-    size_t n = strlen(out);
-    if (n > 5 && strcmp(out + n - 5, ".json") == 0) out[n - 5] = '\0';
-}
-
-/* Step the scene `frames` times, exporting every frame into dir. */
-static int record(const char* scene, const char* dir, long frames, int threads, int quiet) {
-    const char* path = hy_cli_resolve_scene(scene);
-    hy_scene_options so = hy_scene_options_default();
-    so.threads = threads;
-    hy_world* w = NULL;
-    if (hy_scene_load(path, &so, &w)) {
-        fprintf(stderr, "hyphys bench ccd: %s\n", hy_last_error());
-        return HY_EXIT_USAGE;
-    }
-    if (!make_dirs(dir)) {
-        hy_world_destroy(w);
-        return HY_EXIT_RUNTIME;
-    }
-    if (!quiet)
-        fprintf(stderr, "recording %ld frames of %s into %s (first use; %d triangles)\n", frames, path, dir,
-                hy_world_get_triangle_count(w));
-    int rc = HY_EXIT_OK;
-    double t0 = hy_cli_now();
-    if (hy_export_topology(w, dir) || hy_export_frame(w, dir, 0)) rc = HY_EXIT_RUNTIME;
-    for (long f = 0; f < frames && rc == HY_EXIT_OK; f++) {
-        if (hy_world_step(w) || hy_export_frame(w, dir, (int32_t)(f + 1))) rc = HY_EXIT_RUNTIME;
-        if (!quiet && rc == HY_EXIT_OK && ((f + 1) % 5 == 0 || f + 1 == frames))
-            fprintf(stderr, "  frame %ld/%ld (%.1f s)\n", f + 1, frames, hy_cli_now() - t0);
-    }
-    if (rc) fprintf(stderr, "hyphys bench ccd: recording: %s\n", hy_last_error());
-    hy_world_destroy(w);
-    return rc;
 }
 
 int hy_bench_ccd_main(int argc, char** argv) {
@@ -135,7 +77,7 @@ int hy_bench_ccd_main(int argc, char** argv) {
         }
     }
     char name[256], dir[4096];
-    scene_name(scene, name, sizeof name);
+    hy_bench_scene_name(scene, name, sizeof name);
     if (dir_arg) snprintf(dir, sizeof dir, "%s", dir_arg);
     else snprintf(dir, sizeof dir, "hyphys-recordings/%s", name);
 
@@ -145,7 +87,7 @@ int hy_bench_ccd_main(int argc, char** argv) {
     int have = hy_recording_load(dir, (int32_t)frames + 1, &rec) == HY_OK && rec.frame_count >= frames + 1;
     if (!have) {
         hy_recording_free(&rec);
-        int rc = record(scene, dir, frames, (int)threads, 0);
+        int rc = hy_bench_record(scene, dir, frames, (int)threads, 0, "hyphys bench ccd");
         if (rc) return rc;
         if (hy_recording_load(dir, (int32_t)frames + 1, &rec) != HY_OK || rec.frame_count < frames + 1) {
             fprintf(stderr, "hyphys bench ccd: %s: %s\n", dir, hy_last_error());

@@ -45,12 +45,11 @@
  * idle on Machine 2 (measured 2026-11-23: lp/ws 0.99 off, 1.04 on). */
 #include "bench/sched_throughput.h"
 
-#include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
+#include "bench/recording.h"
 #include "bench/sched_stream.h"
 #include "cli/cli.h"
 #include "engine/error.h"
@@ -122,57 +121,6 @@ static int make_configs(config* out) {
 
 /* ---- recordings and streams */
 
-static int make_dirs(const char* path) {
-    char buf[4096];
-    size_t n = strlen(path);
-    if (n == 0 || n >= sizeof buf) return 0;
-    memcpy(buf, path, n + 1);
-    for (size_t i = 1; i <= n; i++) {
-        if (buf[i] != '/' && buf[i] != '\0') continue;
-        char c = buf[i];
-        buf[i] = '\0';
-        if (mkdir(buf, 0777) != 0 && errno != EEXIST) {
-            fprintf(stderr, "hyphys bench sched: cannot create '%s': %s\n", buf, strerror(errno));
-            return 0;
-        }
-        buf[i] = c;
-    }
-    return 1;
-}
-
-static void scene_name(const char* arg, char* out, size_t cap) {
-    const char* b = strrchr(arg, '/');
-    b = b ? b + 1 : arg;
-    snprintf(out, cap, "%s", b);
-    size_t n = strlen(out);
-    if (n > 5 && strcmp(out + n - 5, ".json") == 0) out[n - 5] = '\0';
-}
-
-/* The recording of `hyphys bench ccd` (same code as `hyphys run
- * --export-frames`): `frames` steps after the initial state. */
-static int record(const char* scene, const char* dir, long frames, int threads) {
-    const char* path = hy_cli_resolve_scene(scene);
-    hy_scene_options so = hy_scene_options_default();
-    so.threads = threads;
-    hy_world* w = NULL;
-    if (hy_scene_load(path, &so, &w)) {
-        fprintf(stderr, "hyphys bench sched: %s\n", hy_last_error());
-        return HY_EXIT_USAGE;
-    }
-    if (!make_dirs(dir)) {
-        hy_world_destroy(w);
-        return HY_EXIT_RUNTIME;
-    }
-    fprintf(stderr, "recording %ld frames of %s into %s (first use)\n", frames, path, dir);
-    int rc = HY_EXIT_OK;
-    if (hy_export_topology(w, dir) || hy_export_frame(w, dir, 0)) rc = HY_EXIT_RUNTIME;
-    for (long f = 0; f < frames && rc == HY_EXIT_OK; f++)
-        if (hy_world_step(w) || hy_export_frame(w, dir, (int32_t)(f + 1))) rc = HY_EXIT_RUNTIME;
-    if (rc) fprintf(stderr, "hyphys bench sched: recording: %s\n", hy_last_error());
-    hy_world_destroy(w);
-    return rc;
-}
-
 /* The stream of `frames` frames of a scene: from jobs.csv when it holds
  * enough frames at this thickness, else recorded (and the file rewritten). */
 static int load_stream(const hy_tp_options* o, const char* scene, const char* name, hy_job_stream* out) {
@@ -194,7 +142,7 @@ static int load_stream(const hy_tp_options* o, const char* scene, const char* na
     int have = hy_recording_load(dir, (int32_t)o->frames + 1, &rec) == HY_OK && rec.frame_count >= o->frames + 1;
     if (!have) {
         hy_recording_free(&rec);
-        int rc = record(scene, dir, o->frames, o->threads);
+        int rc = hy_bench_record(scene, dir, o->frames, o->threads, 0, "hyphys bench sched");
         if (rc) return rc;
         if (hy_recording_load(dir, (int32_t)o->frames + 1, &rec) != HY_OK || rec.frame_count < o->frames + 1) {
             fprintf(stderr, "hyphys bench sched: %s: %s\n", dir, hy_last_error());
@@ -448,7 +396,7 @@ int hy_tp_run(const hy_tp_options* o, hy_tp_row** rows_out, int* count_out) {
     if (!rows) return HY_EXIT_RUNTIME;
     for (int sc = 0; sc < o->scene_count; sc++) {
         char name[64];
-        scene_name(o->scenes[sc], name, sizeof name);
+        hy_bench_scene_name(o->scenes[sc], name, sizeof name);
         hy_job_stream js;
         int rc = load_stream(o, o->scenes[sc], name, &js);
         if (rc) {
@@ -581,7 +529,7 @@ int hy_tp_write_csv(const char* path, const hy_tp_row* rows, int count) {
     char* slash = strrchr(dir, '/');
     if (slash && slash != dir) {
         *slash = '\0';
-        if (!make_dirs(dir)) return 0;
+        if (!hy_bench_make_dirs(dir, "hyphys bench sched")) return 0;
     }
     FILE* f = fopen(path, "w");
     if (!f) {

@@ -1,0 +1,21 @@
+/* Frame recordings shared by the benchmarks: `hyphys bench ccd` replays
+ * them, `hyphys bench sched` turns them into job streams. Both record on
+ * first use with the code of `hyphys run --export-frames`. */
+#ifndef HY_BENCH_RECORDING_H
+#define HY_BENCH_RECORDING_H
+
+#include <stddef.h>
+
+/* mkdir -p; 0 (with a message prefixed by `who`) on failure. */
+int hy_bench_make_dirs(const char* path, const char* who);
+
+/* Base name of a scene argument without folders or ".json". */
+void hy_bench_scene_name(const char* arg, char* out, size_t cap);
+
+/* Load `scene` (a name or a file) with `threads` workers, step it `frames`
+ * times and export the topology and every frame (0..frames) into dir.
+ * Progress on stderr unless quiet; errors prefixed by `who`. Returns a CLI
+ * exit code (HY_EXIT_USAGE for a scene that does not load). */
+int hy_bench_record(const char* scene, const char* dir, long frames, int threads, int quiet, const char* who);
+
+#endif
