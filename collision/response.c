@@ -6,19 +6,28 @@
  * (Gauss-Seidel). Positions are then re-derived from the new velocities and
  * the motion is checked again. Contacts that survive the impulse rounds are
  * merged into impact zones (Provot 1997; Bridson et al. 2002): a zone moves
- * as one rigid unit, here by translation at its momentum-weighted velocity
- * (or with the obstacle it touches), so nothing inside it can collide;
- * zones grow until the motion is collision free. If even that does not
- * converge, every free vertex keeps its start position: the start is
- * collision free, so the step is too. Translation-only zones are a choice:
- * they lose the zone's spin for the step, but need no polar decomposition
- * and cannot create new intersections inside the zone. */
+ * as one rigid unit, here by translation at its momentum-weighted velocity,
+ * or, when it holds an obstacle, by the obstacle's own rigid map over the
+ * step, so nothing inside it can collide; zones grow until the motion is
+ * collision free. If even that does not converge, the fail-safe gives
+ * every unit a motion that is collision free by construction: it stays
+ * where it started, or it follows a moving obstacle it touches (see
+ * fail_safe). Translation-only free zones are a choice: they lose the
+ * zone's spin for the step, but need no polar decomposition and cannot
+ * create new intersections inside the zone.
+ *
+ * A round ends the response only when no contact is violated, so the
+ * violation test must not pass a crossing: the linear velocity test is
+ * backed by a zero-distance CCD query on pairs close enough to meet
+ * (may_cross), and pairs inside one zone are exempt (in_one_zone) because
+ * no common rigid map can make them cross. */
 #include "collision/response.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "collision/ccd.h"
 #include "collision/collide.h"
 #include "engine/error.h"
 #include "engine/world.h"
@@ -41,6 +50,7 @@ typedef struct resolver {
     struct rigid_group* groups; /* per round: violated contacts between two rigid objects */
     int64_t group_count, group_capacity;
     int group_failed;           /* out of memory: contacts were applied one by one */
+    int32_t* mover;             /* fail-safe, per unit: moving obstacle it follows, or -1 (stays) */
 } resolver;
 
 /* The violated contacts between two rigid objects (bodies or obstacles) of
@@ -69,6 +79,11 @@ static int32_t unit_of(const resolver* r, int32_t g) {
     return o->kind == HY_OBJECT_CLOTH ? g : r->cs->object_offset[vertex_object(r->cs, g)];
 }
 
+/* Obstacle vertices report their chord velocity (x1 - x0) / dt, not the
+ * script's velocity at the end of the step: the chord is what the motion
+ * checked by detection does, and a cloth vertex that follows a rotating
+ * obstacle moves on the same chord, so the pair's relative velocity is
+ * zero rather than the difference of a chord and a tangent. */
 static hy_v3 vertex_velocity(const resolver* r, int32_t g) {
     const hy_collision_state* cs = r->cs;
     const hy_object* o = &r->w->objects[vertex_object(cs, g)];
@@ -76,6 +91,8 @@ static hy_v3 vertex_velocity(const resolver* r, int32_t g) {
         hy_v3 rr = v3_sub(v3_load(cs->X0 + 3 * g), o->body.x);
         return v3_add(o->body1.v, v3_cross(o->body1.w, rr));
     }
+    if (o->kind == HY_OBJECT_OBSTACLE)
+        return v3_scale(v3_sub(v3_load(cs->X1 + 3 * g), v3_load(cs->X0 + 3 * g)), 1.0 / r->dt);
     return v3_load(cs->V + 3 * g);
 }
 
@@ -201,7 +218,62 @@ static int contact_frame(const resolver* r, const hy_contact* c, double w[4], hy
     return 1;
 }
 
+/* Whether the pair may touch over the candidate motion X0 -> X1. The
+ * velocity test above is linear in a normal fixed at the start, which a
+ * hinge closing about a shared edge or a pair that turns can pass while
+ * crossing; a round with no violated contact ends the response, so that
+ * round has to be right. Within an impulse round (from_v) the impulses
+ * already applied have changed V but not X1 yet, so free cloth vertices
+ * are taken at X0 + V dt, where update_positions will put them (bodies
+ * keep the round's X1: their impulses between two rigid objects wait for
+ * the round's end anyway). Cheap bound first: a common translation
+ * changes no distance, and beyond it no point of either feature moves
+ * further than the largest vertex displacement relative to one vertex's,
+ * so a pair more than twice that apart at the start cannot meet.
+ * Otherwise the conservative CCD query at zero distance decides. */
+static int may_cross(const resolver* r, const hy_contact* c, int from_v) {
+    const hy_collision_state* cs = r->cs;
+    double x[8][3];
+    hy_v3 x0[4], d[4];
+    for (int k = 0; k < 4; k++) {
+        int32_t g = c->v[k];
+        memcpy(x[k], cs->X0 + 3 * g, sizeof x[k]);
+        if (from_v && cs->inv_mass[g] > 0)
+            v3_store(x[4 + k], v3_mad(v3_load(cs->X0 + 3 * g), v3_load(cs->V + 3 * g), r->dt));
+        else
+            memcpy(x[4 + k], cs->X1 + 3 * g, sizeof x[k]);
+        x0[k] = v3_load(x[k]);
+        d[k] = v3_sub(v3_load(x[4 + k]), x0[k]);
+    }
+    double rel = 0.0;
+    for (int k = 0; k < 4; k++) rel = fmax(rel, v3_len(v3_sub(d[k], d[1])));
+    hy_v3 sep;
+    int is_vf = c->type == HY_CONTACT_VF;
+    if (is_vf) {
+        double wa, wb, wc;
+        closest_on_triangle(x0[0], x0[1], x0[2], x0[3], &wa, &wb, &wc);
+        sep = v3_sub(x0[0], v3_add(v3_add(v3_scale(x0[1], wa), v3_scale(x0[2], wb)), v3_scale(x0[3], wc)));
+    } else {
+        double s, u;
+        closest_segments(x0[0], x0[1], x0[2], x0[3], &s, &u);
+        sep = v3_sub(v3_lerp(x0[0], x0[1], s), v3_lerp(x0[2], x0[3], u));
+    }
+    double gap = v3_len(sep), size = 0.0;
+    for (int k = 1; k < 4; k++) size = fmax(size, v3_len(v3_sub(x0[k], x0[0])));
+    if (gap > 2.0 * rel * (1.0 + 1e-6) + 1e-12) return 0;
+    /* features that touch at the start (bodies placed face to face, the
+     * pieces of a broken solid) touch at t = 0 whatever they do next: the
+     * query cannot tell leaving from crossing, the linear test decides */
+    if (gap <= 1e-9 * size) return 0;
+    /* the step's options: a capped search answers "contact", which only
+     * costs another round */
+    hy_ccd_options opts = hy_ccd_options_step();
+    double toi = 1.0;
+    return hy_ccd_query(is_vf, (const double(*)[3])x, 0.0, &opts, &toi, NULL) != 0;
+}
+
 /* ------------------------------------------------------------ impulses */
+static int32_t find(int32_t* parent, int32_t x);
 
 typedef struct participant {
     int32_t unit;   /* vertex (cloth) or object's first vertex (body/obstacle) */
@@ -383,9 +455,20 @@ static int resolve_contact(resolver* r, const hy_contact* c, double separation, 
      * a rotating obstacle follows it on chords, not arcs) */
     if (!push) target = fmin(target, -0.5 * fmax(fmin(d0, thickness), 0.0) / r->dt);
     /* a contact within 1% of the thickness per step of its target is met:
-     * without this slack, resting contacts would never count as resolved */
-    if (vn >= target - 0.01 * thickness / r->dt) return 0;
+     * without this slack, resting contacts would never count as resolved.
+     * Zones allow no more than a quarter of the gap on top of their half:
+     * a flat 1% let pairs that start closer than 2% of the thickness cross */
+    double slack = 0.01 * thickness;
+    if (!push) slack = fmin(slack, 0.25 * fmax(d0, 0.0));
+    int met = vn >= target - slack / r->dt;
+    if (met && !may_cross(r, c, apply)) return 0;
     if (!apply) return 1;
+    /* a crossing the linear test cannot see: stop any approach; if there
+     * is none, the pair is left to the impact zones */
+    if (met) {
+        target = fmax(target, 0.0);
+        if (vn >= target) return 1;
+    }
     if (rigid_only && np == 2 && !r->group_failed && add_to_group(r, parts, n, vr, d0, thickness, friction,
                                                                  restitution))
         return 1;
@@ -458,9 +541,33 @@ static void unite(int32_t* parent, int32_t a, int32_t b) {
     else parent[a] = b;
 }
 
+/* Whether all four vertices of the contact already move with one zone. A
+ * zone's motion over the step is one rigid map, and the straight-line
+ * motion between x0 and the map's image is an invertible affine map at
+ * every time (for rotations under half a turn), which keeps any
+ * configuration free of crossings that starts free of them: such a contact
+ * needs nothing. The gap along the start normal still looks like it
+ * shrinks when the zone rides a rotating obstacle (the normal does not turn
+ * with the pair), which kept such zones from ever converging. */
+static int in_one_zone(const resolver* r, const hy_contact* c) {
+    int32_t* parent = r->cs->zone_parent;
+    int32_t root = -1;
+    for (int k = 0; k < 4; k++) {
+        int32_t u = unit_of(r, c->v[k]);
+        if (!r->cs->zone_member[u]) return 0;
+        int32_t q = find(parent, u);
+        if (k > 0 && q != root) return 0;
+        root = q;
+    }
+    return 1;
+}
+
 /* Move every zone with more than one unit rigidly: with the obstacle it
- * contains, else fixed if it holds a pinned vertex, else by translation at
- * its momentum-weighted velocity. */
+ * contains (x1 = p1 + R1 R0^T (x0 - p0), the map the obstacle's script
+ * applies to its own vertices, so the zone keeps its distances to the
+ * obstacle), else fixed if it holds a pinned vertex, else by translation at
+ * its momentum-weighted velocity. Velocities become the chord (x1 - x0) / dt
+ * so the next step starts with the motion taken. */
 static void move_zones(resolver* r, int32_t* parent, const unsigned char* in_zone) {
     hy_world* w = r->w;
     hy_collision_state* cs = r->cs;
@@ -553,26 +660,204 @@ static void move_zones(resolver* r, int32_t* parent, const unsigned char* in_zon
     }
 }
 
-/* Last resort: every free vertex and body stays where it started. */
-static void freeze(resolver* r) {
+/* ---------------------------------------------------------- fail-safe */
+
+/* The last resort when impact zones do not converge. Every unit (cloth
+ * vertex, body) is given a mover: either it stays where it started, or it
+ * follows one moving obstacle by the exact rigid map the obstacle's script
+ * applies over the step (x1 = p1 + R1 R0^T (x0 - p0), what its own vertices
+ * do). Units that follow the same mover keep every mutual distance, and
+ * the straight-line motion in between is one invertible affine map for all
+ * of them, so pairs within a mover cannot cross; a static obstacle is the
+ * same mover as "stays". Pairs between different movers are checked by
+ * detection and their units handed to the moving obstacle (a unit caught
+ * between a moving obstacle and something that stays must go with the
+ * obstacle: the obstacle will not yield). Growth is per unit for a few
+ * rounds, then per object, so it ends once every object touching a moving
+ * obstacle follows it. Only a unit squeezed between two obstacles that
+ * move differently (or a moving and a static one) has no safe motion; it
+ * then follows one of them. Freezing everything instead (the former last
+ * resort) is only safe with static obstacles: a rotating ball moved into
+ * the frozen cloth. */
+
+static int moving_obstacle(const hy_object* o) {
+    const double* lv = o->motion.linear_velocity;
+    const double* av = o->motion.angular_velocity;
+    return lv[0] != 0.0 || lv[1] != 0.0 || lv[2] != 0.0 || av[0] != 0.0 || av[1] != 0.0 || av[2] != 0.0;
+}
+
+/* Mover of any vertex: its unit's, or for obstacle vertices the obstacle
+ * itself (-1 when it does not move). */
+static int32_t mover_of(const resolver* r, int32_t g) {
+    int32_t obj = vertex_object(r->cs, g);
+    const hy_object* o = &r->w->objects[obj];
+    if (o->kind == HY_OBJECT_OBSTACLE) return moving_obstacle(o) ? obj : -1;
+    return r->mover[unit_of(r, g)];
+}
+
+/* The obstacle's rigid map over the step, as pose at start and end. */
+typedef struct rigid_map {
+    hy_v3 p0, p1;
+    hy_quat rel; /* q1 q0^-1 */
+} rigid_map;
+
+static rigid_map obstacle_map(const resolver* r, int32_t obj) {
+    rigid_map m;
+    hy_quat q0, q1;
+    hy_obstacle_pose(&r->w->objects[obj], r->w->time, &m.p0, &q0);
+    hy_obstacle_pose(&r->w->objects[obj], r->w->time + r->dt, &m.p1, &q1);
+    hy_quat q0c = {q0.w, -q0.x, -q0.y, -q0.z};
+    m.rel = quat_mul(q1, q0c);
+    return m;
+}
+
+static hy_v3 map_point(const rigid_map* m, hy_v3 x) { return v3_add(m->p1, quat_rotate(m->rel, v3_sub(x, m->p0))); }
+
+/* Set X1, V (and body1) of every unit from its mover. Pinned cloth
+ * vertices stay, as they did under the former freeze. */
+static void apply_movers(resolver* r) {
     hy_world* w = r->w;
     hy_collision_state* cs = r->cs;
     for (int32_t i = 0; i < w->object_count; i++) {
         hy_object* o = &w->objects[i];
-        int32_t off = cs->object_offset[i];
         if (o->kind == HY_OBJECT_OBSTACLE) continue;
-        if (o->kind == HY_OBJECT_BODY) {
-            o->body1 = o->body;
-            o->body1.v = v3(0, 0, 0);
-            o->body1.w = v3(0, 0, 0);
-        }
-        for (int32_t k = 0; k < o->nv; k++) {
-            int32_t g = off + k;
-            memcpy(cs->X1 + 3 * g, cs->X0 + 3 * g, 3 * sizeof(double));
-            memset(cs->V + 3 * g, 0, 3 * sizeof(double));
+        int32_t off = cs->object_offset[i];
+        if (o->kind == HY_OBJECT_CLOTH) {
+            for (int32_t k = 0; k < o->nv; k++) {
+                int32_t g = off + k;
+                hy_v3 x0 = v3_load(cs->X0 + 3 * g), x1 = x0;
+                if (r->mover[g] >= 0 && cs->inv_mass[g] > 0) {
+                    rigid_map m = obstacle_map(r, r->mover[g]);
+                    x1 = map_point(&m, x0);
+                }
+                v3_store(cs->X1 + 3 * g, x1);
+                v3_store(cs->V + 3 * g, v3_scale(v3_sub(x1, x0), 1.0 / r->dt));
+            }
+        } else if (o->kind == HY_OBJECT_BODY) {
+            int32_t mv = r->mover[off];
+            if (mv < 0) {
+                o->body1 = o->body;
+                o->body1.v = v3(0, 0, 0);
+                o->body1.w = v3(0, 0, 0);
+            } else {
+                /* the body follows the map; its angular velocity is left
+                 * zero (the spin is the obstacle's, over one step) */
+                rigid_map m = obstacle_map(r, mv);
+                hy_v3 c1 = map_point(&m, o->body.x);
+                o->body1 = o->body;
+                o->body1.v = v3_scale(v3_sub(c1, o->body.x), 1.0 / r->dt);
+                o->body1.w = v3(0, 0, 0);
+                o->body1.x = c1;
+                o->body1.q = quat_normalize(quat_mul(m.rel, o->body.q));
+            }
+            double R[9];
+            quat_to_mat(o->body1.q, R);
+            for (int32_t k = 0; k < o->nv; k++) {
+                hy_v3 rr = mat_mul_v3(R, v3_load(o->local + 3 * k));
+                v3_store(cs->X1 + 3 * (off + k), v3_add(o->body1.x, rr));
+                v3_store(cs->V + 3 * (off + k), o->body1.v);
+            }
         }
     }
 }
+
+/* Initial movers: units in an impact zone that holds a moving obstacle
+ * follow it; everything else stays. */
+static void init_movers(resolver* r) {
+    hy_collision_state* cs = r->cs;
+    int32_t n = cs->vertex_count;
+    int32_t* root_obstacle = cs->zone_obstacle;
+    for (int32_t g = 0; g < n; g++) root_obstacle[g] = -1;
+    for (int32_t i = 0; i < r->w->object_count; i++) {
+        const hy_object* o = &r->w->objects[i];
+        int32_t u = cs->object_offset[i];
+        if (o->kind != HY_OBJECT_OBSTACLE || o->nv == 0 || !moving_obstacle(o) || !cs->zone_member[u]) continue;
+        int32_t root = find(cs->zone_parent, u);
+        if (root_obstacle[root] < 0) root_obstacle[root] = i;
+    }
+    for (int32_t g = 0; g < n; g++) {
+        r->mover[g] = -1;
+        if (unit_of(r, g) != g || !cs->zone_member[g]) continue;
+        if (r->w->objects[vertex_object(cs, g)].kind == HY_OBJECT_OBSTACLE) continue;
+        r->mover[g] = root_obstacle[find(cs->zone_parent, g)];
+    }
+}
+
+/* Hand every unit of a violated contact between different movers to a
+ * moving obstacle among them (the lowest index, for a canonical choice);
+ * with per_object, the whole objects of those units. Returns 1 if a mover
+ * changed. */
+static int grow_movers(resolver* r, const hy_contact* c, int per_object) {
+    int32_t target = -1;
+    for (int k = 0; k < 4; k++) {
+        int32_t m = mover_of(r, c->v[k]);
+        if (m >= 0 && (target < 0 || m < target)) target = m;
+    }
+    if (target < 0) return 0;
+    int changed = 0;
+    for (int k = 0; k < 4; k++) {
+        int32_t obj = vertex_object(r->cs, c->v[k]);
+        const hy_object* o = &r->w->objects[obj];
+        if (o->kind == HY_OBJECT_OBSTACLE) continue;
+        if (per_object) {
+            int32_t off = r->cs->object_offset[obj];
+            for (int32_t j = 0; j < o->nv; j++)
+                if (unit_of(r, off + j) == off + j && r->mover[off + j] != target) {
+                    r->mover[off + j] = target;
+                    changed = 1;
+                }
+        } else {
+            int32_t u = unit_of(r, c->v[k]);
+            if (r->mover[u] != target) {
+                r->mover[u] = target;
+                changed = 1;
+            }
+        }
+    }
+    return changed;
+}
+
+/* Runs the fail-safe; *rounds counts its detections. */
+static hy_status fail_safe(resolver* r, hy_detect_fn detect, void* detect_ctx, const hy_response_params* params,
+                           hy_step_stats* stats, int32_t* rounds) {
+    hy_collision_state* cs = r->cs;
+    hy_contact_list* contacts = &cs->contacts;
+    r->mover = malloc(sizeof *r->mover * (size_t)(cs->vertex_count > 0 ? cs->vertex_count : 1));
+    if (!r->mover) return hy_fail(HY_ERR_NOMEM, "collision response: out of memory in the fail-safe");
+    init_movers(r);
+    /* a few rounds per unit keep the followers local; then whole objects,
+     * at most one more round per object */
+    enum { UNIT_ROUNDS = 4 };
+    int32_t max_rounds = UNIT_ROUNDS + r->w->object_count + 1;
+    int changed = 1;
+    for (int32_t it = 0; it < max_rounds && changed; it++) {
+        apply_movers(r);
+        int any_moving = 0;
+        for (int32_t g = 0; g < cs->vertex_count && !any_moving; g++) any_moving = r->mover[g] >= 0;
+        for (int32_t i = 0; i < r->w->object_count && !any_moving; i++)
+            any_moving = r->w->objects[i].kind == HY_OBJECT_OBSTACLE && moving_obstacle(&r->w->objects[i]);
+        if (!any_moving) break; /* everything stays: the start is collision free */
+        contacts->count = 0;
+        hy_status s = detect(detect_ctx, cs->X0, cs->X1, contacts, stats);
+        if (s) return s;
+        hy_contacts_canonicalize(contacts);
+        (*rounds)++;
+        changed = 0;
+        for (int64_t k = 0; k < contacts->count; k++) {
+            const hy_contact* c = &contacts->items[k];
+            int32_t m0 = mover_of(r, c->v[0]);
+            int same = 1;
+            for (int q = 1; q < 4; q++) same &= mover_of(r, c->v[q]) == m0;
+            if (same || !resolve_contact(r, c, params->separation, 0, 0)) continue;
+            changed |= grow_movers(r, c, it >= UNIT_ROUNDS);
+        }
+        /* unchanged: collision free, or nothing left to hand over */
+    }
+    /* out of rounds: the last hand-over is unverified but closer to safe */
+    if (changed) apply_movers(r);
+    return HY_OK;
+}
+
 
 /* ------------------------------------------------------------- driver */
 
@@ -607,7 +892,7 @@ static void scatter(resolver* r) {
 hy_status hy_collision_resolve(hy_world* w, double dt, hy_detect_fn detect, void* detect_ctx,
                                const hy_response_params* params, hy_step_stats* stats) {
     hy_collision_state* cs = w->collision;
-    resolver r = {w, cs, dt, cs->body_inv_inertia, NULL, 0, 0, 0};
+    resolver r = {w, cs, dt, cs->body_inv_inertia, NULL, 0, 0, 0, NULL};
     gather(&r);
     hy_contact_list* contacts = &cs->contacts;
     hy_status s;
@@ -653,7 +938,7 @@ hy_status hy_collision_resolve(hy_world* w, double dt, hy_detect_fn detect, void
         int64_t violated = 0;
         for (int64_t k = 0; k < contacts->count; k++) {
             const hy_contact* c = &contacts->items[k];
-            if (!resolve_contact(&r, c, params->separation, 0, 0)) continue;
+            if (in_one_zone(&r, c) || !resolve_contact(&r, c, params->separation, 0, 0)) continue;
             violated++;
             int32_t u0 = unit_of(&r, c->v[0]);
             for (int q = 0; q < 4; q++) {
@@ -671,9 +956,10 @@ hy_status hy_collision_resolve(hy_world* w, double dt, hy_detect_fn detect, void
         }
         move_zones(&r, cs->zone_parent, cs->zone_member);
     }
-    freeze(&r);
+    s = fail_safe(&r, detect, detect_ctx, params, stats, &rounds);
     stats->response_iterations += rounds;
-    scatter(&r);
+    if (!s) scatter(&r);
     free(r.groups);
-    return HY_OK;
+    free(r.mover);
+    return s;
 }
