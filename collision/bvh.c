@@ -5,7 +5,15 @@
  * are SUBTREE_TASKS open ranges (or nothing left to split); the subtrees are
  * then built independently (in parallel on the pool) into private node
  * arrays and spliced in task order. The split rule never looks at the thread
- * count, so the tree is the same for any pool. */
+ * count, so the tree is the same for any pool.
+ *
+ * The build partitions an array of records (box, centroid, id) in place, so
+ * every pass reads memory in sequence; a range's box and centroid bounds
+ * come from its parent's bins (no pass of their own); the large ranges at
+ * the top are binned in fixed chunks on the pool (min, max and counts merge
+ * exactly in any order); ranges of up to SMALL_RANGE triangles are sorted
+ * and every split tried instead of binned. Refit and build end with one
+ * bottom-up sweep run per subtree in parallel. */
 #include "collision/bvh.h"
 
 #include <float.h>
@@ -20,6 +28,7 @@
 /* Open ranges at which the serial top split hands over to parallel subtree
  * builds; fixed so the tree does not depend on the thread count. */
 #define SUBTREE_TASKS 64
+_Static_assert(2 * SUBTREE_TASKS + 2 <= HY_BVH_TOP_MAX, "hy_bvh.sub must hold the top of any build");
 /* Ranges smaller than this are not worth a parallel task of their own. */
 #define SUBTREE_MIN 256
 
@@ -71,18 +80,25 @@ hy_status hy_bvh_create(const int32_t* triangles, int32_t triangle_count, int32_
     b->range = malloc(sizeof(int32_t) * 4 * nt);
     b->connected = calloc(2 * nt, 1);
     b->cones = malloc(sizeof(hy_bvh_cone) * 2 * nt);
-    b->triangle_cones = malloc(sizeof(hy_bvh_cone) * nt);
+    b->triangle_normals = malloc(sizeof(hy_bvh_normals) * nt);
     b->self_free = calloc(2 * nt, 1);
     b->self_cull = 1;
     b->vertex_mboxes = malloc(sizeof(hy_mbox) * nv);
     b->triangle_mboxes = malloc(sizeof(hy_mbox) * nt);
     b->node_mboxes = malloc(sizeof(hy_mbox) * 2 * nt);
+    b->slots = malloc(sizeof(hy_bvh_slot) * nt);
+    b->leaf_mboxes = malloc(sizeof(hy_mbox) * nt);
+    b->node_fboxes = malloc(sizeof(hy_fbox) * 2 * nt);
+    b->leaf_fboxes = malloc(sizeof(hy_fbox) * nt);
+    b->node_area = malloc(sizeof(double) * 2 * nt);
+    b->spans = malloc(sizeof *b->spans * 2 * nt);
     b->interpolate = 1;
     edge_rec* edges = malloc(sizeof(edge_rec) * 3 * nt);
     uint8_t* seen = calloc(nv, 1);
     if (!b->triangles || !b->owned || !b->nodes || !b->order || !b->vertex_boxes || !b->triangle_boxes || !edges ||
-        !seen || !b->neighbor || !b->rank || !b->range || !b->connected || !b->cones || !b->triangle_cones ||
-        !b->self_free || !b->vertex_mboxes || !b->triangle_mboxes || !b->node_mboxes) {
+        !seen || !b->neighbor || !b->rank || !b->range || !b->connected || !b->cones || !b->triangle_normals ||
+        !b->self_free || !b->vertex_mboxes || !b->triangle_mboxes || !b->node_mboxes || !b->slots ||
+        !b->leaf_mboxes || !b->node_fboxes || !b->leaf_fboxes || !b->node_area || !b->spans) {
         free(edges);
         free(seen);
         hy_bvh_destroy(b);
@@ -125,6 +141,14 @@ hy_status hy_bvh_create(const int32_t* triangles, int32_t triangle_count, int32_
     }
     free(edges);
     free(seen);
+    size_t owned_edges = 0;
+    for (size_t t = 0; t < nt; t++)
+        for (int k = 0; k < 3; k++) owned_edges += (b->owned[t] & HY_BVH_OWN_EDGE(k)) != 0;
+    b->edge_mboxes = malloc(sizeof(hy_mbox) * (owned_edges ? owned_edges : 1));
+    if (!b->edge_mboxes) {
+        hy_bvh_destroy(b);
+        return hy_fail(HY_ERR_NOMEM, "bvh: out of memory for %d triangles", triangle_count);
+    }
     *out = b;
     return HY_OK;
 }
@@ -142,11 +166,18 @@ void hy_bvh_destroy(hy_bvh* b) {
     free(b->range);
     free(b->connected);
     free(b->cones);
-    free(b->triangle_cones);
+    free(b->triangle_normals);
     free(b->self_free);
     free(b->vertex_mboxes);
     free(b->triangle_mboxes);
     free(b->node_mboxes);
+    free(b->slots);
+    free(b->leaf_mboxes);
+    free(b->edge_mboxes);
+    free(b->node_fboxes);
+    free(b->leaf_fboxes);
+    free(b->node_area);
+    free(b->spans);
     free(b->vertex_ids);
     free(b);
 }
@@ -190,8 +221,11 @@ static void cone_fail(hy_bvh_cone* c) {
 /* The triangle's normal over the step, n(t) = (1-t)^2 c0 + t(1-t) c1 + t^2 c2,
  * lies in the cone spanned by c0, c1, c2. Each coefficient's direction is
  * known to within delta = (rounding of its cross products) / |c|, which pads
- * the angle; near-degenerate triangles (delta large, or c = 0) fail. */
-static void triangle_cone(const double* x0, const double* x1, const int32_t* f, hy_bvh_cone* c) {
+ * the angle; near-degenerate triangles (delta large, or c = 0) fail. Only
+ * the directions are kept here (no acos per triangle): leaf_cone bounds all
+ * of a leaf's at once, with one acos instead of one per triangle and a
+ * cone_merge (acos and three sines) per further triangle. */
+static void triangle_normals(const double* x0, const double* x1, const int32_t* f, hy_bvh_normals* c) {
     double e[2][2][3];
     for (int s = 0; s < 2; s++) {
         const double* x = s ? x1 : x0;
@@ -210,32 +244,54 @@ static void triangle_cone(const double* x0, const double* x1, const int32_t* f, 
     scale[0] = n00 * n01;
     scale[1] = n00 * n11 + n10 * n01;
     scale[2] = n10 * n11;
-    double u[3][3], delta[3], axis[3] = {0, 0, 0};
+    c->delta = 0;
     for (int i = 0; i < 3; i++) {
         double n = norm3(cv[i]);
         /* Differences and cross products: a few roundings each, relative
          * to the edge lengths; 16 eps is generous. */
-        delta[i] = n > 0 ? 16.0 * DBL_EPSILON * scale[i] / n : INFINITY;
-        if (!(delta[i] < 0.05) || !isfinite(n)) {
+        double delta = n > 0 ? 16.0 * DBL_EPSILON * scale[i] / n : INFINITY;
+        if (!(delta < 0.05) || !isfinite(n)) {
+            c->delta = INFINITY;
+            return;
+        }
+        if (delta > c->delta) c->delta = delta;
+        for (int k = 0; k < 3; k++) c->u[i][k] = cv[i][k] / n;
+    }
+}
+
+/* The cone of a leaf: around the sum of its triangles' unit coefficient
+ * directions, out to the widest of them (one acos: acos falls as its
+ * argument grows) plus the largest direction error. A circular cone under
+ * 90 degrees is convex, so holding every coefficient direction it holds
+ * every normal they span. Near-degenerate triangles (see triangle_normals)
+ * and sums too short to give an axis fail. */
+static void leaf_cone(const hy_bvh_normals* tn, const int32_t* ids, int32_t count, hy_bvh_cone* c) {
+    double axis[3] = {0, 0, 0}, dmax = 0;
+    for (int32_t j = 0; j < count; j++) {
+        const hy_bvh_normals* t = &tn[ids[j]];
+        if (!(t->delta < 0.05)) {
             cone_fail(c);
             return;
         }
-        for (int k = 0; k < 3; k++) {
-            u[i][k] = cv[i][k] / n;
-            axis[k] += u[i][k];
-        }
+        if (t->delta > dmax) dmax = t->delta;
+        for (int i = 0; i < 3; i++)
+            for (int k = 0; k < 3; k++) axis[k] += t->u[i][k];
     }
     double na = norm3(axis);
-    if (!(na > 1e-3)) {
+    if (!(na > 1e-3 * (double)count)) {
         cone_fail(c);
         return;
     }
-    double angle = 0;
     for (int k = 0; k < 3; k++) c->axis[k] = axis[k] / na;
-    for (int i = 0; i < 3; i++) {
-        double a = safe_acos(u[i][0] * c->axis[0] + u[i][1] * c->axis[1] + u[i][2] * c->axis[2]) + delta[i];
-        if (a > angle) angle = a;
+    double dmin = INFINITY;
+    for (int32_t j = 0; j < count; j++) {
+        const hy_bvh_normals* t = &tn[ids[j]];
+        for (int i = 0; i < 3; i++) {
+            double d = t->u[i][0] * c->axis[0] + t->u[i][1] * c->axis[1] + t->u[i][2] * c->axis[2];
+            if (!(d >= dmin)) dmin = d; /* NaN wins: the cone fails */
+        }
     }
+    double angle = safe_acos(dmin) + dmax;
     c->angle = angle < CONE_LIMIT ? angle : HY_BVH_CONE_FAIL;
 }
 
@@ -281,6 +337,22 @@ static void cone_merge(const hy_bvh_cone* a, const hy_bvh_cone* b, hy_bvh_cone* 
     r->angle = gamma + ACOS_SLACK;
 }
 
+/* nextafter(x, +-INFINITY), inline: the neighbouring double in the IEEE
+ * order is the neighbouring integer of its bits (sign-magnitude). Same
+ * results as the library call, which cost a call per bound. */
+static inline double next_toward(double x, int up) {
+    if (x != x || x == (up ? INFINITY : -INFINITY)) return x;
+    if (x == 0.0) return up ? 0x1p-1074 : -0x1p-1074;
+    uint64_t u;
+    memcpy(&u, &x, sizeof u);
+    if ((x > 0) == (up != 0))
+        u++;
+    else
+        u--;
+    memcpy(&x, &u, sizeof x);
+    return x;
+}
+
 static void vertex_boxes_block(void* vctx, int64_t begin, int64_t end, int64_t block, int worker) {
     (void)block;
     (void)worker;
@@ -297,15 +369,15 @@ static void vertex_boxes_block(void* vctx, int64_t begin, int64_t end, int64_t b
             if (d[k] != 0.0) {
                 /* x1 - shift is rounded: widen it by an ulp each way. */
                 double r = q[k] - d[k];
-                lo1 = nextafter(r, -INFINITY);
-                hi1 = nextafter(r, INFINITY);
+                lo1 = next_toward(r, 0);
+                hi1 = next_toward(r, 1);
             }
             if (h > 0) {
                 /* Rounded outward: the box must contain the exact grown one. */
-                lo0 = nextafter(lo0 - h, -INFINITY);
-                hi0 = nextafter(hi0 + h, INFINITY);
-                lo1 = nextafter(lo1 - h, -INFINITY);
-                hi1 = nextafter(hi1 + h, INFINITY);
+                lo0 = next_toward(lo0 - h, 0);
+                hi0 = next_toward(hi0 + h, 1);
+                lo1 = next_toward(lo1 - h, 0);
+                hi1 = next_toward(hi1 + h, 1);
             }
             box->lo[k] = lo0 < lo1 ? lo0 : lo1;
             box->hi[k] = hi0 > hi1 ? hi0 : hi1;
@@ -337,7 +409,7 @@ static void triangle_boxes_block(void* vctx, int64_t begin, int64_t end, int64_t
         hy_mbox* mb = &c->b->triangle_mboxes[t];
         hy_mbox_union(mb, &vm[f[0]], &vm[f[1]]);
         hy_mbox_union(mb, mb, &vm[f[2]]);
-        if (c->cull) triangle_cone(c->x0, c->x1 ? c->x1 : c->x0, f, &c->b->triangle_cones[t]);
+        if (c->cull) triangle_normals(c->x0, c->x1 ? c->x1 : c->x0, f, &c->b->triangle_normals[t]);
     }
 }
 
@@ -394,26 +466,51 @@ static int node_alloc(node_buf* nb, int32_t count) {
     return i;
 }
 
+/* A triangle as the build sees it: its box, twice its centre, its id.
+ * Ranges are partitioned in place in an array of these, so each pass over
+ * a range reads memory in sequence instead of through `order`. */
+typedef struct prim {
+    hy_aabb box;
+    double c[3];
+    int32_t id;
+    int32_t pad;
+} prim;
+
 typedef struct build_ctx {
     hy_bvh* b;
-    double (*centroid)[3]; /* per triangle: lo + hi (twice the centre) */
+    prim* p;
+    hy_pool* pool; /* for binning the large ranges at the top (NULL = serial) */
 } build_ctx;
 
-static void range_box(const build_ctx* c, int32_t begin, int32_t end, hy_aabb* box, hy_aabb* cbox) {
+/* A range of the build with its box and centroid bounds (known from the
+ * parent's bins, so no pass of its own computes them). */
+typedef struct range_task {
+    int32_t begin, end;
+    int32_t node; /* index in the final array */
+    hy_aabb box, cbox;
+} range_task;
+
+static void box_empty(hy_aabb* a) {
     for (int k = 0; k < 3; k++) {
-        box->lo[k] = cbox->lo[k] = DBL_MAX;
-        box->hi[k] = cbox->hi[k] = -DBL_MAX;
+        a->lo[k] = DBL_MAX;
+        a->hi[k] = -DBL_MAX;
     }
+}
+
+/* Written as selects so that they compile to min/max, not branches. */
+static inline void box_grow(hy_aabb* a, const double lo[3], const double hi[3]) {
+    for (int k = 0; k < 3; k++) {
+        a->lo[k] = lo[k] < a->lo[k] ? lo[k] : a->lo[k];
+        a->hi[k] = hi[k] > a->hi[k] ? hi[k] : a->hi[k];
+    }
+}
+
+static void range_box(const prim* p, int32_t begin, int32_t end, hy_aabb* box, hy_aabb* cbox) {
+    box_empty(box);
+    box_empty(cbox);
     for (int32_t i = begin; i < end; i++) {
-        int32_t t = c->b->order[i];
-        const hy_aabb* tb = &c->b->triangle_boxes[t];
-        const double* ct = c->centroid[t];
-        for (int k = 0; k < 3; k++) {
-            if (tb->lo[k] < box->lo[k]) box->lo[k] = tb->lo[k];
-            if (tb->hi[k] > box->hi[k]) box->hi[k] = tb->hi[k];
-            if (ct[k] < cbox->lo[k]) cbox->lo[k] = ct[k];
-            if (ct[k] > cbox->hi[k]) cbox->hi[k] = ct[k];
-        }
+        box_grow(box, p[i].box.lo, p[i].box.hi);
+        box_grow(cbox, p[i].c, p[i].c);
     }
 }
 
@@ -422,52 +519,163 @@ static inline int bin_of(double x, double lo, double scale) {
     return i < 0 ? 0 : i >= BINS ? BINS - 1 : i;
 }
 
-/* Split order[begin, end) by binned SAH; returns the split index, or -1 to
- * make a leaf. The node's box is `box`, its centroid bounds `cbox`. */
-static int32_t split_range(const build_ctx* c, int32_t begin, int32_t end, const hy_aabb* box, const hy_aabb* cbox) {
+/* Boxes, centroid bounds and counts of the triangles in each bin. */
+typedef struct bins {
+    hy_aabb box[BINS], cbox[BINS];
+    int32_t cnt[BINS];
+} bins;
+
+static void bins_clear(bins* bn) {
+    for (int i = 0; i < BINS; i++) {
+        box_empty(&bn->box[i]);
+        box_empty(&bn->cbox[i]);
+        bn->cnt[i] = 0;
+    }
+}
+
+static void bins_fill(bins* bn, const prim* p, int32_t begin, int32_t end, int axis, double lo, double scale) {
+    for (int32_t i = begin; i < end; i++) {
+        int bi = bin_of(p[i].c[axis], lo, scale);
+        bn->cnt[bi]++;
+        box_grow(&bn->box[bi], p[i].box.lo, p[i].box.hi);
+        box_grow(&bn->cbox[bi], p[i].c, p[i].c);
+    }
+}
+
+/* Binning of a large range in fixed chunks, in parallel: min, max and
+ * counts merge exactly in any order, so the bins (and the tree) are the
+ * same for any thread count. */
+#define BIN_GRAIN 16384
+
+typedef struct bin_job {
+    const prim* p;
+    int32_t begin, end;
+    int axis;
+    double lo, scale;
+    bins* part; /* per chunk */
+} bin_job;
+
+static void bin_block(void* vctx, int64_t begin, int64_t end, int64_t block, int worker) {
+    (void)worker;
+    bin_job* j = vctx;
+    bins_clear(&j->part[block]);
+    bins_fill(&j->part[block], j->p, j->begin + (int32_t)begin, j->begin + (int32_t)end, j->axis, j->lo, j->scale);
+}
+
+static void bins_make(const build_ctx* c, bins* bn, int32_t begin, int32_t end, int axis, double lo, double scale) {
     int32_t n = end - begin;
-    int32_t* order = c->b->order;
+    bins_clear(bn);
+    if (c->pool && n >= 2 * BIN_GRAIN) {
+        int64_t nb = hy_pool_blocks(n, BIN_GRAIN);
+        bins* part = malloc(sizeof *part * (size_t)nb);
+        if (part) {
+            bin_job j = {c->p, begin, end, axis, lo, scale, part};
+            hy_pool_for(c->pool, n, BIN_GRAIN, bin_block, &j);
+            for (int64_t q = 0; q < nb; q++)
+                for (int i = 0; i < BINS; i++) {
+                    bn->cnt[i] += part[q].cnt[i];
+                    box_grow(&bn->box[i], part[q].box[i].lo, part[q].box[i].hi);
+                    box_grow(&bn->cbox[i], part[q].cbox[i].lo, part[q].cbox[i].hi);
+                }
+            free(part);
+            return;
+        }
+    }
+    bins_fill(bn, c->p, begin, end, axis, lo, scale);
+}
+
+/* Small ranges: sorted along the longest centroid axis and every split
+ * position tried (exact SAH). Binning them would cost more in per-bin work
+ * (16 bins cleared and swept) than the few triangles themselves. */
+#define SMALL_RANGE 32
+
+static int32_t split_small(const build_ctx* c, const range_task* r, range_task kids[2]) {
+    int32_t begin = r->begin, end = r->end;
+    int32_t n = end - begin;
+    prim* p = c->p + begin;
+    const hy_aabb* cbox = &r->cbox;
+    int k = 0;
+    for (int a = 1; a < 3; a++)
+        if (cbox->hi[a] - cbox->lo[a] > cbox->hi[k] - cbox->lo[k]) k = a;
+    /* insertion sort by centroid (stable, so ties keep their order) */
+    for (int32_t i = 1; i < n; i++) {
+        prim x = p[i];
+        int32_t j = i;
+        while (j > 0 && p[j - 1].c[k] > x.c[k]) {
+            p[j] = p[j - 1];
+            j--;
+        }
+        p[j] = x;
+    }
+    /* left[i] = box of [0, i], right[i] = box of [i, n) */
+    hy_aabb left[SMALL_RANGE], right[SMALL_RANGE];
+    left[0] = p[0].box;
+    for (int32_t i = 1; i < n; i++) hy_aabb_union(&left[i], &left[i - 1], &p[i].box);
+    right[n - 1] = p[n - 1].box;
+    for (int32_t i = n - 2; i > 0; i--) hy_aabb_union(&right[i], &right[i + 1], &p[i].box);
+    double best = INFINITY;
+    int32_t best_i = -1;
+    for (int32_t i = 1; i < n; i++) {
+        /* left = [0, i), right = [i, n) */
+        double cost = hy_aabb_half_area(&left[i - 1]) * (double)i + hy_aabb_half_area(&right[i]) * (double)(n - i);
+        if (cost < best) {
+            best = cost;
+            best_i = i;
+        }
+    }
+    double area = hy_aabb_half_area(&r->box);
+    if (n <= c->b->leaf_size && (area <= 0 || 1.0 + best / area >= (double)n)) return -1;
+    if (best_i < 0) best_i = n / 2; /* NaN costs: halve */
+    int32_t mid = begin + best_i;
+    kids[0].box = left[best_i - 1];
+    kids[1].box = right[best_i];
+    box_empty(&kids[0].cbox);
+    box_empty(&kids[1].cbox);
+    for (int32_t i = 0; i < n; i++) box_grow(&kids[i >= best_i].cbox, p[i].c, p[i].c);
+    kids[0].begin = begin;
+    kids[0].end = mid;
+    kids[1].begin = mid;
+    kids[1].end = end;
+    return mid;
+}
+
+/* Split range r by binned SAH; returns the split index, or -1 to make a
+ * leaf. kids[0], kids[1] get the children's boxes and centroid bounds. */
+static int32_t split_range(const build_ctx* c, const range_task* r, range_task kids[2]) {
+    int32_t begin = r->begin, end = r->end;
+    int32_t n = end - begin;
+    prim* p = c->p;
+    const hy_aabb* cbox = &r->cbox;
     if (n <= 1) return -1;
+    if (n <= SMALL_RANGE) return split_small(c, r, kids);
     double best = INFINITY;
     int best_axis = -1, best_bin = 0;
     /* Bin along the longest centroid axis only: a third of the work of
      * trying all three, for trees nearly as good (the usual trade). */
-    int longest = 0;
-    for (int k = 1; k < 3; k++)
-        if (cbox->hi[k] - cbox->lo[k] > cbox->hi[longest] - cbox->lo[longest]) longest = k;
-    for (int k = longest; k == longest; k++) {
-        double ext = cbox->hi[k] - cbox->lo[k];
-        if (!(ext > 0)) continue;
-        double scale = BINS / ext;
-        int32_t cnt[BINS] = {0};
-        hy_aabb bb[BINS];
-        for (int i = 0; i < BINS; i++)
-            for (int a = 0; a < 3; a++) {
-                bb[i].lo[a] = DBL_MAX;
-                bb[i].hi[a] = -DBL_MAX;
-            }
-        for (int32_t i = begin; i < end; i++) {
-            int32_t t = order[i];
-            int bi = bin_of(c->centroid[t][k], cbox->lo[k], scale);
-            cnt[bi]++;
-            hy_aabb_union(&bb[bi], &bb[bi], &c->b->triangle_boxes[t]);
-        }
+    int k = 0;
+    for (int a = 1; a < 3; a++)
+        if (cbox->hi[a] - cbox->lo[a] > cbox->hi[k] - cbox->lo[k]) k = a;
+    double ext = cbox->hi[k] - cbox->lo[k];
+    double scale = ext > 0 ? BINS / ext : 0.0;
+    bins bn;
+    if (ext > 0) {
+        bins_make(c, &bn, begin, end, k, cbox->lo[k], scale);
         /* Sweep from the right, then from the left. */
         double right_area[BINS];
         int32_t right_cnt[BINS];
-        hy_aabb acc = bb[BINS - 1];
+        hy_aabb acc = bn.box[BINS - 1];
         int32_t nacc = 0;
         for (int i = BINS - 1; i > 0; i--) {
-            if (i < BINS - 1) hy_aabb_union(&acc, &acc, &bb[i]);
-            nacc += cnt[i];
+            if (i < BINS - 1) hy_aabb_union(&acc, &acc, &bn.box[i]);
+            nacc += bn.cnt[i];
             right_area[i] = nacc ? hy_aabb_half_area(&acc) : 0;
             right_cnt[i] = nacc;
         }
-        acc = bb[0];
+        acc = bn.box[0];
         nacc = 0;
         for (int i = 0; i < BINS - 1; i++) {
-            if (i > 0) hy_aabb_union(&acc, &acc, &bb[i]);
-            nacc += cnt[i];
+            if (i > 0) hy_aabb_union(&acc, &acc, &bn.box[i]);
+            nacc += bn.cnt[i];
             if (nacc == 0 || right_cnt[i + 1] == 0) continue;
             double cost = hy_aabb_half_area(&acc) * nacc + right_area[i + 1] * right_cnt[i + 1];
             if (cost < best) {
@@ -477,66 +685,84 @@ static int32_t split_range(const build_ctx* c, int32_t begin, int32_t end, const
             }
         }
     }
-    double area = hy_aabb_half_area(box);
+    double area = hy_aabb_half_area(&r->box);
     /* Leaf when small and splitting does not pay (traversal cost 1 per node
      * visit against 1 per triangle test). */
     if (n <= c->b->leaf_size && (best_axis < 0 || area <= 0 || 1.0 + best / area >= (double)n)) return -1;
-    if (best_axis < 0) return begin + n / 2; /* all centroids equal: halve */
-    double scale = BINS / (cbox->hi[best_axis] - cbox->lo[best_axis]);
-    int32_t i = begin, j = end - 1;
-    while (i <= j) {
-        if (bin_of(c->centroid[order[i]][best_axis], cbox->lo[best_axis], scale) <= best_bin) {
-            i++;
-        } else {
-            int32_t tmp = order[i];
-            order[i] = order[j];
-            order[j] = tmp;
-            j--;
+    int32_t mid = -1;
+    if (best_axis >= 0) {
+        int32_t i = begin, j = end - 1;
+        while (i <= j) {
+            if (bin_of(p[i].c[best_axis], cbox->lo[best_axis], scale) <= best_bin) {
+                i++;
+            } else {
+                prim tmp = p[i];
+                p[i] = p[j];
+                p[j] = tmp;
+                j--;
+            }
+        }
+        if (i != begin && i != end) mid = i;
+    }
+    if (mid < 0) {
+        /* all centroids equal (or one side empty): halve */
+        mid = begin + n / 2;
+        range_box(p, begin, mid, &kids[0].box, &kids[0].cbox);
+        range_box(p, mid, end, &kids[1].box, &kids[1].cbox);
+    } else {
+        /* The children's bounds are the unions of their bins' (exact). */
+        for (int s = 0; s < 2; s++) {
+            box_empty(&kids[s].box);
+            box_empty(&kids[s].cbox);
+        }
+        for (int i = 0; i < BINS; i++) {
+            range_task* kd = &kids[i <= best_bin ? 0 : 1];
+            if (!bn.cnt[i]) continue;
+            box_grow(&kd->box, bn.box[i].lo, bn.box[i].hi);
+            box_grow(&kd->cbox, bn.cbox[i].lo, bn.cbox[i].hi);
         }
     }
-    if (i == begin || i == end) return begin + n / 2;
-    return i;
+    kids[0].begin = begin;
+    kids[0].end = mid;
+    kids[1].begin = mid;
+    kids[1].end = end;
+    return mid;
 }
 
-typedef struct range_task {
-    int32_t begin, end;
-    int32_t node; /* index in the final array */
-} range_task;
-
-/* Build order[begin, end) depth first into nb, its root at nb index `root`
+/* Build range `root` depth first into nb, its root at nb index root.node
  * (already allocated). Returns 0 on allocation failure. */
-static int build_subtree(const build_ctx* c, node_buf* nb, int32_t root, int32_t begin, int32_t end) {
+static int build_subtree(const build_ctx* c, node_buf* nb, const range_task* root) {
     range_task stack[128];
     int sp = 0;
-    stack[sp++] = (range_task){begin, end, root};
+    stack[sp++] = *root;
     while (sp > 0) {
         range_task r = stack[--sp];
-        hy_aabb box, cbox;
-        range_box(c, r.begin, r.end, &box, &cbox);
-        int32_t mid = split_range(c, r.begin, r.end, &box, &cbox);
+        range_task kids[2];
+        int32_t mid = split_range(c, &r, kids);
         hy_bvh_node* node = &nb->v[r.node];
-        node->box = box;
+        node->box = r.box;
         if (mid < 0) {
             node->first = r.begin;
             node->count = r.end - r.begin;
             continue;
         }
-        int32_t kids = node_alloc(nb, 2);
-        if (kids < 0) return 0;
+        int32_t first = node_alloc(nb, 2);
+        if (first < 0) return 0;
         node = &nb->v[r.node];
-        node->first = kids;
+        node->first = first;
         node->count = 0;
+        kids[0].node = first;
+        kids[1].node = first + 1;
         /* The smaller side is taken next and the larger one waits: every
          * waiting range is at least as large as all work above it, so the
          * stack never holds more than log2(n) + 1 ranges, however lopsided
          * the splits (128 covers any int32 count). */
-        range_task lo = {r.begin, mid, kids}, hi = {mid, r.end, kids + 1};
         if (mid - r.begin > r.end - mid) {
-            stack[sp++] = lo;
-            stack[sp++] = hi;
+            stack[sp++] = kids[0];
+            stack[sp++] = kids[1];
         } else {
-            stack[sp++] = hi;
-            stack[sp++] = lo;
+            stack[sp++] = kids[1];
+            stack[sp++] = kids[0];
         }
     }
     return 1;
@@ -556,7 +782,9 @@ static void subtree_block(void* vctx, int64_t begin, int64_t end, int64_t block,
     for (int64_t i = begin; i < end; i++) {
         node_buf* nb = &s->bufs[i];
         nb->n = 0;
-        if (node_alloc(nb, 1) != 0 || !build_subtree(s->c, nb, 0, s->tasks[i].begin, s->tasks[i].end)) s->ok[i] = 0;
+        range_task r = s->tasks[i];
+        r.node = 0;
+        if (node_alloc(nb, 1) != 0 || !build_subtree(s->c, nb, &r)) s->ok[i] = 0;
     }
 }
 
@@ -565,7 +793,38 @@ static void subtree_block(void* vctx, int64_t begin, int64_t end, int64_t block,
  * neighbour link crosses between them; the node where a link crosses is
  * the lowest node holding both ends, found by descending the ranges. Links
  * inside a leaf are checked with a tiny union-find. */
-static void link_nodes(hy_bvh* b) {
+typedef struct climb_ctx {
+    hy_bvh* b;
+    const int32_t* leaf_of;
+    const int32_t* up;
+    int32_t* found;  /* block q lists from 3 q CLIMB_GRAIN (at most 3 a rank) */
+    int64_t* nfound; /* per block */
+} climb_ctx;
+
+#define CLIMB_GRAIN 16384
+
+static void climb_block(void* vctx, int64_t begin, int64_t end, int64_t block, int worker) {
+    (void)worker;
+    climb_ctx* c = vctx;
+    const hy_bvh* b = c->b;
+    int32_t* out = c->found + 3 * begin;
+    int64_t n = 0;
+    for (int32_t r1 = (int32_t)begin; r1 < (int32_t)end; r1++) {
+        int32_t t = b->order[r1];
+        for (int k = 0; k < 3; k++) {
+            int32_t u = b->neighbor[3 * t + k];
+            if (u < 0) continue;
+            int32_t r2 = b->rank[u];
+            if (r1 >= r2) continue;
+            int32_t i = c->leaf_of[r1];
+            while (b->range[2 * i + 1] <= r2) i = c->up[i];
+            if (b->nodes[i].count == 0) out[n++] = i;
+        }
+    }
+    c->nfound[block] = n;
+}
+
+static void link_nodes(hy_bvh* b, hy_pool* pool) {
     int32_t nt = b->triangle_count;
     for (int32_t i = 0; i < nt; i++) b->rank[b->order[i]] = i;
     for (int32_t i = b->node_count - 1; i >= 0; i--) {
@@ -579,25 +838,50 @@ static void link_nodes(hy_bvh* b) {
         }
         b->connected[i] = 0;
     }
-    /* connected[] doubles as "a link crosses here" for inner nodes. */
-    for (int32_t t = 0; t < nt; t++)
-        for (int k = 0; k < 3; k++) {
-            int32_t u = b->neighbor[3 * t + k];
-            if (u < 0) continue;
-            int32_t r1 = b->rank[t], r2 = b->rank[u];
-            if (r1 >= r2) continue;
-            int32_t i = 0;
-            while (b->nodes[i].count == 0) {
-                int32_t mid = b->range[2 * b->nodes[i].first + 1];
-                if (r2 < mid)
-                    i = b->nodes[i].first;
-                else if (r1 >= mid)
-                    i = b->nodes[i].first + 1;
-                else
-                    break;
-            }
-            if (b->nodes[i].count == 0) b->connected[i] = 1;
+    /* connected[] only serves self-culling: without it, none is connected
+     * (if a later refit turns culling on, this tree just culls nothing). */
+    if (!culling(b)) return;
+    /* connected[] doubles as "a link crosses here" for inner nodes. The
+     * lowest node holding both ends of a link: climb from the leaf of the
+     * lower rank until the range reaches the higher one (most links are
+     * local, so the climb is short; descending from the root costs the
+     * full depth for every link). The climbs run in parallel blocks of
+     * ranks, each listing the nodes it found; the marks are set after. */
+    int32_t* leaf_of = malloc(sizeof(int32_t) * (size_t)nt);
+    int32_t* up = malloc(sizeof(int32_t) * (size_t)b->node_count);
+    int32_t* found = malloc(sizeof(int32_t) * 3 * (size_t)nt);
+    int64_t nblocks = hy_pool_blocks(nt, CLIMB_GRAIN);
+    int64_t* nfound = malloc(sizeof(int64_t) * (size_t)nblocks);
+    if (!leaf_of || !up || !found || !nfound) {
+        /* no room: nothing counts as connected (only culls less) */
+        free(leaf_of);
+        free(up);
+        free(found);
+        free(nfound);
+        return;
+    }
+    up[0] = -1;
+    for (int32_t i = 0; i < b->node_count; i++) {
+        const hy_bvh_node* n = &b->nodes[i];
+        if (n->count == 0) {
+            up[n->first] = i;
+            up[n->first + 1] = i;
+        } else {
+            for (int32_t r = n->first; r < n->first + n->count; r++) leaf_of[r] = i;
         }
+    }
+    climb_ctx cc = {b, leaf_of, up, found, nfound};
+    if (pool)
+        hy_pool_for(pool, nt, CLIMB_GRAIN, climb_block, &cc);
+    else
+        for (int64_t q = 0; q < nblocks; q++)
+            climb_block(&cc, q * CLIMB_GRAIN, (q + 1) * CLIMB_GRAIN < nt ? (q + 1) * CLIMB_GRAIN : nt, q, 0);
+    for (int64_t q = 0; q < nblocks; q++)
+        for (int64_t j = 0; j < nfound[q]; j++) b->connected[found[3 * q * CLIMB_GRAIN + j]] = 1;
+    free(found);
+    free(nfound);
+    free(leaf_of);
+    free(up);
     for (int32_t i = b->node_count - 1; i >= 0; i--) {
         const hy_bvh_node* n = &b->nodes[i];
         if (n->count == 0) {
@@ -628,25 +912,81 @@ static void link_nodes(hy_bvh* b) {
     }
 }
 
-static void sweep_nodes(hy_bvh* b, int boxes);
+/* Slots in leaf order (topology and order only, so once per build). */
+static void make_slots(hy_bvh* b) {
+    int32_t edge = 0;
+    for (int32_t i = 0; i < b->triangle_count; i++) {
+        int32_t t = b->order[i];
+        hy_bvh_slot* s = &b->slots[i];
+        for (int k = 0; k < 3; k++) {
+            s->v[k] = b->triangles[3 * t + k];
+            s->id[k] = b->vertex_ids ? b->vertex_ids[s->v[k]] : s->v[k];
+        }
+        s->owned = b->owned[t];
+        s->edge = edge;
+        s->nv = s->ne = 0;
+        for (int k = 0; k < 3; k++) {
+            s->vk[k] = s->ek[k] = 0;
+            if (s->owned & HY_BVH_OWN_VERTEX(k)) s->vk[s->nv++] = (uint8_t)k;
+            if (s->owned & HY_BVH_OWN_EDGE(k)) s->ek[s->ne++] = (uint8_t)k;
+        }
+        edge += s->ne;
+    }
+}
+
+/* Per step: triangle and owned-edge moving boxes in leaf order. */
+static void leaf_block(void* vctx, int64_t begin, int64_t end, int64_t block, int worker) {
+    (void)block;
+    (void)worker;
+    hy_bvh* b = vctx;
+    const hy_mbox* vm = b->vertex_mboxes;
+    for (int64_t i = begin; i < end; i++) {
+        const hy_bvh_slot* s = &b->slots[i];
+        b->leaf_mboxes[i] = b->triangle_mboxes[b->order[i]];
+        hy_fbox_from(&b->leaf_mboxes[i], &b->leaf_fboxes[i]);
+        int32_t e = s->edge;
+        for (int k = 0; k < 3; k++)
+            if (s->owned & HY_BVH_OWN_EDGE(k)) {
+                hy_mbox_union(&b->edge_mboxes[e], &vm[s->v[k]], &vm[s->v[(k + 1) % 3]]);
+                e++;
+            }
+    }
+}
+
+static void leaf_data(hy_bvh* b, hy_pool* pool) {
+    if (pool)
+        hy_pool_for(pool, b->triangle_count, 8192, leaf_block, b);
+    else
+        leaf_block(b, 0, b->triangle_count, 0, 0);
+}
+
+static void sweep_nodes(hy_bvh* b, int boxes, hy_pool* pool);
 
 hy_status hy_bvh_build(hy_bvh* b, const double* x0, const double* x1, double thickness, hy_pool* pool) {
     if (!b || !x0) return hy_fail(HY_ERR_INVALID_ARG, "bvh build: NULL argument");
     primitive_boxes(b, x0, x1, thickness, pool);
     int32_t nt = b->triangle_count;
-    build_ctx c = {b, malloc(sizeof(double[3]) * (size_t)nt)};
-    if (!c.centroid) return hy_fail(HY_ERR_NOMEM, "bvh build: out of memory");
+    build_ctx c = {b, malloc(sizeof(prim) * (size_t)nt), pool};
+    if (!c.p) return hy_fail(HY_ERR_NOMEM, "bvh build: out of memory");
     for (int32_t t = 0; t < nt; t++) {
-        b->order[t] = t;
-        for (int k = 0; k < 3; k++) c.centroid[t][k] = b->triangle_boxes[t].lo[k] + b->triangle_boxes[t].hi[k];
+        prim* q = &c.p[t];
+        q->box = b->triangle_boxes[t];
+        for (int k = 0; k < 3; k++) q->c[k] = q->box.lo[k] + q->box.hi[k];
+        q->id = t;
+        q->pad = 0;
     }
 
-    /* Serial top: split breadth first until SUBTREE_TASKS open ranges. */
+    /* Serial top: split breadth first until SUBTREE_TASKS open ranges
+     * (the binning of the large ones runs on the pool). */
     node_buf top = {b->nodes, 0, 2 * nt};
     range_task open[2 * SUBTREE_TASKS + 2];
     int nopen = 0;
     node_alloc(&top, 1);
-    open[nopen++] = (range_task){0, nt, 0};
+    open[0].begin = 0;
+    open[0].end = nt;
+    open[0].node = 0;
+    range_box(c.p, 0, nt, &open[0].box, &open[0].cbox);
+    nopen = 1;
     range_task tasks[2 * SUBTREE_TASKS + 2];
     int ntasks = 0;
     while (nopen > 0) {
@@ -654,26 +994,27 @@ hy_status hy_bvh_build(hy_bvh* b, const double* x0, const double* x1, double thi
         range_task next[2 * SUBTREE_TASKS + 2];
         int nnext = 0;
         for (int i = 0; i < nopen; i++) {
-            range_task r = open[i];
-            if (r.end - r.begin < SUBTREE_MIN || nopen + nnext + ntasks >= SUBTREE_TASKS) {
-                tasks[ntasks++] = r;
+            const range_task* r = &open[i];
+            if (r->end - r->begin < SUBTREE_MIN || nopen + nnext + ntasks >= SUBTREE_TASKS) {
+                tasks[ntasks++] = *r;
                 continue;
             }
-            hy_aabb box, cbox;
-            range_box(&c, r.begin, r.end, &box, &cbox);
-            int32_t mid = split_range(&c, r.begin, r.end, &box, &cbox);
-            hy_bvh_node* node = &top.v[r.node];
-            node->box = box;
+            range_task kids[2];
+            int32_t mid = split_range(&c, r, kids);
+            hy_bvh_node* node = &top.v[r->node];
+            node->box = r->box;
             if (mid < 0) {
-                node->first = r.begin;
-                node->count = r.end - r.begin;
+                node->first = r->begin;
+                node->count = r->end - r->begin;
                 continue;
             }
-            int32_t kids = node_alloc(&top, 2);
-            node->first = kids;
+            int32_t first = node_alloc(&top, 2);
+            node->first = first;
             node->count = 0;
-            next[nnext++] = (range_task){r.begin, mid, kids};
-            next[nnext++] = (range_task){mid, r.end, kids + 1};
+            kids[0].node = first;
+            kids[1].node = first + 1;
+            next[nnext++] = kids[0];
+            next[nnext++] = kids[1];
         }
         memcpy(open, next, sizeof(range_task) * (size_t)nnext);
         nopen = nnext;
@@ -694,6 +1035,10 @@ hy_status hy_bvh_build(hy_bvh* b, const double* x0, const double* x1, double thi
         /* Splice in task order: local root -> its placeholder, local node
          * i > 0 -> base + i - 1 (children stay after their parents). */
         int32_t n = top.n;
+        HY_ASSERT(top.n <= HY_BVH_TOP_MAX && ntasks <= HY_BVH_TOP_MAX);
+        b->top_count = top.n;
+        b->sub_count = ntasks;
+        memset(b->top_root, 0, sizeof b->top_root);
         for (int i = 0; i < ntasks && st == HY_OK; i++) {
             if (!ok[i]) {
                 st = hy_fail(HY_ERR_NOMEM, "bvh build: out of memory");
@@ -701,6 +1046,10 @@ hy_status hy_bvh_build(hy_bvh* b, const double* x0, const double* x1, double thi
             }
             node_buf* nb = &bufs[i];
             int32_t base = n;
+            b->sub[3 * i] = tasks[i].node;
+            b->sub[3 * i + 1] = base;
+            b->sub[3 * i + 2] = base + nb->n - 1;
+            b->top_root[tasks[i].node] = 1;
             for (int32_t j = 0; j < nb->n; j++) {
                 hy_bvh_node nd = nb->v[j];
                 if (nd.count == 0) nd.first = base + nd.first - 1;
@@ -714,14 +1063,21 @@ hy_status hy_bvh_build(hy_bvh* b, const double* x0, const double* x1, double thi
         for (int i = 0; i < ntasks; i++) free(bufs[i].v);
     free(bufs);
     free(ok);
-    free(c.centroid);
+    for (int32_t i = 0; i < nt; i++) b->order[i] = c.p[i].id;
+    free(c.p);
     if (st != HY_OK) {
         b->node_count = 0;
         return st;
     }
     HY_ASSERT(b->node_count <= 2 * nt);
-    link_nodes(b);
-    sweep_nodes(b, 0);
+    link_nodes(b, pool);
+    make_slots(b);
+    for (int32_t i = 0; i < b->node_count; i++) {
+        b->spans[i].first = b->nodes[i].first;
+        b->spans[i].count = b->nodes[i].count;
+    }
+    leaf_data(b, pool);
+    sweep_nodes(b, 0, pool);
     b->built_cost = b->cost;
     b->builds++;
     return HY_OK;
@@ -732,34 +1088,73 @@ hy_status hy_bvh_build(hy_bvh* b, const double* x0, const double* x1, double thi
 /* One reverse sweep (children sit after parents, so it is bottom-up):
  * node boxes when `boxes`, cones and self_free when culling, and the SAH
  * cost. */
-static void sweep_nodes(hy_bvh* b, int boxes) {
-    int cull = culling(b);
-    double sum = 0;
-    for (int32_t i = b->node_count - 1; i >= 0; i--) {
-        hy_bvh_node* n = &b->nodes[i];
-        hy_bvh_cone* cone = &b->cones[i];
-        hy_mbox* mb = &b->node_mboxes[i];
-        if (n->count) {
-            const int32_t* ids = b->order + n->first;
-            *mb = b->triangle_mboxes[ids[0]];
-            for (int32_t j = 1; j < n->count; j++) hy_mbox_union(mb, mb, &b->triangle_mboxes[ids[j]]);
-            if (boxes) {
-                n->box = b->triangle_boxes[ids[0]];
-                for (int32_t j = 1; j < n->count; j++) hy_aabb_union(&n->box, &n->box, &b->triangle_boxes[ids[j]]);
-            }
-            if (cull) {
-                *cone = b->triangle_cones[ids[0]];
-                for (int32_t j = 1; j < n->count; j++) cone_merge(cone, &b->triangle_cones[ids[j]], cone);
-            }
-            sum += hy_aabb_half_area(&n->box) * (double)n->count;
-        } else {
-            if (boxes) hy_aabb_union(&n->box, &b->nodes[n->first].box, &b->nodes[n->first + 1].box);
-            hy_mbox_union(mb, &b->node_mboxes[n->first], &b->node_mboxes[n->first + 1]);
-            if (cull) cone_merge(&b->cones[n->first], &b->cones[n->first + 1], cone);
-            sum += hy_aabb_half_area(&n->box);
+/* One node of the sweep; returns its term of the SAH cost sum. */
+static double sweep_node(hy_bvh* b, int boxes, int cull, int32_t i) {
+    hy_bvh_node* n = &b->nodes[i];
+    hy_bvh_cone* cone = &b->cones[i];
+    hy_mbox* mb = &b->node_mboxes[i];
+    double term;
+    if (n->count) {
+        const int32_t* ids = b->order + n->first;
+        const hy_mbox* lm = b->leaf_mboxes + n->first;
+        *mb = lm[0];
+        for (int32_t j = 1; j < n->count; j++) hy_mbox_union(mb, mb, &lm[j]);
+        if (boxes) {
+            n->box = b->triangle_boxes[ids[0]];
+            for (int32_t j = 1; j < n->count; j++) hy_aabb_union(&n->box, &n->box, &b->triangle_boxes[ids[j]]);
         }
-        b->self_free[i] = (uint8_t)(cull && b->connected[i] && cone->angle < CONE_LIMIT);
+        if (cull) {
+            leaf_cone(b->triangle_normals, ids, n->count, cone);
+        }
+        term = hy_aabb_half_area(&n->box) * (double)n->count;
+    } else {
+        if (boxes) hy_aabb_union(&n->box, &b->nodes[n->first].box, &b->nodes[n->first + 1].box);
+        hy_mbox_union(mb, &b->node_mboxes[n->first], &b->node_mboxes[n->first + 1]);
+        if (cull) cone_merge(&b->cones[n->first], &b->cones[n->first + 1], cone);
+        term = hy_aabb_half_area(&n->box);
     }
+    b->self_free[i] = (uint8_t)(cull && b->connected[i] && cone->angle < CONE_LIMIT);
+    hy_fbox_from(mb, &b->node_fboxes[i]);
+    b->node_area[i] = hy_aabb_half_area(&n->box);
+    return term;
+}
+
+typedef struct sweep_ctx {
+    hy_bvh* b;
+    int boxes, cull;
+} sweep_ctx;
+
+/* Subtree s of the build: its nodes bottom-up, then its root; the cost
+ * terms summed per subtree. */
+static void sweep_block(void* vctx, int64_t begin, int64_t end, int64_t block, int worker) {
+    (void)block;
+    (void)worker;
+    sweep_ctx* c = vctx;
+    hy_bvh* b = c->b;
+    for (int64_t s = begin; s < end; s++) {
+        const int32_t* sub = b->sub + 3 * s;
+        double sum = 0;
+        for (int32_t i = sub[2] - 1; i >= sub[1]; i--) sum += sweep_node(b, c->boxes, c->cull, i);
+        sum += sweep_node(b, c->boxes, c->cull, sub[0]);
+        b->sub_cost[s] = sum;
+    }
+}
+
+/* Reverse sweep (children sit after parents, so it is bottom-up): node
+ * boxes when `boxes`, cones and self_free when culling, the gates, and the
+ * SAH cost. The subtrees of the build run in parallel, then the nodes
+ * above them; the cost adds up per subtree in subtree order, then the top,
+ * so it does not depend on the pool either. */
+static void sweep_nodes(hy_bvh* b, int boxes, hy_pool* pool) {
+    sweep_ctx c = {b, boxes, culling(b)};
+    if (pool && b->sub_count > 1)
+        hy_pool_for(pool, b->sub_count, 1, sweep_block, &c);
+    else
+        sweep_block(&c, 0, b->sub_count, 0, 0);
+    double sum = 0;
+    for (int32_t s = 0; s < b->sub_count; s++) sum += b->sub_cost[s];
+    for (int32_t i = b->top_count - 1; i >= 0; i--)
+        if (!b->top_root[i]) sum += sweep_node(b, boxes, c.cull, i);
     double root = hy_aabb_half_area(&b->nodes[0].box);
     b->cost = root > 0 ? sum / root : (double)b->node_count;
 }
@@ -767,7 +1162,8 @@ static void sweep_nodes(hy_bvh* b, int boxes) {
 void hy_bvh_refit(hy_bvh* b, const double* x0, const double* x1, double thickness, hy_pool* pool) {
     if (!b || !x0 || b->node_count == 0) return;
     primitive_boxes(b, x0, x1, thickness, pool);
-    sweep_nodes(b, 1);
+    leaf_data(b, pool);
+    sweep_nodes(b, 1, pool);
     b->refits++;
 }
 
@@ -776,12 +1172,14 @@ hy_status hy_bvh_set_vertex_ids(hy_bvh* b, const int32_t* ids) {
     if (!ids) {
         free(b->vertex_ids);
         b->vertex_ids = NULL;
+        if (b->node_count > 0) make_slots(b);
         return HY_OK;
     }
     int32_t* c = b->vertex_ids ? b->vertex_ids : malloc(sizeof(int32_t) * (size_t)b->vertex_count);
     if (!c) return hy_fail(HY_ERR_NOMEM, "bvh: out of memory");
     memcpy(c, ids, sizeof(int32_t) * (size_t)b->vertex_count);
     b->vertex_ids = c;
+    if (b->node_count > 0) make_slots(b);
     return HY_OK;
 }
 

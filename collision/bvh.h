@@ -27,6 +27,10 @@
 #define HY_COLLISION_BVH_H
 
 #include <stdint.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#include <xmmintrin.h>
+#endif
 
 #include "hyphys/hyphys.h"
 #include "sched/pool.h"
@@ -66,6 +70,54 @@ typedef struct hy_mbox {
  * exact, so the all-or-nothing cases are decided exactly; a crossing time
  * a / (a - b) is within 5 ulps of the exact one, well inside 2^-48. NaN
  * (from overflowing inputs) keeps the pair. */
+#if defined(__SSE2__)
+/* Two lanes at a time, with one branch on the data: the pairs apart at
+ * both ends on one side (about half of what a traversal tests) and those
+ * overlapping at one end are decided by signs alone; only the rest (a
+ * fifth) need crossing times. Same answers as the
+ * scalar version below (which other targets use): the same differences and
+ * quotients, and NaN never wins a max or min (maxpd/minpd return the
+ * second operand when one is NaN; the accumulator goes second). */
+static inline int hy_mbox_overlap(const hy_mbox* a, const hy_mbox* b) {
+    const double* A = a->lo0;
+    const double* B = b->lo0;
+    /* lanes: (g_x, g_y), (h_x, h_y), (g_z, h_z); g = b.hi - a.lo,
+     * h = a.hi - b.lo, at t=0 (offset 0) and t=1 (offset 6) */
+    __m128d g0 = _mm_sub_pd(_mm_loadu_pd(B + 3), _mm_loadu_pd(A));
+    __m128d h0 = _mm_sub_pd(_mm_loadu_pd(A + 3), _mm_loadu_pd(B));
+    __m128d z0 = _mm_sub_pd(_mm_set_pd(A[5], B[5]), _mm_set_pd(B[2], A[2]));
+    __m128d g1 = _mm_sub_pd(_mm_loadu_pd(B + 9), _mm_loadu_pd(A + 6));
+    __m128d h1 = _mm_sub_pd(_mm_loadu_pd(A + 9), _mm_loadu_pd(B + 6));
+    __m128d z1 = _mm_sub_pd(_mm_set_pd(A[11], B[11]), _mm_set_pd(B[8], A[8]));
+    __m128d zero = _mm_setzero_pd(), one = _mm_set1_pd(1.0);
+    __m128d ng0 = _mm_cmplt_pd(g0, zero), nh0 = _mm_cmplt_pd(h0, zero), nz0 = _mm_cmplt_pd(z0, zero);
+    __m128d ng1 = _mm_cmplt_pd(g1, zero), nh1 = _mm_cmplt_pd(h1, zero), nz1 = _mm_cmplt_pd(z1, zero);
+    /* apart at both ends on one side */
+    int both = _mm_movemask_pd(_mm_or_pd(_mm_or_pd(_mm_and_pd(ng0, ng1), _mm_and_pd(nh0, nh1)),
+                                         _mm_and_pd(nz0, nz1)));
+    /* Overlapping at t=0 (no gap negative there) or at t=1: no crossing
+     * times needed. One branch, taken by most pairs. */
+    int any0 = _mm_movemask_pd(_mm_or_pd(_mm_or_pd(ng0, nh0), nz0));
+    int any1 = _mm_movemask_pd(_mm_or_pd(_mm_or_pd(ng1, nh1), nz1));
+    if (both | !any0 | !any1) return both == 0;
+    /* crossing times; lanes that do not cross are masked out below */
+    __m128d tg = _mm_div_pd(g0, _mm_sub_pd(g0, g1));
+    __m128d th = _mm_div_pd(h0, _mm_sub_pd(h0, h1));
+    __m128d tz = _mm_div_pd(z0, _mm_sub_pd(z0, z1));
+    /* entering (negative at t=0): the overlap starts no earlier than t */
+    __m128d lo = _mm_max_pd(_mm_and_pd(tg, ng0), zero);
+    lo = _mm_max_pd(_mm_and_pd(th, nh0), lo);
+    lo = _mm_max_pd(_mm_and_pd(tz, nz0), lo);
+    /* leaving (negative at t=1, so not at t=0 unless `both`) */
+    __m128d hi = _mm_min_pd(_mm_or_pd(_mm_and_pd(ng1, tg), _mm_andnot_pd(ng1, one)), one);
+    hi = _mm_min_pd(_mm_or_pd(_mm_and_pd(nh1, th), _mm_andnot_pd(nh1, one)), hi);
+    hi = _mm_min_pd(_mm_or_pd(_mm_and_pd(nz1, tz), _mm_andnot_pd(nz1, one)), hi);
+    lo = _mm_max_pd(_mm_unpackhi_pd(lo, lo), lo);
+    hi = _mm_min_pd(_mm_unpackhi_pd(hi, hi), hi);
+    int meet = _mm_comile_sd(lo, _mm_add_sd(hi, _mm_set_sd(0x1p-48)));
+    return (both == 0) & meet;
+}
+#else
 static inline int hy_mbox_overlap(const hy_mbox* a, const hy_mbox* b) {
     double lo = 0.0, hi = 1.0;
     for (int k = 0; k < 3; k++) {
@@ -90,6 +142,162 @@ static inline int hy_mbox_overlap(const hy_mbox* a, const hy_mbox* b) {
         }
     }
     return lo <= hi + 0x1p-48;
+}
+#endif
+
+/* A moving box in single precision, rounded outward (each bound moved
+ * out by 2^-21 of its size plus 2^-125 before the rounding to float, which
+ * errs by at most 2^-24 of it), so it contains the hy_mbox it was made
+ * from. Lane 3 is padding (0). Traversal tests these as a cheap
+ * conservative gate where a pass only leads to more tests (node pairs,
+ * triangle pairs); every feature pair is still decided by hy_mbox_overlap
+ * on the double boxes. Half the memory of a hy_mbox, four lanes a
+ * register. */
+typedef struct hy_fbox {
+    float lo0[4], hi0[4], lo1[4], hi1[4];
+} hy_fbox;
+
+/* Past the float range a lower bound stays at the largest float (not
+ * +inf, which would be above it), an upper one at the most negative; NaN
+ * stays NaN (and keeps the pair). */
+static inline float hy_float_down(double d) {
+    double y = d - ((d < 0 ? -d : d) * 0x1p-21 + 0x1p-125);
+    return (float)(y > 0x1.fffffep127 ? 0x1.fffffep127 : y);
+}
+static inline float hy_float_up(double d) {
+    double y = d + ((d < 0 ? -d : d) * 0x1p-21 + 0x1p-125);
+    return (float)(y < -0x1.fffffep127 ? -0x1.fffffep127 : y);
+}
+
+#if defined(__SSE2__)
+/* hy_float_down (down != 0) or hy_float_up of p[0..2], lane 3 zero: the
+ * same operations two lanes at a time. min/max take the clamp first so
+ * that a NaN bound comes out NaN. */
+static inline __m128 hy_float3(const double* p, int down) {
+    const __m128d sign = _mm_set1_pd(-0.0), rel = _mm_set1_pd(0x1p-21), tiny = _mm_set1_pd(0x1p-125);
+    const __m128d big = _mm_set1_pd(down ? 0x1.fffffep127 : -0x1.fffffep127);
+    __m128d a = _mm_loadu_pd(p), b = _mm_set_sd(p[2]);
+    __m128d pa = _mm_add_pd(_mm_mul_pd(_mm_andnot_pd(sign, a), rel), tiny);
+    __m128d pb = _mm_add_pd(_mm_mul_pd(_mm_andnot_pd(sign, b), rel), tiny);
+    if (down) {
+        a = _mm_min_pd(big, _mm_sub_pd(a, pa));
+        b = _mm_min_pd(big, _mm_sub_pd(b, pb));
+    } else {
+        a = _mm_max_pd(big, _mm_add_pd(a, pa));
+        b = _mm_max_pd(big, _mm_add_pd(b, pb));
+    }
+    __m128 r = _mm_movelh_ps(_mm_cvtpd_ps(a), _mm_cvtpd_ps(b));
+    return _mm_and_ps(r, _mm_castsi128_ps(_mm_set_epi32(0, -1, -1, -1)));
+}
+
+static inline void hy_fbox_from(const hy_mbox* m, hy_fbox* f) {
+    _mm_storeu_ps(f->lo0, hy_float3(m->lo0, 1));
+    _mm_storeu_ps(f->hi0, hy_float3(m->hi0, 0));
+    _mm_storeu_ps(f->lo1, hy_float3(m->lo1, 1));
+    _mm_storeu_ps(f->hi1, hy_float3(m->hi1, 0));
+}
+#else
+static inline void hy_fbox_from(const hy_mbox* m, hy_fbox* f) {
+    for (int k = 0; k < 3; k++) {
+        f->lo0[k] = hy_float_down(m->lo0[k]);
+        f->hi0[k] = hy_float_up(m->hi0[k]);
+        f->lo1[k] = hy_float_down(m->lo1[k]);
+        f->hi1[k] = hy_float_up(m->hi1[k]);
+    }
+    f->lo0[3] = f->hi0[3] = f->lo1[3] = f->hi1[3] = 0.0f;
+}
+#endif
+
+/* hy_mbox_overlap's test on single-precision boxes: conservative for the
+ * boxes (signs of rounded differences are exact; each crossing time is
+ * within 2^-22 of the exact one, inside the 2^-20 margin; NaN keeps the
+ * pair), so 0 means the double boxes they contain do not meet either. */
+#if defined(__SSE2__)
+static inline int hy_fbox_overlap(const hy_fbox* a, const hy_fbox* b) {
+    __m128 alo0 = _mm_loadu_ps(a->lo0), ahi0 = _mm_loadu_ps(a->hi0);
+    __m128 alo1 = _mm_loadu_ps(a->lo1), ahi1 = _mm_loadu_ps(a->hi1);
+    __m128 blo0 = _mm_loadu_ps(b->lo0), bhi0 = _mm_loadu_ps(b->hi0);
+    __m128 blo1 = _mm_loadu_ps(b->lo1), bhi1 = _mm_loadu_ps(b->hi1);
+    __m128 g0 = _mm_sub_ps(bhi0, alo0), g1 = _mm_sub_ps(bhi1, alo1);
+    __m128 h0 = _mm_sub_ps(ahi0, blo0), h1 = _mm_sub_ps(ahi1, blo1);
+    __m128 zero = _mm_setzero_ps(), one = _mm_set1_ps(1.0f);
+    __m128 ng0 = _mm_cmplt_ps(g0, zero), ng1 = _mm_cmplt_ps(g1, zero);
+    __m128 nh0 = _mm_cmplt_ps(h0, zero), nh1 = _mm_cmplt_ps(h1, zero);
+    int both = _mm_movemask_ps(_mm_or_ps(_mm_and_ps(ng0, ng1), _mm_and_ps(nh0, nh1)));
+    int any0 = _mm_movemask_ps(_mm_or_ps(ng0, nh0)), any1 = _mm_movemask_ps(_mm_or_ps(ng1, nh1));
+    if (both | !any0 | !any1) return both == 0;
+    __m128 tg = _mm_div_ps(g0, _mm_sub_ps(g0, g1));
+    __m128 th = _mm_div_ps(h0, _mm_sub_ps(h0, h1));
+    __m128 lo = _mm_max_ps(_mm_and_ps(tg, ng0), zero);
+    lo = _mm_max_ps(_mm_and_ps(th, nh0), lo);
+    __m128 hi = _mm_min_ps(_mm_or_ps(_mm_and_ps(ng1, tg), _mm_andnot_ps(ng1, one)), one);
+    hi = _mm_min_ps(_mm_or_ps(_mm_and_ps(nh1, th), _mm_andnot_ps(nh1, one)), hi);
+    lo = _mm_max_ps(_mm_movehl_ps(lo, lo), lo);
+    lo = _mm_max_ss(_mm_shuffle_ps(lo, lo, 1), lo);
+    hi = _mm_min_ps(_mm_movehl_ps(hi, hi), hi);
+    hi = _mm_min_ss(_mm_shuffle_ps(hi, hi, 1), hi);
+    int meet = _mm_comile_ss(lo, _mm_add_ss(hi, _mm_set_ss(0x1p-20f)));
+    return (both == 0) & meet;
+}
+/* hy_fbox_overlap of a moved by t * e against b, e given as a float
+ * interval per axis (e_lo <= e <= e_hi, lane 3 zero; see hy_fbox_shift_range).
+ * The moved t=1 bounds are rounded sums, padded by 2^-22 of their size (an
+ * IEEE sum errs by at most 2^-24 of itself), so they stay outward. */
+static inline int hy_fbox_overlap_shift(const hy_fbox* a, const float e_lo[4], const float e_hi[4], const hy_fbox* b) {
+    const __m128 sign = _mm_set1_ps(-0.0f), rel = _mm_set1_ps(0x1p-22f), tiny = _mm_set1_ps(0x1p-125f);
+    __m128 lo1 = _mm_add_ps(_mm_loadu_ps(a->lo1), _mm_loadu_ps(e_lo));
+    __m128 hi1 = _mm_add_ps(_mm_loadu_ps(a->hi1), _mm_loadu_ps(e_hi));
+    lo1 = _mm_sub_ps(lo1, _mm_add_ps(_mm_mul_ps(_mm_andnot_ps(sign, lo1), rel), tiny));
+    hi1 = _mm_add_ps(hi1, _mm_add_ps(_mm_mul_ps(_mm_andnot_ps(sign, hi1), rel), tiny));
+    hy_fbox m;
+    _mm_storeu_ps(m.lo0, _mm_loadu_ps(a->lo0));
+    _mm_storeu_ps(m.hi0, _mm_loadu_ps(a->hi0));
+    _mm_storeu_ps(m.lo1, lo1);
+    _mm_storeu_ps(m.hi1, hi1);
+    return hy_fbox_overlap(&m, b);
+}
+#else
+static inline int hy_fbox_overlap(const hy_fbox* a, const hy_fbox* b) {
+    float lo = 0.0f, hi = 1.0f;
+    for (int k = 0; k < 3; k++) {
+        float g[2][2] = {{b->hi0[k] - a->lo0[k], b->hi1[k] - a->lo1[k]}, {a->hi0[k] - b->lo0[k], a->hi1[k] - b->lo1[k]}};
+        for (int s = 0; s < 2; s++) {
+            float c0 = g[s][0], c1 = g[s][1];
+            if (c0 < 0 && c1 < 0) return 0;
+            if (c0 < 0 || c1 < 0) {
+                float t = c0 / (c0 - c1);
+                if (c0 < 0) {
+                    if (t > lo) lo = t;
+                } else if (t < hi) {
+                    hi = t;
+                }
+            }
+        }
+    }
+    return lo <= hi + 0x1p-20f;
+}
+
+static inline int hy_fbox_overlap_shift(const hy_fbox* a, const float e_lo[4], const float e_hi[4], const hy_fbox* b) {
+    hy_fbox m = *a;
+    for (int k = 0; k < 3; k++) {
+        float l = a->lo1[k] + e_lo[k], h = a->hi1[k] + e_hi[k];
+        m.lo1[k] = l - ((l < 0 ? -l : l) * 0x1p-22f + 0x1p-125f);
+        m.hi1[k] = h + ((h < 0 ? -h : h) * 0x1p-22f + 0x1p-125f);
+    }
+    return hy_fbox_overlap(&m, b);
+}
+#endif
+
+/* The float interval around a shift e (itself a rounded difference of two
+ * shifts, hence the 4.5e-16 |e| as in hy_mbox_shift), for
+ * hy_fbox_overlap_shift. */
+static inline void hy_fbox_shift_range(const double e[3], float e_lo[4], float e_hi[4]) {
+    for (int k = 0; k < 3; k++) {
+        double ae = e[k] < 0 ? -e[k] : e[k];
+        e_lo[k] = hy_float_down(e[k] - (4.5e-16 * ae + 1e-300));
+        e_hi[k] = hy_float_up(e[k] + (4.5e-16 * ae + 1e-300));
+    }
+    e_lo[3] = e_hi[3] = 0.0f;
 }
 
 static inline void hy_mbox_union(hy_mbox* r, const hy_mbox* a, const hy_mbox* b) {
@@ -138,6 +346,40 @@ typedef struct hy_bvh_cone {
 } hy_bvh_cone;
 #define HY_BVH_CONE_FAIL 4.0
 
+/* A triangle's normal over the step as the nonnegative span of three
+ * coefficient directions u (unit), each known to within delta radians
+ * (the largest of the three; INFINITY: too degenerate to bound). Leaf
+ * cones are made from these directly. */
+typedef struct hy_bvh_normals {
+    double u[3][3];
+    double delta;
+} hy_bvh_normals;
+
+/* What traversal reads of the triangle in leaf slot i (bvh->order[i]):
+ * its vertices, the ids it emits for them, its ownership bits, and where
+ * its owned edges' moving boxes start in hy_bvh.edge_mboxes (one per owned
+ * edge, in edge order k). Kept in leaf order so that a leaf's triangles
+ * sit side by side. */
+typedef struct hy_bvh_slot {
+    int32_t v[3];
+    int32_t id[3];
+    int32_t edge;
+    uint8_t owned;
+    uint8_t nv, ne; /* owned vertices and edges */
+    uint8_t vk[3];  /* their k, in order (vertex k; edge k = (v[k], v[(k+1)%3])) */
+    uint8_t ek[3];
+} hy_bvh_slot;
+
+/* A node's first and count (hy_bvh_node without the box): what traversal
+ * reads to descend, in a seventh of the memory. */
+typedef struct hy_bvh_span {
+    int32_t first, count;
+} hy_bvh_span;
+
+/* Most nodes in the serially split top of a build, and most subtrees (bvh.c
+ * stops splitting at 64 open ranges, each split making two nodes). */
+#define HY_BVH_TOP_MAX 256
+
 typedef struct hy_bvh {
     /* topology (fixed after create) */
     int32_t vertex_count;
@@ -156,7 +398,7 @@ typedef struct hy_bvh {
     uint8_t* connected; /* per node: its triangles form one edge-connected patch */
     /* self-collision culling (per step) */
     hy_bvh_cone* cones;          /* per node */
-    hy_bvh_cone* triangle_cones; /* per triangle id */
+    hy_bvh_normals* triangle_normals; /* per triangle id */
     uint8_t* self_free; /* per node: 1 = no self collision inside it (see below) */
     int self_cull;      /* 1 (default) = compute self_free; 0 = never cull */
     /* per step */
@@ -169,6 +411,27 @@ typedef struct hy_bvh {
     hy_mbox* triangle_mboxes;
     hy_mbox* node_mboxes;
     int interpolate;
+    /* Per step, in leaf order (slot i = order[i]): the triangle's moving
+     * box, and the moving box of each owned edge (the union of its two
+     * vertices' boxes), computed once per step instead of once per
+     * triangle pair. slots is rebuilt with the tree. */
+    hy_bvh_slot* slots;
+    hy_mbox* leaf_mboxes;
+    hy_mbox* edge_mboxes;
+    /* Per step, single-precision gates (hy_fbox): per node, per slot; and
+     * each node's box half area (which side a pair descends). */
+    hy_fbox* node_fboxes;
+    hy_fbox* leaf_fboxes;
+    double* node_area;
+    hy_bvh_span* spans; /* per node, made with the tree */
+    /* The build's split into a top (nodes [0, top_count)) and subtrees
+     * built apart: sub[3s] its root (a top index), [sub[3s+1], sub[3s+2])
+     * its other nodes; sweeps run them in parallel. top_root marks the
+     * subtree roots among the top nodes. */
+    int32_t top_count, sub_count;
+    int32_t sub[3 * HY_BVH_TOP_MAX];
+    double sub_cost[HY_BVH_TOP_MAX];
+    uint8_t top_root[HY_BVH_TOP_MAX];
     double thickness;
     /* Moving frame (off unless `relative` is set before the build): boxes
      * hold x0 and x1 - shift, i.e. the motion seen from a frame that moves
@@ -193,6 +456,7 @@ typedef struct hy_bvh {
  * of one direction cannot touch itself, so a node with such a patch needs
  * no self test. A triangle's normal under linear motion is a quadratic in
  * t whose three Bernstein coefficient vectors span a cone containing it;
+ * a leaf's cone holds all its triangles' coefficient directions, and inner
  * node cones bound their children's. Like most cloth codes (Provot 1997)
  * this omits the boundary-contour test of the theorem: a connected patch
  * that spirals over itself with a narrow normal cone would be missed. It

@@ -6,7 +6,15 @@
  * block. A worker appends to its own buffer and records where each block's
  * output starts; the join copies the blocks in block order. Rejected: one
  * buffer per block (a thousand small reallocations per step) and atomics on a
- * shared output (order would depend on timing). */
+ * shared output (order would depend on timing).
+ *
+ * Tests, cheapest first: node pairs and triangle pairs pass a
+ * single-precision moving-box gate (hy_fbox, rounded outward: it passes
+ * whatever the double test would), and only feature pairs (vertex-face,
+ * edge-edge) are decided by hy_mbox_overlap on the double boxes, so the
+ * output is what double tests at every level would give. Leaf data is read
+ * in leaf order (hy_bvh slots: vertices, ids, ownership; triangle and owned
+ * edge boxes made once per step). */
 #include "collision/traverse.h"
 
 #include <stdlib.h>
@@ -139,145 +147,178 @@ typedef struct trav_ctx {
     int self;
     int shifted;  /* pair of meshes in different moving frames */
     double e[3];  /* A's shift minus B's: A's boxes are swept by t * e */
+    float e_lo[4], e_hi[4]; /* e as a float interval (hy_fbox_shift_range) */
 } trav_ctx;
 
+/* Room for the most feature pairs one triangle pair makes (6 VF + 9 EE),
+ * so the emits themselves need no check. */
+#define TRIANGLE_PAIR_MAX 16
+
+static inline int reserve(worker_buf* w) {
+    if (w->n + TRIANGLE_PAIR_MAX <= w->cap) return 1;
+    if (grow((void**)&w->v, &w->cap, w->n + TRIANGLE_PAIR_MAX, sizeof *w->v)) return 1;
+    w->oom = 1;
+    return 0;
+}
+
 static inline void emit(worker_buf* w, int32_t kind, int32_t v0, int32_t v1, int32_t v2, int32_t v3) {
-    if (w->n == w->cap && !grow((void**)&w->v, &w->cap, w->n + 1, sizeof *w->v)) {
-        w->oom = 1;
-        return;
-    }
     hy_feature_pair* p = &w->v[w->n++];
     p->v[0] = v0;
     p->v[1] = v1;
     p->v[2] = v2;
     p->v[3] = v3;
     p->kind = kind;
-    if (kind == HY_FEATURE_EE)
-        w->ee++;
-    else
-        w->vf++;
 }
 
 static inline int has_vertex(const int32_t* f, int32_t v) { return f[0] == v || f[1] == v || f[2] == v; }
 
-static inline int32_t vid(const hy_bvh* m, int32_t v) { return m->vertex_ids ? m->vertex_ids[v] : v; }
+/* The A-side triangle of a triangle pair, its boxes in B's frame: read in
+ * place, or moved into the shifted copies. Edges: its owned ones in k order
+ * (as hy_bvh.edge_mboxes holds them). */
+typedef struct a_tri {
+    const hy_bvh_slot* s;
+    const hy_mbox* box;
+    const hy_mbox* v[3];
+    const hy_mbox* e[3];
+    hy_mbox sbox, sv[3], se[3];
+} a_tri;
 
-/* Feature pairs of triangles ta (mesh A) and tb (mesh B), boxes overlapping.
- * Only owned features take part, so each pair is emitted by exactly one
- * triangle pair (the owners'). A-side boxes come in already moved into B's
- * frame (va: A's three vertex boxes in triangle order). */
-static void triangle_pair(const trav_ctx* c, worker_buf* w, int32_t ta, int32_t tb, const hy_mbox* box_a,
-                          const hy_mbox va[3]) {
+/* The single-precision test of node pairs and triangle pairs (in B's
+ * frame): it lets through every pair the double test would pass (hy_fbox),
+ * so the feature pairs below it are the same. Rejected: the same gate in
+ * front of each feature test (vertex-face, edge-edge): no faster than the
+ * double test there, and one more box per vertex and edge to make. */
+static inline int gate(const trav_ctx* c, const hy_fbox* a, const hy_fbox* b) {
+    return c->shifted ? hy_fbox_overlap_shift(a, c->e_lo, c->e_hi, b) : hy_fbox_overlap(a, b);
+}
+
+static inline void a_load(const trav_ctx* c, int32_t slot, a_tri* a) {
     const hy_bvh* A = c->A;
-    const hy_bvh* B = c->B;
-    const int32_t* fa = A->triangles + 3 * ta;
-    const int32_t* fb = B->triangles + 3 * tb;
-    unsigned oa = A->owned[ta], ob = B->owned[tb];
-    const hy_mbox* vb = B->vertex_mboxes;
-    const hy_mbox* box_b = &B->triangle_mboxes[tb];
-    int self = c->self;
-    w->triangle_pairs++;
-
-    /* Vertex-face, both ways. */
+    const hy_bvh_slot* s = &A->slots[slot];
+    a->s = s;
+    if (!c->shifted) {
+        a->box = &A->leaf_mboxes[slot];
+        for (int k = 0; k < 3; k++) a->v[k] = &A->vertex_mboxes[s->v[k]];
+        for (int m = 0; m < s->ne; m++) a->e[m] = &A->edge_mboxes[s->edge + m];
+        return;
+    }
+    /* Shifted: the edges are unions of the shifted vertex boxes (the
+     * shift's outward rounding depends on the bounds it moves). */
+    hy_mbox_shift(&A->leaf_mboxes[slot], c->e, &a->sbox);
+    a->box = &a->sbox;
     for (int k = 0; k < 3; k++) {
-        if (oa & HY_BVH_OWN_VERTEX(k)) {
-            int32_t v = fa[k];
-            if (!(self && has_vertex(fb, v)) && hy_mbox_overlap(&va[k], box_b))
-                emit(w, HY_FEATURE_VF, vid(A, v), vid(B, fb[0]), vid(B, fb[1]), vid(B, fb[2]));
-        }
-        if (ob & HY_BVH_OWN_VERTEX(k)) {
-            int32_t v = fb[k];
-            if (!(self && has_vertex(fa, v)) && hy_mbox_overlap(box_a, &vb[v]))
-                emit(w, self ? HY_FEATURE_VF : HY_FEATURE_FV, vid(B, v), vid(A, fa[0]), vid(A, fa[1]),
-                     vid(A, fa[2]));
-        }
+        hy_mbox_shift(&A->vertex_mboxes[s->v[k]], c->e, &a->sv[k]);
+        a->v[k] = &a->sv[k];
     }
-    /* Edge-edge between owned edges. */
-    if (!(oa & 0x38u) || !(ob & 0x38u)) return;
-    hy_mbox eb[3];
-    int has_eb[3] = {0, 0, 0};
-    for (int j = 0; j < 3; j++) {
-        if (!(ob & HY_BVH_OWN_EDGE(j))) continue;
-        hy_mbox_union(&eb[j], &vb[fb[j]], &vb[fb[(j + 1) % 3]]);
-        has_eb[j] = hy_mbox_overlap(box_a, &eb[j]);
-    }
-    if (!(has_eb[0] | has_eb[1] | has_eb[2])) return;
-    for (int i = 0; i < 3; i++) {
-        if (!(oa & HY_BVH_OWN_EDGE(i))) continue;
-        int32_t a0 = fa[i], a1 = fa[(i + 1) % 3];
-        hy_mbox ea;
-        hy_mbox_union(&ea, &va[i], &va[(i + 1) % 3]);
-        if (!hy_mbox_overlap(&ea, box_b)) continue;
-        for (int j = 0; j < 3; j++) {
-            if (!has_eb[j]) continue;
-            int32_t b0 = fb[j], b1 = fb[(j + 1) % 3];
-            if (self && (a0 == b0 || a0 == b1 || a1 == b0 || a1 == b1)) continue;
-            if (hy_mbox_overlap(&ea, &eb[j])) emit(w, HY_FEATURE_EE, vid(A, a0), vid(A, a1), vid(B, b0), vid(B, b1));
-        }
+    for (int m = 0; m < s->ne; m++) {
+        int k = s->ek[m];
+        hy_mbox_union(&a->se[m], &a->sv[k], &a->sv[k == 2 ? 0 : k + 1]);
+        a->e[m] = &a->se[m];
     }
 }
 
-/* Triangle ta's box and vertex boxes, moved into B's frame when needed. */
-static inline void a_side(const trav_ctx* c, int32_t ta, hy_mbox* box, hy_mbox va[3]) {
-    const hy_bvh* A = c->A;
-    const int32_t* fa = A->triangles + 3 * ta;
-    if (c->shifted) {
-        hy_mbox_shift(&A->triangle_mboxes[ta], c->e, box);
-        for (int k = 0; k < 3; k++) hy_mbox_shift(&A->vertex_mboxes[fa[k]], c->e, &va[k]);
-    } else {
-        *box = A->triangle_mboxes[ta];
-        for (int k = 0; k < 3; k++) va[k] = A->vertex_mboxes[fa[k]];
-    }
-}
-
-static void leaf_pair(const trav_ctx* c, worker_buf* w, const hy_bvh_node* na, const hy_bvh_node* nb) {
-    const hy_bvh* A = c->A;
+/* Feature pairs of A's triangle `a` and B's triangle in slot sb, boxes
+ * overlapping. Only owned features take part, so each pair is emitted by
+ * exactly one triangle pair (the owners'). The loops run over the slots'
+ * lists of owned features (no branching on ownership bits). */
+static void triangle_pair(const trav_ctx* c, worker_buf* w, const a_tri* a, int32_t slot_b) {
     const hy_bvh* B = c->B;
-    for (int32_t i = 0; i < na->count; i++) {
-        int32_t ta = A->order[na->first + i];
-        hy_mbox ba, va[3];
-        a_side(c, ta, &ba, va);
-        for (int32_t j = 0; j < nb->count; j++) {
-            int32_t tb = B->order[nb->first + j];
-            if (hy_mbox_overlap(&ba, &B->triangle_mboxes[tb])) triangle_pair(c, w, ta, tb, &ba, va);
+    const hy_bvh_slot* sa = a->s;
+    const hy_bvh_slot* sb = &B->slots[slot_b];
+    const hy_mbox* box_b = &B->leaf_mboxes[slot_b];
+    int self = c->self;
+    int64_t n0 = w->n;
+    w->triangle_pairs++;
+    if (!reserve(w)) return;
+
+    /* Vertex-face: A's owned vertices against B's triangle, then B's
+     * against A's. */
+    for (int i = 0; i < sa->nv; i++) {
+        int k = sa->vk[i];
+        if (!(self && has_vertex(sb->v, sa->v[k])) && hy_mbox_overlap(a->v[k], box_b))
+            emit(w, HY_FEATURE_VF, sa->id[k], sb->id[0], sb->id[1], sb->id[2]);
+    }
+    for (int i = 0; i < sb->nv; i++) {
+        int k = sb->vk[i];
+        int32_t v = sb->v[k];
+        if (!(self && has_vertex(sa->v, v)) && hy_mbox_overlap(a->box, &B->vertex_mboxes[v]))
+            emit(w, self ? HY_FEATURE_VF : HY_FEATURE_FV, sb->id[k], sa->id[0], sa->id[1], sa->id[2]);
+    }
+    w->vf += w->n - n0;
+    n0 = w->n;
+    /* Edge-edge between owned edges (no separate edge-against-triangle
+     * pre-tests: an edge box lies inside its triangle's, so they are
+     * implied by the edge-edge test and rarely pay for themselves). */
+    const hy_mbox* eb = &B->edge_mboxes[sb->edge];
+    for (int i = 0; i < sa->ne; i++) {
+        int ka = sa->ek[i], la = ka == 2 ? 0 : ka + 1;
+        int32_t a0 = sa->v[ka], a1 = sa->v[la];
+        const hy_mbox* ea = a->e[i];
+        for (int j = 0; j < sb->ne; j++) {
+            int kb = sb->ek[j], lb = kb == 2 ? 0 : kb + 1;
+            int32_t b0 = sb->v[kb], b1 = sb->v[lb];
+            if (self && (a0 == b0 || a0 == b1 || a1 == b0 || a1 == b1)) continue;
+            if (hy_mbox_overlap(ea, &eb[j])) emit(w, HY_FEATURE_EE, sa->id[ka], sa->id[la], sb->id[kb], sb->id[lb]);
+        }
+    }
+    w->ee += w->n - n0;
+}
+
+/* Triangle pairs of two leaves. The gate is the single-precision box test:
+ * a pair it lets through only costs the feature tests, which decide. */
+static void leaf_pair(const trav_ctx* c, worker_buf* w, const hy_bvh_span* na, const hy_bvh_span* nb) {
+    const hy_fbox* fa = c->A->leaf_fboxes;
+    const hy_fbox* fb = c->B->leaf_fboxes;
+    for (int32_t i = na->first; i < na->first + na->count; i++) {
+        a_tri a;
+        int loaded = 0;
+        for (int32_t j = nb->first; j < nb->first + nb->count; j++) {
+            if (!gate(c, &fa[i], &fb[j])) continue;
+            if (!loaded) {
+                a_load(c, i, &a);
+                loaded = 1;
+            }
+            triangle_pair(c, w, &a, j);
         }
     }
 }
 
-static void leaf_self(const trav_ctx* c, worker_buf* w, const hy_bvh_node* n) {
-    const hy_bvh* A = c->A;
-    for (int32_t i = 0; i < n->count; i++) {
-        int32_t ta = A->order[n->first + i];
-        hy_mbox ba, va[3];
-        a_side(c, ta, &ba, va);
-        for (int32_t j = i + 1; j < n->count; j++) {
-            int32_t tb = A->order[n->first + j];
-            if (hy_mbox_overlap(&ba, &A->triangle_mboxes[tb])) triangle_pair(c, w, ta, tb, &ba, va);
+static void leaf_self(const trav_ctx* c, worker_buf* w, const hy_bvh_span* n) {
+    const hy_fbox* f = c->A->leaf_fboxes;
+    for (int32_t i = n->first; i < n->first + n->count; i++) {
+        a_tri a;
+        int loaded = 0;
+        for (int32_t j = i + 1; j < n->first + n->count; j++) {
+            if (!hy_fbox_overlap(&f[i], &f[j])) continue;
+            if (!loaded) {
+                a_load(c, i, &a);
+                loaded = 1;
+            }
+            triangle_pair(c, w, &a, j);
         }
     }
 }
 
 /* Overlap of A node ia (moved into B's frame) and B node ib. */
 static inline int nodes_overlap(const trav_ctx* c, int32_t ia, int32_t ib) {
-    const hy_mbox* a = &c->A->node_mboxes[ia];
-    const hy_mbox* b = &c->B->node_mboxes[ib];
-    if (!c->shifted) return hy_mbox_overlap(a, b);
-    hy_mbox s;
-    hy_mbox_shift(a, c->e, &s);
-    return hy_mbox_overlap(&s, b);
+    return gate(c, &c->A->node_fboxes[ia], &c->B->node_fboxes[ib]);
 }
 
 /* ---- node pairs */
 
+/* Most pairs one expansion makes. */
+#define EXPAND_MAX 4
+
 /* Children of pair p to visit, in a fixed order; returns how many were
- * written to out[0..3), or -1 when p is a leaf pair (leaf work instead). */
-static int expand(const trav_ctx* ctxs, node_pair p, node_pair out[3], int64_t* tests) {
+ * written to out[0..EXPAND_MAX), or -1 when p is a leaf pair (leaf work
+ * instead). */
+static int expand(const trav_ctx* ctxs, node_pair p, node_pair out[EXPAND_MAX], int64_t* tests) {
     const trav_ctx* c = &ctxs[p.job];
-    const hy_bvh_node* A = c->A->nodes;
-    const hy_bvh_node* B = c->B->nodes;
+    const hy_bvh_span* A = c->A->spans;
+    const hy_bvh_span* B = c->B->spans;
     int n = 0;
     if (c->self && p.a == p.b) {
-        const hy_bvh_node* nd = &A[p.a];
+        const hy_bvh_span* nd = &A[p.a];
         /* A flat connected patch cannot touch itself (hy_bvh self_free). */
         if (c->A->self_free[p.a]) return 0;
         if (nd->count) return -1;
@@ -285,14 +326,26 @@ static int expand(const trav_ctx* ctxs, node_pair p, node_pair out[3], int64_t* 
         out[n++] = (node_pair){l, l, p.job};
         out[n++] = (node_pair){r, r, p.job};
         (*tests)++;
-        if (hy_mbox_overlap(&c->A->node_mboxes[l], &c->A->node_mboxes[r])) out[n++] = (node_pair){l, r, p.job};
+        if (hy_fbox_overlap(&c->A->node_fboxes[l], &c->A->node_fboxes[r])) out[n++] = (node_pair){l, r, p.job};
         return n;
     }
-    const hy_bvh_node* na = &A[p.a];
-    const hy_bvh_node* nb = &B[p.b];
+    const hy_bvh_span* na = &A[p.a];
+    const hy_bvh_span* nb = &B[p.b];
     if (na->count && nb->count) return -1;
-    /* Descend the larger box (or the only inner one). */
-    int split_a = nb->count || (!na->count && hy_aabb_half_area(&na->box) >= hy_aabb_half_area(&nb->box));
+    /* Both inner and of similar size: descend both at once (four tests,
+     * one visit, instead of two visits of two tests and their children's
+     * tests). Else descend the larger box (or the only inner one). */
+    double aa = c->A->node_area[p.a], ab = c->B->node_area[p.b];
+    if (!na->count && !nb->count && aa <= 2.0 * ab && ab <= 2.0 * aa) {
+        for (int i = 0; i < 2; i++)
+            for (int j = 0; j < 2; j++) {
+                int32_t ca = na->first + i, cb = nb->first + j;
+                (*tests)++;
+                if (nodes_overlap(c, ca, cb)) out[n++] = (node_pair){ca, cb, p.job};
+            }
+        return n;
+    }
+    int split_a = nb->count || (!na->count && aa >= ab);
     if (split_a) {
         for (int k = 0; k < 2; k++) {
             int32_t ch = na->first + k;
@@ -312,9 +365,9 @@ static int expand(const trav_ctx* ctxs, node_pair p, node_pair out[3], int64_t* 
 static void leaf_work(const trav_ctx* ctxs, worker_buf* w, node_pair p) {
     const trav_ctx* c = &ctxs[p.job];
     if (c->self && p.a == p.b)
-        leaf_self(c, w, &c->A->nodes[p.a]);
+        leaf_self(c, w, &c->A->spans[p.a]);
     else
-        leaf_pair(c, w, &c->A->nodes[p.a], &c->B->nodes[p.b]);
+        leaf_pair(c, w, &c->A->spans[p.a], &c->B->spans[p.b]);
 }
 
 static void run_pair(const trav_ctx* c, worker_buf* w, node_pair start) {
@@ -328,13 +381,13 @@ static void run_pair(const trav_ctx* c, worker_buf* w, node_pair start) {
     while (sp > 0) {
         node_pair p = w->stack[--sp];
         w->node_pairs++;
-        node_pair kids[3];
+        node_pair kids[EXPAND_MAX];
         int n = expand(c, p, kids, &w->node_pairs);
         if (n < 0) {
             leaf_work(c, w, p);
             continue;
         }
-        if (!grow((void**)&w->stack, &w->sp_cap, sp + 3, sizeof *w->stack)) {
+        if (!grow((void**)&w->stack, &w->sp_cap, sp + EXPAND_MAX, sizeof *w->stack)) {
             w->oom = 1;
             return;
         }
@@ -407,12 +460,12 @@ static hy_status make_front(hy_traverser* t, const trav_ctx* c, int32_t njobs, h
     }
     for (;;) {
         if (nfront >= FRONT_TARGET) break;
-        if (!grow((void**)&t->next, &t->next_cap, 3 * nfront + 3, sizeof *t->next))
+        if (!grow((void**)&t->next, &t->next_cap, EXPAND_MAX * nfront + EXPAND_MAX, sizeof *t->next))
             return hy_fail(HY_ERR_NOMEM, "bvh traversal: out of memory");
         int64_t nn = 0;
         int changed = 0;
         for (int64_t i = 0; i < nfront; i++) {
-            node_pair kids[3];
+            node_pair kids[EXPAND_MAX];
             int n = expand(c, t->front[i], kids, &front_tests);
             if (n < 0) {
                 t->next[nn++] = t->front[i];
@@ -502,6 +555,7 @@ static void ctx_init(trav_ctx* c, hy_traverser* t, const hy_bvh* a, const hy_bvh
         c->e[k] = c->self ? 0.0 : a->shift[k] - c->B->shift[k];
         if (c->e[k] != 0.0) c->shifted = 1;
     }
+    hy_fbox_shift_range(c->e, c->e_lo, c->e_hi);
 }
 
 /* One context per traversal job, checked. */

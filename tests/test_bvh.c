@@ -1,4 +1,5 @@
-/* BVH build/refit and traversal: on random triangle soups (fixed seeds) self and pair traversal find exactly the feature pairs whose swept boxes overlap (brute force over all pairs; interpolated boxes a subset), each once, in the same order for any thread count; moving frames and self-culling keep every pair the exact CCD test reports. */
+/* BVH build/refit and traversal: on random triangle soups (fixed seeds) self and pair traversal find exactly the feature pairs whose swept boxes overlap (brute force over all pairs; interpolated boxes a subset), each once, in the same order for any thread count; moving frames and self-culling keep every pair the exact CCD test reports; the two-lane moving-box test answers as the plain one and the single-precision gate never rejects what it passes; on a crumpled sheet traversal gives exactly the brute-force moving-box pairs; a large build is the same tree for any pool. */
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -430,6 +431,235 @@ static void test_cull(hy_pool* pool) {
     hy_mesh_destroy(g);
 }
 
+/* The moving-box test as first written (axis by axis, with branches):
+ * hy_mbox_overlap must give the same answer on every input. */
+static int mbox_reference(const hy_mbox* a, const hy_mbox* b) {
+    double lo = 0.0, hi = 1.0;
+    for (int k = 0; k < 3; k++) {
+        double g0 = b->hi0[k] - a->lo0[k], g1 = b->hi1[k] - a->lo1[k];
+        double h0 = a->hi0[k] - b->lo0[k], h1 = a->hi1[k] - b->lo1[k];
+        if ((g0 < 0 && g1 < 0) || (h0 < 0 && h1 < 0)) return 0;
+        if (g0 < 0 || g1 < 0) {
+            double t = g0 / (g0 - g1);
+            if (g0 < 0) {
+                if (t > lo) lo = t;
+            } else if (t < hi) {
+                hi = t;
+            }
+        }
+        if (h0 < 0 || h1 < 0) {
+            double t = h0 / (h0 - h1);
+            if (h0 < 0) {
+                if (t > lo) lo = t;
+            } else if (t < hi) {
+                hi = t;
+            }
+        }
+    }
+    return lo <= hi + 0x1p-48;
+}
+
+/* A random moving box near `centre` of size up to `size`, moving by up to
+ * `motion`; some bounds snapped to shared values so that touching and equal
+ * bounds (the ties) come up often. */
+static void mbox_random(hy_mbox* m, double centre, double size, double motion) {
+    for (int k = 0; k < 3; k++) {
+        double c0 = centre + size * (2 * urand() - 1), c1 = c0 + motion * (2 * urand() - 1);
+        double w0 = size * urand(), w1 = size * urand();
+        if (urand() < 0.2) {
+            c0 = centre;
+            w0 = 0.0;
+        }
+        if (urand() < 0.2) {
+            c1 = centre;
+            w1 = 0.0;
+        }
+        m->lo0[k] = c0 - w0;
+        m->hi0[k] = c0 + w0;
+        m->lo1[k] = c1 - w1;
+        m->hi1[k] = c1 + w1;
+    }
+}
+
+static void test_box_tests(void) {
+    int64_t mismatch = 0, gate_lost = 0, shift_lost = 0, hits = 0, bad_float = 0, n = 200000;
+    for (int64_t i = 0; i < n; i++) {
+        /* scales from 1e-9 to 1e6 and offsets far from the origin */
+        double scale = pow(10.0, -9.0 + 15.0 * urand()), centre = (urand() < 0.5 ? 0.0 : 1e3) * (2 * urand() - 1);
+        hy_mbox a, b;
+        mbox_random(&a, centre, scale, scale * 4 * urand());
+        mbox_random(&b, centre, scale, scale * 4 * urand());
+        int r = hy_mbox_overlap(&a, &b);
+        hits += r;
+        mismatch += r != mbox_reference(&a, &b);
+        hy_fbox fa, fb;
+        hy_fbox_from(&a, &fa);
+        hy_fbox_from(&b, &fb);
+        gate_lost += r && !hy_fbox_overlap(&fa, &fb);
+        /* the conversion: each bound the scalar rounding, padding zero */
+        for (int k = 0; k < 3; k++)
+            bad_float += fa.lo0[k] != hy_float_down(a.lo0[k]) || fa.hi0[k] != hy_float_up(a.hi0[k]) ||
+                         fa.lo1[k] != hy_float_down(a.lo1[k]) || fa.hi1[k] != hy_float_up(a.hi1[k]) ||
+                         !((double)fa.lo0[k] <= a.lo0[k] && (double)fa.hi1[k] >= a.hi1[k]);
+        bad_float += fa.lo0[3] != 0.0f || fa.hi0[3] != 0.0f || fa.lo1[3] != 0.0f || fa.hi1[3] != 0.0f;
+        /* a moved by e, in doubles and as the float gate sees it */
+        double e[3];
+        for (int k = 0; k < 3; k++) e[k] = scale * 3 * (2 * urand() - 1) + (urand() < 0.1 ? 1e4 : 0.0);
+        hy_mbox as;
+        hy_mbox_shift(&a, e, &as);
+        float elo[4], ehi[4];
+        hy_fbox_shift_range(e, elo, ehi);
+        shift_lost += hy_mbox_overlap(&as, &b) && !hy_fbox_overlap_shift(&fa, elo, ehi, &fb);
+    }
+    /* Beyond the float range: the gate still passes what the double test
+     * passes (boxes near 1e39 touching, far from each other's reach). */
+    for (int i = 0; i < 1000; i++) {
+        hy_mbox a, b;
+        mbox_random(&a, 1e39, 1e37, 1e37);
+        mbox_random(&b, 1e39, 1e37, 1e37);
+        hy_fbox fa, fb;
+        hy_fbox_from(&a, &fa);
+        hy_fbox_from(&b, &fb);
+        gate_lost += hy_mbox_overlap(&a, &b) && !hy_fbox_overlap(&fa, &fb);
+    }
+    /* NaN bounds keep the pair in both tests. */
+    hy_mbox a, b;
+    mbox_random(&a, 0.0, 1.0, 1.0);
+    b = a;
+    b.lo1[1] = NAN;
+    CHECK(hy_mbox_overlap(&a, &b) == mbox_reference(&a, &b));
+    fprintf(stderr, "box tests: %lld of %lld overlap; %lld mismatches, %lld lost by the gate, %lld shifted\n",
+            (long long)hits, (long long)n, (long long)mismatch, (long long)gate_lost, (long long)shift_lost);
+    CHECK(hits > n / 10 && hits < n - n / 10); /* both answers well represented */
+    CHECK(mismatch == 0);
+    CHECK(gate_lost == 0);
+    CHECK(shift_lost == 0);
+    CHECK(bad_float == 0);
+}
+
+/* A crumpled sheet (a grid with random motion, no culling): self traversal
+ * on moving boxes gives exactly the feature pairs whose moving boxes meet
+ * (brute force with hy_mbox_overlap on the BVH's own vertex boxes), for
+ * any pool; the single-precision gates lose none. */
+static void test_sheet(hy_pool* pool2) {
+    hy_mesh* g = NULL;
+    CHECK_OK(hy_mesh_grid(24, 24, 1.0, 1.0, &g));
+    if (!g) return;
+    hy_mesh_view v = hy_mesh_get_view(g);
+    int32_t nv = v.vertex_count, nt = v.triangle_count;
+    double* x0 = malloc(sizeof(double) * 3 * (size_t)nv);
+    double* x1 = malloc(sizeof(double) * 3 * (size_t)nv);
+    for (int32_t i = 0; i < 3 * nv; i++) {
+        /* folded onto itself: y from a sine of x, plus noise; cells ~0.04 */
+        x0[i] = v.positions[i] + 0.02 * (2 * urand() - 1);
+        if (i % 3 == 1) x0[i] += 0.3 * sin(12.0 * v.positions[i - 1]);
+        x1[i] = x0[i] + 0.03 * (2 * urand() - 1);
+    }
+    hy_bvh* b = NULL;
+    CHECK_OK(hy_bvh_create(v.triangles, nt, nv, &b));
+    if (!b) return;
+    b->self_cull = 0;
+    CHECK_OK(hy_bvh_build(b, x0, x1, 0.0, pool2));
+    hy_traverser* tr = hy_traverser_create();
+    hy_candidates c0 = {0}, c2 = {0};
+    CHECK_OK(hy_bvh_traverse_self(tr, b, NULL, &c0));
+    CHECK_OK(hy_bvh_traverse_self(tr, b, pool2, &c2));
+    CHECK(same_list(&c0, &c2));
+    /* brute force over owned features, with the BVH's vertex boxes */
+    plist want = {0}, got = {0};
+    const hy_mbox* vm = b->vertex_mboxes;
+    for (int32_t t = 0; t < nt; t++) {
+        const int32_t* f = v.triangles + 3 * t;
+        hy_mbox tb;
+        hy_mbox_union(&tb, &vm[f[0]], &vm[f[1]]);
+        hy_mbox_union(&tb, &tb, &vm[f[2]]);
+        for (int32_t p = 0; p < nv; p++)
+            if (p != f[0] && p != f[1] && p != f[2] && hy_mbox_overlap(&vm[p], &tb))
+                push(&want, (hy_feature_pair){{p, f[0], f[1], f[2]}, HY_FEATURE_VF});
+    }
+    soup s = {nv, nt, x0, x1, (int32_t*)v.triangles};
+    int32_t* e = malloc(sizeof(int32_t) * 6 * (size_t)nt);
+    int32_t ne = edges_of(&s, e);
+    for (int32_t i = 0; i < ne; i++) {
+        hy_mbox ea;
+        hy_mbox_union(&ea, &vm[e[2 * i]], &vm[e[2 * i + 1]]);
+        for (int32_t j = i + 1; j < ne; j++) {
+            const int32_t* p = e + 2 * i;
+            const int32_t* q = e + 2 * j;
+            if (p[0] == q[0] || p[0] == q[1] || p[1] == q[0] || p[1] == q[1]) continue;
+            hy_mbox eb;
+            hy_mbox_union(&eb, &vm[q[0]], &vm[q[1]]);
+            if (hy_mbox_overlap(&ea, &eb)) push(&want, (hy_feature_pair){{p[0], p[1], q[0], q[1]}, HY_FEATURE_EE});
+        }
+    }
+    canon_sort(&want);
+    to_plist(&c0, &got);
+    fprintf(stderr, "sheet: %lld candidates (brute force %lld)\n", (long long)got.n, (long long)want.n);
+    CHECK(want.n > 1000);
+    CHECK(count_dupes(&got) == 0);
+    CHECK(got.n == want.n && missing(&want, &got) == 0 && missing(&got, &want) == 0);
+    /* refit after more motion: the same again */
+    for (int32_t i = 0; i < 3 * nv; i++) x1[i] = x0[i] + 0.05 * (2 * urand() - 1);
+    hy_bvh_refit(b, x0, x1, 0.0, pool2);
+    CHECK(hy_bvh_check(b));
+    /* every owned edge's box is the union of its vertices' */
+    int64_t bad_edges = 0;
+    for (int32_t i = 0; i < nt; i++) {
+        const hy_bvh_slot* sl = &b->slots[i];
+        CHECK(sl->v[0] == b->triangles[3 * b->order[i]]);
+        int m = 0;
+        for (int k = 0; k < 3; k++)
+            if (sl->owned & HY_BVH_OWN_EDGE(k)) {
+                hy_mbox u;
+                hy_mbox_union(&u, &vm[sl->v[k]], &vm[sl->v[(k + 1) % 3]]);
+                bad_edges += memcmp(&u, &b->edge_mboxes[sl->edge + m++], sizeof u) != 0;
+            }
+    }
+    CHECK(bad_edges == 0);
+    free(e);
+    free(want.v);
+    free(got.v);
+    hy_candidates_free(&c0);
+    hy_candidates_free(&c2);
+    hy_traverser_destroy(tr);
+    hy_bvh_destroy(b);
+    free(x0);
+    free(x1);
+    hy_mesh_destroy(g);
+}
+
+/* A build large enough for the parallel binning at the top: the same tree
+ * (nodes, order, cost) with no pool, one thread and two. */
+static void test_large_build(hy_pool* pool1, hy_pool* pool2) {
+    hy_mesh* g = NULL;
+    CHECK_OK(hy_mesh_grid(160, 160, 1.0, 1.0, &g));
+    if (!g) return;
+    hy_mesh_view v = hy_mesh_get_view(g);
+    int32_t nv = v.vertex_count;
+    double* x1 = malloc(sizeof(double) * 3 * (size_t)nv);
+    for (int32_t i = 0; i < 3 * nv; i++) x1[i] = v.positions[i] + 0.01 * (2 * urand() - 1);
+    hy_bvh* b[3] = {NULL, NULL, NULL};
+    hy_pool* pools[3] = {NULL, pool1, pool2};
+    for (int i = 0; i < 3; i++) {
+        CHECK_OK(hy_bvh_create(v.triangles, v.triangle_count, nv, &b[i]));
+        if (b[i]) CHECK_OK(hy_bvh_build(b[i], v.positions, x1, 0.0, pools[i]));
+    }
+    if (b[0] && b[1] && b[2]) {
+        CHECK(v.triangle_count > 40000);
+        CHECK(hy_bvh_check(b[0]));
+        for (int i = 1; i < 3; i++) {
+            CHECK(b[i]->node_count == b[0]->node_count);
+            CHECK(memcmp(b[i]->nodes, b[0]->nodes, sizeof(hy_bvh_node) * (size_t)b[0]->node_count) == 0);
+            CHECK(memcmp(b[i]->order, b[0]->order, sizeof(int32_t) * (size_t)v.triangle_count) == 0);
+            CHECK(memcmp(b[i]->self_free, b[0]->self_free, (size_t)b[0]->node_count) == 0);
+            CHECK(b[i]->cost == b[0]->cost);
+        }
+    }
+    for (int i = 0; i < 3; i++) hy_bvh_destroy(b[i]);
+    free(x1);
+    hy_mesh_destroy(g);
+}
+
 static void test_bad_input(void) {
     hy_bvh* b = (hy_bvh*)1;
     int32_t tri[6] = {0, 1, 2, 0, 1, 7};
@@ -455,6 +685,9 @@ int main(void) {
     test_self(pool1, pool2);
     test_pair(pool2);
     test_cull(pool2);
+    test_box_tests();
+    test_sheet(pool2);
+    test_large_build(pool1, pool2);
     test_bad_input();
     hy_pool_destroy(pool1);
     hy_pool_destroy(pool2);
