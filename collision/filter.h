@@ -33,8 +33,11 @@ int hy_filter_coplanar(const double* const x0[4], const double* const x1[4], dou
  * motion is linear, and both features are convex hulls of their points), so
  * when these all exceed min_distance |n| (plus rounding) with one sign the
  * features stay apart for the whole step. The directions tried are the
- * face normal / edge cross product at both ends, the cross products of the
- * relative motion with the edges (which make the test exact for a vertex
+ * face normal / edge cross product at both ends, the in-plane normals of
+ * the triangle's edges (VF) or of each edge in the edges' common plane and
+ * the midpoint offset normal to the first edge (EE) — which separate a flat
+ * sheet's neighbours once a contact distance makes them candidates — the
+ * cross products of the relative motion with the edges (which make the test exact for a vertex
  * or edge translating against a fixed triangle or edge) and the coordinate
  * axes (a swept-box test that, unlike separate boxes, compares positions at
  * the same time). Any direction is valid; only the rounding of the dot
