@@ -106,18 +106,6 @@ HY_HD int hy_filter_sat_core(int is_vf, const double* const x0[4], const double*
             hy_sat_cross(e1, e2, n);
             if (hy_sat_apart_along(&s, n, md)) return 0;
         }
-        /* In the triangle's plane: the edge normals n x edge (n and the
-         * edges summed over both ends). A vertex beside a triangle in a
-         * flat sheet — the bulk of the pairs once a contact distance is
-         * set — is apart along one of these, and along no normal. */
-        hy_sat_plane_normal(x0[1], x0[2], x0[3], x1[1], x1[2], x1[3], n);
-        for (int e = 0; e < 3; e++) {
-            int a = 1 + e, b = 1 + (e + 1) % 3;
-            double edge[3], dir[3];
-            for (int k = 0; k < 3; k++) edge[k] = (x0[b][k] - x0[a][k]) + (x1[b][k] - x1[a][k]);
-            hy_sat_cross(n, edge, dir);
-            if (hy_sat_apart_along(&s, dir, md)) return 0;
-        }
         /* Motion of p relative to the triangle's centroid. */
         for (int k = 0; k < 3; k++)
             d[k] = (x1[0][k] - x0[0][k]) -
@@ -137,6 +125,46 @@ HY_HD int hy_filter_sat_core(int is_vf, const double* const x0[4], const double*
             hy_sat_cross(e1, e2, n);
             if (hy_sat_apart_along(&s, n, md)) return 0;
         }
+        for (int k = 0; k < 3; k++)
+            d[k] = 0.5 * ((x1[0][k] - x0[0][k]) + (x1[1][k] - x0[1][k])) -
+                   0.5 * ((x1[2][k] - x0[2][k]) + (x1[3][k] - x0[3][k]));
+        for (int e = 0; e < 2; e++) {
+            int a = 2 * e, b = 2 * e + 1;
+            double edge[3];
+            for (int k = 0; k < 3; k++) edge[k] = 0.5 * ((x0[b][k] - x0[a][k]) + (x1[b][k] - x1[a][k]));
+            hy_sat_cross(d, edge, n);
+            if (hy_sat_apart_along(&s, n, md)) return 0;
+        }
+    }
+    /* Coordinate axes: apart_along with n = e_k, where the dot products
+     * are the components themselves (no rounding) and |n| = 1. */
+    double scale = 0;
+    for (int i = 0; i < 8; i++) scale = hy_sat_max(scale, s.aw[i]);
+    double err = 8.0 * DBL_EPSILON * scale + md * (1.0 + 8.0 * DBL_EPSILON) + 1e-290;
+    for (int k = 0; k < 3; k++) {
+        double mn = s.w[0][k], mx = s.w[0][k];
+        for (int i = 1; i < 8; i++) {
+            mn = hy_sat_min(mn, s.w[i][k]);
+            mx = hy_sat_max(mx, s.w[i][k]);
+        }
+        if (mn > err || mx < -err) return 0;
+    }
+    /* Last, the in-plane directions (tried only by the pairs nothing above
+     * separated). */
+    if (is_vf) {
+        /* In the triangle's plane: the edge normals n x edge (n and the
+         * edges summed over both ends). A vertex beside a triangle in a
+         * flat sheet — the bulk of the pairs once a contact distance is
+         * set — is apart along one of these, and along no normal. */
+        hy_sat_plane_normal(x0[1], x0[2], x0[3], x1[1], x1[2], x1[3], n);
+        for (int e = 0; e < 3; e++) {
+            int a = 1 + e, b = 1 + (e + 1) % 3;
+            double edge[3], dir[3];
+            for (int k = 0; k < 3; k++) edge[k] = (x0[b][k] - x0[a][k]) + (x1[b][k] - x1[a][k]);
+            hy_sat_cross(n, edge, dir);
+            if (hy_sat_apart_along(&s, dir, md)) return 0;
+        }
+    } else {
         /* In the edges' common plane: each edge's in-plane normal, and the
          * part of the offset between the edges' midpoints normal to the
          * first edge (for parallel edges side by side, where the plane is
@@ -164,29 +192,6 @@ HY_HD int hy_filter_sat_core(int is_vf, const double* const x0[4], const double*
             for (int k = 0; k < 3; k++) dir[k] = aa * off[k] - oa * a1[k];
             if (hy_sat_apart_along(&s, dir, md)) return 0;
         }
-        for (int k = 0; k < 3; k++)
-            d[k] = 0.5 * ((x1[0][k] - x0[0][k]) + (x1[1][k] - x0[1][k])) -
-                   0.5 * ((x1[2][k] - x0[2][k]) + (x1[3][k] - x0[3][k]));
-        for (int e = 0; e < 2; e++) {
-            int a = 2 * e, b = 2 * e + 1;
-            double edge[3];
-            for (int k = 0; k < 3; k++) edge[k] = 0.5 * ((x0[b][k] - x0[a][k]) + (x1[b][k] - x1[a][k]));
-            hy_sat_cross(d, edge, n);
-            if (hy_sat_apart_along(&s, n, md)) return 0;
-        }
-    }
-    /* Coordinate axes: apart_along with n = e_k, where the dot products
-     * are the components themselves (no rounding) and |n| = 1. */
-    double scale = 0;
-    for (int i = 0; i < 8; i++) scale = hy_sat_max(scale, s.aw[i]);
-    double err = 8.0 * DBL_EPSILON * scale + md * (1.0 + 8.0 * DBL_EPSILON) + 1e-290;
-    for (int k = 0; k < 3; k++) {
-        double mn = s.w[0][k], mx = s.w[0][k];
-        for (int i = 1; i < 8; i++) {
-            mn = hy_sat_min(mn, s.w[i][k]);
-            mx = hy_sat_max(mx, s.w[i][k]);
-        }
-        if (mn > err || mx < -err) return 0;
     }
     return 1;
 }
