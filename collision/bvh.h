@@ -27,11 +27,17 @@
 #define HY_COLLISION_BVH_H
 
 #include <stdint.h>
-#if defined(__SSE2__)
+
+/* The SSE2 box tests on x86 hosts; the scalar ones elsewhere and on a
+ * CUDA device (the box tests are HY_HD: the GPU traversal kernel runs
+ * them), which give the same answers. */
+#if defined(__SSE2__) && !defined(__CUDA_ARCH__)
+#define HY_BVH_SSE2 1
 #include <emmintrin.h>
 #include <xmmintrin.h>
 #endif
 
+#include "engine/hd.h"
 #include "hyphys/hyphys.h"
 #include "sched/pool.h"
 
@@ -39,12 +45,12 @@ typedef struct hy_aabb {
     double lo[3], hi[3];
 } hy_aabb;
 
-static inline int hy_aabb_overlap(const hy_aabb* a, const hy_aabb* b) {
+HY_HD int hy_aabb_overlap(const hy_aabb* a, const hy_aabb* b) {
     return a->lo[0] <= b->hi[0] && b->lo[0] <= a->hi[0] && a->lo[1] <= b->hi[1] && b->lo[1] <= a->hi[1] &&
            a->lo[2] <= b->hi[2] && b->lo[2] <= a->hi[2];
 }
 
-static inline void hy_aabb_union(hy_aabb* r, const hy_aabb* a, const hy_aabb* b) {
+HY_HD void hy_aabb_union(hy_aabb* r, const hy_aabb* a, const hy_aabb* b) {
     for (int k = 0; k < 3; k++) {
         r->lo[k] = a->lo[k] < b->lo[k] ? a->lo[k] : b->lo[k];
         r->hi[k] = a->hi[k] > b->hi[k] ? a->hi[k] : b->hi[k];
@@ -70,7 +76,7 @@ typedef struct hy_mbox {
  * exact, so the all-or-nothing cases are decided exactly; a crossing time
  * a / (a - b) is within 5 ulps of the exact one, well inside 2^-48. NaN
  * (from overflowing inputs) keeps the pair. */
-#if defined(__SSE2__)
+#if defined(HY_BVH_SSE2)
 /* Two lanes at a time, with one branch on the data: the pairs apart at
  * both ends on one side (about half of what a traversal tests) and those
  * overlapping at one end are decided by signs alone; only the rest (a
@@ -78,7 +84,7 @@ typedef struct hy_mbox {
  * scalar version below (which other targets use): the same differences and
  * quotients, and NaN never wins a max or min (maxpd/minpd return the
  * second operand when one is NaN; the accumulator goes second). */
-static inline int hy_mbox_overlap(const hy_mbox* a, const hy_mbox* b) {
+HY_HD int hy_mbox_overlap(const hy_mbox* a, const hy_mbox* b) {
     const double* A = a->lo0;
     const double* B = b->lo0;
     /* lanes: (g_x, g_y), (h_x, h_y), (g_z, h_z); g = b.hi - a.lo,
@@ -118,7 +124,7 @@ static inline int hy_mbox_overlap(const hy_mbox* a, const hy_mbox* b) {
     return (both == 0) & meet;
 }
 #else
-static inline int hy_mbox_overlap(const hy_mbox* a, const hy_mbox* b) {
+HY_HD int hy_mbox_overlap(const hy_mbox* a, const hy_mbox* b) {
     double lo = 0.0, hi = 1.0;
     for (int k = 0; k < 3; k++) {
         double g0 = b->hi0[k] - a->lo0[k], g1 = b->hi1[k] - a->lo1[k];
@@ -160,20 +166,20 @@ typedef struct hy_fbox {
 /* Past the float range a lower bound stays at the largest float (not
  * +inf, which would be above it), an upper one at the most negative; NaN
  * stays NaN (and keeps the pair). */
-static inline float hy_float_down(double d) {
+HY_HD float hy_float_down(double d) {
     double y = d - ((d < 0 ? -d : d) * 0x1p-21 + 0x1p-125);
     return (float)(y > 0x1.fffffep127 ? 0x1.fffffep127 : y);
 }
-static inline float hy_float_up(double d) {
+HY_HD float hy_float_up(double d) {
     double y = d + ((d < 0 ? -d : d) * 0x1p-21 + 0x1p-125);
     return (float)(y < -0x1.fffffep127 ? -0x1.fffffep127 : y);
 }
 
-#if defined(__SSE2__)
+#if defined(HY_BVH_SSE2)
 /* hy_float_down (down != 0) or hy_float_up of p[0..2], lane 3 zero: the
  * same operations two lanes at a time. min/max take the clamp first so
  * that a NaN bound comes out NaN. */
-static inline __m128 hy_float3(const double* p, int down) {
+HY_HD __m128 hy_float3(const double* p, int down) {
     const __m128d sign = _mm_set1_pd(-0.0), rel = _mm_set1_pd(0x1p-21), tiny = _mm_set1_pd(0x1p-125);
     const __m128d big = _mm_set1_pd(down ? 0x1.fffffep127 : -0x1.fffffep127);
     __m128d a = _mm_loadu_pd(p), b = _mm_set_sd(p[2]);
@@ -190,14 +196,14 @@ static inline __m128 hy_float3(const double* p, int down) {
     return _mm_and_ps(r, _mm_castsi128_ps(_mm_set_epi32(0, -1, -1, -1)));
 }
 
-static inline void hy_fbox_from(const hy_mbox* m, hy_fbox* f) {
+HY_HD void hy_fbox_from(const hy_mbox* m, hy_fbox* f) {
     _mm_storeu_ps(f->lo0, hy_float3(m->lo0, 1));
     _mm_storeu_ps(f->hi0, hy_float3(m->hi0, 0));
     _mm_storeu_ps(f->lo1, hy_float3(m->lo1, 1));
     _mm_storeu_ps(f->hi1, hy_float3(m->hi1, 0));
 }
 #else
-static inline void hy_fbox_from(const hy_mbox* m, hy_fbox* f) {
+HY_HD void hy_fbox_from(const hy_mbox* m, hy_fbox* f) {
     for (int k = 0; k < 3; k++) {
         f->lo0[k] = hy_float_down(m->lo0[k]);
         f->hi0[k] = hy_float_up(m->hi0[k]);
@@ -212,8 +218,8 @@ static inline void hy_fbox_from(const hy_mbox* m, hy_fbox* f) {
  * boxes (signs of rounded differences are exact; each crossing time is
  * within 2^-22 of the exact one, inside the 2^-20 margin; NaN keeps the
  * pair), so 0 means the double boxes they contain do not meet either. */
-#if defined(__SSE2__)
-static inline int hy_fbox_overlap(const hy_fbox* a, const hy_fbox* b) {
+#if defined(HY_BVH_SSE2)
+HY_HD int hy_fbox_overlap(const hy_fbox* a, const hy_fbox* b) {
     __m128 alo0 = _mm_loadu_ps(a->lo0), ahi0 = _mm_loadu_ps(a->hi0);
     __m128 alo1 = _mm_loadu_ps(a->lo1), ahi1 = _mm_loadu_ps(a->hi1);
     __m128 blo0 = _mm_loadu_ps(b->lo0), bhi0 = _mm_loadu_ps(b->hi0);
@@ -243,7 +249,7 @@ static inline int hy_fbox_overlap(const hy_fbox* a, const hy_fbox* b) {
  * interval per axis (e_lo <= e <= e_hi, lane 3 zero; see hy_fbox_shift_range).
  * The moved t=1 bounds are rounded sums, padded by 2^-22 of their size (an
  * IEEE sum errs by at most 2^-24 of itself), so they stay outward. */
-static inline int hy_fbox_overlap_shift(const hy_fbox* a, const float e_lo[4], const float e_hi[4], const hy_fbox* b) {
+HY_HD int hy_fbox_overlap_shift(const hy_fbox* a, const float e_lo[4], const float e_hi[4], const hy_fbox* b) {
     const __m128 sign = _mm_set1_ps(-0.0f), rel = _mm_set1_ps(0x1p-22f), tiny = _mm_set1_ps(0x1p-125f);
     __m128 lo1 = _mm_add_ps(_mm_loadu_ps(a->lo1), _mm_loadu_ps(e_lo));
     __m128 hi1 = _mm_add_ps(_mm_loadu_ps(a->hi1), _mm_loadu_ps(e_hi));
@@ -257,7 +263,7 @@ static inline int hy_fbox_overlap_shift(const hy_fbox* a, const float e_lo[4], c
     return hy_fbox_overlap(&m, b);
 }
 #else
-static inline int hy_fbox_overlap(const hy_fbox* a, const hy_fbox* b) {
+HY_HD int hy_fbox_overlap(const hy_fbox* a, const hy_fbox* b) {
     float lo = 0.0f, hi = 1.0f;
     for (int k = 0; k < 3; k++) {
         float g[2][2] = {{b->hi0[k] - a->lo0[k], b->hi1[k] - a->lo1[k]}, {a->hi0[k] - b->lo0[k], a->hi1[k] - b->lo1[k]}};
@@ -277,7 +283,7 @@ static inline int hy_fbox_overlap(const hy_fbox* a, const hy_fbox* b) {
     return lo <= hi + 0x1p-20f;
 }
 
-static inline int hy_fbox_overlap_shift(const hy_fbox* a, const float e_lo[4], const float e_hi[4], const hy_fbox* b) {
+HY_HD int hy_fbox_overlap_shift(const hy_fbox* a, const float e_lo[4], const float e_hi[4], const hy_fbox* b) {
     hy_fbox m = *a;
     for (int k = 0; k < 3; k++) {
         float l = a->lo1[k] + e_lo[k], h = a->hi1[k] + e_hi[k];
@@ -291,7 +297,7 @@ static inline int hy_fbox_overlap_shift(const hy_fbox* a, const float e_lo[4], c
 /* The float interval around a shift e (itself a rounded difference of two
  * shifts, hence the 4.5e-16 |e| as in hy_mbox_shift), for
  * hy_fbox_overlap_shift. */
-static inline void hy_fbox_shift_range(const double e[3], float e_lo[4], float e_hi[4]) {
+HY_HD void hy_fbox_shift_range(const double e[3], float e_lo[4], float e_hi[4]) {
     for (int k = 0; k < 3; k++) {
         double ae = e[k] < 0 ? -e[k] : e[k];
         e_lo[k] = hy_float_down(e[k] - (4.5e-16 * ae + 1e-300));
@@ -300,7 +306,7 @@ static inline void hy_fbox_shift_range(const double e[3], float e_lo[4], float e
     e_lo[3] = e_hi[3] = 0.0f;
 }
 
-static inline void hy_mbox_union(hy_mbox* r, const hy_mbox* a, const hy_mbox* b) {
+HY_HD void hy_mbox_union(hy_mbox* r, const hy_mbox* a, const hy_mbox* b) {
     for (int k = 0; k < 3; k++) {
         r->lo0[k] = a->lo0[k] < b->lo0[k] ? a->lo0[k] : b->lo0[k];
         r->hi0[k] = a->hi0[k] > b->hi0[k] ? a->hi0[k] : b->hi0[k];
@@ -310,7 +316,7 @@ static inline void hy_mbox_union(hy_mbox* r, const hy_mbox* a, const hy_mbox* b)
 }
 
 /* The swept box of a moving box (the union of its two ends). */
-static inline void hy_mbox_swept(const hy_mbox* a, hy_aabb* r) {
+HY_HD void hy_mbox_swept(const hy_mbox* a, hy_aabb* r) {
     for (int k = 0; k < 3; k++) {
         r->lo[k] = a->lo0[k] < a->lo1[k] ? a->lo0[k] : a->lo1[k];
         r->hi[k] = a->hi0[k] > a->hi1[k] ? a->hi0[k] : a->hi1[k];
@@ -318,7 +324,7 @@ static inline void hy_mbox_swept(const hy_mbox* a, hy_aabb* r) {
 }
 
 /* Half the surface area (the SAH only needs ratios). */
-static inline double hy_aabb_half_area(const hy_aabb* a) {
+HY_HD double hy_aabb_half_area(const hy_aabb* a) {
     double dx = a->hi[0] - a->lo[0], dy = a->hi[1] - a->lo[1], dz = a->hi[2] - a->lo[2];
     return dx * dy + dy * dz + dz * dx;
 }
@@ -489,7 +495,7 @@ void hy_bvh_world_box(const hy_bvh* bvh, hy_aabb* out);
 
 /* a with its t=1 box moved by e, rounded outward like hy_aabb_sweep: the
  * moving box seen from a frame that moves by -t * e. */
-static inline void hy_mbox_shift(const hy_mbox* a, const double e[3], hy_mbox* r) {
+HY_HD void hy_mbox_shift(const hy_mbox* a, const double e[3], hy_mbox* r) {
     for (int k = 0; k < 3; k++) {
         double ae = e[k] < 0 ? -e[k] : e[k];
         double al = a->lo1[k] < 0 ? -a->lo1[k] : a->lo1[k];
@@ -503,7 +509,7 @@ static inline void hy_mbox_shift(const hy_mbox* a, const double e[3], hy_mbox* r
 
 /* a grown by the motion t * e, t in [0, 1], rounded outward (e is itself a
  * rounded difference of two shifts: the pad covers that as well). */
-static inline void hy_aabb_sweep(const hy_aabb* a, const double e[3], hy_aabb* r) {
+HY_HD void hy_aabb_sweep(const hy_aabb* a, const double e[3], hy_aabb* r) {
     for (int k = 0; k < 3; k++) {
         double lo = a->lo[k] + (e[k] < 0 ? e[k] : 0.0);
         double hi = a->hi[k] + (e[k] > 0 ? e[k] : 0.0);

@@ -194,8 +194,14 @@ static void exact_block(void* p, int64_t begin, int64_t end, int64_t block, int 
 static hy_status work_traverse(void* vctx, int r, const int64_t* ids, int64_t n, int64_t* made) {
     detect_ctx* c = vctx;
     hy_collision_state* cs = c->cs;
-    (void)r;
-    hy_status s = hy_traverse_run(cs->traverser, ids, n, c->w->pool);
+    /* a GPU runs the batch with the host's per-pair code (sched/cuda.h);
+     * where it cannot (no CUDA in the build, a descent deeper than its
+     * stack) the host does */
+    const hy_resource* res = hy_prox_resource(c->w->prox, r);
+    hy_status s = HY_ERR_UNSUPPORTED;
+    if (res && res->kind == HY_RESOURCE_CUDA && n > 0)
+        s = hy_cuda_traverse_batch(res->device, cs->traverser, ids, n, NULL, NULL);
+    if (s == HY_ERR_UNSUPPORTED) s = hy_traverse_run(cs->traverser, ids, n, c->w->pool);
     if (s) return s;
     int64_t total = 0;
     for (int64_t k = 0; k < n; k++) {

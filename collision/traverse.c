@@ -14,12 +14,17 @@
  * edge-edge) are decided by hy_mbox_overlap on the double boxes, so the
  * output is what double tests at every level would give. Leaf data is read
  * in leaf order (hy_bvh slots: vertices, ids, ownership; triangle and owned
- * edge boxes made once per step). */
+ * edge boxes made once per step).
+ *
+ * The traversal of one front pair is collision/traverse_hd.h (HY_HD), the
+ * code the CUDA TRAVERSE kernel runs too; this file makes the front, runs
+ * it on the pool and joins the outputs. */
 #include "collision/traverse.h"
 
 #include <stdlib.h>
 #include <string.h>
 
+#include "collision/traverse_hd.h"
 #include "engine/error.h"
 
 /* Node pairs in the front: enough for the pool to balance uneven subtrees
@@ -27,10 +32,7 @@
  * that the output order does not depend on the thread count. */
 #define FRONT_TARGET 1024
 
-typedef struct node_pair {
-    int32_t a, b; /* self traversal: a == b is the pair of a subtree with itself */
-    int32_t job;
-} node_pair;
+typedef hy_trav_pair node_pair;
 
 typedef struct worker_buf {
     hy_feature_pair* v;
@@ -57,8 +59,10 @@ struct hy_traverser {
     int64_t blocks_cap;
     int64_t* offset; /* per block: start in the joined output */
     int64_t offset_cap;
-    struct trav_ctx* ctx; /* per job */
+    hy_trav_ctx* ctx; /* per job */
     int64_t ctx_cap;
+    hy_traverse_job* jobs; /* per job, b resolved (== a for self) */
+    int64_t jobs_cap;
     int64_t nfront, front_tests; /* of the last front made */
     int32_t njobs;               /* of the staged traversal */
 };
@@ -124,6 +128,7 @@ void hy_traverser_destroy(hy_traverser* t) {
     free(t->blocks);
     free(t->offset);
     free(t->ctx);
+    free(t->jobs);
     free(t);
 }
 
@@ -138,266 +143,57 @@ static int grow(void** p, int64_t* cap, int64_t need, size_t elem) {
     return 1;
 }
 
-/* ---- leaf work */
+/* ---- leaf work (collision/traverse_hd.h, shared with the GPU) */
 
-typedef struct trav_ctx {
-    hy_traverser* t;
-    const hy_bvh* A;
-    const hy_bvh* B; /* == A for self */
-    int self;
-    int shifted;  /* pair of meshes in different moving frames */
-    double e[3];  /* A's shift minus B's: A's boxes are swept by t * e */
-    float e_lo[4], e_hi[4]; /* e as a float interval (hy_fbox_shift_range) */
-} trav_ctx;
-
-/* Room for the most feature pairs one triangle pair makes (6 VF + 9 EE),
- * so the emits themselves need no check. */
-#define TRIANGLE_PAIR_MAX 16
-
-static inline int reserve(worker_buf* w) {
-    if (w->n + TRIANGLE_PAIR_MAX <= w->cap) return 1;
-    if (grow((void**)&w->v, &w->cap, w->n + TRIANGLE_PAIR_MAX, sizeof *w->v)) return 1;
-    w->oom = 1;
-    return 0;
+static hy_trav_mesh mesh_view(const hy_bvh* b) {
+    hy_trav_mesh m = {b->spans,       b->node_fboxes, b->node_area,   b->self_free,    b->slots,
+                      b->leaf_fboxes, b->leaf_mboxes, b->edge_mboxes, b->vertex_mboxes};
+    return m;
 }
 
-static inline void emit(worker_buf* w, int32_t kind, int32_t v0, int32_t v1, int32_t v2, int32_t v3) {
-    hy_feature_pair* p = &w->v[w->n++];
-    p->v[0] = v0;
-    p->v[1] = v1;
-    p->v[2] = v2;
-    p->v[3] = v3;
-    p->kind = kind;
-}
+/* Initial room per worker: enough for a few front pairs' candidates. */
+#define STACK_INITIAL 256
 
-static inline int has_vertex(const int32_t* f, int32_t v) { return f[0] == v || f[1] == v || f[2] == v; }
-
-/* The A-side triangle of a triangle pair, its boxes in B's frame: read in
- * place, or moved into the shifted copies. Edges: its owned ones in k order
- * (as hy_bvh.edge_mboxes holds them). */
-typedef struct a_tri {
-    const hy_bvh_slot* s;
-    const hy_mbox* box;
-    const hy_mbox* v[3];
-    const hy_mbox* e[3];
-    hy_mbox sbox, sv[3], se[3];
-} a_tri;
-
-/* The single-precision test of node pairs and triangle pairs (in B's
- * frame): it lets through every pair the double test would pass (hy_fbox),
- * so the feature pairs below it are the same. Rejected: the same gate in
- * front of each feature test (vertex-face, edge-edge): no faster than the
- * double test there, and one more box per vertex and edge to make. */
-static inline int gate(const trav_ctx* c, const hy_fbox* a, const hy_fbox* b) {
-    return c->shifted ? hy_fbox_overlap_shift(a, c->e_lo, c->e_hi, b) : hy_fbox_overlap(a, b);
-}
-
-static inline void a_load(const trav_ctx* c, int32_t slot, a_tri* a) {
-    const hy_bvh* A = c->A;
-    const hy_bvh_slot* s = &A->slots[slot];
-    a->s = s;
-    if (!c->shifted) {
-        a->box = &A->leaf_mboxes[slot];
-        for (int k = 0; k < 3; k++) a->v[k] = &A->vertex_mboxes[s->v[k]];
-        for (int m = 0; m < s->ne; m++) a->e[m] = &A->edge_mboxes[s->edge + m];
-        return;
-    }
-    /* Shifted: the edges are unions of the shifted vertex boxes (the
-     * shift's outward rounding depends on the bounds it moves). */
-    hy_mbox_shift(&A->leaf_mboxes[slot], c->e, &a->sbox);
-    a->box = &a->sbox;
-    for (int k = 0; k < 3; k++) {
-        hy_mbox_shift(&A->vertex_mboxes[s->v[k]], c->e, &a->sv[k]);
-        a->v[k] = &a->sv[k];
-    }
-    for (int m = 0; m < s->ne; m++) {
-        int k = s->ek[m];
-        hy_mbox_union(&a->se[m], &a->sv[k], &a->sv[k == 2 ? 0 : k + 1]);
-        a->e[m] = &a->se[m];
-    }
-}
-
-/* Feature pairs of A's triangle `a` and B's triangle in slot sb, boxes
- * overlapping. Only owned features take part, so each pair is emitted by
- * exactly one triangle pair (the owners'). The loops run over the slots'
- * lists of owned features (no branching on ownership bits). */
-static void triangle_pair(const trav_ctx* c, worker_buf* w, const a_tri* a, int32_t slot_b) {
-    const hy_bvh* B = c->B;
-    const hy_bvh_slot* sa = a->s;
-    const hy_bvh_slot* sb = &B->slots[slot_b];
-    const hy_mbox* box_b = &B->leaf_mboxes[slot_b];
-    int self = c->self;
-    int64_t n0 = w->n;
-    w->triangle_pairs++;
-    if (!reserve(w)) return;
-
-    /* Vertex-face: A's owned vertices against B's triangle, then B's
-     * against A's. */
-    for (int i = 0; i < sa->nv; i++) {
-        int k = sa->vk[i];
-        if (!(self && has_vertex(sb->v, sa->v[k])) && hy_mbox_overlap(a->v[k], box_b))
-            emit(w, HY_FEATURE_VF, sa->id[k], sb->id[0], sb->id[1], sb->id[2]);
-    }
-    for (int i = 0; i < sb->nv; i++) {
-        int k = sb->vk[i];
-        int32_t v = sb->v[k];
-        if (!(self && has_vertex(sa->v, v)) && hy_mbox_overlap(a->box, &B->vertex_mboxes[v]))
-            emit(w, self ? HY_FEATURE_VF : HY_FEATURE_FV, sb->id[k], sa->id[0], sa->id[1], sa->id[2]);
-    }
-    w->vf += w->n - n0;
-    n0 = w->n;
-    /* Edge-edge between owned edges (no separate edge-against-triangle
-     * pre-tests: an edge box lies inside its triangle's, so they are
-     * implied by the edge-edge test and rarely pay for themselves). */
-    const hy_mbox* eb = &B->edge_mboxes[sb->edge];
-    for (int i = 0; i < sa->ne; i++) {
-        int ka = sa->ek[i], la = ka == 2 ? 0 : ka + 1;
-        int32_t a0 = sa->v[ka], a1 = sa->v[la];
-        const hy_mbox* ea = a->e[i];
-        for (int j = 0; j < sb->ne; j++) {
-            int kb = sb->ek[j], lb = kb == 2 ? 0 : kb + 1;
-            int32_t b0 = sb->v[kb], b1 = sb->v[lb];
-            if (self && (a0 == b0 || a0 == b1 || a1 == b0 || a1 == b1)) continue;
-            if (hy_mbox_overlap(ea, &eb[j])) emit(w, HY_FEATURE_EE, sa->id[ka], sa->id[la], sb->id[kb], sb->id[lb]);
-        }
-    }
-    w->ee += w->n - n0;
-}
-
-/* Triangle pairs of two leaves. The gate is the single-precision box test:
- * a pair it lets through only costs the feature tests, which decide. */
-static void leaf_pair(const trav_ctx* c, worker_buf* w, const hy_bvh_span* na, const hy_bvh_span* nb) {
-    const hy_fbox* fa = c->A->leaf_fboxes;
-    const hy_fbox* fb = c->B->leaf_fboxes;
-    for (int32_t i = na->first; i < na->first + na->count; i++) {
-        a_tri a;
-        int loaded = 0;
-        for (int32_t j = nb->first; j < nb->first + nb->count; j++) {
-            if (!gate(c, &fa[i], &fb[j])) continue;
-            if (!loaded) {
-                a_load(c, i, &a);
-                loaded = 1;
-            }
-            triangle_pair(c, w, &a, j);
-        }
-    }
-}
-
-static void leaf_self(const trav_ctx* c, worker_buf* w, const hy_bvh_span* n) {
-    const hy_fbox* f = c->A->leaf_fboxes;
-    for (int32_t i = n->first; i < n->first + n->count; i++) {
-        a_tri a;
-        int loaded = 0;
-        for (int32_t j = i + 1; j < n->first + n->count; j++) {
-            if (!hy_fbox_overlap(&f[i], &f[j])) continue;
-            if (!loaded) {
-                a_load(c, i, &a);
-                loaded = 1;
-            }
-            triangle_pair(c, w, &a, j);
-        }
-    }
-}
-
-/* Overlap of A node ia (moved into B's frame) and B node ib. */
-static inline int nodes_overlap(const trav_ctx* c, int32_t ia, int32_t ib) {
-    return gate(c, &c->A->node_fboxes[ia], &c->B->node_fboxes[ib]);
-}
-
-/* ---- node pairs */
-
-/* Most pairs one expansion makes. */
-#define EXPAND_MAX 4
-
-/* Children of pair p to visit, in a fixed order; returns how many were
- * written to out[0..EXPAND_MAX), or -1 when p is a leaf pair (leaf work
- * instead). */
-static int expand(const trav_ctx* ctxs, node_pair p, node_pair out[EXPAND_MAX], int64_t* tests) {
-    const trav_ctx* c = &ctxs[p.job];
-    const hy_bvh_span* A = c->A->spans;
-    const hy_bvh_span* B = c->B->spans;
-    int n = 0;
-    if (c->self && p.a == p.b) {
-        const hy_bvh_span* nd = &A[p.a];
-        /* A flat connected patch cannot touch itself (hy_bvh self_free). */
-        if (c->A->self_free[p.a]) return 0;
-        if (nd->count) return -1;
-        int32_t l = nd->first, r = nd->first + 1;
-        out[n++] = (node_pair){l, l, p.job};
-        out[n++] = (node_pair){r, r, p.job};
-        (*tests)++;
-        if (hy_fbox_overlap(&c->A->node_fboxes[l], &c->A->node_fboxes[r])) out[n++] = (node_pair){l, r, p.job};
-        return n;
-    }
-    const hy_bvh_span* na = &A[p.a];
-    const hy_bvh_span* nb = &B[p.b];
-    if (na->count && nb->count) return -1;
-    /* Both inner and of similar size: descend both at once (four tests,
-     * one visit, instead of two visits of two tests and their children's
-     * tests). Else descend the larger box (or the only inner one). */
-    double aa = c->A->node_area[p.a], ab = c->B->node_area[p.b];
-    if (!na->count && !nb->count && aa <= 2.0 * ab && ab <= 2.0 * aa) {
-        for (int i = 0; i < 2; i++)
-            for (int j = 0; j < 2; j++) {
-                int32_t ca = na->first + i, cb = nb->first + j;
-                (*tests)++;
-                if (nodes_overlap(c, ca, cb)) out[n++] = (node_pair){ca, cb, p.job};
-            }
-        return n;
-    }
-    int split_a = nb->count || (!na->count && aa >= ab);
-    if (split_a) {
-        for (int k = 0; k < 2; k++) {
-            int32_t ch = na->first + k;
-            (*tests)++;
-            if (nodes_overlap(c, ch, p.b)) out[n++] = (node_pair){ch, p.b, p.job};
-        }
-    } else {
-        for (int k = 0; k < 2; k++) {
-            int32_t ch = nb->first + k;
-            (*tests)++;
-            if (nodes_overlap(c, p.a, ch)) out[n++] = (node_pair){p.a, ch, p.job};
-        }
-    }
-    return n;
-}
-
-static void leaf_work(const trav_ctx* ctxs, worker_buf* w, node_pair p) {
-    const trav_ctx* c = &ctxs[p.job];
-    if (c->self && p.a == p.b)
-        leaf_self(c, w, &c->A->spans[p.a]);
-    else
-        leaf_pair(c, w, &c->A->spans[p.a], &c->B->spans[p.b]);
-}
-
-static void run_pair(const trav_ctx* c, worker_buf* w, node_pair start) {
-    /* c: the per-job contexts */
-    int64_t sp = 0;
-    if (!grow((void**)&w->stack, &w->sp_cap, 64, sizeof *w->stack)) {
+/* One front pair into the worker's buffer. The shared function writes
+ * while there is room and counts the rest: when it ran out of room (or of
+ * stack) the buffer grows and the pair runs again, so the output is the
+ * same whatever the starting sizes. */
+static void run_pair(const hy_trav_ctx* c, worker_buf* w, node_pair start) {
+    if (!grow((void**)&w->stack, &w->sp_cap, STACK_INITIAL, sizeof *w->stack) ||
+        !grow((void**)&w->v, &w->cap, w->n + 64 * HY_TRAV_TRIANGLE_PAIR_MAX, sizeof *w->v)) {
         w->oom = 1;
         return;
     }
-    w->stack[sp++] = start;
-    while (sp > 0) {
-        node_pair p = w->stack[--sp];
-        w->node_pairs++;
-        node_pair kids[EXPAND_MAX];
-        int n = expand(c, p, kids, &w->node_pairs);
-        if (n < 0) {
-            leaf_work(c, w, p);
+    for (;;) {
+        hy_trav_counts k = {0, 0, 0, 0};
+        hy_trav_out o = {w->v + w->n, 0, w->cap - w->n};
+        int r = hy_trav_run_pair(c, start, w->stack, w->sp_cap, &o, &k);
+        if (r == HY_TRAV_STACK_FULL) {
+            if (!grow((void**)&w->stack, &w->sp_cap, 2 * w->sp_cap, sizeof *w->stack)) {
+                w->oom = 1;
+                return;
+            }
             continue;
         }
-        if (!grow((void**)&w->stack, &w->sp_cap, sp + EXPAND_MAX, sizeof *w->stack)) {
-            w->oom = 1;
-            return;
+        if (o.n > o.cap) {
+            if (!grow((void**)&w->v, &w->cap, w->n + o.n, sizeof *w->v)) {
+                w->oom = 1;
+                return;
+            }
+            continue;
         }
-        /* Pushed in reverse so they are visited in the listed order. */
-        for (int k = n - 1; k >= 0; k--) w->stack[sp++] = kids[k];
+        w->n += o.n;
+        w->node_pairs += k.node_pairs;
+        w->triangle_pairs += k.triangle_pairs;
+        w->vf += k.vf;
+        w->ee += k.ee;
+        return;
     }
 }
 
 typedef struct run_ctx {
-    const trav_ctx* c; /* per job */
+    hy_traverser* t;
+    const hy_trav_ctx* c; /* per job */
     const node_pair* front;
     block_rec* blocks;  /* per front pair */
     const int64_t* ids; /* NULL: block b runs front pair b; else front pair ids[b] */
@@ -405,7 +201,7 @@ typedef struct run_ctx {
 
 static void front_block(void* vctx, int64_t begin, int64_t end, int64_t block, int worker) {
     run_ctx* r = vctx;
-    worker_buf* w = &r->c[0].t->workers[worker];
+    worker_buf* w = &r->t->workers[worker];
     int64_t start = w->n;
     (void)block;
     for (int64_t i = begin; i < end; i++) {
@@ -436,7 +232,7 @@ static void join_block(void* vctx, int64_t begin, int64_t end, int64_t block, in
 /* Clear the per-worker buffers and build the front: every job's root pair,
  * then breadth-first expansion, a whole round at a time, until it holds
  * FRONT_TARGET pairs or only leaf pairs remain. */
-static hy_status make_front(hy_traverser* t, const trav_ctx* c, int32_t njobs, hy_pool* pool) {
+static hy_status make_front(hy_traverser* t, const hy_trav_ctx* c, int32_t njobs, hy_pool* pool) {
     int nw = pool ? hy_pool_size(pool) : 1;
     if (nw > t->nworkers) {
         worker_buf* nwb = realloc(t->workers, sizeof *nwb * (size_t)nw);
@@ -455,18 +251,18 @@ static hy_status make_front(hy_traverser* t, const trav_ctx* c, int32_t njobs, h
         return hy_fail(HY_ERR_NOMEM, "bvh traversal: out of memory");
     for (int32_t j = 0; j < njobs; j++) {
         front_tests++;
-        if (c[j].self ? !c[j].A->self_free[0] : nodes_overlap(&c[j], 0, 0))
+        if (c[j].self ? !c[j].A.self_free[0] : hy_trav_nodes_overlap(&c[j], 0, 0))
             t->front[nfront++] = (node_pair){0, 0, j};
     }
     for (;;) {
         if (nfront >= FRONT_TARGET) break;
-        if (!grow((void**)&t->next, &t->next_cap, EXPAND_MAX * nfront + EXPAND_MAX, sizeof *t->next))
+        if (!grow((void**)&t->next, &t->next_cap, HY_TRAV_EXPAND_MAX * nfront + HY_TRAV_EXPAND_MAX, sizeof *t->next))
             return hy_fail(HY_ERR_NOMEM, "bvh traversal: out of memory");
         int64_t nn = 0;
         int changed = 0;
         for (int64_t i = 0; i < nfront; i++) {
-            node_pair kids[EXPAND_MAX];
-            int n = expand(c, t->front[i], kids, &front_tests);
+            node_pair kids[HY_TRAV_EXPAND_MAX];
+            int n = hy_trav_expand(c, t->front[i], kids, &front_tests);
             if (n < 0) {
                 t->next[nn++] = t->front[i];
                 continue;
@@ -507,14 +303,14 @@ static hy_status gather_counts(const hy_traverser* t, hy_candidates* out) {
     return HY_OK;
 }
 
-static hy_status traverse(hy_traverser* t, const trav_ctx* c, int32_t njobs, hy_pool* pool, hy_candidates* out) {
+static hy_status traverse(hy_traverser* t, const hy_trav_ctx* c, int32_t njobs, hy_pool* pool, hy_candidates* out) {
     out->count = out->vf = out->ee = out->node_pairs = out->triangle_pairs = out->front = 0;
     hy_status s = make_front(t, c, njobs, pool);
     if (s) return s;
     int64_t nfront = t->nfront;
 
     /* The front, one pair per block. */
-    run_ctx r = {c, t->front, t->blocks, NULL};
+    run_ctx r = {t, c, t->front, t->blocks, NULL};
     if (nfront == 0) {
         /* nothing to run */
     } else if (pool)
@@ -545,14 +341,13 @@ static hy_status traverse(hy_traverser* t, const trav_ctx* c, int32_t njobs, hy_
     return HY_OK;
 }
 
-static void ctx_init(trav_ctx* c, hy_traverser* t, const hy_bvh* a, const hy_bvh* b) {
-    c->t = t;
-    c->A = a;
-    c->B = b ? b : a;
-    c->self = c->B == a;
+static void ctx_init(hy_trav_ctx* c, const hy_bvh* a, const hy_bvh* b) {
+    c->A = mesh_view(a);
+    c->B = mesh_view(b);
+    c->self = b == a;
     c->shifted = 0;
     for (int k = 0; k < 3; k++) {
-        c->e[k] = c->self ? 0.0 : a->shift[k] - c->B->shift[k];
+        c->e[k] = c->self ? 0.0 : a->shift[k] - b->shift[k];
         if (c->e[k] != 0.0) c->shifted = 1;
     }
     hy_fbox_shift_range(c->e, c->e_lo, c->e_hi);
@@ -560,14 +355,16 @@ static void ctx_init(trav_ctx* c, hy_traverser* t, const hy_bvh* a, const hy_bvh
 
 /* One context per traversal job, checked. */
 static hy_status set_jobs(hy_traverser* t, const hy_traverse_job* jobs, int32_t job_count) {
-    if (!grow((void**)&t->ctx, &t->ctx_cap, job_count + 1, sizeof *t->ctx))
+    if (!grow((void**)&t->ctx, &t->ctx_cap, job_count + 1, sizeof *t->ctx) ||
+        !grow((void**)&t->jobs, &t->jobs_cap, job_count + 1, sizeof *t->jobs))
         return hy_fail(HY_ERR_NOMEM, "bvh traversal: out of memory");
     for (int32_t j = 0; j < job_count; j++) {
         const hy_bvh* a = jobs[j].a;
         const hy_bvh* b = jobs[j].b ? jobs[j].b : a;
         if (!a || a->node_count == 0 || b->node_count == 0)
             return hy_fail(HY_ERR_INVALID_ARG, "bvh traversal: job %d: tree not built (call hy_bvh_build first)", j);
-        ctx_init(&t->ctx[j], t, a, b);
+        ctx_init(&t->ctx[j], a, b);
+        t->jobs[j] = (hy_traverse_job){a, b};
     }
     return HY_OK;
 }
@@ -613,7 +410,7 @@ hy_status hy_traverse_run(hy_traverser* t, const int64_t* ids, int64_t n, hy_poo
         if (ids[i] < 0 || ids[i] >= t->nfront)
             return hy_fail(HY_ERR_INVALID_ARG, "bvh traversal: front pair %lld out of range [0, %lld)",
                            (long long)ids[i], (long long)t->nfront);
-    run_ctx r = {t->ctx, t->front, t->blocks, ids};
+    run_ctx r = {t, t->ctx, t->front, t->blocks, ids};
     if (n == 0) return HY_OK;
     if (pool)
         hy_pool_for(pool, n, 1, front_block, &r);
@@ -632,3 +429,46 @@ int64_t hy_traverse_output(const hy_traverser* t, int64_t f, const hy_feature_pa
 }
 
 hy_status hy_traverse_counts(const hy_traverser* t, hy_candidates* out) { return gather_counts(t, out); }
+
+/* ---- device backends */
+
+int32_t hy_traverse_job_list(const hy_traverser* t, const hy_traverse_job** jobs, const hy_trav_ctx** ctxs) {
+    if (jobs) *jobs = t->jobs;
+    if (ctxs) *ctxs = t->ctx;
+    return t->njobs;
+}
+
+int64_t hy_traverse_front(const hy_traverser* t, const hy_trav_pair** front) {
+    if (front) *front = t->front;
+    return t->nfront;
+}
+
+hy_status hy_traverse_accept(hy_traverser* t, const int64_t* ids, int64_t n, const int64_t* offsets,
+                             const hy_feature_pair* pairs, const hy_trav_counts* k) {
+    if (!t || (n > 0 && (!ids || !offsets || !k)) || t->nworkers < 1)
+        return hy_fail(HY_ERR_INVALID_ARG, "bvh traversal: accept: NULL argument or no traversal begun");
+    if (n == 0) return HY_OK;
+    int64_t total = offsets[n] - offsets[0];
+    if (total < 0 || (total > 0 && !pairs))
+        return hy_fail(HY_ERR_INVALID_ARG, "bvh traversal: accept: bad offsets");
+    for (int64_t i = 0; i < n; i++) {
+        if (ids[i] < 0 || ids[i] >= t->nfront)
+            return hy_fail(HY_ERR_INVALID_ARG, "bvh traversal: front pair %lld out of range [0, %lld)",
+                           (long long)ids[i], (long long)t->nfront);
+        if (offsets[i + 1] < offsets[i]) return hy_fail(HY_ERR_INVALID_ARG, "bvh traversal: accept: bad offsets");
+    }
+    /* Appended to worker 0's buffer, which the host run appends to as well:
+     * earlier outputs stay where they are. */
+    worker_buf* w = &t->workers[0];
+    if (!grow((void**)&w->v, &w->cap, w->n + total, sizeof *w->v))
+        return hy_fail(HY_ERR_NOMEM, "bvh traversal: out of memory for %lld candidates", (long long)total);
+    if (total) memcpy(w->v + w->n, pairs + offsets[0], sizeof *w->v * (size_t)total);
+    for (int64_t i = 0; i < n; i++)
+        t->blocks[ids[i]] = (block_rec){0, w->n + offsets[i] - offsets[0], offsets[i + 1] - offsets[i]};
+    w->n += total;
+    w->node_pairs += k->node_pairs;
+    w->triangle_pairs += k->triangle_pairs;
+    w->vf += k->vf;
+    w->ee += k->ee;
+    return HY_OK;
+}

@@ -1,4 +1,5 @@
-/* The CUDA backend (sched/cuda.h): device probe and the LEAF kernel.
+/* The CUDA backend (sched/cuda.h): device probe, the LEAF kernel and the
+ * TRAVERSE kernel.
  *
  * Compiled by nvcc as CUDA C++ with --fmad=false (no contraction, like the
  * C code's -ffp-contract=off), so hy_leaf_eval computes on the device
@@ -19,6 +20,7 @@
 #include <time.h>
 
 #include "collision/leaf.h"
+#include "collision/traverse_hd.h"
 #include "sched/cuda.h"
 
 extern "C" {
@@ -50,6 +52,38 @@ __global__ void __launch_bounds__(BLOCK_THREADS)
     toi[i] = t;
 }
 
+/* Depth-first stack of the TRAVERSE kernel, per thread (12 bytes a pair,
+ * in local memory). A descent pushes at most three pairs more than it pops
+ * per level, so this covers trees far deeper than a binned SAH build makes;
+ * a deeper one is reported and the batch runs on the host. */
+#define TRAV_STACK 256
+
+/* One thread per front pair. Pass 0 counts the pair's feature pairs (and
+ * adds its counters); pass 1 writes them at the pair's offset, which the
+ * scan of the counts gave: so the output is in front order, then
+ * traversal order, as on the host. */
+__global__ void __launch_bounds__(BLOCK_THREADS)
+    traverse_kernel(const hy_trav_ctx* __restrict__ ctxs, const hy_trav_pair* __restrict__ starts, int64_t n, int pass,
+                    int64_t* __restrict__ counts, const int64_t* __restrict__ offsets,
+                    hy_feature_pair* __restrict__ out, unsigned long long* __restrict__ k) {
+    int64_t i = (int64_t)blockIdx.x * BLOCK_THREADS + threadIdx.x;
+    if (i >= n) return;
+    hy_trav_pair stack[TRAV_STACK];
+    hy_trav_counts c = {0, 0, 0, 0};
+    hy_trav_out o;
+    o.v = pass ? out + offsets[i] : NULL;
+    o.n = 0;
+    o.cap = pass ? counts[i] : 0;
+    int r = hy_trav_run_pair(ctxs, starts[i], stack, TRAV_STACK, &o, &c);
+    if (pass) return;
+    counts[i] = r == HY_TRAV_STACK_FULL ? -1 : o.n;
+    /* integer sums: the same whatever order the threads add in */
+    atomicAdd(&k[0], (unsigned long long)c.node_pairs);
+    atomicAdd(&k[1], (unsigned long long)c.triangle_pairs);
+    atomicAdd(&k[2], (unsigned long long)c.vf);
+    atomicAdd(&k[3], (unsigned long long)c.ee);
+}
+
 typedef struct device_state {
     pthread_mutex_t lock; /* one batch at a time per device */
     int ready;            /* stream created, stack limit checked */
@@ -58,6 +92,17 @@ typedef struct device_state {
     unsigned char* hit;
     double* toi;
     int64_t cap;
+    /* TRAVERSE: trees, contexts and start pairs (arena, arena_cap bytes);
+     * per pair counts and offsets (pair_cap); feature pairs (out_cap);
+     * the four counters */
+    char* arena;
+    size_t arena_cap;
+    int64_t* counts;
+    int64_t* offsets;
+    int64_t pair_cap;
+    hy_feature_pair* out;
+    int64_t out_cap;
+    unsigned long long* k;
 } device_state;
 
 static pthread_once_t g_once = PTHREAD_ONCE_INIT;
@@ -166,11 +211,12 @@ static hy_status cuda_fail(int device, const char* call, cudaError_t e) {
  * large enough for the kernel's local frame (the search heap). */
 static hy_status device_init(int device, device_state* ds) {
     if (ds->ready) return HY_OK;
-    cudaFuncAttributes fa;
+    cudaFuncAttributes fa, ft;
     CK(cudaFuncGetAttributes(&fa, leaf_kernel));
+    CK(cudaFuncGetAttributes(&ft, traverse_kernel));
     size_t stack = 0;
     CK(cudaDeviceGetLimit(&stack, cudaLimitStackSize));
-    size_t need = fa.localSizeBytes + 1024;
+    size_t need = (fa.localSizeBytes > ft.localSizeBytes ? fa.localSizeBytes : ft.localSizeBytes) + 1024;
     if (stack < need) CK(cudaDeviceSetLimit(cudaLimitStackSize, need));
     CK(cudaStreamCreateWithFlags(&ds->stream, cudaStreamNonBlocking));
     ds->ready = 1;
@@ -251,6 +297,262 @@ extern "C" hy_status hy_cuda_leaf_batch(int device, const hy_leaf_job* jobs, int
     else
         s = run_batch(device, ds, jobs, n, opts, hit, toi, &st, &sk);
     pthread_mutex_unlock(&ds->lock);
+    if (seconds_transfer) *seconds_transfer = st;
+    if (seconds_kernel) *seconds_kernel = sk;
+    return s;
+}
+
+/* ---- TRAVERSE */
+
+/* Room in the arena for an array, 256-byte aligned. */
+static size_t arena_take(size_t* used, size_t bytes) {
+    size_t at = (*used + 255) & ~(size_t)255;
+    *used = at + bytes;
+    return at;
+}
+
+/* One tree the traversal reads, and where its arrays go in the arena. */
+typedef struct tree_up {
+    const hy_bvh* b;
+    int64_t nodes, slots, edges, verts;
+    size_t spans, node_fboxes, node_area, self_free, slots_at, leaf_fboxes, leaf_mboxes, edge_mboxes, vertex_mboxes;
+} tree_up;
+
+/* Grow a device buffer (contents not kept). */
+static hy_status reserve_bytes(int device, void** p, size_t* cap, size_t want) {
+    if (*cap >= want) return HY_OK;
+    cudaFree(*p);
+    *p = NULL;
+    *cap = 0;
+    size_t n = want + want / 2;
+    CK(cudaMalloc(p, n));
+    *cap = n;
+    return HY_OK;
+}
+
+/* The batch with the device's lock held and the device current; host
+ * scratch (trees, host offsets, the pairs downloaded) is the caller's. */
+static hy_status run_traverse(int device, device_state* ds, hy_traverser* t, const int64_t* ids, int64_t n,
+                              tree_up* trees, int32_t ntrees, const int32_t* job_tree, int64_t* h_offsets,
+                              double* sec_transfer, double* sec_kernel) {
+    const hy_traverse_job* jobs = NULL;
+    const hy_trav_ctx* ctxs = NULL;
+    const hy_trav_pair* front = NULL;
+    int32_t njobs = hy_traverse_job_list(t, &jobs, &ctxs);
+    (void)hy_traverse_front(t, &front);
+    hy_status s = device_init(device, ds);
+    if (s) return s;
+
+    /* Arena layout: the trees, the contexts, the start pairs. */
+    size_t used = 0;
+    for (int32_t u = 0; u < ntrees; u++) {
+        tree_up* q = &trees[u];
+        q->spans = arena_take(&used, sizeof(hy_bvh_span) * (size_t)q->nodes);
+        q->node_fboxes = arena_take(&used, sizeof(hy_fbox) * (size_t)q->nodes);
+        q->node_area = arena_take(&used, sizeof(double) * (size_t)q->nodes);
+        q->self_free = arena_take(&used, (size_t)q->nodes);
+        q->slots_at = arena_take(&used, sizeof(hy_bvh_slot) * (size_t)q->slots);
+        q->leaf_fboxes = arena_take(&used, sizeof(hy_fbox) * (size_t)q->slots);
+        q->leaf_mboxes = arena_take(&used, sizeof(hy_mbox) * (size_t)q->slots);
+        q->edge_mboxes = arena_take(&used, sizeof(hy_mbox) * (size_t)q->edges);
+        q->vertex_mboxes = arena_take(&used, sizeof(hy_mbox) * (size_t)q->verts);
+    }
+    size_t ctx_at = arena_take(&used, sizeof(hy_trav_ctx) * (size_t)njobs);
+    size_t start_at = arena_take(&used, sizeof(hy_trav_pair) * (size_t)n);
+    s = reserve_bytes(device, (void**)&ds->arena, &ds->arena_cap, used);
+    if (s) return s;
+    if (ds->pair_cap < n + 1) {
+        cudaFree(ds->counts);
+        cudaFree(ds->offsets);
+        ds->counts = ds->offsets = NULL;
+        ds->pair_cap = 0;
+        CK(cudaMalloc((void**)&ds->counts, sizeof(int64_t) * (size_t)(n + 1)));
+        CK(cudaMalloc((void**)&ds->offsets, sizeof(int64_t) * (size_t)(n + 1)));
+        ds->pair_cap = n + 1;
+    }
+    if (!ds->k) CK(cudaMalloc((void**)&ds->k, 4 * sizeof(unsigned long long)));
+
+    /* The contexts as the device reads them (views into the arena) and the
+     * start pairs, staged on the host. */
+    size_t host_bytes = sizeof(hy_trav_ctx) * (size_t)njobs + sizeof(hy_trav_pair) * (size_t)n;
+    char* host = (char*)malloc(host_bytes ? host_bytes : 1);
+    if (!host) return hy_fail(HY_ERR_NOMEM, "cuda:%d: out of host memory for a traversal batch", device);
+    hy_trav_ctx* hctx = (hy_trav_ctx*)host;
+    hy_trav_pair* hstart = (hy_trav_pair*)(host + sizeof(hy_trav_ctx) * (size_t)njobs);
+    char* A = ds->arena;
+    for (int32_t j = 0; j < njobs; j++) {
+        hctx[j] = ctxs[j];
+        for (int side = 0; side < 2; side++) {
+            const tree_up* q = &trees[job_tree[2 * j + side]];
+            hy_trav_mesh* m = side ? &hctx[j].B : &hctx[j].A;
+            m->spans = (const hy_bvh_span*)(A + q->spans);
+            m->node_fboxes = (const hy_fbox*)(A + q->node_fboxes);
+            m->node_area = (const double*)(A + q->node_area);
+            m->self_free = (const uint8_t*)(A + q->self_free);
+            m->slots = (const hy_bvh_slot*)(A + q->slots_at);
+            m->leaf_fboxes = (const hy_fbox*)(A + q->leaf_fboxes);
+            m->leaf_mboxes = (const hy_mbox*)(A + q->leaf_mboxes);
+            m->edge_mboxes = (const hy_mbox*)(A + q->edge_mboxes);
+            m->vertex_mboxes = (const hy_mbox*)(A + q->vertex_mboxes);
+        }
+    }
+    for (int64_t i = 0; i < n; i++) hstart[i] = front[ids[i]];
+
+    /* Upload (cudaMemcpy from pageable memory is complete when it returns
+     * to the stream's order; the synchronize below covers it). */
+    double t0 = now_s();
+    cudaError_t e = cudaSuccess;
+#define UP(at, src, bytes)                                                                                    \
+    if (e == cudaSuccess && (bytes) > 0)                                                                      \
+    e = cudaMemcpyAsync(A + (at), (src), (bytes), cudaMemcpyHostToDevice, ds->stream)
+    for (int32_t u = 0; u < ntrees; u++) {
+        const tree_up* q = &trees[u];
+        const hy_bvh* b = q->b;
+        UP(q->spans, b->spans, sizeof(hy_bvh_span) * (size_t)q->nodes);
+        UP(q->node_fboxes, b->node_fboxes, sizeof(hy_fbox) * (size_t)q->nodes);
+        UP(q->node_area, b->node_area, sizeof(double) * (size_t)q->nodes);
+        UP(q->self_free, b->self_free, (size_t)q->nodes);
+        UP(q->slots_at, b->slots, sizeof(hy_bvh_slot) * (size_t)q->slots);
+        UP(q->leaf_fboxes, b->leaf_fboxes, sizeof(hy_fbox) * (size_t)q->slots);
+        UP(q->leaf_mboxes, b->leaf_mboxes, sizeof(hy_mbox) * (size_t)q->slots);
+        UP(q->edge_mboxes, b->edge_mboxes, sizeof(hy_mbox) * (size_t)q->edges);
+        UP(q->vertex_mboxes, b->vertex_mboxes, sizeof(hy_mbox) * (size_t)q->verts);
+    }
+    UP(ctx_at, hctx, sizeof(hy_trav_ctx) * (size_t)njobs);
+    UP(start_at, hstart, sizeof(hy_trav_pair) * (size_t)n);
+#undef UP
+    if (e == cudaSuccess) e = cudaMemsetAsync(ds->k, 0, 4 * sizeof(unsigned long long), ds->stream);
+    if (e == cudaSuccess) e = cudaStreamSynchronize(ds->stream);
+    free(host);
+    if (e != cudaSuccess) {
+        (void)cudaGetLastError();
+        return cuda_fail(device, "traversal upload", e);
+    }
+    const hy_trav_ctx* dctx = (const hy_trav_ctx*)(A + ctx_at);
+    const hy_trav_pair* dstart = (const hy_trav_pair*)(A + start_at);
+
+    /* Pass 0: count. */
+    double t1 = now_s();
+    unsigned int blocks = (unsigned int)((n + BLOCK_THREADS - 1) / BLOCK_THREADS);
+    traverse_kernel<<<blocks, BLOCK_THREADS, 0, ds->stream>>>(dctx, dstart, n, 0, ds->counts, ds->offsets, NULL, ds->k);
+    CK(cudaGetLastError());
+    CK(cudaStreamSynchronize(ds->stream));
+    double t2 = now_s();
+
+    /* The exclusive scan on the host: a front is a few thousand pairs, and
+     * the counts come back anyway to size the output. */
+    CK(cudaMemcpyAsync(h_offsets + 1, ds->counts, sizeof(int64_t) * (size_t)n, cudaMemcpyDeviceToHost, ds->stream));
+    unsigned long long hk[4];
+    CK(cudaMemcpyAsync(hk, ds->k, sizeof hk, cudaMemcpyDeviceToHost, ds->stream));
+    CK(cudaStreamSynchronize(ds->stream));
+    h_offsets[0] = 0;
+    for (int64_t i = 0; i < n; i++) {
+        int64_t c = h_offsets[i + 1];
+        if (c < 0)
+            return hy_fail(HY_ERR_UNSUPPORTED, "cuda:%d: front pair %lld descends deeper than the kernel's stack (%d)",
+                           device, (long long)ids[i], TRAV_STACK);
+        h_offsets[i + 1] = h_offsets[i] + c;
+    }
+    int64_t total = h_offsets[n];
+    CK(cudaMemcpyAsync(ds->offsets, h_offsets, sizeof(int64_t) * (size_t)n, cudaMemcpyHostToDevice, ds->stream));
+    if (ds->out_cap < total) {
+        cudaFree(ds->out);
+        ds->out = NULL;
+        ds->out_cap = 0;
+        int64_t want = total + total / 2;
+        CK(cudaMalloc((void**)&ds->out, sizeof(hy_feature_pair) * (size_t)want));
+        ds->out_cap = want;
+    }
+    CK(cudaStreamSynchronize(ds->stream));
+    double t3 = now_s();
+
+    /* Pass 1: write. */
+    if (total > 0) {
+        traverse_kernel<<<blocks, BLOCK_THREADS, 0, ds->stream>>>(dctx, dstart, n, 1, ds->counts, ds->offsets, ds->out,
+                                                                   ds->k);
+        CK(cudaGetLastError());
+        CK(cudaStreamSynchronize(ds->stream));
+    }
+    double t4 = now_s();
+    hy_feature_pair* pairs = (hy_feature_pair*)malloc(sizeof(hy_feature_pair) * (size_t)(total ? total : 1));
+    if (!pairs) return hy_fail(HY_ERR_NOMEM, "cuda:%d: out of host memory for %lld candidates", device, (long long)total);
+    e = total ? cudaMemcpy(pairs, ds->out, sizeof(hy_feature_pair) * (size_t)total, cudaMemcpyDeviceToHost)
+              : cudaSuccess;
+    double t5 = now_s();
+    if (e != cudaSuccess) {
+        free(pairs);
+        (void)cudaGetLastError();
+        return cuda_fail(device, "traversal download", e);
+    }
+    hy_trav_counts k = {(int64_t)hk[0], (int64_t)hk[1], (int64_t)hk[2], (int64_t)hk[3]};
+    s = hy_traverse_accept(t, ids, n, h_offsets, pairs, &k);
+    free(pairs);
+    *sec_transfer += (t1 - t0) + (t3 - t2) + (t5 - t4);
+    *sec_kernel += (t2 - t1) + (t4 - t3);
+    return s;
+}
+
+extern "C" hy_status hy_cuda_traverse_batch(int device, hy_traverser* t, const int64_t* ids, int64_t n,
+                                            double* seconds_transfer, double* seconds_kernel) {
+    double st = 0.0, sk = 0.0;
+    if (seconds_transfer) *seconds_transfer = 0.0;
+    if (seconds_kernel) *seconds_kernel = 0.0;
+    int count = hy_cuda_device_count();
+    if (device < 0 || device >= count)
+        return hy_fail(count ? HY_ERR_INVALID_ARG : HY_ERR_UNSUPPORTED, "cuda:%d: no such GPU (%s)", device, g_status);
+    if (n < 0 || !t || (n > 0 && !ids))
+        return hy_fail(HY_ERR_INVALID_ARG, "cuda:%d: traverse batch: NULL argument or n < 0", device);
+    if (n == 0) return HY_OK;
+    const hy_traverse_job* jobs = NULL;
+    int32_t njobs = hy_traverse_job_list(t, &jobs, NULL);
+    int64_t nfront = hy_traverse_front(t, NULL);
+    for (int64_t i = 0; i < n; i++)
+        if (ids[i] < 0 || ids[i] >= nfront)
+            return hy_fail(HY_ERR_INVALID_ARG, "cuda:%d: front pair %lld out of range [0, %lld)", device,
+                           (long long)ids[i], (long long)nfront);
+
+    /* The distinct trees of the jobs (a tree shared by several jobs goes
+     * up once), and per job the index of its A and B tree. */
+    tree_up* trees = (tree_up*)calloc((size_t)(2 * njobs + 1), sizeof *trees);
+    int32_t* job_tree = (int32_t*)malloc(sizeof(int32_t) * (size_t)(2 * njobs + 1));
+    int64_t* h_offsets = (int64_t*)malloc(sizeof(int64_t) * (size_t)(n + 1));
+    if (!trees || !job_tree || !h_offsets) {
+        free(trees);
+        free(job_tree);
+        free(h_offsets);
+        return hy_fail(HY_ERR_NOMEM, "cuda:%d: out of host memory for a traversal batch", device);
+    }
+    int32_t ntrees = 0;
+    for (int32_t j = 0; j < njobs; j++)
+        for (int side = 0; side < 2; side++) {
+            const hy_bvh* b = side ? jobs[j].b : jobs[j].a;
+            int32_t u = ntrees - 1;
+            while (u >= 0 && trees[u].b != b) u--;
+            if (u < 0) {
+                u = ntrees++;
+                tree_up* q = &trees[u];
+                q->b = b;
+                q->nodes = b->node_count;
+                q->slots = b->triangle_count;
+                q->verts = b->vertex_count;
+                q->edges = 0;
+                for (int32_t i = 0; i < b->triangle_count; i++) q->edges += b->slots[i].ne;
+            }
+            job_tree[2 * j + side] = u;
+        }
+
+    device_state* ds = &g_dev[device];
+    pthread_mutex_lock(&ds->lock);
+    hy_status s;
+    cudaError_t e = cudaSetDevice(device);
+    if (e != cudaSuccess)
+        s = cuda_fail(device, "cudaSetDevice", e);
+    else
+        s = run_traverse(device, ds, t, ids, n, trees, ntrees, job_tree, h_offsets, &st, &sk);
+    pthread_mutex_unlock(&ds->lock);
+    free(trees);
+    free(job_tree);
+    free(h_offsets);
     if (seconds_transfer) *seconds_transfer = st;
     if (seconds_kernel) *seconds_kernel = sk;
     return s;

@@ -1,6 +1,6 @@
 /* The CUDA backend of the hybrid proximity framework: one `cuda:N` resource
- * per GPU present, running LEAF jobs (collision/leaf.h) in batched
- * launches.
+ * per GPU present, running LEAF jobs (collision/leaf.h) and TRAVERSE jobs
+ * (collision/traverse_hd.h) in batched launches.
  *
  * Two implementations behind this header: sched/cuda.cu (built by nvcc when
  * CMake finds a CUDA compiler and HY_CUDA is on) and sched/cuda_stub.c
@@ -8,9 +8,11 @@
  * hy_cuda_device_count() is 0, hy_cuda_status() says why in one line, and
  * the caller runs everything on the CPU.
  *
- * Exactness: the kernel evaluates hy_leaf_eval, the function the CPU step
- * uses, compiled without floating-point contraction (--fmad=false), so a
- * job's contact bit and time of impact are bit-identical to the CPU's.
+ * Exactness: the LEAF kernel evaluates hy_leaf_eval, the function the CPU
+ * step uses, compiled without floating-point contraction (--fmad=false), so
+ * a job's contact bit and time of impact are bit-identical to the CPU's.
+ * The TRAVERSE kernel runs hy_trav_run_pair, the CPU's traversal of a
+ * front pair, so its feature pairs and their order are the CPU's.
  *
  * Threads: every function may be called from any thread; batches on one
  * device are serialised (one lock per device). */
@@ -21,6 +23,7 @@
 #include <stdint.h>
 
 #include "collision/ccd.h"
+#include "collision/traverse.h"
 #include "hyphys/hyphys.h"
 
 #ifdef __cplusplus
@@ -67,6 +70,25 @@ hy_status hy_cuda_device_name(int device, char* buf, size_t cap);
  * message names the call and the CUDA error). n == 0 is HY_OK. */
 hy_status hy_cuda_leaf_batch(int device, const hy_leaf_job* jobs, int64_t n, const hy_ccd_options* opts,
                              unsigned char* hit, double* toi, double* seconds_transfer, double* seconds_kernel);
+
+/* Run TRAVERSE jobs on GPU `device`: front pairs ids[0..n) of the staged
+ * traversal t (after hy_traverse_begin; collision/traverse.h), as
+ * hy_traverse_run would on the host: afterwards hy_traverse_output and
+ * hy_traverse_counts read the same feature pairs, in the same order, and
+ * the same counters. Blocking: uploads the trees the traversal's jobs read
+ * (nodes, gate boxes, per-slot leaf data, vertex and edge boxes; every
+ * call, counted as transfer time), counts each pair's output, scans the
+ * counts, writes the pairs, downloads them. seconds_transfer and
+ * seconds_kernel as for hy_cuda_leaf_batch. Device buffers are kept
+ * between calls and grow as needed.
+ * Statuses: HY_ERR_INVALID_ARG (bad device, NULL t or ids with n > 0, ids
+ * out of range), HY_ERR_UNSUPPORTED (no CUDA in this build, or a pair
+ * whose descent is deeper than the kernel's fixed stack: run it on the
+ * host), HY_ERR_NOMEM, HY_ERR_INTERNAL (other CUDA errors, named). On any
+ * error t's outputs for ids are unchanged (not accepted). n == 0 is
+ * HY_OK. */
+hy_status hy_cuda_traverse_batch(int device, hy_traverser* t, const int64_t* ids, int64_t n, double* seconds_transfer,
+                                 double* seconds_kernel);
 
 #ifdef __cplusplus
 }

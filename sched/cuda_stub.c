@@ -27,3 +27,14 @@ hy_status hy_cuda_leaf_batch(int device, const hy_leaf_job* jobs, int64_t n, con
     return hy_fail(HY_ERR_UNSUPPORTED, "cuda:%d: this build has no CUDA (configure with nvcc on PATH and -DHY_CUDA=ON)",
                    device);
 }
+
+hy_status hy_cuda_traverse_batch(int device, hy_traverser* t, const int64_t* ids, int64_t n, double* seconds_transfer,
+                                 double* seconds_kernel) {
+    (void)t;
+    (void)ids;
+    (void)n;
+    if (seconds_transfer) *seconds_transfer = 0.0;
+    if (seconds_kernel) *seconds_kernel = 0.0;
+    return hy_fail(HY_ERR_UNSUPPORTED, "cuda:%d: this build has no CUDA (configure with nvcc on PATH and -DHY_CUDA=ON)",
+                   device);
+}

@@ -8,7 +8,8 @@
  *
  * Why a discrete-event loop and not one host thread per resource: every
  * resource of this build computes on the same CPU cores (modeled devices by
- * definition; cuda resources run LEAF batches as blocking launches), so
+ * definition; the caller's work functions run a cuda resource's batches as
+ * blocking launches: hy_cuda_leaf_batch, hy_cuda_traverse_batch), so
  * threads per resource would only contend for those cores. The loop keeps
  * the framework's logic (queues, a scheduler call when a queue runs dry,
  * busy times, transfers) on one timeline and lets each batch use the whole

@@ -6,7 +6,14 @@
  * 77); with a GPU, that every job's contact bits and time of impact from
  * hy_cuda_leaf_batch equal the CPU's bit for bit. Jobs: the shared CCD
  * queries at three thicknesses, plus random perturbations of them and
- * random near-contact pairs (fixed seed). */
+ * random near-contact pairs (fixed seed).
+ * TRAVERSE: on the CPU, that the per-pair traversal the kernel runs
+ * (collision/traverse_hd.h), in the kernel's count / scan / write scheme,
+ * gives hy_traverse_run's outputs pair by pair, and that outputs handed in
+ * with hy_traverse_accept read back the same; with a GPU, that
+ * hy_cuda_traverse_batch gives them too, and a world stepping on cuda:0
+ * reaches the CPU-only state hash. Scene: the cloth-funnel step against
+ * itself and a copy in its own moving frame. */
 #include <dirent.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -16,7 +23,12 @@
 #include "collision/ccd.h"
 #include "collision/filter.h"
 #include "collision/leaf.h"
+#include "collision/traverse_hd.h"
 #include "engine/error.h"
+#include "engine/mesh.h"
+#include "engine/ply.h"
+#include "hyphys/hyphys.h"
+#include "sched/pool.h"
 #include "sched/cuda.h"
 #include "test.h"
 
@@ -263,6 +275,332 @@ static void check_gpu(int device, const job_list* L) {
     free(toi);
 }
 
+/* ---- TRAVERSE (collision/traverse_hd.h) */
+
+/* A traversal scene: the cloth-funnel step (self job), and against it a
+ * copy in its own moving frame (pair jobs both ways: the shifted boxes,
+ * vertex ids). Without the shared data, a folded grid. */
+typedef struct trav_scene {
+    hy_bvh* a;
+    hy_bvh* b;
+    hy_traverse_job jobs[3];
+} trav_scene;
+
+static int trav_scene_make(trav_scene* S) {
+    memset(S, 0, sizeof *S);
+    hy_mesh* m0 = NULL;
+    hy_mesh* m1 = NULL;
+    if (hy_ply_load(HY_DATA_DIR "/ccd-frames/cloth-funnel/frame0.ply", &m0) == HY_OK &&
+        hy_ply_load(HY_DATA_DIR "/ccd-frames/cloth-funnel/frame1.ply", &m1) == HY_OK &&
+        m0->vertex_count == m1->vertex_count) {
+        fprintf(stderr, "traverse: cloth-funnel (%d triangles)\n", m0->triangle_count);
+    } else {
+        /* a 40 x 40 grid folded over at x = 0 (one layer 2 mm above the
+         * other), moving a little */
+        hy_mesh_destroy(m0);
+        hy_mesh_destroy(m1);
+        m0 = m1 = NULL;
+        CHECK_OK(hy_mesh_grid(40, 40, 1.0, 1.0, &m0));
+        CHECK_OK(hy_mesh_grid(40, 40, 1.0, 1.0, &m1));
+        if (!m0 || !m1) return 0;
+        for (int32_t v = 0; v < m0->vertex_count; v++) {
+            double* p = &m0->positions[3 * v];
+            if (p[0] > 0) {
+                p[0] = -p[0];
+                p[1] = 0.002;
+            }
+            for (int k = 0; k < 3; k++) m1->positions[3 * v + k] = p[k] + 0.003 * (urand() - 0.5);
+        }
+        fprintf(stderr, "traverse: shared data not found; a folded grid (%d triangles)\n", m0->triangle_count);
+    }
+    int32_t nv = m0->vertex_count;
+    double* y0 = malloc(sizeof(double) * 3 * (size_t)nv);
+    double* y1 = malloc(sizeof(double) * 3 * (size_t)nv);
+    int32_t* ids = malloc(sizeof(int32_t) * (size_t)nv);
+    CHECK(y0 && y1 && ids);
+    int ok = y0 && y1 && ids;
+    /* the copy: moved aside by 2 mm and moving 1 cm further in x */
+    for (int32_t v = 0; ok && v < nv; v++) {
+        for (int k = 0; k < 3; k++) {
+            y0[3 * v + k] = m0->positions[3 * v + k] + (k == 0 ? 0.002 : 0.0);
+            y1[3 * v + k] = m1->positions[3 * v + k] + (k == 0 ? 0.012 : 0.0);
+        }
+        ids[v] = nv + v;
+    }
+    if (ok) {
+        CHECK_OK(hy_bvh_create(m0->triangles, m0->triangle_count, nv, &S->a));
+        CHECK_OK(hy_bvh_create(m0->triangles, m0->triangle_count, nv, &S->b));
+        ok = S->a && S->b;
+    }
+    if (ok) {
+        S->a->relative = 1;
+        S->b->relative = 1;
+        CHECK_OK(hy_bvh_build(S->a, m0->positions, m1->positions, 1e-3, NULL));
+        CHECK_OK(hy_bvh_build(S->b, y0, y1, 1e-3, NULL));
+        CHECK_OK(hy_bvh_set_vertex_ids(S->b, ids));
+        S->jobs[0] = (hy_traverse_job){S->a, NULL};
+        S->jobs[1] = (hy_traverse_job){S->a, S->b};
+        S->jobs[2] = (hy_traverse_job){S->b, S->a};
+    }
+    free(y0);
+    free(y1);
+    free(ids);
+    hy_mesh_destroy(m0);
+    hy_mesh_destroy(m1);
+    return ok;
+}
+
+static void trav_scene_free(trav_scene* S) {
+    hy_bvh_destroy(S->a);
+    hy_bvh_destroy(S->b);
+}
+
+/* The host's staged traversal of every front pair (hy_traverse_run, in
+ * two batches, the second in reverse order), as the reference. */
+typedef struct trav_ref {
+    int64_t front;
+    int64_t* offsets; /* front + 1 */
+    hy_feature_pair* pairs;
+    int32_t* job;
+    hy_candidates counts;
+} trav_ref;
+
+static void trav_ref_make(hy_traverser* t, const trav_scene* S, hy_pool* pool, trav_ref* R) {
+    memset(R, 0, sizeof *R);
+    CHECK_OK(hy_traverse_begin(t, S->jobs, 3, pool, &R->front));
+    int64_t F = R->front;
+    int64_t* ids = malloc(sizeof(int64_t) * (size_t)(F + 1));
+    R->offsets = malloc(sizeof(int64_t) * (size_t)(F + 1));
+    R->job = malloc(sizeof(int32_t) * (size_t)(F + 1));
+    CHECK(ids && R->offsets && R->job);
+    if (!ids || !R->offsets || !R->job) return;
+    int64_t half = F / 2;
+    for (int64_t i = 0; i < half; i++) ids[i] = i;
+    for (int64_t i = half; i < F; i++) ids[i] = F - 1 - (i - half);
+    CHECK_OK(hy_traverse_run(t, ids, half, pool));
+    CHECK_OK(hy_traverse_run(t, ids + half, F - half, pool));
+    CHECK_OK(hy_traverse_counts(t, &R->counts));
+    R->offsets[0] = 0;
+    for (int64_t f = 0; f < F; f++) {
+        const hy_feature_pair* p;
+        R->offsets[f + 1] = R->offsets[f] + hy_traverse_output(t, f, &p, &R->job[f]);
+    }
+    R->pairs = malloc(sizeof *R->pairs * (size_t)(R->offsets[F] + 1));
+    CHECK(R->pairs != NULL);
+    for (int64_t f = 0; R->pairs && f < F; f++) {
+        const hy_feature_pair* p;
+        int32_t job;
+        int64_t m = hy_traverse_output(t, f, &p, &job);
+        if (m) memcpy(R->pairs + R->offsets[f], p, sizeof *p * (size_t)m);
+    }
+    free(ids);
+}
+
+static void trav_ref_free(trav_ref* R) {
+    free(R->offsets);
+    free(R->pairs);
+    free(R->job);
+}
+
+/* How many front pairs of t's outputs differ from the reference. */
+static int64_t trav_compare(const hy_traverser* t, const trav_ref* R) {
+    int64_t bad = 0;
+    for (int64_t f = 0; f < R->front; f++) {
+        const hy_feature_pair* p;
+        int32_t job;
+        int64_t m = hy_traverse_output(t, f, &p, &job);
+        int64_t want = R->offsets[f + 1] - R->offsets[f];
+        if (m != want || job != R->job[f] ||
+            (m && memcmp(p, R->pairs + R->offsets[f], sizeof *p * (size_t)m) != 0)) {
+            if (bad < 5)
+                fprintf(stderr, "front pair %lld: %lld feature pairs (job %d), reference %lld (job %d)\n",
+                        (long long)f, (long long)m, job, (long long)want, R->job[f]);
+            bad++;
+        }
+    }
+    return bad;
+}
+
+/* Host: the kernel's scheme with the shared per-pair function — a fixed
+ * stack as on the device, a counting pass, an exclusive scan, a writing
+ * pass — equals hy_traverse_run pair by pair, and hy_traverse_accept of
+ * those outputs reads back as the host run's (outputs and counters). */
+static void check_traverse_cpu(const trav_scene* S, hy_pool* pool) {
+    hy_traverser* t = hy_traverser_create();
+    CHECK(t != NULL);
+    if (!t) return;
+    trav_ref R;
+    trav_ref_make(t, S, pool, &R);
+    int64_t F = R.front;
+    CHECK(F > 100 && R.offsets[F] > 1000); /* the scene exercises the traversal */
+    const hy_trav_ctx* ctxs = NULL;
+    const hy_trav_pair* front = NULL;
+    CHECK(hy_traverse_job_list(t, NULL, &ctxs) == 3);
+    CHECK(hy_traverse_front(t, &front) == F);
+    int64_t* off = malloc(sizeof(int64_t) * (size_t)(F + 1));
+    hy_feature_pair* out = malloc(sizeof *out * (size_t)(R.offsets[F] + 1));
+    int64_t* ids = malloc(sizeof(int64_t) * (size_t)(F + 1));
+    CHECK(off && out && ids);
+    if (off && out && ids) {
+        static hy_trav_pair stack[256]; /* the kernel's TRAV_STACK */
+        hy_trav_counts k = {0, 0, 0, 0};
+        int64_t full = 0, kinds[3] = {0, 0, 0};
+        off[0] = 0;
+        for (int64_t f = 0; f < F; f++) {
+            hy_trav_out o = {NULL, 0, 0};
+            full += hy_trav_run_pair(ctxs, front[f], stack, 256, &o, &k) == HY_TRAV_STACK_FULL;
+            off[f + 1] = off[f] + o.n;
+        }
+        CHECK(full == 0);
+        int64_t bad = 0;
+        for (int64_t f = 0; f < F && !full; f++) {
+            hy_trav_counts k2 = {0, 0, 0, 0};
+            hy_trav_out o = {out + off[f], 0, off[f + 1] - off[f]};
+            CHECK(hy_trav_run_pair(ctxs, front[f], stack, 256, &o, &k2) == 0);
+            if (o.n != o.cap) bad++;
+        }
+        CHECK(bad == 0);
+        CHECK(off[F] == R.offsets[F]);
+        CHECK(memcmp(off, R.offsets, sizeof *off * (size_t)(F + 1)) == 0);
+        CHECK(memcmp(out, R.pairs, sizeof *out * (size_t)off[F]) == 0);
+        CHECK(k.triangle_pairs == R.counts.triangle_pairs && k.vf == R.counts.vf && k.ee == R.counts.ee);
+        for (int64_t i = 0; i < off[F]; i++) kinds[out[i].kind]++;
+        fprintf(stderr,
+                "traverse (host, shared per-pair code): %lld front pairs, %lld feature pairs (%lld VF, %lld FV, %lld "
+                "EE), %lld triangle pairs\n",
+                (long long)F, (long long)off[F], (long long)kinds[0], (long long)kinds[1], (long long)kinds[2],
+                (long long)k.triangle_pairs);
+        CHECK(kinds[0] > 0 && kinds[1] > 0 && kinds[2] > 0); /* self, pair and both kinds */
+
+        /* accepted in two batches (odd front pairs, then even in reverse) */
+        int64_t F2;
+        CHECK_OK(hy_traverse_begin(t, S->jobs, 3, pool, &F2));
+        CHECK(F2 == F);
+        /* (begin remakes the front: the pointers are fetched again) */
+        CHECK(hy_traverse_job_list(t, NULL, &ctxs) == 3);
+        CHECK(hy_traverse_front(t, &front) == F);
+        int64_t n1 = 0;
+        for (int64_t f = 1; f < F; f += 2) ids[n1++] = f;
+        int64_t n2 = 0;
+        for (int64_t f = (F - 1) & ~(int64_t)1; f >= 0; f -= 2) ids[n1 + n2++] = f;
+        for (int part = 0; part < 2; part++) {
+            const int64_t* pi = part ? ids + n1 : ids;
+            int64_t pn = part ? n2 : n1;
+            int64_t* po = malloc(sizeof(int64_t) * (size_t)(pn + 1));
+            hy_feature_pair* pp = malloc(sizeof *pp * (size_t)(off[F] + 1));
+            hy_trav_counts pk = {0, 0, 0, 0};
+            CHECK(po && pp);
+            if (po && pp) {
+                po[0] = 0;
+                for (int64_t i = 0; i < pn; i++) {
+                    int64_t m = off[pi[i] + 1] - off[pi[i]];
+                    memcpy(pp + po[i], out + off[pi[i]], sizeof *pp * (size_t)m);
+                    po[i + 1] = po[i] + m;
+                    hy_trav_out o = {NULL, 0, 0};
+                    hy_trav_run_pair(ctxs, front[pi[i]], stack, 256, &o, &pk);
+                }
+                CHECK_OK(hy_traverse_accept(t, pi, pn, po, pp, &pk));
+            }
+            free(po);
+            free(pp);
+        }
+        CHECK(trav_compare(t, &R) == 0);
+        hy_candidates c2;
+        memset(&c2, 0, sizeof c2);
+        CHECK_OK(hy_traverse_counts(t, &c2));
+        if (c2.node_pairs != R.counts.node_pairs || c2.triangle_pairs != R.counts.triangle_pairs)
+            fprintf(stderr, "counters: accepted %lld node pairs, %lld triangle pairs; host %lld, %lld (k %lld %lld)\n",
+                    (long long)c2.node_pairs, (long long)c2.triangle_pairs, (long long)R.counts.node_pairs,
+                    (long long)R.counts.triangle_pairs, (long long)k.node_pairs, (long long)k.triangle_pairs);
+        CHECK(c2.node_pairs == R.counts.node_pairs && c2.triangle_pairs == R.counts.triangle_pairs &&
+              c2.vf == R.counts.vf && c2.ee == R.counts.ee && c2.front == R.counts.front);
+        /* bad input to accept is a status */
+        int64_t bad_id = F;
+        int64_t zo[2] = {0, 0};
+        CHECK(hy_traverse_accept(t, &bad_id, 1, zo, NULL, &k) == HY_ERR_INVALID_ARG);
+    }
+    free(off);
+    free(out);
+    free(ids);
+    trav_ref_free(&R);
+    hy_traverser_destroy(t);
+}
+
+/* GPU: hy_cuda_traverse_batch's outputs equal the host's, pair by pair, in
+ * two batches (the buffers grow between them). */
+static void check_traverse_gpu(int device, const trav_scene* S, hy_pool* pool) {
+    hy_traverser* t = hy_traverser_create();
+    CHECK(t != NULL);
+    if (!t) return;
+    trav_ref R;
+    trav_ref_make(t, S, pool, &R);
+    int64_t F = R.front, F2 = 0;
+    CHECK_OK(hy_traverse_begin(t, S->jobs, 3, pool, &F2));
+    int64_t* ids = malloc(sizeof(int64_t) * (size_t)(F + 1));
+    CHECK(ids != NULL);
+    if (ids) {
+        for (int64_t i = 0; i < F; i++) ids[i] = F - 1 - i;
+        int64_t small = F < 16 ? F : 16;
+        double st = -1, sk = -1;
+        CHECK_OK(hy_cuda_traverse_batch(device, t, ids, small, &st, &sk));
+        CHECK_OK(hy_cuda_traverse_batch(device, t, ids + small, F - small, &st, &sk));
+        CHECK(st >= 0 && sk >= 0);
+        int64_t bad = trav_compare(t, &R);
+        hy_candidates c2;
+        memset(&c2, 0, sizeof c2);
+        CHECK_OK(hy_traverse_counts(t, &c2));
+        fprintf(stderr, "cuda:%d traverse: %lld front pairs, %lld feature pairs, %lld mismatches; last batch %.3f ms "
+                        "transfer, %.3f ms kernel\n",
+                device, (long long)F, (long long)R.offsets[F], (long long)bad, 1e3 * st, 1e3 * sk);
+        CHECK(bad == 0);
+        CHECK(c2.node_pairs == R.counts.node_pairs && c2.triangle_pairs == R.counts.triangle_pairs &&
+              c2.vf == R.counts.vf && c2.ee == R.counts.ee);
+        int64_t out_of_range = F;
+        CHECK(hy_cuda_traverse_batch(device, t, &out_of_range, 1, NULL, NULL) == HY_ERR_INVALID_ARG);
+    }
+    free(ids);
+    trav_ref_free(&R);
+    hy_traverser_destroy(t);
+}
+
+/* A world on one GPU resource (TRAVERSE and LEAF batches on the device)
+ * steps to the CPU-only state hash. */
+static uint64_t world_hash(const char* devices) {
+    hy_world_def wd = hy_world_def_default();
+    wd.threads = 2;
+    hy_world* w = NULL;
+    CHECK_OK(hy_world_create(&wd, &w));
+    if (!w) return 0;
+    hy_mesh *grid = NULL, *ico = NULL;
+    CHECK_OK(hy_mesh_grid(24, 24, 0.8, 0.8, &grid));
+    CHECK_OK(hy_mesh_icosphere(0.2, 2, &ico));
+    hy_object_id id;
+    hy_cloth_def cd = hy_cloth_def_default();
+    cd.mesh = hy_mesh_get_view(grid);
+    cd.position[1] = 0.23;
+    CHECK_OK(hy_cloth_add(w, &cd, &id));
+    hy_obstacle_def od = hy_obstacle_def_default();
+    od.mesh = hy_mesh_get_view(ico);
+    od.motion.angular_velocity[1] = 1.0;
+    CHECK_OK(hy_obstacle_add(w, &od, &id));
+    hy_mesh_destroy(grid);
+    hy_mesh_destroy(ico);
+    if (devices) {
+        hy_sched_def d = hy_sched_def_default();
+        d.devices = devices;
+        CHECK_OK(hy_world_set_scheduling(w, &d));
+    }
+    uint64_t h = 0;
+    for (int k = 0; k < 30; k++) {
+        hy_status s = hy_world_step(w);
+        CHECK_OK(s);
+        if (s) break;
+        h = h * 1099511628211ull ^ hy_world_hash(w);
+    }
+    hy_world_destroy(w);
+    return h;
+}
+
 int main(void) {
     job_list L = {NULL, 0, 0};
     int64_t from_queries = read_queries(&L);
@@ -298,7 +636,30 @@ int main(void) {
         CHECK(hy_cuda_device_name(count, name, sizeof name) == HY_ERR_INVALID_ARG);
     }
 
+    /* TRAVERSE: the shared per-pair code on the host, always; the kernel
+     * with a GPU. */
+    hy_pool* pool = hy_pool_create(2);
+    trav_scene S;
+    if (trav_scene_make(&S)) {
+        check_traverse_cpu(&S, pool);
+        if (count == 0) {
+            int64_t one = 0;
+            hy_traverser* t = hy_traverser_create();
+            CHECK(hy_cuda_traverse_batch(0, t, &one, 1, NULL, NULL) == HY_ERR_UNSUPPORTED);
+            hy_traverser_destroy(t);
+        }
+        for (int d = 0; d < count; d++) check_traverse_gpu(d, &S, pool);
+    }
+    trav_scene_free(&S);
+    hy_pool_destroy(pool);
+
     for (int d = 0; d < count; d++) check_gpu(d, &L);
+    if (count > 0) {
+        uint64_t ref = world_hash(NULL), gpu = world_hash("cuda:0");
+        fprintf(stderr, "world on cuda:0: hash %016llx, CPU only %016llx\n", (unsigned long long)gpu,
+                (unsigned long long)ref);
+        CHECK(gpu == ref);
+    }
     free(L.v);
     if (count == 0 && hy_test_failures == 0) {
         fprintf(stderr, "%d checks passed on the CPU\n", hy_test_checks);

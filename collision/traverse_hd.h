@@ -1,0 +1,336 @@
+/* The traversal of one front pair (collision/traverse.h), shared by the CPU
+ * (collision/traverse.c) and the CUDA TRAVERSE kernel (sched/cuda.cu):
+ * node-pair expansion, the single-precision gate, the triangle-pair to
+ * feature-pair enumeration with ownership, the self skip of shared
+ * vertices and the emitted vertex ids. HY_HD, so both sides run the same
+ * code; the box tests (collision/bvh.h) take their scalar paths on the
+ * device, which give the same answers as the CPU's SSE2 ones, so the
+ * feature pairs and their order are identical.
+ *
+ * The data is read through hy_trav_mesh, a view of the hy_bvh arrays a
+ * traversal reads (host pointers on the CPU, device copies on the GPU).
+ * Nothing here allocates: the caller passes the depth-first stack and the
+ * output room; a pair that needs more says so and is run again with more
+ * (the CPU grows its buffers; the GPU counts first, then writes). */
+#ifndef HY_COLLISION_TRAVERSE_HD_H
+#define HY_COLLISION_TRAVERSE_HD_H
+
+#include <stdint.h>
+
+#include "collision/bvh.h"
+#include "collision/traverse.h"
+#include "engine/hd.h"
+
+/* What traversal reads of one hy_bvh (see there), node_count nodes,
+ * triangle_count slots. */
+typedef struct hy_trav_mesh {
+    const hy_bvh_span* spans;
+    const hy_fbox* node_fboxes;
+    const double* node_area;
+    const uint8_t* self_free;
+    const hy_bvh_slot* slots;
+    const hy_fbox* leaf_fboxes;
+    const hy_mbox* leaf_mboxes;
+    const hy_mbox* edge_mboxes;
+    const hy_mbox* vertex_mboxes;
+} hy_trav_mesh;
+
+/* One traversal job: self (A and B the same mesh) or pair traversal. */
+typedef struct hy_trav_ctx {
+    hy_trav_mesh A, B;
+    int32_t self;
+    int32_t shifted;        /* pair of meshes in different moving frames */
+    double e[3];            /* A's shift minus B's: A's boxes are swept by t * e */
+    float e_lo[4], e_hi[4]; /* e as a float interval (hy_fbox_shift_range) */
+} hy_trav_ctx;
+
+typedef struct hy_trav_pair {
+    int32_t a, b; /* self traversal: a == b is the pair of a subtree with itself */
+    int32_t job;
+} hy_trav_pair;
+
+/* Counters of a traversal (see hy_candidates). */
+typedef struct hy_trav_counts {
+    int64_t node_pairs, triangle_pairs, vf, ee;
+} hy_trav_counts;
+
+/* Room for the most feature pairs one triangle pair makes (6 VF + 9 EE). */
+#define HY_TRAV_TRIANGLE_PAIR_MAX 16
+/* Most pairs one expansion makes. */
+#define HY_TRAV_EXPAND_MAX 4
+/* hy_trav_run_pair's answer when the stack was too small. */
+#define HY_TRAV_STACK_FULL (-1)
+
+/* Output of one front pair: pairs written while n < cap, all counted. */
+typedef struct hy_trav_out {
+    hy_feature_pair* v;
+    int64_t n, cap;
+} hy_trav_out;
+
+HY_HD void hy_trav_emit(hy_trav_out* o, int32_t kind, int32_t v0, int32_t v1, int32_t v2, int32_t v3) {
+    if (o->n < o->cap) {
+        hy_feature_pair* p = &o->v[o->n];
+        p->v[0] = v0;
+        p->v[1] = v1;
+        p->v[2] = v2;
+        p->v[3] = v3;
+        p->kind = kind;
+    }
+    o->n++;
+}
+
+HY_HD int hy_trav_has_vertex(const int32_t* f, int32_t v) { return f[0] == v || f[1] == v || f[2] == v; }
+
+/* The single-precision test of node pairs and triangle pairs (in B's
+ * frame): it lets through every pair the double test would pass (hy_fbox),
+ * so the feature pairs below it are the same. Rejected: the same gate in
+ * front of each feature test (vertex-face, edge-edge): no faster than the
+ * double test there, and one more box per vertex and edge to make. */
+HY_HD int hy_trav_gate(const hy_trav_ctx* c, const hy_fbox* a, const hy_fbox* b) {
+    return c->shifted ? hy_fbox_overlap_shift(a, c->e_lo, c->e_hi, b) : hy_fbox_overlap(a, b);
+}
+
+/* The A-side triangle of a triangle pair, its boxes in B's frame: read in
+ * place, or moved into the shifted copies. Edges: its owned ones in k order
+ * (as hy_bvh.edge_mboxes holds them). */
+typedef struct hy_trav_tri {
+    const hy_bvh_slot* s;
+    const hy_mbox* box;
+    const hy_mbox* v[3];
+    const hy_mbox* e[3];
+    hy_mbox sbox, sv[3], se[3];
+} hy_trav_tri;
+
+HY_HD void hy_trav_tri_load(const hy_trav_ctx* c, int32_t slot, hy_trav_tri* a) {
+    const hy_trav_mesh* A = &c->A;
+    const hy_bvh_slot* s = &A->slots[slot];
+    a->s = s;
+    if (!c->shifted) {
+        a->box = &A->leaf_mboxes[slot];
+        for (int k = 0; k < 3; k++) a->v[k] = &A->vertex_mboxes[s->v[k]];
+        for (int m = 0; m < s->ne; m++) a->e[m] = &A->edge_mboxes[s->edge + m];
+        return;
+    }
+    /* Shifted: the edges are unions of the shifted vertex boxes (the
+     * shift's outward rounding depends on the bounds it moves). */
+    hy_mbox_shift(&A->leaf_mboxes[slot], c->e, &a->sbox);
+    a->box = &a->sbox;
+    for (int k = 0; k < 3; k++) {
+        hy_mbox_shift(&A->vertex_mboxes[s->v[k]], c->e, &a->sv[k]);
+        a->v[k] = &a->sv[k];
+    }
+    for (int m = 0; m < s->ne; m++) {
+        int k = s->ek[m];
+        hy_mbox_union(&a->se[m], &a->sv[k], &a->sv[k == 2 ? 0 : k + 1]);
+        a->e[m] = &a->se[m];
+    }
+}
+
+/* Feature pairs of A's triangle `a` and B's triangle in slot sb, boxes
+ * overlapping. Only owned features take part, so each pair is emitted by
+ * exactly one triangle pair (the owners'). The loops run over the slots'
+ * lists of owned features (no branching on ownership bits). */
+HY_HD void hy_trav_triangle_pair(const hy_trav_ctx* c, hy_trav_out* o, hy_trav_counts* k_, const hy_trav_tri* a,
+                                 int32_t slot_b) {
+    const hy_trav_mesh* B = &c->B;
+    const hy_bvh_slot* sa = a->s;
+    const hy_bvh_slot* sb = &B->slots[slot_b];
+    const hy_mbox* box_b = &B->leaf_mboxes[slot_b];
+    int self = c->self;
+    int64_t n0 = o->n;
+    k_->triangle_pairs++;
+
+    /* Vertex-face: A's owned vertices against B's triangle, then B's
+     * against A's. */
+    for (int i = 0; i < sa->nv; i++) {
+        int k = sa->vk[i];
+        if (!(self && hy_trav_has_vertex(sb->v, sa->v[k])) && hy_mbox_overlap(a->v[k], box_b))
+            hy_trav_emit(o, HY_FEATURE_VF, sa->id[k], sb->id[0], sb->id[1], sb->id[2]);
+    }
+    for (int i = 0; i < sb->nv; i++) {
+        int k = sb->vk[i];
+        int32_t v = sb->v[k];
+        if (!(self && hy_trav_has_vertex(sa->v, v)) && hy_mbox_overlap(a->box, &B->vertex_mboxes[v]))
+            hy_trav_emit(o, self ? HY_FEATURE_VF : HY_FEATURE_FV, sb->id[k], sa->id[0], sa->id[1], sa->id[2]);
+    }
+    k_->vf += o->n - n0;
+    n0 = o->n;
+    /* Edge-edge between owned edges (no separate edge-against-triangle
+     * pre-tests: an edge box lies inside its triangle's, so they are
+     * implied by the edge-edge test and rarely pay for themselves). */
+    const hy_mbox* eb = &B->edge_mboxes[sb->edge];
+    for (int i = 0; i < sa->ne; i++) {
+        int ka = sa->ek[i], la = ka == 2 ? 0 : ka + 1;
+        int32_t a0 = sa->v[ka], a1 = sa->v[la];
+        const hy_mbox* ea = a->e[i];
+        for (int j = 0; j < sb->ne; j++) {
+            int kb = sb->ek[j], lb = kb == 2 ? 0 : kb + 1;
+            int32_t b0 = sb->v[kb], b1 = sb->v[lb];
+            if (self && (a0 == b0 || a0 == b1 || a1 == b0 || a1 == b1)) continue;
+            if (hy_mbox_overlap(ea, &eb[j]))
+                hy_trav_emit(o, HY_FEATURE_EE, sa->id[ka], sa->id[la], sb->id[kb], sb->id[lb]);
+        }
+    }
+    k_->ee += o->n - n0;
+}
+
+/* Triangle pairs of two leaves. The gate is the single-precision box test:
+ * a pair it lets through only costs the feature tests, which decide. */
+HY_HD void hy_trav_leaf_pair(const hy_trav_ctx* c, hy_trav_out* o, hy_trav_counts* k, const hy_bvh_span* na,
+                             const hy_bvh_span* nb) {
+    const hy_fbox* fa = c->A.leaf_fboxes;
+    const hy_fbox* fb = c->B.leaf_fboxes;
+    for (int32_t i = na->first; i < na->first + na->count; i++) {
+        hy_trav_tri a;
+        int loaded = 0;
+        for (int32_t j = nb->first; j < nb->first + nb->count; j++) {
+            if (!hy_trav_gate(c, &fa[i], &fb[j])) continue;
+            if (!loaded) {
+                hy_trav_tri_load(c, i, &a);
+                loaded = 1;
+            }
+            hy_trav_triangle_pair(c, o, k, &a, j);
+        }
+    }
+}
+
+HY_HD void hy_trav_leaf_self(const hy_trav_ctx* c, hy_trav_out* o, hy_trav_counts* k, const hy_bvh_span* n) {
+    const hy_fbox* f = c->A.leaf_fboxes;
+    for (int32_t i = n->first; i < n->first + n->count; i++) {
+        hy_trav_tri a;
+        int loaded = 0;
+        for (int32_t j = i + 1; j < n->first + n->count; j++) {
+            if (!hy_fbox_overlap(&f[i], &f[j])) continue;
+            if (!loaded) {
+                hy_trav_tri_load(c, i, &a);
+                loaded = 1;
+            }
+            hy_trav_triangle_pair(c, o, k, &a, j);
+        }
+    }
+}
+
+/* Overlap of A node ia (moved into B's frame) and B node ib. */
+HY_HD int hy_trav_nodes_overlap(const hy_trav_ctx* c, int32_t ia, int32_t ib) {
+    return hy_trav_gate(c, &c->A.node_fboxes[ia], &c->B.node_fboxes[ib]);
+}
+
+HY_HD hy_trav_pair hy_trav_pair_make(int32_t a, int32_t b, int32_t job) {
+    hy_trav_pair p;
+    p.a = a;
+    p.b = b;
+    p.job = job;
+    return p;
+}
+
+/* Children of pair p to visit, in a fixed order; returns how many were
+ * written to out[0..HY_TRAV_EXPAND_MAX), or -1 when p is a leaf pair (leaf
+ * work instead). *tests counts the node-pair box tests. */
+HY_HD int hy_trav_expand(const hy_trav_ctx* ctxs, hy_trav_pair p, hy_trav_pair* out, int64_t* tests) {
+    const hy_trav_ctx* c = &ctxs[p.job];
+    const hy_bvh_span* A = c->A.spans;
+    const hy_bvh_span* B = c->B.spans;
+    int n = 0;
+    if (c->self && p.a == p.b) {
+        const hy_bvh_span* nd = &A[p.a];
+        /* A flat connected patch cannot touch itself (hy_bvh self_free). */
+        if (c->A.self_free[p.a]) return 0;
+        if (nd->count) return -1;
+        int32_t l = nd->first, r = nd->first + 1;
+        out[n++] = hy_trav_pair_make(l, l, p.job);
+        out[n++] = hy_trav_pair_make(r, r, p.job);
+        (*tests)++;
+        if (hy_fbox_overlap(&c->A.node_fboxes[l], &c->A.node_fboxes[r])) out[n++] = hy_trav_pair_make(l, r, p.job);
+        return n;
+    }
+    const hy_bvh_span* na = &A[p.a];
+    const hy_bvh_span* nb = &B[p.b];
+    if (na->count && nb->count) return -1;
+    /* Both inner and of similar size: descend both at once (four tests,
+     * one visit, instead of two visits of two tests and their children's
+     * tests). Else descend the larger box (or the only inner one). */
+    double aa = c->A.node_area[p.a], ab = c->B.node_area[p.b];
+    if (!na->count && !nb->count && aa <= 2.0 * ab && ab <= 2.0 * aa) {
+        for (int i = 0; i < 2; i++)
+            for (int j = 0; j < 2; j++) {
+                int32_t ca = na->first + i, cb = nb->first + j;
+                (*tests)++;
+                if (hy_trav_nodes_overlap(c, ca, cb)) out[n++] = hy_trav_pair_make(ca, cb, p.job);
+            }
+        return n;
+    }
+    int split_a = nb->count || (!na->count && aa >= ab);
+    if (split_a) {
+        for (int k = 0; k < 2; k++) {
+            int32_t ch = na->first + k;
+            (*tests)++;
+            if (hy_trav_nodes_overlap(c, ch, p.b)) out[n++] = hy_trav_pair_make(ch, p.b, p.job);
+        }
+    } else {
+        for (int k = 0; k < 2; k++) {
+            int32_t ch = nb->first + k;
+            (*tests)++;
+            if (hy_trav_nodes_overlap(c, p.a, ch)) out[n++] = hy_trav_pair_make(p.a, ch, p.job);
+        }
+    }
+    return n;
+}
+
+/* The whole traversal below one front pair, depth first in the listed
+ * order: its feature pairs go to o (written while o->n < o->cap, all
+ * counted in o->n, so a first pass with cap 0 counts them), its counters
+ * are added to *k. stack: room for stack_cap pairs. Returns 0, or
+ * HY_TRAV_STACK_FULL when the stack was too small (o and *k are then
+ * partial: run it again with more). */
+HY_HD int hy_trav_run_pair(const hy_trav_ctx* ctxs, hy_trav_pair start, hy_trav_pair* stack, int64_t stack_cap,
+                           hy_trav_out* o, hy_trav_counts* k) {
+    int64_t sp = 0;
+    if (stack_cap < HY_TRAV_EXPAND_MAX) return HY_TRAV_STACK_FULL;
+    stack[sp++] = start;
+    while (sp > 0) {
+        hy_trav_pair p = stack[--sp];
+        k->node_pairs++;
+        hy_trav_pair kids[HY_TRAV_EXPAND_MAX];
+        int n = hy_trav_expand(ctxs, p, kids, &k->node_pairs);
+        if (n < 0) {
+            const hy_trav_ctx* c = &ctxs[p.job];
+            if (c->self && p.a == p.b)
+                hy_trav_leaf_self(c, o, k, &c->A.spans[p.a]);
+            else
+                hy_trav_leaf_pair(c, o, k, &c->A.spans[p.a], &c->B.spans[p.b]);
+            continue;
+        }
+        if (sp + n > stack_cap) return HY_TRAV_STACK_FULL;
+        /* Pushed in reverse so they are visited in the listed order. */
+        for (int q = n - 1; q >= 0; q--) stack[sp++] = kids[q];
+    }
+    return 0;
+}
+
+/* ---- for device backends (sched/cuda.h); host functions in traverse.c */
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The staged traversal begun last (hy_traverse_begin): its jobs (b
+ * resolved: == a for self) and their contexts (host pointers); returns the
+ * job count. These pointers, and the front's below, are valid until the
+ * next begin. */
+int32_t hy_traverse_job_list(const hy_traverser* t, const hy_traverse_job** jobs, const hy_trav_ctx** ctxs);
+/* Its front (hy_trav_pair per front pair); returns the front size. */
+int64_t hy_traverse_front(const hy_traverser* t, const hy_trav_pair** front);
+/* Outputs of front pairs ids[0..n) computed elsewhere with
+ * hy_trav_run_pair: pair ids[i]'s feature pairs are
+ * pairs[offsets[i] .. offsets[i+1]), k the counters summed over them. They
+ * are copied and read back with hy_traverse_output and hy_traverse_counts
+ * as if hy_traverse_run had made them. HY_ERR_INVALID_ARG (ids out of
+ * range, offsets decreasing), HY_ERR_NOMEM. */
+hy_status hy_traverse_accept(hy_traverser* t, const int64_t* ids, int64_t n, const int64_t* offsets,
+                             const hy_feature_pair* pairs, const hy_trav_counts* k);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
