@@ -77,7 +77,11 @@ static void frame_camera(app* a, const float* positions) {
 /* ------------------------------------------------------------ input */
 
 static void set_note(app* a, const char* text) {
-    snprintf(a->note, sizeof a->note, "%s", text);
+    /* a long note is cut to what the HUD holds */
+    size_t n = strlen(text);
+    if (n >= sizeof a->note) n = sizeof a->note - 1;
+    memcpy(a->note, text, n);
+    a->note[n] = '\0';
     a->note_until = glfwGetTime() + 4.0;
 }
 
@@ -549,7 +553,7 @@ int hy_viewer_run(const hy_viewer_options* opt) {
                 snprintf(path, sizeof path, "hyphys-%s-%06lld-%d.png", stem, (long long)a.frame->step,
                          a.screenshot_count++);
             } while (access(path, F_OK) == 0 && a.screenshot_count < 10000);
-            char line[700];
+            char line[1100]; /* "screenshot failed: " + err[1024] */
             if (save_screenshot(&a, path, w, h, err, sizeof err))
                 snprintf(line, sizeof line, "saved %s", path);
             else
