@@ -110,8 +110,9 @@ int hy_bench_ccd_main(int argc, char** argv) {
     hy_frames_stats st;
     int rc = HY_EXIT_OK;
     if (hy_frames_run(fr, rec.frames, rec.frames + stride, pool, &st) != HY_OK) rc = HY_EXIT_RUNTIME;
-    int64_t candidates = 0, exact = 0, contacts = 0;
-    double seconds = 0.0;
+    int64_t candidates = 0, exact = 0, contacts = 0, tri_pairs = 0;
+    double seconds = 0.0, ms_bvh = 0.0, ms_traverse = 0.0, ms_exact = 0.0;
+    int rebuilds = 0;
     for (long f = 0; f < frames && rc == HY_EXIT_OK; f++) {
         const double* x0 = rec.frames + (size_t)f * stride;
         double t = hy_cli_now();
@@ -121,8 +122,13 @@ int hy_bench_ccd_main(int argc, char** argv) {
         }
         seconds += hy_cli_now() - t;
         candidates += st.candidates;
+        tri_pairs += st.triangle_pairs;
         exact += st.exact_tests;
         contacts += st.vf_found + st.ee_found;
+        ms_bvh += st.ms_bvh;
+        ms_traverse += st.ms_traverse;
+        ms_exact += st.ms_exact;
+        rebuilds += st.rebuilt;
     }
     if (rc) {
         fprintf(stderr, "hyphys bench ccd: %s\n", hy_last_error());
@@ -131,17 +137,19 @@ int hy_bench_ccd_main(int argc, char** argv) {
         double n = (double)frames;
         if (json)
             printf("{\"scene\":\"%s\",\"threads\":%ld,\"frames\":%ld,\"fps\":%.3f,\"candidates_per_frame\":%.1f,"
-                   "\"exact_tests_per_frame\":%.1f,\"contacts_per_frame\":%.1f,\"triangles\":%d,\"thickness\":%g}\n",
+                   "\"exact_tests_per_frame\":%.1f,\"contacts_per_frame\":%.1f,\"triangles\":%d,\"thickness\":%g,"
+                   "\"ms_bvh\":%.3f,\"ms_traverse\":%.3f,\"ms_exact\":%.3f,\"rebuilds\":%d}\n",
                    name, threads, frames, fps, (double)candidates / n, (double)exact / n, (double)contacts / n,
-                   rec.triangle_count, thickness);
+                   rec.triangle_count, thickness, ms_bvh / n, ms_traverse / n, ms_exact / n, rebuilds);
         else
             printf("scene %s: %d triangles, %ld frames, %ld threads\n"
                    "  CCD frames per second   %10.3f  (%.2f ms per frame)\n"
-                   "  candidates per frame    %10.1f\n"
+                   "  candidates per frame    %10.1f  (from %.1f triangle pairs)\n"
                    "  exact tests per frame   %10.1f\n"
-                   "  contacts per frame      %10.1f\n",
+                   "  contacts per frame      %10.1f\n"
+                   "  ms per frame: BVH update %.2f (%d rebuilds), traversal %.2f, filters + exact %.2f\n",
                    name, rec.triangle_count, frames, threads, fps, 1000.0 * seconds / n, (double)candidates / n,
-                   (double)exact / n, (double)contacts / n);
+                   (double)tri_pairs / n, (double)exact / n, (double)contacts / n, ms_bvh / n, rebuilds, ms_traverse / n, ms_exact / n);
     }
     hy_frames_destroy(fr);
     hy_pool_destroy(pool);

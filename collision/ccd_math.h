@@ -42,6 +42,7 @@
 #include <float.h>
 #include <math.h>
 
+#include "collision/closest.h"
 #include "engine/hd.h"
 
 /* Deepest bisection per parameter: keeps u, 1-u, v exact dyadics. */
@@ -49,6 +50,9 @@
 /* Default work cap (box evaluations per pass) before answering
  * "collision". */
 #define HY_CCD_DEFAULT_MAX_BOXES 1000
+#ifndef HY_CCD_CERTAIN_T_BIAS
+#define HY_CCD_CERTAIN_T_BIAS 1000
+#endif
 
 typedef struct hy_ccd_box {
     double lo[3], hi[3];    /* t, u, v */
@@ -350,6 +354,10 @@ typedef struct HY_CCD_FN(hy_ccd_problem) {
     HY_CCD_REAL md;          /* min_distance, scaled */
     HY_CCD_REAL twist_tol;   /* nonlinearity under which an unseparated box is a contact */
     int t_level;             /* time bisection depth required before accepting on twist */
+    int tight;               /* md > 0 with no slack: Euclidean distance bounds and the extra
+                                directions of hy_ccd_box_eval (hy_ccd_problem_init) */
+    int certain;             /* a contact is known to exist (a point within md at t = 1): an
+                                unexcluded box is accepted once its time span is short */
     int duffy;
 } HY_CCD_FN(hy_ccd_problem);
 
@@ -371,6 +379,11 @@ HY_HD void HY_CCD_FN(hy_ccd_problem_init)(HY_CCD_FN(hy_ccd_problem) * pr, const 
                                           double md, double acc_factor, double twist_rel, int t_level,
                                           double md_slack) {
     pr->duffy = is_vf;
+    pr->certain = 0;
+    /* Callers that allow a slack (the step's tests) keep the L1 bounds
+     * and the plain direction set: their contacts, and so the simulated
+     * motion, do not depend on these refinements. */
+    pr->tight = md > 0 && md_slack == 0;
     pr->md = md;
     pr->t_level = t_level;
     for (int s = 0; s < 2; s++) {
@@ -449,9 +462,37 @@ HY_HD HY_CCD_REAL HY_CCD_FN(hy_ccd_dir_bound)(const HY_CCD_FN(hy_ccd_problem) * 
     return (bound + pr->md * dl1) * (1 + 64 * HY_CCD_UNIT) + (HY_CCD_REAL)DBL_MIN;
 }
 
+/* An upper bound on |d|_2, given |d|_1 = dl1 (itself one, the fallback
+ * when the squared norm ss under- or overflowed). */
+HY_HD HY_CCD_REAL HY_CCD_FN(hy_ccd_norm2_up)(HY_CCD_REAL dl1, HY_CCD_REAL ss) {
+    if (!(ss >= (HY_CCD_REAL)0x1p-1000 && ss <= (HY_CCD_REAL)0x1p1000)) return dl1;
+    /* ss carries a few units of rounding, the conversion to double and
+     * the square root one more each: 2^-40 covers them */
+    HY_CCD_REAL n = (HY_CCD_REAL)(sqrt((double)ss) * (1.0 + 0x1p-40));
+    return n < dl1 ? n : dl1;
+}
+
+/* Separation along d with min_distance counted along |d|_2: a point of the
+ * hull within md of the origin (Euclidean) projects within md |d|_2, so
+ * this never excludes it. (hy_ccd_dir_bound counts md along |d|_1, up to
+ * sqrt(3) times more: with md > 0 that leaves a shell of distances that a
+ * box is neither excluded from nor accepted in, and resting pairs at about
+ * md away ran to the work cap in it.) */
 HY_HD int HY_CCD_FN(hy_ccd_dir_separates)(const HY_CCD_FN(hy_ccd_problem) * pr, const HY_CCD_REAL d[3],
                                           const HY_CCD_REAL* Fc, const HY_CCD_REAL fmx[3]) {
-    HY_CCD_REAL bound = HY_CCD_FN(hy_ccd_dir_bound)(pr, d, fmx);
+    HY_CCD_REAL bound;
+    if (pr->tight) {
+        HY_CCD_REAL rb = 0, dl1 = 0;
+        for (int k = 0; k < 3; k++) {
+            HY_CCD_REAL a = HY_CCD_FN(hy_ccd_rabs)(d[k]);
+            rb += a * (pr->eps[k] + 4 * HY_CCD_UNIT * fmx[k]);
+            dl1 += a;
+        }
+        HY_CCD_REAL dl2 = HY_CCD_FN(hy_ccd_norm2_up)(dl1, (d[0] * d[0] + d[1] * d[1]) + d[2] * d[2]);
+        bound = (rb + pr->md * dl2) * (1 + 64 * HY_CCD_UNIT) + (HY_CCD_REAL)DBL_MIN;
+    } else {
+        bound = HY_CCD_FN(hy_ccd_dir_bound)(pr, d, fmx);
+    }
     HY_CCD_REAL mn = Fc[0] * d[0] + Fc[1] * d[1] + Fc[2] * d[2], mx = mn;
     for (int i = 1; i < 8; i++) {
         const HY_CCD_REAL* F = Fc + 3 * i;
@@ -549,6 +590,61 @@ HY_HD int HY_CCD_FN(hy_ccd_box_eval)(const HY_CCD_FN(hy_ccd_problem) * pr, const
         if ((n[i][0] != 0 || n[i][1] != 0 || n[i][2] != 0) && HY_CCD_FN(hy_ccd_dir_separates)(pr, n[i], Fc, fmx))
             return HY_CCD_EXCLUDED;
     }
+    /* With a distance the region to stay clear of is a ball, and a flat
+     * hull (short in time) beside it is apart along a direction in its
+     * own plane, not along a face normal: try the in-plane normals of the
+     * (u, v) face's edges (D_u, D_v, and their sum and difference, which
+     * on a whole Duffy square lie along the triangle's sides).
+     * Sliding contacts, where a feature moves in the other's plane, were
+     * refined to the work cap without these. */
+    if (pr->tight) {
+        HY_CCD_REAL e[4][3], d[3];
+        for (int k = 0; k < 3; k++) {
+            e[0][k] = D[1][k];
+            e[1][k] = D[2][k];
+            e[2][k] = D[1][k] - D[2][k];
+            e[3][k] = D[1][k] + D[2][k];
+        }
+        for (int i = 0; i < 4; i++) {
+            d[0] = n[1][1] * e[i][2] - n[1][2] * e[i][1];
+            d[1] = n[1][2] * e[i][0] - n[1][0] * e[i][2];
+            d[2] = n[1][0] * e[i][1] - n[1][1] * e[i][0];
+            if ((d[0] != 0 || d[1] != 0 || d[2] != 0) && HY_CCD_FN(hy_ccd_dir_separates)(pr, d, Fc, fmx))
+                return HY_CCD_EXCLUDED;
+        }
+        /* And the direction to the point of the box's (u, v) patch at
+         * mid-time closest to the origin (two triangles of its corners):
+         * near the boundary of the ball the separating direction runs
+         * from an edge or corner of the patch to the origin, along none of
+         * the above. Any direction is a rigorous test; this one is only
+         * chosen in double. */
+        hy_v3 q[4], o3 = v3(0.0, 0.0, 0.0);
+        for (int qc = 0; qc < 4; qc++) {
+            const HY_CCD_REAL* f0 = Fc + 3 * qc;      /* t = lo: F[0][ui][vi] */
+            const HY_CCD_REAL* f1 = Fc + 12 + 3 * qc; /* t = hi */
+            q[qc] = v3((double)(0.5 * (f0[0] + f1[0])), (double)(0.5 * (f0[1] + f1[1])), (double)(0.5 * (f0[2] + f1[2])));
+        }
+        double best = INFINITY;
+        hy_v3 dir = o3;
+        for (int tri = 0; tri < 2; tri++) {
+            /* corners 0 = (u lo, v lo), 1 = (lo, hi), 2 = (hi, lo), 3 = (hi, hi) */
+            hy_v3 qa = q[0], qb = tri ? q[1] : q[2], qd = q[3];
+            double wa, wb, wc;
+            hy_closest_on_triangle(o3, qa, qb, qd, &wa, &wb, &wc);
+            hy_v3 x = v3_add(v3_add(v3_scale(qa, wa), v3_scale(qb, wb)), v3_scale(qd, wc));
+            double l2 = v3_len2(x);
+            if (l2 < best) {
+                best = l2;
+                dir = x;
+            }
+        }
+        if (best > 0.0 && best < INFINITY) {
+            d[0] = (HY_CCD_REAL)dir.x;
+            d[1] = (HY_CCD_REAL)dir.y;
+            d[2] = (HY_CCD_REAL)dir.z;
+            if (HY_CCD_FN(hy_ccd_dir_separates)(pr, d, Fc, fmx)) return HY_CCD_EXCLUDED;
+        }
+    }
 
     /* Not separated. Measure how far F is from affine on this box (twisted
      * edges): the face-normal test is exact for an affine F, so a box whose
@@ -572,6 +668,14 @@ HY_HD int HY_CCD_FN(hy_ccd_box_eval)(const HY_CCD_FN(hy_ccd_problem) * pr, const
                         HY_CCD_FN(hy_ccd_rabs)(D[d][2]);
         spread[d] = b->level[d] >= HY_CCD_MAX_LEVEL ? -1 : s;
     }
+    /* A contact known to exist: what is left is its time, and every
+     * earlier time was excluded, so a box short enough in time gives it
+     * (precision as for the twist rule; a near miss just before the
+     * contact can only make the time earlier, which is safe). */
+    if (pr->certain && b->level[0] >= pr->t_level) {
+        *robust = 1;
+        return HY_CCD_ACCEPTED;
+    }
     if (twist <= pr->twist_tol) {
         if (b->level[0] >= pr->t_level) {
             *robust = HY_CCD_FN(hy_ccd_robust)(pr, Fc, (const HY_CCD_REAL(*)[3])n, fmx, twist);
@@ -582,10 +686,13 @@ HY_HD int HY_CCD_FN(hy_ccd_box_eval)(const HY_CCD_FN(hy_ccd_problem) * pr, const
             return HY_CCD_SPLIT;
         }
     }
-    /* Split the parameter along which F varies most. */
+    /* Split the parameter along which F varies most; a known contact
+     * favours time (HY_CCD_CERTAIN_T_BIAS), which is all it needs. */
     int dim = 0;
-    if (spread[1] > spread[dim]) dim = 1;
-    if (spread[2] > spread[dim]) dim = 2;
+    HY_CCD_REAL st = spread[0];
+    if (pr->certain && st >= 0) st *= HY_CCD_CERTAIN_T_BIAS;
+    if (spread[1] > st) dim = 1;
+    if (spread[2] > (dim ? spread[1] : st)) dim = 2;
     if (spread[dim] < 0) return HY_CCD_ACCEPTED; /* cannot split: conservative */
     *split_dim = dim;
     return HY_CCD_SPLIT;

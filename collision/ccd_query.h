@@ -18,6 +18,7 @@
 
 #include "collision/ccd.h"
 #include "collision/ccd_math.h"
+#include "collision/closest.h"
 
 /* Time restriction (touching queries): at most this many candidate time
  * slabs and splits of the volume cubic, else the search covers [0, 1]. */
@@ -145,6 +146,28 @@ HY_HD int hy_ccd_slab_query(const hy_ccd_problem_d* pr, const double* const* p, 
     return 0;
 }
 
+/* 1 when two points of the primitives at time t (p as in
+ * hy_ccd_query_core, positions interpolated linearly) are closer than r
+ * (collision/closest.h). r must leave room for rounding: 32 eps of the
+ * largest coordinate (the points lie within that of the primitives, their
+ * distance within a few eps of the computed one). */
+HY_HD int hy_ccd_within_at(const double* const* p, int is_vf, double t, double r) {
+    if (!(r > 0.0)) return 0;
+    hy_v3 q[4];
+    for (int i = 0; i < 4; i++) q[i] = v3_add(v3_scale(v3_load(p[i]), 1.0 - t), v3_scale(v3_load(p[4 + i]), t));
+    hy_v3 sep;
+    if (is_vf) {
+        double wa, wb, wc;
+        hy_closest_on_triangle(q[0], q[1], q[2], q[3], &wa, &wb, &wc);
+        sep = v3_sub(q[0], v3_add(v3_add(v3_scale(q[1], wa), v3_scale(q[2], wb)), v3_scale(q[3], wc)));
+    } else {
+        double su, u;
+        hy_closest_segments(q[0], q[1], q[2], q[3], &su, &u);
+        sep = v3_sub(v3_mad(q[0], v3_sub(q[1], q[0]), su), v3_mad(q[2], v3_sub(q[3], q[2]), u));
+    }
+    return v3_len2(sep) < r * r; /* NaN: 0 */
+}
+
 /* hy_ccd_query with clamped options o (hy_ccd_options_clamp, never NULL),
  * t_out and inf never NULL (inf is zeroed here), and a heap of heap_cap
  * boxes. A NULL heap means none could be had: after the early-outs the
@@ -236,6 +259,24 @@ HY_HD int hy_ccd_query_core(int is_vf, const double x[8][3], double min_distance
                 }
     }
 
+    /* Already within the distance at t = 0 (resting contacts, the bulk of
+     * what a thickness adds): a contact at t = 0, the earliest time there
+     * is. The box search would otherwise refine down to its precision
+     * around a corner of the domain where the distance sits near md. */
+    int tight = md > 0.0 && o->min_distance_slack == 0.0; /* as hy_ccd_problem.tight */
+    double r_in = md * (1.0 - 8.0 * DBL_EPSILON) - 32.0 * DBL_EPSILON * (m * scale);
+    if (tight && hy_ccd_within_at(p, is_vf, 0.0, r_in)) {
+        *t_out = 0.0;
+        return 1;
+    }
+    /* Within it at t = 1 or at a quarter of the step: a contact is
+     * certain, only its time is left to find (hy_ccd_problem.certain). */
+    int certain = 0;
+    if (tight) {
+        const double ts[4] = {1.0, 0.5, 0.25, 0.75};
+        for (int i = 0; i < 4 && !certain; i++) certain = hy_ccd_within_at(p, is_vf, ts[i], r_in);
+    }
+
     /* The second pass resumes from the first pass's pending boxes. */
     int refine = HY_CCD_HAVE_LD && o->refine_boxes > 0;
     if (!heap) { /* no room to search: the conservative answer */
@@ -245,6 +286,7 @@ HY_HD int hy_ccd_query_core(int is_vf, const double x[8][3], double min_distance
     if (heap_cap < hy_ccd_heap_boxes(o)) return HY_CCD_NEED_HEAP;
     hy_ccd_problem_d pr;
     hy_ccd_problem_init_d(&pr, p, is_vf, md, o->accept_factor, o->twist_rel, o->toi_bits, o->min_distance_slack);
+    pr.certain = certain;
     if (md == 0.0) {
         int ans = hy_ccd_slab_query(&pr, p, is_vf, o, refine, heap, t_out, inf);
         if (ans >= 0) return ans;

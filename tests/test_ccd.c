@@ -335,6 +335,86 @@ static void test_random_constructed(int n, uint64_t seed, int ts_bits) {
     CHECK(late == 0);
 }
 
+/* Random configurations with a contact distance md: at a chosen time ts
+ * a point of one primitive lies a fraction f < 1 of md from a point of the
+ * other, along a random direction (often in the primitives' plane: the
+ * sliding contacts that the in-plane and closest-point directions of the
+ * box search exist for), so the pair is within md by ts. The answer must
+ * be a contact at or before ts, with the default options (no slack: the
+ * Euclidean bounds, the shortcuts for pairs within md at t = 0 or at a
+ * sampled time) and with the step's. Half of the draws also sit the pair
+ * within md at t = 0 or t = 1. */
+static void test_random_distance(int n, uint64_t seed) {
+    rng r = {seed};
+    int fn = 0, late = 0, capped = 0;
+    long long boxes = 0;
+    const double mds[3] = {0.01, 0.05, 0.2};
+    for (int it = 0; it < n; it++) {
+        int is_vf = it & 1;
+        int planar = rng_int(&r, 0, 2) == 0;
+        double md = mds[rng_int(&r, 0, 2)];
+        int tb = rng_int(&r, 0, 3);
+        double ts = tb == 0 ? 0.0 : tb == 1 ? 1.0 : (double)rng_int(&r, 0, 64) / 64.0;
+        double at[4][3], w[4][3];
+        for (int i = 0; i < 4; i++)
+            for (int k = 0; k < 3; k++) {
+                at[i][k] = dy(&r, 2, 6);
+                w[i][k] = dy(&r, 2, 6);
+            }
+        if (planar)
+            for (int i = 0; i < 4; i++) at[i][2] = w[i][2] = 0.0;
+        double u = (double)rng_int(&r, 0, 16) / 16.0, v = (double)rng_int(&r, 0, 16) / 16.0;
+        double off[3], len = 0.0;
+        do {
+            len = 0.0;
+            for (int k = 0; k < 3; k++) {
+                off[k] = planar && k == 2 ? 0.0 : dy(&r, 1, 10);
+                len += off[k] * off[k];
+            }
+        } while (len < 1e-4);
+        double f = 0.05 + 0.94 * (double)rng_int(&r, 0, 1000) / 1000.0;
+        for (int k = 0; k < 3; k++) off[k] *= f * md / sqrt(len);
+        if (is_vf) {
+            if (u + v > 1.0) {
+                u = 1.0 - u;
+                v = 1.0 - v;
+            }
+            for (int k = 0; k < 3; k++)
+                at[0][k] = at[1][k] + u * (at[2][k] - at[1][k]) + v * (at[3][k] - at[1][k]) + off[k];
+        } else {
+            for (int k = 0; k < 3; k++) {
+                double pa = at[0][k] + u * (at[1][k] - at[0][k]);
+                double pb = at[2][k] + v * (at[3][k] - at[2][k]);
+                at[0][k] += pb - pa + off[k];
+                at[1][k] += pb - pa + off[k];
+            }
+        }
+        double x[8][3];
+        for (int i = 0; i < 4; i++) place(x[i], x[4 + i], at[i], w[i], ts);
+        for (int opt = 0; opt < 2; opt++) {
+            hy_ccd_options o = opt ? hy_ccd_options_step() : hy_ccd_options_default();
+            hy_ccd_info info;
+            double toi = 2.0;
+            int hit = hy_ccd_query(is_vf, x, md, &o, &toi, &info);
+            boxes += info.boxes;
+            capped += info.capped;
+            if (!hit) {
+                fn++;
+                if (fn <= 5)
+                    fprintf(stderr, "distance false negative: it %d %s md %g f %.3f ts %g opt %d\n", it,
+                            is_vf ? "vf" : "ee", md, f, ts, opt);
+            } else if (!(toi >= 0.0 && toi <= ts + 1e-12)) {
+                late++;
+                if (late <= 5) fprintf(stderr, "distance late toi: it %d toi %.17g > ts %g\n", it, toi, ts);
+            }
+        }
+    }
+    printf("distance: %d queries x 2 option sets, %.1f boxes per query, %d capped\n", n, (double)boxes / (2.0 * n),
+           capped);
+    CHECK(fn == 0);
+    CHECK(late == 0);
+}
+
 /* Squared distance from p to segment (a, b). */
 static double seg_point_d2(const double* a, const double* b, const double* p) {
     double ab[3], ap[3], l2 = 0.0, t = 0.0;
@@ -520,5 +600,6 @@ int main(void) {
     test_random_constructed(full ? 400000 : 40000, 12345, 6);
     test_random_constructed(full ? 400000 : 40000, 4242, 20);
     test_random_scan(full ? 20000 : 2000, 777);
+    test_random_distance(full ? 200000 : 20000, 9090);
     TEST_END();
 }
