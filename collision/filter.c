@@ -180,3 +180,8 @@ int hy_filter_coplanar(const double* const x0[4], const double* const x1[4], dou
 int hy_filter_sat(int is_vf, const double* const x0[4], const double* const x1[4], double min_distance) {
     return hy_filter_sat_core(is_vf, x0, x1, min_distance);
 }
+
+int hy_filter_sat_hint(int is_vf, const double* const x0[4], const double* const x1[4], double min_distance,
+                       int* hint) {
+    return hy_filter_sat_order(is_vf, x0, x1, min_distance, hint);
+}

@@ -43,6 +43,12 @@ int hy_filter_coplanar(const double* const x0[4], const double* const x1[4], dou
  * the same time). Any direction is valid; only the rounding of the dot
  * products is bounded. */
 int hy_filter_sat(int is_vf, const double* const x0[4], const double* const x1[4], double min_distance);
+/* The same answer, trying the direction groups in the order *hint keeps
+ * (start it at 0 and pass it along a run of pairs in traversal order;
+ * collision/filter_sat.h): cheaper where in-plane directions do the
+ * culling. */
+int hy_filter_sat_hint(int is_vf, const double* const x0[4], const double* const x1[4], double min_distance,
+                       int* hint);
 
 #ifdef __cplusplus
 }

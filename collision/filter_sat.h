@@ -67,11 +67,10 @@ HY_HD void hy_sat_plane_normal(const double* a0, const double* b0, const double*
     for (int k = 0; k < 3; k++) n[k] = m0[k] + m1[k];
 }
 
-/* hy_filter_sat: 0 when some direction keeps the features apart for the
- * whole step, 1 to run the exact test (collision/filter.h has the method). */
-HY_HD int hy_filter_sat_core(int is_vf, const double* const x0[4], const double* const x1[4], double min_distance) {
-    double md = min_distance > 0 ? min_distance : 0.0;
-    hy_sat_set s;
+/* The groups of directions hy_filter_sat tries (collision/filter.h has the
+ * method); each returns 1 when one of its directions keeps the features
+ * apart for the whole step. */
+HY_HD void hy_sat_set_make(hy_sat_set* s, int is_vf, const double* const x0[4], const double* const x1[4]) {
     int m = 0;
     /* not static: device code has no function-scope statics */
     const int vf_pairs[3][2] = {{0, 1}, {0, 2}, {0, 3}};
@@ -82,21 +81,26 @@ HY_HD int hy_filter_sat_core(int is_vf, const double* const x0[4], const double*
         for (int q = 0; q < np; q++) {
             int i = is_vf ? vf_pairs[q][0] : ee_pairs[q][0];
             int j = is_vf ? vf_pairs[q][1] : ee_pairs[q][1];
-            hy_sat_sub(x[i], x[j], s.w[m]);
-            s.aw[m] = hy_sat_max(fabs(s.w[m][0]), hy_sat_max(fabs(s.w[m][1]), fabs(s.w[m][2])));
+            hy_sat_sub(x[i], x[j], s->w[m]);
+            s->aw[m] = hy_sat_max(fabs(s->w[m][0]), hy_sat_max(fabs(s->w[m][1]), fabs(s->w[m][2])));
             m++;
         }
     }
     if (is_vf) {
         /* VF has 6 differences: repeat two so the loop sees 8 (harmless). */
         for (int k = 0; k < 3; k++) {
-            s.w[6][k] = s.w[0][k];
-            s.w[7][k] = s.w[3][k];
+            s->w[6][k] = s->w[0][k];
+            s->w[7][k] = s->w[3][k];
         }
-        s.aw[6] = s.aw[0];
-        s.aw[7] = s.aw[3];
+        s->aw[6] = s->aw[0];
+        s->aw[7] = s->aw[3];
     }
-    double n[3], e1[3], e2[3], d[3];
+}
+
+/* The triangle's normal (VF) or the edges' common normal (EE) at each end. */
+HY_HD int hy_sat_normals(const hy_sat_set* s, int is_vf, const double* const x0[4], const double* const x1[4],
+                         double md) {
+    double n[3], e1[3], e2[3];
     if (is_vf) {
         /* p = x[0] against triangle x[1..3]. */
         for (int t = 0; t < 2; t++) {
@@ -104,8 +108,25 @@ HY_HD int hy_filter_sat_core(int is_vf, const double* const x0[4], const double*
             hy_sat_sub(x[2], x[1], e1);
             hy_sat_sub(x[3], x[1], e2);
             hy_sat_cross(e1, e2, n);
-            if (hy_sat_apart_along(&s, n, md)) return 0;
+            if (hy_sat_apart_along(s, n, md)) return 1;
         }
+    } else {
+        for (int t = 0; t < 2; t++) {
+            const double* const* x = t ? x1 : x0;
+            hy_sat_sub(x[1], x[0], e1);
+            hy_sat_sub(x[3], x[2], e2);
+            hy_sat_cross(e1, e2, n);
+            if (hy_sat_apart_along(s, n, md)) return 1;
+        }
+    }
+    return 0;
+}
+
+/* Relative motion crossed with the edges. */
+HY_HD int hy_sat_motion(const hy_sat_set* s, int is_vf, const double* const x0[4], const double* const x1[4],
+                        double md) {
+    double n[3], d[3];
+    if (is_vf) {
         /* Motion of p relative to the triangle's centroid. */
         for (int k = 0; k < 3; k++)
             d[k] = (x1[0][k] - x0[0][k]) -
@@ -115,16 +136,9 @@ HY_HD int hy_filter_sat_core(int is_vf, const double* const x0[4], const double*
             double edge[3];
             for (int k = 0; k < 3; k++) edge[k] = 0.5 * ((x0[b][k] - x0[a][k]) + (x1[b][k] - x1[a][k]));
             hy_sat_cross(d, edge, n);
-            if (hy_sat_apart_along(&s, n, md)) return 0;
+            if (hy_sat_apart_along(s, n, md)) return 1;
         }
     } else {
-        for (int t = 0; t < 2; t++) {
-            const double* const* x = t ? x1 : x0;
-            hy_sat_sub(x[1], x[0], e1);
-            hy_sat_sub(x[3], x[2], e2);
-            hy_sat_cross(e1, e2, n);
-            if (hy_sat_apart_along(&s, n, md)) return 0;
-        }
         for (int k = 0; k < 3; k++)
             d[k] = 0.5 * ((x1[0][k] - x0[0][k]) + (x1[1][k] - x0[1][k])) -
                    0.5 * ((x1[2][k] - x0[2][k]) + (x1[3][k] - x0[3][k]));
@@ -133,24 +147,32 @@ HY_HD int hy_filter_sat_core(int is_vf, const double* const x0[4], const double*
             double edge[3];
             for (int k = 0; k < 3; k++) edge[k] = 0.5 * ((x0[b][k] - x0[a][k]) + (x1[b][k] - x1[a][k]));
             hy_sat_cross(d, edge, n);
-            if (hy_sat_apart_along(&s, n, md)) return 0;
+            if (hy_sat_apart_along(s, n, md)) return 1;
         }
     }
+    return 0;
+}
+
+HY_HD int hy_sat_axes(const hy_sat_set* s, double md) {
     /* Coordinate axes: apart_along with n = e_k, where the dot products
      * are the components themselves (no rounding) and |n| = 1. */
     double scale = 0;
-    for (int i = 0; i < 8; i++) scale = hy_sat_max(scale, s.aw[i]);
+    for (int i = 0; i < 8; i++) scale = hy_sat_max(scale, s->aw[i]);
     double err = 8.0 * DBL_EPSILON * scale + md * (1.0 + 8.0 * DBL_EPSILON) + 1e-290;
     for (int k = 0; k < 3; k++) {
-        double mn = s.w[0][k], mx = s.w[0][k];
+        double mn = s->w[0][k], mx = s->w[0][k];
         for (int i = 1; i < 8; i++) {
-            mn = hy_sat_min(mn, s.w[i][k]);
-            mx = hy_sat_max(mx, s.w[i][k]);
+            mn = hy_sat_min(mn, s->w[i][k]);
+            mx = hy_sat_max(mx, s->w[i][k]);
         }
-        if (mn > err || mx < -err) return 0;
+        if (mn > err || mx < -err) return 1;
     }
-    /* Last, the in-plane directions (tried only by the pairs nothing above
-     * separated). */
+    return 0;
+}
+
+HY_HD int hy_sat_inplane(const hy_sat_set* s, int is_vf, const double* const x0[4], const double* const x1[4],
+                         double md) {
+    double n[3], e1[3], e2[3];
     if (is_vf) {
         /* In the triangle's plane: the edge normals n x edge (n and the
          * edges summed over both ends). A vertex beside a triangle in a
@@ -162,7 +184,7 @@ HY_HD int hy_filter_sat_core(int is_vf, const double* const x0[4], const double*
             double edge[3], dir[3];
             for (int k = 0; k < 3; k++) edge[k] = (x0[b][k] - x0[a][k]) + (x1[b][k] - x1[a][k]);
             hy_sat_cross(n, edge, dir);
-            if (hy_sat_apart_along(&s, dir, md)) return 0;
+            if (hy_sat_apart_along(s, dir, md)) return 1;
         }
     } else {
         /* In the edges' common plane: each edge's in-plane normal, and the
@@ -184,16 +206,48 @@ HY_HD int hy_filter_sat_core(int is_vf, const double* const x0[4], const double*
             hy_sat_cross(e1, e2, n1);
             for (int k = 0; k < 3; k++) n[k] = n0[k] + n1[k];
             hy_sat_cross(n, a1, dir);
-            if (hy_sat_apart_along(&s, dir, md)) return 0;
+            if (hy_sat_apart_along(s, dir, md)) return 1;
             hy_sat_cross(n, a2, dir);
-            if (hy_sat_apart_along(&s, dir, md)) return 0;
+            if (hy_sat_apart_along(s, dir, md)) return 1;
             double aa = a1[0] * a1[0] + a1[1] * a1[1] + a1[2] * a1[2];
             double oa = off[0] * a1[0] + off[1] * a1[1] + off[2] * a1[2];
             for (int k = 0; k < 3; k++) dir[k] = aa * off[k] - oa * a1[k];
-            if (hy_sat_apart_along(&s, dir, md)) return 0;
+            if (hy_sat_apart_along(s, dir, md)) return 1;
         }
     }
+    return 0;
+}
+
+/* hy_filter_sat with a running order hint (*hint, 0 to start): the answer
+ * never depends on the order the groups are tried in (a pair is culled
+ * when any direction separates it), only the cost does. After the normals,
+ * the in-plane directions go first while they are what culls (*hint 1:
+ * the neighbours in a sheet or a cut face that a contact distance makes
+ * candidates), else last; the hint follows the group that culled the last
+ * pair, and pairs come in traversal order, neighbours together. */
+HY_HD int hy_filter_sat_order(int is_vf, const double* const x0[4], const double* const x1[4], double min_distance,
+                              int* hint) {
+    double md = min_distance > 0 ? min_distance : 0.0;
+    hy_sat_set s;
+    hy_sat_set_make(&s, is_vf, x0, x1);
+    if (hy_sat_normals(&s, is_vf, x0, x1, md)) return 0;
+    if (*hint && hy_sat_inplane(&s, is_vf, x0, x1, md)) return 0;
+    if (hy_sat_motion(&s, is_vf, x0, x1, md) || hy_sat_axes(&s, md)) {
+        *hint = 0;
+        return 0;
+    }
+    if (!*hint && hy_sat_inplane(&s, is_vf, x0, x1, md)) {
+        *hint = 1;
+        return 0;
+    }
     return 1;
+}
+
+/* hy_filter_sat: 0 when some direction keeps the features apart for the
+ * whole step, 1 to run the exact test (collision/filter.h has the method). */
+HY_HD int hy_filter_sat_core(int is_vf, const double* const x0[4], const double* const x1[4], double min_distance) {
+    int hint = 0;
+    return hy_filter_sat_order(is_vf, x0, x1, min_distance, &hint);
 }
 
 #endif

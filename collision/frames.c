@@ -251,6 +251,7 @@ static void exact_block(void* vctx, int64_t begin, int64_t end, int64_t block, i
     double md = f->def.thickness;
     int filters = f->def.use_filters;
     int64_t vf = 0, ee = 0;
+    int hint = 0; /* hy_filter_sat_hint: along this block's run of pairs */
     for (int64_t i = begin; i < end; i++) {
         const hy_feature_pair* p = &pairs[i];
         const double* a[4];
@@ -261,7 +262,7 @@ static void exact_block(void* vctx, int64_t begin, int64_t end, int64_t block, i
         }
         uint8_t flag = 0;
         int is_vf = p->kind != HY_FEATURE_EE;
-        if (!filters || (hy_filter_coplanar(a, b, md) && hy_filter_sat(is_vf, a, b, md))) {
+        if (!filters || (hy_filter_coplanar(a, b, md) && hy_filter_sat_hint(is_vf, a, b, md, &hint))) {
             double toi;
             int hit;
             if (p->kind == HY_FEATURE_EE) {
