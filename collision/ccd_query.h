@@ -155,16 +155,7 @@ HY_HD int hy_ccd_within_at(const double* const* p, int is_vf, double t, double r
     if (!(r > 0.0)) return 0;
     hy_v3 q[4];
     for (int i = 0; i < 4; i++) q[i] = v3_add(v3_scale(v3_load(p[i]), 1.0 - t), v3_scale(v3_load(p[4 + i]), t));
-    hy_v3 sep;
-    if (is_vf) {
-        double wa, wb, wc;
-        hy_closest_on_triangle(q[0], q[1], q[2], q[3], &wa, &wb, &wc);
-        sep = v3_sub(q[0], v3_add(v3_add(v3_scale(q[1], wa), v3_scale(q[2], wb)), v3_scale(q[3], wc)));
-    } else {
-        double su, u;
-        hy_closest_segments(q[0], q[1], q[2], q[3], &su, &u);
-        sep = v3_sub(v3_mad(q[0], v3_sub(q[1], q[0]), su), v3_mad(q[2], v3_sub(q[3], q[2]), u));
-    }
+    hy_v3 sep = hy_closest_separation(q, is_vf);
     return v3_len2(sep) < r * r; /* NaN: 0 */
 }
 

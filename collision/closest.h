@@ -63,4 +63,18 @@ HY_HD void hy_closest_segments(hy_v3 p0, hy_v3 p1, hy_v3 q0, hy_v3 q1, double* s
     *u = uu;
 }
 
+/* Separation (side A minus side B) between the closest points of a
+ * vertex-face pair (q[0] against triangle q[1..3]) or an edge-edge pair
+ * (q[0]q[1] against q[2]q[3]). */
+HY_HD hy_v3 hy_closest_separation(const hy_v3 q[4], int is_vf) {
+    if (is_vf) {
+        double wa, wb, wc;
+        hy_closest_on_triangle(q[0], q[1], q[2], q[3], &wa, &wb, &wc);
+        return v3_sub(q[0], v3_add(v3_add(v3_scale(q[1], wa), v3_scale(q[2], wb)), v3_scale(q[3], wc)));
+    }
+    double s, u;
+    hy_closest_segments(q[0], q[1], q[2], q[3], &s, &u);
+    return v3_sub(v3_lerp(q[0], q[1], s), v3_lerp(q[2], q[3], u));
+}
+
 #endif

@@ -195,17 +195,8 @@ static int may_cross(const resolver* r, const hy_contact* c, int from_v) {
     }
     double rel = 0.0;
     for (int k = 0; k < 4; k++) rel = fmax(rel, v3_len(v3_sub(d[k], d[1])));
-    hy_v3 sep;
     int is_vf = c->type == HY_CONTACT_VF;
-    if (is_vf) {
-        double wa, wb, wc;
-        hy_closest_on_triangle(x0[0], x0[1], x0[2], x0[3], &wa, &wb, &wc);
-        sep = v3_sub(x0[0], v3_add(v3_add(v3_scale(x0[1], wa), v3_scale(x0[2], wb)), v3_scale(x0[3], wc)));
-    } else {
-        double s, u;
-        hy_closest_segments(x0[0], x0[1], x0[2], x0[3], &s, &u);
-        sep = v3_sub(v3_lerp(x0[0], x0[1], s), v3_lerp(x0[2], x0[3], u));
-    }
+    hy_v3 sep = hy_closest_separation(x0, is_vf);
     double gap = v3_len(sep), size = 0.0;
     for (int k = 1; k < 4; k++) size = fmax(size, v3_len(v3_sub(x0[k], x0[0])));
     if (gap > 2.0 * rel * (1.0 + 1e-6) + 1e-12) return 0;
