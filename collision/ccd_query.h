@@ -159,6 +159,80 @@ HY_HD int hy_ccd_within_at(const double* const* p, int is_vf, double t, double r
     return v3_len2(sep) < r * r; /* NaN: 0 */
 }
 
+/* Conservative advancement with a contact distance md > 0 (tight queries):
+ * from t = 0, take the closest points at t; within r_in (as
+ * hy_ccd_within_at) is a contact at t. Else their separation n is a
+ * direction along which every vertex pair's gap is linear in time, so the
+ * latest time up to which all of them stay beyond md along n follows from
+ * the gaps at both ends; the features cannot come within md before it, and
+ * t moves there. Near a transversal crossing the steps shrink to rounding
+ * (the distance at t is md itself); once a step is shorter than prec, a
+ * contact at t + prec proves the first contact lies in [t, t + prec], so t
+ * is the toi to that precision. Returns 1 (contact, toi in *t_out, every
+ * earlier time excluded), 0 (apart for the whole step) or -1 (undecided: a
+ * grazing approach that stalls, a closest-point direction that does not
+ * separate at t; the box search decides).
+ *
+ * Rounding: a gap's dot products are bounded as in the separating-axes
+ * filter (8 eps of |n|_1 |w|_inf); md |n|_2 is rounded up; D covers the
+ * subtractions that form the lower bounds, so ga, gb never exceed the exact
+ * gaps' lower bounds at the two ends, and the crossing time of two such
+ * bounds of opposite sign is a quotient of positive terms (a few eps
+ * relative), moved inwards by 4 eps. */
+#define HY_CCD_ADVANCE_STEPS 16
+HY_HD int hy_ccd_advance(const double* const* p, int is_vf, double md, double r_in, double prec, double* t_out) {
+    const double eps = DBL_EPSILON;
+    int na = is_vf ? 1 : 2;
+    double t = 0.0;
+    if (!(r_in > 0.0)) return -1;
+    for (int it = 0; it < HY_CCD_ADVANCE_STEPS; it++) {
+        hy_v3 q[4];
+        for (int i = 0; i < 4; i++)
+            q[i] = v3_add(v3_scale(v3_load(p[i]), 1.0 - t), v3_scale(v3_load(p[4 + i]), t));
+        hy_v3 n = hy_closest_separation(q, is_vf);
+        double n2 = v3_len2(n);
+        if (n2 < r_in * r_in) {
+            *t_out = t;
+            return 1;
+        }
+        double an = fabs(n.x) + fabs(n.y) + fabs(n.z);
+        if (!(an > 1e-140 && an < 1e140)) return -1;
+        double T = md * (sqrt(n2) * (1.0 + 16.0 * eps)) * (1.0 + 8.0 * eps);
+        double s_hi = 1.0, s_lo = 0.0;
+        for (int i = 0; i < na; i++)
+            for (int j = na; j < 4; j++) {
+                hy_v3 w0 = v3_sub(v3_load(p[i]), v3_load(p[j]));
+                hy_v3 w1 = v3_sub(v3_load(p[4 + i]), v3_load(p[4 + j]));
+                double a = v3_dot(n, w0), b = v3_dot(n, w1);
+                double wm = hy_ccd_max(hy_ccd_max(hy_ccd_max(fabs(w0.x), fabs(w0.y)), fabs(w0.z)),
+                                       hy_ccd_max(hy_ccd_max(fabs(w1.x), fabs(w1.y)), fabs(w1.z)));
+                double err = 8.0 * eps * an * wm + 1e-290;
+                double D = 4.0 * eps * (((fabs(a) + fabs(b)) + err) + T);
+                double ga = (a - (err + T)) - D, gb = (b - (err + T)) - D;
+                if (!(ga == ga && gb == gb)) return -1; /* NaN */
+                if (ga > 0.0 && gb < 0.0)
+                    s_hi = hy_ccd_min(s_hi, ga / (ga - gb) * (1.0 - 4.0 * eps));
+                else if (ga <= 0.0 && gb > 0.0)
+                    s_lo = hy_ccd_max(s_lo, -ga / (gb - ga) * (1.0 + 4.0 * eps) + 1e-300);
+                else if (!(ga > 0.0))
+                    s_lo = 2.0; /* this pair's gap is never beyond md along n */
+            }
+        /* Along n the gaps stay beyond md on [s_lo, s_hi]. */
+        int covers = s_lo <= t;
+        if (covers && s_hi >= 1.0) return 0;
+        double next = covers && s_hi > t ? s_hi : t;
+        if (next - t < prec) {
+            if (hy_ccd_within_at(p, is_vf, hy_ccd_min(t + prec, 1.0), r_in)) {
+                *t_out = t;
+                return 1;
+            }
+            if (next - t < 0x1p-40) return -1;
+        }
+        t = next;
+    }
+    return -1;
+}
+
 /* hy_ccd_query with clamped options o (hy_ccd_options_clamp, never NULL),
  * t_out and inf never NULL (inf is zeroed here), and a heap of heap_cap
  * boxes. A NULL heap means none could be had: after the early-outs the
@@ -256,9 +330,11 @@ HY_HD int hy_ccd_query_core(int is_vf, const double x[8][3], double min_distance
      * around a corner of the domain where the distance sits near md. */
     int tight = md > 0.0 && o->min_distance_slack == 0.0; /* as hy_ccd_problem.tight */
     double r_in = md * (1.0 - 8.0 * DBL_EPSILON) - 32.0 * DBL_EPSILON * (m * scale);
-    if (tight && hy_ccd_within_at(p, is_vf, 0.0, r_in)) {
-        *t_out = 0.0;
-        return 1;
+    /* Then, for the rest, conservative advancement: most approaches are
+     * decided in a few closest-point steps, exactly in time. */
+    if (tight) {
+        int adv = hy_ccd_advance(p, is_vf, md, r_in, ldexp(1.0, -o->toi_bits), t_out);
+        if (adv >= 0) return adv;
     }
     /* Within it at t = 1 or at a quarter of the step: a contact is
      * certain, only its time is left to find (hy_ccd_problem.certain). */

@@ -2,7 +2,9 @@
  * (hit, miss, touching at t=0 and t=1, sliding, parallel, coplanar, zero
  * motion, bad input) and randomized configurations built to meet exactly at
  * a chosen time, which must never be reported free; the volume-cubic time
- * restriction and the certified-root shortcut (collision/ccd_math.h). */
+ * restriction and the certified-root shortcut (collision/ccd_math.h), and
+ * the conservative advancement that settles queries with a contact
+ * distance (collision/ccd_query.h). */
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -415,6 +417,93 @@ static void test_random_distance(int n, uint64_t seed) {
     CHECK(late == 0);
 }
 
+/* Translating approaches with a contact distance, where the first time
+ * within md is known in closed form: a vertex falling onto a triangle's
+ * interior, and an edge falling onto a crossing edge, each along the
+ * common normal from height h0 to h1, meet md at t* = (h0 - md) / (h0 - h1).
+ * The default (tight) options settle these by conservative advancement
+ * without a box search: the toi is t* to rounding (the box search alone
+ * gives 2^-16), never after it. Ending just beyond md (1e-7 relative) is a
+ * miss, just inside it a contact. */
+static void test_advance(int n, uint64_t seed) {
+    rng r = {seed};
+    int wrong = 0, boxes = 0;
+    double worst = 0.0;
+    for (int it = 0; it < n; it++) {
+        int is_vf = it & 1;
+        int kind = rng_int(&r, 0, 2); /* 0: crossing inside the step, 1: near miss, 2: just inside at t = 1 */
+        double md = 0.001 * (1 + rng_int(&r, 0, 99));
+        double h0 = md * (1.5 + 10.0 * (double)rng_int(&r, 0, 1000) / 1000.0);
+        double h1 = kind == 0 ? md * (0.9 - 1.8 * (double)rng_int(&r, 0, 1000) / 1000.0)
+                              : md * (kind == 1 ? 1.0 + 1e-7 : 1.0 - 1e-7);
+        /* a random frame: two tangents and the normal, from a random unit vector */
+        double nz[3], len = 0.0;
+        do {
+            len = 0.0;
+            for (int k = 0; k < 3; k++) {
+                nz[k] = dy(&r, 1, 10);
+                len += nz[k] * nz[k];
+            }
+        } while (len < 0.05);
+        for (int k = 0; k < 3; k++) nz[k] /= sqrt(len);
+        double ax[3] = {1, 0, 0};
+        if (fabs(nz[0]) > 0.6) set3(ax, 0, 1, 0);
+        double tx[3], ty[3];
+        tx[0] = ax[1] * nz[2] - ax[2] * nz[1];
+        tx[1] = ax[2] * nz[0] - ax[0] * nz[2];
+        tx[2] = ax[0] * nz[1] - ax[1] * nz[0];
+        len = sqrt(tx[0] * tx[0] + tx[1] * tx[1] + tx[2] * tx[2]);
+        for (int k = 0; k < 3; k++) tx[k] /= len;
+        ty[0] = nz[1] * tx[2] - nz[2] * tx[1];
+        ty[1] = nz[2] * tx[0] - nz[0] * tx[2];
+        ty[2] = nz[0] * tx[1] - nz[1] * tx[0];
+        double c[3], drift[3];
+        for (int k = 0; k < 3; k++) {
+            c[k] = dy(&r, 4, 6);
+            drift[k] = dy(&r, 1, 6); /* both sides translate together by drift as well */
+        }
+        double loc[4][3]; /* (tangent x, tangent y, height at t = 0) of the four points */
+        if (is_vf) {
+            double a = 0.5 + (double)rng_int(&r, 0, 100) / 100.0;
+            double pl[4][2] = {{0.1 * a, 0.1 * a}, {-a, -a}, {2 * a, -a}, {-a, 2 * a}};
+            for (int i = 0; i < 4; i++) {
+                loc[i][0] = pl[i][0];
+                loc[i][1] = pl[i][1];
+                loc[i][2] = i == 0 ? 1.0 : 0.0;
+            }
+        } else {
+            double a = 0.5 + (double)rng_int(&r, 0, 100) / 100.0, ang = 0.3 + 2.5 * (double)rng_int(&r, 0, 100) / 100.0;
+            double l2[4][2] = {{-a, 0.1}, {a, 0.1}, {-a * cos(ang), -a * sin(ang)}, {a * cos(ang), a * sin(ang)}};
+            for (int i = 0; i < 4; i++) {
+                loc[i][0] = l2[i][0];
+                loc[i][1] = l2[i][1];
+                loc[i][2] = i < 2 ? 1.0 : 0.0;
+            }
+        }
+        double x[8][3];
+        for (int i = 0; i < 4; i++)
+            for (int k = 0; k < 3; k++) {
+                double base = c[k] + loc[i][0] * tx[k] + loc[i][1] * ty[k];
+                x[i][k] = base + loc[i][2] * h0 * nz[k];
+                x[4 + i][k] = base + loc[i][2] * h1 * nz[k] + drift[k];
+            }
+        hy_ccd_options o = hy_ccd_options_default();
+        hy_ccd_info info;
+        double toi = 2.0;
+        int hit = hy_ccd_query(is_vf, (const double(*)[3])x, md, &o, &toi, &info);
+        boxes += info.boxes;
+        double ts = kind == 1 ? 2.0 : (h0 - md) / (h0 - h1);
+        int ok = kind == 1 ? !hit : hit && toi <= ts + 1e-12 && ts - toi < 1e-9;
+        if (hit && kind != 1) worst = fmax(worst, fabs(ts - toi));
+        if (!ok && ++wrong <= 5)
+            fprintf(stderr, "advance: it %d %s kind %d hit %d toi %.17g t* %.17g\n", it, is_vf ? "vf" : "ee", kind, hit,
+                    toi, ts);
+    }
+    printf("advance: %d translating queries, %d boxes in all, largest |toi - t*| %.3g\n", n, boxes, worst);
+    CHECK(wrong == 0);
+    CHECK(boxes == 0);
+}
+
 /* Squared distance from p to segment (a, b). */
 static double seg_point_d2(const double* a, const double* b, const double* p) {
     double ab[3], ap[3], l2 = 0.0, t = 0.0;
@@ -601,5 +690,6 @@ int main(void) {
     test_random_constructed(full ? 400000 : 40000, 4242, 20);
     test_random_scan(full ? 20000 : 2000, 777);
     test_random_distance(full ? 200000 : 20000, 9090);
+    test_advance(full ? 100000 : 10000, 5151);
     TEST_END();
 }
