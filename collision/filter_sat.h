@@ -10,6 +10,15 @@
 
 #include "engine/hd.h"
 
+/* The CPU's SSE2 path of the projections (same values as the scalar one,
+ * which device code runs). */
+#if defined(__SSE2__) && !defined(__CUDACC__)
+#include <emmintrin.h>
+#define HY_SAT_SSE2 1
+#else
+#define HY_SAT_SSE2 0
+#endif
+
 /* fmin/fmax are library calls without -ffast-math; these are inlined (no
  * NaN handling needed: NaN inputs make every comparison false, which keeps
  * the pair). */
@@ -28,10 +37,11 @@ HY_HD void hy_sat_cross(const double a[3], const double b[3], double r[3]) {
     r[2] = a[0] * b[1] - a[1] * b[0];
 }
 
-/* Point-pair differences of the two features, at both ends of the step. */
+/* Point-pair differences of the two features, at both ends of the step,
+ * one array per coordinate (two differences per SSE2 register). */
 typedef struct hy_sat_set {
-    double w[8][3];
-    double aw[8]; /* max |w_k| per difference, for the rounding bound */
+    double x[8], y[8], z[8];
+    double aw; /* max |w_k| over all differences, for the rounding bound */
 } hy_sat_set;
 
 HY_HD int hy_sat_apart_along(const hy_sat_set* s, const double n[3], double md) {
@@ -39,18 +49,35 @@ HY_HD int hy_sat_apart_along(const hy_sat_set* s, const double n[3], double md) 
      * margin, and saves a square root. */
     double an = fabs(n[0]) + fabs(n[1]) + fabs(n[2]);
     if (!(an > 1e-280 && an < 1e280)) return 0;
-    double nn = an;
-    double mn = INFINITY, mx = -INFINITY, scale = 0;
+    double mn, mx;
+#if HY_SAT_SSE2
+    /* The scalar loop's products and sums per lane (same values); min and
+     * max are exact in any order. */
+    __m128d n0 = _mm_set1_pd(n[0]), n1 = _mm_set1_pd(n[1]), n2 = _mm_set1_pd(n[2]);
+    __m128d vmn = _mm_set1_pd(INFINITY), vmx = _mm_set1_pd(-INFINITY), bad = _mm_setzero_pd();
+    for (int i = 0; i < 8; i += 2) {
+        __m128d v = _mm_add_pd(_mm_add_pd(_mm_mul_pd(n0, _mm_loadu_pd(s->x + i)), _mm_mul_pd(n1, _mm_loadu_pd(s->y + i))),
+                               _mm_mul_pd(n2, _mm_loadu_pd(s->z + i)));
+        bad = _mm_or_pd(bad, _mm_cmpunord_pd(v, v));
+        vmn = _mm_min_pd(vmn, v);
+        vmx = _mm_max_pd(vmx, v);
+    }
+    if (_mm_movemask_pd(bad)) return 0; /* NaN: decide nothing */
+    mn = _mm_cvtsd_f64(_mm_min_sd(vmn, _mm_unpackhi_pd(vmn, vmn)));
+    mx = _mm_cvtsd_f64(_mm_max_sd(vmx, _mm_unpackhi_pd(vmx, vmx)));
+#else
+    mn = INFINITY;
+    mx = -INFINITY;
     for (int i = 0; i < 8; i++) {
-        double v = n[0] * s->w[i][0] + n[1] * s->w[i][1] + n[2] * s->w[i][2];
+        double v = n[0] * s->x[i] + n[1] * s->y[i] + n[2] * s->z[i];
         if (v != v) return 0; /* NaN input: decide nothing */
         mn = hy_sat_min(mn, v);
         mx = hy_sat_max(mx, v);
-        scale = hy_sat_max(scale, an * s->aw[i]);
     }
+#endif
     /* Each w has one rounding per component (relative), the dot product
      * three more: 8 eps of |n|_1 |w|_inf covers both with room. */
-    double err = 8.0 * DBL_EPSILON * scale + md * nn * (1.0 + 8.0 * DBL_EPSILON) + 1e-290;
+    double err = 8.0 * DBL_EPSILON * (an * s->aw) + md * an * (1.0 + 8.0 * DBL_EPSILON) + 1e-290;
     return mn > err || mx < -err;
 }
 
@@ -76,25 +103,29 @@ HY_HD void hy_sat_set_make(hy_sat_set* s, int is_vf, const double* const x0[4], 
     const int vf_pairs[3][2] = {{0, 1}, {0, 2}, {0, 3}};
     const int ee_pairs[4][2] = {{0, 2}, {0, 3}, {1, 2}, {1, 3}};
     int np = is_vf ? 3 : 4;
+    double aw = 0;
     for (int t = 0; t < 2; t++) {
         const double* const* x = t ? x1 : x0;
         for (int q = 0; q < np; q++) {
             int i = is_vf ? vf_pairs[q][0] : ee_pairs[q][0];
             int j = is_vf ? vf_pairs[q][1] : ee_pairs[q][1];
-            hy_sat_sub(x[i], x[j], s->w[m]);
-            s->aw[m] = hy_sat_max(fabs(s->w[m][0]), hy_sat_max(fabs(s->w[m][1]), fabs(s->w[m][2])));
+            s->x[m] = x[i][0] - x[j][0];
+            s->y[m] = x[i][1] - x[j][1];
+            s->z[m] = x[i][2] - x[j][2];
+            aw = hy_sat_max(aw, hy_sat_max(fabs(s->x[m]), hy_sat_max(fabs(s->y[m]), fabs(s->z[m]))));
             m++;
         }
     }
     if (is_vf) {
-        /* VF has 6 differences: repeat two so the loop sees 8 (harmless). */
-        for (int k = 0; k < 3; k++) {
-            s->w[6][k] = s->w[0][k];
-            s->w[7][k] = s->w[3][k];
-        }
-        s->aw[6] = s->aw[0];
-        s->aw[7] = s->aw[3];
+        /* VF has 6 differences: repeat two so the loops see 8 (harmless). */
+        s->x[6] = s->x[0];
+        s->y[6] = s->y[0];
+        s->z[6] = s->z[0];
+        s->x[7] = s->x[3];
+        s->y[7] = s->y[3];
+        s->z[7] = s->z[3];
     }
+    s->aw = aw;
 }
 
 /* The triangle's normal (VF) or the edges' common normal (EE) at each end. */
@@ -156,14 +187,13 @@ HY_HD int hy_sat_motion(const hy_sat_set* s, int is_vf, const double* const x0[4
 HY_HD int hy_sat_axes(const hy_sat_set* s, double md) {
     /* Coordinate axes: apart_along with n = e_k, where the dot products
      * are the components themselves (no rounding) and |n| = 1. */
-    double scale = 0;
-    for (int i = 0; i < 8; i++) scale = hy_sat_max(scale, s->aw[i]);
-    double err = 8.0 * DBL_EPSILON * scale + md * (1.0 + 8.0 * DBL_EPSILON) + 1e-290;
+    double err = 8.0 * DBL_EPSILON * s->aw + md * (1.0 + 8.0 * DBL_EPSILON) + 1e-290;
     for (int k = 0; k < 3; k++) {
-        double mn = s->w[0][k], mx = s->w[0][k];
+        const double* w = k == 0 ? s->x : k == 1 ? s->y : s->z;
+        double mn = w[0], mx = w[0];
         for (int i = 1; i < 8; i++) {
-            mn = hy_sat_min(mn, s->w[i][k]);
-            mx = hy_sat_max(mx, s->w[i][k]);
+            mn = hy_sat_min(mn, w[i]);
+            mx = hy_sat_max(mx, w[i]);
         }
         if (mn > err || mx < -err) return 1;
     }
@@ -220,18 +250,19 @@ HY_HD int hy_sat_inplane(const hy_sat_set* s, int is_vf, const double* const x0[
 
 /* hy_filter_sat with a running order hint (*hint, 0 to start): the answer
  * never depends on the order the groups are tried in (a pair is culled
- * when any direction separates it), only the cost does. After the normals,
- * the in-plane directions go first while they are what culls (*hint 1:
- * the neighbours in a sheet or a cut face that a contact distance makes
- * candidates), else last; the hint follows the group that culled the last
- * pair, and pairs come in traversal order, neighbours together. */
+ * when any direction separates it), only the cost does. The in-plane
+ * directions go first, even before the normals, while they are what culls
+ * (*hint 1: the neighbours in a sheet or a cut face that a contact distance
+ * makes candidates, where the normals never separate), else last; the hint
+ * follows the group that culled the last pair, and pairs come in traversal
+ * order, neighbours together. */
 HY_HD int hy_filter_sat_order(int is_vf, const double* const x0[4], const double* const x1[4], double min_distance,
                               int* hint) {
     double md = min_distance > 0 ? min_distance : 0.0;
     hy_sat_set s;
     hy_sat_set_make(&s, is_vf, x0, x1);
-    if (hy_sat_normals(&s, is_vf, x0, x1, md)) return 0;
     if (*hint && hy_sat_inplane(&s, is_vf, x0, x1, md)) return 0;
+    if (hy_sat_normals(&s, is_vf, x0, x1, md)) return 0;
     if (hy_sat_motion(&s, is_vf, x0, x1, md) || hy_sat_axes(&s, md)) {
         *hint = 0;
         return 0;
