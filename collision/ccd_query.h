@@ -19,6 +19,7 @@
 #include "collision/ccd.h"
 #include "collision/ccd_math.h"
 #include "collision/closest.h"
+#include "collision/filter_sat.h"
 
 /* Time restriction (touching queries): at most this many candidate time
  * slabs and splits of the volume cubic, else the search covers [0, 1]. */
@@ -151,12 +152,15 @@ HY_HD int hy_ccd_slab_query(const hy_ccd_problem_d* pr, const double* const* p, 
  * (collision/closest.h). r must leave room for rounding: 32 eps of the
  * largest coordinate (the points lie within that of the primitives, their
  * distance within a few eps of the computed one). */
-HY_HD int hy_ccd_within_at(const double* const* p, int is_vf, double t, double r) {
-    if (!(r > 0.0)) return 0;
+HY_HD hy_v3 hy_ccd_separation_at(const double* const* p, int is_vf, double t) {
     hy_v3 q[4];
     for (int i = 0; i < 4; i++) q[i] = v3_add(v3_scale(v3_load(p[i]), 1.0 - t), v3_scale(v3_load(p[4 + i]), t));
-    hy_v3 sep = hy_closest_separation(q, is_vf);
-    return v3_len2(sep) < r * r; /* NaN: 0 */
+    return hy_closest_separation(q, is_vf);
+}
+
+HY_HD int hy_ccd_within_at(const double* const* p, int is_vf, double t, double r) {
+    if (!(r > 0.0)) return 0;
+    return v3_len2(hy_ccd_separation_at(p, is_vf, t)) < r * r; /* NaN: 0 */
 }
 
 /* Conservative advancement with a contact distance md > 0 (tight queries):
@@ -173,8 +177,9 @@ HY_HD int hy_ccd_within_at(const double* const* p, int is_vf, double t, double r
  * grazing approach that stalls, a closest-point direction that does not
  * separate at t; the box search decides).
  *
- * Rounding: a gap's dot products are bounded as in the separating-axes
- * filter (8 eps of |n|_1 |w|_inf); md |n|_2 is rounded up; D covers the
+ * The vertex pairs' differences at both ends are the separating-axes
+ * filter's (hy_sat_set, made once), and so is the bound on a gap's dot
+ * product (8 eps of |n|_1 |w|_inf); md |n|_2 is rounded up; D covers the
  * subtractions that form the lower bounds, so ga, gb never exceed the exact
  * gaps' lower bounds at the two ends, and the crossing time of two such
  * bounds of opposite sign is a quotient of positive terms (a few eps
@@ -182,14 +187,12 @@ HY_HD int hy_ccd_within_at(const double* const* p, int is_vf, double t, double r
 #define HY_CCD_ADVANCE_STEPS 16
 HY_HD int hy_ccd_advance(const double* const* p, int is_vf, double md, double r_in, double prec, double* t_out) {
     const double eps = DBL_EPSILON;
-    int na = is_vf ? 1 : 2;
+    int np = is_vf ? 3 : 4; /* vertex pairs across the features */
     double t = 0.0;
     if (!(r_in > 0.0)) return -1;
+    hy_sat_set w; /* made once the first step is not already a contact */
     for (int it = 0; it < HY_CCD_ADVANCE_STEPS; it++) {
-        hy_v3 q[4];
-        for (int i = 0; i < 4; i++)
-            q[i] = v3_add(v3_scale(v3_load(p[i]), 1.0 - t), v3_scale(v3_load(p[4 + i]), t));
-        hy_v3 n = hy_closest_separation(q, is_vf);
+        hy_v3 n = hy_ccd_separation_at(p, is_vf, t);
         double n2 = v3_len2(n);
         if (n2 < r_in * r_in) {
             *t_out = t;
@@ -199,24 +202,22 @@ HY_HD int hy_ccd_advance(const double* const* p, int is_vf, double md, double r_
         if (!(an > 1e-140 && an < 1e140)) return -1;
         double T = md * (sqrt(n2) * (1.0 + 16.0 * eps)) * (1.0 + 8.0 * eps);
         double s_hi = 1.0, s_lo = 0.0;
-        for (int i = 0; i < na; i++)
-            for (int j = na; j < 4; j++) {
-                hy_v3 w0 = v3_sub(v3_load(p[i]), v3_load(p[j]));
-                hy_v3 w1 = v3_sub(v3_load(p[4 + i]), v3_load(p[4 + j]));
-                double a = v3_dot(n, w0), b = v3_dot(n, w1);
-                double wm = hy_ccd_max(hy_ccd_max(hy_ccd_max(fabs(w0.x), fabs(w0.y)), fabs(w0.z)),
-                                       hy_ccd_max(hy_ccd_max(fabs(w1.x), fabs(w1.y)), fabs(w1.z)));
-                double err = 8.0 * eps * an * wm + 1e-290;
-                double D = 4.0 * eps * (((fabs(a) + fabs(b)) + err) + T);
-                double ga = (a - (err + T)) - D, gb = (b - (err + T)) - D;
-                if (!(ga == ga && gb == gb)) return -1; /* NaN */
-                if (ga > 0.0 && gb < 0.0)
-                    s_hi = hy_ccd_min(s_hi, ga / (ga - gb) * (1.0 - 4.0 * eps));
-                else if (ga <= 0.0 && gb > 0.0)
-                    s_lo = hy_ccd_max(s_lo, -ga / (gb - ga) * (1.0 + 4.0 * eps) + 1e-300);
-                else if (!(ga > 0.0))
-                    s_lo = 2.0; /* this pair's gap is never beyond md along n */
-            }
+        if (it == 0) hy_sat_set_make(&w, is_vf, p, p + 4);
+        double err = 8.0 * eps * (an * w.aw) + 1e-290;
+        for (int q = 0; q < np; q++) {
+            /* the gap at s = 0 and at s = 1 (differences q and np + q) */
+            double a = n.x * w.x[q] + n.y * w.y[q] + n.z * w.z[q];
+            double b = n.x * w.x[np + q] + n.y * w.y[np + q] + n.z * w.z[np + q];
+            double D = 4.0 * eps * (((fabs(a) + fabs(b)) + err) + T);
+            double ga = (a - (err + T)) - D, gb = (b - (err + T)) - D;
+            if (!(ga == ga && gb == gb)) return -1; /* NaN */
+            if (ga > 0.0 && gb < 0.0)
+                s_hi = hy_ccd_min(s_hi, ga / (ga - gb) * (1.0 - 4.0 * eps));
+            else if (ga <= 0.0 && gb > 0.0)
+                s_lo = hy_ccd_max(s_lo, -ga / (gb - ga) * (1.0 + 4.0 * eps) + 1e-300);
+            else if (!(ga > 0.0))
+                s_lo = 2.0; /* this pair's gap is never beyond md along n */
+        }
         /* Along n the gaps stay beyond md on [s_lo, s_hi]. */
         int covers = s_lo <= t;
         if (covers && s_hi >= 1.0) return 0;
