@@ -21,13 +21,14 @@ static void help(void) {
            "DIR/vf_truth.csv and DIR/ee_truth.csv. DIR may also be a scene name under\n"
            "the shared data folder (cloth-ball, n-body, cloth-funnel).\n\n"
            "The step time is the median over R runs of BVH build + traversal +\n"
-           "filters + exact tests (file loading excluded). By default each run\n"
-           "builds the BVH from scratch; --refit builds once before timing and\n"
-           "times refit instead.\n\n"
+           "filters + exact tests (file loading excluded); each stage's time is\n"
+           "its own median. By default each run builds the BVH from scratch;\n"
+           "--refit builds once before timing and times refit instead.\n\n"
            "  --threads N    worker threads including the caller (default 1)\n"
            "  --repeats R    timed runs (default 5)\n"
            "  --refit        time BVH refit instead of build\n"
-           "  --no-filter    skip the coplanarity filter (every candidate gets the exact test)\n"
+           "  --no-filter    skip the filters (coplanarity, separating axes): every\n"
+           "                 candidate gets the exact test\n"
            "  --json         machine-readable output\n\n"
            "exit: 0 ok, 1 a false negative (a colliding pair missed), 2 bad usage or input\n");
 }
@@ -254,7 +255,7 @@ static int ccd_frames_main(int argc, char** argv) {
     hy_frames_def def = hy_frames_def_default();
     def.force_build = !refit;
     def.use_filters = filters;
-    ms = malloc(sizeof(double) * (size_t)repeats);
+    ms = malloc(sizeof(double) * 4 * (size_t)repeats); /* total, bvh, traverse, exact */
     if (!pool || !ms || hy_frames_create(m0->triangles, m0->triangle_count, m0->vertex_count, &def, &fr) != HY_OK) {
         fprintf(stderr, "hyphys ccd-frames: %s\n", pool && ms ? hy_last_error() : "out of memory");
         rc = HY_EXIT_RUNTIME;
@@ -269,7 +270,6 @@ static int ccd_frames_main(int argc, char** argv) {
         rc = HY_EXIT_RUNTIME;
         goto done;
     }
-    double bvh_ms[3] = {0, 0, 0}; /* medians below use the last run's split */
     for (long r = 0; r < repeats; r++) {
         if (hy_frames_run(fr, m0->positions, m1->positions, pool, &st) != HY_OK) {
             fprintf(stderr, "hyphys ccd-frames: %s\n", hy_last_error());
@@ -277,12 +277,19 @@ static int ccd_frames_main(int argc, char** argv) {
             goto done;
         }
         ms[r] = st.ms_total;
+        ms[repeats + r] = st.ms_bvh;
+        ms[2 * repeats + r] = st.ms_traverse;
+        ms[3 * repeats + r] = st.ms_exact;
     }
-    bvh_ms[0] = st.ms_bvh;
-    bvh_ms[1] = st.ms_traverse;
-    bvh_ms[2] = st.ms_exact;
-    qsort(ms, (size_t)repeats, sizeof *ms, cmp_double);
-    double median = repeats % 2 ? ms[repeats / 2] : 0.5 * (ms[repeats / 2 - 1] + ms[repeats / 2]);
+    /* Each stage's own median (they need not add up to the step's). */
+    double med[4];
+    for (int q = 0; q < 4; q++) {
+        double* m = ms + q * repeats;
+        qsort(m, (size_t)repeats, sizeof *m, cmp_double);
+        med[q] = repeats % 2 ? m[repeats / 2] : 0.5 * (m[repeats / 2 - 1] + m[repeats / 2]);
+    }
+    double median = med[0];
+    const double* bvh_ms = med + 1;
 
     /* Compare the last run's collisions with the truth. */
     int64_t nfound = 0;
@@ -337,7 +344,7 @@ static int ccd_frames_main(int argc, char** argv) {
     } else {
         printf("scene %s: %d vertices, %d triangles, %d thread%s, %ld repeat%s\n", scene, m0->vertex_count,
                m0->triangle_count, (int)threads, threads == 1 ? "" : "s", repeats, repeats == 1 ? "" : "s");
-        printf("step   %.2f ms median (min %.2f; includes BVH %s)  last run: bvh %.2f, traverse %.2f, "
+        printf("step   %.2f ms median (min %.2f; includes BVH %s)  stage medians: bvh %.2f, traverse %.2f, "
                "filter+exact %.2f ms\n",
                median, ms[0], refit ? "refit" : "build", bvh_ms[0], bvh_ms[1], bvh_ms[2]);
         printf("work   %lld candidates (%lld VF, %lld EE) from %lld triangle pairs; %lld exact tests (%.1f%%)\n",
