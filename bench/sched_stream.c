@@ -77,11 +77,11 @@ static int expand(const tctx* cs, pair p, pair out[3]) {
     return n;
 }
 
-static void a_box(const tctx* c, int32_t ta, hy_mbox* box) {
+static void a_box(const tctx* c, int32_t slot, hy_mbox* box) {
     if (c->shifted)
-        hy_mbox_shift(&c->A->triangle_mboxes[ta], c->e, box);
+        hy_mbox_shift(&c->A->leaf_mboxes[slot], c->e, box);
     else
-        *box = c->A->triangle_mboxes[ta];
+        *box = c->A->leaf_mboxes[slot];
 }
 
 /* Triangle pairs of a leaf pair whose boxes overlap (the pairs that go on to
@@ -95,9 +95,9 @@ static int64_t leaf_count(const tctx* cs, pair p) {
         const hy_bvh_node* nd = &A->nodes[p.a];
         for (int32_t i = 0; i < nd->count; i++) {
             hy_mbox ba;
-            a_box(c, A->order[nd->first + i], &ba);
+            a_box(c, nd->first + i, &ba);
             for (int32_t j = i + 1; j < nd->count; j++)
-                n += hy_mbox_overlap(&ba, &A->triangle_mboxes[A->order[nd->first + j]]);
+                n += hy_mbox_overlap(&ba, &A->leaf_mboxes[nd->first + j]);
         }
         return n;
     }
@@ -105,8 +105,8 @@ static int64_t leaf_count(const tctx* cs, pair p) {
     const hy_bvh_node* nb = &B->nodes[p.b];
     for (int32_t i = 0; i < na->count; i++) {
         hy_mbox ba;
-        a_box(c, A->order[na->first + i], &ba);
-        for (int32_t j = 0; j < nb->count; j++) n += hy_mbox_overlap(&ba, &B->triangle_mboxes[B->order[nb->first + j]]);
+        a_box(c, na->first + i, &ba);
+        for (int32_t j = 0; j < nb->count; j++) n += hy_mbox_overlap(&ba, &B->leaf_mboxes[nb->first + j]);
     }
     return n;
 }

@@ -84,7 +84,6 @@ hy_status hy_bvh_create(const int32_t* triangles, int32_t triangle_count, int32_
     b->self_free = calloc(2 * nt, 1);
     b->self_cull = 1;
     b->vertex_mboxes = malloc(sizeof(hy_mbox) * nv);
-    b->triangle_mboxes = malloc(sizeof(hy_mbox) * nt);
     b->node_mboxes = malloc(sizeof(hy_mbox) * 2 * nt);
     b->slots = malloc(sizeof(hy_bvh_slot) * nt);
     b->leaf_mboxes = malloc(sizeof(hy_mbox) * nt);
@@ -97,7 +96,7 @@ hy_status hy_bvh_create(const int32_t* triangles, int32_t triangle_count, int32_
     uint8_t* seen = calloc(nv, 1);
     if (!b->triangles || !b->owned || !b->nodes || !b->order || !b->vertex_boxes || !b->triangle_boxes || !edges ||
         !seen || !b->neighbor || !b->rank || !b->range || !b->connected || !b->cones || !b->triangle_normals ||
-        !b->self_free || !b->vertex_mboxes || !b->triangle_mboxes || !b->node_mboxes || !b->slots ||
+        !b->self_free || !b->vertex_mboxes || !b->node_mboxes || !b->slots ||
         !b->leaf_mboxes || !b->node_fboxes || !b->leaf_fboxes || !b->node_area || !b->spans) {
         free(edges);
         free(seen);
@@ -169,7 +168,6 @@ void hy_bvh_destroy(hy_bvh* b) {
     free(b->triangle_normals);
     free(b->self_free);
     free(b->vertex_mboxes);
-    free(b->triangle_mboxes);
     free(b->node_mboxes);
     free(b->slots);
     free(b->leaf_mboxes);
@@ -405,10 +403,6 @@ static void triangle_boxes_block(void* vctx, int64_t begin, int64_t end, int64_t
         hy_aabb* box = &c->b->triangle_boxes[t];
         hy_aabb_union(box, &vb[f[0]], &vb[f[1]]);
         hy_aabb_union(box, box, &vb[f[2]]);
-        const hy_mbox* vm = c->b->vertex_mboxes;
-        hy_mbox* mb = &c->b->triangle_mboxes[t];
-        hy_mbox_union(mb, &vm[f[0]], &vm[f[1]]);
-        hy_mbox_union(mb, mb, &vm[f[2]]);
         if (c->cull) triangle_normals(c->x0, c->x1 ? c->x1 : c->x0, f, &c->b->triangle_normals[t]);
     }
 }
@@ -942,7 +936,10 @@ static void leaf_block(void* vctx, int64_t begin, int64_t end, int64_t block, in
     const hy_mbox* vm = b->vertex_mboxes;
     for (int64_t i = begin; i < end; i++) {
         const hy_bvh_slot* s = &b->slots[i];
-        b->leaf_mboxes[i] = b->triangle_mboxes[b->order[i]];
+        /* the triangle's moving box: unions are exact, so the same as any
+         * other grouping of its vertices' */
+        hy_mbox_union(&b->leaf_mboxes[i], &vm[s->v[0]], &vm[s->v[1]]);
+        hy_mbox_union(&b->leaf_mboxes[i], &b->leaf_mboxes[i], &vm[s->v[2]]);
         hy_fbox_from(&b->leaf_mboxes[i], &b->leaf_fboxes[i]);
         int32_t e = s->edge;
         for (int k = 0; k < 3; k++)

@@ -411,10 +411,10 @@ typedef struct hy_bvh {
     hy_aabb* vertex_boxes;   /* per vertex, swept */
     hy_aabb* triangle_boxes; /* per triangle id, swept */
     /* The same as moving boxes (hy_mbox), which traversal tests when
-     * `interpolate` is set (the default): per vertex, per triangle id, per
-     * node. With `interpolate` 0 traversal tests the swept boxes. */
+     * `interpolate` is set (the default): per vertex, per node (and per
+     * triangle in leaf order, leaf_mboxes below). With `interpolate` 0
+     * traversal tests the swept boxes. */
     hy_mbox* vertex_mboxes;
-    hy_mbox* triangle_mboxes;
     hy_mbox* node_mboxes;
     int interpolate;
     /* Per step, in leaf order (slot i = order[i]): the triangle's moving
