@@ -25,6 +25,13 @@
 
 #define BINS 16
 #define LEAF_SIZE 4
+/* The SAH's cost of a node visit, in triangle tests: a range of at most
+ * LEAF_SIZE stays a leaf unless NODE_COST + (children's SAH cost) is below
+ * its count. In a BVH-pair traversal a node visit costs several triangle
+ * tests' worth (box tests of child pairs, pushes): 3 builds fewer, larger
+ * leaves for the same candidates (n-body's identical, cloth-ball's within
+ * 0.01%), a ~14% faster build at n-body and no slower traversal than 1. */
+#define NODE_COST 3.0
 /* Open ranges at which the serial top split hands over to parallel subtree
  * builds; fixed so the tree does not depend on the thread count. */
 #define SUBTREE_TASKS 64
@@ -618,7 +625,7 @@ static int32_t split_small(const build_ctx* c, const range_task* r, range_task k
         }
     }
     double area = hy_aabb_half_area(&r->box);
-    if (n <= c->b->leaf_size && (area <= 0 || 1.0 + best / area >= (double)n)) return -1;
+    if (n <= c->b->leaf_size && (area <= 0 || NODE_COST + best / area >= (double)n)) return -1;
     if (best_i < 0) best_i = n / 2; /* NaN costs: halve */
     int32_t mid = begin + best_i;
     kids[0].box = left[best_i - 1];
@@ -680,9 +687,9 @@ static int32_t split_range(const build_ctx* c, const range_task* r, range_task k
         }
     }
     double area = hy_aabb_half_area(&r->box);
-    /* Leaf when small and splitting does not pay (traversal cost 1 per node
-     * visit against 1 per triangle test). */
-    if (n <= c->b->leaf_size && (best_axis < 0 || area <= 0 || 1.0 + best / area >= (double)n)) return -1;
+    /* Leaf when small and splitting does not pay (NODE_COST per node visit
+     * against 1 per triangle test). */
+    if (n <= c->b->leaf_size && (best_axis < 0 || area <= 0 || NODE_COST + best / area >= (double)n)) return -1;
     int32_t mid = -1;
     if (best_axis >= 0) {
         int32_t i = begin, j = end - 1;
