@@ -199,12 +199,14 @@ typedef struct box_ctx {
 
 /* ---- normal cones */
 
-static const double HALF_PI = 1.57079632679489661923;
-/* acos near +-1 loses about sqrt(eps) of accuracy: every angle computed
- * from a dot product is padded by this much. */
-#define ACOS_SLACK 1e-7
-/* A cone must stay this far below 90 degrees to cull. */
-#define CONE_LIMIT (HALF_PI - 1e-6)
+/* Cones are kept as the cosine and sine of their half-angle, and merged
+ * with the angle-sum and half-angle identities (square roots, no acos or
+ * sin). A cosine near 1 gives its angle only to about sqrt(eps) (as acos
+ * would): every angle made from a dot product, and every merged cone, is
+ * widened by this many radians. */
+#define CONE_SLACK 1e-7
+/* A cone must stay this far below 90 degrees to cull: cos(pi/2 - 1e-6). */
+#define CONE_MIN_COS 1e-6
 
 static inline void cross3(const double a[3], const double b[3], double r[3]) {
     r[0] = a[1] * b[2] - a[2] * b[1];
@@ -214,22 +216,38 @@ static inline void cross3(const double a[3], const double b[3], double r[3]) {
 
 static inline double norm3(const double a[3]) { return sqrt(a[0] * a[0] + a[1] * a[1] + a[2] * a[2]); }
 
-static inline double safe_acos(double d) { return acos(d > 1 ? 1 : d < -1 ? -1 : d) + ACOS_SLACK; }
+/* cos and sin of the angle whose cosine is d (clamped to [-1, 1]). */
+static inline void cos_sin(double d, double* c, double* s) {
+    d = d > 1 ? 1 : d < -1 ? -1 : d;
+    *c = d;
+    *s = sqrt(1.0 - d * d);
+}
+
+/* Widen the angle (c, s) by delta in [0, 0.1] radians: 1 - delta^2 / 2 is
+ * below cos(delta) and delta above sin(delta), so the new cosine is below
+ * the true cos(angle + delta) and the sine above (for angles in [0, pi/2]). */
+static inline void widen(double* c, double* s, double delta) {
+    double cd = 1.0 - 0.5 * delta * delta, c0 = *c, s0 = *s;
+    *c = c0 * cd - s0 * delta;
+    *s = s0 * cd + c0 * delta;
+}
+
+static inline int cone_ok(const hy_bvh_cone* c) { return c->c > CONE_MIN_COS; }
 
 static void cone_fail(hy_bvh_cone* c) {
     c->axis[0] = 0;
     c->axis[1] = 0;
     c->axis[2] = 1;
-    c->angle = HY_BVH_CONE_FAIL;
+    c->c = -1.0;
+    c->s = 0.0;
 }
 
 /* The triangle's normal over the step, n(t) = (1-t)^2 c0 + t(1-t) c1 + t^2 c2,
  * lies in the cone spanned by c0, c1, c2. Each coefficient's direction is
  * known to within delta = (rounding of its cross products) / |c|, which pads
  * the angle; near-degenerate triangles (delta large, or c = 0) fail. Only
- * the directions are kept here (no acos per triangle): leaf_cone bounds all
- * of a leaf's at once, with one acos instead of one per triangle and a
- * cone_merge (acos and three sines) per further triangle. */
+ * the directions are kept here: leaf_cone bounds all of a leaf's at once
+ * (one square root, instead of a cone and a cone_merge per triangle). */
 static void triangle_normals(const double* x0, const double* x1, const int32_t* f, hy_bvh_normals* c) {
     double e[2][2][3];
     for (int s = 0; s < 2; s++) {
@@ -265,8 +283,8 @@ static void triangle_normals(const double* x0, const double* x1, const int32_t* 
 }
 
 /* The cone of a leaf: around the sum of its triangles' unit coefficient
- * directions, out to the widest of them (one acos: acos falls as its
- * argument grows) plus the largest direction error. A circular cone under
+ * directions, out to the widest of them (the smallest dot product with the
+ * axis) plus the largest direction error. A circular cone under
  * 90 degrees is convex, so holding every coefficient direction it holds
  * every normal they span. Near-degenerate triangles (see triangle_normals)
  * and sums too short to give an axis fail. */
@@ -296,50 +314,79 @@ static void leaf_cone(const hy_bvh_normals* tn, const int32_t* ids, int32_t coun
             if (!(d >= dmin)) dmin = d; /* NaN wins: the cone fails */
         }
     }
-    double angle = safe_acos(dmin) + dmax;
-    c->angle = angle < CONE_LIMIT ? angle : HY_BVH_CONE_FAIL;
+    if (!(dmin > 0)) {
+        cone_fail(c); /* 90 degrees or more (or NaN) */
+        return;
+    }
+    cos_sin(dmin, &c->c, &c->s);
+    widen(&c->c, &c->s, CONE_SLACK + dmax);
+    if (!cone_ok(c)) cone_fail(c);
 }
 
-/* The smallest cone around two cones (both axes unit length). */
+/* The smallest cone around two cones (both axes unit length, angles in
+ * [0, pi/2)). With alpha the angle between the axes: one cone holds the
+ * other when alpha + its angle is within the other's; else the merged
+ * half-angle is gamma = (alpha + a + b) / 2 (cos and sin from the
+ * half-angle identities), around a's axis turned toward b's by gamma - a. */
 static void cone_merge(const hy_bvh_cone* a, const hy_bvh_cone* b, hy_bvh_cone* r) {
-    if (a->angle >= CONE_LIMIT || b->angle >= CONE_LIMIT) {
+    if (!cone_ok(a) || !cone_ok(b)) {
         cone_fail(r);
         return;
     }
-    double theta = safe_acos(a->axis[0] * b->axis[0] + a->axis[1] * b->axis[1] + a->axis[2] * b->axis[2]);
-    if (theta + b->angle <= a->angle) {
+    double ca, sa;
+    cos_sin(a->axis[0] * b->axis[0] + a->axis[1] * b->axis[1] + a->axis[2] * b->axis[2], &ca, &sa);
+    widen(&ca, &sa, CONE_SLACK);
+    if (sa < 0) sa = -sa; /* alpha near pi: widened past it (cos stays near -1) */
+    /* cos(alpha + b) >= cos(a): b inside a (cos falls over [0, pi], and
+     * past pi the sum exceeds a anyway while cos(a) > 0) */
+    if (ca * b->c - sa * b->s >= a->c) {
         *r = *a;
         return;
     }
-    if (theta + a->angle <= b->angle) {
+    if (ca * a->c - sa * a->s >= b->c) {
         *r = *b;
         return;
     }
-    double gamma = 0.5 * (theta + a->angle + b->angle);
-    if (gamma >= CONE_LIMIT) {
+    if (sa < 1e-6) {
+        /* axes (nearly) parallel: the wider cone grown by alpha */
+        const hy_bvh_cone* w = a->c < b->c ? a : b;
+        *r = *a;
+        r->c = w->c * ca - w->s * sa;
+        r->s = w->s * ca + w->c * sa;
+        if (!cone_ok(r)) cone_fail(r);
+        return;
+    }
+    /* S = alpha + a + b: cos and sin by the sum identities */
+    double c1 = ca * a->c - sa * a->s, s1 = sa * a->c + ca * a->s;
+    double cs = c1 * b->c - s1 * b->s, ss = s1 * b->c + c1 * b->s;
+    /* gamma = S / 2 < 90 degrees: S in (0, pi), sin S > 0 */
+    if (!(ss > 0)) {
         cone_fail(r);
         return;
     }
-    /* Turn a's axis toward b's by gamma - a.angle in their plane. */
-    double st = sin(theta);
-    if (st < 1e-6) {
-        *r = *a;
-        r->angle = (a->angle > b->angle ? a->angle : b->angle) + theta;
-        if (r->angle >= CONE_LIMIT) cone_fail(r);
+    double h = 0.5 * (1.0 + cs), g = 0.5 * (1.0 - cs);
+    double cg = sqrt(h > 0 ? h : 0), sg = sqrt(g > 0 ? g : 0);
+    if (!(cg > CONE_MIN_COS)) {
+        cone_fail(r);
         return;
     }
-    double w = gamma - a->angle;
-    double ca = sin(theta - w) / st, cb = sin(w) / st;
+    /* Turn a's axis toward b's by w = gamma - a in their plane:
+     * axis = (sin(alpha - w) a + sin(w) b) / sin(alpha). */
+    double sw = sg * a->c - cg * a->s, cw = cg * a->c + sg * a->s;
+    double caw = (sa * cw - ca * sw) / sa, cbw = sw / sa;
     double ax[3];
-    for (int k = 0; k < 3; k++) ax[k] = ca * a->axis[k] + cb * b->axis[k];
+    for (int k = 0; k < 3; k++) ax[k] = caw * a->axis[k] + cbw * b->axis[k];
     double n = norm3(ax);
     if (!(n > 0.5)) {
         cone_fail(r);
         return;
     }
     for (int k = 0; k < 3; k++) r->axis[k] = ax[k] / n;
-    /* The computed axis is off by a few ulps: pad the angle. */
-    r->angle = gamma + ACOS_SLACK;
+    /* The computed axis is off by a few ulps: widen. */
+    r->c = cg;
+    r->s = sg;
+    widen(&r->c, &r->s, CONE_SLACK);
+    if (!cone_ok(r)) cone_fail(r);
 }
 
 /* nextafter(x, +-INFINITY), inline: the neighbouring double in the IEEE
@@ -1117,7 +1164,7 @@ static double sweep_node(hy_bvh* b, int boxes, int cull, int32_t i) {
         if (cull) cone_merge(&b->cones[n->first], &b->cones[n->first + 1], cone);
         term = hy_aabb_half_area(&n->box);
     }
-    b->self_free[i] = (uint8_t)(cull && b->connected[i] && cone->angle < CONE_LIMIT);
+    b->self_free[i] = (uint8_t)(cull && b->connected[i] && cone_ok(cone));
     hy_fbox_from(mb, &b->node_fboxes[i]);
     b->node_area[i] = hy_aabb_half_area(&n->box);
     return term;

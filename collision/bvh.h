@@ -344,13 +344,13 @@ typedef struct hy_bvh_node {
 #define HY_BVH_OWN_EDGE(k) (1u << (3 + (k)))
 
 /* Continuous normal cone of a node: every normal its triangles take during
- * the step lies within `angle` radians of the unit `axis` (angle >= pi/2
- * or NaN-free failure are stored as HY_BVH_CONE_FAIL). */
+ * the step lies within the half-angle whose cosine is at least c and sine
+ * at most s of the unit `axis` (c <= 1e-6, near or past 90 degrees, or a
+ * failed bound: the node does not cull). */
 typedef struct hy_bvh_cone {
     double axis[3];
-    double angle;
+    double c, s;
 } hy_bvh_cone;
-#define HY_BVH_CONE_FAIL 4.0
 
 /* A triangle's normal over the step as the nonnegative span of three
  * coefficient directions u (unit), each known to within delta radians
