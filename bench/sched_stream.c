@@ -10,9 +10,12 @@
 #include "engine/error.h"
 #include "sched/pool.h"
 
-/* ---- breadth-first copy of the traversal of collision/traverse.c
- * Kept in step with expand(), nodes_overlap(), leaf_pair() and leaf_self()
- * there; only counts come out, no candidates. */
+/* ---- breadth-first copy of the traversal of collision/traverse_hd.h
+ * Kept in step with hy_trav_expand() and hy_trav_leaf_pair/_self() there;
+ * only counts come out, no candidates. It tests the same single-precision
+ * gates (hy_trav_gate): a child's gate box lies inside its parent's, so
+ * every leaf pair whose gates meet is reached whatever the order of
+ * descent, and the triangle pairs counted are the pipeline's exactly. */
 
 typedef struct pair {
     int32_t a, b, job;
@@ -23,6 +26,7 @@ typedef struct tctx {
     const hy_bvh* B;
     int self, shifted;
     double e[3];
+    float e_lo[4], e_hi[4];
 } tctx;
 
 static void tctx_init(tctx* c, const hy_bvh* a, const hy_bvh* b) {
@@ -34,15 +38,16 @@ static void tctx_init(tctx* c, const hy_bvh* a, const hy_bvh* b) {
         c->e[k] = c->self ? 0.0 : a->shift[k] - c->B->shift[k];
         if (c->e[k] != 0.0) c->shifted = 1;
     }
+    hy_fbox_shift_range(c->e, c->e_lo, c->e_hi);
+}
+
+/* hy_trav_gate: A's box moved into B's frame against B's. */
+static int gate(const tctx* c, const hy_fbox* a, const hy_fbox* b) {
+    return c->shifted ? hy_fbox_overlap_shift(a, c->e_lo, c->e_hi, b) : hy_fbox_overlap(a, b);
 }
 
 static int overlap(const tctx* c, int32_t ia, int32_t ib) {
-    const hy_mbox* a = &c->A->node_mboxes[ia];
-    const hy_mbox* b = &c->B->node_mboxes[ib];
-    if (!c->shifted) return hy_mbox_overlap(a, b);
-    hy_mbox s;
-    hy_mbox_shift(a, c->e, &s);
-    return hy_mbox_overlap(&s, b);
+    return gate(c, &c->A->node_fboxes[ia], &c->B->node_fboxes[ib]);
 }
 
 /* Children of p, or -1 for a leaf pair. */
@@ -58,7 +63,7 @@ static int expand(const tctx* cs, pair p, pair out[3]) {
         int32_t l = nd->first, r = nd->first + 1;
         out[n++] = (pair){l, l, p.job};
         out[n++] = (pair){r, r, p.job};
-        if (hy_mbox_overlap(&c->A->node_mboxes[l], &c->A->node_mboxes[r])) out[n++] = (pair){l, r, p.job};
+        if (hy_fbox_overlap(&c->A->node_fboxes[l], &c->A->node_fboxes[r])) out[n++] = (pair){l, r, p.job};
         return n;
     }
     const hy_bvh_node* na = &A[p.a];
@@ -77,37 +82,23 @@ static int expand(const tctx* cs, pair p, pair out[3]) {
     return n;
 }
 
-static void a_box(const tctx* c, int32_t slot, hy_mbox* box) {
-    if (c->shifted)
-        hy_mbox_shift(&c->A->leaf_mboxes[slot], c->e, box);
-    else
-        *box = c->A->leaf_mboxes[slot];
-}
-
-/* Triangle pairs of a leaf pair whose boxes overlap (the pairs that go on to
- * feature tests in triangle_pair()). */
+/* Triangle pairs of a leaf pair whose gates meet (the pairs that go on to
+ * feature tests in hy_trav_triangle_pair()). */
 static int64_t leaf_count(const tctx* cs, pair p) {
     const tctx* c = &cs[p.job];
-    const hy_bvh* A = c->A;
-    const hy_bvh* B = c->B;
+    const hy_fbox* fa = c->A->leaf_fboxes;
+    const hy_fbox* fb = c->B->leaf_fboxes;
     int64_t n = 0;
     if (c->self && p.a == p.b) {
-        const hy_bvh_node* nd = &A->nodes[p.a];
-        for (int32_t i = 0; i < nd->count; i++) {
-            hy_mbox ba;
-            a_box(c, nd->first + i, &ba);
-            for (int32_t j = i + 1; j < nd->count; j++)
-                n += hy_mbox_overlap(&ba, &A->leaf_mboxes[nd->first + j]);
-        }
+        const hy_bvh_node* nd = &c->A->nodes[p.a];
+        for (int32_t i = nd->first; i < nd->first + nd->count; i++)
+            for (int32_t j = i + 1; j < nd->first + nd->count; j++) n += hy_fbox_overlap(&fa[i], &fa[j]);
         return n;
     }
-    const hy_bvh_node* na = &A->nodes[p.a];
-    const hy_bvh_node* nb = &B->nodes[p.b];
-    for (int32_t i = 0; i < na->count; i++) {
-        hy_mbox ba;
-        a_box(c, na->first + i, &ba);
-        for (int32_t j = 0; j < nb->count; j++) n += hy_mbox_overlap(&ba, &B->leaf_mboxes[nb->first + j]);
-    }
+    const hy_bvh_node* na = &c->A->nodes[p.a];
+    const hy_bvh_node* nb = &c->B->nodes[p.b];
+    for (int32_t i = na->first; i < na->first + na->count; i++)
+        for (int32_t j = nb->first; j < nb->first + nb->count; j++) n += gate(c, &fa[i], &fb[j]);
     return n;
 }
 

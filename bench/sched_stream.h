@@ -12,17 +12,19 @@
  * How the rounds are found: each frame pair of the recording goes through
  * the real whole-step pipeline (hy_frames_run: BVH refit or rebuild,
  * traversal, filters, exact tests) and then its BVHs are traversed again
- * breadth first by a copy of the expansion of collision/traverse.c kept in
- * sched_stream.c (same node tests, same self-collision culling, same
- * child order), one whole round at a time, so round r is the set of node
+ * breadth first by a copy of the expansion of collision/traverse_hd.h kept
+ * in sched_stream.c (the same single-precision gates on node and triangle
+ * pairs, the same self-collision culling when on), one whole round at a
+ * time, so round r is the set of node
  * pairs at depth r. A leaf-leaf node pair's triangle pairs with overlapping
- * boxes are counted in its round; the sum over rounds is checked against
- * hy_frames_stats.triangle_pairs. LEAF jobs are the exact tests that ran
+ * gates are counted in its round; the sum over rounds equals
+ * hy_frames_stats.triangle_pairs (checked, with a warning if not). LEAF jobs are the exact tests that ran
  * (hy_frames_stats.exact_tests: candidates left after the filters), spread
  * over the rounds in proportion to their triangle pairs (largest remainder):
  * the pipeline counts exact tests per frame, not per node pair.
  *
- * File: NAME/jobs.csv beside the recording, written on first use:
+ * File: NAME/jobs.csv beside the recording, written on first use and
+ * reused after (delete it to record the stream of a changed pipeline):
  *   # hyphys job stream 1 thickness=T frames=F
  *   frame,round,traverse,triangle_pairs,leaf
  *   0,0,3,0,0
