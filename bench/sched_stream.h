@@ -15,10 +15,10 @@
  * breadth first by a copy of the expansion of collision/traverse_hd.h kept
  * in sched_stream.c (the same single-precision gates on node and triangle
  * pairs, the same self-collision culling when on), one whole round at a
- * time, so round r is the set of node
- * pairs at depth r. A leaf-leaf node pair's triangle pairs with overlapping
- * gates are counted in its round; the sum over rounds equals
- * hy_frames_stats.triangle_pairs (checked, with a warning if not). LEAF jobs are the exact tests that ran
+ * time, so round r is the set of node pairs at depth r. A leaf-leaf node
+ * pair's triangle pairs with overlapping gates are counted in its round;
+ * the sum over rounds equals hy_frames_stats.triangle_pairs (checked, with
+ * a warning if not). LEAF jobs are the exact tests that ran
  * (hy_frames_stats.exact_tests: candidates left after the filters), spread
  * over the rounds in proportion to their triangle pairs (largest remainder):
  * the pipeline counts exact tests per frame, not per node pair.
