@@ -38,6 +38,7 @@ typedef struct hy_collision_state {
     hy_traverser* traverser;
     hy_candidates candidates;
     int32_t* order;      /* sweep-and-prune order of objects */
+    hy_status* refit_status; /* per object: its last BVH update's status */
     unsigned char* hit;  /* per candidate: exact test result */
     double* toi;         /* per candidate */
     uint64_t* bonded;    /* sorted (lo << 32 | hi) slot pairs held by an intact bond */
