@@ -40,6 +40,8 @@ void hy_collision_state_destroy(hy_collision_state* cs) {
     free(cs->zone_obstacle);
     free(cs->zone_pinned);
     free(cs->order);
+    for (int32_t i = 0; cs->refit_x && i < cs->object_count; i++) free(cs->refit_x[i]);
+    free(cs->refit_x);
     free(cs->refit_status);
     free(cs->hit);
     free(cs->toi);
@@ -78,10 +80,11 @@ hy_status hy_collision_state_sync(hy_world* w) {
     cs->bvh = calloc((size_t)no + 1, sizeof(hy_bvh*));
     cs->order = malloc(sizeof(int32_t) * ((size_t)no + 1));
     cs->refit_status = calloc((size_t)no + 1, sizeof(hy_status));
+    cs->refit_x = calloc((size_t)no + 1, sizeof(double*));
     cs->traverser = hy_traverser_create();
     if (!cs->vertex_object || !cs->object_offset || !cs->X0 || !cs->X1 || !cs->V || !cs->inv_mass || !cs->mass ||
         !cs->body_inv_inertia || !cs->zone_parent || !cs->zone_member || !cs->zone_acc || !cs->zone_obstacle ||
-        !cs->zone_pinned || !cs->bvh || !cs->order || !cs->refit_status || !cs->traverser) {
+        !cs->zone_pinned || !cs->bvh || !cs->order || !cs->refit_status || !cs->refit_x || !cs->traverser) {
         hy_collision_state_destroy(cs);
         return hy_fail(HY_ERR_NOMEM, "out of memory for collision state of %d vertices", nv);
     }
@@ -301,12 +304,28 @@ static int compare_lo_x(const void* pa, const void* pb) {
 /* Objects with fewer triangles are refitted many at a time, each serially. */
 #define SMALL_OBJECT 4096
 
+/* An object's tree over its swept boxes, updated unless its positions at
+ * both ends are bit for bit those of its last update: the detection rounds
+ * of one step share X0, and the response moves only the objects it
+ * touches, so most objects' trees would be refitted to the same boxes
+ * (the same tree and boxes either way: a refit is a function of the
+ * positions). */
 static hy_status refit_one(hy_world* w, hy_collision_state* cs, int32_t i, const double* X0, const double* X1,
                            hy_pool* pool) {
     const hy_object* o = &w->objects[i];
-    size_t off = 3 * (size_t)cs->object_offset[i];
+    size_t off = 3 * (size_t)cs->object_offset[i], n = 3 * (size_t)o->nv;
+    double* last = cs->refit_x[i];
+    if (last && cs->refit_status[i] == HY_OK && memcmp(last, X0 + off, sizeof(double) * n) == 0 &&
+        memcmp(last + n, X1 + off, sizeof(double) * n) == 0)
+        return HY_OK;
     cs->refit_status[i] = hy_bvh_update(cs->bvh[i], X0 + off, X1 + off, o->thickness, 2.0, pool, NULL);
-    return cs->refit_status[i];
+    if (cs->refit_status[i] != HY_OK) return cs->refit_status[i];
+    if (!last) last = cs->refit_x[i] = malloc(sizeof(double) * 2 * n);
+    if (last) {
+        memcpy(last, X0 + off, sizeof(double) * n);
+        memcpy(last + n, X1 + off, sizeof(double) * n);
+    }
+    return HY_OK;
 }
 
 typedef struct refit_ctx {

@@ -39,6 +39,7 @@ typedef struct hy_collision_state {
     hy_candidates candidates;
     int32_t* order;      /* sweep-and-prune order of objects */
     hy_status* refit_status; /* per object: its last BVH update's status */
+    double** refit_x;        /* per object: X0 then X1 of its last BVH update (NULL: none yet) */
     unsigned char* hit;  /* per candidate: exact test result */
     double* toi;         /* per candidate */
     uint64_t* bonded;    /* sorted (lo << 32 | hi) slot pairs held by an intact bond */
