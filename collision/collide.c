@@ -309,13 +309,15 @@ static int compare_lo_x(const void* pa, const void* pb) {
  * of one step share X0, and the response moves only the objects it
  * touches, so most objects' trees would be refitted to the same boxes
  * (the same tree and boxes either way: a refit is a function of the
- * positions). */
+ * positions and the thickness). */
 static hy_status refit_one(hy_world* w, hy_collision_state* cs, int32_t i, const double* X0, const double* X1,
                            hy_pool* pool) {
     const hy_object* o = &w->objects[i];
     size_t off = 3 * (size_t)cs->object_offset[i], n = 3 * (size_t)o->nv;
     double* last = cs->refit_x[i];
-    if (last && cs->refit_status[i] == HY_OK && memcmp(last, X0 + off, sizeof(double) * n) == 0 &&
+    double th = o->thickness > 0 ? o->thickness : 0.0;
+    if (last && cs->refit_status[i] == HY_OK && cs->bvh[i]->thickness == th &&
+        memcmp(last, X0 + off, sizeof(double) * n) == 0 &&
         memcmp(last + n, X1 + off, sizeof(double) * n) == 0)
         return HY_OK;
     cs->refit_status[i] = hy_bvh_update(cs->bvh[i], X0 + off, X1 + off, o->thickness, 2.0, pool, NULL);
