@@ -49,7 +49,7 @@ struct hy_frames {
     hy_candidates cand;
     uint8_t* flags; /* per candidate: 1 tested, 2 collides */
     int64_t flags_cap;
-    int64_t* block_counts; /* per block: vf_exact, ee_exact */
+    int64_t* block_counts; /* per block: vf_exact, ee_exact, found (then its first slot in found) */
     int64_t block_cap;
     hy_feature_pair* found;
     int64_t found_count, found_cap;
@@ -250,7 +250,7 @@ static void exact_block(void* vctx, int64_t begin, int64_t end, int64_t block, i
     const hy_feature_pair* pairs = f->cand.pairs;
     double md = f->def.thickness;
     int filters = f->def.use_filters;
-    int64_t vf = 0, ee = 0;
+    int64_t vf = 0, ee = 0, hits = 0;
     int hint = 0; /* hy_filter_sat_hint: along this block's run of pairs */
     for (int64_t i = begin; i < end; i++) {
         const hy_feature_pair* p = &pairs[i];
@@ -275,15 +275,42 @@ static void exact_block(void* vctx, int64_t begin, int64_t end, int64_t block, i
             flag = (uint8_t)(1 | (hit ? 2 : 0));
         }
         f->flags[i] = flag;
+        hits += flag >> 1;
     }
-    f->block_counts[2 * block] = vf;
-    f->block_counts[2 * block + 1] = ee;
+    f->block_counts[3 * block] = vf;
+    f->block_counts[3 * block + 1] = ee;
+    f->block_counts[3 * block + 2] = hits;
 }
 
-static hy_status update_one(hy_frames* f, int32_t c, hy_pool* pool, int* rebuilt) {
+/* The found pairs of exact blocks [begin, end), in candidate order, from
+ * each block's first slot (block_counts[3 b + 2] after the prefix sum). */
+static void found_block(void* vctx, int64_t begin, int64_t end, int64_t block, int worker) {
+    (void)block;
+    (void)worker;
+    hy_frames* f = ((exact_ctx*)vctx)->f;
+    int64_t n = f->cand.count;
+    for (int64_t b = begin; b < end; b++) {
+        int64_t at = f->block_counts[3 * b + 2];
+        int64_t hi = (b + 1) * EXACT_GRAIN < n ? (b + 1) * EXACT_GRAIN : n;
+        for (int64_t i = b * EXACT_GRAIN; i < hi; i++)
+            if (f->flags[i] & 2) f->found[at++] = f->cand.pairs[i];
+    }
+}
+
+/* Component c's positions gathered into its contiguous local-order slice,
+ * then its tree built or refitted. */
+static hy_status update_one(hy_frames* f, int32_t c, const double* x0, const double* x1, hy_pool* pool,
+                            int* rebuilt) {
     const component* cp = &f->comps[c];
-    const double* a = f->lx0 + 3 * cp->offset;
-    const double* b = f->lx1 + 3 * cp->offset;
+    double* a = f->lx0 + 3 * cp->offset;
+    double* b = f->lx1 + 3 * cp->offset;
+    for (int32_t i = 0; i < cp->vertex_count; i++) {
+        int64_t v = cp->vertices[i];
+        for (int k = 0; k < 3; k++) {
+            a[3 * i + k] = x0[3 * v + k];
+            b[3 * i + k] = x1[3 * v + k];
+        }
+    }
     int r = 0;
     hy_status st;
     if (f->def.force_build || !f->built) {
@@ -300,6 +327,7 @@ static hy_status update_one(hy_frames* f, int32_t c, hy_pool* pool, int* rebuilt
 
 typedef struct update_ctx {
     hy_frames* f;
+    const double *x0, *x1;
 } update_ctx;
 
 static void update_block(void* vctx, int64_t begin, int64_t end, int64_t block, int worker) {
@@ -308,7 +336,7 @@ static void update_block(void* vctx, int64_t begin, int64_t end, int64_t block, 
     update_ctx* u = vctx;
     for (int64_t c = begin; c < end; c++) {
         if (u->f->comps[c].bvh->triangle_count >= SMALL_COMPONENT) continue;
-        update_one(u->f, (int32_t)c, NULL, NULL);
+        update_one(u->f, (int32_t)c, u->x0, u->x1, NULL, NULL);
     }
 }
 
@@ -321,26 +349,12 @@ hy_status hy_frames_run(hy_frames* f, const double* x0, const double* x1, hy_poo
     double t0 = now_ms();
     s.rebuilt = 0;
 
-    /* Positions per component (contiguous, local order). */
-    for (int32_t c = 0; c < f->comp_count; c++) {
-        const component* cp = &f->comps[c];
-        double* a = f->lx0 + 3 * cp->offset;
-        double* b = f->lx1 + 3 * cp->offset;
-        for (int32_t i = 0; i < cp->vertex_count; i++) {
-            int64_t v = cp->vertices[i];
-            for (int k = 0; k < 3; k++) {
-                a[3 * i + k] = x0[3 * v + k];
-                b[3 * i + k] = x1[3 * v + k];
-            }
-        }
-    }
-
     /* BVHs: build, or refit and rebuild when decayed. Large components one
      * at a time with the pool inside; small ones many at a time. */
-    update_ctx uc = {f};
+    update_ctx uc = {f, x0, x1};
     for (int32_t c = 0; c < f->comp_count; c++)
         if (f->comps[c].bvh->triangle_count >= SMALL_COMPONENT) {
-            hy_status st = update_one(f, c, pool, &s.rebuilt);
+            hy_status st = update_one(f, c, x0, x1, pool, &s.rebuilt);
             if (st != HY_OK) return st;
         }
     if (pool)
@@ -383,7 +397,7 @@ hy_status hy_frames_run(hy_frames* f, const double* x0, const double* x1, hy_poo
     int64_t n = f->cand.count;
     int64_t blocks = hy_pool_blocks(n, EXACT_GRAIN);
     if (!grow((void**)&f->flags, &f->flags_cap, n, 1) ||
-        !grow((void**)&f->block_counts, &f->block_cap, 2 * blocks, sizeof(int64_t)))
+        !grow((void**)&f->block_counts, &f->block_cap, 3 * blocks, sizeof(int64_t)))
         return hy_fail(HY_ERR_NOMEM, "frames: out of memory for %lld candidates", (long long)n);
     exact_ctx ec = {f, x0, x1};
     if (pool)
@@ -391,22 +405,28 @@ hy_status hy_frames_run(hy_frames* f, const double* x0, const double* x1, hy_poo
     else
         for (int64_t b = 0; b < blocks; b++)
             exact_block(&ec, b * EXACT_GRAIN, (b + 1) * EXACT_GRAIN < n ? (b + 1) * EXACT_GRAIN : n, b, 0);
+    /* Found pairs in candidate order: each block's count becomes its first
+     * slot, then the blocks copy theirs in parallel. */
     int64_t found = 0;
-    for (int64_t i = 0; i < n; i++) found += f->flags[i] >> 1;
+    for (int64_t b = 0; b < blocks; b++) {
+        s.vf_exact += f->block_counts[3 * b];
+        s.ee_exact += f->block_counts[3 * b + 1];
+        int64_t h = f->block_counts[3 * b + 2];
+        f->block_counts[3 * b + 2] = found;
+        found += h;
+    }
     if (!grow((void**)&f->found, &f->found_cap, found, sizeof *f->found))
         return hy_fail(HY_ERR_NOMEM, "frames: out of memory for %lld collisions", (long long)found);
-    for (int64_t i = 0; i < n; i++)
-        if (f->flags[i] & 2) {
-            const hy_feature_pair* p = &f->cand.pairs[i];
-            f->found[f->found_count++] = *p;
-            if (p->kind == HY_FEATURE_EE)
-                s.ee_found++;
-            else
-                s.vf_found++;
-        }
-    for (int64_t b = 0; b < blocks; b++) {
-        s.vf_exact += f->block_counts[2 * b];
-        s.ee_exact += f->block_counts[2 * b + 1];
+    if (pool)
+        hy_pool_for(pool, blocks, 8, found_block, &ec);
+    else
+        found_block(&ec, 0, blocks, 0, 0);
+    f->found_count = found;
+    for (int64_t i = 0; i < found; i++) {
+        if (f->found[i].kind == HY_FEATURE_EE)
+            s.ee_found++;
+        else
+            s.vf_found++;
     }
     double t3 = now_ms();
 
