@@ -1,6 +1,7 @@
 /* Tests collision response: no triangle intersections after any step of a reduced cloth_ball and nbody, a cloth
  * coming to rest on a ball, a rigid ball rebounding from a plane to the height its restitution predicts, and the
- * fail-safe carrying the cloth a moving obstacle touches along with it. */
+ * fail-safe carrying the cloth a moving obstacle touches along with it; and a detection round updates only the
+ * trees of objects whose positions changed. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -370,7 +371,66 @@ static void test_failsafe_moving_obstacle(void) {
     hy_world_destroy(w);
 }
 
+/* The step's detection rounds update an object's tree only when its X0, X1
+ * or thickness changed since its last update (collision/collide.c): a
+ * second detection over the same positions updates nothing and finds the
+ * same contacts; moving one vertex of one object updates that object's
+ * tree alone. */
+static void test_refit_skip(void) {
+    char json[4096];
+    snprintf(json, sizeof json, failsafe_json, 0.5005);
+    hy_world* w = load(json, 2);
+    CHECK(w != NULL);
+    if (!w) return;
+    CHECK_OK(hy_collision_state_sync(w));
+    hy_collision_state* cs = w->collision;
+    if (!cs || w->object_count != 2) {
+        hy_world_destroy(w);
+        return;
+    }
+    size_t n = 3 * (size_t)cs->vertex_count;
+    double* X0 = malloc(sizeof(double) * n);
+    double* X1 = malloc(sizeof(double) * n);
+    for (int32_t i = 0; X0 && X1 && i < 2; i++) {
+        const hy_object* o = &w->objects[i];
+        memcpy(X0 + 3 * (size_t)cs->object_offset[i], o->x, sizeof(double) * 3 * (size_t)o->nv);
+        memcpy(X1 + 3 * (size_t)cs->object_offset[i], o->x, sizeof(double) * 3 * (size_t)o->nv);
+    }
+    hy_contact_list c1 = {0}, c2 = {0}, c3 = {0};
+    hy_step_stats st;
+    memset(&st, 0, sizeof st);
+    if (X0 && X1) {
+        CHECK_OK(hy_collide_detect(w, X0, X1, &c1, &st));
+        int64_t u0 = cs->bvh[0]->builds + cs->bvh[0]->refits, u1 = cs->bvh[1]->builds + cs->bvh[1]->refits;
+        CHECK(u0 >= 1 && u1 >= 1);
+        CHECK_OK(hy_collide_detect(w, X0, X1, &c2, &st));
+        CHECK(cs->bvh[0]->builds + cs->bvh[0]->refits == u0);
+        CHECK(cs->bvh[1]->builds + cs->bvh[1]->refits == u1);
+        CHECK(c1.count > 0 && c2.count == c1.count);
+        int same = c2.count == c1.count;
+        for (int64_t k = 0; same && k < c1.count; k++) {
+            const hy_contact *a = &c1.items[k], *b = &c2.items[k];
+            same = a->type == b->type && a->toi == b->toi && memcmp(a->v, b->v, sizeof a->v) == 0;
+        }
+        CHECK(same);
+        /* one cloth vertex lifted 1 cm at the end of the step */
+        X1[3 * (size_t)cs->object_offset[0] + 1] += 0.01;
+        CHECK_OK(hy_collide_detect(w, X0, X1, &c3, &st));
+        CHECK(cs->bvh[0]->builds + cs->bvh[0]->refits == u0 + 1);
+        CHECK(cs->bvh[1]->builds + cs->bvh[1]->refits == u1);
+    }
+    fprintf(stderr, "refit skip: %lld contacts, then %lld and %lld\n", (long long)c1.count, (long long)c2.count,
+            (long long)c3.count);
+    hy_contact_list_free(&c1);
+    hy_contact_list_free(&c2);
+    hy_contact_list_free(&c3);
+    free(X0);
+    free(X1);
+    hy_world_destroy(w);
+}
+
 int main(void) {
+    if (selected("refit_skip")) test_refit_skip();
     if (selected("failsafe")) test_failsafe_moving_obstacle();
     if (selected("rest")) test_cloth_rests();
     if (selected("threads")) test_threads_same();
