@@ -226,13 +226,17 @@ static inline void cos_sin(double d, double* c, double* s) {
     *s = sqrt(1.0 - d * d);
 }
 
+/* cos and sin of the sum of the angles (ca, sa) and (cb, sb). */
+static inline void angle_sum(double ca, double sa, double cb, double sb, double* c, double* s) {
+    *c = ca * cb - sa * sb;
+    *s = sa * cb + ca * sb;
+}
+
 /* Widen the angle (c, s) by delta in [0, 0.1] radians: 1 - delta^2 / 2 is
  * below cos(delta) and delta above sin(delta), so the new cosine is below
  * the true cos(angle + delta) and the sine above (for angles in [0, pi/2]). */
 static inline void widen(double* c, double* s, double delta) {
-    double cd = 1.0 - 0.5 * delta * delta, c0 = *c, s0 = *s;
-    *c = c0 * cd - s0 * delta;
-    *s = s0 * cd + c0 * delta;
+    angle_sum(*c, *s, 1.0 - 0.5 * delta * delta, delta, c, s);
 }
 
 static inline int cone_ok(const hy_bvh_cone* c) { return c->c > CONE_MIN_COS; }
@@ -342,11 +346,14 @@ static void cone_merge(const hy_bvh_cone* a, const hy_bvh_cone* b, hy_bvh_cone* 
     if (sa < 0) sa = -sa; /* alpha near pi: widened past it (cos stays near -1) */
     /* cos(alpha + b) >= cos(a): b inside a (cos falls over [0, pi], and
      * past pi the sum exceeds a anyway while cos(a) > 0) */
-    if (ca * b->c - sa * b->s >= a->c) {
+    double cab, sab, cbb, sbb;
+    angle_sum(ca, sa, b->c, b->s, &cab, &sab);
+    if (cab >= a->c) {
         *r = *a;
         return;
     }
-    if (ca * a->c - sa * a->s >= b->c) {
+    angle_sum(ca, sa, a->c, a->s, &cbb, &sbb);
+    if (cbb >= b->c) {
         *r = *b;
         return;
     }
@@ -354,14 +361,14 @@ static void cone_merge(const hy_bvh_cone* a, const hy_bvh_cone* b, hy_bvh_cone* 
         /* axes (nearly) parallel: the wider cone grown by alpha */
         const hy_bvh_cone* w = a->c < b->c ? a : b;
         *r = *a;
-        r->c = w->c * ca - w->s * sa;
-        r->s = w->s * ca + w->c * sa;
+        angle_sum(w->c, w->s, ca, sa, &r->c, &r->s);
         if (!cone_ok(r)) cone_fail(r);
         return;
     }
-    /* S = alpha + a + b: cos and sin by the sum identities */
-    double c1 = ca * a->c - sa * a->s, s1 = sa * a->c + ca * a->s;
-    double cs = c1 * b->c - s1 * b->s, ss = s1 * b->c + c1 * b->s;
+    /* S = alpha + a + b: cos and sin by the sum identities (alpha + a is
+     * the second test's sum) */
+    double cs, ss;
+    angle_sum(cbb, sbb, b->c, b->s, &cs, &ss);
     /* gamma = S / 2 < 90 degrees: S in (0, pi), sin S > 0 */
     if (!(ss > 0)) {
         cone_fail(r);

@@ -49,7 +49,7 @@ struct hy_frames {
     hy_candidates cand;
     uint8_t* flags; /* per candidate: 1 tested, 2 collides */
     int64_t flags_cap;
-    int64_t* block_counts; /* per block: vf_exact, ee_exact, found (then its first slot in found) */
+    int64_t* block_counts; /* per block: vf_exact, ee_exact, ee found, found (then its first slot in found) */
     int64_t block_cap;
     hy_feature_pair* found;
     int64_t found_count, found_cap;
@@ -250,7 +250,7 @@ static void exact_block(void* vctx, int64_t begin, int64_t end, int64_t block, i
     const hy_feature_pair* pairs = f->cand.pairs;
     double md = f->def.thickness;
     int filters = f->def.use_filters;
-    int64_t vf = 0, ee = 0, hits = 0;
+    int64_t vf = 0, ee = 0, hits = 0, ee_hits = 0;
     int hint = 0; /* hy_filter_sat_hint: along this block's run of pairs */
     for (int64_t i = begin; i < end; i++) {
         const hy_feature_pair* p = &pairs[i];
@@ -276,23 +276,28 @@ static void exact_block(void* vctx, int64_t begin, int64_t end, int64_t block, i
         }
         f->flags[i] = flag;
         hits += flag >> 1;
+        ee_hits += (flag >> 1) & (p->kind == HY_FEATURE_EE);
     }
-    f->block_counts[3 * block] = vf;
-    f->block_counts[3 * block + 1] = ee;
-    f->block_counts[3 * block + 2] = hits;
+    int64_t* bc = f->block_counts + 4 * block;
+    bc[0] = vf;
+    bc[1] = ee;
+    bc[2] = ee_hits;
+    bc[3] = hits;
 }
 
+/* End of exact block b of n candidates. */
+static int64_t block_end(int64_t b, int64_t n) { return (b + 1) * EXACT_GRAIN < n ? (b + 1) * EXACT_GRAIN : n; }
+
 /* The found pairs of exact blocks [begin, end), in candidate order, from
- * each block's first slot (block_counts[3 b + 2] after the prefix sum). */
+ * each block's first slot (block_counts[4 b + 3] after the prefix sum). */
 static void found_block(void* vctx, int64_t begin, int64_t end, int64_t block, int worker) {
     (void)block;
     (void)worker;
     hy_frames* f = ((exact_ctx*)vctx)->f;
     int64_t n = f->cand.count;
     for (int64_t b = begin; b < end; b++) {
-        int64_t at = f->block_counts[3 * b + 2];
-        int64_t hi = (b + 1) * EXACT_GRAIN < n ? (b + 1) * EXACT_GRAIN : n;
-        for (int64_t i = b * EXACT_GRAIN; i < hi; i++)
+        int64_t at = f->block_counts[4 * b + 3];
+        for (int64_t i = b * EXACT_GRAIN; i < block_end(b, n); i++)
             if (f->flags[i] & 2) f->found[at++] = f->cand.pairs[i];
     }
 }
@@ -397,24 +402,27 @@ hy_status hy_frames_run(hy_frames* f, const double* x0, const double* x1, hy_poo
     int64_t n = f->cand.count;
     int64_t blocks = hy_pool_blocks(n, EXACT_GRAIN);
     if (!grow((void**)&f->flags, &f->flags_cap, n, 1) ||
-        !grow((void**)&f->block_counts, &f->block_cap, 3 * blocks, sizeof(int64_t)))
+        !grow((void**)&f->block_counts, &f->block_cap, 4 * blocks, sizeof(int64_t)))
         return hy_fail(HY_ERR_NOMEM, "frames: out of memory for %lld candidates", (long long)n);
     exact_ctx ec = {f, x0, x1};
     if (pool)
         hy_pool_for(pool, n, EXACT_GRAIN, exact_block, &ec);
     else
         for (int64_t b = 0; b < blocks; b++)
-            exact_block(&ec, b * EXACT_GRAIN, (b + 1) * EXACT_GRAIN < n ? (b + 1) * EXACT_GRAIN : n, b, 0);
+            exact_block(&ec, b * EXACT_GRAIN, block_end(b, n), b, 0);
     /* Found pairs in candidate order: each block's count becomes its first
      * slot, then the blocks copy theirs in parallel. */
     int64_t found = 0;
     for (int64_t b = 0; b < blocks; b++) {
-        s.vf_exact += f->block_counts[3 * b];
-        s.ee_exact += f->block_counts[3 * b + 1];
-        int64_t h = f->block_counts[3 * b + 2];
-        f->block_counts[3 * b + 2] = found;
+        int64_t* bc = f->block_counts + 4 * b;
+        s.vf_exact += bc[0];
+        s.ee_exact += bc[1];
+        s.ee_found += bc[2];
+        int64_t h = bc[3];
+        bc[3] = found;
         found += h;
     }
+    s.vf_found = found - s.ee_found;
     if (!grow((void**)&f->found, &f->found_cap, found, sizeof *f->found))
         return hy_fail(HY_ERR_NOMEM, "frames: out of memory for %lld collisions", (long long)found);
     if (pool)
@@ -422,12 +430,6 @@ hy_status hy_frames_run(hy_frames* f, const double* x0, const double* x1, hy_poo
     else
         found_block(&ec, 0, blocks, 0, 0);
     f->found_count = found;
-    for (int64_t i = 0; i < found; i++) {
-        if (f->found[i].kind == HY_FEATURE_EE)
-            s.ee_found++;
-        else
-            s.vf_found++;
-    }
     double t3 = now_ms();
 
     s.candidates = n;
