@@ -1,8 +1,9 @@
 /* BVH over swept triangle boxes: binned-SAH top-down build, bottom-up refit,
  * feature ownership.
  *
- * Build: the top of the tree is split serially, breadth first, until there
- * are SUBTREE_TASKS open ranges (or nothing left to split); the subtrees are
+ * Build: the top of the tree is split breadth first (the ranges of one
+ * round in parallel), until there are SUBTREE_TASKS open ranges (or nothing
+ * left to split); the subtrees are
  * then built independently (in parallel on the pool) into private node
  * arrays and spliced in task order. The split rule never looks at the thread
  * count, so the tree is the same for any pool.
@@ -1023,6 +1024,26 @@ static void leaf_data(hy_bvh* b, hy_pool* pool) {
 
 static void sweep_nodes(hy_bvh* b, int boxes, hy_pool* pool);
 
+/* One split of the build's top round, run on the pool. */
+typedef struct top_split {
+    range_task r, kids[2];
+    int32_t mid;
+} top_split;
+
+typedef struct top_job {
+    const build_ctx* c;
+    top_split* sp;
+} top_job;
+
+static void top_block(void* vctx, int64_t begin, int64_t end, int64_t block, int worker) {
+    (void)end;
+    (void)block;
+    (void)worker;
+    top_job* j = vctx;
+    top_split* t = &j->sp[begin];
+    t->mid = split_range(j->c, &t->r, t->kids);
+}
+
 hy_status hy_bvh_build(hy_bvh* b, const double* x0, const double* x1, double thickness, hy_pool* pool) {
     if (!b || !x0) return hy_fail(HY_ERR_INVALID_ARG, "bvh build: NULL argument");
     primitive_boxes(b, x0, x1, thickness, pool);
@@ -1037,8 +1058,9 @@ hy_status hy_bvh_build(hy_bvh* b, const double* x0, const double* x1, double thi
         q->pad = 0;
     }
 
-    /* Serial top: split breadth first until SUBTREE_TASKS open ranges
-     * (the binning of the large ones runs on the pool). */
+    /* Top: split breadth first until SUBTREE_TASKS open ranges; the root's
+     * binning runs on the pool, later rounds split their ranges in
+     * parallel. */
     node_buf top = {b->nodes, 0, 2 * nt};
     range_task open[2 * SUBTREE_TASKS + 2];
     int nopen = 0;
@@ -1051,20 +1073,38 @@ hy_status hy_bvh_build(hy_bvh* b, const double* x0, const double* x1, double thi
     range_task tasks[2 * SUBTREE_TASKS + 2];
     int ntasks = 0;
     while (nopen > 0) {
-        /* Expand every open range this round (deterministic breadth-first). */
+        /* Expand every open range this round (deterministic breadth-first).
+         * Which ranges split is known before splitting: a range of at least
+         * SUBTREE_MIN triangles makes two children (unless leaf_size is at
+         * least that, when it may become a leaf instead). */
         range_task next[2 * SUBTREE_TASKS + 2];
-        int nnext = 0;
+        top_split sp[2 * SUBTREE_TASKS + 2];
+        int nnext = 0, nsplit = 0;
         for (int i = 0; i < nopen; i++) {
             const range_task* r = &open[i];
             if (r->end - r->begin < SUBTREE_MIN || nopen + nnext + ntasks >= SUBTREE_TASKS) {
                 tasks[ntasks++] = *r;
                 continue;
             }
-            range_task kids[2];
-            int32_t mid = split_range(&c, r, kids);
+            sp[nsplit++].r = *r;
+            nnext += 2;
+        }
+        /* One range: its binning runs on the pool. Several (disjoint
+         * ranges of c.p): one per block, each binned serially. */
+        if (nsplit == 1 || !pool) {
+            for (int i = 0; i < nsplit; i++) sp[i].mid = split_range(&c, &sp[i].r, sp[i].kids);
+        } else {
+            build_ctx serial = c;
+            serial.pool = NULL;
+            top_job tj = {&serial, sp};
+            hy_pool_for(pool, nsplit, 1, top_block, &tj);
+        }
+        nnext = 0;
+        for (int i = 0; i < nsplit; i++) {
+            const range_task* r = &sp[i].r;
             hy_bvh_node* node = &top.v[r->node];
             node->box = r->box;
-            if (mid < 0) {
+            if (sp[i].mid < 0) { /* only with a leaf_size >= SUBTREE_MIN */
                 node->first = r->begin;
                 node->count = r->end - r->begin;
                 continue;
@@ -1072,10 +1112,10 @@ hy_status hy_bvh_build(hy_bvh* b, const double* x0, const double* x1, double thi
             int32_t first = node_alloc(&top, 2);
             node->first = first;
             node->count = 0;
-            kids[0].node = first;
-            kids[1].node = first + 1;
-            next[nnext++] = kids[0];
-            next[nnext++] = kids[1];
+            sp[i].kids[0].node = first;
+            sp[i].kids[1].node = first + 1;
+            next[nnext++] = sp[i].kids[0];
+            next[nnext++] = sp[i].kids[1];
         }
         memcpy(open, next, sizeof(range_task) * (size_t)nnext);
         nopen = nnext;
