@@ -86,14 +86,13 @@ hy_status hy_bvh_create(const int32_t* triangles, int32_t triangle_count, int32_
     b->order = malloc(sizeof(int32_t) * nt);
     b->vertex_boxes = malloc(sizeof(hy_aabb) * nv);
     b->triangle_boxes = malloc(sizeof(hy_aabb) * nt);
-    b->neighbor = malloc(sizeof(int32_t) * 3 * nt);
+    b->twin = malloc(sizeof(int32_t) * 3 * nt);
     b->rank = malloc(sizeof(int32_t) * nt);
     b->range = malloc(sizeof(int32_t) * 4 * nt);
-    b->connected = calloc(2 * nt, 1);
     b->cones = malloc(sizeof(hy_bvh_cone) * 2 * nt);
     b->triangle_normals = malloc(sizeof(hy_bvh_normals) * nt);
     b->self_free = calloc(2 * nt, 1);
-    b->self_cull = 0; /* opt-in: see hy_bvh.self_cull */
+    b->self_cull = 1; /* at thickness 0 only: see hy_bvh.self_cull */
     b->vertex_mboxes = malloc(sizeof(hy_mbox) * nv);
     b->node_mboxes = malloc(sizeof(hy_mbox) * 2 * nt);
     b->slots = malloc(sizeof(hy_bvh_slot) * nt);
@@ -106,7 +105,7 @@ hy_status hy_bvh_create(const int32_t* triangles, int32_t triangle_count, int32_
     edge_rec* edges = malloc(sizeof(edge_rec) * 3 * nt);
     uint8_t* seen = calloc(nv, 1);
     if (!b->triangles || !b->owned || !b->nodes || !b->order || !b->vertex_boxes || !b->triangle_boxes || !edges ||
-        !seen || !b->neighbor || !b->rank || !b->range || !b->connected || !b->cones || !b->triangle_normals ||
+        !seen || !b->twin || !b->rank || !b->range || !b->cones || !b->triangle_normals ||
         !b->self_free || !b->vertex_mboxes || !b->node_mboxes || !b->slots ||
         !b->leaf_mboxes || !b->node_fboxes || !b->leaf_fboxes || !b->node_area || !b->spans) {
         free(edges);
@@ -133,21 +132,31 @@ hy_status hy_bvh_create(const int32_t* triangles, int32_t triangle_count, int32_
             e->k = k;
         }
     qsort(edges, 3 * nt, sizeof *edges, cmp_edge);
-    for (size_t i = 0; i < 3 * nt; i++) b->neighbor[i] = -1;
-    /* Neighbours: within a group of triangles sharing an edge, the first
-     * links to the second and every other to the first (a star keeps the
-     * group connected; non-manifold edges need no more). */
-    size_t g = 0;
-    for (size_t i = 0; i < 3 * nt; i++) {
-        int first = i == 0 || edges[i].a != edges[i - 1].a || edges[i].b != edges[i - 1].b;
-        if (first) {
-            b->owned[edges[i].tri] |= (uint8_t)HY_BVH_OWN_EDGE(edges[i].k);
-            g = i;
-            continue;
+    /* Each edge is owned by the first triangle of its group (the sort
+     * groups the triangles sharing it). Twins, for the contour test of
+     * self-collision culling: an edge of two triangles that run it in
+     * opposite directions links them; a boundary edge has none (-1); an
+     * edge of three or more triangles, or of two that run it the same way,
+     * is marked -2 (no patch containing it is culled). */
+    for (size_t i = 0; i < 3 * nt;) {
+        size_t j = i + 1;
+        while (j < 3 * nt && edges[j].a == edges[i].a && edges[j].b == edges[i].b) j++;
+        b->owned[edges[i].tri] |= (uint8_t)HY_BVH_OWN_EDGE(edges[i].k);
+        const edge_rec* e0 = &edges[i];
+        size_t s0 = 3 * (size_t)e0->tri + (size_t)e0->k;
+        if (j - i == 1) {
+            b->twin[s0] = -1;
+        } else if (j - i == 2) {
+            const edge_rec* e1 = &edges[i + 1];
+            size_t s1 = 3 * (size_t)e1->tri + (size_t)e1->k;
+            /* opposite directions: the edges start at different vertices */
+            int opposite = triangles[s0] != triangles[s1];
+            b->twin[s0] = opposite ? e1->tri : -2;
+            b->twin[s1] = opposite ? e0->tri : -2;
+        } else {
+            for (size_t q = i; q < j; q++) b->twin[3 * (size_t)edges[q].tri + (size_t)edges[q].k] = -2;
         }
-        const edge_rec* e0 = &edges[g];
-        b->neighbor[3 * (size_t)edges[i].tri + (size_t)edges[i].k] = e0->tri;
-        if (i == g + 1) b->neighbor[3 * (size_t)e0->tri + (size_t)e0->k] = edges[i].tri;
+        i = j;
     }
     free(edges);
     free(seen);
@@ -171,10 +180,9 @@ void hy_bvh_destroy(hy_bvh* b) {
     free(b->order);
     free(b->vertex_boxes);
     free(b->triangle_boxes);
-    free(b->neighbor);
+    free(b->twin);
     free(b->rank);
     free(b->range);
-    free(b->connected);
     free(b->cones);
     free(b->triangle_normals);
     free(b->self_free);
@@ -219,6 +227,11 @@ static inline void cross3(const double a[3], const double b[3], double r[3]) {
 }
 
 static inline double norm3(const double a[3]) { return sqrt(a[0] * a[0] + a[1] * a[1] + a[2] * a[2]); }
+
+static inline double absmax3(const double a[3]) {
+    double m = fabs(a[0]) > fabs(a[1]) ? fabs(a[0]) : fabs(a[1]);
+    return m > fabs(a[2]) ? m : fabs(a[2]);
+}
 
 /* cos and sin of the angle whose cosine is d (clamped to [-1, 1]). */
 static inline void cos_sin(double d, double* c, double* s) {
@@ -271,22 +284,24 @@ static void triangle_normals(const double* x0, const double* x1, const int32_t* 
     cross3(e[0][0], e[1][1], t1);
     cross3(e[1][0], e[0][1], t2);
     for (int k = 0; k < 3; k++) cv[1][k] = t1[k] + t2[k];
-    double n00 = norm3(e[0][0]), n01 = norm3(e[0][1]), n10 = norm3(e[1][0]), n11 = norm3(e[1][1]);
-    scale[0] = n00 * n01;
-    scale[1] = n00 * n11 + n10 * n01;
-    scale[2] = n10 * n11;
+    /* |a| |b| <= 3 |a|_inf |b|_inf: no square roots for the bound */
+    double n00 = absmax3(e[0][0]), n01 = absmax3(e[0][1]), n10 = absmax3(e[1][0]), n11 = absmax3(e[1][1]);
+    scale[0] = 3.0 * (n00 * n01);
+    scale[1] = 3.0 * (n00 * n11 + n10 * n01);
+    scale[2] = 3.0 * (n10 * n11);
     c->delta = 0;
     for (int i = 0; i < 3; i++) {
-        double n = norm3(cv[i]);
+        double n = norm3(cv[i]), inv = 1.0 / n;
         /* Differences and cross products: a few roundings each, relative
-         * to the edge lengths; 16 eps is generous. */
-        double delta = n > 0 ? 16.0 * DBL_EPSILON * scale[i] / n : INFINITY;
+         * to the edge lengths; 16 eps is generous (and covers the few eps
+         * of scaling by a rounded reciprocal; CONE_SLACK pads far more). */
+        double delta = n > 0 ? 16.0 * DBL_EPSILON * scale[i] * inv : INFINITY;
         if (!(delta < 0.05) || !isfinite(n)) {
             c->delta = INFINITY;
             return;
         }
         if (delta > c->delta) c->delta = delta;
-        for (int k = 0; k < 3; k++) c->u[i][k] = cv[i][k] / n;
+        for (int k = 0; k < 3; k++) c->u[i][k] = cv[i][k] * inv;
     }
 }
 
@@ -847,43 +862,8 @@ static void subtree_block(void* vctx, int64_t begin, int64_t end, int64_t block,
     }
 }
 
-/* Ranks, node ranges and connectivity: topology only, so once per build.
- * A node's triangles are edge-connected when both children's are and some
- * neighbour link crosses between them; the node where a link crosses is
- * the lowest node holding both ends, found by descending the ranges. Links
- * inside a leaf are checked with a tiny union-find. */
-typedef struct climb_ctx {
-    hy_bvh* b;
-    const int32_t* leaf_of;
-    const int32_t* up;
-    int32_t* found;  /* block q lists from 3 q CLIMB_GRAIN (at most 3 a rank) */
-    int64_t* nfound; /* per block */
-} climb_ctx;
-
-#define CLIMB_GRAIN 16384
-
-static void climb_block(void* vctx, int64_t begin, int64_t end, int64_t block, int worker) {
-    (void)worker;
-    climb_ctx* c = vctx;
-    const hy_bvh* b = c->b;
-    int32_t* out = c->found + 3 * begin;
-    int64_t n = 0;
-    for (int32_t r1 = (int32_t)begin; r1 < (int32_t)end; r1++) {
-        int32_t t = b->order[r1];
-        for (int k = 0; k < 3; k++) {
-            int32_t u = b->neighbor[3 * t + k];
-            if (u < 0) continue;
-            int32_t r2 = b->rank[u];
-            if (r1 >= r2) continue;
-            int32_t i = c->leaf_of[r1];
-            while (b->range[2 * i + 1] <= r2) i = c->up[i];
-            if (b->nodes[i].count == 0) out[n++] = i;
-        }
-    }
-    c->nfound[block] = n;
-}
-
-static void link_nodes(hy_bvh* b, hy_pool* pool) {
+/* Ranks and node ranges: topology only, so once per build. */
+static void link_nodes(hy_bvh* b) {
     int32_t nt = b->triangle_count;
     for (int32_t i = 0; i < nt; i++) b->rank[b->order[i]] = i;
     for (int32_t i = b->node_count - 1; i >= 0; i--) {
@@ -895,79 +875,6 @@ static void link_nodes(hy_bvh* b, hy_pool* pool) {
             b->range[2 * i] = b->range[2 * n->first];
             b->range[2 * i + 1] = b->range[2 * (n->first + 1) + 1];
         }
-        b->connected[i] = 0;
-    }
-    /* connected[] only serves self-culling: without it, none is connected
-     * (if a later refit turns culling on, this tree just culls nothing). */
-    if (!culling(b)) return;
-    /* connected[] doubles as "a link crosses here" for inner nodes. The
-     * lowest node holding both ends of a link: climb from the leaf of the
-     * lower rank until the range reaches the higher one (most links are
-     * local, so the climb is short; descending from the root costs the
-     * full depth for every link). The climbs run in parallel blocks of
-     * ranks, each listing the nodes it found; the marks are set after. */
-    int32_t* leaf_of = malloc(sizeof(int32_t) * (size_t)nt);
-    int32_t* up = malloc(sizeof(int32_t) * (size_t)b->node_count);
-    int32_t* found = malloc(sizeof(int32_t) * 3 * (size_t)nt);
-    int64_t nblocks = hy_pool_blocks(nt, CLIMB_GRAIN);
-    int64_t* nfound = malloc(sizeof(int64_t) * (size_t)nblocks);
-    if (!leaf_of || !up || !found || !nfound) {
-        /* no room: nothing counts as connected (only culls less) */
-        free(leaf_of);
-        free(up);
-        free(found);
-        free(nfound);
-        return;
-    }
-    up[0] = -1;
-    for (int32_t i = 0; i < b->node_count; i++) {
-        const hy_bvh_node* n = &b->nodes[i];
-        if (n->count == 0) {
-            up[n->first] = i;
-            up[n->first + 1] = i;
-        } else {
-            for (int32_t r = n->first; r < n->first + n->count; r++) leaf_of[r] = i;
-        }
-    }
-    climb_ctx cc = {b, leaf_of, up, found, nfound};
-    if (pool)
-        hy_pool_for(pool, nt, CLIMB_GRAIN, climb_block, &cc);
-    else
-        for (int64_t q = 0; q < nblocks; q++)
-            climb_block(&cc, q * CLIMB_GRAIN, (q + 1) * CLIMB_GRAIN < nt ? (q + 1) * CLIMB_GRAIN : nt, q, 0);
-    for (int64_t q = 0; q < nblocks; q++)
-        for (int64_t j = 0; j < nfound[q]; j++) b->connected[found[3 * q * CLIMB_GRAIN + j]] = 1;
-    free(found);
-    free(nfound);
-    free(leaf_of);
-    free(up);
-    for (int32_t i = b->node_count - 1; i >= 0; i--) {
-        const hy_bvh_node* n = &b->nodes[i];
-        if (n->count == 0) {
-            b->connected[i] = (uint8_t)(b->connected[i] && b->connected[n->first] && b->connected[n->first + 1]);
-            continue;
-        }
-        int32_t parent[64];
-        int32_t m = n->count < 64 ? n->count : 64;
-        for (int32_t j = 0; j < m; j++) parent[j] = j;
-        int32_t groups = m;
-        for (int32_t j = 0; j < m; j++) {
-            int32_t t = b->order[n->first + j];
-            for (int k = 0; k < 3; k++) {
-                int32_t u = b->neighbor[3 * t + k];
-                if (u < 0) continue;
-                int32_t r = b->rank[u] - n->first;
-                if (r < 0 || r >= m) continue;
-                int32_t x = j, y = r;
-                while (parent[x] != x) x = parent[x];
-                while (parent[y] != y) y = parent[y];
-                if (x != y) {
-                    parent[x] = y;
-                    groups--;
-                }
-            }
-        }
-        b->connected[i] = (uint8_t)(n->count <= 64 && groups == 1);
     }
 }
 
@@ -1023,6 +930,7 @@ static void leaf_data(hy_bvh* b, hy_pool* pool) {
 }
 
 static void sweep_nodes(hy_bvh* b, int boxes, hy_pool* pool);
+static void mark_self_free(hy_bvh* b, const double* x0, const double* x1, hy_pool* pool);
 
 /* One split of the build's top round, run on the pool. */
 typedef struct top_split {
@@ -1171,7 +1079,7 @@ hy_status hy_bvh_build(hy_bvh* b, const double* x0, const double* x1, double thi
         return st;
     }
     HY_ASSERT(b->node_count <= 2 * nt);
-    link_nodes(b, pool);
+    link_nodes(b);
     make_slots(b);
     for (int32_t i = 0; i < b->node_count; i++) {
         b->spans[i].first = b->nodes[i].first;
@@ -1179,9 +1087,181 @@ hy_status hy_bvh_build(hy_bvh* b, const double* x0, const double* x1, double thi
     }
     leaf_data(b, pool);
     sweep_nodes(b, 0, pool);
+    mark_self_free(b, x0, x1, pool);
     b->built_cost = b->cost;
     b->builds++;
     return HY_OK;
+}
+
+/* ---- self-collision culling: normal cones and contours */
+
+/* The star-contour test of node i, whose cone passed: 1 when its patch's
+ * boundary, projected along the cone axis, stays one simple closed curve
+ * through the whole step (see hy_bvh.self_cull). Coordinates: a linear map
+ * to the plane whose kernel is the axis, oriented so that a triangle whose
+ * normal lies in the cone projects counter-clockwise, applied to x - r at
+ * each end of the step (r: a contour vertex at that end; the common
+ * translation changes no contact). With p_s the contour's mean at end s,
+ * every contour half-edge (a, b) must keep p strictly on its left: the
+ * cross product of a(t) - p(t) and b(t) - p(t), a quadratic in t, has
+ * three Bernstein coefficients, all above the rounding bound. Then p is
+ * never on the contour, so its winding number around p stays what it is at
+ * t = 0, and every half-ray from p crosses the contour that many times
+ * (every crossing runs the same way): one crossing means one simple
+ * star-shaped curve. Interior edges must join two triangles that run them
+ * in opposite directions (hy_bvh.twin): a patch with a non-manifold or
+ * inconsistently wound edge fails. */
+typedef struct contour_buf {
+    int32_t* v; /* 2 per half-edge: from, to */
+    int64_t n, cap;
+} contour_buf;
+
+static int contour_star(const hy_bvh* b, int32_t i, const double* x0, const double* x1, contour_buf* cb) {
+    int32_t lo = b->range[2 * i], hi = b->range[2 * i + 1];
+    cb->n = 0;
+    for (int32_t r = lo; r < hi; r++) {
+        int32_t t = b->order[r];
+        const int32_t* f = b->triangles + 3 * t;
+        for (int k = 0; k < 3; k++) {
+            int32_t u = b->twin[3 * t + k];
+            if (u == -2) return 0;
+            if (u >= 0 && b->rank[u] >= lo && b->rank[u] < hi) continue; /* interior */
+            if (cb->n == cb->cap) {
+                int64_t cap = cb->cap ? 2 * cb->cap : 1024;
+                int32_t* v = realloc(cb->v, sizeof(int32_t) * 2 * (size_t)cap);
+                if (!v) return 0; /* no room: no cull */
+                cb->v = v;
+                cb->cap = cap;
+            }
+            cb->v[2 * cb->n] = f[k];
+            cb->v[2 * cb->n + 1] = f[k == 2 ? 0 : k + 1];
+            cb->n++;
+        }
+    }
+    if (cb->n < 3) return 0; /* closed (or nothing): no contour to judge */
+    /* The map: rows e1, e2 with e1 x e2 along the axis. */
+    const double* ax = b->cones[i].axis;
+    int m = 0;
+    for (int k = 1; k < 3; k++)
+        if (fabs(ax[k]) < fabs(ax[m])) m = k;
+    double unit[3] = {0, 0, 0}, e1[3], e2[3];
+    unit[m] = 1.0;
+    cross3(ax, unit, e1);
+    double l1 = norm3(e1);
+    for (int k = 0; k < 3; k++) e1[k] /= l1;
+    cross3(ax, e1, e2);
+    /* e1 x e2 = e1 x (ax x e1) = ax (e1 . e1) - e1 (e1 . ax): along ax */
+    const double* xs[2] = {x0, x1 ? x1 : x0};
+    double ref[2][3], pm[2][2] = {{0, 0}, {0, 0}}, D = 0;
+    for (int s = 0; s < 2; s++)
+        for (int k = 0; k < 3; k++) ref[s][k] = xs[s][3 * cb->v[0] + k];
+    for (int64_t q = 0; q < 2 * cb->n; q++)
+        for (int s = 0; s < 2; s++) {
+            const double* x = xs[s] + 3 * cb->v[q];
+            double d[3] = {x[0] - ref[s][0], x[1] - ref[s][1], x[2] - ref[s][2]};
+            for (int k = 0; k < 3; k++) D = fmax(D, fabs(d[k]));
+            pm[s][0] += d[0] * e1[0] + d[1] * e1[1] + d[2] * e1[2];
+            pm[s][1] += d[0] * e2[0] + d[1] * e2[1] + d[2] * e2[2];
+        }
+    for (int s = 0; s < 2; s++) {
+        pm[s][0] /= (double)(2 * cb->n);
+        pm[s][1] /= (double)(2 * cb->n);
+    }
+    if (!(D > 0 && D < 1e150)) return 0;
+    /* Rounding: a projected coordinate (a difference, then a 3-term dot
+     * with near-unit rows) is within 8 u |d|_1 <= 24 u D of the map's exact
+     * value and at most 1.8 D in size, so a point's offset from p (p is
+     * whatever was computed: any point will do) is within 28 u D, at most
+     * 3.6 D; a 2 x 2 cross product of such offsets, and the mean of two,
+     * errs by less than 500 u D^2. The bound doubles that, for the
+     * rounding of the bound itself and of the contour's points, which are
+     * vertex positions like the rest. */
+    const double bound = 1024.0 * (DBL_EPSILON / 2) * D * D * (1.0 + 1e-6) + 1e-300;
+    int64_t crossings = 0;
+    for (int64_t q = 0; q < cb->n; q++) {
+        double A[2][2], B[2][2];
+        for (int s = 0; s < 2; s++) {
+            const double* xa = xs[s] + 3 * cb->v[2 * q];
+            const double* xb = xs[s] + 3 * cb->v[2 * q + 1];
+            double da[3] = {xa[0] - ref[s][0], xa[1] - ref[s][1], xa[2] - ref[s][2]};
+            double db[3] = {xb[0] - ref[s][0], xb[1] - ref[s][1], xb[2] - ref[s][2]};
+            A[s][0] = (da[0] * e1[0] + da[1] * e1[1] + da[2] * e1[2]) - pm[s][0];
+            A[s][1] = (da[0] * e2[0] + da[1] * e2[1] + da[2] * e2[2]) - pm[s][1];
+            B[s][0] = (db[0] * e1[0] + db[1] * e1[1] + db[2] * e1[2]) - pm[s][0];
+            B[s][1] = (db[0] * e2[0] + db[1] * e2[1] + db[2] * e2[2]) - pm[s][1];
+        }
+        double c0 = A[0][0] * B[0][1] - A[0][1] * B[0][0];
+        double c2 = A[1][0] * B[1][1] - A[1][1] * B[1][0];
+        double c1 = 0.5 * ((A[0][0] * B[1][1] - A[0][1] * B[1][0]) + (A[1][0] * B[0][1] - A[1][1] * B[0][0]));
+        if (!(c0 > bound && c1 > bound && c2 > bound)) return 0; /* NaN fails too */
+        /* the half-ray from p along +e1 at t = 0: counter-clockwise edges
+         * cross it upwards (and every upward crossing is at x > 0) */
+        crossings += (A[0][1] <= 0) && (B[0][1] > 0);
+    }
+    return crossings == 1;
+}
+
+/* self_free below node `root`, top down: a node whose cone is under 90
+ * degrees and whose contour passes contour_star is marked and its subtree
+ * is never looked at (traversal does not go below it); else its children
+ * are tried. With `top`, the descent stops at the build's subtree roots
+ * and lists them in subs[] (*nsubs) instead. */
+static void mark_below(hy_bvh* b, int32_t root, const double* x0, const double* x1, contour_buf* cb, int top,
+                       int32_t* subs, int32_t* nsubs) {
+    int32_t stack[128];
+    int sp = 0;
+    stack[sp++] = root;
+    while (sp > 0) {
+        int32_t i = stack[--sp];
+        const hy_bvh_node* n = &b->nodes[i];
+        if (top && i < b->top_count && b->top_root[i]) {
+            subs[(*nsubs)++] = i;
+            continue;
+        }
+        if (cone_ok(&b->cones[i]) && contour_star(b, i, x0, x1, cb)) {
+            b->self_free[i] = 1;
+            continue;
+        }
+        if (n->count == 0 && sp + 2 <= 128) { /* (deeper: nothing culled there) */
+            stack[sp++] = n->first + 1;
+            stack[sp++] = n->first;
+        }
+    }
+}
+
+typedef struct mark_ctx {
+    hy_bvh* b;
+    const double* x0;
+    const double* x1;
+    const int32_t* subs;
+} mark_ctx;
+
+static void mark_block(void* vctx, int64_t begin, int64_t end, int64_t block, int worker) {
+    (void)block;
+    (void)worker;
+    mark_ctx* c = vctx;
+    contour_buf cb = {NULL, 0, 0};
+    for (int64_t q = begin; q < end; q++) mark_below(c->b, c->subs[q], c->x0, c->x1, &cb, 0, NULL, NULL);
+    free(cb.v);
+}
+
+/* self_free for the whole tree: the top serially, then the subtrees it
+ * did not settle in parallel (each node's mark depends on its own data
+ * and its ancestors' only, so the marks do not depend on the pool).
+ * Without culling every mark is 0. */
+static void mark_self_free(hy_bvh* b, const double* x0, const double* x1, hy_pool* pool) {
+    memset(b->self_free, 0, (size_t)b->node_count);
+    if (!culling(b)) return;
+    int32_t subs[HY_BVH_TOP_MAX];
+    int32_t nsubs = 0;
+    contour_buf cb = {NULL, 0, 0};
+    mark_below(b, 0, x0, x1, &cb, 1, subs, &nsubs);
+    free(cb.v);
+    mark_ctx c = {b, x0, x1, subs};
+    if (pool && nsubs > 1)
+        hy_pool_for(pool, nsubs, 1, mark_block, &c);
+    else
+        mark_block(&c, 0, nsubs, 0, 0);
 }
 
 /* ---- refit */
@@ -1214,7 +1294,6 @@ static double sweep_node(hy_bvh* b, int boxes, int cull, int32_t i) {
         if (cull) cone_merge(&b->cones[n->first], &b->cones[n->first + 1], cone);
         term = hy_aabb_half_area(&n->box);
     }
-    b->self_free[i] = (uint8_t)(cull && b->connected[i] && cone_ok(cone));
     hy_fbox_from(mb, &b->node_fboxes[i]);
     b->node_area[i] = hy_aabb_half_area(&n->box);
     return term;
@@ -1265,6 +1344,7 @@ void hy_bvh_refit(hy_bvh* b, const double* x0, const double* x1, double thicknes
     primitive_boxes(b, x0, x1, thickness, pool);
     leaf_data(b, pool);
     sweep_nodes(b, 1, pool);
+    mark_self_free(b, x0, x1, pool);
     b->refits++;
 }
 

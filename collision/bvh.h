@@ -392,8 +392,8 @@ typedef struct hy_bvh {
     int32_t triangle_count;
     int32_t* triangles; /* 3 * triangle_count, copied */
     uint8_t* owned;     /* per triangle, HY_BVH_OWN_* bits */
-    int32_t* neighbor;  /* 3 * triangle_count: a triangle across edge k, or -1
-                           (enough links to keep edge-connected sets connected) */
+    int32_t* twin;      /* 3 * triangle_count: the triangle across edge k when exactly two share
+                           it, running it in opposite directions; -1 on the boundary; -2 else */
     /* tree (rebuilt by hy_bvh_build) */
     hy_bvh_node* nodes;
     int32_t node_count;
@@ -401,12 +401,11 @@ typedef struct hy_bvh {
     int leaf_size;  /* most triangles in a leaf */
     int32_t* rank;  /* per triangle: its position in order */
     int32_t* range; /* per node: [range[2n], range[2n+1]) of order */
-    uint8_t* connected; /* per node: its triangles form one edge-connected patch */
     /* self-collision culling (per step) */
     hy_bvh_cone* cones;          /* per node */
     hy_bvh_normals* triangle_normals; /* per triangle id */
     uint8_t* self_free; /* per node: 1 = no self collision inside it (see below) */
-    int self_cull;      /* 1 = compute self_free (opt-in, unsound: see below); 0 (default) = never cull */
+    int self_cull;      /* 1 (default) = compute self_free at thickness 0 (see below); 0 = never cull */
     /* per step */
     hy_aabb* vertex_boxes;   /* per vertex, swept */
     hy_aabb* triangle_boxes; /* per triangle id, swept */
@@ -456,27 +455,37 @@ typedef struct hy_bvh {
     int64_t builds, refits;
 } hy_bvh;
 
-/* Self-collision culling (Volino & Magnenat-Thalmann 1994, with the
- * continuous normal cones of Tang et al. 2009), opt-in (self_cull = 1): an
- * edge-connected patch whose normals, over the whole step, all lie within
- * less than 90 degrees of one direction is taken to be unable to touch
- * itself, so a node with such a patch gets no self test. A triangle's
- * normal under linear motion is a quadratic in t whose three Bernstein
- * coefficient vectors span a cone containing it; a leaf's cone holds all
- * its triangles' coefficient directions, and inner node cones bound their
- * children's. Like most cloth codes (Provot 1997) this omits the
- * boundary-contour test of the theorem, and that makes it unsound on real
- * data: in the shared cloth-ball frames, an open fan of four triangles
- * around vertex 34876 has a 58-degree cone, yet its end spoke (10439,
- * 34876) crosses its rim edge (10436, 34877) during the step; a tree that
- * puts those four in one leaf culls a true collision (with 8 SAH bins
- * instead of 16 it does). Culling is therefore off by default: with it
- * off the CCD misses nothing the exact test would find, and ccd-frames is
- * no slower (the cones and connectivity cost the build more than they
- * save traversal: cloth-ball, leaves of 4, 2 threads: BVH 35.5 -> 25.0
- * ms, traversal 80.4 -> 84.1). It applies to touching contact only: with
- * thickness > 0 nothing is culled. The triangles' winding must be consistent for it to
- * cull anything. */
+/* Self-collision culling (on by default; self_cull = 0 turns it off), for
+ * touching contact only: with thickness > 0 nothing is culled (two parts
+ * of a patch that cannot touch can still come within a distance). The
+ * theorem (Volino & Magnenat-Thalmann 1994): a patch whose normals all
+ * lie within less than 90 degrees of one direction V, and whose boundary,
+ * projected along V, is one simple closed curve, projects one to one, so
+ * it cannot touch itself. A node of the tree whose triangles pass both
+ * tests over the whole step gets self_free = 1 and no self test.
+ *  - Normals: a triangle's normal under linear motion is a quadratic in t
+ *    whose three Bernstein coefficient vectors span a cone containing it
+ *    (Tang et al. 2009); a leaf's cone holds all its triangles'
+ *    coefficient directions, inner node cones bound their children's.
+ *  - Contour: the node's boundary half-edges (an edge is interior when
+ *    both its triangles are in the node, which needs them to run it in
+ *    opposite directions: see twin) must keep one moving point strictly on
+ *    their left over the whole step, in a plane across the cone's axis,
+ *    and a half-ray from that point must cross the contour once: a
+ *    star-shaped curve (after Schvartzman et al. 2010, "Star-contours for
+ *    efficient hierarchical self-collision detection"). Each edge's
+ *    orientation is a quadratic in t, judged by its Bernstein coefficients
+ *    against a rounding bound.
+ * The contour test is not optional: in the shared cloth-ball frames an open
+ * fan of four triangles around vertex 34876 has a 58-degree cone, yet its
+ * end spoke (10439, 34876) crosses its rim edge (10436, 34877) during the
+ * step; a cull on the cone and edge-connectivity alone (what this library
+ * did before, like many cloth codes) drops that collision whenever the
+ * tree puts the four in one leaf. Its contour is not star-shaped, so it is
+ * kept (tests/test_ccd_frames.c; tests/test_bvh.c has a helical strip and
+ * two stacked squares with narrow cones that collide). Marks are made top
+ * down after each build and refit; they depend on positions and topology
+ * only, not on the pool. */
 
 /* Copy the topology and work out feature ownership. Triangles must index
  * [0, vertex_count) without repeating a vertex (HY_ERR_INVALID_ARG naming

@@ -233,7 +233,8 @@ HY_HD int hy_trav_expand(const hy_trav_ctx* ctxs, hy_trav_pair p, hy_trav_pair* 
     int n = 0;
     if (c->self && p.a == p.b) {
         const hy_bvh_span* nd = &A[p.a];
-        /* A flat connected patch cannot touch itself (hy_bvh self_free). */
+        /* A patch that cannot touch itself (hy_bvh self_free: narrow
+         * normal cone, star-shaped contour). */
         if (c->A.self_free[p.a]) return 0;
         if (nd->count) return -1;
         int32_t l = nd->first, r = nd->first + 1;

@@ -1,4 +1,4 @@
-/* BVH build/refit and traversal: on random triangle soups (fixed seeds) self and pair traversal find exactly the feature pairs whose swept boxes overlap (brute force over all pairs; interpolated boxes a subset), each once, in the same order for any thread count; moving frames and self-culling keep every pair the exact CCD test reports; the two-lane moving-box test answers as the plain one and the single-precision gate never rejects what it passes; on a crumpled sheet traversal gives exactly the brute-force moving-box pairs; a large build is the same tree for any pool. */
+/* BVH build/refit and traversal: on random triangle soups (fixed seeds) self and pair traversal find exactly the feature pairs whose swept boxes overlap (brute force over all pairs; interpolated boxes a subset), each once, in the same order for any thread count; moving frames and self-culling keep every pair the exact CCD test reports, and culling refuses patches with narrow normal cones whose contours overlap in projection (a helical strip, two stacked squares) while culling a flat sheet; the two-lane moving-box test answers as the plain one and the single-precision gate never rejects what it passes; on a crumpled sheet traversal gives exactly the brute-force moving-box pairs; a large build is the same tree for any pool. */
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -266,8 +266,7 @@ static void test_self(hy_pool* pool1, hy_pool* pool2) {
 
         /* The moving frame: different boxes (not a subset: the frame's
          * shift can make other boxes meet), but every colliding pair kept.
-         * Self culling stays off: a random soup is no surface patch (its
-         * edge-connected pieces cross each other; see test_cull). */
+         * Self culling stays off but for the last check. */
         if (thickness == 0.0) {
             plist hits = {0};
             colliding(&want, s.x0, s.x1, &hits);
@@ -287,6 +286,15 @@ static void test_self(hy_pool* pool1, hy_pool* pool2) {
             to_plist(&c2, &got);
             CHECK(count_dupes(&got) == 0);
             CHECK(missing(&hits, &got) == 0);
+            /* and with self culling (the default, off above for the exact
+             * equality): a soup's pieces rarely pass it, but what it culls
+             * holds no collision */
+            b->self_cull = 1;
+            CHECK_OK(hy_bvh_build(b, s.x0, s.x1, 0.0, pool2));
+            CHECK_OK(hy_bvh_traverse_self(tr, b, pool2, &c2));
+            to_plist(&c2, &got);
+            CHECK(missing(&hits, &got) == 0);
+            b->self_cull = 0;
             free(hits.v);
         }
         free(got.v);
@@ -419,7 +427,7 @@ static void test_cull(hy_pool* pool) {
     fprintf(stderr, "grid: %lld candidates without culling, %lld with\n", (long long)off.count, (long long)on.count);
     CHECK(off.count > 1000);
     CHECK(on.count * 10 < off.count);
-    CHECK(b->self_free[0] == 1); /* the whole sheet is one flat connected patch */
+    CHECK(b->self_free[0] == 1); /* the whole sheet: a narrow cone, a square contour */
     /* With thickness nothing is culled (the theorem is about touching). */
     CHECK_OK(hy_bvh_build(b, v.positions, x1, 1e-3, pool));
     CHECK(b->self_free[0] == 0);
@@ -429,6 +437,125 @@ static void test_cull(hy_pool* pool) {
     hy_bvh_destroy(b);
     free(x1);
     hy_mesh_destroy(g);
+}
+
+/* Patches whose normals all lie in a narrow cone but whose contour is not
+ * one simple curve in projection must not be culled (the contour test of
+ * the theorem; collision/bvh.c contour_star). Two of them, each with real
+ * collisions during the step:
+ *  - a strip winding 1.5 turns around the z axis whose upper half-turn
+ *    passes down through the lower one (at t = 0 it rises with the angle,
+ *    at t = 1 it falls, flat halfway): normals within a few degrees of +z,
+ *    but its projection overlaps itself;
+ *  - two separate flat squares, one passing down through the other: one
+ *    mesh, normals all +z, two contours.
+ * With culling on, every pair the exact test reports must still be a
+ * candidate, the root must not be marked, and its cone must be narrow (so
+ * it is the contour that refuses). */
+/* Pairs of vertices of far-apart parts of the mesh (group = vertex /
+ * div, at least gap apart): the collisions the cases are made of. The
+ * exact test also reports some pairs inside one flat moving piece, where
+ * the features stay coplanar the whole step (parallel edges a cell apart:
+ * conservative answers to a degenerate query, not contacts); culling such
+ * a piece is right, so they are left out. */
+static int far_apart(const hy_feature_pair* p, int32_t div, int32_t gap) {
+    int split = p->kind == HY_FEATURE_EE ? 2 : 1;
+    for (int i = 0; i < split; i++)
+        for (int j = split; j < 4; j++) {
+            int32_t d = p->v[i] / div - p->v[j] / div;
+            if (d >= gap || -d >= gap) return 1;
+        }
+    return 0;
+}
+
+static void contour_case(soup* s, hy_pool* pool, const char* name, int32_t div, int32_t gap) {
+    plist all = {0}, hits = {0}, want = {0}, got = {0};
+    brute(s, s, 0, 0.0, &all);
+    colliding(&all, s->x0, s->x1, &hits);
+    for (int64_t i = 0; i < hits.n; i++)
+        if (far_apart(&hits.v[i], div, gap)) push(&want, hits.v[i]);
+    canon_sort(&want);
+    hy_bvh* b = NULL;
+    hy_traverser* tr = hy_traverser_create();
+    hy_candidates c = {0};
+    CHECK_OK(hy_bvh_create(s->tri, s->nt, s->nv, &b));
+    if (b && tr) {
+        CHECK(b->self_cull == 1); /* on by default */
+        CHECK_OK(hy_bvh_build(b, s->x0, s->x1, 0.0, pool));
+        CHECK_OK(hy_bvh_traverse_self(tr, b, pool, &c));
+        to_plist(&c, &got);
+        fprintf(stderr, "%s: %lld colliding pairs, %lld candidates with culling\n", name, (long long)want.n,
+                (long long)got.n);
+        CHECK(want.n > 10);
+        CHECK(missing(&want, &got) == 0);
+        CHECK(b->self_free[0] == 0);
+        CHECK(b->cones[0].c > 0.9); /* within 26 degrees */
+    }
+    hy_candidates_free(&c);
+    hy_traverser_destroy(tr);
+    hy_bvh_destroy(b);
+    free(all.v);
+    free(hits.v);
+    free(want.v);
+    free(got.v);
+}
+
+static void test_contour(hy_pool* pool) {
+    /* helical strip: 40 segments over 3 pi (stations at odd angles, so
+     * the overlapping turns do not put vertices above one another) */
+    enum { SEG = 40 };
+    soup h = {2 * (SEG + 1), 2 * SEG, malloc(sizeof(double) * 6 * (SEG + 1)), malloc(sizeof(double) * 6 * (SEG + 1)),
+              malloc(sizeof(int32_t) * 6 * SEG)};
+    const double pi = 3.14159265358979323846;
+    for (int i = 0; i <= SEG; i++) {
+        double th = 3.0 * pi * i / SEG;
+        for (int r = 0; r < 2; r++) {
+            double* p0 = h.x0 + 3 * (2 * i + r);
+            double* p1 = h.x1 + 3 * (2 * i + r);
+            double rad = 1.0 + r;
+            p0[0] = p1[0] = rad * cos(th);
+            p0[1] = p1[1] = rad * sin(th);
+            p0[2] = 0.05 * th;
+            p1[2] = 0.05 * (3.0 * pi - th);
+        }
+    }
+    for (int i = 0; i < SEG; i++) {
+        int32_t in0 = 2 * i, out0 = 2 * i + 1, in1 = 2 * i + 2, out1 = 2 * i + 3;
+        int32_t* t = h.tri + 6 * i;
+        t[0] = in0, t[1] = out0, t[2] = out1;
+        t[3] = in0, t[4] = out1, t[5] = in1;
+    }
+    contour_case(&h, pool, "helical strip", 2, SEG / 3); /* turns: stations 2 pi apart */
+    soup_free(&h);
+
+    /* two 6 x 6 squares of 2 triangles a cell, the upper one moving down
+     * through the lower one, shifted by a third of a cell */
+    enum { N = 6 };
+    int32_t nv1 = (N + 1) * (N + 1);
+    soup q = {2 * nv1, 4 * N * N, malloc(sizeof(double) * 6 * (size_t)nv1), malloc(sizeof(double) * 6 * (size_t)nv1),
+              malloc(sizeof(int32_t) * 12 * N * N)};
+    for (int m = 0; m < 2; m++)
+        for (int j = 0; j <= N; j++)
+            for (int i = 0; i <= N; i++) {
+                int32_t v = m * nv1 + j * (N + 1) + i;
+                double sh = m ? 1.0 / 3.0 : 0.0;
+                q.x0[3 * v] = q.x1[3 * v] = i + sh;
+                q.x0[3 * v + 1] = q.x1[3 * v + 1] = j + sh;
+                q.x0[3 * v + 2] = m ? 0.5 : 0.0;
+                q.x1[3 * v + 2] = m ? -0.5 : 0.0;
+            }
+    int32_t nt = 0;
+    for (int m = 0; m < 2; m++)
+        for (int j = 0; j < N; j++)
+            for (int i = 0; i < N; i++) {
+                int32_t a = m * nv1 + j * (N + 1) + i, b = a + 1, c = a + N + 1, d = c + 1;
+                int32_t* t = q.tri + 3 * nt;
+                t[0] = a, t[1] = b, t[2] = d;
+                t[3] = a, t[4] = d, t[5] = c;
+                nt += 2;
+            }
+    contour_case(&q, pool, "two squares", nv1, 1);
+    soup_free(&q);
 }
 
 /* The moving-box test as first written (axis by axis, with branches):
@@ -685,6 +812,7 @@ int main(void) {
     test_self(pool1, pool2);
     test_pair(pool2);
     test_cull(pool2);
+    test_contour(pool2);
     test_box_tests();
     test_sheet(pool2);
     test_large_build(pool1, pool2);
