@@ -26,7 +26,7 @@ int hy_bench_ccd_main(int argc, char** argv);
 
 void hy_bench_ccd_help(void) {
     printf("usage: hyphys bench ccd [--scene NAME] [--threads N] [--frames N] [--record-dir DIR]\n"
-           "                       [--thickness M] [--json]\n\n"
+           "                       [--thickness M] [--no-cull] [--json]\n\n"
            "Replay recorded frames of a scene through continuous collision detection\n"
            "(BVH refit + traversal + filters + exact tests) and report CCD frames per\n"
            "second, candidates, exact tests and contacts per frame.\n\n"
@@ -36,6 +36,7 @@ void hy_bench_ccd_help(void) {
            "  --record-dir DIR  where recordings live (default hyphys-recordings/NAME);\n"
            "                    recorded with `hyphys run --export-frames` code on first use\n"
            "  --thickness M     contact distance in metres (default 0.001)\n"
+           "  --no-cull         no self-collision culling (it only acts at thickness 0)\n"
            "  --json            {\"scene\":..,\"threads\":..,\"frames\":..,\"fps\":..,\n"
            "                     \"candidates_per_frame\":..,\"exact_tests_per_frame\":..,\n"
            "                     \"contacts_per_frame\":..}\n\n"
@@ -47,11 +48,13 @@ int hy_bench_ccd_main(int argc, char** argv) {
     const char* dir_arg = NULL;
     long threads = 2, frames = 20;
     double thickness = 0.001;
-    int json = 0;
+    int json = 0, cull = 1;
     for (int i = 1; i < argc; i++) {
         const char* a = argv[i];
         if (!strcmp(a, "--json")) {
             json = 1;
+        } else if (!strcmp(a, "--no-cull")) {
+            cull = 0;
         } else if (!strcmp(a, "--scene") || !strcmp(a, "--threads") || !strcmp(a, "--frames") ||
                    !strcmp(a, "--record-dir") || !strcmp(a, "--thickness")) {
             if (i + 1 >= argc) {
@@ -99,6 +102,7 @@ int hy_bench_ccd_main(int argc, char** argv) {
     hy_pool* pool = hy_pool_create((int)threads);
     hy_frames_def def = hy_frames_def_default();
     def.thickness = thickness;
+    def.self_cull = cull;
     hy_frames* fr = NULL;
     if (!pool || hy_frames_create(rec.triangles, rec.triangle_count, rec.vertex_count, &def, &fr) != HY_OK) {
         fprintf(stderr, "hyphys bench ccd: %s\n", pool ? hy_last_error() : "out of memory");
@@ -138,17 +142,18 @@ int hy_bench_ccd_main(int argc, char** argv) {
         if (json)
             printf("{\"scene\":\"%s\",\"threads\":%ld,\"frames\":%ld,\"fps\":%.3f,\"candidates_per_frame\":%.1f,"
                    "\"exact_tests_per_frame\":%.1f,\"contacts_per_frame\":%.1f,\"triangles\":%d,\"thickness\":%g,"
-                   "\"ms_bvh\":%.3f,\"ms_traverse\":%.3f,\"ms_exact\":%.3f,\"rebuilds\":%d}\n",
+                   "\"self_cull\":%d,\"ms_bvh\":%.3f,\"ms_traverse\":%.3f,\"ms_exact\":%.3f,\"rebuilds\":%d}\n",
                    name, threads, frames, fps, (double)candidates / n, (double)exact / n, (double)contacts / n,
-                   rec.triangle_count, thickness, ms_bvh / n, ms_traverse / n, ms_exact / n, rebuilds);
+                   rec.triangle_count, thickness, cull, ms_bvh / n, ms_traverse / n, ms_exact / n, rebuilds);
         else
-            printf("scene %s: %d triangles, %ld frames, %ld threads\n"
+            printf("scene %s: %d triangles, %ld frames, %ld threads, thickness %g%s\n"
                    "  CCD frames per second   %10.3f  (%.2f ms per frame)\n"
                    "  candidates per frame    %10.1f  (from %.1f triangle pairs)\n"
                    "  exact tests per frame   %10.1f\n"
                    "  contacts per frame      %10.1f\n"
                    "  ms per frame: BVH update %.2f (%d rebuilds), traversal %.2f, filters + exact %.2f\n",
-                   name, rec.triangle_count, frames, threads, fps, 1000.0 * seconds / n, (double)candidates / n,
+                   name, rec.triangle_count, frames, threads, thickness, cull ? "" : ", no self-culling", fps,
+                   1000.0 * seconds / n, (double)candidates / n,
                    (double)tri_pairs / n, (double)exact / n, (double)contacts / n, ms_bvh / n, rebuilds, ms_traverse / n, ms_exact / n);
     }
     hy_frames_destroy(fr);

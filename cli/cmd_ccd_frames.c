@@ -14,7 +14,8 @@
 #include "sched/pool.h"
 
 static void help(void) {
-    printf("usage: hyphys ccd-frames DIR [--threads N] [--repeats R] [--refit] [--no-filter] [--json]\n\n"
+    printf("usage: hyphys ccd-frames DIR [--threads N] [--repeats R] [--refit] [--no-filter] [--no-cull]\n"
+           "                          [--json]\n\n"
            "Run continuous collision detection over one step, from DIR/frame0.ply to\n"
            "DIR/frame1.ply (the whole file is one mesh: self and inter-object pairs),\n"
            "and compare the colliding vertex-face and edge-edge pairs with\n"
@@ -29,6 +30,8 @@ static void help(void) {
            "  --refit        time BVH refit instead of build\n"
            "  --no-filter    skip the filters (coplanarity, separating axes): every\n"
            "                 candidate gets the exact test\n"
+           "  --no-cull      no self-collision culling (normal cones and contours;\n"
+           "                 on by default, at distance 0 only)\n"
            "  --json         machine-readable output\n\n"
            "exit: 0 ok, 1 a false negative (a colliding pair missed), 2 bad usage or input\n");
 }
@@ -174,7 +177,7 @@ static const char* base_name(const char* p) {
 static int ccd_frames_main(int argc, char** argv) {
     const char* dir_arg = NULL;
     long threads = 1, repeats = 5;
-    int json = 0, refit = 0, filters = 1;
+    int json = 0, refit = 0, filters = 1, cull = 1;
     for (int i = 1; i < argc; i++) {
         const char* a = argv[i];
         if (!strcmp(a, "--threads")) {
@@ -189,6 +192,8 @@ static int ccd_frames_main(int argc, char** argv) {
             refit = 1;
         } else if (!strcmp(a, "--no-filter")) {
             filters = 0;
+        } else if (!strcmp(a, "--no-cull")) {
+            cull = 0;
         } else if (a[0] == '-' && a[1] != '\0') {
             fprintf(stderr, "hyphys ccd-frames: unknown option '%s' (see hyphys ccd-frames --help)\n", a);
             return HY_EXIT_USAGE;
@@ -250,6 +255,7 @@ static int ccd_frames_main(int argc, char** argv) {
     hy_frames_def def = hy_frames_def_default();
     def.force_build = !refit;
     def.use_filters = filters;
+    def.self_cull = cull;
     ms = malloc(sizeof(double) * 4 * (size_t)repeats); /* total, bvh, traverse, exact */
     if (!pool || !ms || hy_frames_create(m0->triangles, m0->triangle_count, m0->vertex_count, &def, &fr) != HY_OK) {
         fprintf(stderr, "hyphys ccd-frames: %s\n", pool && ms ? hy_last_error() : "out of memory");
@@ -311,6 +317,8 @@ static int ccd_frames_main(int argc, char** argv) {
         cJSON_AddNumberToObject(o, "ms_traverse", bvh_ms[1]);
         cJSON_AddNumberToObject(o, "ms_exact", bvh_ms[2]);
         cJSON_AddNumberToObject(o, "triangles", m0->triangle_count);
+        cJSON_AddBoolToObject(o, "self_cull", cull);
+        cJSON_AddNumberToObject(o, "triangle_pairs", (double)st.triangle_pairs);
         cJSON_AddNumberToObject(o, "candidates", (double)st.candidates);
         cJSON_AddNumberToObject(o, "exact_tests", (double)st.exact_tests);
         cJSON_AddNumberToObject(o, "exact_fraction", frac);
@@ -333,8 +341,9 @@ static int ccd_frames_main(int argc, char** argv) {
         free(text);
         cJSON_Delete(o);
     } else {
-        printf("scene %s: %d vertices, %d triangles, %d thread%s, %ld repeat%s\n", scene, m0->vertex_count,
-               m0->triangle_count, (int)threads, threads == 1 ? "" : "s", repeats, repeats == 1 ? "" : "s");
+        printf("scene %s: %d vertices, %d triangles, %d thread%s, %ld repeat%s%s\n", scene, m0->vertex_count,
+               m0->triangle_count, (int)threads, threads == 1 ? "" : "s", repeats, repeats == 1 ? "" : "s",
+               cull ? "" : ", no self-culling");
         printf("step   %.2f ms median (min %.2f; includes BVH %s)  stage medians: bvh %.2f, traverse %.2f, "
                "filter+exact %.2f ms\n",
                median, ms_min, refit ? "refit" : "build", bvh_ms[0], bvh_ms[1], bvh_ms[2]);

@@ -62,6 +62,7 @@ hy_frames_def hy_frames_def_default(void) {
     d.max_decay = 2.0;
     d.use_filters = 1;
     d.force_build = 0;
+    d.self_cull = 1;
     return d;
 }
 
@@ -184,6 +185,7 @@ hy_status hy_frames_create(const int32_t* triangles, int32_t triangle_count, int
             st = hy_bvh_create(local + 3 * tri_start[c], tri_count[c], cp->vertex_count, &cp->bvh);
             if (st == HY_OK) {
                 cp->bvh->relative = 1;
+                cp->bvh->self_cull = f->def.self_cull != 0;
                 st = hy_bvh_set_vertex_ids(cp->bvh, cp->vertices);
             }
             if (st != HY_OK) hy_error_prefix("component %d: ", c);

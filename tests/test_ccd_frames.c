@@ -153,10 +153,15 @@ int main(void) {
     CHECK(fb == NULL);
 
     /* The command against the ground truth: exit 0, no false negatives. */
+    /* Threads 1 and 2 with self-culling (the default), then 2 without:
+     * the same collisions found, culling only removes work. */
     static char out[1 << 16];
-    for (int threads = 1; threads <= 2; threads++) {
+    double found[3][2] = {{-1, -1}, {-1, -1}, {-1, -1}}, tri_pairs[3] = {-1, -1, -1};
+    for (int run_i = 0; run_i < 3; run_i++) {
+        int threads = run_i == 0 ? 1 : 2, cull = run_i < 2;
         char cmd[1024];
-        snprintf(cmd, sizeof cmd, "'%s' ccd-frames '%s' --threads %d --repeats 1 --json", HY_CLI, SCENE, threads);
+        snprintf(cmd, sizeof cmd, "'%s' ccd-frames '%s' --threads %d --repeats 1 --json%s", HY_CLI, SCENE, threads,
+                 cull ? "" : " --no-cull");
         int rc = run(cmd, out, sizeof out);
         fprintf(stderr, "%s -> %d\n%s", cmd, rc, out);
         CHECK(rc == 0);
@@ -170,9 +175,19 @@ int main(void) {
             CHECK(num(j, "threads", NULL) == threads);
             CHECK(num(j, "candidates", NULL) >= num(j, "exact_tests", NULL));
             CHECK(num(j, "ms", NULL) > 0);
+            CHECK(cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(j, "self_cull")) == cull);
+            found[run_i][0] = num(j, "vf", "found");
+            found[run_i][1] = num(j, "ee", "found");
+            tri_pairs[run_i] = num(j, "triangle_pairs", NULL);
         }
         cJSON_Delete(j);
     }
+    for (int k = 0; k < 2; k++) {
+        CHECK(found[1][k] == found[0][k]);
+        CHECK(found[2][k] == found[0][k]);
+    }
+    CHECK(tri_pairs[1] == tri_pairs[0]);
+    CHECK(tri_pairs[1] < 0.8 * tri_pairs[2]); /* 92,502 against 138,894 triangle pairs */
     /* Bad usage and input: exit 2 with a message. */
     char cmd[1024];
     snprintf(cmd, sizeof cmd, "'%s' ccd-frames /nonexistent/dir 2>&1", HY_CLI);
