@@ -14,7 +14,9 @@
  * the top are binned in fixed chunks on the pool (min, max and counts merge
  * exactly in any order); ranges of up to SMALL_RANGE triangles are sorted
  * and every split tried instead of binned. Refit and build end with one
- * bottom-up sweep run per subtree in parallel. */
+ * bottom-up sweep run per subtree in parallel (boxes, gates, and the
+ * normal cones when culling), then, when culling, the top-down marking of
+ * self-free nodes (mark_self_free). */
 #include "collision/bvh.h"
 
 #include <float.h>
@@ -36,8 +38,8 @@
  * faster; 12 or 16 and a higher cost build faster still but traverse
  * slower. */
 #define NODE_COST 4.0
-/* Open ranges at which the serial top split hands over to parallel subtree
- * builds; fixed so the tree does not depend on the thread count. */
+/* Open ranges at which the breadth-first top split hands over to parallel
+ * subtree builds; fixed so the tree does not depend on the thread count. */
 #define SUBTREE_TASKS 64
 _Static_assert(2 * SUBTREE_TASKS + 2 <= HY_BVH_TOP_MAX, "hy_bvh.sub must hold the top of any build");
 /* Ranges smaller than this are not worth a parallel task of their own. */
@@ -944,12 +946,13 @@ typedef struct top_job {
 } top_job;
 
 static void top_block(void* vctx, int64_t begin, int64_t end, int64_t block, int worker) {
-    (void)end;
     (void)block;
     (void)worker;
     top_job* j = vctx;
-    top_split* t = &j->sp[begin];
-    t->mid = split_range(j->c, &t->r, t->kids);
+    for (int64_t q = begin; q < end; q++) {
+        top_split* t = &j->sp[q];
+        t->mid = split_range(j->c, &t->r, t->kids);
+    }
 }
 
 hy_status hy_bvh_build(hy_bvh* b, const double* x0, const double* x1, double thickness, hy_pool* pool) {
@@ -1154,10 +1157,10 @@ static int contour_star(const hy_bvh* b, int32_t i, const double* x0, const doub
     const double* xs[2] = {x0, x1 ? x1 : x0};
     double ref[2][3], pm[2][2] = {{0, 0}, {0, 0}}, D = 0;
     for (int s = 0; s < 2; s++)
-        for (int k = 0; k < 3; k++) ref[s][k] = xs[s][3 * cb->v[0] + k];
+        for (int k = 0; k < 3; k++) ref[s][k] = xs[s][3 * (size_t)cb->v[0] + (size_t)k];
     for (int64_t q = 0; q < 2 * cb->n; q++)
         for (int s = 0; s < 2; s++) {
-            const double* x = xs[s] + 3 * cb->v[q];
+            const double* x = xs[s] + 3 * (size_t)cb->v[q];
             double d[3] = {x[0] - ref[s][0], x[1] - ref[s][1], x[2] - ref[s][2]};
             for (int k = 0; k < 3; k++) D = fmax(D, fabs(d[k]));
             pm[s][0] += d[0] * e1[0] + d[1] * e1[1] + d[2] * e1[2];
@@ -1181,8 +1184,8 @@ static int contour_star(const hy_bvh* b, int32_t i, const double* x0, const doub
     for (int64_t q = 0; q < cb->n; q++) {
         double A[2][2], B[2][2];
         for (int s = 0; s < 2; s++) {
-            const double* xa = xs[s] + 3 * cb->v[2 * q];
-            const double* xb = xs[s] + 3 * cb->v[2 * q + 1];
+            const double* xa = xs[s] + 3 * (size_t)cb->v[2 * q];
+            const double* xb = xs[s] + 3 * (size_t)cb->v[2 * q + 1];
             double da[3] = {xa[0] - ref[s][0], xa[1] - ref[s][1], xa[2] - ref[s][2]};
             double db[3] = {xb[0] - ref[s][0], xb[1] - ref[s][1], xb[2] - ref[s][2]};
             A[s][0] = (da[0] * e1[0] + da[1] * e1[1] + da[2] * e1[2]) - pm[s][0];
@@ -1267,7 +1270,7 @@ static void mark_self_free(hy_bvh* b, const double* x0, const double* x1, hy_poo
 /* ---- refit */
 
 /* One reverse sweep (children sit after parents, so it is bottom-up):
- * node boxes when `boxes`, cones and self_free when culling, and the SAH
+ * node boxes when `boxes`, cones when culling, and the SAH
  * cost. */
 /* One node of the sweep; returns its term of the SAH cost sum. */
 static double sweep_node(hy_bvh* b, int boxes, int cull, int32_t i) {
@@ -1321,7 +1324,7 @@ static void sweep_block(void* vctx, int64_t begin, int64_t end, int64_t block, i
 }
 
 /* Reverse sweep (children sit after parents, so it is bottom-up): node
- * boxes when `boxes`, cones and self_free when culling, the gates, and the
+ * boxes when `boxes`, cones when culling, the gates, and the
  * SAH cost. The subtrees of the build run in parallel, then the nodes
  * above them; the cost adds up per subtree in subtree order, then the top,
  * so it does not depend on the pool either. */

@@ -461,8 +461,9 @@ typedef struct hy_bvh {
  * theorem (Volino & Magnenat-Thalmann 1994): a patch whose normals all
  * lie within less than 90 degrees of one direction V, and whose boundary,
  * projected along V, is one simple closed curve, projects one to one, so
- * it cannot touch itself. A node of the tree whose triangles pass both
- * tests over the whole step gets self_free = 1 and no self test.
+ * it cannot touch itself. The highest nodes of the tree whose triangles
+ * pass both tests over the whole step get self_free = 1 and no self test
+ * (the nodes below them are neither tested nor marked).
  *  - Normals: a triangle's normal under linear motion is a quadratic in t
  *    whose three Bernstein coefficient vectors span a cone containing it
  *    (Tang et al. 2009); a leaf's cone holds all its triangles'
@@ -481,8 +482,9 @@ typedef struct hy_bvh {
  * end spoke (10439, 34876) crosses its rim edge (10436, 34877) during the
  * step; a cull on the cone and edge-connectivity alone (what this library
  * did before, like many cloth codes) drops that collision whenever the
- * tree puts the four in one leaf. Its contour is not star-shaped, so it is
- * kept (tests/test_ccd_frames.c; tests/test_bvh.c has a helical strip and
+ * tree puts the four in one leaf. Its contour is not star-shaped around
+ * its mean point (one half-edge has that point on its right already at
+ * t = 0), so it is kept (tests/test_ccd_frames.c; tests/test_bvh.c has a helical strip and
  * two stacked squares with narrow cones that collide). Marks are made top
  * down after each build and refit; they depend on positions and topology
  * only, not on the pool. */
