@@ -249,18 +249,18 @@ HY_HD int hy_fbox_overlap(const hy_fbox* a, const hy_fbox* b) {
  * interval per axis (e_lo <= e <= e_hi, lane 3 zero; see hy_fbox_shift_range).
  * The moved t=1 bounds are rounded sums, padded by 2^-22 of their size (an
  * IEEE sum errs by at most 2^-24 of itself), so they stay outward. */
-HY_HD int hy_fbox_overlap_shift(const hy_fbox* a, const float e_lo[4], const float e_hi[4], const hy_fbox* b) {
+/* a moved by t * e, as hy_fbox_overlap_shift tests it, into *m: a box
+ * moved once can be tested against many. */
+HY_HD void hy_fbox_shift(const hy_fbox* a, const float e_lo[4], const float e_hi[4], hy_fbox* m) {
     const __m128 sign = _mm_set1_ps(-0.0f), rel = _mm_set1_ps(0x1p-22f), tiny = _mm_set1_ps(0x1p-125f);
     __m128 lo1 = _mm_add_ps(_mm_loadu_ps(a->lo1), _mm_loadu_ps(e_lo));
     __m128 hi1 = _mm_add_ps(_mm_loadu_ps(a->hi1), _mm_loadu_ps(e_hi));
     lo1 = _mm_sub_ps(lo1, _mm_add_ps(_mm_mul_ps(_mm_andnot_ps(sign, lo1), rel), tiny));
     hi1 = _mm_add_ps(hi1, _mm_add_ps(_mm_mul_ps(_mm_andnot_ps(sign, hi1), rel), tiny));
-    hy_fbox m;
-    _mm_storeu_ps(m.lo0, _mm_loadu_ps(a->lo0));
-    _mm_storeu_ps(m.hi0, _mm_loadu_ps(a->hi0));
-    _mm_storeu_ps(m.lo1, lo1);
-    _mm_storeu_ps(m.hi1, hi1);
-    return hy_fbox_overlap(&m, b);
+    _mm_storeu_ps(m->lo0, _mm_loadu_ps(a->lo0));
+    _mm_storeu_ps(m->hi0, _mm_loadu_ps(a->hi0));
+    _mm_storeu_ps(m->lo1, lo1);
+    _mm_storeu_ps(m->hi1, hi1);
 }
 #else
 HY_HD int hy_fbox_overlap(const hy_fbox* a, const hy_fbox* b) {
@@ -283,16 +283,21 @@ HY_HD int hy_fbox_overlap(const hy_fbox* a, const hy_fbox* b) {
     return lo <= hi + 0x1p-20f;
 }
 
-HY_HD int hy_fbox_overlap_shift(const hy_fbox* a, const float e_lo[4], const float e_hi[4], const hy_fbox* b) {
-    hy_fbox m = *a;
+HY_HD void hy_fbox_shift(const hy_fbox* a, const float e_lo[4], const float e_hi[4], hy_fbox* m) {
+    *m = *a;
     for (int k = 0; k < 3; k++) {
         float l = a->lo1[k] + e_lo[k], h = a->hi1[k] + e_hi[k];
-        m.lo1[k] = l - ((l < 0 ? -l : l) * 0x1p-22f + 0x1p-125f);
-        m.hi1[k] = h + ((h < 0 ? -h : h) * 0x1p-22f + 0x1p-125f);
+        m->lo1[k] = l - ((l < 0 ? -l : l) * 0x1p-22f + 0x1p-125f);
+        m->hi1[k] = h + ((h < 0 ? -h : h) * 0x1p-22f + 0x1p-125f);
     }
-    return hy_fbox_overlap(&m, b);
 }
 #endif
+
+HY_HD int hy_fbox_overlap_shift(const hy_fbox* a, const float e_lo[4], const float e_hi[4], const hy_fbox* b) {
+    hy_fbox m;
+    hy_fbox_shift(a, e_lo, e_hi, &m);
+    return hy_fbox_overlap(&m, b);
+}
 
 /* The float interval around a shift e (itself a rounded difference of two
  * shifts, hence the 4.5e-16 |e| as in hy_mbox_shift), for

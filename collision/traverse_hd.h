@@ -183,8 +183,16 @@ HY_HD void hy_trav_leaf_pair(const hy_trav_ctx* c, hy_trav_out* o, hy_trav_count
     for (int32_t i = na->first; i < na->first + na->count; i++) {
         hy_trav_tri a;
         int loaded = 0;
+        /* A's box in B's frame, moved once for all of B's (the same test
+         * as hy_trav_gate) */
+        hy_fbox moved;
+        const hy_fbox* ai = &fa[i];
+        if (c->shifted) {
+            hy_fbox_shift(ai, c->e_lo, c->e_hi, &moved);
+            ai = &moved;
+        }
         for (int32_t j = nb->first; j < nb->first + nb->count; j++) {
-            if (!hy_trav_gate(c, &fa[i], &fb[j])) continue;
+            if (!hy_fbox_overlap(ai, &fb[j])) continue;
             if (!loaded) {
                 hy_trav_tri_load(c, i, &a);
                 loaded = 1;
@@ -213,6 +221,15 @@ HY_HD void hy_trav_leaf_self(const hy_trav_ctx* c, hy_trav_out* o, hy_trav_count
 /* Overlap of A node ia (moved into B's frame) and B node ib. */
 HY_HD int hy_trav_nodes_overlap(const hy_trav_ctx* c, int32_t ia, int32_t ib) {
     return hy_trav_gate(c, &c->A.node_fboxes[ia], &c->B.node_fboxes[ib]);
+}
+
+/* A node ia's gate box in B's frame: in place, or moved into *m (once,
+ * for the tests against several of B's). */
+HY_HD const hy_fbox* hy_trav_a_box(const hy_trav_ctx* c, int32_t ia, hy_fbox* m) {
+    const hy_fbox* f = &c->A.node_fboxes[ia];
+    if (!c->shifted) return f;
+    hy_fbox_shift(f, c->e_lo, c->e_hi, m);
+    return m;
 }
 
 HY_HD hy_trav_pair hy_trav_pair_make(int32_t a, int32_t b, int32_t job) {
@@ -251,13 +268,18 @@ HY_HD int hy_trav_expand(const hy_trav_ctx* ctxs, hy_trav_pair p, hy_trav_pair* 
      * one visit, instead of two visits of two tests and their children's
      * tests). Else descend the larger box (or the only inner one). */
     double aa = c->A.node_area[p.a], ab = c->B.node_area[p.b];
+    const hy_fbox* fb = c->B.node_fboxes;
+    hy_fbox moved;
     if (!na->count && !nb->count && aa <= 2.0 * ab && ab <= 2.0 * aa) {
-        for (int i = 0; i < 2; i++)
+        for (int i = 0; i < 2; i++) {
+            int32_t ca = na->first + i;
+            const hy_fbox* a = hy_trav_a_box(c, ca, &moved);
             for (int j = 0; j < 2; j++) {
-                int32_t ca = na->first + i, cb = nb->first + j;
+                int32_t cb = nb->first + j;
                 (*tests)++;
-                if (hy_trav_nodes_overlap(c, ca, cb)) out[n++] = hy_trav_pair_make(ca, cb, p.job);
+                if (hy_fbox_overlap(a, &fb[cb])) out[n++] = hy_trav_pair_make(ca, cb, p.job);
             }
+        }
         return n;
     }
     int split_a = nb->count || (!na->count && aa >= ab);
@@ -268,10 +290,11 @@ HY_HD int hy_trav_expand(const hy_trav_ctx* ctxs, hy_trav_pair p, hy_trav_pair* 
             if (hy_trav_nodes_overlap(c, ch, p.b)) out[n++] = hy_trav_pair_make(ch, p.b, p.job);
         }
     } else {
+        const hy_fbox* a = hy_trav_a_box(c, p.a, &moved);
         for (int k = 0; k < 2; k++) {
             int32_t ch = nb->first + k;
             (*tests)++;
-            if (hy_trav_nodes_overlap(c, p.a, ch)) out[n++] = hy_trav_pair_make(p.a, ch, p.job);
+            if (hy_fbox_overlap(a, &fb[ch])) out[n++] = hy_trav_pair_make(p.a, ch, p.job);
         }
     }
     return n;
