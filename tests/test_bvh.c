@@ -431,6 +431,21 @@ static void test_cull(hy_pool* pool) {
     /* With thickness nothing is culled (the theorem is about touching). */
     CHECK_OK(hy_bvh_build(b, v.positions, x1, 1e-3, pool));
     CHECK(b->self_free[0] == 0);
+    /* A NaN position: no node holding it is culled (its cone fails), and
+     * traversal still runs; the rest of the sheet still culls. */
+    double keep = x1[3 * 465 + 2];
+    x1[3 * 465 + 2] = NAN;
+    CHECK_OK(hy_bvh_build(b, v.positions, x1, 0.0, pool));
+    CHECK(b->self_free[0] == 0);
+    int64_t culled = 0;
+    for (int32_t i = 0; i < b->node_count; i++) culled += b->self_free[i];
+    CHECK(culled > 0);
+    CHECK_OK(hy_bvh_traverse_self(tr, b, pool, &on));
+    int64_t with_nan = 0;
+    for (int64_t i = 0; i < on.count; i++)
+        for (int k = 0; k < 4; k++) with_nan += on.pairs[i].v[k] == 465;
+    CHECK(with_nan > 0);
+    x1[3 * 465 + 2] = keep;
     hy_candidates_free(&off);
     hy_candidates_free(&on);
     hy_traverser_destroy(tr);
