@@ -600,7 +600,8 @@ static void test_contour(hy_pool* pool) {
 }
 
 /* Culling on folded, noisy sheets moving into themselves (fixed seeds,
- * three noise levels, so that both narrow and wide cones occur): every
+ * three noise levels, so that both narrow and wide cones occur; 300 with
+ * HY_TEST_FULL=1): every
  * pair the exact test reports among the brute-force box pairs is still a
  * candidate; some nodes are culled, and some whose cones pass are refused
  * by their contours. */
@@ -614,9 +615,13 @@ static void test_cull_sheets(hy_pool* pool) {
               (int32_t*)v.triangles};
     hy_traverser* tr = hy_traverser_create();
     int64_t hits_total = 0, culled_total = 0, refused_total = 0;
-    for (int trial = 0; trial < 9; trial++) {
+    /* HY_TEST_FULL=1: 300 sheets, wave numbers and amplitudes drawn */
+    int full = getenv("HY_TEST_FULL") && atoi(getenv("HY_TEST_FULL"));
+    int trials = full ? 300 : 9;
+    for (int trial = 0; trial < trials; trial++) {
         double noise = trial % 3 == 0 ? 0.001 : trial % 3 == 1 ? 0.005 : 0.02;
-        double k = 8.0 + trial, amp = 0.25 + 0.02 * trial;
+        double k = trial < 9 ? 8.0 + trial : 4.0 + 14.0 * urand();
+        double amp = trial < 9 ? 0.25 + 0.02 * trial : 0.05 + 0.4 * urand();
         for (int32_t i = 0; i < nv; i++) {
             const double* p = v.positions + 3 * i;
             /* a wave along x whose crests lean over and fall through the
@@ -667,8 +672,8 @@ static void test_cull_sheets(hy_pool* pool) {
         free(hits.v);
         free(got.v);
     }
-    fprintf(stderr, "folded sheets: %lld colliding pairs, %lld nodes culled, %lld refused by the contour\n",
-            (long long)hits_total, (long long)culled_total, (long long)refused_total);
+    fprintf(stderr, "folded sheets (%d): %lld colliding pairs, %lld nodes culled, %lld refused by the contour\n",
+            trials, (long long)hits_total, (long long)culled_total, (long long)refused_total);
     CHECK(hits_total > 100);
     CHECK(culled_total > 10);
     CHECK(refused_total > 10);
