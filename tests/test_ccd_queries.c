@@ -2,12 +2,12 @@
  * (ccd-queries, including the erleben-* degenerate cases): no false
  * negative, fewer false positives than Tight-Inclusion's 127, and every
  * reported time of impact within [0, 1]. */
-#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "collision/ccd.h"
+#include "ccd_query_files.h"
 #include "test.h"
 
 static long total, positives, fn, fp, bad_toi;
@@ -51,31 +51,13 @@ static void run_file(const char* path, int is_vf) {
     fclose(f);
 }
 
+static void run_each(void* ctx, const char* path, int is_vf) {
+    (void)ctx;
+    run_file(path, is_vf);
+}
+
 int main(void) {
-    char root[4096];
-    snprintf(root, sizeof root, "%s/ccd-queries", HY_DATA_DIR);
-    DIR* d = opendir(root);
-    if (!d) TEST_SKIP("shared ccd-queries data not found");
-    struct dirent* e;
-    while ((e = readdir(d)) != NULL) {
-        if (e->d_name[0] == '.') continue;
-        for (int is_vf = 0; is_vf < 2; is_vf++) {
-            char dir[8192];
-            snprintf(dir, sizeof dir, "%s/%s/%s", root, e->d_name, is_vf ? "vertex-face" : "edge-edge");
-            DIR* sub = opendir(dir);
-            if (!sub) continue;
-            struct dirent* g;
-            while ((g = readdir(sub)) != NULL) {
-                size_t n = strlen(g->d_name);
-                if (n < 4 || strcmp(g->d_name + n - 4, ".csv") != 0) continue;
-                char path[12288];
-                snprintf(path, sizeof path, "%s/%s", dir, g->d_name);
-                run_file(path, is_vf);
-            }
-            closedir(sub);
-        }
-    }
-    closedir(d);
+    if (!hy_test_each_query_file(run_each, NULL)) TEST_SKIP("shared ccd-queries data not found");
     fprintf(stderr, "queries %ld, positives %ld, false negatives %ld, false positives %ld\n", total, positives, fn, fp);
     /* 4884 queries in the shared set (README); all of them must be read. */
     CHECK(total == 4884);

@@ -14,7 +14,6 @@
  * hy_cuda_traverse_batch gives them too, and a world stepping on cuda:0
  * reaches the CPU-only state hash. Scene: the cloth-funnel step against
  * itself and a copy in its own moving frame. */
-#include <dirent.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,7 +29,9 @@
 #include "hyphys/hyphys.h"
 #include "sched/pool.h"
 #include "sched/cuda.h"
+#include "ccd_query_files.h"
 #include "test.h"
+#include "scene_cloth_ball.h"
 
 typedef struct job_list {
     hy_leaf_job* v;
@@ -105,45 +106,11 @@ static void read_file(job_list* L, const char* path, int is_vf) {
 
 /* The shared queries, in a fixed order (sorted names), so the random
  * perturbations do not depend on the directory order. */
-static int cmp_str(const void* a, const void* b) { return strcmp(*(char* const*)a, *(char* const*)b); }
+static void read_each(void* ctx, const char* path, int is_vf) { read_file((job_list*)ctx, path, is_vf); }
 
 static int64_t read_queries(job_list* L) {
-    char root[4096];
-    snprintf(root, sizeof root, "%s/ccd-queries", HY_DATA_DIR);
-    DIR* d = opendir(root);
-    if (!d) return 0;
-    char* sets[64];
-    int ns = 0;
-    struct dirent* e;
-    while ((e = readdir(d)) != NULL && ns < 64)
-        if (e->d_name[0] != '.') sets[ns++] = strdup(e->d_name);
-    closedir(d);
-    qsort(sets, (size_t)ns, sizeof *sets, cmp_str);
     int64_t before = L->n;
-    for (int s = 0; s < ns; s++) {
-        for (int is_vf = 0; is_vf < 2; is_vf++) {
-            char dir[8192];
-            snprintf(dir, sizeof dir, "%s/%s/%s", root, sets[s], is_vf ? "vertex-face" : "edge-edge");
-            DIR* sub = opendir(dir);
-            if (!sub) continue;
-            char* files[4096];
-            int nf = 0;
-            struct dirent* g;
-            while ((g = readdir(sub)) != NULL && nf < 4096) {
-                size_t n = strlen(g->d_name);
-                if (n >= 4 && strcmp(g->d_name + n - 4, ".csv") == 0) files[nf++] = strdup(g->d_name);
-            }
-            closedir(sub);
-            qsort(files, (size_t)nf, sizeof *files, cmp_str);
-            for (int i = 0; i < nf; i++) {
-                char path[12288];
-                snprintf(path, sizeof path, "%s/%s", dir, files[i]);
-                read_file(L, path, is_vf);
-                free(files[i]);
-            }
-        }
-        free(sets[s]);
-    }
+    hy_test_each_query_file(read_each, L);
     return L->n - before;
 }
 
@@ -566,25 +533,8 @@ static void check_traverse_gpu(int device, const trav_scene* S, hy_pool* pool) {
 /* A world on one GPU resource (TRAVERSE and LEAF batches on the device)
  * steps to the CPU-only state hash. */
 static uint64_t world_hash(const char* devices) {
-    hy_world_def wd = hy_world_def_default();
-    wd.threads = 2;
-    hy_world* w = NULL;
-    CHECK_OK(hy_world_create(&wd, &w));
+    hy_world* w = hy_test_cloth_ball_world(0);
     if (!w) return 0;
-    hy_mesh *grid = NULL, *ico = NULL;
-    CHECK_OK(hy_mesh_grid(24, 24, 0.8, 0.8, &grid));
-    CHECK_OK(hy_mesh_icosphere(0.2, 2, &ico));
-    hy_object_id id;
-    hy_cloth_def cd = hy_cloth_def_default();
-    cd.mesh = hy_mesh_get_view(grid);
-    cd.position[1] = 0.23;
-    CHECK_OK(hy_cloth_add(w, &cd, &id));
-    hy_obstacle_def od = hy_obstacle_def_default();
-    od.mesh = hy_mesh_get_view(ico);
-    od.motion.angular_velocity[1] = 1.0;
-    CHECK_OK(hy_obstacle_add(w, &od, &id));
-    hy_mesh_destroy(grid);
-    hy_mesh_destroy(ico);
     if (devices) {
         hy_sched_def d = hy_sched_def_default();
         d.devices = devices;

@@ -4,7 +4,6 @@
  * contact distance (checked against sampled distances on random near-contact
  * pairs, fixed seed), and does cull the in-plane neighbours of a flat sheet
  * that only a contact distance brings into the candidate list. */
-#include <dirent.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -12,6 +11,7 @@
 #include <string.h>
 
 #include "collision/filter.h"
+#include "ccd_query_files.h"
 #include "test.h"
 
 /* ---- shared queries: no colliding query culled */
@@ -51,31 +51,13 @@ static void run_file(const char* path, int is_vf) {
     fclose(f);
 }
 
+static void run_each(void* ctx, const char* path, int is_vf) {
+    (void)ctx;
+    run_file(path, is_vf);
+}
+
 static int test_shared_queries(void) {
-    char root[1024];
-    snprintf(root, sizeof root, "%s/ccd-queries", HY_DATA_DIR);
-    DIR* d = opendir(root);
-    if (!d) return 0;
-    struct dirent* e;
-    while ((e = readdir(d)) != NULL) {
-        if (e->d_name[0] == '.') continue;
-        for (int is_vf = 0; is_vf < 2; is_vf++) {
-            char dir[2048];
-            snprintf(dir, sizeof dir, "%s/%s/%s", root, e->d_name, is_vf ? "vertex-face" : "edge-edge");
-            DIR* sub = opendir(dir);
-            if (!sub) continue;
-            struct dirent* g;
-            while ((g = readdir(sub)) != NULL) {
-                size_t n = strlen(g->d_name);
-                if (n < 4 || strcmp(g->d_name + n - 4, ".csv") != 0) continue;
-                char path[4096];
-                snprintf(path, sizeof path, "%s/%s", dir, g->d_name);
-                run_file(path, is_vf);
-            }
-            closedir(sub);
-        }
-    }
-    closedir(d);
+    if (!hy_test_each_query_file(run_each, NULL)) return 0;
     fprintf(stderr, "shared queries: %ld, %ld colliding, separating axes cull %ld, colliding culled %ld\n", q_total,
             q_pos, q_culled, q_culled_pos);
     CHECK(q_total > 4000);

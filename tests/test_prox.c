@@ -14,6 +14,7 @@
 #include "sched/cuda.h"
 #include "sched/proximity.h"
 #include "test.h"
+#include "scene_cloth_ball.h"
 
 /* ---- the loop alone, on a synthetic job graph */
 
@@ -101,34 +102,7 @@ static void loop_alone(void) {
 
 /* ---- a colliding scene */
 
-static hy_world* scene(void) {
-    hy_world_def wd = hy_world_def_default();
-    wd.threads = 2;
-    hy_world* w = NULL;
-    CHECK_OK(hy_world_create(&wd, &w));
-    hy_mesh *grid = NULL, *ico = NULL, *box = NULL;
-    CHECK_OK(hy_mesh_grid(24, 24, 0.8, 0.8, &grid));
-    CHECK_OK(hy_mesh_icosphere(0.2, 2, &ico));
-    CHECK_OK(hy_mesh_box(0.06, 0.06, 0.06, 1, &box));
-    hy_object_id id;
-    hy_cloth_def cd = hy_cloth_def_default();
-    cd.mesh = hy_mesh_get_view(grid);
-    cd.position[1] = 0.23;
-    CHECK_OK(hy_cloth_add(w, &cd, &id));
-    hy_obstacle_def od = hy_obstacle_def_default();
-    od.mesh = hy_mesh_get_view(ico);
-    od.motion.angular_velocity[1] = 1.0;
-    CHECK_OK(hy_obstacle_add(w, &od, &id));
-    hy_body_def bd = hy_body_def_default();
-    bd.mesh = hy_mesh_get_view(box);
-    bd.position[0] = 0.12;
-    bd.position[1] = 0.4;
-    CHECK_OK(hy_body_add(w, &bd, &id));
-    hy_mesh_destroy(grid);
-    hy_mesh_destroy(ico);
-    hy_mesh_destroy(box);
-    return w;
-}
+static hy_world* scene(void) { return hy_test_cloth_ball_world(1); }
 
 #define STEPS 30
 
