@@ -179,6 +179,7 @@ typedef struct sim {
     double end[HY_SCHED_MAX_RESOURCES];
     double busy[HY_SCHED_MAX_RESOURCES]; /* accumulated over frames */
     double sched_until;
+    double last_call; /* duration of the last scheduler call */
     int sched_busy;
     int64_t calls;
     double sched_time;
@@ -250,7 +251,14 @@ static hy_status call_scheduler(sim* s, double t) {
     hy_sched_problem_init(&s->prob, s->M);
     for (int i = 0; i < s->R; i++) {
         double b = s->running[i] ? s->end[i] - t : 0.0;
-        for (int j = 0; j < s->J; j++) b += hy_sched_time(s->M, i, j, type_total(s, s->in, i, j));
+        /* a waiting batch is open if i's running batch should outlast this
+         * call (judged by the last call's length) */
+        int wait = s->running[i] && s->end[i] - t > s->last_call;
+        for (int j = 0; j < s->J; j++) {
+            int64_t n = type_total(s, s->in, i, j);
+            b += hy_sched_time(s->M, i, j, n);
+            s->prob.open[i][j] = (uint8_t)(wait && n > 0);
+        }
         s->prob.busy[i] = b > 0 ? b : 0.0;
     }
     for (int j = 0; j < s->J; j++) s->prob.jobs[j] = type_total(s, s->out, hy_job_type_producer(j), j);
@@ -279,6 +287,7 @@ static hy_status call_scheduler(sim* s, double t) {
     double dt = s->measured ? wall : modeled_call(s);
     s->sched_busy = 1;
     s->sched_until = t + dt;
+    s->last_call = dt;
     s->calls++;
     s->sched_time += dt;
     return HY_OK;

@@ -54,7 +54,7 @@ static hy_lp_result build(const hy_sched_problem* p, const hy_sched_lp* lp, form
         for (int i = 0; i < R; i++) {
             if (!lp->allowed[i][j]) continue;
             any = 1;
-            if (lp->allowed[i][j] == 1) f->b[i] += M->setup[i][j];
+            if (lp->allowed[i][j] == 1) f->b[i] += hy_sched_setup(p, i, j);
             double w = M->cost[i][j] * (double)p->jobs[j];
             if (w > scale) scale = w;
             f->yi[f->ny] = i;

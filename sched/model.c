@@ -347,6 +347,10 @@ hy_status hy_sched_problem_check(const hy_sched_problem* p) {
     for (int i = 0; i < R; i++)
         if (!isfinite(p->busy[i]) || p->busy[i] < 0)
             return hy_fail(HY_ERR_INVALID_ARG, "busy[%d] must be finite and >= 0, got %g", i, p->busy[i]);
+    for (int i = 0; i < R; i++)
+        for (int j = 0; j < 2 * R; j++)
+            if (p->open[i][j] > 1)
+                return hy_fail(HY_ERR_INVALID_ARG, "open[%d][%d] must be 0 or 1, got %d", i, j, p->open[i][j]);
     return HY_OK;
 }
 
@@ -355,7 +359,7 @@ void hy_sched_assignment_clear(hy_sched_assignment* a) { memset(a, 0, sizeof *a)
 double hy_sched_finish(const hy_sched_problem* p, const hy_sched_assignment* a, int i) {
     const hy_sched_model* m = p->model;
     double t = p->busy[i];
-    for (int j = 0; j < 2 * m->resources; j++) t += hy_sched_time(m, i, j, a->count[i][j]);
+    for (int j = 0; j < 2 * m->resources; j++) t += hy_sched_problem_time(p, i, j, a->count[i][j]);
     return t;
 }
 

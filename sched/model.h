@@ -63,12 +63,22 @@ typedef struct hy_sched_model {
     double cost[HY_SCHED_MAX_RESOURCES][HY_SCHED_MAX_TYPES];
 } hy_sched_model;
 
-/* What a policy is asked: n_j waiting jobs per type, and how long each
- * resource stays busy with work it already has. */
+/* What a policy is asked: n_j waiting jobs per type, how long each
+ * resource stays busy with work it already has, and which of those
+ * resources hold a batch that has not started yet.
+ *
+ * open[i][j] = 1 says: jobs of type j already wait in i's incoming queue
+ * and will still be waiting when this call's answer arrives, so jobs of j
+ * given to i now join that batch (a resource runs all its waiting jobs of a
+ * type as one batch) and pay no setup of their own; busy[i] already counts
+ * the batch's setup. Every model-driven cost below (hy_sched_setup,
+ * hy_sched_finish, the LP) reads it. 0 everywhere after
+ * hy_sched_problem_init, which is the model's plain T(i, j, n). */
 typedef struct hy_sched_problem {
     const hy_sched_model* model;
     int64_t jobs[HY_SCHED_MAX_TYPES]; /* >= 0, J = 2·model->resources entries used */
     double busy[HY_SCHED_MAX_RESOURCES]; /* >= 0, seconds */
+    uint8_t open[HY_SCHED_MAX_RESOURCES][HY_SCHED_MAX_TYPES]; /* 0 or 1 */
 } hy_sched_problem;
 
 /* What a policy answers: count[i][j] jobs of type j run on resource i, each
@@ -125,11 +135,21 @@ static inline double hy_sched_time(const hy_sched_model* m, int i, int j, int64_
 
 /* ---- problems and assignments */
 
+/* The setup that giving jobs of type j to resource i costs in this problem:
+ * 0 where a batch of j is open on i (see hy_sched_problem.open). */
+static inline double hy_sched_setup(const hy_sched_problem* p, int i, int j) {
+    return p->open[i][j] ? 0.0 : p->model->setup[i][j];
+}
+/* T(i, j, n) in this problem: hy_sched_setup + cost·n, 0 for n == 0. */
+static inline double hy_sched_problem_time(const hy_sched_problem* p, int i, int j, int64_t n) {
+    return n > 0 ? hy_sched_setup(p, i, j) + p->model->cost[i][j] * (double)n : 0.0;
+}
+
 void hy_sched_problem_init(hy_sched_problem* problem, const hy_sched_model* model);
-/* Range checks: jobs >= 0, busy finite and >= 0. */
+/* Range checks: jobs >= 0, busy finite and >= 0, open 0 or 1. */
 hy_status hy_sched_problem_check(const hy_sched_problem* problem);
 void hy_sched_assignment_clear(hy_sched_assignment* a);
-/* Expected makespan max_i (busy_i + Σ_j T(i, j, count[i][j])). */
+/* Expected makespan max_i (busy_i + Σ_j hy_sched_problem_time(i, j, count[i][j])). */
 double hy_sched_makespan(const hy_sched_problem* problem, const hy_sched_assignment* a);
 /* Expected finishing time of resource i under `a`. */
 double hy_sched_finish(const hy_sched_problem* problem, const hy_sched_assignment* a, int i);

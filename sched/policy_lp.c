@@ -71,7 +71,7 @@ static int forbid_type(const hy_sched_problem* prob, const hy_sched_lp* from, in
             continue;
         }
         double xi = from->x[i][j], xp = from->x[pick][j];
-        if (xi < xp || (xi == xp && M->setup[i][j] >= M->setup[pick][j])) pick = i;
+        if (xi < xp || (xi == xp && hy_sched_setup(prob, i, j) >= hy_sched_setup(prob, pick, j))) pick = i;
     }
     allowed[pick][j] = 0;
     return 1;
@@ -113,16 +113,17 @@ static void keep(const hy_sched_problem* prob, const hy_sched_lp* lp, hy_sched_a
  * finishing time base_i + setup + cost * x_i is as small as it can be
  * (integer x, Σ x = n); x_i = 0 outside the mask. Returns the makespan of
  * all resources with this type's new counts. */
-static double fill_type(const hy_sched_model* M, int R, const double* base, int j, int64_t n, uint64_t mask,
+static double fill_type(const hy_sched_problem* prob, int R, const double* base, int j, int64_t n, uint64_t mask,
                         int64_t* x) {
+    const hy_sched_model* M = prob->model;
     int idx[HY_SCHED_MAX_RESOURCES], k = 0;
     for (int i = 0; i < R; i++) {
         x[i] = 0;
         if (!(mask >> i & 1u)) continue;
         /* insertion by start level base + setup (ties: lower index first) */
-        double ai = base[i] + M->setup[i][j];
+        double ai = base[i] + hy_sched_setup(prob, i, j);
         int p = k++;
-        while (p > 0 && base[idx[p - 1]] + M->setup[idx[p - 1]][j] > ai) {
+        while (p > 0 && base[idx[p - 1]] + hy_sched_setup(prob, idx[p - 1], j) > ai) {
             idx[p] = idx[p - 1];
             p--;
         }
@@ -141,17 +142,17 @@ static double fill_type(const hy_sched_model* M, int R, const double* base, int 
     int act = 0;
     for (int q = 0; q < k; q++) {
         int i = idx[q];
-        double a = base[i] + M->setup[i][j], c = M->cost[i][j];
+        double a = base[i] + hy_sched_setup(prob, i, j), c = M->cost[i][j];
         sa += a / c;
         sc += 1.0 / c;
         act = q + 1;
         L = ((double)n + sa) / sc;
-        if (q + 1 == k || L <= base[idx[q + 1]] + M->setup[idx[q + 1]][j]) break;
+        if (q + 1 == k || L <= base[idx[q + 1]] + hy_sched_setup(prob, idx[q + 1], j)) break;
     }
     int64_t left = n;
     for (int q = 0; q < act; q++) {
         int i = idx[q];
-        double v = floor((L - (base[i] + M->setup[i][j])) / M->cost[i][j]);
+        double v = floor((L - (base[i] + hy_sched_setup(prob, i, j))) / M->cost[i][j]);
         int64_t xi = v > 0 ? (int64_t)v : 0;
         if (xi > left) xi = left;
         x[i] = xi;
@@ -163,7 +164,7 @@ static double fill_type(const hy_sched_model* M, int R, const double* base, int 
         double best = HUGE_VAL;
         for (int q = 0; q < k; q++) {
             int i = idx[q];
-            double f = base[i] + M->setup[i][j] + M->cost[i][j] * (double)(x[i] + 1);
+            double f = base[i] + hy_sched_setup(prob, i, j) + M->cost[i][j] * (double)(x[i] + 1);
             if (f < best) best = f, pick = i;
         }
         x[pick]++;
@@ -172,7 +173,7 @@ static double fill_type(const hy_sched_model* M, int R, const double* base, int 
 done:;
     double Lmax = 0;
     for (int i = 0; i < R; i++) {
-        double f = base[i] + hy_sched_time(M, i, j, x[i]);
+        double f = base[i] + hy_sched_problem_time(prob, i, j, x[i]);
         if (f > Lmax) Lmax = f;
     }
     return Lmax;
@@ -202,7 +203,7 @@ static void polish(const hy_sched_problem* prob, hy_sched_assignment* a) {
             if (!helps) continue;
             uint64_t on = 0;
             for (int i = 0; i < R; i++) {
-                base[i] = fin[i] - hy_sched_time(M, i, j, a->count[i][j]);
+                base[i] = fin[i] - hy_sched_problem_time(prob, i, j, a->count[i][j]);
                 if (a->count[i][j] > 0) on |= (uint64_t)1 << i;
             }
             /* the current set, then each one-resource change of it */
@@ -217,7 +218,7 @@ static void polish(const hy_sched_problem* prob, hy_sched_assignment* a) {
                 else
                     continue;
                 if (!mask) continue;
-                double l = fill_type(M, R, base, j, n, mask, x);
+                double l = fill_type(prob, R, base, j, n, mask, x);
                 if (l < best) {
                     best = l;
                     bj = j;

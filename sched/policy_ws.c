@@ -17,7 +17,9 @@
  *    with cap = jobs per second under the model, and takes first the types on
  *    which it is relatively fastest against the victim.
  *
- * Each chunk pays its setup in the simulation (a real batch launch does);
+ * Each chunk pays its setup in the simulation (a real batch launch does),
+ * but for the first chunk of a type that joins a batch already waiting on
+ * the resource (hy_sched_problem.open);
  * the chunk size is options.ws_grain, or from the model the smallest batch
  * whose setup is at most a fifth of its time. Ties go to the lower resource
  * index, so the result is a pure function of the problem. */
@@ -36,6 +38,7 @@ typedef struct sim {
     int64_t queued[HY_SCHED_MAX_RESOURCES];
     double clock[HY_SCHED_MAX_RESOURCES];
     int done[HY_SCHED_MAX_RESOURCES];
+    uint8_t joined[HY_SCHED_MAX_RESOURCES][HY_SCHED_MAX_TYPES]; /* first chunk joined an open batch */
 } sim;
 
 /* Preferred kind of resource i: LEAF on GPUs, TRAVERSE on CPUs. */
@@ -67,7 +70,10 @@ static void run_chunk(sim* s, int i, hy_sched_assignment* a) {
             s->queue[i][j] -= take;
             s->queued[i] -= take;
             a->count[i][j] += take;
-            s->clock[i] += M->setup[i][j] + M->cost[i][j] * (double)take;
+            /* the first chunk of a type with an open batch on i joins it */
+            double su = s->p->open[i][j] && !s->joined[i][j] ? 0.0 : M->setup[i][j];
+            s->joined[i][j] = 1;
+            s->clock[i] += su + M->cost[i][j] * (double)take;
             return;
         }
     }

@@ -53,6 +53,7 @@ struct hy_prox {
     int64_t* ids;
     int64_t ids_cap;
     int64_t leaf_next;
+    double last_call; /* length of the last scheduler call, seconds */
     hy_prox_stats stats;
     hy_sched_problem prob;
     hy_sched_assignment a;
@@ -390,6 +391,10 @@ static hy_status call_scheduler(hy_prox* p, double t, double* dt) {
     for (int i = 0; i < R; i++) {
         double b = (p->running[i] ? p->end[i] - t : 0.0) + queued_time(p, i);
         p->prob.busy[i] = b > 0.0 ? b : 0.0;
+        /* waiting batches stay open to this call's jobs if i's running
+         * batch should outlast the call (judged by the last call's length) */
+        int wait = p->running[i] && p->end[i] - t > p->last_call;
+        for (int j = 0; j < J; j++) p->prob.open[i][j] = (uint8_t)(wait && p->in[i][j].jobs > 0);
     }
     for (int j = 0; j < J; j++) p->prob.jobs[j] = p->out[hy_job_type_producer(j)][hy_job_type_kind(j)].jobs;
     hy_status s = hy_sched_policy_assign(p->policy, &p->prob, &p->a);
@@ -402,6 +407,7 @@ static hy_status call_scheduler(hy_prox* p, double t, double* dt) {
     }
     double wall = hy_sched_now() - w0;
     *dt = p->clock == HY_CLOCK_VIRTUAL ? hy_sched_call_time(p->policy->cls->name, R, p->a.iterations) : wall;
+    p->last_call = *dt;
     p->stats.calls++;
     p->stats.iterations += p->a.iterations;
     p->stats.sched_time += *dt;

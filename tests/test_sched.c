@@ -445,6 +445,74 @@ static void test_lp_polish(void) {
     hy_sched_policy_destroy(pr);
 }
 
+/* A batch already waiting on a resource takes more jobs of its type with
+ * no new setup (hy_sched_problem.open): the costs, the LP and every
+ * model-driven policy see it. Resources: the 12-core CPU (kept busy),
+ * gtx580, c2075; 100 LEAF jobs made on the gtx580, which is busy 10 µs
+ * more. Setup 20 µs: with a new batch the c2075 is sooner (20 + 8.2 µs
+ * against 10 + 20 + 3.6); joining the gtx580's open batch is sooner
+ * still (10 + 3.6). */
+static void test_open_batches(void) {
+    hy_sched_model m;
+    CHECK_OK(hy_sched_model_machine(&m, 3, 1));
+    int j = hy_job_type(1, HY_JOB_LEAF);
+    hy_sched_problem p;
+    hy_sched_problem_init(&p, &m);
+    p.jobs[j] = 100;
+    p.busy[0] = 1e-3;
+    p.busy[1] = 10e-6;
+    hy_sched_assignment a;
+    hy_sched_assignment_clear(&a);
+    a.count[1][j] = 100;
+    double closed = hy_sched_finish(&p, &a, 1);
+    CHECK_NEAR(closed, 10e-6 + m.setup[1][j] + 100 * m.cost[1][j], 1e-15);
+    p.open[1][j] = 1;
+    CHECK_NEAR(hy_sched_finish(&p, &a, 1), 10e-6 + 100 * m.cost[1][j], 1e-15);
+    CHECK(hy_sched_setup(&p, 1, j) == 0.0 && hy_sched_setup(&p, 2, j) == m.setup[2][j]);
+
+    /* the model-driven choices (ws and ws-exp steal by halves and shares,
+     * and only charge the join in their simulated clocks) */
+    const char* names[] = {"lp", "exhaustive"};
+    for (int open = 0; open < 2; open++) {
+        p.open[1][j] = (uint8_t)open;
+        for (int k = 0; k < 2; k++) {
+            hy_sched_policy* pol = NULL;
+            CHECK_OK(hy_sched_policy_create(names[k], NULL, &pol));
+            if (!pol) continue;
+            CHECK_OK(hy_sched_policy_assign(pol, &p, &a));
+            /* closed: all on the c2075 (one setup); open: all join the gtx580 */
+            if (a.count[open ? 1 : 2][j] != 100)
+                fprintf(stderr, "policy %s, open %d: gtx580 %lld, c2075 %lld\n", names[k], open,
+                        (long long)a.count[1][j], (long long)a.count[2][j]);
+            CHECK(a.count[open ? 1 : 2][j] == 100);
+            hy_sched_policy_destroy(pol);
+        }
+    }
+    /* the LP counts no setup for an open pair (simplex and GLPK alike) */
+    hy_sched_lp lp;
+    hy_sched_lp_allow_all(&p, &lp);
+    memset(lp.allowed, 0, sizeof lp.allowed);
+    lp.allowed[1][j] = 1;
+    CHECK(hy_sched_lp_solve(&p, &lp, HY_LP_SIMPLEX) == HY_LP_OPTIMAL);
+    CHECK_NEAR(lp.makespan, 1e-3, 1e-12); /* the busy CPU decides */
+    p.busy[0] = 0;
+    CHECK(hy_sched_lp_solve(&p, &lp, HY_LP_SIMPLEX) == HY_LP_OPTIMAL);
+    CHECK_NEAR(lp.makespan, 10e-6 + 100 * m.cost[1][j], 1e-12);
+    if (hy_sched_lp_have_glpk()) {
+        CHECK(hy_sched_lp_solve(&p, &lp, HY_LP_GLPK) == HY_LP_OPTIMAL);
+        CHECK_NEAR(lp.makespan, 10e-6 + 100 * m.cost[1][j], 1e-12);
+    }
+    /* open is 0 or 1 */
+    p.open[2][j] = 2;
+    hy_sched_policy* pol = NULL;
+    CHECK_OK(hy_sched_policy_create("lp", NULL, &pol));
+    if (pol) {
+        CHECK(hy_sched_policy_assign(pol, &p, &a) == HY_ERR_INVALID_ARG);
+        CHECK(contains(hy_last_error(), "open[2]"));
+        hy_sched_policy_destroy(pol);
+    }
+}
+
 static void test_registry_and_input(void) {
     const char* want[] = {"lp", "lau10", "tan09", "ws", "ws-exp", "exhaustive"};
     for (int k = 0; k < 6; k++) CHECK(hy_sched_policy_find(want[k]) != NULL);
@@ -487,6 +555,7 @@ int main(void) {
     test_exhaustive();
     test_lp_refinement();
     test_lp_polish();
+    test_open_batches();
     test_registry_and_input();
     TEST_END();
 }
