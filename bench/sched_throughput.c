@@ -35,6 +35,7 @@
  *    outgoing queue (the host made them) and every resource idle, and ends
  *    when no job is left anywhere; frame time = that makespan.
  * FPS = frames / Σ frame times; idle ratio of a resource = 1 - its busy time
+ * / Σ frame times; setup share = the time its batches spent in their setups
  * / Σ frame times.
  *
  * Modeled scheduler call time: hy_sched_call_time (sched/policy.h), the
@@ -177,7 +178,8 @@ typedef struct sim {
     int running[HY_SCHED_MAX_RESOURCES];
     int run_type[HY_SCHED_MAX_RESOURCES];
     double end[HY_SCHED_MAX_RESOURCES];
-    double busy[HY_SCHED_MAX_RESOURCES]; /* accumulated over frames */
+    double busy[HY_SCHED_MAX_RESOURCES];  /* accumulated over frames */
+    double setup[HY_SCHED_MAX_RESOURCES]; /* the part of busy spent in batch setups */
     double sched_until;
     double last_call; /* duration of the last scheduler call */
     int sched_busy;
@@ -218,6 +220,7 @@ static void start_batch(sim* s, int i, double t) {
             s->run_type[i] = j;
             s->end[i] = t + dt;
             s->busy[i] += dt;
+            s->setup[i] += s->M->setup[i][j];
             return;
         }
 }
@@ -358,6 +361,67 @@ static hy_status sim_frame(sim* s, const hy_job_round* rounds, int nrounds, doub
     return st;
 }
 
+/* ---- the fluid bound
+ *
+ * Shortest time T in which the resources could process nt TRAVERSE and nl
+ * LEAF jobs at their per-job processing costs, splitting either kind
+ * anywhere: T is feasible when, giving TRAVERSE work first to the resources
+ * relatively fastest at it (smallest proc_traverse / proc_leaf), all of it
+ * fits in T and the time left holds the LEAF jobs (with two kinds that
+ * order is optimal). Bisection on T. */
+static int fluid_fits(const hy_sched_model* M, const int* order, double T, double nt, double nl) {
+    double cap_leaf = 0;
+    for (int q = 0; q < M->resources; q++) {
+        const hy_device_profile* d = &M->device[order[q]];
+        double ct = d->cost[HY_JOB_TRAVERSE].proc, cl = d->cost[HY_JOB_LEAF].proc;
+        double t = nt > 0 ? (ct > 0 ? fmin(nt, T / ct) : nt) : 0;
+        nt -= t;
+        double rest = T - t * ct;
+        cap_leaf += cl > 0 ? rest / cl : INFINITY;
+    }
+    return nt <= 0 && cap_leaf >= nl;
+}
+
+static double fluid_bound(const hy_sched_model* M, int64_t nt, int64_t nl) {
+    int order[HY_SCHED_MAX_RESOURCES], R = M->resources;
+    for (int i = 0; i < R; i++) {
+        const hy_device_profile* d = &M->device[i];
+        double key = d->cost[HY_JOB_TRAVERSE].proc / d->cost[HY_JOB_LEAF].proc;
+        int p = i;
+        while (p > 0) {
+            const hy_device_profile* e = &M->device[order[p - 1]];
+            if (e->cost[HY_JOB_TRAVERSE].proc / e->cost[HY_JOB_LEAF].proc <= key) break;
+            order[p] = order[p - 1];
+            p--;
+        }
+        order[p] = i;
+    }
+    /* an upper end: everything on resource 0 */
+    double hi = M->device[0].cost[HY_JOB_TRAVERSE].proc * (double)nt + M->device[0].cost[HY_JOB_LEAF].proc * (double)nl;
+    double lo = 0;
+    for (int it = 0; it < 100 && hi > 0; it++) {
+        double mid = 0.5 * (lo + hi);
+        if (fluid_fits(M, order, mid, (double)nt, (double)nl))
+            hi = mid;
+        else
+            lo = mid;
+    }
+    return hi;
+}
+
+static double fluid_bound_fps(const hy_job_stream* js, const hy_sched_model* M) {
+    double total = 0;
+    for (int32_t f = 0; f < js->frames; f++) {
+        int64_t nt = 0, nl = 0;
+        for (int32_t r = js->first[f]; r < js->first[f + 1]; r++) {
+            nt += js->rounds[r].traverse;
+            nl += js->rounds[r].leaf;
+        }
+        total += fluid_bound(M, nt, nl);
+    }
+    return total > 0 ? (double)js->frames / total : 0.0;
+}
+
 static hy_status simulate(const hy_job_stream* js, const config* c, const char* policy, int measured, hy_tp_row* row) {
     sim* s = calloc(1, sizeof *s);
     if (!s) return hy_fail(HY_ERR_NOMEM, "simulation: out of memory");
@@ -381,10 +445,12 @@ static hy_status simulate(const hy_job_stream* js, const config* c, const char* 
         row->frame_ms = 1e3 * total / n;
         row->calls = (double)s->calls / n;
         row->sched_ms = 1e3 * s->sched_time / n;
+        row->bound_fps = fluid_bound_fps(js, &c->model);
         row->resources = s->R;
         for (int i = 0; i < s->R; i++) {
             snprintf(row->resource[i], sizeof row->resource[i], "%s", c->model.device[i].name);
             row->idle[i] = total > 0 ? 1.0 - s->busy[i] / total : 0.0;
+            row->setup[i] = total > 0 ? s->setup[i] / total : 0.0;
         }
     }
     hy_sched_policy_destroy(s->policy);
@@ -444,10 +510,13 @@ void hy_tp_print_json(FILE* f, const hy_tp_row* rows, int count) {
         const hy_tp_row* r = &rows[k];
         fprintf(f,
                 "%s{\"scene\":\"%s\",\"machine\":\"%s\",\"config\":\"%s\",\"policy\":\"%s\",\"fps\":%.6g,"
-                "\"frame_ms\":%.6g,\"sched_calls_per_frame\":%.6g,\"sched_ms_per_frame\":%.6g,\"idle\":{",
+                "\"frame_ms\":%.6g,\"sched_calls_per_frame\":%.6g,\"sched_ms_per_frame\":%.6g,"
+                "\"fluid_bound_fps\":%.6g,\"idle\":{",
                 k ? "," : "", r->scene, r->machine, r->config, r->policy, r->fps, r->frame_ms, r->calls,
-                r->sched_ms);
+                r->sched_ms, r->bound_fps);
         for (int i = 0; i < r->resources; i++) fprintf(f, "%s\"%s\":%.4f", i ? "," : "", r->resource[i], r->idle[i]);
+        fprintf(f, "},\"setup\":{");
+        for (int i = 0; i < r->resources; i++) fprintf(f, "%s\"%s\":%.4f", i ? "," : "", r->resource[i], r->setup[i]);
         fprintf(f, "}}");
     }
 }
@@ -510,12 +579,14 @@ void hy_tp_print_targets_json(FILE* f, const hy_tp_row* rows, int count) {
 void hy_tp_print_text(FILE* f, const hy_tp_row* rows, int count, const hy_tp_options* o) {
     fprintf(f, "modeled throughput: %ld recorded frames per scene, virtual clock, scheduler calls charged %s\n",
             o->frames, o->measured ? "their measured wall time" : "their modeled time");
-    fprintf(f, "%-11s %-8s %-32s %-7s %9s %9s %7s  %s\n", "scene", "machine", "config", "policy", "fps",
-            "frame_ms", "calls", "idle per resource");
+    fprintf(f, "%-11s %-8s %-32s %-7s %9s %9s %9s %7s %6s  %s\n", "scene", "machine", "config", "policy", "fps",
+            "bound", "frame_ms", "calls", "setup", "idle per resource");
     for (int k = 0; k < count; k++) {
         const hy_tp_row* r = &rows[k];
-        fprintf(f, "%-11s %-8s %-32s %-7s %9.3f %9.3f %7.1f ", r->scene, r->machine, r->config, r->policy, r->fps,
-                r->frame_ms, r->calls);
+        double su = 0;
+        for (int i = 0; i < r->resources; i++) su += r->setup[i] / r->resources;
+        fprintf(f, "%-11s %-8s %-32s %-7s %9.3f %9.3f %9.3f %7.1f %6.2f ", r->scene, r->machine, r->config,
+                r->policy, r->fps, r->bound_fps, r->frame_ms, r->calls, su);
         for (int i = 0; i < r->resources; i++) fprintf(f, " %s=%.2f", r->resource[i], r->idle[i]);
         fprintf(f, "\n");
     }
@@ -545,14 +616,16 @@ int hy_tp_write_csv(const char* path, const hy_tp_row* rows, int count) {
         fprintf(stderr, "hyphys bench sched: %s: cannot open for writing\n", path);
         return 0;
     }
-    fprintf(f, "scene,machine,config,resources,policy,fps,frame_ms,sched_calls_per_frame,idle\n");
+    fprintf(f, "scene,machine,config,resources,policy,fps,frame_ms,sched_calls_per_frame,idle,setup,fluid_bound_fps\n");
     for (int k = 0; k < count; k++) {
         const hy_tp_row* r = &rows[k];
         fprintf(f, "%s,%s,", r->scene, r->machine);
         csv_field(f, r->config);
         fprintf(f, ",%d,%s,%.6g,%.6g,%.6g,\"", r->resources, r->policy, r->fps, r->frame_ms, r->calls);
         for (int i = 0; i < r->resources; i++) fprintf(f, "%s%s=%.4f", i ? " " : "", r->resource[i], r->idle[i]);
-        fprintf(f, "\"\n");
+        fprintf(f, "\",\"");
+        for (int i = 0; i < r->resources; i++) fprintf(f, "%s%s=%.4f", i ? " " : "", r->resource[i], r->setup[i]);
+        fprintf(f, "\",%.6g\n", r->bound_fps);
     }
     int bad = ferror(f);
     bad |= fclose(f) != 0;

@@ -31,9 +31,13 @@ typedef struct hy_tp_row {
     double frame_ms;     /* mean frame time */
     double calls;        /* scheduler calls per frame */
     double sched_ms;     /* scheduler time charged per frame */
+    double bound_fps;    /* no policy can beat it: each frame's jobs spread by a fluid LP over the
+                            configuration at their per-job processing costs (no setups, no transfers,
+                            no round order) */
     int resources;
     char resource[HY_SCHED_MAX_RESOURCES][48];
     double idle[HY_SCHED_MAX_RESOURCES]; /* per resource: 1 - busy time / frame time, over all frames */
+    double setup[HY_SCHED_MAX_RESOURCES]; /* per resource: time in batch setups / frame time, over all frames */
 } hy_tp_row;
 
 /* Run every scene x machine configuration x policy. Returns an exit code

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Tests the throughput half of `hyphys bench sched` on the small scene drop:
 # the first run records the frames and the job stream, the JSON has every
-# field with sane values (FPS > 0, idle ratios in [0, 1]) for every machine
+# field with sane values (FPS > 0 and under the fluid bound, idle ratios in
+# [0, 1], setup shares within the busy share) for every machine
 # configuration and policy, the CSV is written, a second run reads the saved
 # stream and prints exactly the same output (the virtual clock is
 # deterministic), and bad usage exits 2.
@@ -48,6 +49,20 @@ printf '%s' "$out1" | grep -q '"throughput_targets":{"lp_over_ws":'; check "targ
 if command -v python3 >/dev/null 2>&1; then
     printf '%s' "$out1" | python3 -c 'import json,sys; d=json.load(sys.stdin); assert len(d["throughput"]) == 45' 2>/dev/null
     check "valid JSON" $?
+    # setup shares: one per resource, within the busy share, some setup paid in every row
+    printf '%s' "$out1" | python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+for r in d["throughput"]:
+    assert set(r["setup"]) == set(r["idle"]), r
+    for k, v in r["setup"].items():
+        assert 0 <= v <= 1 - r["idle"][k] + 1e-4, (r["policy"], r["config"], k, v)
+    assert sum(r["setup"].values()) > 0, r
+    # the fluid bound is an upper bound on every policy
+    assert 0 < r["fps"] <= r["fluid_bound_fps"] * (1 + 1e-9), (r["policy"], r["config"], r["fps"], r["fluid_bound_fps"])
+' 2>"$tmp/setup_err"
+    check "setup shares within the busy shares, FPS under the fluid bound" $?
+    head -3 "$tmp/setup_err"
 fi
 
 "$CLI" bench sched --part bogus >/dev/null 2>&1; [ $? -eq 2 ]; check "--part bogus exits 2" $?
