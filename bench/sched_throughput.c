@@ -254,9 +254,7 @@ static hy_status call_scheduler(sim* s, double t) {
     hy_sched_problem_init(&s->prob, s->M);
     for (int i = 0; i < s->R; i++) {
         double b = s->running[i] ? s->end[i] - t : 0.0;
-        /* a waiting batch is open if i's running batch should outlast this
-         * call (judged by the last call's length) */
-        int wait = s->running[i] && s->end[i] - t > s->last_call;
+        int wait = hy_sched_batches_stay_open(s->running[i], s->end[i] - t, s->last_call);
         for (int j = 0; j < s->J; j++) {
             int64_t n = type_total(s, s->in, i, j);
             b += hy_sched_time(s->M, i, j, n);
@@ -409,6 +407,7 @@ static double fluid_bound(const hy_sched_model* M, int64_t nt, int64_t nl) {
     return hi;
 }
 
+/* 0 when a configuration could do a frame in no time (free resources). */
 static double fluid_bound_fps(const hy_job_stream* js, const hy_sched_model* M) {
     double total = 0;
     for (int32_t f = 0; f < js->frames; f++) {
@@ -445,7 +444,6 @@ static hy_status simulate(const hy_job_stream* js, const config* c, const char* 
         row->frame_ms = 1e3 * total / n;
         row->calls = (double)s->calls / n;
         row->sched_ms = 1e3 * s->sched_time / n;
-        row->bound_fps = fluid_bound_fps(js, &c->model);
         row->resources = s->R;
         for (int i = 0; i < s->R; i++) {
             snprintf(row->resource[i], sizeof row->resource[i], "%s", c->model.device[i].name);
@@ -478,9 +476,11 @@ int hy_tp_run(const hy_tp_options* o, hy_tp_row** rows_out, int* count_out) {
             free(rows);
             return rc;
         }
-        for (int c = 0; c < CONFIG_COUNT; c++)
+        for (int c = 0; c < CONFIG_COUNT; c++) {
+            double bound = fluid_bound_fps(&js, &configs[c].model); /* the same for every policy */
             for (int p = 0; p < POLICY_COUNT; p++) {
                 hy_tp_row* r = &rows[n];
+                r->bound_fps = bound;
                 snprintf(r->scene, sizeof r->scene, "%s", name);
                 r->machine = configs[c].machine;
                 snprintf(r->config, sizeof r->config, "%s", configs[c].name);
@@ -496,6 +496,7 @@ int hy_tp_run(const hy_tp_options* o, hy_tp_row** rows_out, int* count_out) {
                 }
                 n++;
             }
+        }
         hy_job_stream_free(&js);
     }
     *rows_out = rows;

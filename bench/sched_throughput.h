@@ -33,7 +33,7 @@ typedef struct hy_tp_row {
     double sched_ms;     /* scheduler time charged per frame */
     double bound_fps;    /* no policy can beat it: each frame's jobs spread by a fluid LP over the
                             configuration at their per-job processing costs (no setups, no transfers,
-                            no round order) */
+                            no round order; 0 when unbounded) */
     int resources;
     char resource[HY_SCHED_MAX_RESOURCES][48];
     double idle[HY_SCHED_MAX_RESOURCES]; /* per resource: 1 - busy time / frame time, over all frames */

@@ -145,6 +145,14 @@ static inline double hy_sched_problem_time(const hy_sched_problem* p, int i, int
     return n > 0 ? hy_sched_setup(p, i, j) + p->model->cost[i][j] * (double)n : 0.0;
 }
 
+/* Whether a resource's waiting batches are open to a call's jobs: it is
+ * running a batch with `left` seconds to go, which should outlast the call,
+ * judged by the last call's length (the waiting batches cannot start before
+ * the answer arrives). The framework and the throughput bench both use it. */
+static inline int hy_sched_batches_stay_open(int running, double left, double last_call) {
+    return running && left > last_call;
+}
+
 void hy_sched_problem_init(hy_sched_problem* problem, const hy_sched_model* model);
 /* Range checks: jobs >= 0, busy finite and >= 0, open 0 or 1. */
 hy_status hy_sched_problem_check(const hy_sched_problem* problem);

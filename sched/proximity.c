@@ -391,9 +391,7 @@ static hy_status call_scheduler(hy_prox* p, double t, double* dt) {
     for (int i = 0; i < R; i++) {
         double b = (p->running[i] ? p->end[i] - t : 0.0) + queued_time(p, i);
         p->prob.busy[i] = b > 0.0 ? b : 0.0;
-        /* waiting batches stay open to this call's jobs if i's running
-         * batch should outlast the call (judged by the last call's length) */
-        int wait = p->running[i] && p->end[i] - t > p->last_call;
+        int wait = hy_sched_batches_stay_open(p->running[i], p->end[i] - t, p->last_call);
         for (int j = 0; j < J; j++) p->prob.open[i][j] = (uint8_t)(wait && p->in[i][j].jobs > 0);
     }
     for (int j = 0; j < J; j++) p->prob.jobs[j] = p->out[hy_job_type_producer(j)][hy_job_type_kind(j)].jobs;
