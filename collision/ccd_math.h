@@ -41,6 +41,7 @@
 
 #include <float.h>
 #include <math.h>
+#include <stdint.h>
 
 #include "collision/closest.h"
 #include "engine/hd.h"
@@ -221,7 +222,12 @@ HY_HD double hy_ccd_vol_cell(const double c[4], double b0, double b3, double lo,
         t = tn;
         if (hy_ccd_abs(step) < 0.0625 * cw) break; /* well inside its cell, or at an edge either way */
     }
-    double alpha = floor((t - lo) / cw) * cw + lo; /* exact: dyadics at a level <= 40 */
+    /* The cell's index: (t - lo) / cw is exact (dyadics at a level <= 40)
+     * and at most 2^40, so truncation is floor for it (floor is a library
+     * call on baseline x86-64); t before lo or NaN: no cell. */
+    double q = (t - lo) / cw;
+    if (!(q >= 0.0 && q <= 0x1p41)) return -1;
+    double alpha = (double)(int64_t)q * cw + lo;
     if (!(alpha >= lo && alpha + cw <= lo + w)) return -1;
     double va = hy_ccd_vol_eval(c, alpha, &dv), vb = hy_ccd_vol_eval(c, alpha + cw, &dv);
     int ok_a = b0 > 0 ? va > bound : va < -bound;
@@ -252,6 +258,7 @@ HY_HD int hy_ccd_vol_slabs(const double c[4], double err, int level, int max_sla
         double lo, w;
         int level;
     } stack[48];
+    const double cw = ldexp(1.0, -level); /* the slab width (exact) */
     int n = 0, count = 0, steps = 0;
     /* V vanishes within rounding everywhere (coplanar or static motion):
      * nothing to restrict. */
@@ -285,8 +292,6 @@ HY_HD int hy_ccd_vol_slabs(const double c[4], double err, int level, int max_sla
         int changes = ((b0 > 0) != (b1 > 0)) + ((b1 > 0) != (b2 > 0)) + ((b2 > 0) != (b3 > 0));
         if (changes == 1 && hy_ccd_abs(b0) > bound && hy_ccd_abs(b1) > bound && hy_ccd_abs(b2) > bound &&
             hy_ccd_abs(b3) > bound && count < max_slabs) {
-            double cw = 1.0;
-            for (int k = 0; k < level; k++) cw *= 0.5;
             double alpha = hy_ccd_vol_cell(c, b0, b3, lo, 2.0 * half, cw, bound);
             if (alpha >= 0) {
                 slab_lo[count++] = alpha;

@@ -43,10 +43,11 @@ int hy_filter_coplanar(const double* const x0[4], const double* const x1[4], dou
  * the same time). Any direction is valid; only the rounding of the dot
  * products is bounded. */
 int hy_filter_sat(int is_vf, const double* const x0[4], const double* const x1[4], double min_distance);
-/* The same answer, trying the direction groups in the order *hint keeps
- * (start it at 0 and pass it along a run of pairs in traversal order;
- * collision/filter_sat.h): cheaper where in-plane directions do the
- * culling. */
+/* The same answer, trying first the direction group that culled the last
+ * pair (*hint keeps it: start it at 0 and pass it along a run of pairs in
+ * traversal order; collision/filter_sat.h): cheaper where one group does
+ * the culling for long runs (in-plane normals in a sheet, relative motion
+ * between passing bodies). */
 int hy_filter_sat_hint(int is_vf, const double* const x0[4], const double* const x1[4], double min_distance,
                        int* hint);
 

@@ -163,7 +163,7 @@ static double urand(void) {
  * by up to `lift`, small motions): whenever the filter culls, the sampled
  * distance exceeds the contact distance. */
 static void test_random_near_contact(void) {
-    long n = 0, culled = 0, bad = 0, near_miss = 0;
+    long n = 0, culled = 0, bad = 0, near_miss = 0, hint_bad = 0, hint_moves = 0;
     const double mds[3] = {0.0, 0.01, 0.1};
     for (int m = 0; m < 3; m++)
         for (int trial = 0; trial < 20000; trial++) {
@@ -182,6 +182,14 @@ static void test_random_near_contact(void) {
             const double* a[4] = {x[0], x[1], x[2], x[3]};
             const double* b[4] = {x[4], x[5], x[6], x[7]};
             int keep = hy_filter_sat(is_vf, a, b, md);
+            /* The hinted order gives the same answer from every start, and
+             * the hint names the group that culled (1..4), else stays. */
+            for (int h = 0; h <= 4; h++) {
+                int hint = h;
+                int kh = hy_filter_sat_hint(is_vf, a, b, md, &hint);
+                if (kh != keep || (keep && hint != h) || (!keep && !(hint >= 1 && hint <= 4))) hint_bad++;
+                if (!keep && hint != h) hint_moves++;
+            }
             n++;
             double d = sampled_min(is_vf, x);
             near_miss += d > md && d < md + 0.1;
@@ -197,6 +205,8 @@ static void test_random_near_contact(void) {
     fprintf(stderr, "random near-contact pairs: %ld (%ld pass within 0.1 of the distance), culled %ld, culled within "
                     "the distance %ld\n", n, near_miss, culled, bad);
     CHECK(bad == 0);
+    CHECK(hint_bad == 0);
+    CHECK(hint_moves > n); /* culled pairs move a hint that started elsewhere */
     CHECK(near_miss > 1000); /* the boundary is exercised */
     /* most of these pairs are a cell or more apart and must go (measured: 98%) */
     CHECK(culled > n / 2);
