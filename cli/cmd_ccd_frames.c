@@ -15,7 +15,7 @@
 
 static void help(void) {
     printf("usage: hyphys ccd-frames DIR [--threads N] [--repeats R] [--refit] [--no-filter] [--no-cull]\n"
-           "                          [--json]\n\n"
+           "                          [--breakdown] [--json]\n\n"
            "Run continuous collision detection over one step, from DIR/frame0.ply to\n"
            "DIR/frame1.ply (the whole file is one mesh: self and inter-object pairs),\n"
            "and compare the colliding vertex-face and edge-edge pairs with\n"
@@ -32,6 +32,10 @@ static void help(void) {
            "                 candidate gets the exact test\n"
            "  --no-cull      no self-collision culling (normal cones and contours;\n"
            "                 on by default, at distance 0 only)\n"
+           "  --breakdown    after the timed runs, class the candidates by what\n"
+           "                 decides them (coplanarity filter, separating axes, exact\n"
+           "                 miss, exact hit) and time each stage on one thread over\n"
+           "                 what it sees (count, ms, ns each; not part of the step)\n"
            "  --json         machine-readable output\n\n"
            "exit: 0 ok, 1 a false negative (a colliding pair missed), 2 bad usage or input\n");
 }
@@ -177,7 +181,7 @@ static const char* base_name(const char* p) {
 static int ccd_frames_main(int argc, char** argv) {
     const char* dir_arg = NULL;
     long threads = 1, repeats = 5;
-    int json = 0, refit = 0, filters = 1, cull = 1;
+    int json = 0, refit = 0, filters = 1, cull = 1, breakdown = 0;
     for (int i = 1; i < argc; i++) {
         const char* a = argv[i];
         if (!strcmp(a, "--threads")) {
@@ -194,6 +198,8 @@ static int ccd_frames_main(int argc, char** argv) {
             filters = 0;
         } else if (!strcmp(a, "--no-cull")) {
             cull = 0;
+        } else if (!strcmp(a, "--breakdown")) {
+            breakdown = 1;
         } else if (a[0] == '-' && a[1] != '\0') {
             fprintf(stderr, "hyphys ccd-frames: unknown option '%s' (see hyphys ccd-frames --help)\n", a);
             return HY_EXIT_USAGE;
@@ -302,6 +308,12 @@ static int ccd_frames_main(int argc, char** argv) {
     int64_t vf_fn, vf_fp, ee_fn, ee_fp;
     compare(&tvf, &fvf, &vf_fn, &vf_fp);
     compare(&tee, &fee, &ee_fn, &ee_fp);
+    hy_frames_breakdown bd;
+    if (breakdown && hy_frames_profile(fr, m0->positions, m1->positions, &bd) != HY_OK) {
+        fprintf(stderr, "hyphys ccd-frames: %s\n", hy_last_error());
+        rc = HY_EXIT_RUNTIME;
+        goto done;
+    }
     const char* scene = base_name(dir);
     double frac = st.candidates ? (double)st.exact_tests / (double)st.candidates : 0.0;
 
@@ -336,6 +348,20 @@ static int ccd_frames_main(int argc, char** argv) {
         cJSON_AddNumberToObject(ee, "found", (double)fee.n);
         cJSON_AddNumberToObject(ee, "false_negatives", (double)ee_fn);
         cJSON_AddNumberToObject(ee, "false_positives", (double)ee_fp);
+        if (breakdown) {
+            /* per stage: the candidates it sees (both kinds), culled or
+             * answered per kind, one-thread ms over all it sees */
+            cJSON* b = cJSON_AddObjectToObject(o, "breakdown");
+            const int64_t* cnt[4] = {bd.coplanar_culled, bd.sat_culled, bd.exact_miss, bd.exact_hit};
+            const double tm[4] = {bd.ms_coplanar, bd.ms_sat, bd.ms_exact_miss, bd.ms_exact_hit};
+            static const char* const names[4] = {"coplanar", "sat", "exact_miss", "exact_hit"};
+            for (int c = 0; c < 4; c++) {
+                cJSON* e = cJSON_AddObjectToObject(b, names[c]);
+                cJSON_AddNumberToObject(e, "vf", (double)cnt[c][0]);
+                cJSON_AddNumberToObject(e, "ee", (double)cnt[c][1]);
+                cJSON_AddNumberToObject(e, "ms", tm[c]);
+            }
+        }
         char* text = cJSON_PrintUnformatted(o);
         if (text) printf("%s\n", text);
         free(text);
@@ -354,6 +380,27 @@ static int ccd_frames_main(int argc, char** argv) {
                (long long)fvf.n, (long long)vf_fn, (long long)vf_fp);
         printf("EE     truth %lld  found %lld  false negatives %lld  false positives %lld\n", (long long)tee.n,
                (long long)fee.n, (long long)ee_fn, (long long)ee_fp);
+        if (breakdown) {
+            /* Each stage over what it sees, in candidate order: coplanarity
+             * over every candidate, separating axes over its survivors, the
+             * exact test per answer. */
+            int64_t cop = 0, sat = 0;
+            for (int k = 0; k < 2; k++) {
+                cop += bd.coplanar_culled[k] + bd.sat_culled[k] + bd.exact_miss[k] + bd.exact_hit[k];
+                sat += bd.sat_culled[k] + bd.exact_miss[k] + bd.exact_hit[k];
+            }
+            int64_t miss = bd.exact_miss[0] + bd.exact_miss[1], hit = bd.exact_hit[0] + bd.exact_hit[1];
+            printf("breakdown (1 thread)  coplanarity | separating axes | exact test: miss | exact test: hit\n");
+            printf("  decides VF       %9lld culled | %9lld culled | %9lld | %9lld\n", (long long)bd.coplanar_culled[0],
+                   (long long)bd.sat_culled[0], (long long)bd.exact_miss[0], (long long)bd.exact_hit[0]);
+            printf("  decides EE       %9lld culled | %9lld culled | %9lld | %9lld\n", (long long)bd.coplanar_culled[1],
+                   (long long)bd.sat_culled[1], (long long)bd.exact_miss[1], (long long)bd.exact_hit[1]);
+            printf("  ms (ns per pair seen) %6.1f (%4.0f) | %6.1f (%4.0f) | %6.1f (%4.0f) | %6.1f (%4.0f)\n",
+                   bd.ms_coplanar, cop ? 1e6 * bd.ms_coplanar / (double)cop : 0.0, bd.ms_sat,
+                   sat ? 1e6 * bd.ms_sat / (double)sat : 0.0, bd.ms_exact_miss,
+                   miss ? 1e6 * bd.ms_exact_miss / (double)miss : 0.0, bd.ms_exact_hit,
+                   hit ? 1e6 * bd.ms_exact_hit / (double)hit : 0.0);
+        }
     }
     if (vf_fn || ee_fn) {
         fprintf(stderr, "hyphys ccd-frames: %s: %lld colliding pairs missed\n", scene, (long long)(vf_fn + ee_fn));

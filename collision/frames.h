@@ -60,6 +60,22 @@ hy_status hy_frames_run(hy_frames* f, const double* x0, const double* x1, hy_poo
 const hy_feature_pair* hy_frames_found(const hy_frames* f, int64_t* count);
 /* The candidates of the last run (before filters), same lifetime. */
 const hy_candidates* hy_frames_candidates(const hy_frames* f);
+/* Where the filter and exact time of the last run's candidates goes:
+ * each candidate classed by what decides it (index 0: vertex-face, 1:
+ * edge-edge), then each stage timed on one thread, in candidate order,
+ * over what it sees in the step: the coplanarity filter over all
+ * candidates, the separating axes over its survivors (with the step's
+ * running order hint), the exact test over the misses and over the hits.
+ * For profiling: it reruns the filters and exact tests (with the run's
+ * thickness; the filters whatever use_filters says) and changes none of
+ * the run's results. */
+typedef struct hy_frames_breakdown {
+    int64_t coplanar_culled[2], sat_culled[2], exact_miss[2], exact_hit[2];
+    double ms_coplanar, ms_sat, ms_exact_miss, ms_exact_hit;
+} hy_frames_breakdown;
+
+hy_status hy_frames_profile(const hy_frames* f, const double* x0, const double* x1, hy_frames_breakdown* out);
+
 /* The BVH of connected component c (0 <= c < hy_frames_components), for
  * inspection; its vertex ids are the mesh's. */
 int32_t hy_frames_components(const hy_frames* f);

@@ -141,6 +141,24 @@ int main(void) {
     int64_t n2 = 0;
     const hy_feature_pair* found2 = hy_frames_found(f[2], &n2);
     CHECK(n2 == n0 && memcmp(found2, found0, sizeof *found2 * (size_t)n2) == 0);
+    /* The breakdown classes every candidate once, and its exact-test
+     * classes are the run's exact tests and collisions, per kind. */
+    hy_frames_breakdown bd;
+    CHECK_OK(hy_frames_profile(f[2], m0->positions, m1->positions, &bd));
+    int64_t classed = 0;
+    for (int k = 0; k < 2; k++)
+        classed += bd.coplanar_culled[k] + bd.sat_culled[k] + bd.exact_miss[k] + bd.exact_hit[k];
+    CHECK(classed == again.candidates);
+    CHECK(bd.exact_miss[0] + bd.exact_hit[0] == again.vf_exact);
+    CHECK(bd.exact_miss[1] + bd.exact_hit[1] == again.ee_exact);
+    CHECK(bd.exact_hit[0] == again.vf_found && bd.exact_hit[1] == again.ee_found);
+    CHECK(bd.coplanar_culled[1] > 0 && bd.sat_culled[1] > 0); /* both filters cull here */
+    CHECK(bd.ms_coplanar >= 0 && bd.ms_sat >= 0 && bd.ms_exact_miss >= 0 && bd.ms_exact_hit >= 0);
+    /* ... and leaves the run's results alone */
+    int64_t n3 = 0;
+    const hy_feature_pair* found3 = hy_frames_found(f[2], &n3);
+    CHECK(n3 == n0 && memcmp(found3, found0, sizeof *found3 * (size_t)n3) == 0);
+    CHECK(hy_frames_profile(NULL, m0->positions, m1->positions, &bd) == HY_ERR_INVALID_ARG);
     for (int i = 0; i < 3; i++) hy_frames_destroy(f[i]);
     hy_pool_destroy(p1);
     hy_pool_destroy(p2);
@@ -164,7 +182,7 @@ int main(void) {
         int threads = run_i == 0 ? 1 : 2, cull = run_i < 2;
         char cmd[1024];
         snprintf(cmd, sizeof cmd, "'%s' ccd-frames '%s' --threads %d --repeats 1 --json%s", HY_CLI, SCENE, threads,
-                 cull ? "" : " --no-cull");
+                 cull ? (run_i == 1 ? " --breakdown" : "") : " --no-cull");
         int rc = run(cmd, out, sizeof out);
         fprintf(stderr, "%s -> %d\n%s", cmd, rc, out);
         CHECK(rc == 0);
@@ -179,6 +197,19 @@ int main(void) {
             CHECK(num(j, "candidates", NULL) >= num(j, "exact_tests", NULL));
             CHECK(num(j, "ms", NULL) > 0);
             CHECK(cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(j, "self_cull")) == cull);
+            if (run_i == 1) {
+                /* --breakdown: the exact test's hits are the pairs found */
+                const cJSON* jb = cJSON_GetObjectItemCaseSensitive(j, "breakdown");
+                CHECK(jb != NULL);
+                if (jb) {
+                    CHECK(num(jb, "exact_hit", "vf") == num(j, "vf", "found"));
+                    CHECK(num(jb, "exact_hit", "ee") == num(j, "ee", "found"));
+                    CHECK(num(jb, "exact_miss", "ee") + num(jb, "exact_hit", "ee") == num(j, "ee", "exact_tests"));
+                    CHECK(num(jb, "coplanar", "ms") >= 0);
+                }
+            } else {
+                CHECK(cJSON_GetObjectItemCaseSensitive(j, "breakdown") == NULL);
+            }
             found[run_i][0] = num(j, "vf", "found");
             found[run_i][1] = num(j, "ee", "found");
             tri_pairs[run_i] = num(j, "triangle_pairs", NULL);
