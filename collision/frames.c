@@ -458,28 +458,45 @@ hy_status hy_frames_run(hy_frames* f, const double* x0, const double* x1, hy_poo
 /* Classes of hy_frames_profile, per candidate. */
 enum { CLASS_COPLANAR = 0, CLASS_SAT = 1, CLASS_MISS = 2, CLASS_HIT = 3 };
 
+/* The candidates whose class is in [lo, hi], in candidate order; returns
+ * how many. */
+static int64_t select_classes(const uint8_t* cls, int64_t n, int lo, int hi, int64_t* idx) {
+    int64_t m = 0;
+    for (int64_t i = 0; i < n; i++)
+        if (cls[i] >= lo && cls[i] <= hi) idx[m++] = i;
+    return m;
+}
+
 hy_status hy_frames_profile(const hy_frames* f, const double* x0, const double* x1, hy_frames_breakdown* out) {
     if (!f || !x0 || !x1 || !out) return hy_fail(HY_ERR_INVALID_ARG, "frames profile: NULL argument");
     memset(out, 0, sizeof *out);
     int64_t n = f->cand.count;
     const hy_feature_pair* pairs = f->cand.pairs;
     uint8_t* cls = malloc(n > 0 ? (size_t)n : 1);
-    if (!cls) return hy_fail(HY_ERR_NOMEM, "frames profile: out of memory for %lld candidates", (long long)n);
+    int64_t* idx = malloc(sizeof(int64_t) * (size_t)(n > 0 ? n : 1));
+    if (!cls || !idx) {
+        free(cls);
+        free(idx);
+        return hy_fail(HY_ERR_NOMEM, "frames profile: out of memory for %lld candidates", (long long)n);
+    }
+    /* Classes: the run's flags say which pairs the exact test saw and what
+     * it answered; only the filters' share is worked out here (all of it
+     * when the run had no filters). */
     double md = f->def.thickness;
     int hint = 0;
+    int64_t* counts[4] = {out->coplanar_culled, out->sat_culled, out->exact_miss, out->exact_hit};
     for (int64_t i = 0; i < n; i++) {
-        const double *a[4], *b[4];
-        gather(&pairs[i], x0, x1, a, b);
         int is_vf = pairs[i].kind != HY_FEATURE_EE;
-        uint8_t c;
-        if (!hy_filter_coplanar(a, b, md))
-            c = CLASS_COPLANAR;
-        else if (!hy_filter_sat_hint(is_vf, a, b, md, &hint))
-            c = CLASS_SAT;
-        else
-            c = exact_one(&pairs[i], a, b, md) ? CLASS_HIT : CLASS_MISS;
-        cls[i] = (uint8_t)(c | (is_vf ? 0 : 4));
-        int64_t* counts[4] = {out->coplanar_culled, out->sat_culled, out->exact_miss, out->exact_hit};
+        int c = f->flags[i] & 2 ? CLASS_HIT : CLASS_MISS;
+        if (!(f->flags[i] & 1) || !f->def.use_filters) {
+            const double *a[4], *b[4];
+            gather(&pairs[i], x0, x1, a, b);
+            if (!hy_filter_coplanar(a, b, md))
+                c = CLASS_COPLANAR;
+            else if (!hy_filter_sat_hint(is_vf, a, b, md, &hint))
+                c = CLASS_SAT;
+        }
+        cls[i] = (uint8_t)c;
         counts[c][!is_vf]++;
     }
     /* Timed passes, one per stage, in candidate order over what that
@@ -487,15 +504,8 @@ hy_status hy_frames_profile(const hy_frames* f, const double* x0, const double* 
      * coplanarity filter's survivors; the exact test: its misses, then its
      * hits), so that each keeps the step's memory order: consecutive
      * candidates share vertices, and grouping them by class instead
-     * measured up to twice the time. The sink keeps the calls from being
-     * optimised away. */
-    /* Index lists in candidate order (untimed): the separating axes' pairs,
-     * the exact test's misses, its hits. */
-    int64_t* idx = malloc(sizeof(int64_t) * (size_t)(n > 0 ? n : 1));
-    if (!idx) {
-        free(cls);
-        return hy_fail(HY_ERR_NOMEM, "frames profile: out of memory for %lld candidates", (long long)n);
-    }
+     * measured up to twice the time. The index lists are made untimed;
+     * the sink keeps the calls from being optimised away. */
     volatile int64_t sink = 0;
     int64_t s = 0;
     double t0 = now_ms();
@@ -504,41 +514,31 @@ hy_status hy_frames_profile(const hy_frames* f, const double* x0, const double* 
         gather(&pairs[i], x0, x1, a, b);
         s += hy_filter_coplanar(a, b, md);
     }
-    double t1 = now_ms();
-    int64_t m = 0;
-    for (int64_t i = 0; i < n; i++)
-        if ((cls[i] & 3) != CLASS_COPLANAR) idx[m++] = i;
+    out->ms_coplanar = now_ms() - t0;
+    int64_t m = select_classes(cls, n, CLASS_SAT, CLASS_HIT, idx);
     hint = 0;
-    double t2 = now_ms();
+    t0 = now_ms();
     for (int64_t q = 0; q < m; q++) {
         const hy_feature_pair* p = &pairs[idx[q]];
         const double *a[4], *b[4];
         gather(p, x0, x1, a, b);
         s += hy_filter_sat_hint(p->kind != HY_FEATURE_EE, a, b, md, &hint);
     }
-    double t3 = now_ms();
-    double ms_exact[2];
-    for (int hit = 0; hit < 2; hit++) {
-        int want = hit ? CLASS_HIT : CLASS_MISS;
-        m = 0;
-        for (int64_t i = 0; i < n; i++)
-            if ((cls[i] & 3) == want) idx[m++] = i;
-        double ta = now_ms();
+    out->ms_sat = now_ms() - t0;
+    for (int c = CLASS_MISS; c <= CLASS_HIT; c++) {
+        m = select_classes(cls, n, c, c, idx);
+        t0 = now_ms();
         for (int64_t q = 0; q < m; q++) {
             const hy_feature_pair* p = &pairs[idx[q]];
             const double *a[4], *b[4];
             gather(p, x0, x1, a, b);
             s += exact_one(p, a, b, md);
         }
-        ms_exact[hit] = now_ms() - ta;
+        *(c == CLASS_MISS ? &out->ms_exact_miss : &out->ms_exact_hit) = now_ms() - t0;
     }
-    free(idx);
     sink += s;
-    out->ms_coplanar = t1 - t0;
-    out->ms_sat = t3 - t2;
-    out->ms_exact_miss = ms_exact[0];
-    out->ms_exact_hit = ms_exact[1];
     (void)sink;
+    free(idx);
     free(cls);
     return HY_OK;
 }

@@ -66,9 +66,10 @@ const hy_candidates* hy_frames_candidates(const hy_frames* f);
  * over what it sees in the step: the coplanarity filter over all
  * candidates, the separating axes over its survivors (with the step's
  * running order hint), the exact test over the misses and over the hits.
- * For profiling: it reruns the filters and exact tests (with the run's
- * thickness; the filters whatever use_filters says) and changes none of
- * the run's results. */
+ * For profiling: the exact test's classes come from the run, the
+ * filters' are worked out (with the run's thickness, whatever use_filters
+ * says); the timed passes rerun each stage and change none of the run's
+ * results. Call it after hy_frames_run, with the same x0 and x1. */
 typedef struct hy_frames_breakdown {
     int64_t coplanar_culled[2], sat_culled[2], exact_miss[2], exact_hit[2];
     double ms_coplanar, ms_sat, ms_exact_miss, ms_exact_hit;
