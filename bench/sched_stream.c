@@ -228,25 +228,25 @@ hy_status hy_job_stream_record(const hy_recording* rec, int32_t frames, double t
         if (tri != stats.triangle_pairs)
             fprintf(stderr, "job stream: frame %d: breadth-first copy found %lld triangle pairs, the pipeline %lld\n",
                     fr, (long long)tri, (long long)stats.triangle_pairs);
-        /* exact tests over the rounds in proportion to triangle pairs; both
+        /* candidates over the rounds in proportion to triangle pairs; both
          * counts are far below 2^31 per frame, so the products fit int64 */
-        if (stats.exact_tests >= ((int64_t)1 << 31) || tri >= ((int64_t)1 << 31)) {
+        if (stats.candidates >= ((int64_t)1 << 31) || tri >= ((int64_t)1 << 31)) {
             st = hy_fail(HY_ERR_UNSUPPORTED, "job stream: frame %d: counts past 2^31", fr);
             break;
         }
         hy_job_round* rs = (hy_job_round*)rounds.p + first[fr];
         int64_t nr = count - first[fr], given = 0;
         for (int64_t r = 0; r < nr && tri > 0; r++) {
-            rs[r].leaf = stats.exact_tests * rs[r].triangle_pairs / tri;
+            rs[r].leaf = stats.candidates * rs[r].triangle_pairs / tri;
             given += rs[r].leaf;
         }
         /* remainders: one each to the rounds with the largest fractional
          * parts, ties to the earlier round */
-        while (given < stats.exact_tests && tri > 0) {
+        while (given < stats.candidates && tri > 0) {
             int64_t best = -1;
             int64_t best_rem = -1;
             for (int64_t r = 0; r < nr; r++) {
-                int64_t rem = stats.exact_tests * rs[r].triangle_pairs - rs[r].leaf * tri;
+                int64_t rem = stats.candidates * rs[r].triangle_pairs - rs[r].leaf * tri;
                 if (rem > best_rem) {
                     best_rem = rem;
                     best = r;
@@ -275,7 +275,7 @@ hy_status hy_job_stream_record(const hy_recording* rec, int32_t frames, double t
 hy_status hy_job_stream_save(const hy_job_stream* s, const char* path) {
     FILE* f = fopen(path, "w");
     if (!f) return hy_fail(HY_ERR_IO, "%s: cannot open for writing", path);
-    fprintf(f, "# hyphys job stream 1 thickness=%.17g frames=%d\nframe,round,traverse,triangle_pairs,leaf\n",
+    fprintf(f, "# hyphys job stream 2 thickness=%.17g frames=%d\nframe,round,traverse,triangle_pairs,leaf\n",
             s->thickness, s->frames);
     for (int32_t fr = 0; fr < s->frames; fr++)
         for (int32_t r = s->first[fr]; r < s->first[fr + 1]; r++)
@@ -294,9 +294,9 @@ hy_status hy_job_stream_load(const char* path, hy_job_stream* out) {
     int lineno = 0, frames = 0;
     double thickness = 0;
     hy_status st = HY_OK;
-    if (!fgets(line, sizeof line, f) || sscanf(line, "# hyphys job stream 1 thickness=%lf frames=%d", &thickness,
+    if (!fgets(line, sizeof line, f) || sscanf(line, "# hyphys job stream 2 thickness=%lf frames=%d", &thickness,
                                                &frames) != 2 || frames < 1 || frames > 10000000)
-        st = hy_fail(HY_ERR_PARSE, "%s:1: not a job stream (expected '# hyphys job stream 1 thickness=T frames=F')",
+        st = hy_fail(HY_ERR_PARSE, "%s:1: not a job stream (expected '# hyphys job stream 2 thickness=T frames=F')",
                      path);
     lineno = 1;
     if (!st && (!fgets(line, sizeof line, f) || strncmp(line, "frame,round,traverse,triangle_pairs,leaf", 40)))

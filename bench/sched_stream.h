@@ -18,14 +18,19 @@
  * time, so round r is the set of node pairs at depth r. A leaf-leaf node
  * pair's triangle pairs with overlapping gates are counted in its round;
  * the sum over rounds equals hy_frames_stats.triangle_pairs (checked, with
- * a warning if not). LEAF jobs are the exact tests that ran
- * (hy_frames_stats.exact_tests: candidates left after the filters), spread
- * over the rounds in proportion to their triangle pairs (largest remainder):
- * the pipeline counts exact tests per frame, not per node pair.
+ * a warning if not). LEAF jobs are what the framework's LEAF jobs are in a
+ * step (collision/collide.c): the feature pairs the traversal emits
+ * (hy_frames_stats.candidates), each then run through the separating-axes
+ * filter and the exact test; they are spread over the rounds in proportion
+ * to their triangle pairs (largest remainder), since the pipeline counts
+ * them per frame, not per node pair. (Stream version 1 counted only the
+ * exact tests left after the filters, 0.6 a cloth_ball frame against
+ * ~321 K candidates: a stream of TRAVERSE jobs alone.)
  *
  * File: NAME/jobs.csv beside the recording, written on first use and
- * reused after (delete it to record the stream of a changed pipeline):
- *   # hyphys job stream 1 thickness=T frames=F
+ * reused after (delete it to record the stream of a changed pipeline; a
+ * file of an older version is recorded again):
+ *   # hyphys job stream 2 thickness=T frames=F
  *   frame,round,traverse,triangle_pairs,leaf
  *   0,0,3,0,0
  *   ... */
@@ -40,7 +45,7 @@
 typedef struct hy_job_round {
     int64_t traverse;       /* TRAVERSE jobs run in this round */
     int64_t triangle_pairs; /* triangle pairs with overlapping boxes found by the previous round's leaf pairs */
-    int64_t leaf;           /* LEAF jobs (exact tests) made by the previous round */
+    int64_t leaf;           /* LEAF jobs (feature pairs to test) made by the previous round */
 } hy_job_round;
 
 typedef struct hy_job_stream {
