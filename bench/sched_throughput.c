@@ -177,6 +177,7 @@ typedef struct sim {
     int64_t* done;   /* [r] traverse jobs of round r finished (all resources) */
     int running[HY_SCHED_MAX_RESOURCES];
     int run_type[HY_SCHED_MAX_RESOURCES];
+    int64_t launch[HY_SCHED_MAX_RESOURCES][HY_SCHED_MAX_TYPES]; /* the policy's launch size (0: all) */
     double end[HY_SCHED_MAX_RESOURCES];
     double busy[HY_SCHED_MAX_RESOURCES];  /* accumulated over frames */
     double setup[HY_SCHED_MAX_RESOURCES]; /* the part of busy spent in batch setups */
@@ -205,15 +206,22 @@ static int64_t queue_total(const sim* s, int64_t* q, int i) {
     return n;
 }
 
-/* Start a batch on idle resource i if its incoming queue has jobs. */
+/* Start a batch on idle resource i if its incoming queue has jobs: all its
+ * jobs of one type, or the policy's launch size of them, earliest rounds
+ * first. */
 static void start_batch(sim* s, int i, double t) {
     for (int pass = 0; pass < 2; pass++)
         for (int j = pass; j < s->J; j += 2) {
             int64_t n = type_total(s, s->in, i, j);
             if (n == 0) continue;
+            if (s->launch[i][j] > 0 && n > s->launch[i][j]) n = s->launch[i][j];
+            int64_t left = n;
             for (int r = 0; r < s->D; r++) {
-                s->run[(int64_t)i * s->D + r] = *at(s, s->in, i, j, r);
-                *at(s, s->in, i, j, r) = 0;
+                int64_t* q = at(s, s->in, i, j, r);
+                int64_t take = *q < left ? *q : left;
+                s->run[(int64_t)i * s->D + r] = take;
+                *q -= take;
+                left -= take;
             }
             double dt = hy_sched_time(s->M, i, j, n);
             s->running[i] = 1;
@@ -257,7 +265,7 @@ static hy_status call_scheduler(sim* s, double t) {
         int wait = hy_sched_batches_stay_open(s->running[i], s->end[i] - t, s->last_call);
         for (int j = 0; j < s->J; j++) {
             int64_t n = type_total(s, s->in, i, j);
-            b += hy_sched_time(s->M, i, j, n);
+            b += hy_sched_time_launched(s->M, i, j, n, s->launch[i][j]);
             s->prob.open[i][j] = (uint8_t)(wait && n > 0);
         }
         s->prob.busy[i] = b > 0 ? b : 0.0;
@@ -267,6 +275,9 @@ static hy_status call_scheduler(sim* s, double t) {
     hy_status st = hy_sched_policy_assign(s->policy, &s->prob, &s->a);
     double wall = hy_cli_now() - t0;
     if (st) return st;
+    for (int i = 0; i < s->R; i++)
+        for (int j = 0; j < s->J; j++)
+            if (s->a.count[i][j] > 0) s->launch[i][j] = s->a.launch[i][j];
     /* hand out each type's jobs, earliest rounds first, resources in order */
     for (int j = 0; j < s->J; j++) {
         int k = hy_job_type_producer(j), r = 0;

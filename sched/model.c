@@ -356,10 +356,16 @@ hy_status hy_sched_problem_check(const hy_sched_problem* p) {
 
 void hy_sched_assignment_clear(hy_sched_assignment* a) { memset(a, 0, sizeof *a); }
 
+double hy_sched_assigned_time(const hy_sched_problem* p, const hy_sched_assignment* a, int i, int j) {
+    int64_t n = a->count[i][j], g = a->launch[i][j];
+    double t = hy_sched_problem_time(p, i, j, n);
+    if (n > 0 && g > 0) t += p->model->setup[i][j] * (double)((n - 1) / g);
+    return t;
+}
+
 double hy_sched_finish(const hy_sched_problem* p, const hy_sched_assignment* a, int i) {
-    const hy_sched_model* m = p->model;
     double t = p->busy[i];
-    for (int j = 0; j < 2 * m->resources; j++) t += hy_sched_problem_time(p, i, j, a->count[i][j]);
+    for (int j = 0; j < 2 * p->model->resources; j++) t += hy_sched_assigned_time(p, a, i, j);
     return t;
 }
 
@@ -379,6 +385,9 @@ hy_status hy_sched_assignment_check(const hy_sched_problem* p, const hy_sched_as
         for (int i = 0; i < R; i++) {
             if (a->count[i][j] < 0)
                 return hy_fail(HY_ERR_INTERNAL, "assignment count[%d][%d] = %lld < 0", i, j, (long long)a->count[i][j]);
+            if (a->launch[i][j] < 0)
+                return hy_fail(HY_ERR_INTERNAL, "assignment launch[%d][%d] = %lld < 0", i, j,
+                               (long long)a->launch[i][j]);
             sum += a->count[i][j];
         }
         if (sum != p->jobs[j])

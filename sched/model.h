@@ -82,9 +82,18 @@ typedef struct hy_sched_problem {
 } hy_sched_problem;
 
 /* What a policy answers: count[i][j] jobs of type j run on resource i, each
- * job exactly once (Σ_i count[i][j] == jobs[j]). */
+ * job exactly once (Σ_i count[i][j] == jobs[j]).
+ *
+ * launch[i][j] > 0 says resource i runs its jobs of type j in launches of at
+ * most that many, each paying its own setup: work stealing runs what it
+ * holds a chunk at a time so that idle resources can take the rest, and
+ * cannot know in advance what it will steal (ws and ws-exp set it to their
+ * chunk size). 0, the default: all waiting jobs of a type in one launch. The
+ * executors (the framework, the throughput bench) and hy_sched_finish
+ * honour it. */
 typedef struct hy_sched_assignment {
     int64_t count[HY_SCHED_MAX_RESOURCES][HY_SCHED_MAX_TYPES];
+    int64_t launch[HY_SCHED_MAX_RESOURCES][HY_SCHED_MAX_TYPES];
     double makespan;   /* expected makespan of `count` under the model (hy_sched_makespan) */
     double lp_initial; /* lp: objective of the first LP (every setup counted); exhaustive: the best LP
                           objective over all setup patterns; else 0 */
@@ -133,6 +142,13 @@ static inline double hy_sched_time(const hy_sched_model* m, int i, int j, int64_
     return n > 0 ? m->setup[i][j] + m->cost[i][j] * (double)n : 0.0;
 }
 
+/* T(i, j, n) run in launches of at most g jobs (g <= 0: one launch). */
+static inline double hy_sched_time_launched(const hy_sched_model* m, int i, int j, int64_t n, int64_t g) {
+    if (n <= 0) return 0.0;
+    int64_t launches = g > 0 ? (n - 1) / g + 1 : 1;
+    return m->setup[i][j] * (double)launches + m->cost[i][j] * (double)n;
+}
+
 /* ---- problems and assignments */
 
 /* The setup that giving jobs of type j to resource i costs in this problem:
@@ -157,7 +173,10 @@ void hy_sched_problem_init(hy_sched_problem* problem, const hy_sched_model* mode
 /* Range checks: jobs >= 0, busy finite and >= 0, open 0 or 1. */
 hy_status hy_sched_problem_check(const hy_sched_problem* problem);
 void hy_sched_assignment_clear(hy_sched_assignment* a);
-/* Expected makespan max_i (busy_i + Σ_j hy_sched_problem_time(i, j, count[i][j])). */
+/* Expected time of a's count[i][j] jobs on i: hy_sched_problem_time, plus a
+ * setup for every launch past the first where launch[i][j] limits them. */
+double hy_sched_assigned_time(const hy_sched_problem* problem, const hy_sched_assignment* a, int i, int j);
+/* Expected makespan max_i (busy_i + Σ_j hy_sched_assigned_time(i, j)). */
 double hy_sched_makespan(const hy_sched_problem* problem, const hy_sched_assignment* a);
 /* Expected finishing time of resource i under `a`. */
 double hy_sched_finish(const hy_sched_problem* problem, const hy_sched_assignment* a, int i);

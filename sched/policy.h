@@ -32,7 +32,7 @@ typedef struct hy_sched_options {
                                was cut short by the time-out or the iteration cap (default), 2 always */
     hy_lp_solver solver;    /* lp, exhaustive: HY_LP_SIMPLEX (default) or HY_LP_GLPK */
     int ws_grain;           /* ws, ws-exp: most jobs a resource takes from its queue at once; 0 = from the model
-                               (setup at most a fifth of a chunk's time) (default 0) */
+                               (setup at most a twelfth of a chunk's time) (default 0) */
 } hy_sched_options;
 
 typedef struct hy_sched_policy hy_sched_policy;

@@ -19,9 +19,15 @@
  *
  * Each chunk pays its setup in the simulation (a real batch launch does),
  * but for the first chunk of a type that joins a batch already waiting on
- * the resource (hy_sched_problem.open);
+ * the resource (hy_sched_problem.open), and the answer says so
+ * (hy_sched_assignment.launch = the chunk size): stealing decides as it
+ * goes, so the chunks a resource ends up with are separate launches, not
+ * one batch merged after the fact;
  * the chunk size is options.ws_grain, or from the model the smallest batch
- * whose setup is at most a fifth of its time. Ties go to the lower resource
+ * whose setup is at most a twelfth of its time (the best for ws and ws-exp
+ * of the ratios tried on the throughput bench's streams, 1/2 to 1/1000:
+ * finer chunks pay more setups, coarser ones leave less to steal; see
+ * docs/PERFORMANCE.md). Ties go to the lower resource
  * index, so the result is a pure function of the problem. */
 #include <math.h>
 #include <string.h>
@@ -51,7 +57,7 @@ static int64_t grain(const sim* s, int i, int j) {
     const hy_sched_model* M = s->p->model;
     double c = M->cost[i][j], su = M->setup[i][j];
     if (!(c > 0)) return INT64_MAX;
-    double g = ceil(4.0 * su / c); /* setup <= (setup + c·g) / 5 */
+    double g = ceil(11.0 * su / c); /* setup <= (setup + c·g) / 12 */
     if (g < 1) g = 1;
     return g > 1e15 ? (int64_t)1e15 : (int64_t)g;
 }
@@ -184,6 +190,12 @@ static hy_status ws_run(hy_sched_policy* pol, const hy_sched_problem* p, hy_sche
             s->done[i] = 1;
         }
     }
+    /* what was planned a chunk at a time runs that way */
+    for (int i = 0; i < s->R; i++)
+        for (int j = 0; j < s->J; j++) {
+            int64_t g = grain(s, i, j);
+            if (a->count[i][j] > 0 && g < INT64_MAX) a->launch[i][j] = g;
+        }
     a->iterations = steals;
     return HY_OK;
 }

@@ -45,6 +45,8 @@ struct hy_prox {
     queue out[HY_SCHED_MAX_RESOURCES][HY_JOB_KINDS];
     queue in[HY_SCHED_MAX_RESOURCES][HY_SCHED_MAX_TYPES];
     queue fly[HY_SCHED_MAX_RESOURCES][HY_SCHED_MAX_TYPES]; /* assigned by the call in flight */
+    int64_t launch[HY_SCHED_MAX_RESOURCES][HY_SCHED_MAX_TYPES]; /* the policy's launch size (0: all) */
+    queue batch; /* the jobs of the batch being started */
     /* the running batch per resource */
     int running[HY_SCHED_MAX_RESOURCES];
     double end[HY_SCHED_MAX_RESOURCES], last_end[HY_SCHED_MAX_RESOURCES];
@@ -290,6 +292,7 @@ void hy_prox_destroy(hy_prox* p) {
             free(p->fly[i][j].v);
         }
     }
+    free(p->batch.v);
     free(p->ids);
     free(p);
 }
@@ -368,7 +371,7 @@ hy_status hy_prox_trace_close(hy_prox* p) {
 /* Expected time of the jobs waiting in i's incoming queue. */
 static double queued_time(const hy_prox* p, int i) {
     double t = 0.0;
-    for (int j = 0; j < 2 * p->R; j++) t += hy_sched_time(&p->model, i, j, p->in[i][j].jobs);
+    for (int j = 0; j < 2 * p->R; j++) t += hy_sched_time_launched(&p->model, i, j, p->in[i][j].jobs, p->launch[i][j]);
     return t;
 }
 
@@ -397,6 +400,9 @@ static hy_status call_scheduler(hy_prox* p, double t, double* dt) {
     for (int j = 0; j < J; j++) p->prob.jobs[j] = p->out[hy_job_type_producer(j)][hy_job_type_kind(j)].jobs;
     hy_status s = hy_sched_policy_assign(p->policy, &p->prob, &p->a);
     if (s) return s;
+    for (int i = 0; i < R; i++)
+        for (int j = 0; j < J; j++)
+            if (p->a.count[i][j] > 0) p->launch[i][j] = p->a.launch[i][j];
     for (int j = 0; j < J; j++) {
         queue* src = &p->out[hy_job_type_producer(j)][hy_job_type_kind(j)];
         for (int i = 0; i < R; i++)
@@ -428,16 +434,21 @@ static hy_status deliver(hy_prox* p) {
     return HY_OK;
 }
 
-/* Start a batch on idle resource i: all its incoming jobs of one type,
+/* Start a batch on idle resource i: all its incoming jobs of one type (or
+ * the first launch[i][j] of them, where the policy launches in chunks),
  * TRAVERSE types first. The work is done now; the timeline sees it end at
  * t + its cost. */
 static hy_status start_batch(hy_prox* p, int i, double t, const hy_prox_work* work) {
     int J = 2 * p->R;
     for (int pass = 0; pass < HY_JOB_KINDS; pass++)
         for (int j = pass; j < J; j += 2) {
-            queue* q = &p->in[i][j];
-            int64_t n = q->jobs;
+            int64_t n = p->in[i][j].jobs;
             if (n == 0) continue;
+            if (p->launch[i][j] > 0 && n > p->launch[i][j]) n = p->launch[i][j];
+            queue* q = &p->batch;
+            queue_clear(q);
+            if (!queue_move(&p->in[i][j], q, n))
+                return hy_fail(HY_ERR_NOMEM, "proximity framework: out of memory for queues");
             hy_job_kind kind = hy_job_type_kind(j);
             double w0 = hy_sched_now();
             hy_status s = HY_OK;
@@ -503,6 +514,7 @@ hy_status hy_prox_run(hy_prox* p, int64_t traverse_jobs, const hy_prox_work* wor
     }
     if (p->trace && p->clock == HY_CLOCK_REAL) p->trace_base = hy_sched_now() - p->trace_open_wall;
     p->leaf_next = 0;
+    memset(p->launch, 0, sizeof p->launch);
     if (!queue_push(&p->out[p->host][HY_JOB_TRAVERSE], 0, traverse_jobs))
         return hy_fail(HY_ERR_NOMEM, "proximity framework: out of memory for queues");
     double t = 0.0, sched_end = 0.0;

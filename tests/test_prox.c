@@ -25,6 +25,7 @@ typedef struct fake {
     unsigned char* leaf_done;     /* per LEAF id: times run */
     int64_t leaf_cap;
     int bad_order; /* a LEAF ran before it was made */
+    int64_t max_batch; /* most jobs in one call of the work functions */
 } fake;
 
 static int64_t makes(int64_t id) { return (id * 7) % 11; } /* 0..10 LEAF jobs per TRAVERSE job */
@@ -33,6 +34,7 @@ static hy_status fake_traverse(void* ctx, int r, const int64_t* ids, int64_t n, 
     fake* f = ctx;
     (void)r;
     int64_t m = 0;
+    if (n > f->max_batch) f->max_batch = n;
     for (int64_t k = 0; k < n; k++) {
         f->traverse_done[ids[k]]++;
         m += makes(ids[k]);
@@ -46,6 +48,7 @@ static hy_status fake_leaf(void* ctx, int r, int64_t first, int64_t n) {
     fake* f = ctx;
     (void)r;
     if (first + n > f->leaves) f->bad_order = 1;
+    if (n > f->max_batch) f->max_batch = n;
     for (int64_t k = first; k < first + n && k < f->leaf_cap; k++) f->leaf_done[k]++;
     return HY_OK;
 }
@@ -64,6 +67,9 @@ static void loop_alone(void) {
             c.clock = HY_CLOCK_VIRTUAL;
             hy_sched_options_default(&c.options);
             c.options.lp_timeout = 0;
+            /* work stealing launches in chunks (hy_sched_assignment.launch) */
+            int ws = !strncmp(pol[p]->name, "ws", 2);
+            if (ws) c.options.ws_grain = 64;
             hy_prox* x = NULL;
             CHECK_OK(hy_prox_create(&c, &x));
             if (!x) continue;
@@ -93,6 +99,12 @@ static void loop_alone(void) {
             }
             CHECK(tj == 2000 && lj == expect);
             CHECK(st->makespan > 0.0 && st->calls >= 2);
+            if (ws) {
+                /* no batch past the chunk, so at least that many batches
+                 * (a queue's last range may hold fewer than 64 jobs) */
+                CHECK(f.max_batch <= 64);
+                CHECK(st->batches >= (2000 + expect + 63) / 64);
+            }
             if (!once) fprintf(stderr, "  policy %s, devices %s\n", pol[p]->name, devs[d]);
             free(f.traverse_done);
             free(f.leaf_done);

@@ -2,6 +2,7 @@
  * and JSON device profiles, the built-in simplex against GLPK, and every
  * policy's assignment on random job sets (valid, deterministic, exhaustive
  * no worse than lp). */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -513,6 +514,63 @@ static void test_open_batches(void) {
     }
 }
 
+/* Launch sizes: the model charges a setup per launch; ws and ws-exp launch
+ * their chunks (options.ws_grain, or from the model: setup at most a
+ * twelfth of a chunk's time); the other policies launch each type at once. */
+static void test_launches(void) {
+    hy_sched_model m;
+    CHECK_OK(hy_sched_model_machine(&m, 3, 1));
+    int j = hy_job_type(0, HY_JOB_TRAVERSE);
+    hy_sched_problem p;
+    hy_sched_problem_init(&p, &m);
+    p.jobs[j] = 100;
+    hy_sched_assignment a;
+    hy_sched_assignment_clear(&a);
+    a.count[2][j] = 100;
+    a.launch[2][j] = 30; /* launches of 30, 30, 30, 10 */
+    double su = m.setup[2][j], c = m.cost[2][j];
+    CHECK_NEAR(hy_sched_assigned_time(&p, &a, 2, j), 4 * su + 100 * c, 1e-15);
+    CHECK_NEAR(hy_sched_finish(&p, &a, 2), 4 * su + 100 * c, 1e-15);
+    CHECK_NEAR(hy_sched_time_launched(&m, 2, j, 100, 30), 4 * su + 100 * c, 1e-15);
+    CHECK_NEAR(hy_sched_time_launched(&m, 2, j, 90, 30), 3 * su + 90 * c, 1e-15);
+    CHECK_NEAR(hy_sched_time_launched(&m, 2, j, 100, 0), hy_sched_time(&m, 2, j, 100), 1e-15);
+    p.open[2][j] = 1; /* the first launch joins the waiting batch */
+    CHECK_NEAR(hy_sched_assigned_time(&p, &a, 2, j), 3 * su + 100 * c, 1e-15);
+    a.launch[2][j] = -1;
+    CHECK(hy_sched_assignment_check(&p, &a) == HY_ERR_INTERNAL);
+
+    const char* names[] = {"ws", "ws-exp", "lp", "lau10", "tan09"};
+    for (int grain = 0; grain <= 50; grain += 50) {
+        hy_sched_options o;
+        hy_sched_options_default(&o);
+        o.lp_timeout = 0;
+        o.ws_grain = grain;
+        for (int k = 0; k < 5; k++) {
+            hy_sched_policy* pol = NULL;
+            CHECK_OK(hy_sched_policy_create(names[k], &o, &pol));
+            if (!pol) continue;
+            hy_sched_problem q;
+            hy_sched_problem_random(&q, &m, 5, 100, 20000);
+            CHECK_OK(hy_sched_policy_assign(pol, &q, &a));
+            int chunks = 0, bad = 0;
+            for (int i = 0; i < m.resources; i++)
+                for (int t = 0; t < 2 * m.resources; t++) {
+                    int64_t want = 0;
+                    if (k < 2 && a.count[i][t] > 0)
+                        want = grain ? grain : (int64_t)ceil(11.0 * m.setup[i][t] / m.cost[i][t]);
+                    bad += a.launch[i][t] != want;
+                    chunks += a.count[i][t] > a.launch[i][t] && a.launch[i][t] > 0;
+                }
+            CHECK(bad == 0);
+            if (bad) fprintf(stderr, "policy %s, ws_grain %d: %d launch sizes differ\n", names[k], grain, bad);
+            /* the ws policies split something into several launches */
+            CHECK(k < 2 ? chunks > 0 : chunks == 0);
+            CHECK(a.makespan == hy_sched_makespan(&q, &a));
+            hy_sched_policy_destroy(pol);
+        }
+    }
+}
+
 static void test_registry_and_input(void) {
     const char* want[] = {"lp", "lau10", "tan09", "ws", "ws-exp", "exhaustive"};
     for (int k = 0; k < 6; k++) CHECK(hy_sched_policy_find(want[k]) != NULL);
@@ -556,6 +614,7 @@ int main(void) {
     test_lp_refinement();
     test_lp_polish();
     test_open_batches();
+    test_launches();
     test_registry_and_input();
     TEST_END();
 }
