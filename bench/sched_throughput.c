@@ -181,6 +181,7 @@ typedef struct sim {
     double end[HY_SCHED_MAX_RESOURCES];
     double busy[HY_SCHED_MAX_RESOURCES];  /* accumulated over frames */
     double setup[HY_SCHED_MAX_RESOURCES]; /* the part of busy spent in batch setups */
+    double transfer[HY_SCHED_MAX_RESOURCES]; /* the part of busy spent moving jobs another resource made */
     double sched_until;
     double last_call; /* duration of the last scheduler call */
     int sched_busy;
@@ -229,6 +230,11 @@ static void start_batch(sim* s, int i, double t) {
             s->end[i] = t + dt;
             s->busy[i] += dt;
             s->setup[i] += s->M->setup[i][j];
+            int k = hy_job_type_producer(j);
+            if (k != i) {
+                hy_job_kind kind = hy_job_type_kind(j);
+                s->transfer[i] += (s->M->device[k].cost[kind].download + s->M->device[i].cost[kind].upload) * (double)n;
+            }
             return;
         }
 }
@@ -460,6 +466,7 @@ static hy_status simulate(const hy_job_stream* js, const config* c, const char* 
             snprintf(row->resource[i], sizeof row->resource[i], "%s", c->model.device[i].name);
             row->idle[i] = total > 0 ? 1.0 - s->busy[i] / total : 0.0;
             row->setup[i] = total > 0 ? s->setup[i] / total : 0.0;
+            row->transfer[i] = total > 0 ? s->transfer[i] / total : 0.0;
         }
     }
     hy_sched_policy_destroy(s->policy);
@@ -529,6 +536,9 @@ void hy_tp_print_json(FILE* f, const hy_tp_row* rows, int count) {
         for (int i = 0; i < r->resources; i++) fprintf(f, "%s\"%s\":%.4f", i ? "," : "", r->resource[i], r->idle[i]);
         fprintf(f, "},\"setup\":{");
         for (int i = 0; i < r->resources; i++) fprintf(f, "%s\"%s\":%.4f", i ? "," : "", r->resource[i], r->setup[i]);
+        fprintf(f, "},\"transfer\":{");
+        for (int i = 0; i < r->resources; i++)
+            fprintf(f, "%s\"%s\":%.4f", i ? "," : "", r->resource[i], r->transfer[i]);
         fprintf(f, "}}");
     }
 }
@@ -591,14 +601,17 @@ void hy_tp_print_targets_json(FILE* f, const hy_tp_row* rows, int count) {
 void hy_tp_print_text(FILE* f, const hy_tp_row* rows, int count, const hy_tp_options* o) {
     fprintf(f, "modeled throughput: %ld recorded frames per scene, virtual clock, scheduler calls charged %s\n",
             o->frames, o->measured ? "their measured wall time" : "their modeled time");
-    fprintf(f, "%-11s %-8s %-32s %-7s %9s %9s %9s %7s %6s  %s\n", "scene", "machine", "config", "policy", "fps",
-            "bound", "frame_ms", "calls", "setup", "idle per resource");
+    fprintf(f, "%-11s %-8s %-32s %-7s %9s %9s %9s %7s %6s %6s  %s\n", "scene", "machine", "config", "policy", "fps",
+            "bound", "frame_ms", "calls", "setup", "trans", "idle per resource");
     for (int k = 0; k < count; k++) {
         const hy_tp_row* r = &rows[k];
-        double su = 0;
-        for (int i = 0; i < r->resources; i++) su += r->setup[i] / r->resources;
-        fprintf(f, "%-11s %-8s %-32s %-7s %9.3f %9.3f %9.3f %7.1f %6.2f ", r->scene, r->machine, r->config,
-                r->policy, r->fps, r->bound_fps, r->frame_ms, r->calls, su);
+        double su = 0, tr = 0;
+        for (int i = 0; i < r->resources; i++) {
+            su += r->setup[i] / r->resources;
+            tr += r->transfer[i] / r->resources;
+        }
+        fprintf(f, "%-11s %-8s %-32s %-7s %9.3f %9.3f %9.3f %7.1f %6.2f %6.2f ", r->scene, r->machine, r->config,
+                r->policy, r->fps, r->bound_fps, r->frame_ms, r->calls, su, tr);
         for (int i = 0; i < r->resources; i++) fprintf(f, " %s=%.2f", r->resource[i], r->idle[i]);
         fprintf(f, "\n");
     }
@@ -628,7 +641,8 @@ int hy_tp_write_csv(const char* path, const hy_tp_row* rows, int count) {
         fprintf(stderr, "hyphys bench sched: %s: cannot open for writing\n", path);
         return 0;
     }
-    fprintf(f, "scene,machine,config,resources,policy,fps,frame_ms,sched_calls_per_frame,idle,setup,fluid_bound_fps\n");
+    fprintf(f, "scene,machine,config,resources,policy,fps,frame_ms,sched_calls_per_frame,idle,setup,fluid_bound_fps,"
+               "transfer\n");
     for (int k = 0; k < count; k++) {
         const hy_tp_row* r = &rows[k];
         fprintf(f, "%s,%s,", r->scene, r->machine);
@@ -637,7 +651,9 @@ int hy_tp_write_csv(const char* path, const hy_tp_row* rows, int count) {
         for (int i = 0; i < r->resources; i++) fprintf(f, "%s%s=%.4f", i ? " " : "", r->resource[i], r->idle[i]);
         fprintf(f, "\",\"");
         for (int i = 0; i < r->resources; i++) fprintf(f, "%s%s=%.4f", i ? " " : "", r->resource[i], r->setup[i]);
-        fprintf(f, "\",%.6g\n", r->bound_fps);
+        fprintf(f, "\",%.6g,\"", r->bound_fps);
+        for (int i = 0; i < r->resources; i++) fprintf(f, "%s%s=%.4f", i ? " " : "", r->resource[i], r->transfer[i]);
+        fprintf(f, "\"\n");
     }
     int bad = ferror(f);
     bad |= fclose(f) != 0;

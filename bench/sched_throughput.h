@@ -38,6 +38,8 @@ typedef struct hy_tp_row {
     char resource[HY_SCHED_MAX_RESOURCES][48];
     double idle[HY_SCHED_MAX_RESOURCES]; /* per resource: 1 - busy time / frame time, over all frames */
     double setup[HY_SCHED_MAX_RESOURCES]; /* per resource: time in batch setups / frame time, over all frames */
+    double transfer[HY_SCHED_MAX_RESOURCES]; /* per resource: time moving jobs made elsewhere (the model's
+                                                download + upload per job) / frame time, over all frames */
 } hy_tp_row;
 
 /* Run every scene x machine configuration x policy. Returns an exit code

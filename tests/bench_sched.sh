@@ -55,13 +55,16 @@ import json, sys
 d = json.load(sys.stdin)
 for r in d["throughput"]:
     assert set(r["setup"]) == set(r["idle"]), r
+    assert set(r["transfer"]) == set(r["idle"]), r
     for k, v in r["setup"].items():
         assert 0 <= v <= 1 - r["idle"][k] + 1e-4, (r["policy"], r["config"], k, v)
+        t = r["transfer"][k]
+        assert 0 <= t and v + t <= 1 - r["idle"][k] + 1e-4, (r["policy"], r["config"], k, v, t)
     assert sum(r["setup"].values()) > 0, r
     # the fluid bound is an upper bound on every policy
     assert 0 < r["fps"] <= r["fluid_bound_fps"] * (1 + 1e-9), (r["policy"], r["config"], r["fps"], r["fluid_bound_fps"])
 ' 2>"$tmp/setup_err"
-    check "setup shares within the busy shares, FPS under the fluid bound" $?
+    check "setup and transfer shares within the busy shares, FPS under the fluid bound" $?
     head -3 "$tmp/setup_err"
 fi
 
