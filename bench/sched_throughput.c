@@ -230,11 +230,7 @@ static void start_batch(sim* s, int i, double t) {
             s->end[i] = t + dt;
             s->busy[i] += dt;
             s->setup[i] += s->M->setup[i][j];
-            int k = hy_job_type_producer(j);
-            if (k != i) {
-                hy_job_kind kind = hy_job_type_kind(j);
-                s->transfer[i] += (s->M->device[k].cost[kind].download + s->M->device[i].cost[kind].upload) * (double)n;
-            }
+            s->transfer[i] += s->M->trans[i][j] * (double)n;
             return;
         }
 }

@@ -257,6 +257,7 @@ void hy_sched_model_update(hy_sched_model* m) {
             hy_job_kind c = hy_job_type_kind(j);
             double trans = k == i ? 0.0 : m->device[k].cost[c].download + m->device[i].cost[c].upload;
             m->setup[i][j] = m->device[i].cost[c].setup;
+            m->trans[i][j] = trans;
             m->cost[i][j] = m->device[i].cost[c].proc + trans;
         }
 }
@@ -357,10 +358,10 @@ hy_status hy_sched_problem_check(const hy_sched_problem* p) {
 void hy_sched_assignment_clear(hy_sched_assignment* a) { memset(a, 0, sizeof *a); }
 
 double hy_sched_assigned_time(const hy_sched_problem* p, const hy_sched_assignment* a, int i, int j) {
-    int64_t n = a->count[i][j], g = a->launch[i][j];
-    double t = hy_sched_problem_time(p, i, j, n);
-    if (n > 0 && g > 0) t += p->model->setup[i][j] * (double)((n - 1) / g);
-    return t;
+    int64_t n = a->count[i][j];
+    double t = hy_sched_time_launched(p->model, i, j, n, a->launch[i][j]);
+    /* the first launch joins an open batch */
+    return n > 0 && p->open[i][j] ? t - p->model->setup[i][j] : t;
 }
 
 double hy_sched_finish(const hy_sched_problem* p, const hy_sched_assignment* a, int i) {

@@ -58,8 +58,9 @@ typedef struct hy_device_profile {
 typedef struct hy_sched_model {
     int resources;
     hy_device_profile device[HY_SCHED_MAX_RESOURCES];
-    /* derived by hy_sched_model_update: setup(i, j) and proc(i, j) + trans(k→i, j) */
+    /* derived by hy_sched_model_update: setup(i, j), trans(k→i, j) and proc(i, j) + trans(k→i, j) */
     double setup[HY_SCHED_MAX_RESOURCES][HY_SCHED_MAX_TYPES];
+    double trans[HY_SCHED_MAX_RESOURCES][HY_SCHED_MAX_TYPES];
     double cost[HY_SCHED_MAX_RESOURCES][HY_SCHED_MAX_TYPES];
 } hy_sched_model;
 
@@ -137,16 +138,17 @@ hy_status hy_sched_model_load(const char* path, hy_sched_model* model);
 hy_status hy_sched_model_save(const hy_sched_model* model, const char* path);
 static inline int hy_sched_model_types(const hy_sched_model* model) { return 2 * model->resources; }
 
-/* T(i, j, n): 0 for n == 0. */
-static inline double hy_sched_time(const hy_sched_model* m, int i, int j, int64_t n) {
-    return n > 0 ? m->setup[i][j] + m->cost[i][j] * (double)n : 0.0;
-}
-
-/* T(i, j, n) run in launches of at most g jobs (g <= 0: one launch). */
+/* T(i, j, n) run in launches of at most g jobs (g <= 0: one launch), a
+ * setup each; 0 for n == 0. */
 static inline double hy_sched_time_launched(const hy_sched_model* m, int i, int j, int64_t n, int64_t g) {
     if (n <= 0) return 0.0;
     int64_t launches = g > 0 ? (n - 1) / g + 1 : 1;
     return m->setup[i][j] * (double)launches + m->cost[i][j] * (double)n;
+}
+
+/* T(i, j, n) in one launch: 0 for n == 0. */
+static inline double hy_sched_time(const hy_sched_model* m, int i, int j, int64_t n) {
+    return hy_sched_time_launched(m, i, j, n, 0);
 }
 
 /* ---- problems and assignments */

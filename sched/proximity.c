@@ -474,9 +474,7 @@ static hy_status start_batch(hy_prox* p, int i, double t, const hy_prox_work* wo
             double wall = hy_sched_now() - w0;
             double dt = p->res[i].modeled ? hy_sched_time(&p->model, i, j, n) : wall;
             int k = hy_job_type_producer(j);
-            double trans = 0.0;
-            if (p->res[i].modeled && k != i)
-                trans = (p->model.device[k].cost[kind].download + p->model.device[i].cost[kind].upload) * (double)n;
+            double trans = p->res[i].modeled ? p->model.trans[i][j] * (double)n : 0.0;
             if (p->trace) {
                 char args[160];
                 if (t > p->last_end[i]) trace_event(p, "idle", "idle", i, p->last_end[i], t - p->last_end[i], NULL);
