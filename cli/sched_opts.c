@@ -71,10 +71,12 @@ void hy_cli_profile_path(int threads, char* buf, size_t cap) {
         if (*c == '/') *c = '_';
     const char* cache = getenv("XDG_CACHE_HOME");
     const char* home = getenv("HOME");
+    /* "-v2": TRAVERSE costs per node pair tested; the unsuffixed files of
+     * earlier builds hold them per front pair and are not read */
     if (cache && *cache)
-        snprintf(buf, cap, "%s/hyphys/profile-%s-%dt.json", cache, host, threads);
+        snprintf(buf, cap, "%s/hyphys/profile-%s-%dt-v2.json", cache, host, threads);
     else
-        snprintf(buf, cap, "%s/.cache/hyphys/profile-%s-%dt.json", home && *home ? home : ".", host, threads);
+        snprintf(buf, cap, "%s/.cache/hyphys/profile-%s-%dt-v2.json", home && *home ? home : ".", host, threads);
 }
 
 static int make_parent(const char* path) {
@@ -200,7 +202,8 @@ int hy_cli_calibrate(int threads, int repeats, int size, const char* path, int q
     } else if (!quiet) {
         printf("calibrated resource cpu (%d threads) on a folded %dx%d cloth: %lld TRAVERSE, %lld LEAF jobs\n",
                nthreads, size, size, (long long)cal.front, (long long)cal.leaves);
-        printf("%-9s %12s %12s %10s %7s\n", "job", "setup us", "proc us", "r", "points");
+        printf("%-9s %12s %12s %10s %7s   (proc per node pair tested / per test)\n", "job", "setup us", "proc us", "r",
+               "points");
         for (int k = 0; k < 2; k++) {
             const hy_calib_kind* c = &cal.kind[k];
             printf("%-9s %12.3f %12.5f %10.6f %7d\n", names[k], 1e6 * c->setup, 1e6 * c->proc, c->r, c->points);

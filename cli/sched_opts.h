@@ -31,7 +31,7 @@ typedef struct hy_cli_sched {
 int hy_cli_sched_option(hy_cli_sched* o, const char* cmd, int argc, char** argv, int* i);
 
 /* The default profile path for `threads` workers: $HYPHYS_PROFILE, else
- * $XDG_CACHE_HOME (or ~/.cache)/hyphys/profile-HOST-Nt.json. */
+ * $XDG_CACHE_HOME (or ~/.cache)/hyphys/profile-HOST-Nt-v2.json (TRAVERSE per node pair). */
 void hy_cli_profile_path(int threads, char* buf, size_t cap);
 
 /* Calibrate the cpu resource with `threads` workers and save the profile at

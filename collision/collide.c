@@ -196,7 +196,7 @@ static void exact_block(void* p, int64_t begin, int64_t end, int64_t block, int 
 
 /* TRAVERSE jobs: run the front pairs, then append what they found, in id
  * order, to the LEAF list. */
-static hy_status work_traverse(void* vctx, int r, const int64_t* ids, int64_t n, int64_t* made) {
+static hy_status work_traverse(void* vctx, int r, const int64_t* ids, int64_t n, int64_t* made, int64_t* work) {
     detect_ctx* c = vctx;
     hy_collision_state* cs = c->cs;
     /* a GPU runs the batch with the host's per-pair code (sched/cuda.h);
@@ -208,6 +208,7 @@ static hy_status work_traverse(void* vctx, int r, const int64_t* ids, int64_t n,
         s = hy_cuda_traverse_batch(res->device, cs->traverser, ids, n, NULL, NULL);
     if (s == HY_ERR_UNSUPPORTED) s = hy_traverse_run(cs->traverser, ids, n, c->w->pool);
     if (s) return s;
+    *work = hy_traverse_last_node_pairs(cs->traverser);
     int64_t total = 0;
     for (int64_t k = 0; k < n; k++) {
         const hy_feature_pair* fp;
@@ -400,7 +401,7 @@ hy_status hy_collide_detect(void* world, const double* X0, const double* X1, hy_
     if (!s) s = hy_traverse_begin(cs->traverser, cs->tjobs, cs->tjob_count, w->pool, &front);
     cs->leaf_count = 0;
     detect_ctx dc = {w, cs, X0, X1, hy_ccd_options_step(), 0};
-    hy_prox_work work = {&dc, work_traverse, work_leaf};
+    hy_prox_work work = {&dc, work_traverse, work_leaf, s ? 0 : hy_traverse_front_tests(cs->traverser)};
     if (!s) s = hy_prox_run(w->prox, front, &work);
     if (!s) s = hy_traverse_counts(cs->traverser, &cs->candidates);
     for (int64_t k = 0; k < cs->leaf_count && !s; k++) {
@@ -479,12 +480,14 @@ hy_status hy_collide_calibrate(hy_world* w, const double* X0, const double* X1, 
     for (int64_t i = 0; i < front; i++) ids[i] = i;
     detect_ctx dc = {w, cs, X0, X1, hy_ccd_options_step(), 0};
     /* TRAVERSE: batches of 1, 2, 4, ... front pairs (spread over the front so
-     * a batch is a fair sample); LEAF: 1, 4, 16, ... tests. Each size timed
+     * a batch is a fair sample), each point at the node pairs it tests;
+     * LEAF: 1, 4, 16, ... tests. Each size timed
      * `repeats` times, the median kept: robust to a preempted run. */
     for (int kind = 0; kind < 2 && !s; kind++) {
         hy_calib_kind* k = &out->kind[kind];
         int64_t limit = kind == 0 ? front : leaves;
         for (int64_t n = 1; n <= limit && k->points < HY_CALIB_POINTS && !s; n *= kind == 0 ? 2 : 4) {
+            int64_t units = n; /* TRAVERSE: the node pairs the batch tests (the model's unit) */
             for (int r = 0; r < repeats && !s; r++) {
                 double t0;
                 if (kind == 0) {
@@ -493,6 +496,7 @@ hy_status hy_collide_calibrate(hy_world* w, const double* X0, const double* X1, 
                     s = hy_traverse_begin(cs->traverser, cs->tjobs, cs->tjob_count, w->pool, &front);
                     t0 = now_ms();
                     if (!s) s = hy_traverse_run(cs->traverser, ids, n, w->pool);
+                    if (!s) units = hy_traverse_last_node_pairs(cs->traverser);
                 } else {
                     t0 = now_ms();
                     s = work_leaf(&dc, 0, (leaves - n) / 2, n);
@@ -500,7 +504,7 @@ hy_status hy_collide_calibrate(hy_world* w, const double* X0, const double* X1, 
                 t[r] = 1e-3 * (now_ms() - t0);
             }
             qsort(t, (size_t)repeats, sizeof(double), compare_double);
-            k->n[k->points] = (double)n;
+            k->n[k->points] = (double)units;
             k->t[k->points] = t[repeats / 2];
             k->points++;
         }

@@ -68,13 +68,15 @@ hy_status hy_collide_detect(void* world, const double* X0, const double* X1, hy_
  * detection between X0 and X1 is run once to make the jobs, then batches of
  * its TRAVERSE and LEAF jobs of growing size are timed on the world's pool
  * (median of `repeats`), and T(n) = setup + proc·n fitted by least squares
- * per job kind. Seconds. */
+ * per job kind, n counting units of work: node pairs tested for TRAVERSE
+ * (a batch of front pairs tests thousands), elementary tests for LEAF, the
+ * units of the model (sched/model.h). Seconds. */
 #define HY_CALIB_POINTS 16
 typedef struct hy_calib_kind {
     double setup, proc; /* fitted, seconds */
     double r;           /* correlation of the points (n, T) */
     int points;
-    double n[HY_CALIB_POINTS], t[HY_CALIB_POINTS]; /* batch sizes and median seconds */
+    double n[HY_CALIB_POINTS], t[HY_CALIB_POINTS]; /* batch sizes in units and median seconds */
 } hy_calib_kind;
 
 typedef struct hy_calibration {

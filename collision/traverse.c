@@ -64,6 +64,7 @@ struct hy_traverser {
     hy_traverse_job* jobs; /* per job, b resolved (== a for self) */
     int64_t jobs_cap;
     int64_t nfront, front_tests; /* of the last front made */
+    int64_t last_node_pairs;     /* tested by the last hy_traverse_run or accept */
     int32_t njobs;               /* of the staged traversal */
 };
 
@@ -411,13 +412,19 @@ hy_status hy_traverse_run(hy_traverser* t, const int64_t* ids, int64_t n, hy_poo
             return hy_fail(HY_ERR_INVALID_ARG, "bvh traversal: front pair %lld out of range [0, %lld)",
                            (long long)ids[i], (long long)t->nfront);
     run_ctx r = {t, t->ctx, t->front, t->blocks, ids};
+    t->last_node_pairs = 0;
     if (n == 0) return HY_OK;
+    int64_t before = 0, after = 0;
+    for (int i = 0; i < t->nworkers; i++) before += t->workers[i].node_pairs;
     if (pool)
         hy_pool_for(pool, n, 1, front_block, &r);
     else
         front_block(&r, 0, n, 0, 0);
-    for (int i = 0; i < t->nworkers; i++)
+    for (int i = 0; i < t->nworkers; i++) {
         if (t->workers[i].oom) return hy_fail(HY_ERR_NOMEM, "bvh traversal: out of memory for candidates");
+        after += t->workers[i].node_pairs;
+    }
+    t->last_node_pairs = after - before;
     return HY_OK;
 }
 
@@ -429,6 +436,10 @@ int64_t hy_traverse_output(const hy_traverser* t, int64_t f, const hy_feature_pa
 }
 
 hy_status hy_traverse_counts(const hy_traverser* t, hy_candidates* out) { return gather_counts(t, out); }
+
+int64_t hy_traverse_last_node_pairs(const hy_traverser* t) { return t ? t->last_node_pairs : 0; }
+
+int64_t hy_traverse_front_tests(const hy_traverser* t) { return t ? t->front_tests : 0; }
 
 /* ---- device backends */
 
@@ -447,6 +458,7 @@ hy_status hy_traverse_accept(hy_traverser* t, const int64_t* ids, int64_t n, con
                              const hy_feature_pair* pairs, const hy_trav_counts* k) {
     if (!t || (n > 0 && (!ids || !offsets || !k)) || t->nworkers < 1)
         return hy_fail(HY_ERR_INVALID_ARG, "bvh traversal: accept: NULL argument or no traversal begun");
+    t->last_node_pairs = 0;
     if (n == 0) return HY_OK;
     int64_t total = offsets[n] - offsets[0];
     if (total < 0 || (total > 0 && !pairs))
@@ -467,6 +479,7 @@ hy_status hy_traverse_accept(hy_traverser* t, const int64_t* ids, int64_t n, con
         t->blocks[ids[i]] = (block_rec){0, w->n + offsets[i] - offsets[0], offsets[i + 1] - offsets[i]};
     w->n += total;
     w->node_pairs += k->node_pairs;
+    t->last_node_pairs = k->node_pairs;
     w->triangle_pairs += k->triangle_pairs;
     w->vf += k->vf;
     w->ee += k->ee;

@@ -94,7 +94,9 @@ hy_status hy_bvh_traverse_pair(hy_traverser* t, const hy_bvh* a, const hy_bvh* b
  * hy_traverse_output (valid until the next run or begin; *job = the
  * hy_traverse_job it belongs to). Since each pair's output depends only on
  * the pair, the union is the same whoever ran which pair.
- * hy_traverse_counts fills the counters of `out` (not its pairs).
+ * hy_traverse_counts fills the counters of `out` (not its pairs);
+ * hy_traverse_last_node_pairs says how many node pairs the last run (or
+ * hy_traverse_accept) tested: the work of those TRAVERSE jobs.
  * A GPU runs front pairs with hy_cuda_traverse_batch (sched/cuda.h), the
  * same per-pair code (collision/traverse_hd.h), read back the same way. */
 hy_status hy_traverse_begin(hy_traverser* t, const hy_traverse_job* jobs, int32_t job_count, hy_pool* pool,
@@ -102,5 +104,8 @@ hy_status hy_traverse_begin(hy_traverser* t, const hy_traverse_job* jobs, int32_
 hy_status hy_traverse_run(hy_traverser* t, const int64_t* ids, int64_t n, hy_pool* pool);
 int64_t hy_traverse_output(const hy_traverser* t, int64_t f, const hy_feature_pair** pairs, int32_t* job);
 hy_status hy_traverse_counts(const hy_traverser* t, hy_candidates* out);
+int64_t hy_traverse_last_node_pairs(const hy_traverser* t);
+/* Node pairs hy_traverse_begin tested to make the front. */
+int64_t hy_traverse_front_tests(const hy_traverser* t);
 
 #endif

@@ -258,8 +258,15 @@ void hy_sched_model_update(hy_sched_model* m) {
             double trans = k == i ? 0.0 : m->device[k].cost[c].download + m->device[i].cost[c].upload;
             m->setup[i][j] = m->device[i].cost[c].setup;
             m->trans[i][j] = trans;
-            m->cost[i][j] = m->device[i].cost[c].proc + trans;
+            double u = m->units[c] > 0 ? m->units[c] : 1.0;
+            m->cost[i][j] = m->device[i].cost[c].proc * u + trans;
         }
+}
+
+double hy_sched_time_work(const hy_sched_model* m, int i, int j, int64_t n, double work) {
+    if (n <= 0) return 0.0;
+    hy_job_kind c = hy_job_type_kind(j);
+    return m->setup[i][j] + m->trans[i][j] * (double)n + m->device[i].cost[c].proc * work;
 }
 
 hy_status hy_sched_model_add(hy_sched_model* model, const hy_device_profile* device) {

@@ -9,11 +9,18 @@
  *
  * Expected running time of n jobs of type j (producer k, kind c) on
  * resource i:
- *     T(i, j, n) = setup(i, c) + (proc(i, c) + trans(k→i, c))·n   for n > 0
+ *     T(i, j, n) = setup(i, c) + (proc(i, c)·u(c) + trans(k→i, c))·n   for n > 0
  *     T(i, j, 0) = 0
  *     trans(k→i, c) = 0 when k == i, else download(k, c) + upload(i, c)
  * (a GPU-to-GPU move goes through host memory; a CPU's upload/download are 0,
  * so moving between CPU resources sharing host memory is free).
+ * proc is per unit of work: a node pair tested for TRAVERSE (the unit of
+ * Kim et al.'s Table 1 constants and of `hyphys calibrate`), an elementary
+ * test for LEAF; u(c) is the mean number of units in a job of kind c, 1
+ * where a job is one node pair (the throughput bench's streams), the mean
+ * node pairs under a front pair in the step's framework (which learns it
+ * from the runs before; sched/proximity.c). A job's data moves once, so
+ * trans stays per job.
  * The makespan of an assignment is max_i (busy_i + Σ_j T(i, j, n_ij)).
  *
  * Units: seconds in memory, microseconds in profile JSON files.
@@ -58,7 +65,9 @@ typedef struct hy_device_profile {
 typedef struct hy_sched_model {
     int resources;
     hy_device_profile device[HY_SCHED_MAX_RESOURCES];
-    /* derived by hy_sched_model_update: setup(i, j), trans(k→i, j) and proc(i, j) + trans(k→i, j) */
+    /* mean units of work per job of each kind (u(c) above); <= 0 reads as 1 */
+    double units[HY_JOB_KINDS];
+    /* derived by hy_sched_model_update: setup(i, j), trans(k→i, j) and proc(i, j)·u + trans(k→i, j) */
     double setup[HY_SCHED_MAX_RESOURCES][HY_SCHED_MAX_TYPES];
     double trans[HY_SCHED_MAX_RESOURCES][HY_SCHED_MAX_TYPES];
     double cost[HY_SCHED_MAX_RESOURCES][HY_SCHED_MAX_TYPES];
@@ -145,6 +154,11 @@ static inline double hy_sched_time_launched(const hy_sched_model* m, int i, int 
     int64_t launches = g > 0 ? (n - 1) / g + 1 : 1;
     return m->setup[i][j] * (double)launches + m->cost[i][j] * (double)n;
 }
+
+/* The time n jobs of type j doing `work` units in all take on i in one
+ * launch, as a modeled resource is charged once they ran: setup + trans·n
+ * + proc·work; 0 for n == 0. */
+double hy_sched_time_work(const hy_sched_model* m, int i, int j, int64_t n, double work);
 
 /* T(i, j, n) in one launch: 0 for n == 0. */
 static inline double hy_sched_time(const hy_sched_model* m, int i, int j, int64_t n) {

@@ -56,6 +56,9 @@ struct hy_prox {
     int64_t ids_cap;
     int64_t leaf_next;
     double last_call; /* length of the last scheduler call, seconds */
+    /* TRAVERSE jobs and their units of work over every run so far: the
+     * model's mean units per TRAVERSE job (hy_sched_model.units) */
+    int64_t seen_traverse_jobs, seen_traverse_work;
     hy_prox_stats stats;
     hy_sched_problem prob;
     hy_sched_assignment a;
@@ -452,7 +455,7 @@ static hy_status start_batch(hy_prox* p, int i, double t, const hy_prox_work* wo
             hy_job_kind kind = hy_job_type_kind(j);
             double w0 = hy_sched_now();
             hy_status s = HY_OK;
-            int64_t made = 0;
+            int64_t made = 0, units = -1;
             if (kind == HY_JOB_TRAVERSE) {
                 if (n > p->ids_cap) {
                     int64_t* ids = realloc(p->ids, sizeof(int64_t) * (size_t)n);
@@ -463,8 +466,9 @@ static hy_status start_batch(hy_prox* p, int i, double t, const hy_prox_work* wo
                 int64_t k = 0;
                 for (int64_t r = q->head; r < q->n; r++)
                     for (int64_t id = q->v[r].a; id < q->v[r].b; id++) p->ids[k++] = id;
-                s = work->traverse(work->ctx, i, p->ids, n, &made);
+                s = work->traverse(work->ctx, i, p->ids, n, &made, &units);
                 if (!s && made < 0) s = hy_fail(HY_ERR_INTERNAL, "proximity framework: negative LEAF count");
+                if (units < 0) units = n;
             } else {
                 for (int64_t r = q->head; r < q->n && !s; r++)
                     s = work->leaf(work->ctx, i, q->v[r].a, q->v[r].b - q->v[r].a);
@@ -472,14 +476,15 @@ static hy_status start_batch(hy_prox* p, int i, double t, const hy_prox_work* wo
             queue_clear(q);
             if (s) return s;
             double wall = hy_sched_now() - w0;
-            double dt = p->res[i].modeled ? hy_sched_time(&p->model, i, j, n) : wall;
+            if (units < 0) units = n; /* LEAF: one test a job */
+            double dt = p->res[i].modeled ? hy_sched_time_work(&p->model, i, j, n, (double)units) : wall;
             int k = hy_job_type_producer(j);
             double trans = p->res[i].modeled ? p->model.trans[i][j] * (double)n : 0.0;
             if (p->trace) {
                 char args[160];
                 if (t > p->last_end[i]) trace_event(p, "idle", "idle", i, p->last_end[i], t - p->last_end[i], NULL);
-                snprintf(args, sizeof args, "\"jobs\":%lld,\"producer\":\"%s\",\"made\":%lld", (long long)n,
-                         p->res[k].name, (long long)made);
+                snprintf(args, sizeof args, "\"jobs\":%lld,\"producer\":\"%s\",\"made\":%lld,\"work\":%lld",
+                         (long long)n, p->res[k].name, (long long)made, (long long)units);
                 if (trans > 0.0) trace_event(p, "transfer", "transfer", i, t, trans, args);
                 trace_event(p, kind == HY_JOB_TRAVERSE ? "TRAVERSE" : "LEAF", "batch", i, t + trans, dt - trans, args);
             }
@@ -491,6 +496,11 @@ static hy_status start_batch(hy_prox* p, int i, double t, const hy_prox_work* wo
             p->stats.busy[i] += dt;
             p->stats.transfer[i] += trans;
             p->stats.jobs[i][kind] += n;
+            if (kind == HY_JOB_TRAVERSE) {
+                p->stats.traverse_work += units;
+                p->seen_traverse_jobs += n;
+                p->seen_traverse_work += units;
+            }
             p->stats.batches++;
             return HY_OK;
         }
@@ -516,6 +526,19 @@ hy_status hy_prox_run(hy_prox* p, int64_t traverse_jobs, const hy_prox_work* wor
     if (!queue_push(&p->out[p->host][HY_JOB_TRAVERSE], 0, traverse_jobs))
         return hy_fail(HY_ERR_NOMEM, "proximity framework: out of memory for queues");
     double t = 0.0, sched_end = 0.0;
+    /* the front, made by the host before any job exists */
+    if (work->front_work > 0 && p->res[p->host].modeled) {
+        int j = hy_job_type(p->host, HY_JOB_TRAVERSE);
+        t = hy_sched_time_work(&p->model, p->host, j, 1, (double)work->front_work);
+        p->stats.busy[p->host] += t;
+        p->stats.traverse_work += work->front_work;
+        p->last_end[p->host] = t;
+        if (p->trace) {
+            char args[64];
+            snprintf(args, sizeof args, "\"work\":%lld", (long long)work->front_work);
+            trace_event(p, "front", "batch", p->host, 0.0, t, args);
+        }
+    }
     int in_flight = 0;
     hy_status s = HY_OK;
     for (;;) {
@@ -565,6 +588,12 @@ hy_status hy_prox_run(hy_prox* p, int64_t traverse_jobs, const hy_prox_work* wor
     if (p->trace)
         for (int i = 0; i < R; i++)
             if (t > p->last_end[i]) trace_event(p, "idle", "idle", i, p->last_end[i], t - p->last_end[i], NULL);
+    /* The next run's expected TRAVERSE cost: the mean units per job so
+     * far (a pure function of the runs' counts: repeatable). */
+    if (p->seen_traverse_jobs > 0) {
+        p->model.units[HY_JOB_TRAVERSE] = (double)p->seen_traverse_work / (double)p->seen_traverse_jobs;
+        hy_sched_model_update(&p->model);
+    }
     p->stats.runs++;
     p->stats.makespan += t;
     if (p->clock == HY_CLOCK_VIRTUAL) p->trace_base += t;

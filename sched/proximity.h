@@ -80,16 +80,26 @@ typedef struct hy_prox_stats {
     double busy[HY_SCHED_MAX_RESOURCES];     /* seconds */
     double transfer[HY_SCHED_MAX_RESOURCES]; /* seconds of busy spent on modeled transfers */
     int64_t jobs[HY_SCHED_MAX_RESOURCES][HY_JOB_KINDS];
+    int64_t traverse_work; /* units the TRAVERSE batches reported (node pairs), or their jobs */
 } hy_prox_stats;
 
 /* The caller's work. Both return HY_OK or an error that ends the run. */
 typedef struct hy_prox_work {
     void* ctx;
     /* Run TRAVERSE jobs ids[0..n) on resource r; append the LEAF jobs they
-     * make, in id order, to the caller's list and say how many in *made. */
-    hy_status (*traverse)(void* ctx, int r, const int64_t* ids, int64_t n, int64_t* made);
+     * make, in id order, to the caller's list and say how many in *made.
+     * *work (-1 on entry: one unit a job) may say how many units of work
+     * the batch did, node pairs tested: a modeled resource is charged
+     * proc per unit (sched/model.h), and the model's expected cost of a
+     * TRAVERSE job follows the mean units per job of the runs so far. */
+    hy_status (*traverse)(void* ctx, int r, const int64_t* ids, int64_t n, int64_t* made, int64_t* work);
     /* Run LEAF jobs [first, first + n) of that list on resource r. */
     hy_status (*leaf)(void* ctx, int r, int64_t first, int64_t n);
+    /* Units of TRAVERSE work (node pairs) the host did to make the initial
+     * jobs (the BVH front), 0 if none: where the host is modeled, the run
+     * starts with the host busy that long and every other resource
+     * waiting, since no job exists before the front does. */
+    int64_t front_work;
 } hy_prox_work;
 
 /* 1 when `devices` under `clock` needs a calibrated cpu profile; -1 (with a

@@ -5,6 +5,7 @@
  * exactly; the trace is valid JSON with a track per resource; bad device
  * lists and missing profiles are errors that name the culprit. */
 #include <cjson/cJSON.h>
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -26,21 +27,26 @@ typedef struct fake {
     int64_t leaf_cap;
     int bad_order; /* a LEAF ran before it was made */
     int64_t max_batch; /* most jobs in one call of the work functions */
+    int64_t work;      /* units of work reported by the TRAVERSE batches */
 } fake;
 
 static int64_t makes(int64_t id) { return (id * 7) % 11; } /* 0..10 LEAF jobs per TRAVERSE job */
+static int64_t units(int64_t id) { return 1 + (id * 5) % 13; } /* node pairs a TRAVERSE job tests */
 
-static hy_status fake_traverse(void* ctx, int r, const int64_t* ids, int64_t n, int64_t* made) {
+static hy_status fake_traverse(void* ctx, int r, const int64_t* ids, int64_t n, int64_t* made, int64_t* work) {
     fake* f = ctx;
     (void)r;
-    int64_t m = 0;
+    int64_t m = 0, u = 0;
     if (n > f->max_batch) f->max_batch = n;
     for (int64_t k = 0; k < n; k++) {
         f->traverse_done[ids[k]]++;
         m += makes(ids[k]);
+        u += units(ids[k]);
     }
     f->leaves += m;
+    f->work += u;
     *made = m;
+    *work = u;
     return HY_OK;
 }
 
@@ -79,7 +85,7 @@ static void loop_alone(void) {
             f.traverse_done = calloc(2000, 1);
             f.leaf_cap = 2000 * 10;
             f.leaf_done = calloc((size_t)f.leaf_cap, 1);
-            hy_prox_work work = {&f, fake_traverse, fake_leaf};
+            hy_prox_work work = {&f, fake_traverse, fake_leaf, 0};
             CHECK_OK(hy_prox_run(x, f.traverse_jobs, &work));
             int64_t expect = 0;
             int once = 1;
@@ -99,6 +105,24 @@ static void loop_alone(void) {
             }
             CHECK(tj == 2000 && lj == expect);
             CHECK(st->makespan > 0.0 && st->calls >= 2);
+            /* TRAVERSE batches are charged per unit of work they report,
+             * and the model learns the mean units per job for the next run */
+            int64_t tw = 0;
+            for (int64_t i = 0; i < 2000; i++) tw += units(i);
+            CHECK(f.work == tw && st->traverse_work == tw);
+            const hy_sched_model* M = hy_prox_model(x);
+            double u = (double)tw / 2000.0;
+            CHECK(fabs(M->units[HY_JOB_TRAVERSE] - u) <= 1e-12 * u);
+            CHECK(fabs(M->cost[0][0] - M->device[0].cost[HY_JOB_TRAVERSE].proc * u) <=
+                  1e-12 * M->cost[0][0]);
+            if (d == 0) {
+                /* one resource: every batch its setup, then proc per unit */
+                const hy_device_costs* ct = &M->device[0].cost[HY_JOB_TRAVERSE];
+                const hy_device_costs* cl = &M->device[0].cost[HY_JOB_LEAF];
+                CHECK(ct->setup == cl->setup);
+                double busy = ct->setup * (double)st->batches + ct->proc * (double)tw + cl->proc * (double)expect;
+                CHECK(fabs(st->busy[0] - busy) <= 1e-9 * busy);
+            }
             if (ws) {
                 /* no batch past the chunk, so at least that many batches
                  * (a queue's last range may hold fewer than 64 jobs) */
@@ -229,7 +253,7 @@ static void trace(void) {
     CHECK(root != NULL);
     const cJSON* ev = cJSON_GetObjectItemCaseSensitive(root, "traceEvents");
     CHECK(cJSON_IsArray(ev));
-    int batches[3] = {0, 0, 0}, calls = 0, names = 0;
+    int batches[3] = {0, 0, 0}, calls = 0, names = 0, fronts = 0;
     double busy[2] = {0, 0};
     const cJSON* e;
     cJSON_ArrayForEach(e, ev) {
@@ -239,7 +263,8 @@ static void trace(void) {
         double dur = cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(e, "dur"));
         if (!strcmp(name, "thread_name")) names++;
         if (!strcmp(name, "schedule")) calls++;
-        if (!strcmp(name, "TRAVERSE") || !strcmp(name, "LEAF") || !strcmp(name, "transfer")) {
+        if (!strcmp(name, "front")) fronts += tid == 0;
+        if (!strcmp(name, "TRAVERSE") || !strcmp(name, "LEAF") || !strcmp(name, "transfer") || !strcmp(name, "front")) {
             batches[tid]++;
             if (tid < 2) busy[tid] += dur;
         }
@@ -247,6 +272,7 @@ static void trace(void) {
     cJSON_Delete(root);
     CHECK(names == 3); /* two resources and the scheduler */
     CHECK(batches[0] > 0 && batches[1] > 0 && calls > 0);
+    CHECK(fronts > 0); /* the host's front (cpu-m1 is modeled), on the host's track */
     /* the trace's busy time is the stats' (µs vs ms; %.3f µs printing) */
     double total[2] = {0, 0};
     for (int k = 0; k < STEPS; k++)

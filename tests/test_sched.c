@@ -571,6 +571,29 @@ static void test_launches(void) {
     }
 }
 
+/* Units of work per job: proc is per unit, trans per job. */
+static void test_units(void) {
+    hy_sched_model m;
+    CHECK_OK(hy_sched_model_machine(&m, 3, 1));
+    int own = hy_job_type(1, HY_JOB_TRAVERSE), moved = hy_job_type(0, HY_JOB_TRAVERSE);
+    const hy_device_costs* g = &m.device[1].cost[HY_JOB_TRAVERSE];
+    double tr = m.trans[1][moved];
+    CHECK(tr > 0.0);
+    /* unset (0) reads as one unit a job */
+    CHECK_NEAR(m.cost[1][own], g->proc, 1e-18);
+    m.units[HY_JOB_TRAVERSE] = 250.0;
+    hy_sched_model_update(&m);
+    CHECK_NEAR(m.cost[1][own], 250.0 * g->proc, 1e-15);
+    CHECK_NEAR(m.cost[1][moved], 250.0 * g->proc + tr, 1e-15);
+    /* LEAF costs do not move */
+    CHECK_NEAR(m.cost[1][hy_job_type(1, HY_JOB_LEAF)], m.device[1].cost[HY_JOB_LEAF].proc, 1e-18);
+    /* the charge of a batch that did `work` units */
+    CHECK_NEAR(hy_sched_time_work(&m, 1, moved, 10, 4000.0), g->setup + 10 * tr + 4000.0 * g->proc, 1e-15);
+    CHECK(hy_sched_time_work(&m, 1, moved, 0, 4000.0) == 0.0);
+    /* at the mean, the expectation is the charge */
+    CHECK_NEAR(hy_sched_time_work(&m, 1, moved, 10, 2500.0), hy_sched_time(&m, 1, moved, 10), 1e-15);
+}
+
 static void test_registry_and_input(void) {
     const char* want[] = {"lp", "lau10", "tan09", "ws", "ws-exp", "exhaustive"};
     for (int k = 0; k < 6; k++) CHECK(hy_sched_policy_find(want[k]) != NULL);
@@ -615,6 +638,7 @@ int main(void) {
     test_lp_polish();
     test_open_batches();
     test_launches();
+    test_units();
     test_registry_and_input();
     TEST_END();
 }
