@@ -468,7 +468,6 @@ static hy_status start_batch(hy_prox* p, int i, double t, const hy_prox_work* wo
                     for (int64_t id = q->v[r].a; id < q->v[r].b; id++) p->ids[k++] = id;
                 s = work->traverse(work->ctx, i, p->ids, n, &made, &units);
                 if (!s && made < 0) s = hy_fail(HY_ERR_INTERNAL, "proximity framework: negative LEAF count");
-                if (units < 0) units = n;
             } else {
                 for (int64_t r = q->head; r < q->n && !s; r++)
                     s = work->leaf(work->ctx, i, q->v[r].a, q->v[r].b - q->v[r].a);
@@ -476,7 +475,7 @@ static hy_status start_batch(hy_prox* p, int i, double t, const hy_prox_work* wo
             queue_clear(q);
             if (s) return s;
             double wall = hy_sched_now() - w0;
-            if (units < 0) units = n; /* LEAF: one test a job */
+            if (units < 0) units = n; /* not reported (LEAF: one test a job) */
             double dt = p->res[i].modeled ? hy_sched_time_work(&p->model, i, j, n, (double)units) : wall;
             int k = hy_job_type_producer(j);
             double trans = p->res[i].modeled ? p->model.trans[i][j] * (double)n : 0.0;
