@@ -401,7 +401,7 @@ hy_status hy_collide_detect(void* world, const double* X0, const double* X1, hy_
     if (!s) s = hy_traverse_begin(cs->traverser, cs->tjobs, cs->tjob_count, w->pool, &front);
     cs->leaf_count = 0;
     detect_ctx dc = {w, cs, X0, X1, hy_ccd_options_step(), 0};
-    hy_prox_work work = {&dc, work_traverse, work_leaf, s ? 0 : hy_traverse_front_tests(cs->traverser)};
+    hy_prox_work work = {&dc, work_traverse, work_leaf, hy_traverse_front_tests(cs->traverser)};
     if (!s) s = hy_prox_run(w->prox, front, &work);
     if (!s) s = hy_traverse_counts(cs->traverser, &cs->candidates);
     for (int64_t k = 0; k < cs->leaf_count && !s; k++) {

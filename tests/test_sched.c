@@ -453,18 +453,24 @@ static void test_lp_polish(void) {
  * more. Setup 20 µs: with a new batch the c2075 is sooner (20 + 8.2 µs
  * against 10 + 20 + 3.6); joining the gtx580's open batch is sooner
  * still (10 + 3.6). */
+/* Machine 2 cut to 3 resources, 100 jobs of type j in the problem, all
+ * of them on resource i in the assignment. */
+static void hundred_on(hy_sched_model* m, hy_sched_problem* p, hy_sched_assignment* a, int i, int j) {
+    CHECK_OK(hy_sched_model_machine(m, 3, 1));
+    hy_sched_problem_init(p, m);
+    p->jobs[j] = 100;
+    hy_sched_assignment_clear(a);
+    a->count[i][j] = 100;
+}
+
 static void test_open_batches(void) {
     hy_sched_model m;
-    CHECK_OK(hy_sched_model_machine(&m, 3, 1));
-    int j = hy_job_type(1, HY_JOB_LEAF);
     hy_sched_problem p;
-    hy_sched_problem_init(&p, &m);
-    p.jobs[j] = 100;
+    hy_sched_assignment a;
+    int j = hy_job_type(1, HY_JOB_LEAF);
+    hundred_on(&m, &p, &a, 1, j);
     p.busy[0] = 1e-3;
     p.busy[1] = 10e-6;
-    hy_sched_assignment a;
-    hy_sched_assignment_clear(&a);
-    a.count[1][j] = 100;
     double closed = hy_sched_finish(&p, &a, 1);
     CHECK_NEAR(closed, 10e-6 + m.setup[1][j] + 100 * m.cost[1][j], 1e-15);
     p.open[1][j] = 1;
@@ -519,14 +525,10 @@ static void test_open_batches(void) {
  * twelfth of a chunk's time); the other policies launch each type at once. */
 static void test_launches(void) {
     hy_sched_model m;
-    CHECK_OK(hy_sched_model_machine(&m, 3, 1));
-    int j = hy_job_type(0, HY_JOB_TRAVERSE);
     hy_sched_problem p;
-    hy_sched_problem_init(&p, &m);
-    p.jobs[j] = 100;
     hy_sched_assignment a;
-    hy_sched_assignment_clear(&a);
-    a.count[2][j] = 100;
+    int j = hy_job_type(0, HY_JOB_TRAVERSE);
+    hundred_on(&m, &p, &a, 2, j);
     a.launch[2][j] = 30; /* launches of 30, 30, 30, 10 */
     double su = m.setup[2][j], c = m.cost[2][j];
     CHECK_NEAR(hy_sched_assigned_time(&p, &a, 2, j), 4 * su + 100 * c, 1e-15);
