@@ -94,7 +94,7 @@ hy_status hy_bvh_create(const int32_t* triangles, int32_t triangle_count, int32_
     b->cones = malloc(sizeof(hy_bvh_cone) * 2 * nt);
     b->triangle_normals = malloc(sizeof(hy_bvh_normals) * nt);
     b->self_free = calloc(2 * nt, 1);
-    b->self_cull = 1; /* at thickness 0 only: see hy_bvh.self_cull */
+    b->self_cull = 1; /* see hy_bvh.self_cull */
     b->vertex_mboxes = malloc(sizeof(hy_mbox) * nv);
     b->node_mboxes = malloc(sizeof(hy_mbox) * 2 * nt);
     b->slots = malloc(sizeof(hy_bvh_slot) * nt);
@@ -292,8 +292,11 @@ static void triangle_normals(const double* x0, const double* x1, const int32_t* 
     scale[1] = 3.0 * (n00 * n11 + n10 * n01);
     scale[2] = 3.0 * (n10 * n11);
     c->delta = 0;
+    c->g = 0;
+    double nc[3];
     for (int i = 0; i < 3; i++) {
         double n = norm3(cv[i]), inv = 1.0 / n;
+        nc[i] = n;
         /* Differences and cross products: a few roundings each, relative
          * to the edge lengths; 16 eps is generous (and covers the few eps
          * of scaling by a rounded reciprocal; CONE_SLACK pads far more). */
@@ -305,26 +308,49 @@ static void triangle_normals(const double* x0, const double* x1, const int32_t* 
         if (delta > c->delta) c->delta = delta;
         for (int k = 0; k < 3; k++) c->u[i][k] = cv[i][k] * inv;
     }
+    /* The altitude bound (hy_bvh_normals.g): the computed |c_i| are within
+     * delta of the exact ones (relative), the edge lengths within a few
+     * eps; 1e-6 more covers the rest. */
+    double l2 = 0;
+    for (int s = 0; s < 2; s++) {
+        const double* a = e[s][0];
+        const double* b = e[s][1];
+        double d[3] = {b[0] - a[0], b[1] - a[1], b[2] - a[2]};
+        double la = a[0] * a[0] + a[1] * a[1] + a[2] * a[2];
+        double lb = b[0] * b[0] + b[1] * b[1] + b[2] * b[2];
+        double ld = d[0] * d[0] + d[1] * d[1] + d[2] * d[2];
+        double m = la > lb ? la : lb;
+        m = m > ld ? m : ld;
+        l2 = l2 > m ? l2 : m;
+    }
+    double area = nc[0] < 0.5 * nc[1] ? nc[0] : 0.5 * nc[1];
+    area = (area < nc[2] ? area : nc[2]) * (1.0 - c->delta);
+    double g = area / sqrt(l2) * (1.0 - 1e-6);
+    c->g = g > 0 && isfinite(g) ? g : 0.0;
 }
 
-/* The cone of a leaf: around the sum of its triangles' unit coefficient
- * directions, out to the widest of them (the smallest dot product with the
- * axis) plus the largest direction error. A circular cone under
+/* The cone of a leaf (its triangles' normals tn[0..count), in leaf
+ * order), and the smallest g among them: around the sum of its triangles'
+ * unit coefficient directions, out to the widest of them (the smallest dot
+ * product with the axis) plus the largest direction error. A circular cone under
  * 90 degrees is convex, so holding every coefficient direction it holds
  * every normal they span. Near-degenerate triangles (see triangle_normals)
  * and sums too short to give an axis fail. */
-static void leaf_cone(const hy_bvh_normals* tn, const int32_t* ids, int32_t count, hy_bvh_cone* c) {
-    double axis[3] = {0, 0, 0}, dmax = 0;
+static void leaf_cone(const hy_bvh_normals* tn, int32_t count, hy_bvh_cone* c) {
+    double axis[3] = {0, 0, 0}, dmax = 0, g = INFINITY;
     for (int32_t j = 0; j < count; j++) {
-        const hy_bvh_normals* t = &tn[ids[j]];
+        const hy_bvh_normals* t = &tn[j];
+        if (t->g < g) g = t->g;
         if (!(t->delta < 0.05)) {
             cone_fail(c);
+            c->g = 0;
             return;
         }
         if (t->delta > dmax) dmax = t->delta;
         for (int i = 0; i < 3; i++)
             for (int k = 0; k < 3; k++) axis[k] += t->u[i][k];
     }
+    c->g = g;
     double na = norm3(axis);
     if (!(na > 1e-3 * (double)count)) {
         cone_fail(c);
@@ -333,7 +359,7 @@ static void leaf_cone(const hy_bvh_normals* tn, const int32_t* ids, int32_t coun
     for (int k = 0; k < 3; k++) c->axis[k] = axis[k] / na;
     double dmin = INFINITY;
     for (int32_t j = 0; j < count; j++) {
-        const hy_bvh_normals* t = &tn[ids[j]];
+        const hy_bvh_normals* t = &tn[j];
         for (int i = 0; i < 3; i++) {
             double d = t->u[i][0] * c->axis[0] + t->u[i][1] * c->axis[1] + t->u[i][2] * c->axis[2];
             if (!(d >= dmin)) dmin = d; /* NaN wins: the cone fails */
@@ -485,11 +511,10 @@ static void triangle_boxes_block(void* vctx, int64_t begin, int64_t end, int64_t
         hy_aabb* box = &c->b->triangle_boxes[t];
         hy_aabb_union(box, &vb[f[0]], &vb[f[1]]);
         hy_aabb_union(box, box, &vb[f[2]]);
-        if (c->cull) triangle_normals(c->x0, c->x1 ? c->x1 : c->x0, f, &c->b->triangle_normals[t]);
     }
 }
 
-static int culling(const hy_bvh* b) { return b->self_cull && b->thickness == 0.0; }
+static int culling(const hy_bvh* b) { return b->self_cull != 0; }
 
 static void primitive_boxes(hy_bvh* b, const double* x0, const double* x1, double thickness, hy_pool* pool) {
     b->thickness = thickness > 0 ? thickness : 0.0;
@@ -902,14 +927,18 @@ static void make_slots(hy_bvh* b) {
     }
 }
 
-/* Per step: triangle and owned-edge moving boxes in leaf order. */
+/* Per step: triangle and owned-edge moving boxes in leaf order, and
+ * when culling the triangles' normal coefficients (leaf order too: the
+ * leaf cones read them in sequence). */
 static void leaf_block(void* vctx, int64_t begin, int64_t end, int64_t block, int worker) {
     (void)block;
     (void)worker;
-    hy_bvh* b = vctx;
+    box_ctx* c = vctx;
+    hy_bvh* b = c->b;
     const hy_mbox* vm = b->vertex_mboxes;
     for (int64_t i = begin; i < end; i++) {
         const hy_bvh_slot* s = &b->slots[i];
+        if (c->cull) triangle_normals(c->x0, c->x1 ? c->x1 : c->x0, s->v, &b->triangle_normals[i]);
         /* the triangle's moving box: unions are exact, so the same as any
          * other grouping of its vertices' */
         hy_mbox_union(&b->leaf_mboxes[i], &vm[s->v[0]], &vm[s->v[1]]);
@@ -924,11 +953,12 @@ static void leaf_block(void* vctx, int64_t begin, int64_t end, int64_t block, in
     }
 }
 
-static void leaf_data(hy_bvh* b, hy_pool* pool) {
+static void leaf_data(hy_bvh* b, const double* x0, const double* x1, hy_pool* pool) {
+    box_ctx c = {b, x0, x1, 0.0, culling(b)};
     if (pool)
-        hy_pool_for(pool, b->triangle_count, 8192, leaf_block, b);
+        hy_pool_for(pool, b->triangle_count, 8192, leaf_block, &c);
     else
-        leaf_block(b, 0, b->triangle_count, 0, 0);
+        leaf_block(&c, 0, b->triangle_count, 0, 0);
 }
 
 static void sweep_nodes(hy_bvh* b, int boxes, hy_pool* pool);
@@ -1088,7 +1118,7 @@ hy_status hy_bvh_build(hy_bvh* b, const double* x0, const double* x1, double thi
         b->spans[i].first = b->nodes[i].first;
         b->spans[i].count = b->nodes[i].count;
     }
-    leaf_data(b, pool);
+    leaf_data(b, x0, x1, pool);
     sweep_nodes(b, 0, pool);
     mark_self_free(b, x0, x1, pool);
     b->built_cost = b->cost;
@@ -1117,7 +1147,123 @@ hy_status hy_bvh_build(hy_bvh* b, const double* x0, const double* x1, double thi
 typedef struct contour_buf {
     int32_t* v; /* 2 per half-edge: from, to */
     int64_t n, cap;
+    double* p; /* contour_apart: 4 per half-edge (its from-vertex at both ends) */
+    int64_t pcap;
 } contour_buf;
+
+/* With a thickness d > 0, contour_apart's limit on the contour's length:
+ * its test is quadratic in it (a longer contour leaves the node to its
+ * children). */
+#define CONTOUR_APART_MAX 256
+
+/* 1 when the 2D differences w[0..3] (vertex minus the two ends of an
+ * edge, at t = 0 and t = 1) are all beyond d along direction (a, b): then
+ * along it the vertex stays more than d from every point of the edge over
+ * the whole step (both are linear in t and in the point's place on the
+ * edge, so the four corners bound them). errw bounds each w's error per
+ * unit of |a| + |b|. */
+static int apart_2d(const double w[4][2], double a, double b, double d, double errw) {
+    double an = fabs(a) + fabs(b);
+    if (!(an > 1e-280 && an < 1e280)) return 0;
+    double thr = d * sqrt(a * a + b * b) * (1.0 + 1e-9) + an * errw + 1e-300;
+    int pos = 0, neg = 0;
+    for (int k = 0; k < 4; k++) {
+        double f = a * w[k][0] + b * w[k][1];
+        pos += f > thr;
+        neg += f < -thr;
+    }
+    return pos == 4 || neg == 4;
+}
+
+/* The contour of a star-shaped node (contour_star, which made cb, the map
+ * rows e1, e2 and the bound D), with thickness d > 0: 1 when every contour
+ * vertex stays more than d (projected along the cone axis) from every
+ * contour edge it is not on, over the whole step. With the projection one
+ * to one and every triangle's projected altitudes above d (the cone's g),
+ * no two features of the patch that share no vertex then come within d:
+ * from a vertex v to the nearest point of a triangle it is not on, the
+ * projected segment either leaves v's triangles through an edge opposite
+ * v (an altitude), or leaves the patch at v and comes back across a
+ * contour edge not on v; two edges' nearest points include an end of one
+ * (see hy_bvh.self_cull). Directions tried per pair: the map's two axes,
+ * the edge's normal, and from its midpoint to the vertex (in the plane,
+ * both ends summed). */
+static int contour_apart(contour_buf* cb, const double* const xs[2], const double e1[3],
+                         const double e2[3], double D, double d) {
+    int64_t n = cb->n;
+    if (n > CONTOUR_APART_MAX) return 0;
+    if (cb->pcap < 8 * n) {
+        double* p = realloc(cb->p, sizeof(double) * 8 * (size_t)n);
+        if (!p) return 0; /* no room: no cull */
+        cb->p = p;
+        cb->pcap = 8 * n;
+    }
+    double* box = cb->p + 4 * n; /* x lo, x hi, y lo, y hi */
+    /* Each half-edge's from-vertex in the map's coordinates at both ends
+     * (the to-vertex is the from-vertex of another: the contour is one
+     * closed curve), then each one's box over the step in those
+     * coordinates, for a quick first test. */
+    const double* r0 = xs[0] + 3 * (size_t)cb->v[0];
+    const double* r1 = xs[1] + 3 * (size_t)cb->v[0];
+    for (int64_t q = 0; q < n; q++) {
+        const double* x = xs[0] + 3 * (size_t)cb->v[2 * q];
+        const double* y = xs[1] + 3 * (size_t)cb->v[2 * q];
+        double da[3] = {x[0] - r0[0], x[1] - r0[1], x[2] - r0[2]};
+        double db[3] = {y[0] - r1[0], y[1] - r1[1], y[2] - r1[2]};
+        double* P = cb->p + 4 * q;
+        P[0] = da[0] * e1[0] + da[1] * e1[1] + da[2] * e1[2];
+        P[1] = da[0] * e2[0] + da[1] * e2[1] + da[2] * e2[2];
+        P[2] = db[0] * e1[0] + db[1] * e1[1] + db[2] * e1[2];
+        P[3] = db[0] * e2[0] + db[1] * e2[1] + db[2] * e2[2];
+        double* q4 = box + 4 * q;
+        q4[0] = P[0] < P[2] ? P[0] : P[2];
+        q4[1] = P[0] < P[2] ? P[2] : P[0];
+        q4[2] = P[1] < P[3] ? P[1] : P[3];
+        q4[3] = P[1] < P[3] ? P[3] : P[1];
+    }
+    /* Rounding (contour_star's argument): a coordinate is within 24 u D of
+     * the exact projection's along the rows, a difference of two within
+     * 48 u D; the rows are unit and orthogonal to the axis to a few eps,
+     * which moves a difference (at most 4 D long) by less than 16 u D.
+     * 256 u D per unit of |a| + |b| leaves room for the rest. */
+    double errw = 256.0 * (DBL_EPSILON / 2) * D;
+    /* Boxes further apart than this along an axis keep every pair of
+     * their points apart along it (apart_2d with a unit direction). */
+    double gap = d * (1.0 + 1e-9) + errw + 1e-300;
+    for (int64_t qe = 0; qe < n; qe++) {
+        int32_t va = cb->v[2 * qe], vb = cb->v[2 * qe + 1];
+        const double* A = cb->p + 4 * qe;
+        /* the to-vertex's coordinates: those of a half-edge it starts */
+        int64_t kb = -1;
+        for (int64_t k = 0; k < n && kb < 0; k++)
+            if (cb->v[2 * k] == vb) kb = k;
+        if (kb < 0) return 0;
+        const double* B = cb->p + 4 * kb;
+        const double* ba = box + 4 * qe;
+        const double* bb = box + 4 * kb;
+        double exlo = ba[0] < bb[0] ? ba[0] : bb[0], exhi = ba[1] > bb[1] ? ba[1] : bb[1];
+        double eylo = ba[2] < bb[2] ? ba[2] : bb[2], eyhi = ba[3] > bb[3] ? ba[3] : bb[3];
+        double s0 = (B[0] - A[0]) + (B[2] - A[2]), s1 = (B[1] - A[1]) + (B[3] - A[3]);
+        for (int64_t qv = 0; qv < n; qv++) {
+            const double* bv = box + 4 * qv;
+            if (bv[0] - exhi > gap || exlo - bv[1] > gap || bv[2] - eyhi > gap || eylo - bv[3] > gap) continue;
+            int32_t v = cb->v[2 * qv];
+            if (v == va || v == vb) continue;
+            const double* V = cb->p + 4 * qv;
+            double w[4][2] = {{V[0] - A[0], V[1] - A[1]},
+                              {V[0] - B[0], V[1] - B[1]},
+                              {V[2] - A[2], V[3] - A[3]},
+                              {V[2] - B[2], V[3] - B[3]}};
+            if (apart_2d(w, 1.0, 0.0, d, errw) || apart_2d(w, 0.0, 1.0, d, errw) ||
+                apart_2d(w, -s1, s0, d, errw))
+                continue;
+            double m0 = (w[0][0] + w[1][0]) + (w[2][0] + w[3][0]), m1 = (w[0][1] + w[1][1]) + (w[2][1] + w[3][1]);
+            if (apart_2d(w, m0, m1, d, errw)) continue;
+            return 0;
+        }
+    }
+    return 1;
+}
 
 static int contour_star(const hy_bvh* b, int32_t i, const double* x0, const double* x1, contour_buf* cb) {
     int32_t lo = b->range[2 * i], hi = b->range[2 * i + 1];
@@ -1201,7 +1347,17 @@ static int contour_star(const hy_bvh* b, int32_t i, const double* x0, const doub
          * cross it upwards (and every upward crossing is at x > 0) */
         crossings += (A[0][1] <= 0) && (B[0][1] > 0);
     }
-    return crossings == 1;
+    if (crossings != 1) return 0;
+    return b->thickness > 0 ? contour_apart(cb, xs, e1, e2, D, b->thickness) : 1;
+}
+
+/* With a thickness d > 0: every projected altitude of the node's
+ * triangles stays above d over the step (hy_bvh_cone.g). */
+static int altitudes_ok(const hy_bvh* b, int32_t i) {
+    double d = b->thickness;
+    if (!(d > 0)) return 1;
+    const hy_bvh_cone* c = &b->cones[i];
+    return c->c * c->g * (1.0 - 1e-6) > d;
 }
 
 /* self_free below node `root`, top down: a node whose cone is under 90
@@ -1221,7 +1377,7 @@ static void mark_below(hy_bvh* b, int32_t root, const double* x0, const double* 
             subs[(*nsubs)++] = i;
             continue;
         }
-        if (cone_ok(&b->cones[i]) && contour_star(b, i, x0, x1, cb)) {
+        if (cone_ok(&b->cones[i]) && altitudes_ok(b, i) && contour_star(b, i, x0, x1, cb)) {
             b->self_free[i] = 1;
             continue;
         }
@@ -1243,9 +1399,10 @@ static void mark_block(void* vctx, int64_t begin, int64_t end, int64_t block, in
     (void)block;
     (void)worker;
     mark_ctx* c = vctx;
-    contour_buf cb = {NULL, 0, 0};
+    contour_buf cb = {NULL, 0, 0, NULL, 0};
     for (int64_t q = begin; q < end; q++) mark_below(c->b, c->subs[q], c->x0, c->x1, &cb, 0, NULL, NULL);
     free(cb.v);
+    free(cb.p);
 }
 
 /* self_free for the whole tree: the top serially, then the subtrees it
@@ -1257,9 +1414,10 @@ static void mark_self_free(hy_bvh* b, const double* x0, const double* x1, hy_poo
     if (!culling(b)) return;
     int32_t subs[HY_BVH_TOP_MAX];
     int32_t nsubs = 0;
-    contour_buf cb = {NULL, 0, 0};
+    contour_buf cb = {NULL, 0, 0, NULL, 0};
     mark_below(b, 0, x0, x1, &cb, 1, subs, &nsubs);
     free(cb.v);
+    free(cb.p);
     mark_ctx c = {b, x0, x1, subs};
     if (pool && nsubs > 1)
         hy_pool_for(pool, nsubs, 1, mark_block, &c);
@@ -1287,14 +1445,15 @@ static double sweep_node(hy_bvh* b, int boxes, int cull, int32_t i) {
             n->box = b->triangle_boxes[ids[0]];
             for (int32_t j = 1; j < n->count; j++) hy_aabb_union(&n->box, &n->box, &b->triangle_boxes[ids[j]]);
         }
-        if (cull) {
-            leaf_cone(b->triangle_normals, ids, n->count, cone);
-        }
+        if (cull) leaf_cone(b->triangle_normals + n->first, n->count, cone);
         term = hy_aabb_half_area(&n->box) * (double)n->count;
     } else {
         if (boxes) hy_aabb_union(&n->box, &b->nodes[n->first].box, &b->nodes[n->first + 1].box);
         hy_mbox_union(mb, &b->node_mboxes[n->first], &b->node_mboxes[n->first + 1]);
-        if (cull) cone_merge(&b->cones[n->first], &b->cones[n->first + 1], cone);
+        if (cull) {
+            cone_merge(&b->cones[n->first], &b->cones[n->first + 1], cone);
+            cone->g = fmin(b->cones[n->first].g, b->cones[n->first + 1].g);
+        }
         term = hy_aabb_half_area(&n->box);
     }
     hy_fbox_from(mb, &b->node_fboxes[i]);
@@ -1345,7 +1504,7 @@ static void sweep_nodes(hy_bvh* b, int boxes, hy_pool* pool) {
 void hy_bvh_refit(hy_bvh* b, const double* x0, const double* x1, double thickness, hy_pool* pool) {
     if (!b || !x0 || b->node_count == 0) return;
     primitive_boxes(b, x0, x1, thickness, pool);
-    leaf_data(b, pool);
+    leaf_data(b, x0, x1, pool);
     sweep_nodes(b, 1, pool);
     mark_self_free(b, x0, x1, pool);
     b->refits++;

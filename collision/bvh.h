@@ -355,6 +355,10 @@ typedef struct hy_bvh_node {
 typedef struct hy_bvh_cone {
     double axis[3];
     double c, s;
+    /* The smallest hy_bvh_normals.g of the node's triangles: with the
+     * cone, c g bounds from below every altitude of every triangle below,
+     * projected along the axis, over the whole step. */
+    double g;
 } hy_bvh_cone;
 
 /* A triangle's normal over the step as the nonnegative span of three
@@ -364,6 +368,14 @@ typedef struct hy_bvh_cone {
 typedef struct hy_bvh_normals {
     double u[3][3];
     double delta;
+    /* min(|c0|, |c1| / 2, |c2|) / (the longest edge at either end), the
+     * c_i the normal's coefficients (the 2t(1-t) one is c1 / 2), shrunk
+     * for rounding: twice the triangle's area projected on any plane
+     * whose normal is within angle a of every u is at least cos(a) times
+     * the min over the step, and an edge's length is at most the longest
+     * at the two ends, so cos(a) g bounds each altitude from below. 0 when
+     * delta is INFINITY. */
+    double g;
 } hy_bvh_normals;
 
 /* What traversal reads of the triangle in leaf slot i (bvh->order[i]):
@@ -408,9 +420,9 @@ typedef struct hy_bvh {
     int32_t* range; /* per node: [range[2n], range[2n+1]) of order */
     /* self-collision culling (per step) */
     hy_bvh_cone* cones;          /* per node */
-    hy_bvh_normals* triangle_normals; /* per triangle id */
+    hy_bvh_normals* triangle_normals; /* per leaf slot (triangle order[i]) */
     uint8_t* self_free; /* per node: 1 = no self collision inside it (see below) */
-    int self_cull;      /* 1 (default) = compute self_free at thickness 0 (see below); 0 = never cull */
+    int self_cull;      /* 1 (default) = compute self_free (see below); 0 = never cull */
     /* per step */
     hy_aabb* vertex_boxes;   /* per vertex, swept */
     hy_aabb* triangle_boxes; /* per triangle id, swept */
@@ -460,9 +472,7 @@ typedef struct hy_bvh {
     int64_t builds, refits;
 } hy_bvh;
 
-/* Self-collision culling (on by default; self_cull = 0 turns it off), for
- * touching contact only: with thickness > 0 nothing is culled (two parts
- * of a patch that cannot touch can still come within a distance). The
+/* Self-collision culling (on by default; self_cull = 0 turns it off). The
  * theorem (Volino & Magnenat-Thalmann 1994): a patch whose normals all
  * lie within less than 90 degrees of one direction V, and whose boundary,
  * projected along V, is one simple closed curve, projects one to one, so
@@ -482,6 +492,25 @@ typedef struct hy_bvh {
  *    efficient hierarchical self-collision detection"). Each edge's
  *    orientation is a quadratic in t, judged by its Bernstein coefficients
  *    against a rounding bound.
+ *  - With a thickness d > 0 (contacts are pairs that come within d), two
+ *    more tests, both in the projection along the cone's axis, where
+ *    distances are at most the true ones. Altitudes: every triangle's
+ *    projected altitudes stay above d (the cone's c times its g, see
+ *    hy_bvh_normals.g). Clearance: every contour vertex stays more than
+ *    d from every contour edge it is not on (separated along one of a few
+ *    directions in the plane over the whole step; contours longer than
+ *    256 edges are left to the children). Then no two features of the
+ *    patch that share no vertex come within d: the projection is one to
+ *    one, so the projected segment from a vertex v to the nearest point
+ *    of a triangle not on v either leaves v's triangles across an edge
+ *    opposite v (longer than an altitude) or leaves the patch at v and
+ *    re-enters it across a contour edge not on v (longer than the
+ *    clearance); two edges' nearest points include an end of one, whose
+ *    distance to the other edge is at least its distance to a triangle of
+ *    that edge, or an altitude of it. A flat fan of fat triangles with a
+ *    narrow notch between its first and last spokes passes the first
+ *    three tests and only the clearance keeps its notch's contacts
+ *    (tests/test_bvh.c).
  * The contour test is not optional: in the shared cloth-ball frames an open
  * fan of four triangles around vertex 34876 has a 58-degree cone, yet its
  * end spoke (10439, 34876) crosses its rim edge (10436, 34877) during the

@@ -53,6 +53,11 @@ void hy_collision_state_destroy(hy_collision_state* cs) {
     free(cs);
 }
 
+static int may_collide(const hy_object* a, const hy_object* b, int same) {
+    if (same) return a->kind == HY_OBJECT_CLOTH; /* rigid shapes cannot hit themselves */
+    return !(a->kind == HY_OBJECT_OBSTACLE && b->kind == HY_OBJECT_OBSTACLE);
+}
+
 hy_status hy_collision_state_sync(hy_world* w) {
     if (w->collision && w->collision->object_count == w->object_count) return HY_OK;
     hy_collision_state_destroy(w->collision);
@@ -100,6 +105,10 @@ hy_status hy_collision_state_sync(hy_world* w) {
             memcpy(cs->inv_mass + off, im, sizeof(double) * (size_t)o->nv);
         }
         hy_status s = hy_bvh_create(o->tri, o->nt, o->nv, &cs->bvh[i]);
+        /* Only objects that can touch themselves are traversed against
+         * themselves: the others need no self-culling marks (cones and
+         * contours at every refit). */
+        if (!s) cs->bvh[i]->self_cull = may_collide(o, o, 1);
         if (!s) {
             /* traversal emits global vertex indices */
             int32_t* ids = malloc(sizeof(int32_t) * ((size_t)o->nv + 1));
@@ -122,10 +131,6 @@ hy_status hy_collision_state_sync(hy_world* w) {
 }
 
 /* Can objects a and b (a <= b) collide with each other? */
-static int may_collide(const hy_object* a, const hy_object* b, int same) {
-    if (same) return a->kind == HY_OBJECT_CLOTH; /* rigid shapes cannot hit themselves */
-    return !(a->kind == HY_OBJECT_OBSTACLE && b->kind == HY_OBJECT_OBSTACLE);
-}
 
 static int compare_u64(const void* pa, const void* pb) {
     uint64_t a = *(const uint64_t*)pa, b = *(const uint64_t*)pb;

@@ -29,7 +29,7 @@ typedef struct hy_frames_def {
     double max_decay;  /* refit while hy_bvh_quality stays <= this (> 1) */
     int use_filters;   /* 1: coplanarity filter before the exact tests */
     int force_build;   /* 1: build the BVH on every run (no refit) */
-    int self_cull;     /* 1: self-collision culling at thickness 0 (hy_bvh.self_cull) */
+    int self_cull;     /* 1: self-collision culling (hy_bvh.self_cull) */
 } hy_frames_def;
 
 hy_frames_def hy_frames_def_default(void);

@@ -181,9 +181,9 @@ static void brute(const soup* A, const soup* B, int32_t boff, double thickness, 
     free(used_b);
 }
 
-/* Pairs of `all` that the exact test reports colliding (positions of the
- * combined numbering in x0/x1). */
-static void colliding(const plist* all, const double* x0, const double* x1, plist* out) {
+/* Pairs of `all` (positions of the combined numbering in x0/x1) that
+ * come within distance d during the step, by the exact test. */
+static void within(const plist* all, const double* x0, const double* x1, double d, plist* out) {
     for (int64_t i = 0; i < all->n; i++) {
         const int32_t* v = all->v[i].v;
         double toi;
@@ -191,11 +191,17 @@ static void colliding(const plist* all, const double* x0, const double* x1, plis
         const double* b = x1;
         int hit = all->v[i].kind == HY_FEATURE_EE
                       ? hy_ccd_ee(a + 3 * v[0], a + 3 * v[1], a + 3 * v[2], a + 3 * v[3], b + 3 * v[0], b + 3 * v[1],
-                                  b + 3 * v[2], b + 3 * v[3], 0.0, &toi)
+                                  b + 3 * v[2], b + 3 * v[3], d, &toi)
                       : hy_ccd_vf(a + 3 * v[0], a + 3 * v[1], a + 3 * v[2], a + 3 * v[3], b + 3 * v[0], b + 3 * v[1],
-                                  b + 3 * v[2], b + 3 * v[3], 0.0, &toi);
+                                  b + 3 * v[2], b + 3 * v[3], d, &toi);
         if (hit) push(out, all->v[i]);
     }
+    canon_sort(out);
+}
+
+/* Pairs of `all` that the exact test reports colliding (touching). */
+static void colliding(const plist* all, const double* x0, const double* x1, plist* out) {
+    within(all, x0, x1, 0.0, out);
 }
 
 /* Every element of sorted `sub` is in sorted `sup`. */
@@ -428,8 +434,11 @@ static void test_cull(hy_pool* pool) {
     CHECK(off.count > 1000);
     CHECK(on.count * 10 < off.count);
     CHECK(b->self_free[0] == 1); /* the whole sheet: a narrow cone, a square contour */
-    /* With thickness nothing is culled (the theorem is about touching). */
+    /* With a thickness the sheet still culls while its projected
+     * altitudes (0.0236 here) stay above it, and not beyond. */
     CHECK_OK(hy_bvh_build(b, v.positions, x1, 1e-3, pool));
+    CHECK(b->self_free[0] == 1);
+    CHECK_OK(hy_bvh_build(b, v.positions, x1, 0.03, pool));
     CHECK(b->self_free[0] == 0);
     /* A NaN position: no node holding it is culled (its cone fails), and
      * traversal still runs; the rest of the sheet still culls. */
@@ -605,6 +614,23 @@ static void test_contour(hy_pool* pool) {
  * pair the exact test reports among the brute-force box pairs is still a
  * candidate; some nodes are culled, and some whose cones pass are refused
  * by their contours. */
+/* A grid (in the x-z plane) as a wave along x, height along y, wave
+ * number k, amplitude amp, positions jittered by noise; over the step
+ * (move = 1) its crests lean over and fall through the next fold, and
+ * `move` scales that motion. */
+static void wave_sheet(const hy_mesh_view* v, soup* s, double k, double amp, double noise, double move) {
+    for (int32_t i = 0; i < v->vertex_count; i++) {
+        const double* p = v->positions + 3 * i;
+        double ph = k * p[0];
+        s->x0[3 * i] = p[0] + noise * (2 * urand() - 1);
+        s->x0[3 * i + 1] = amp * sin(ph) + noise * (2 * urand() - 1);
+        s->x0[3 * i + 2] = p[2] + noise * (2 * urand() - 1);
+        s->x1[3 * i] = s->x0[3 * i] + move * 0.6 * amp * cos(ph) / k * 6.0;
+        s->x1[3 * i + 1] = s->x0[3 * i + 1] - move * 0.5 * amp * sin(ph);
+        s->x1[3 * i + 2] = s->x0[3 * i + 2];
+    }
+}
+
 static void test_cull_sheets(hy_pool* pool) {
     hy_mesh* g = NULL;
     CHECK_OK(hy_mesh_grid(20, 20, 1.0, 1.0, &g));
@@ -622,18 +648,7 @@ static void test_cull_sheets(hy_pool* pool) {
         double noise = trial % 3 == 0 ? 0.001 : trial % 3 == 1 ? 0.005 : 0.02;
         double k = trial < 9 ? 8.0 + trial : 4.0 + 14.0 * urand();
         double amp = trial < 9 ? 0.25 + 0.02 * trial : 0.05 + 0.4 * urand();
-        for (int32_t i = 0; i < nv; i++) {
-            const double* p = v.positions + 3 * i;
-            /* a wave along x whose crests lean over and fall through the
-             * next fold during the step */
-            double ph = k * p[0];
-            s.x0[3 * i] = p[0] + noise * (2 * urand() - 1);
-            s.x0[3 * i + 1] = p[1] + noise * (2 * urand() - 1);
-            s.x0[3 * i + 2] = amp * sin(ph) + noise * (2 * urand() - 1);
-            s.x1[3 * i] = s.x0[3 * i] + 0.6 * amp * cos(ph) / k * 6.0;
-            s.x1[3 * i + 1] = s.x0[3 * i + 1];
-            s.x1[3 * i + 2] = s.x0[3 * i + 2] - 0.5 * amp * sin(ph);
-        }
+        wave_sheet(&v, &s, k, amp, noise, 1.0);
         plist all = {0}, hits = {0}, got = {0};
         brute(&s, &s, 0, 0.0, &all);
         colliding(&all, s.x0, s.x1, &hits);
@@ -678,6 +693,140 @@ static void test_cull_sheets(hy_pool* pool) {
     CHECK(culled_total > 10);
     CHECK(refused_total > 10);
     hy_traverser_destroy(tr);
+    free(s.x0);
+    free(s.x1);
+    hy_mesh_destroy(g);
+}
+
+/* Self culling with a thickness d: every pair of features that share no
+ * vertex and come within d during the step (brute force and the exact
+ * test) must still be a candidate. Returns the nodes culled; *pairs gets
+ * the pairs within d, *kept the candidates with culling, *all without. */
+static int64_t cull_within(soup* s, hy_pool* pool, double d, int64_t* pairs, int64_t* kept, int64_t* all_count) {
+    plist all = {0}, want = {0}, got = {0};
+    brute(s, s, 0, d, &all);
+    within(&all, s->x0, s->x1, d, &want);
+    hy_bvh* b = NULL;
+    hy_traverser* tr = hy_traverser_create();
+    hy_candidates c = {0};
+    int64_t culled = 0;
+    CHECK_OK(hy_bvh_create(s->tri, s->nt, s->nv, &b));
+    if (b && tr) {
+        CHECK_OK(hy_bvh_build(b, s->x0, s->x1, d, pool));
+        CHECK_OK(hy_bvh_traverse_self(tr, b, pool, &c));
+        to_plist(&c, &got);
+        CHECK(missing(&want, &got) == 0);
+        for (int32_t i = 0; i < b->node_count; i++) culled += b->self_free[i];
+        *kept = c.count;
+        b->self_cull = 0;
+        CHECK_OK(hy_bvh_build(b, s->x0, s->x1, d, pool));
+        CHECK_OK(hy_bvh_traverse_self(tr, b, pool, &c));
+        *all_count = c.count;
+    }
+    *pairs = want.n;
+    hy_candidates_free(&c);
+    hy_traverser_destroy(tr);
+    hy_bvh_destroy(b);
+    free(all.v);
+    free(want.v);
+    free(got.v);
+    return culled;
+}
+
+/* Culling with a thickness (hy_bvh.self_cull): the projected altitudes
+ * and the contour's clearance must both exceed it.
+ *  - A flat fan of eight fat triangles around a centre, open by a notch
+ *    of 0.01 between its first and last spokes: one narrow cone, a
+ *    star-shaped contour, altitudes near 0.5, yet the last rim vertex is
+ *    0.01 from the first spoke (a vertex-face and edge-edge pairs that
+ *    share no vertex). At d = 0.02 the root must not be culled and those
+ *    pairs must be candidates; at d = 0.005 nothing is within d and the
+ *    root is culled.
+ *  - The folded sheets of test_cull_sheets at several thicknesses, below
+ *    and above the grid's altitudes (0.035): nothing within d missed. */
+static void test_cull_thickness(hy_pool* pool) {
+    {
+        enum { K = 8 };
+        double eps = 0.01;
+        soup s = {K + 2, K, malloc(sizeof(double) * 3 * (K + 2)), malloc(sizeof(double) * 3 * (K + 2)),
+                  malloc(sizeof(int32_t) * 3 * K)};
+        /* vertex 0 the centre; rim 1..K+1 at +eps/2, then 90..270 degrees
+         * in 30 degree steps, then -eps/2 (so the contour's mean lies away
+         * from the notch and the contour is star-shaped around it) */
+        double ang[K + 1];
+        ang[0] = eps / 2;
+        for (int i = 1; i < K; i++) ang[i] = M_PI / 2 + (i - 1) * M_PI / 6;
+        ang[K] = 2 * M_PI - eps / 2;
+        s.x0[0] = s.x0[1] = s.x0[2] = 0.0;
+        for (int i = 0; i <= K; i++) {
+            s.x0[3 * (i + 1)] = cos(ang[i]);
+            s.x0[3 * (i + 1) + 1] = sin(ang[i]);
+            s.x0[3 * (i + 1) + 2] = 0.0;
+        }
+        for (int i = 0; i < 3 * (K + 2); i++) s.x1[i] = s.x0[i] + (i % 3 == 2 ? 0.003 : 0.001);
+        for (int i = 0; i < K; i++) {
+            s.tri[3 * i] = 0;
+            s.tri[3 * i + 1] = i + 1;
+            s.tri[3 * i + 2] = i + 2;
+        }
+        hy_bvh* b = NULL;
+        CHECK_OK(hy_bvh_create(s.tri, s.nt, s.nv, &b));
+        if (b) {
+            CHECK_OK(hy_bvh_build(b, s.x0, s.x1, 0.02, pool));
+            CHECK(b->cones[0].c > 0.99);
+            CHECK(b->cones[0].c * b->cones[0].g > 0.4); /* the altitudes pass */
+            CHECK(b->self_free[0] == 0);                  /* the contour refuses */
+            CHECK_OK(hy_bvh_build(b, s.x0, s.x1, 0.005, pool));
+            CHECK(b->self_free[0] == 1);
+        }
+        hy_bvh_destroy(b);
+        int64_t pairs = 0, kept = 0, all = 0;
+        CHECK(cull_within(&s, pool, 0.02, &pairs, &kept, &all) == 0);
+        fprintf(stderr, "notched fan: %lld pairs within 0.02\n", (long long)pairs);
+        CHECK(pairs >= 2);
+        CHECK(cull_within(&s, pool, 0.005, &pairs, &kept, &all) == 1);
+        CHECK(pairs == 0 && kept == 0 && all > 0);
+        soup_free(&s);
+    }
+    hy_mesh* g = NULL;
+    CHECK_OK(hy_mesh_grid(20, 20, 1.0, 1.0, &g));
+    if (!g) return;
+    hy_mesh_view v = hy_mesh_get_view(g);
+    int32_t nv = v.vertex_count, nt = v.triangle_count;
+    soup s = {nv, nt, malloc(sizeof(double) * 3 * (size_t)nv), malloc(sizeof(double) * 3 * (size_t)nv),
+              (int32_t*)v.triangles};
+    const double ds[4] = {0.002, 0.01, 0.03, 0.05};
+    /* kind 0: the folding sheets (crests fall through the next fold, and
+     * triangles shear by cells: few nodes can cull); kind 1: the same
+     * waves moving a few hundredths of a cell (no contact: most of the
+     * sheet culls while d is under its altitudes) */
+    for (int kind = 0; kind < 2; kind++) {
+        int64_t culled[4] = {0, 0, 0, 0}, pairs[4] = {0, 0, 0, 0}, kept[4] = {0, 0, 0, 0}, all[4] = {0, 0, 0, 0};
+        for (int trial = 0; trial < 6; trial++) {
+            double k = 8.0 + trial, amp = 0.25 + 0.02 * trial, noise = trial % 2 ? 0.001 : 0.004;
+            double move = kind == 0 ? 1.0 : 0.02;
+            wave_sheet(&v, &s, k, amp, noise, move);
+            for (int q = 0; q < 4; q++) {
+                int64_t n = 0, nk = 0, na = 0;
+                culled[q] += cull_within(&s, pool, ds[q], &n, &nk, &na);
+                pairs[q] += n;
+                kept[q] += nk;
+                all[q] += na;
+            }
+        }
+        fprintf(stderr, "%s sheets, thickness 0.002/0.01/0.03/0.05:\n", kind == 0 ? "folding" : "waving");
+        for (int q = 0; q < 4; q++)
+            fprintf(stderr, "  %g: %lld pairs within, %lld nodes culled, %lld candidates (%lld without culling)\n",
+                    ds[q], (long long)pairs[q], (long long)culled[q], (long long)kept[q], (long long)all[q]);
+        if (kind == 0) {
+            CHECK(pairs[0] > 1000 && pairs[3] > pairs[0]);
+            CHECK(culled[0] > 0);
+        } else {
+            /* most of the work goes while d is under the altitudes */
+            CHECK(kept[0] * 4 < all[0] && kept[1] * 4 < all[1]);
+            CHECK(kept[3] > kept[1]);
+        }
+    }
     free(s.x0);
     free(s.x1);
     hy_mesh_destroy(g);
@@ -939,6 +1088,7 @@ int main(void) {
     test_cull(pool2);
     test_contour(pool2);
     test_cull_sheets(pool2);
+    test_cull_thickness(pool2);
     test_box_tests();
     test_sheet(pool2);
     test_large_build(pool1, pool2);
