@@ -36,7 +36,7 @@ void hy_bench_ccd_help(void) {
            "  --record-dir DIR  where recordings live (default hyphys-recordings/NAME);\n"
            "                    recorded with `hyphys run --export-frames` code on first use\n"
            "  --thickness M     contact distance in metres (default 0.001)\n"
-           "  --no-cull         no self-collision culling (it only acts at thickness 0)\n"
+           "  --no-cull         no self-collision culling\n"
            "  --json            {\"scene\":..,\"threads\":..,\"frames\":..,\"fps\":..,\n"
            "                     \"candidates_per_frame\":..,\"exact_tests_per_frame\":..,\n"
            "                     \"contacts_per_frame\":..}\n\n"
@@ -139,13 +139,15 @@ int hy_bench_ccd_main(int argc, char** argv) {
     } else {
         double fps = seconds > 0 ? (double)frames / seconds : 0.0;
         double n = (double)frames;
-        if (json)
-            printf("{\"scene\":\"%s\",\"threads\":%ld,\"frames\":%ld,\"fps\":%.3f,\"candidates_per_frame\":%.1f,"
+        if (json) {
+            printf("{\"scene\":");
+            hy_cli_json_string(stdout, name);
+            printf(",\"threads\":%ld,\"frames\":%ld,\"fps\":%.3f,\"candidates_per_frame\":%.1f,"
                    "\"exact_tests_per_frame\":%.1f,\"contacts_per_frame\":%.1f,\"triangles\":%d,\"thickness\":%g,"
                    "\"self_cull\":%d,\"ms_bvh\":%.3f,\"ms_traverse\":%.3f,\"ms_exact\":%.3f,\"rebuilds\":%d}\n",
-                   name, threads, frames, fps, (double)candidates / n, (double)exact / n, (double)contacts / n,
+                   threads, frames, fps, (double)candidates / n, (double)exact / n, (double)contacts / n,
                    rec.triangle_count, thickness, cull, ms_bvh / n, ms_traverse / n, ms_exact / n, rebuilds);
-        else
+        } else {
             printf("scene %s: %d triangles, %ld frames, %ld threads, thickness %g%s\n"
                    "  CCD frames per second   %10.3f  (%.2f ms per frame)\n"
                    "  candidates per frame    %10.1f  (from %.1f triangle pairs)\n"
@@ -155,6 +157,7 @@ int hy_bench_ccd_main(int argc, char** argv) {
                    name, rec.triangle_count, frames, threads, thickness, cull ? "" : ", no self-culling", fps,
                    1000.0 * seconds / n, (double)candidates / n,
                    (double)tri_pairs / n, (double)exact / n, (double)contacts / n, ms_bvh / n, rebuilds, ms_traverse / n, ms_exact / n);
+        }
     }
     hy_frames_destroy(fr);
     hy_pool_destroy(pool);

@@ -5,6 +5,7 @@
 #define HY_CLI_CLI_H
 
 #include <stdint.h>
+#include <stdio.h>
 
 #define HY_EXIT_OK 0
 #define HY_EXIT_RUNTIME 1
@@ -34,5 +35,8 @@ const char* hy_cli_data_dir(void);
 const char* hy_cli_resolve_scene(const char* arg);
 /* Is stdout a terminal (progress bars, colours)? */
 int hy_cli_is_tty(void);
+/* s as a JSON string literal (quotes, backslashes and control characters
+ * escaped), for names that come from the user (scene paths, profiles). */
+void hy_cli_json_string(FILE* f, const char* s);
 
 #endif

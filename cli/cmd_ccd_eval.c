@@ -359,25 +359,29 @@ static int ccd_eval_main(int argc, char** argv) {
         goto done;
     }
     file_result total = {0};
-    for (int i = 0; i < files.n; i++) {
+    /* Every file's kind first (a usage error before any work). */
+    for (int i = 0; i < files.n && force < 0; i++) {
         const char* p = files.v[i];
-        int is_vf = force;
-        if (is_vf < 0) {
-            int vf = strstr(p, "vertex-face") != NULL, ee = strstr(p, "edge-edge") != NULL;
-            if (vf == ee) {
-                fprintf(stderr,
-                        "hyphys ccd-eval: %s: cannot tell vertex-face from edge-edge by the path; pass --vf or --ee\n",
-                        p);
-                rc = HY_EXIT_USAGE;
-                break;
-            }
-            is_vf = vf;
+        int vf = strstr(p, "vertex-face") != NULL, ee = strstr(p, "edge-edge") != NULL;
+        if (vf == ee) {
+            fprintf(stderr,
+                    "hyphys ccd-eval: %s: cannot tell vertex-face from edge-edge by the path; pass --vf or --ee\n", p);
+            rc = HY_EXIT_USAGE;
+            break;
         }
+    }
+    /* A file that does not parse stops the run; the files evaluated before
+     * it are still reported (exit 2 all the same). */
+    int evaluated = 0;
+    for (int i = 0; i < files.n && rc == HY_EXIT_OK; i++) {
+        const char* p = files.v[i];
+        int is_vf = force >= 0 ? force : strstr(p, "vertex-face") != NULL;
         query_set qs;
         if (!read_queries(p, &qs)) {
             rc = HY_EXIT_USAGE;
             break;
         }
+        evaluated = i + 1;
         res[i].path = files.v[i];
         res[i].is_vf = is_vf;
         eval_file(&qs, is_vf, &opts, (int)repeats, &res[i]);
@@ -390,11 +394,11 @@ static int ccd_eval_main(int argc, char** argv) {
         total.ns_sum += res[i].ns_sum;
         if (res[i].ns_max > total.ns_max) total.ns_max = res[i].ns_max;
     }
-    if (rc == HY_EXIT_OK) {
+    if (evaluated > 0) {
         if (json) {
             cJSON* root = cJSON_CreateObject();
             cJSON* arr = cJSON_AddArrayToObject(root, "files");
-            for (int i = 0; i < files.n; i++) cJSON_AddItemToArray(arr, result_json(&res[i], 1));
+            for (int i = 0; i < evaluated; i++) cJSON_AddItemToArray(arr, result_json(&res[i], 1));
             cJSON_AddItemToObject(root, "total", result_json(&total, 0));
             char* text = cJSON_PrintUnformatted(root);
             if (text) printf("%s\n", text);
@@ -403,7 +407,7 @@ static int ccd_eval_main(int argc, char** argv) {
         } else {
             printf("%-4s %8s %9s %6s %6s %10s %10s  %s\n", "type", "queries", "positives", "FN", "FP", "ns/query",
                    "max_ns", "file");
-            for (int i = 0; i < files.n; i++) {
+            for (int i = 0; i < evaluated; i++) {
                 const file_result* r = &res[i];
                 printf("%-4s %8ld %9ld %6ld %6ld %10.1f %10.0f  %s\n", r->is_vf ? "vf" : "ee", r->queries, r->positives,
                        r->fn, r->fp, r->ns_sum / (double)r->queries, r->ns_max, r->path);
@@ -413,7 +417,7 @@ static int ccd_eval_main(int argc, char** argv) {
         }
         if (total.fn > 0) {
             fprintf(stderr, "hyphys ccd-eval: %ld false negative(s)\n", total.fn);
-            rc = HY_EXIT_RUNTIME;
+            if (rc == HY_EXIT_OK) rc = HY_EXIT_RUNTIME;
         }
     }
     free(res);

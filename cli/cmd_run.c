@@ -216,8 +216,10 @@ static int run_main(int argc, char** argv) {
     char hash[32];
     snprintf(hash, sizeof hash, "%016" PRIx64, hy_world_hash(w));
     if (o.json) {
-        printf("{\"scene\":\"%s\",\"triangles\":%d,\"frames\":%ld,\"threads\":%d,\"ms_per_step\":{", o.scene,
-               hy_world_get_triangle_count(w), done, threads);
+        printf("{\"scene\":");
+        hy_cli_json_string(stdout, o.scene);
+        printf(",\"triangles\":%d,\"frames\":%ld,\"threads\":%d,\"ms_per_step\":{", hy_world_get_triangle_count(w),
+               done, threads);
         for (int p = 0; p <= HY_PHASE_COUNT; p++) {
             const double* v = ms + (size_t)p * (size_t)o.frames;
             printf("%s\"%s\":{\"median\":%.4f,\"p95\":%.4f}", p ? "," : "",

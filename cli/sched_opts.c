@@ -189,8 +189,9 @@ int hy_cli_calibrate(int threads, int repeats, int size, const char* path, int q
     }
     static const char* names[2] = {"traverse", "leaf"};
     if (json) {
-        printf("{\"resource\":\"cpu\",\"threads\":%d,\"profile\":\"%s\",\"front\":%lld,\"leaves\":%lld", nthreads, path,
-               (long long)cal.front, (long long)cal.leaves);
+        printf("{\"resource\":\"cpu\",\"threads\":%d,\"profile\":", nthreads);
+        hy_cli_json_string(stdout, path);
+        printf(",\"front\":%lld,\"leaves\":%lld", (long long)cal.front, (long long)cal.leaves);
         for (int k = 0; k < 2; k++) {
             const hy_calib_kind* c = &cal.kind[k];
             printf(",\"%s\":{\"setup_us\":%.4f,\"proc_us\":%.6f,\"r\":%.6f,\"points\":[", names[k], 1e6 * c->setup,

@@ -79,3 +79,16 @@ const char* hy_cli_resolve_scene(const char* arg) {
 }
 
 int hy_cli_is_tty(void) { return isatty(STDOUT_FILENO) || isatty(STDERR_FILENO); }
+
+void hy_cli_json_string(FILE* f, const char* s) {
+    fputc('"', f);
+    for (const unsigned char* p = (const unsigned char*)(s ? s : ""); *p; p++) {
+        if (*p == '"' || *p == '\\')
+            fprintf(f, "\\%c", *p);
+        else if (*p < 0x20)
+            fprintf(f, "\\u%04x", *p);
+        else
+            fputc(*p, f);
+    }
+    fputc('"', f);
+}

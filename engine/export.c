@@ -105,6 +105,9 @@ hy_status hy_recording_load(const char* dir, int32_t max_frames, hy_recording* o
         if (!s) s = read_all(f, &nt, 4, path);
         if (!s && (nv > 100000000u || nt > 100000000u))
             s = hy_fail(HY_ERR_PARSE, "%s: object %d has implausible sizes", path, i);
+        /* and the totals must stay int32 counts */
+        if (!s && ((int64_t)r.vertex_count + nv > 100000000 || (int64_t)r.triangle_count + nt > 100000000))
+            s = hy_fail(HY_ERR_PARSE, "%s: object %d takes the recording past 1e8 vertices or triangles", path, i);
         if (s) break;
         r.vertex_offset[i] = r.vertex_count;
         r.triangle_offset[i] = r.triangle_count;
@@ -152,7 +155,8 @@ hy_status hy_recording_load(const char* dir, int32_t max_frames, hy_recording* o
         if (!s && tail[0] != (uint32_t)r.vertex_count)
             s = hy_fail(HY_ERR_PARSE, "%s: %u vertices, topology has %d", path, tail[0], r.vertex_count);
         if (!s) {
-            double* nf = realloc(r.frames, sizeof(double) * frame_doubles * (size_t)(fr + 1));
+            /* at least one double: realloc(p, 0) may free p and return NULL */
+            double* nf = realloc(r.frames, sizeof(double) * (frame_doubles * (size_t)(fr + 1) + 1));
             if (!nf) s = hy_fail(HY_ERR_NOMEM, "out of memory reading frames");
             else {
                 r.frames = nf;

@@ -2,6 +2,7 @@
 
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "engine/error.h"
 
@@ -59,4 +60,28 @@ hy_status hy_mesh_view_validate(hy_mesh_view v, const char* what) {
                            f[1], f[2]);
     }
     return HY_OK;
+}
+
+static int cmp_i32(const void* a, const void* b) {
+    int32_t x = *(const int32_t*)a, y = *(const int32_t*)b;
+    return (x > y) - (x < y);
+}
+
+int64_t hy_corners_repeat(const int32_t* c, size_t n) {
+    if (n <= 32) {
+        int64_t rep = -1;
+        for (size_t a = 0; a < n; a++)
+            for (size_t b = a + 1; b < n; b++)
+                if (c[a] == c[b] && (rep < 0 || c[a] < rep)) rep = c[a];
+        return rep;
+    }
+    int32_t* s = malloc(sizeof(int32_t) * n);
+    if (!s) return -2;
+    memcpy(s, c, sizeof(int32_t) * n);
+    qsort(s, n, sizeof(int32_t), cmp_i32);
+    int64_t rep = -1;
+    for (size_t i = 1; i < n && rep < 0; i++)
+        if (s[i] == s[i - 1]) rep = s[i];
+    free(s);
+    return rep;
 }

@@ -169,10 +169,9 @@ static hy_status parse_face(obj_reader* r, char* p, char* end) {
         r->corners[n++] = (int32_t)idx;
     }
     if (n < 3) return fail_at(r, "face needs at least 3 vertices, got %zu", n);
-    for (size_t i = 0; i < n; i++)
-        for (size_t j = i + 1; j < n; j++)
-            if (r->corners[i] == r->corners[j])
-                return fail_at(r, "face repeats vertex %ld", (long)r->corners[i] + 1);
+    int64_t rep = hy_corners_repeat(r->corners, n);
+    if (rep == -2) return hy_fail(HY_ERR_NOMEM, "out of memory");
+    if (rep >= 0) return fail_at(r, "face repeats vertex %ld", (long)rep + 1);
     /* Fan from the first corner: (0, k, k+1). */
     if (r->nt + (n - 2) > (size_t)MAX_TRIANGLES) return fail_at(r, "more than %d triangles", (int)MAX_TRIANGLES);
     hy_status s = grow((void**)&r->tri, &r->cap_t, 3 * (r->nt + n - 2), sizeof(int32_t));

@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "engine/error.h"
+#include "engine/mesh.h"
 
 /* As the OBJ loader: well inside int32 indexing. */
 #define MAX_VERTICES (INT64_C(1) << 26)
@@ -431,15 +432,17 @@ hy_status hy_ply_parse(const char* name, const void* data, size_t size, hy_mesh*
                     corners[c] = (int32_t)v;
                 }
                 if (st != HY_OK || !is_faces) continue;
-                for (size_t a = 0; a < n && st == HY_OK; a++)
-                    for (size_t b = a + 1; b < n; b++)
-                        if (corners[a] == corners[b]) {
-                            char msg[96];
-                            snprintf(msg, sizeof msg, "repeats vertex %d", corners[a]);
-                            st = read_fail(&r, e, it, pr->name, msg);
-                            break;
-                        }
-                if (st != HY_OK) break;
+                int64_t rep = hy_corners_repeat(corners, n);
+                if (rep == -2) {
+                    st = hy_fail(HY_ERR_NOMEM, "%s: out of memory", name);
+                    break;
+                }
+                if (rep >= 0) {
+                    char msg[96];
+                    snprintf(msg, sizeof msg, "repeats vertex %lld", (long long)rep);
+                    st = read_fail(&r, e, it, pr->name, msg);
+                    break;
+                }
                 if (tris.n + (n - 2) > (size_t)MAX_TRIANGLES) {
                     st = hy_fail(HY_ERR_PARSE, "%s: more than %lld triangles", name, (long long)MAX_TRIANGLES);
                     break;

@@ -58,6 +58,15 @@ sed '4s/,0$/,1/' "$tmp/vertex-face/ok.csv" >"$tmp/vertex-face/truth.csv"
 "$CLI" ccd-eval "$tmp/vertex-face/truth.csv" >/dev/null 2>"$tmp/err"; rc=$?
 [ $rc -eq 2 ] && grep -q 'truth.csv:4:' "$tmp/err"; check "inconsistent truth: exit 2" $?
 
+# a bad file after a good one: exit 2, and the good one's results are kept
+out=$("$CLI" ccd-eval --json --repeats 1 "$tmp/vertex-face/ok.csv" "$tmp/vertex-face/cols.csv" 2>"$tmp/err"); rc=$?
+[ $rc -eq 2 ] && echo "$out" | grep -q '"file":"[^"]*ok.csv"' && grep -q 'cols.csv:2:' "$tmp/err"
+check "good file then a bad one: exit 2, the good one reported" $?
+# ... and a file of unknown kind is refused before any work
+cp "$tmp/vertex-face/ok.csv" "$tmp/plain-first.csv"
+"$CLI" ccd-eval --repeats 1 "$tmp/vertex-face/ok.csv" "$tmp/plain-first.csv" >"$tmp/txt" 2>"$tmp/err"; rc=$?
+[ $rc -eq 2 ] && [ ! -s "$tmp/txt" ]; check "unknown kind anywhere: exit 2 before any work" $?
+
 "$CLI" ccd-eval "$tmp/nope.csv" >/dev/null 2>&1; rc=$?
 [ $rc -eq 2 ]; check "missing file: exit 2" $?
 

@@ -27,6 +27,17 @@ if d["name"] != "cpu" or d["leaf"]["proc_us"] <= 0 or d["traverse"]["proc_us"] <
 sys.exit(0 if ok else 1)
 PY
 
+# A scene path with a quote and a backslash: the JSON stays valid.
+if [ -n "${HY_SOURCE_DIR:-}" ]; then
+    odd="$work/odd\"na\\me.json"
+    cp "$HY_SOURCE_DIR/scenes/nbody.json" "$odd"
+    "$cli" run "$odd" --frames 1 --json --quiet >"$work/odd.json" || { echo "FAIL: run with an odd scene path"; fail=1; }
+    python3 - "$work/odd.json" "$odd" <<'PY' || { echo "FAIL: JSON with an odd scene path"; fail=1; }
+import json, sys
+sys.exit(0 if json.load(open(sys.argv[1]))["scene"] == sys.argv[2] else 1)
+PY
+fi
+
 ref=$("$cli" run nbody --frames 3 --json --quiet | python3 -c 'import json,sys; print(json.load(sys.stdin)["state_hash"])')
 check() { # name, expected resource count, args...
     local name=$1 count=$2; shift 2

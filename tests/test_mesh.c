@@ -266,5 +266,21 @@ int main(void) {
     CHECK(hy_mesh_grid(100000, 100000, 1, 1, &m) == HY_ERR_INVALID_ARG && m == NULL);
     CHECK(strstr(hy_last_error(), "limit") != NULL);
 
+    /* Repeated polygon corners (the PLY and OBJ readers' check): short
+     * lists pairwise, long ones sorted; the smallest repeated vertex. */
+    const int32_t quad[4] = {7, 3, 9, 3}, tri[3] = {0, 1, 2};
+    CHECK(hy_corners_repeat(quad, 4) == 3);
+    CHECK(hy_corners_repeat(tri, 3) == -1);
+    int32_t* big = malloc(sizeof(int32_t) * 1000000);
+    if (big) {
+        for (int32_t i = 0; i < 1000000; i++) big[i] = (int32_t)((i * 7919LL) % 1000003);
+        CHECK(hy_corners_repeat(big, 1000000) == -1); /* distinct: n log n, not n^2 */
+        big[999999] = big[5];
+        big[500000] = big[17];
+        int64_t want = big[5] < big[17] ? big[5] : big[17];
+        CHECK(hy_corners_repeat(big, 1000000) == want);
+        free(big);
+    }
+
     TEST_END();
 }
