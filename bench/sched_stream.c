@@ -275,7 +275,7 @@ hy_status hy_job_stream_record(const hy_recording* rec, int32_t frames, double t
 hy_status hy_job_stream_save(const hy_job_stream* s, const char* path) {
     FILE* f = fopen(path, "w");
     if (!f) return hy_fail(HY_ERR_IO, "%s: cannot open for writing", path);
-    fprintf(f, "# hyphys job stream 2 thickness=%.17g frames=%d\nframe,round,traverse,triangle_pairs,leaf\n",
+    fprintf(f, "# hyphys job stream 3 thickness=%.17g frames=%d\nframe,round,traverse,triangle_pairs,leaf\n",
             s->thickness, s->frames);
     for (int32_t fr = 0; fr < s->frames; fr++)
         for (int32_t r = s->first[fr]; r < s->first[fr + 1]; r++)
@@ -294,9 +294,9 @@ hy_status hy_job_stream_load(const char* path, hy_job_stream* out) {
     int lineno = 0, frames = 0;
     double thickness = 0;
     hy_status st = HY_OK;
-    if (!fgets(line, sizeof line, f) || sscanf(line, "# hyphys job stream 2 thickness=%lf frames=%d", &thickness,
+    if (!fgets(line, sizeof line, f) || sscanf(line, "# hyphys job stream 3 thickness=%lf frames=%d", &thickness,
                                                &frames) != 2 || frames < 1 || frames > 10000000)
-        st = hy_fail(HY_ERR_PARSE, "%s:1: not a job stream (expected '# hyphys job stream 2 thickness=T frames=F')",
+        st = hy_fail(HY_ERR_PARSE, "%s:1: not a job stream (expected '# hyphys job stream 3 thickness=T frames=F')",
                      path);
     lineno = 1;
     if (!st && (!fgets(line, sizeof line, f) || strncmp(line, "frame,round,traverse,triangle_pairs,leaf", 40)))

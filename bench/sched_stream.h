@@ -25,12 +25,14 @@
  * to their triangle pairs (largest remainder), since the pipeline counts
  * them per frame, not per node pair. (Stream version 1 counted only the
  * exact tests left after the filters, 0.6 a cloth_ball frame against
- * ~321 K candidates: a stream of TRAVERSE jobs alone.)
+ * ~321 K candidates: a stream of TRAVERSE jobs alone. Version 2 was
+ * recorded before self culling worked with a thickness, the bench's
+ * 1 mm: cloth_ball's cloth then made some 40 times the leaf work.)
  *
  * File: NAME/jobs.csv beside the recording, written on first use and
  * reused after (delete it to record the stream of a changed pipeline; a
  * file of an older version is recorded again):
- *   # hyphys job stream 2 thickness=T frames=F
+ *   # hyphys job stream 3 thickness=T frames=F
  *   frame,round,traverse,triangle_pairs,leaf
  *   0,0,3,0,0
  *   ... */
