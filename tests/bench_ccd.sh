@@ -37,6 +37,15 @@ for k in candidates_per_frame exact_tests_per_frame contacts_per_frame; do
     [ "$(field "$out1" "$k")" = "$(field "$out2" "$k")" ]; check "same $k with 1 and 2 threads" $?
 done
 
+# a recording that does not read, in a folder the user named: exit 2,
+# naming the file, and the folder is left as it was
+cp -r "$tmp/rec" "$tmp/bad"
+printf 'garbage!' | dd of="$tmp/bad/frame_000002.bin" bs=1 conv=notrunc 2>/dev/null
+sum=$(cat "$tmp/bad"/* | cksum)
+"$CLI" bench ccd --scene "$SRC/scenes/drop.json" --frames 100 --record-dir "$tmp/bad" >/dev/null 2>"$tmp/err3"; rc=$?
+[ $rc -eq 2 ] && grep -q "frame_000002.bin" "$tmp/err3" && [ "$(cat "$tmp/bad"/* | cksum)" = "$sum" ]
+check "corrupt recording: exit 2, not recorded over" $?
+
 "$CLI" bench ccd --frames 0 >/dev/null 2>&1; [ $? -eq 2 ]; check "--frames 0 exits 2" $?
 "$CLI" bench ccd --bogus >/dev/null 2>&1; [ $? -eq 2 ]; check "unknown option exits 2" $?
 "$CLI" bench ccd --scene "$tmp/none.json" --record-dir "$tmp/none" >/dev/null 2>&1; [ $? -eq 2 ]; check "missing scene exits 2" $?
