@@ -83,7 +83,7 @@ static void push(plist* l, hy_feature_pair p) {
 
 static void canon_sort(plist* l) {
     for (int64_t i = 0; i < l->n; i++) l->v[i] = hy_feature_pair_canonical(l->v[i]);
-    qsort(l->v, (size_t)l->n, sizeof *l->v, hy_feature_pair_cmp);
+    if (l->n) qsort(l->v, (size_t)l->n, sizeof *l->v, hy_feature_pair_cmp); /* v is NULL when empty */
 }
 
 static int64_t count_dupes(const plist* l) {
