@@ -86,29 +86,8 @@ int hy_bench_ccd_main(int argc, char** argv) {
 
     /* frames pairs need frames + 1 recorded frames */
     hy_recording rec;
-    memset(&rec, 0, sizeof rec);
-    hy_status ls = hy_recording_load(dir, (int32_t)frames + 1, &rec);
-    int have = ls == HY_OK && rec.frame_count >= frames + 1;
-    if (!have) {
-        hy_recording_free(&rec);
-        /* A recording that is there but does not read: never recorded over
-         * when the user named the folder; the default cache is remade. */
-        if (ls != HY_OK && ls != HY_ERR_IO) {
-            if (dir_arg) {
-                fprintf(stderr, "hyphys bench ccd: %s (not recording over it: remove it or name another --record-dir)\n",
-                        hy_last_error());
-                return HY_EXIT_USAGE;
-            }
-            fprintf(stderr, "hyphys bench ccd: %s (recording it again)\n", hy_last_error());
-        }
-        int rc = hy_bench_record(scene, dir, frames, (int)threads, 0, "hyphys bench ccd");
-        if (rc) return rc;
-        if (hy_recording_load(dir, (int32_t)frames + 1, &rec) != HY_OK || rec.frame_count < frames + 1) {
-            fprintf(stderr, "hyphys bench ccd: %s: %s\n", dir, hy_last_error());
-            hy_recording_free(&rec);
-            return HY_EXIT_RUNTIME;
-        }
-    }
+    int rrc = hy_bench_recording(scene, dir, dir_arg != NULL, frames, (int)threads, "hyphys bench ccd", &rec);
+    if (rrc) return rrc;
 
     hy_pool* pool = hy_pool_create((int)threads);
     hy_frames_def def = hy_frames_def_default();

@@ -64,3 +64,27 @@ int hy_bench_record(const char* scene, const char* dir, long frames, int threads
     hy_world_destroy(w);
     return rc;
 }
+
+int hy_bench_recording(const char* scene, const char* dir, int named, long frames, int threads, const char* who,
+                       hy_recording* rec) {
+    memset(rec, 0, sizeof *rec);
+    hy_status ls = hy_recording_load(dir, (int32_t)frames + 1, rec);
+    if (ls == HY_OK && rec->frame_count >= frames + 1) return HY_EXIT_OK;
+    hy_recording_free(rec);
+    if (ls != HY_OK && ls != HY_ERR_IO) { /* there, but does not read */
+        if (named) {
+            fprintf(stderr, "%s: %s (not recording over it: remove it or name another --record-dir)\n", who,
+                    hy_last_error());
+            return HY_EXIT_USAGE;
+        }
+        fprintf(stderr, "%s: %s (recording it again)\n", who, hy_last_error());
+    }
+    int rc = hy_bench_record(scene, dir, frames, threads, 0, who);
+    if (rc) return rc;
+    if (hy_recording_load(dir, (int32_t)frames + 1, rec) != HY_OK || rec->frame_count < frames + 1) {
+        fprintf(stderr, "%s: %s: %s\n", who, dir, hy_last_error());
+        hy_recording_free(rec);
+        return HY_EXIT_RUNTIME;
+    }
+    return HY_EXIT_OK;
+}

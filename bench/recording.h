@@ -18,4 +18,14 @@ void hy_bench_scene_name(const char* arg, char* out, size_t cap);
  * exit code (HY_EXIT_USAGE for a scene that does not load). */
 int hy_bench_record(const char* scene, const char* dir, long frames, int threads, int quiet, const char* who);
 
+struct hy_recording;
+/* frames + 1 frames of `scene` in *rec: read from dir, or recorded there
+ * first (hy_bench_record) when it holds fewer or none. A recording that is
+ * there but does not read is recorded over only when the folder is the
+ * default cache (named = 0; it says so); in a folder the user named it is
+ * an error (HY_EXIT_USAGE). Returns a CLI exit code; *rec is to be freed
+ * on success. */
+int hy_bench_recording(const char* scene, const char* dir, int named, long frames, int threads, const char* who,
+                       struct hy_recording* rec);
+
 #endif

@@ -139,30 +139,8 @@ static int load_stream(const hy_tp_options* o, const char* scene, const char* na
     else if (st != HY_ERR_IO) fprintf(stderr, "hyphys bench sched: %s (recording it again)\n", hy_last_error());
 
     hy_recording rec;
-    memset(&rec, 0, sizeof rec);
-    hy_status ls = hy_recording_load(dir, (int32_t)o->frames + 1, &rec);
-    int have = ls == HY_OK && rec.frame_count >= o->frames + 1;
-    if (!have) {
-        hy_recording_free(&rec);
-        /* as bench ccd: a recording that does not read is never recorded
-         * over in a folder the user named */
-        if (ls != HY_OK && ls != HY_ERR_IO) {
-            if (o->record_dir) {
-                fprintf(stderr,
-                        "hyphys bench sched: %s (not recording over it: remove it or name another --record-dir)\n",
-                        hy_last_error());
-                return HY_EXIT_USAGE;
-            }
-            fprintf(stderr, "hyphys bench sched: %s (recording it again)\n", hy_last_error());
-        }
-        int rc = hy_bench_record(scene, dir, o->frames, o->threads, 0, "hyphys bench sched");
-        if (rc) return rc;
-        if (hy_recording_load(dir, (int32_t)o->frames + 1, &rec) != HY_OK || rec.frame_count < o->frames + 1) {
-            fprintf(stderr, "hyphys bench sched: %s: %s\n", dir, hy_last_error());
-            hy_recording_free(&rec);
-            return HY_EXIT_RUNTIME;
-        }
-    }
+    int rrc = hy_bench_recording(scene, dir, o->record_dir != NULL, o->frames, o->threads, "hyphys bench sched", &rec);
+    if (rrc) return rrc;
     fprintf(stderr, "recording the job stream of %s (%ld frames) into %s\n", name, o->frames, path);
     st = hy_job_stream_record(&rec, (int32_t)o->frames, o->thickness, o->threads, out);
     hy_recording_free(&rec);

@@ -1147,7 +1147,7 @@ hy_status hy_bvh_build(hy_bvh* b, const double* x0, const double* x1, double thi
 typedef struct contour_buf {
     int32_t* v; /* 2 per half-edge: from, to */
     int64_t n, cap;
-    double* p; /* contour_apart: 4 per half-edge (its from-vertex at both ends) */
+    double* p; /* with a thickness: 8 per half-edge (its ends in the map, both times) */
     int64_t pcap;
 } contour_buf;
 
@@ -1155,6 +1155,15 @@ typedef struct contour_buf {
  * its test is quadratic in it (a longer contour leaves the node to its
  * children). */
 #define CONTOUR_APART_MAX 256
+
+static inline double min4(double a, double b, double c, double e) {
+    double x = a < b ? a : b, y = c < e ? c : e;
+    return x < y ? x : y;
+}
+static inline double max4(double a, double b, double c, double e) {
+    double x = a > b ? a : b, y = c > e ? c : e;
+    return x > y ? x : y;
+}
 
 /* 1 when the 2D differences w[0..3] (vertex minus the two ends of an
  * edge, at t = 0 and t = 1) are all beyond d along direction (a, b): then
@@ -1175,81 +1184,46 @@ static int apart_2d(const double w[4][2], double a, double b, double d, double e
     return pos == 4 || neg == 4;
 }
 
-/* The contour of a star-shaped node (contour_star, which made cb, the map
- * rows e1, e2 and the bound D), with thickness d > 0: 1 when every contour
- * vertex stays more than d (projected along the cone axis) from every
- * contour edge it is not on, over the whole step. With the projection one
- * to one and every triangle's projected altitudes above d (the cone's g),
- * no two features of the patch that share no vertex then come within d:
- * from a vertex v to the nearest point of a triangle it is not on, the
- * projected segment either leaves v's triangles through an edge opposite
- * v (an altitude), or leaves the patch at v and comes back across a
- * contour edge not on v; two edges' nearest points include an end of one
- * (see hy_bvh.self_cull). Directions tried per pair: the map's two axes,
+/* The contour of a star-shaped node (contour_star, which left in cb->p
+ * each half-edge's ends in its map's coordinates and gives the bound D),
+ * with thickness d > 0: 1 when every contour vertex stays more than d
+ * (projected along the cone axis) from every contour edge it is not on,
+ * over the whole step. With the projection one to one and every
+ * triangle's projected altitudes above d (the cone's g), no two features
+ * of the patch that share no vertex then come within d: from a vertex v
+ * to the nearest point of a triangle it is not on, the projected segment
+ * either leaves v's triangles through an edge opposite v (an altitude), or
+ * leaves the patch at v and comes back across a contour edge not on v; two
+ * edges' nearest points include an end of one (see hy_bvh.self_cull).
+ * Directions tried per pair: the map's two axes (first as a box test),
  * the edge's normal, and from its midpoint to the vertex (in the plane,
  * both ends summed). */
-static int contour_apart(contour_buf* cb, const double* const xs[2], const double e1[3],
-                         const double e2[3], double D, double d) {
-    int64_t n = cb->n;
-    if (n > CONTOUR_APART_MAX) return 0;
-    if (cb->pcap < 8 * n) {
-        double* p = realloc(cb->p, sizeof(double) * 8 * (size_t)n);
-        if (!p) return 0; /* no room: no cull */
-        cb->p = p;
-        cb->pcap = 8 * n;
-    }
-    double* box = cb->p + 4 * n; /* x lo, x hi, y lo, y hi */
-    /* Each half-edge's from-vertex in the map's coordinates at both ends
-     * (the to-vertex is the from-vertex of another: the contour is one
-     * closed curve), then each one's box over the step in those
-     * coordinates, for a quick first test. */
-    const double* r0 = xs[0] + 3 * (size_t)cb->v[0];
-    const double* r1 = xs[1] + 3 * (size_t)cb->v[0];
-    for (int64_t q = 0; q < n; q++) {
-        const double* x = xs[0] + 3 * (size_t)cb->v[2 * q];
-        const double* y = xs[1] + 3 * (size_t)cb->v[2 * q];
-        double da[3] = {x[0] - r0[0], x[1] - r0[1], x[2] - r0[2]};
-        double db[3] = {y[0] - r1[0], y[1] - r1[1], y[2] - r1[2]};
-        double* P = cb->p + 4 * q;
-        P[0] = da[0] * e1[0] + da[1] * e1[1] + da[2] * e1[2];
-        P[1] = da[0] * e2[0] + da[1] * e2[1] + da[2] * e2[2];
-        P[2] = db[0] * e1[0] + db[1] * e1[1] + db[2] * e1[2];
-        P[3] = db[0] * e2[0] + db[1] * e2[1] + db[2] * e2[2];
-        double* q4 = box + 4 * q;
-        q4[0] = P[0] < P[2] ? P[0] : P[2];
-        q4[1] = P[0] < P[2] ? P[2] : P[0];
-        q4[2] = P[1] < P[3] ? P[1] : P[3];
-        q4[3] = P[1] < P[3] ? P[3] : P[1];
-    }
-    /* Rounding (contour_star's argument): a coordinate is within 24 u D of
-     * the exact projection's along the rows, a difference of two within
-     * 48 u D; the rows are unit and orthogonal to the axis to a few eps,
-     * which moves a difference (at most 4 D long) by less than 16 u D.
-     * 256 u D per unit of |a| + |b| leaves room for the rest. */
+static int contour_apart(const contour_buf* cb, double D, double d) {
+    /* Rounding (contour_star's argument): a coordinate, an offset from
+     * the contour's mean, is within 28 u D of the exact projection's, a
+     * difference of two within 56 u D; the rows are unit and orthogonal to
+     * the axis to a few eps, which moves a difference (at most 4 D long) by
+     * less than 16 u D. 256 u D per unit of |a| + |b| leaves room for the
+     * rest. */
     double errw = 256.0 * (DBL_EPSILON / 2) * D;
     /* Boxes further apart than this along an axis keep every pair of
      * their points apart along it (apart_2d with a unit direction). */
     double gap = d * (1.0 + 1e-9) + errw + 1e-300;
+    int64_t n = cb->n;
     for (int64_t qe = 0; qe < n; qe++) {
         int32_t va = cb->v[2 * qe], vb = cb->v[2 * qe + 1];
-        const double* A = cb->p + 4 * qe;
-        /* the to-vertex's coordinates: those of a half-edge it starts */
-        int64_t kb = -1;
-        for (int64_t k = 0; k < n && kb < 0; k++)
-            if (cb->v[2 * k] == vb) kb = k;
-        if (kb < 0) return 0;
-        const double* B = cb->p + 4 * kb;
-        const double* ba = box + 4 * qe;
-        const double* bb = box + 4 * kb;
-        double exlo = ba[0] < bb[0] ? ba[0] : bb[0], exhi = ba[1] > bb[1] ? ba[1] : bb[1];
-        double eylo = ba[2] < bb[2] ? ba[2] : bb[2], eyhi = ba[3] > bb[3] ? ba[3] : bb[3];
+        const double* A = cb->p + 8 * qe; /* x, y at t = 0, then at t = 1 */
+        const double* B = A + 4;
+        double exlo = min4(A[0], A[2], B[0], B[2]), exhi = max4(A[0], A[2], B[0], B[2]);
+        double eylo = min4(A[1], A[3], B[1], B[3]), eyhi = max4(A[1], A[3], B[1], B[3]);
         double s0 = (B[0] - A[0]) + (B[2] - A[2]), s1 = (B[1] - A[1]) + (B[3] - A[3]);
         for (int64_t qv = 0; qv < n; qv++) {
-            const double* bv = box + 4 * qv;
-            if (bv[0] - exhi > gap || exlo - bv[1] > gap || bv[2] - eyhi > gap || eylo - bv[3] > gap) continue;
+            const double* V = cb->p + 8 * qv; /* its from-vertex */
+            if ((V[0] < V[2] ? V[0] : V[2]) - exhi > gap || exlo - (V[0] > V[2] ? V[0] : V[2]) > gap ||
+                (V[1] < V[3] ? V[1] : V[3]) - eyhi > gap || eylo - (V[1] > V[3] ? V[1] : V[3]) > gap)
+                continue;
             int32_t v = cb->v[2 * qv];
             if (v == va || v == vb) continue;
-            const double* V = cb->p + 4 * qv;
             double w[4][2] = {{V[0] - A[0], V[1] - A[1]},
                               {V[0] - B[0], V[1] - B[1]},
                               {V[2] - A[2], V[3] - A[3]},
@@ -1326,6 +1300,17 @@ static int contour_star(const hy_bvh* b, int32_t i, const double* x0, const doub
      * rounding of the bound itself and of the contour's points, which are
      * vertex positions like the rest. */
     const double bound = 1024.0 * (DBL_EPSILON / 2) * D * D * (1.0 + 1e-6) + 1e-300;
+    /* With a thickness the projected ends are kept for contour_apart. */
+    int apart = b->thickness > 0;
+    if (apart) {
+        if (cb->n > CONTOUR_APART_MAX) return 0;
+        if (cb->pcap < 8 * cb->n) {
+            double* p = realloc(cb->p, sizeof(double) * 8 * (size_t)cb->n);
+            if (!p) return 0; /* no room: no cull */
+            cb->p = p;
+            cb->pcap = 8 * cb->n;
+        }
+    }
     int64_t crossings = 0;
     for (int64_t q = 0; q < cb->n; q++) {
         double A[2][2], B[2][2];
@@ -1339,6 +1324,11 @@ static int contour_star(const hy_bvh* b, int32_t i, const double* x0, const doub
             B[s][0] = (db[0] * e1[0] + db[1] * e1[1] + db[2] * e1[2]) - pm[s][0];
             B[s][1] = (db[0] * e2[0] + db[1] * e2[1] + db[2] * e2[2]) - pm[s][1];
         }
+        if (apart) {
+            double* P = cb->p + 8 * q;
+            P[0] = A[0][0], P[1] = A[0][1], P[2] = A[1][0], P[3] = A[1][1];
+            P[4] = B[0][0], P[5] = B[0][1], P[6] = B[1][0], P[7] = B[1][1];
+        }
         double c0 = A[0][0] * B[0][1] - A[0][1] * B[0][0];
         double c2 = A[1][0] * B[1][1] - A[1][1] * B[1][0];
         double c1 = 0.5 * ((A[0][0] * B[1][1] - A[0][1] * B[1][0]) + (A[1][0] * B[0][1] - A[1][1] * B[0][0]));
@@ -1348,7 +1338,7 @@ static int contour_star(const hy_bvh* b, int32_t i, const double* x0, const doub
         crossings += (A[0][1] <= 0) && (B[0][1] > 0);
     }
     if (crossings != 1) return 0;
-    return b->thickness > 0 ? contour_apart(cb, xs, e1, e2, D, b->thickness) : 1;
+    return apart ? contour_apart(cb, D, b->thickness) : 1;
 }
 
 /* With a thickness d > 0: every projected altitude of the node's
@@ -1452,7 +1442,8 @@ static double sweep_node(hy_bvh* b, int boxes, int cull, int32_t i) {
         hy_mbox_union(mb, &b->node_mboxes[n->first], &b->node_mboxes[n->first + 1]);
         if (cull) {
             cone_merge(&b->cones[n->first], &b->cones[n->first + 1], cone);
-            cone->g = fmin(b->cones[n->first].g, b->cones[n->first + 1].g);
+            double ga = b->cones[n->first].g, gb = b->cones[n->first + 1].g;
+            cone->g = ga < gb ? ga : gb;
         }
         term = hy_aabb_half_area(&n->box);
     }

@@ -631,14 +631,23 @@ static void wave_sheet(const hy_mesh_view* v, soup* s, double k, double amp, dou
     }
 }
 
+/* A 20 x 20 grid (in *g, viewed in *v) as a soup over its triangles, the
+ * positions to fill; 0 when the grid cannot be made. */
+static int grid_soup(hy_mesh** g, hy_mesh_view* v, soup* s) {
+    CHECK_OK(hy_mesh_grid(20, 20, 1.0, 1.0, g));
+    if (!*g) return 0;
+    *v = hy_mesh_get_view(*g);
+    int32_t nv = v->vertex_count;
+    *s = (soup){nv, v->triangle_count, malloc(sizeof(double) * 3 * (size_t)nv),
+                malloc(sizeof(double) * 3 * (size_t)nv), (int32_t*)v->triangles};
+    return 1;
+}
+
 static void test_cull_sheets(hy_pool* pool) {
     hy_mesh* g = NULL;
-    CHECK_OK(hy_mesh_grid(20, 20, 1.0, 1.0, &g));
-    if (!g) return;
-    hy_mesh_view v = hy_mesh_get_view(g);
-    int32_t nv = v.vertex_count, nt = v.triangle_count;
-    soup s = {nv, nt, malloc(sizeof(double) * 3 * (size_t)nv), malloc(sizeof(double) * 3 * (size_t)nv),
-              (int32_t*)v.triangles};
+    hy_mesh_view v;
+    soup s;
+    if (!grid_soup(&g, &v, &s)) return;
     hy_traverser* tr = hy_traverser_create();
     int64_t hits_total = 0, culled_total = 0, refused_total = 0;
     /* HY_TEST_FULL=1: 300 sheets, wave numbers and amplitudes drawn */
@@ -655,7 +664,7 @@ static void test_cull_sheets(hy_pool* pool) {
         canon_sort(&hits);
         hy_bvh* b = NULL;
         hy_candidates c = {0};
-        CHECK_OK(hy_bvh_create(s.tri, nt, nv, &b));
+        CHECK_OK(hy_bvh_create(s.tri, s.nt, s.nv, &b));
         if (b && tr) {
             CHECK_OK(hy_bvh_build(b, s.x0, s.x1, 0.0, pool));
             CHECK_OK(hy_bvh_traverse_self(tr, b, pool, &c));
@@ -789,12 +798,9 @@ static void test_cull_thickness(hy_pool* pool) {
         soup_free(&s);
     }
     hy_mesh* g = NULL;
-    CHECK_OK(hy_mesh_grid(20, 20, 1.0, 1.0, &g));
-    if (!g) return;
-    hy_mesh_view v = hy_mesh_get_view(g);
-    int32_t nv = v.vertex_count, nt = v.triangle_count;
-    soup s = {nv, nt, malloc(sizeof(double) * 3 * (size_t)nv), malloc(sizeof(double) * 3 * (size_t)nv),
-              (int32_t*)v.triangles};
+    hy_mesh_view v;
+    soup s;
+    if (!grid_soup(&g, &v, &s)) return;
     const double ds[4] = {0.002, 0.01, 0.03, 0.05};
     /* kind 0: the folding sheets (crests fall through the next fold, and
      * triangles shear by cells: few nodes can cull); kind 1: the same
