@@ -41,8 +41,8 @@ void hy_sched_options_default(hy_sched_options* o) {
     o->lau10_threshold = 0.5;
     o->lp_timeout = 1;
     o->lp_max_iterations = 64;
-    o->lp_exchange = 1;
-    o->lp_polish = 1;
+    o->lp_exchange = 0;
+    o->lp_polish = 2;
     o->solver = HY_LP_SIMPLEX;
     o->ws_grain = 0;
 }

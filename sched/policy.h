@@ -26,10 +26,11 @@ typedef struct hy_sched_options {
                                lp stays a pure function of its input) */
     int lp_max_iterations;  /* lp: LP solves per call, >= 1 (default 64) */
     int lp_exchange;        /* lp: after the paper's refinement, move single-resource types to other
-                               resources while that lowers the makespan (default 1) */
+                               resources, one LP solve a try, while that lowers the makespan (default 0:
+                               the solves hold up the scheduler, see policy_lp.c) */
     int lp_polish;          /* lp: finish with an integer local search (per type: re-spread its jobs over its
                                resources, one fewer, one more, or one other): 0 never, 1 when the refinement
-                               was cut short by the time-out or the iteration cap (default), 2 always */
+                               was cut short by the time-out or the iteration cap, 2 always (default) */
     hy_lp_solver solver;    /* lp, exhaustive: HY_LP_SIMPLEX (default) or HY_LP_GLPK */
     int ws_grain;           /* ws, ws-exp: most jobs a resource takes from its queue at once; 0 = from the model
                                (setup at most a twelfth of a chunk's time) (default 0) */

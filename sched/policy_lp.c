@@ -99,13 +99,27 @@ static void keep(const hy_sched_problem* prob, const hy_sched_lp* lp, hy_sched_a
  * LP's continuous view misses: rounding, and setups paid for a handful of
  * jobs when the refinement was cut short.
  *
- * By default (lp_polish 1) it runs only when the refinement was cut short
- * (time-out or iteration cap): polishing a converged answer as well lowers
- * each call's expected makespan a little more (gap to exhaustive at |R| = 3
- * 0.69% -> 0.49% with the time-out off) but concentrates types on fewer
- * resources, whose traversal batches then end later and release the next
- * round's jobs later: 3% fewer frames per second on Machine 2 in
- * `hyphys bench sched --part throughput`. */
+ * By default (lp_polish 2) it polishes every answer, and the exchange step
+ * below is off (lp_exchange 0). Both buy a lower expected makespan a call;
+ * they differ in what they cost the framework. The polish costs about one
+ * LP solve and is charged as one iteration. The exchange costs up to one
+ * LP solve per (type, resource) pair a pass, and the scheduler is one
+ * thread that answers one call at a time: on a frame of many small rounds
+ * its solves are the resources' waiting time. Measured 2026-11-23 with
+ * `hyphys bench sched` (lp_timeout 2, the modeled time-out a run uses):
+ *   exchange on, polish when cut (the old default): |R| = 3 gap to
+ *     exhaustive 0.89%, lp/ws on Machine 2 1.034, and cloth_ball's lp FPS
+ *     falls from five resources to six (640 -> 590; the scheduler was busy
+ *     1.0 ms of the frame's 1.7);
+ *   exchange off, polish always: gap 0.98%, lp/ws 1.063, lp never falls
+ *     when a resource is added (cloth_ball 636 -> 638), a third of the
+ *     iterations a call.
+ * With the exchange's solves free, exchange on is as good as off: what
+ * costs frames is their time. Polishing only LEAF types gives lp/ws 1.19
+ * (polish uncharged) but a gap of 1.7%: the moves that add a resource to
+ * a TRAVERSE type lower a call's makespan and cost frames (the next
+ * round's jobs come typed by more producers, each type a setup wherever it
+ * goes). */
 
 #define POLISH_ROUNDS 16
 
@@ -333,7 +347,10 @@ static hy_status lp_assign(hy_sched_policy* p, const hy_sched_problem* prob, hy_
         }
     }
 #undef OUT_OF_TIME
-    if (o->lp_polish == 2 || (o->lp_polish == 1 && cut)) polish(prob, a);
+    if (o->lp_polish == 2 || (o->lp_polish == 1 && cut)) {
+        polish(prob, a);
+        a->iterations++; /* charged as one LP solve, what it costs */
+    }
     return HY_OK;
 }
 

@@ -407,7 +407,7 @@ static void test_lp_polish(void) {
     hy_sched_options never = o, always = o, cut = o, cut_raw = o;
     never.lp_polish = 0;
     always.lp_polish = 2;
-    cut.lp_max_iterations = 1; /* default polish 1: runs, the refinement was cut */
+    cut.lp_max_iterations = 1; /* default polish 2: runs */
     cut_raw.lp_max_iterations = 1;
     cut_raw.lp_polish = 0;
     hy_sched_policy *pn = NULL, *pa = NULL, *pc = NULL, *pr = NULL;
