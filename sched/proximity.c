@@ -166,14 +166,25 @@ static hy_status each_entry(const char* devices, entry_fn fn, void* ctx, int log
 typedef struct needs_ctx {
     hy_clock clock;
     int count, real;
+    int real_kind[HY_SCHED_MAX_RESOURCES], real_device[HY_SCHED_MAX_RESOURCES]; /* the first real ones */
 } needs_ctx;
 
 /* Counts resources and checks every model: entry loads. */
 static hy_status count_entry(void* vctx, hy_resource_kind kind, int device, const char* arg, const char* token) {
-    (void)device;
     needs_ctx* c = vctx;
     c->count++;
     if (kind != HY_RESOURCE_MODEL) {
+        /* a repeated real resource is refused here, before anything (a
+         * calibration) is done for the list */
+        for (int i = 0; i < c->real && i < HY_SCHED_MAX_RESOURCES; i++)
+            if (c->real_kind[i] == (int)kind && (kind == HY_RESOURCE_CPU || c->real_device[i] == device)) {
+                if (kind == HY_RESOURCE_CPU) return hy_fail(HY_ERR_INVALID_ARG, "device list: 'cpu' listed twice");
+                return hy_fail(HY_ERR_INVALID_ARG, "device list: 'cuda:%d' listed twice", device);
+            }
+        if (c->real < HY_SCHED_MAX_RESOURCES) {
+            c->real_kind[c->real] = (int)kind;
+            c->real_device[c->real] = device;
+        }
         c->real++;
         return HY_OK;
     }
@@ -186,7 +197,9 @@ static hy_status count_entry(void* vctx, hy_resource_kind kind, int device, cons
 }
 
 int hy_prox_needs_profile(const char* devices, hy_clock clock) {
-    needs_ctx c = {clock, 0, 0};
+    needs_ctx c;
+    memset(&c, 0, sizeof c);
+    c.clock = clock;
     if (each_entry(devices, count_entry, &c, 0)) return -1;
     if (c.real == 0) return 0;
     return c.count > 1 || clock == HY_CLOCK_VIRTUAL;

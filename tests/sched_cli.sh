@@ -67,5 +67,11 @@ for bad in "--sched fifo" "--devices gpu0" "--devices model:gtx999" "--clock fas
     rc=$?
     if [ $rc -ne 2 ] || [ ! -s "$work/bad.err" ]; then echo "FAIL: 'run $bad' expected exit 2 and a message, got $rc"; fail=1; fi
 done
+# a repeated resource is refused before a missing profile is calibrated
+HYPHYS_PROFILE="$work/none/profile.json" "$cli" run nbody --frames 1 --quiet --devices cpu,cpu >/dev/null 2>"$work/dup.err"
+rc=$?
+if [ $rc -ne 2 ] || ! grep -q "listed twice" "$work/dup.err" || grep -q "calibrating" "$work/dup.err" || [ -e "$work/none" ]; then
+    echo "FAIL: 'run --devices cpu,cpu' with no profile: expected exit 2 before any calibration, got $rc"; cat "$work/dup.err"; fail=1
+fi
 [ $fail -eq 0 ] && echo "PASS"
 exit $fail

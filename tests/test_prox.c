@@ -300,6 +300,7 @@ static void errors(void) {
     d.policy = "lp";
     d.devices = "cpu,cpu";
     CHECK(hy_world_set_scheduling(w, &d) == HY_ERR_INVALID_ARG);
+    CHECK(strstr(hy_last_error(), "listed twice") != NULL);
     d.devices = "cpu";
     d.profile = "/nonexistent/profile.json";
     CHECK(hy_world_set_scheduling(w, &d) != HY_OK);
