@@ -62,6 +62,19 @@ static void set_sort(pair_set* s) {
     if (s->n) qsort(s->v, (size_t)s->n, sizeof *s->v, hy_feature_pair_cmp);
 }
 
+/* A truth set lists each pair once; returns 0 after printing the first
+ * pair listed twice. */
+static int truth_unique(const pair_set* s, const char* path) {
+    for (int64_t i = 1; i < s->n; i++)
+        if (hy_feature_pair_cmp(&s->v[i - 1], &s->v[i]) == 0) {
+            const int32_t* v = s->v[i].v;
+            fprintf(stderr, "hyphys ccd-frames: %s: the colliding pair (%d, %d, %d, %d) is listed twice\n", path, v[0],
+                    v[1], v[2], v[3]);
+            return 0;
+        }
+    return 1;
+}
+
 /* Read a truth CSV: lines of 5 integers, the last 0 or 1; '#' lines are
  * comments. Keeps the pairs marked 1. Returns 0 after printing an error. */
 static int read_truth(const char* path, int is_vf, int32_t vertex_count, pair_set* out, int64_t* listed) {
@@ -121,6 +134,18 @@ static int read_truth(const char* path, int is_vf, int32_t vertex_count, pair_se
         }
         (*listed)++;
         if (v[4] != 1) continue;
+        /* a colliding pair that shares a vertex (or has a repeated one) is
+         * one no CCD reports: it would read as a false negative */
+        int shared = is_vf ? (v[0] == v[1] || v[0] == v[2] || v[0] == v[3] || v[1] == v[2] || v[1] == v[3] ||
+                              v[2] == v[3])
+                           : (v[0] == v[1] || v[2] == v[3] || v[0] == v[2] || v[0] == v[3] || v[1] == v[2] ||
+                              v[1] == v[3]);
+        if (shared) {
+            fprintf(stderr, "hyphys ccd-frames: %s:%ld: a colliding %s pair with a shared or repeated vertex (%lld, %lld, %lld, %lld)\n",
+                    path, ln, is_vf ? "vertex-face" : "edge-edge", v[0], v[1], v[2], v[3]);
+            fclose(f);
+            return 0;
+        }
         hy_feature_pair p = {{(int32_t)v[0], (int32_t)v[1], (int32_t)v[2], (int32_t)v[3]},
                              is_vf ? HY_FEATURE_VF : HY_FEATURE_EE};
         if (!set_push(out, p)) {
@@ -256,6 +281,16 @@ static int ccd_frames_main(int argc, char** argv) {
     }
     set_sort(&tvf);
     set_sort(&tee);
+    snprintf(path, sizeof path, "%s/vf_truth.csv", dir);
+    if (!truth_unique(&tvf, path)) {
+        rc = HY_EXIT_USAGE;
+        goto done;
+    }
+    snprintf(path, sizeof path, "%s/ee_truth.csv", dir);
+    if (!truth_unique(&tee, path)) {
+        rc = HY_EXIT_USAGE;
+        goto done;
+    }
 
     pool = hy_pool_create((int)threads);
     hy_frames_def def = hy_frames_def_default();

@@ -213,7 +213,7 @@ int main(void) {
     double found[3][2] = {{-1, -1}, {-1, -1}, {-1, -1}}, tri_pairs[3] = {-1, -1, -1};
     for (int run_i = 0; run_i < 3; run_i++) {
         int threads = run_i == 0 ? 1 : 2, cull = run_i < 2;
-        char cmd[1024];
+        char cmd[4096];
         snprintf(cmd, sizeof cmd, "'%s' ccd-frames '%s' --threads %d --repeats 1 --json%s", HY_CLI, SCENE, threads,
                  cull ? (run_i == 1 ? " --breakdown" : "") : " --no-cull");
         int rc = run(cmd, out, sizeof out);
@@ -256,7 +256,7 @@ int main(void) {
     CHECK(tri_pairs[1] == tri_pairs[0]);
     CHECK(tri_pairs[1] < 0.8 * tri_pairs[2]); /* 92,502 against 138,894 triangle pairs */
     /* Bad usage and input: exit 2 with a message. */
-    char cmd[1024];
+    char cmd[4096];
     snprintf(cmd, sizeof cmd, "'%s' ccd-frames /nonexistent/dir 2>&1", HY_CLI);
     CHECK(run(cmd, out, sizeof out) == 2);
     CHECK(strstr(out, "/nonexistent/dir/frame0.ply") != NULL);
@@ -265,6 +265,23 @@ int main(void) {
     CHECK(strstr(out, "--bogus") != NULL);
     snprintf(cmd, sizeof cmd, "'%s' ccd-frames '%s' --threads 0 2>&1", HY_CLI, SCENE);
     CHECK(run(cmd, out, sizeof out) == 2);
+    /* Truth files no CCD can match: a colliding pair listed twice, and one
+     * whose features share a vertex. Exit 2 naming the file (and line), not
+     * exit 1 for "false negatives". */
+    snprintf(cmd, sizeof cmd,
+             "t=$(mktemp -d) && for f in frame0.ply frame1.ply ee_truth.csv vf_truth.csv; do ln -s '%s'/$f $t/$f; done"
+             " && rm $t/vf_truth.csv && cp '%s'/vf_truth.csv $t/ && awk -F, '$5+0==1' '%s'/vf_truth.csv | head -1 >>$t/vf_truth.csv"
+             " && '%s' ccd-frames $t 2>&1; rc=$?; rm -rf $t; exit $rc",
+             SCENE, SCENE, SCENE, HY_CLI);
+    CHECK(run(cmd, out, sizeof out) == 2);
+    CHECK(strstr(out, "vf_truth.csv: the colliding pair") != NULL && strstr(out, "listed twice") != NULL);
+    snprintf(cmd, sizeof cmd,
+             "t=$(mktemp -d) && for f in frame0.ply frame1.ply vf_truth.csv; do ln -s '%s'/$f $t/$f; done"
+             " && cp '%s'/ee_truth.csv $t/ && echo '7,8,8,9,1' >>$t/ee_truth.csv"
+             " && '%s' ccd-frames $t 2>&1; rc=$?; rm -rf $t; exit $rc",
+             SCENE, SCENE, HY_CLI);
+    CHECK(run(cmd, out, sizeof out) == 2);
+    CHECK(strstr(out, "ee_truth.csv:") != NULL && strstr(out, "shared or repeated vertex") != NULL);
 
     hy_mesh_destroy(m0);
     hy_mesh_destroy(m1);
