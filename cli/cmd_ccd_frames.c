@@ -76,7 +76,8 @@ static int truth_unique(const pair_set* s, const char* path) {
 }
 
 /* Read a truth CSV: lines of 5 integers, the last 0 or 1; '#' lines are
- * comments. Keeps the pairs marked 1. Returns 0 after printing an error. */
+ * comments. Keeps the pairs marked 1, canonical and sorted, each once.
+ * Returns 0 after printing an error. */
 static int read_truth(const char* path, int is_vf, int32_t vertex_count, pair_set* out, int64_t* listed) {
     FILE* f = fopen(path, "r");
     if (!f) {
@@ -134,13 +135,10 @@ static int read_truth(const char* path, int is_vf, int32_t vertex_count, pair_se
         }
         (*listed)++;
         if (v[4] != 1) continue;
-        /* a colliding pair that shares a vertex (or has a repeated one) is
-         * one no CCD reports: it would read as a false negative */
-        int shared = is_vf ? (v[0] == v[1] || v[0] == v[2] || v[0] == v[3] || v[1] == v[2] || v[1] == v[3] ||
-                              v[2] == v[3])
-                           : (v[0] == v[1] || v[2] == v[3] || v[0] == v[2] || v[0] == v[3] || v[1] == v[2] ||
-                              v[1] == v[3]);
-        if (shared) {
+        /* a colliding pair with any vertex twice (shared by its features,
+         * or repeated in one) is one no CCD reports: it would read as a
+         * false negative */
+        if (v[0] == v[1] || v[0] == v[2] || v[0] == v[3] || v[1] == v[2] || v[1] == v[3] || v[2] == v[3]) {
             fprintf(stderr, "hyphys ccd-frames: %s:%ld: a colliding %s pair with a shared or repeated vertex (%lld, %lld, %lld, %lld)\n",
                     path, ln, is_vf ? "vertex-face" : "edge-edge", v[0], v[1], v[2], v[3]);
             fclose(f);
@@ -160,7 +158,8 @@ static int read_truth(const char* path, int is_vf, int32_t vertex_count, pair_se
         fprintf(stderr, "hyphys ccd-frames: %s: read error\n", path);
         return 0;
     }
-    return 1;
+    set_sort(out);
+    return truth_unique(out, path);
 }
 
 /* Both sorted canonical: count a-only (missed) and b-only (extra). */
@@ -276,18 +275,6 @@ static int ccd_frames_main(int argc, char** argv) {
     }
     snprintf(path, sizeof path, "%s/ee_truth.csv", dir);
     if (!read_truth(path, 0, m0->vertex_count, &tee, &ee_listed)) {
-        rc = HY_EXIT_USAGE;
-        goto done;
-    }
-    set_sort(&tvf);
-    set_sort(&tee);
-    snprintf(path, sizeof path, "%s/vf_truth.csv", dir);
-    if (!truth_unique(&tvf, path)) {
-        rc = HY_EXIT_USAGE;
-        goto done;
-    }
-    snprintf(path, sizeof path, "%s/ee_truth.csv", dir);
-    if (!truth_unique(&tee, path)) {
         rc = HY_EXIT_USAGE;
         goto done;
     }

@@ -174,8 +174,9 @@ static hy_status count_entry(void* vctx, hy_resource_kind kind, int device, cons
     needs_ctx* c = vctx;
     c->count++;
     if (kind != HY_RESOURCE_MODEL) {
-        /* a repeated real resource is refused here, before anything (a
-         * calibration) is done for the list */
+        /* a repeated real resource is refused here, the one place it is
+         * checked: hy_prox_create reads the list with this first, and a
+         * run calls it before anything (a calibration) is done for it */
         for (int i = 0; i < c->real && i < HY_SCHED_MAX_RESOURCES; i++)
             if (c->real_kind[i] == (int)kind && (kind == HY_RESOURCE_CPU || c->real_device[i] == device)) {
                 if (kind == HY_RESOURCE_CPU) return hy_fail(HY_ERR_INVALID_ARG, "device list: 'cpu' listed twice");
@@ -244,9 +245,6 @@ static hy_status add_entry(void* vctx, hy_resource_kind kind, int device, const 
             snprintf(r->name, sizeof r->name, "cpu");
         else
             snprintf(r->name, sizeof r->name, "cuda:%d", device);
-        for (int i = 0; i < p->R; i++)
-            if (!strcmp(p->res[i].name, r->name))
-                return hy_fail(HY_ERR_INVALID_ARG, "device list: '%s' listed twice", r->name);
         const hy_device_profile* prof = find_profile(c->profiles, r->name);
         if (prof) {
             d = *prof;

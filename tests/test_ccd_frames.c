@@ -213,7 +213,7 @@ int main(void) {
     double found[3][2] = {{-1, -1}, {-1, -1}, {-1, -1}}, tri_pairs[3] = {-1, -1, -1};
     for (int run_i = 0; run_i < 3; run_i++) {
         int threads = run_i == 0 ? 1 : 2, cull = run_i < 2;
-        char cmd[4096];
+        char cmd[1024];
         snprintf(cmd, sizeof cmd, "'%s' ccd-frames '%s' --threads %d --repeats 1 --json%s", HY_CLI, SCENE, threads,
                  cull ? (run_i == 1 ? " --breakdown" : "") : " --no-cull");
         int rc = run(cmd, out, sizeof out);
