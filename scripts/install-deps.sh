@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Install the Debian packages hyphys needs (as root), only those missing.
 set -euo pipefail
-PKGS=(build-essential make cmake pkg-config libopenblas-dev libmetis-dev libglpk-dev libcjson-dev
+PKGS=(build-essential make cmake pkg-config libopenblas-serial-dev libmetis-dev libglpk-dev libcjson-dev
       libglfw3-dev libepoxy-dev libstb-dev libgl1-mesa-dri xvfb xauth gnuplot-nox python3 clang)
 missing=()
 for p in "${PKGS[@]}"; do
