@@ -1,6 +1,7 @@
 #include "engine/export.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -162,6 +163,16 @@ hy_status hy_recording_load(const char* dir, int32_t max_frames, hy_recording* o
                 r.frames = nf;
                 s = read_all(f, r.frames + frame_doubles * (size_t)fr, sizeof(double) * frame_doubles, path);
             }
+        }
+        /* A NaN or infinite position would reach the CCD as a "collision
+         * at t = 0" (its conservative answer) and skew every count: the
+         * recording is bad input, named down to the vertex. */
+        for (size_t k = 0; !s && k < frame_doubles; k++) {
+            if (isfinite(r.frames[frame_doubles * (size_t)fr + k])) continue;
+            int32_t v = (int32_t)(k / 3), obj = 0;
+            while (obj + 1 < r.object_count && r.vertex_offset[obj + 1] <= v) obj++;
+            s = hy_fail(HY_ERR_PARSE, "%s: vertex %d (object %d, its vertex %d) has a non-finite coordinate", path, v,
+                        obj, v - r.vertex_offset[obj]);
         }
         fclose(f);
         if (!s) r.frame_count = fr + 1;

@@ -46,6 +46,13 @@ sum=$(cat "$tmp/bad"/* | cksum)
 [ $rc -eq 2 ] && grep -q "frame_000002.bin" "$tmp/err3" && [ "$(cat "$tmp/bad"/* | cksum)" = "$sum" ]
 check "corrupt recording: exit 2, not recorded over" $?
 
+# a recorded position that is NaN: exit 2, naming the file and the vertex
+cp -r "$tmp/rec" "$tmp/nan"
+printf '\x00\x00\x00\x00\x00\x00\xf8\x7f' | dd of="$tmp/nan/frame_000003.bin" bs=1 seek=56 conv=notrunc 2>/dev/null
+"$CLI" bench ccd --scene "$SRC/scenes/drop.json" --frames 100 --record-dir "$tmp/nan" >/dev/null 2>"$tmp/err4"; rc=$?
+[ $rc -eq 2 ] && grep -q "frame_000003.bin: vertex 1 (object 0, its vertex 1) has a non-finite coordinate" "$tmp/err4"
+check "NaN in a recorded frame: exit 2, naming the file and vertex" $?
+
 "$CLI" bench ccd --frames 0 >/dev/null 2>&1; [ $? -eq 2 ]; check "--frames 0 exits 2" $?
 "$CLI" bench ccd --bogus >/dev/null 2>&1; [ $? -eq 2 ]; check "unknown option exits 2" $?
 "$CLI" bench ccd --scene "$tmp/none.json" --record-dir "$tmp/none" >/dev/null 2>&1; [ $? -eq 2 ]; check "missing scene exits 2" $?
