@@ -152,7 +152,36 @@ static hy_world* calibration_world(int threads, int size, double** X0, double** 
     return w;
 }
 
+/* 1 when a profile can be saved at path (its folder made if missing): a
+ * writable file, or a writable folder to create it in. Checked before the
+ * seconds of measuring, whose fit an unwritable path would otherwise lose;
+ * errno says why not. */
+static int can_save(const char* path) {
+    if (!make_parent(path)) return 0;
+    struct stat st;
+    if (stat(path, &st) == 0) {
+        if (S_ISDIR(st.st_mode)) {
+            errno = EISDIR;
+            return 0;
+        }
+        return access(path, W_OK) == 0;
+    }
+    if (errno != ENOENT) return 0;
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%s", path);
+    char* slash = strrchr(dir, '/');
+    if (!slash) return access(".", W_OK) == 0;
+    if (slash == dir) slash[1] = '\0'; /* the root folder */
+    else *slash = '\0';
+    return access(dir, W_OK) == 0;
+}
+
 int hy_cli_calibrate(int threads, int repeats, int size, const char* path, int quiet, int json) {
+    if (!can_save(path)) {
+        fprintf(stderr, "hyphys calibrate: cannot save a profile at '%s': %s (nothing measured)\n", path,
+                strerror(errno));
+        return HY_EXIT_USAGE;
+    }
     double *X0 = NULL, *X1 = NULL;
     hy_world* w = calibration_world(threads, size, &X0, &X1);
     if (!w) {
@@ -183,11 +212,16 @@ int hy_cli_calibrate(int threads, int repeats, int size, const char* path, int q
     s = hy_sched_model_add(&m, &d);
     if (!s && !make_parent(path)) s = hy_fail(HY_ERR_IO, "%s: cannot create its folder: %s", path, strerror(errno));
     if (!s) s = hy_sched_model_save(&m, path);
+    static const char* names[2] = {"traverse", "leaf"};
     if (s) {
+        /* the path was checked first, so this is rare (a full disk, a
+         * folder removed meanwhile): the fit still goes out, to stderr */
         fprintf(stderr, "hyphys calibrate: %s\n", hy_last_error());
+        for (int k = 0; k < 2; k++)
+            fprintf(stderr, "  not saved: %s setup %.3f us, proc %.5f us (r %.6f)\n", names[k],
+                    1e6 * cal.kind[k].setup, 1e6 * cal.kind[k].proc, cal.kind[k].r);
         return HY_EXIT_RUNTIME;
     }
-    static const char* names[2] = {"traverse", "leaf"};
     if (json) {
         printf("{\"resource\":\"cpu\",\"threads\":%d,\"profile\":", nthreads);
         hy_cli_json_string(stdout, path);

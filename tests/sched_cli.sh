@@ -57,6 +57,14 @@ check lp_real 3 --sched lp --devices cpu,model:gtx285,model:gtx480 --profile "$w
 check ws_virtual 2 --sched ws --devices model:cpu-m1,model:gtx285 --clock virtual --trace "$work/t.json"
 python3 -c 'import json,sys; e=json.load(open(sys.argv[1]))["traceEvents"]; sys.exit(0 if any(x["name"]=="LEAF" for x in e) and any(x["name"]=="schedule" for x in e) else 1)' "$work/t.json" ||
     { echo "FAIL: trace has no LEAF batches or scheduler calls"; fail=1; }
+# an output that cannot be written is refused before anything is measured
+: >"$work/plain"
+"$cli" calibrate --repeats 3 --size 32 --output "$work/plain/p.json" >"$work/unw.out" 2>"$work/unw.err"; rc=$?
+[ $rc -eq 2 ] && grep -q "cannot save a profile at '$work/plain/p.json'" "$work/unw.err" && grep -q "nothing measured" "$work/unw.err" && [ ! -s "$work/unw.out" ] ||
+    { echo "FAIL: unwritable --output (rc $rc)"; cat "$work/unw.err"; fail=1; }
+"$cli" calibrate --repeats 3 --size 32 --output "$work" >/dev/null 2>"$work/dir.err"; rc=$?
+[ $rc -eq 2 ] && grep -q "Is a directory" "$work/dir.err" || { echo "FAIL: --output a folder (rc $rc)"; cat "$work/dir.err"; fail=1; }
+
 # no profile given and none saved: calibrates first and says so
 "$cli" run nbody --frames 1 --quiet --devices cpu,model:gtx285 >/dev/null 2>"$work/auto.err" || { echo "FAIL: auto-calibration run"; fail=1; }
 grep -q "calibrating first" "$work/auto.err" && [ -f "$HYPHYS_PROFILE" ] || { echo "FAIL: run did not calibrate first"; cat "$work/auto.err"; fail=1; }
