@@ -18,14 +18,18 @@
  * The first call of each size runs once untimed (warm caches).
  *
  * The throughput half (--part throughput) is bench/sched_throughput.c. */
+#include <errno.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "cli/cli.h"
 #include "hyphys/hyphys.h"
+#include "bench/recording.h"
 #include "bench/sched_throughput.h"
 #include "sched/policy.h"
 
@@ -255,6 +259,24 @@ int hy_bench_sched_main(int argc, char** argv) {
         }
     }
     if (!parse_scenes(scenes_buf, &tp)) return HY_EXIT_USAGE;
+    /* Checked before any measuring: the quality part and a first recording
+     * take minutes, and a bad scene or output folder would only show after
+     * them. */
+    for (int k = 0; do_throughput && k < tp.scene_count; k++) {
+        const char* path = hy_cli_resolve_scene(tp.scenes[k]);
+        if (access(path, R_OK) != 0) {
+            fprintf(stderr, "hyphys bench sched: --scenes: cannot read scene '%s': %s\n", path, strerror(errno));
+            return HY_EXIT_USAGE;
+        }
+    }
+    if (do_throughput && strcmp(out_dir, "none") != 0) {
+        struct stat st;
+        if (!hy_bench_make_dirs(out_dir, "hyphys bench sched")) return HY_EXIT_USAGE;
+        if (stat(out_dir, &st) != 0 || !S_ISDIR(st.st_mode) || access(out_dir, W_OK) != 0) {
+            fprintf(stderr, "hyphys bench sched: --out-dir: '%s' is not a folder it can write to\n", out_dir);
+            return HY_EXIT_USAGE;
+        }
+    }
     tp.frames = frames;
     tp.threads = (int)threads;
 

@@ -73,4 +73,13 @@ fi
 "$CLI" bench sched --sched-time never >/dev/null 2>&1; [ $? -eq 2 ]; check "--sched-time never exits 2" $?
 "$CLI" bench sched --part throughput --scenes "$tmp/none.json" --record-dir "$tmp/none" --out-dir none >/dev/null 2>&1
 [ $? -eq 2 ]; check "missing scene exits 2" $?
+# bad scenes and output folders are refused before the quality part runs
+# (it would print its table first)
+"$CLI" bench sched --scenes "$SRC/scenes/drop.json,$tmp/none.json" --out-dir none >"$tmp/o5" 2>"$tmp/e5"; rc=$?
+[ $rc -eq 2 ] && grep -q "cannot read scene '$tmp/none.json'" "$tmp/e5" && [ ! -s "$tmp/o5" ]
+check "a missing second scene exits 2 before measuring" $?
+: >"$tmp/plain"
+"$CLI" bench sched --scenes "$SRC/scenes/drop.json" --out-dir "$tmp/plain" >"$tmp/o6" 2>"$tmp/e6"; rc=$?
+[ $rc -eq 2 ] && grep -q "out-dir: '$tmp/plain' is not a folder" "$tmp/e6" && [ ! -s "$tmp/o6" ]
+check "--out-dir naming a file exits 2 before measuring" $?
 exit $fail
