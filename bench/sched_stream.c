@@ -295,7 +295,8 @@ hy_status hy_job_stream_load(const char* path, hy_job_stream* out) {
     double thickness = 0;
     hy_status st = HY_OK;
     if (!fgets(line, sizeof line, f) || sscanf(line, "# hyphys job stream 3 thickness=%lf frames=%d", &thickness,
-                                               &frames) != 2 || frames < 1 || frames > 10000000)
+                                               &frames) != 2 || frames < 1 || frames > 10000000 ||
+        !(thickness >= 0 && thickness < 1e300))
         st = hy_fail(HY_ERR_PARSE, "%s:1: not a job stream (expected '# hyphys job stream 3 thickness=T frames=F')",
                      path);
     lineno = 1;
@@ -315,6 +316,17 @@ hy_status hy_job_stream_load(const char* path, hy_job_stream* out) {
         if (sscanf(line, "%d,%d,%lld,%lld,%lld %c", &fr, &r, &t, &tp, &l, &tail) != 5 || t < 0 || tp < 0 || l < 0) {
             st = hy_fail(HY_ERR_PARSE, "%s:%d: expected 'frame,round,traverse,triangle_pairs,leaf' with counts >= 0",
                          path, lineno);
+            break;
+        }
+        /* The simulation's products of two counts must stay in int64_t,
+         * and it keeps per-round arrays for every round of a frame. */
+        if (t > INT32_MAX || tp > INT32_MAX || l > INT32_MAX) {
+            st = hy_fail(HY_ERR_PARSE, "%s:%d: a count above 2^31 - 1", path, lineno);
+            break;
+        }
+        if (r >= HY_JOB_STREAM_MAX_ROUNDS) {
+            st = hy_fail(HY_ERR_PARSE, "%s:%d: round %d: more than %d rounds in a frame", path, lineno, r,
+                         HY_JOB_STREAM_MAX_ROUNDS);
             break;
         }
         int ok = fr >= 0 && fr < frames &&

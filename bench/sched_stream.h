@@ -44,6 +44,11 @@
 #include "engine/export.h"
 #include "hyphys/hyphys.h"
 
+/* Most rounds a frame may have in a saved stream: a round is one level of
+ * the traversal, so a real frame has at most the two trees' depths summed
+ * (~30-60 in the benchmark scenes). */
+#define HY_JOB_STREAM_MAX_ROUNDS 4096
+
 typedef struct hy_job_round {
     int64_t traverse;       /* TRAVERSE jobs run in this round */
     int64_t triangle_pairs; /* triangle pairs with overlapping boxes found by the previous round's leaf pairs */
