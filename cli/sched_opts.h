@@ -35,7 +35,8 @@ int hy_cli_sched_option(hy_cli_sched* o, const char* cmd, int argc, char** argv,
 void hy_cli_profile_path(int threads, char* buf, size_t cap);
 
 /* Calibrate the cpu resource with `threads` workers and save the profile at
- * `path` (its folder made if missing). Prints the fit unless quiet. Exit code. */
+ * `path` (its folder made if missing). Prints the fit unless quiet. Exit code:
+ * HY_EXIT_USAGE, before anything is measured, when path cannot be written. */
 int hy_cli_calibrate(int threads, int repeats, int size, const char* path, int quiet, int json);
 
 /* Fill *def from o for a world of `threads` workers; when the device list
