@@ -24,7 +24,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli/cli.h"
@@ -270,9 +269,8 @@ int hy_bench_sched_main(int argc, char** argv) {
         }
     }
     if (do_throughput && strcmp(out_dir, "none") != 0) {
-        struct stat st;
         if (!hy_bench_make_dirs(out_dir, "hyphys bench sched")) return HY_EXIT_USAGE;
-        if (stat(out_dir, &st) != 0 || !S_ISDIR(st.st_mode) || access(out_dir, W_OK) != 0) {
+        if (!hy_cli_writable_dir(out_dir)) {
             fprintf(stderr, "hyphys bench sched: --out-dir: '%s' is not a folder it can write to\n", out_dir);
             return HY_EXIT_USAGE;
         }

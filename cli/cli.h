@@ -35,6 +35,9 @@ const char* hy_cli_data_dir(void);
 const char* hy_cli_resolve_scene(const char* arg);
 /* Is stdout a terminal (progress bars, colours)? */
 int hy_cli_is_tty(void);
+/* 1 when dir is a folder this process can write in; else 0 with errno set
+ * (ENOTDIR for anything but a folder). */
+int hy_cli_writable_dir(const char* dir);
 /* s as a JSON string literal (quotes, backslashes and control characters
  * escaped), for names that come from the user (scene paths, profiles). */
 void hy_cli_json_string(FILE* f, const char* s);

@@ -170,10 +170,10 @@ static int can_save(const char* path) {
     char dir[4096];
     snprintf(dir, sizeof dir, "%s", path);
     char* slash = strrchr(dir, '/');
-    if (!slash) return access(".", W_OK) == 0;
+    if (!slash) return hy_cli_writable_dir(".");
     if (slash == dir) slash[1] = '\0'; /* the root folder */
     else *slash = '\0';
-    return access(dir, W_OK) == 0;
+    return hy_cli_writable_dir(dir);
 }
 
 int hy_cli_calibrate(int threads, int repeats, int size, const char* path, int quiet, int json) {

@@ -2,6 +2,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -76,6 +77,16 @@ const char* hy_cli_resolve_scene(const char* arg) {
         if (access(path, R_OK) == 0) return path;
     }
     return arg;
+}
+
+int hy_cli_writable_dir(const char* dir) {
+    struct stat st;
+    if (stat(dir, &st) != 0) return 0;
+    if (!S_ISDIR(st.st_mode)) {
+        errno = ENOTDIR;
+        return 0;
+    }
+    return access(dir, W_OK) == 0;
 }
 
 int hy_cli_is_tty(void) { return isatty(STDOUT_FILENO) || isatty(STDERR_FILENO); }
