@@ -263,6 +263,7 @@ static hy_status call_scheduler(sim* s, double t) {
         s->prob.busy[i] = b > 0 ? b : 0.0;
     }
     for (int j = 0; j < s->J; j++) s->prob.jobs[j] = type_total(s, s->out, hy_job_type_producer(j), j);
+    s->prob.next_round = 1; /* a round's node pairs make the next round's */
     double t0 = hy_cli_now();
     hy_status st = hy_sched_policy_assign(s->policy, &s->prob, &s->a);
     double wall = hy_cli_now() - t0;

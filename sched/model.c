@@ -359,6 +359,7 @@ hy_status hy_sched_problem_check(const hy_sched_problem* p) {
         for (int j = 0; j < 2 * R; j++)
             if (p->open[i][j] > 1)
                 return hy_fail(HY_ERR_INVALID_ARG, "open[%d][%d] must be 0 or 1, got %d", i, j, p->open[i][j]);
+    if (p->next_round > 1) return hy_fail(HY_ERR_INVALID_ARG, "next_round must be 0 or 1, got %d", p->next_round);
     return HY_OK;
 }
 

@@ -89,6 +89,15 @@ typedef struct hy_sched_problem {
     int64_t jobs[HY_SCHED_MAX_TYPES]; /* >= 0, J = 2·model->resources entries used */
     double busy[HY_SCHED_MAX_RESOURCES]; /* >= 0, seconds */
     uint8_t open[HY_SCHED_MAX_RESOURCES][HY_SCHED_MAX_TYPES]; /* 0 or 1 */
+    /* 1: TRAVERSE jobs run now make TRAVERSE jobs for a later call (a
+     * traversal run in rounds, each round's node pairs making the next
+     * round's: the throughput bench's streams). Those are typed by the
+     * resource that ran their parents, so a resource that takes up
+     * TRAVERSE jobs adds a batch, with its setup, to every round after.
+     * 0 (hy_sched_problem_init): nothing follows (an isolated job set) or
+     * only LEAF jobs do (the step's framework, whose TRAVERSE job is a
+     * whole subtree). lp's polish reads it; the makespan does not. */
+    uint8_t next_round;
 } hy_sched_problem;
 
 /* What a policy answers: count[i][j] jobs of type j run on resource i, each
