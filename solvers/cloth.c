@@ -192,6 +192,26 @@ hy_status hy_cloth_model_create(const double* rest, int32_t nv, const int32_t* t
                 return hy_fail(HY_ERR_INVALID_ARG, "cloth: triangle %d index %d out of range [0, %d)", t, v[k], nv);
         if (v[0] == v[1] || v[1] == v[2] || v[0] == v[2])
             return hy_fail(HY_ERR_INVALID_ARG, "cloth: triangle %d repeats a vertex (%d %d %d)", t, v[0], v[1], v[2]);
+        /* A triangle without area in double (a sliver, or one whose size
+         * under- or overflows) gives its corners no mass and its springs no
+         * shape: twice its area against its longest edge squared, which
+         * is its height over its length (1e-10: far below any mesh a
+         * cloth solver can step). */
+        const double *p0 = rest + 3 * v[0], *p1 = rest + 3 * v[1], *p2 = rest + 3 * v[2];
+        double u[3] = {p1[0] - p0[0], p1[1] - p0[1], p1[2] - p0[2]};
+        double w[3] = {p2[0] - p0[0], p2[1] - p0[1], p2[2] - p0[2]};
+        double d[3] = {w[0] - u[0], w[1] - u[1], w[2] - u[2]};
+        double c[3] = {u[1] * w[2] - u[2] * w[1], u[2] * w[0] - u[0] * w[2], u[0] * w[1] - u[1] * w[0]};
+        double lu = u[0] * u[0] + u[1] * u[1] + u[2] * u[2], lw = w[0] * w[0] + w[1] * w[1] + w[2] * w[2];
+        double ld = d[0] * d[0] + d[1] * d[1] + d[2] * d[2];
+        double l2 = lu > lw ? lu : lw;
+        l2 = l2 > ld ? l2 : ld;
+        double area2 = sqrt(c[0] * c[0] + c[1] * c[1] + c[2] * c[2]);
+        if (!(area2 > 1e-10 * l2) || !isfinite(area2) || !isfinite(l2))
+            return hy_fail(HY_ERR_INVALID_ARG,
+                           "cloth: triangle %d (vertices %d %d %d) is degenerate: area %g for a longest edge of %g "
+                           "(a cloth needs triangles whose height is more than 1e-10 of their length)",
+                           t, v[0], v[1], v[2], 0.5 * area2, sqrt(l2));
     }
     for (int32_t p = 0; p < pinned_count; p++)
         if (pinned[p] < 0 || pinned[p] >= nv)

@@ -122,6 +122,26 @@ static void test_bad_input(void) {
     CHECK(hy_cloth_model_create(g.x, g.nv, g.tri, g.nt, &p, &pin, 1, &m) == HY_ERR_INVALID_ARG);
     CHECK(strstr(hy_last_error(), "pinned[0] = 9") != NULL);
     CHECK(m == NULL);
+    /* a sliver: vertex 1 moved next to the diagonal 0-4 of triangle 0
+     * (0 1 4), 1e-13 off it */
+    double keep[3] = {g.x[3], g.x[4], g.x[5]};
+    g.x[3] = 0.25, g.x[4] = 0.0, g.x[5] = 0.25 + 1e-13;
+    CHECK(hy_cloth_model_create(g.x, g.nv, g.tri, g.nt, &p, NULL, 0, &m) == HY_ERR_INVALID_ARG);
+    CHECK(strstr(hy_last_error(), "triangle 0 (vertices 0 1 4) is degenerate") != NULL);
+    CHECK(m == NULL);
+    g.x[3] = keep[0], g.x[4] = keep[1], g.x[5] = keep[2];
+    /* a cloth too small for double: its areas underflow (a scene's size
+     * 1e-300 did this) */
+    grid tiny = grid_make(3, 1e-160, 0);
+    CHECK(hy_cloth_model_create(tiny.x, tiny.nv, tiny.tri, tiny.nt, &p, NULL, 0, &m) == HY_ERR_INVALID_ARG);
+    CHECK(strstr(hy_last_error(), "degenerate") != NULL);
+    grid_free(&tiny);
+    /* small but whole triangles are a cloth */
+    tiny = grid_make(3, 1e-60, 0);
+    CHECK_OK(hy_cloth_model_create(tiny.x, tiny.nv, tiny.tri, tiny.nt, &p, NULL, 0, &m));
+    hy_cloth_model_destroy(m);
+    m = NULL;
+    grid_free(&tiny);
 
     /* NaN in the state: HY_ERR_NUMERIC naming a vertex, x0/v0 untouched. */
     CHECK_OK(hy_cloth_model_create(g.x, g.nv, g.tri, g.nt, &p, NULL, 0, &m));

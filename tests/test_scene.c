@@ -396,6 +396,10 @@ static void test_bad_fields(void) {
     EXPECT_STRING_FAIL("{\"objects\": [{\"type\": \"cloth\", \"mesh\": {\"generator\": \"grid\", "
                        "\"vertices\": [5000, 5000]}}]}",
                        HY_ERR_PARSE, "objects[0].mesh: would make", "triangles");
+    /* A cloth too small for double (its triangles' areas underflow). */
+    EXPECT_STRING_FAIL("{\"objects\": [{\"type\": \"cloth\", \"name\": \"flag\",\n \"mesh\": {\"generator\": \"grid\", "
+                       "\"size\": [1e-300, 1]}}]}",
+                       HY_ERR_PARSE, "bad.json:1: objects[0] (flag): cloth: triangle 0", "is degenerate");
     /* Names, materials, transforms, arrays. */
     EXPECT_STRING_FAIL("{\"objects\": [{\"type\": \"body\", \"name\": \"a\", \"mesh\": {\"generator\": \"box\"}},\n"
                        "{\"type\": \"body\", \"name\": \"a\", \"mesh\": {\"generator\": \"box\"}}]}",
