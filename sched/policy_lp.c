@@ -208,22 +208,27 @@ done:;
     return Lmax;
 }
 
+/* The resources that run TRAVERSE jobs of any producer in `a` (bit i). */
+static uint64_t traverse_producers(int R, const hy_sched_assignment* a) {
+    uint64_t on = 0;
+    for (int i = 0; i < R; i++)
+        for (int t = 0; t < 2 * R; t += 2)
+            if (a->count[i][t] > 0) on |= (uint64_t)1 << i;
+    return on;
+}
+
 /* What a move of TRAVERSE type j onto the resources in `added` costs the
- * rounds that follow (prob->next_round): each resource there that runs no
- * TRAVERSE job yet becomes a producer of the next round's node pairs, a
- * type of their own, so a batch and a setup more wherever they go (charged
- * at its own TRAVERSE setup: where they cost no transfer). 0 for LEAF types
- * and where no round follows. */
-static double producer_charge(const hy_sched_problem* prob, const hy_sched_assignment* a, int j, uint64_t added) {
+ * rounds that follow (prob->next_round): each resource there that is not
+ * among the `producers` yet becomes a producer of the next round's node
+ * pairs, a type of their own, so a batch and a setup more wherever they go
+ * (charged at its own TRAVERSE setup: where they cost no transfer). 0 for
+ * LEAF types and where no round follows. */
+static double producer_charge(const hy_sched_problem* prob, uint64_t producers, int j, uint64_t added) {
     const hy_sched_model* M = prob->model;
     if (!prob->next_round || hy_job_type_kind(j) != HY_JOB_TRAVERSE) return 0.0;
     double charge = 0.0;
-    for (int i = 0; i < M->resources; i++) {
-        if (!(added >> i & 1u)) continue;
-        int runs = 0;
-        for (int t = 0; t < 2 * M->resources && !runs; t += 2) runs = a->count[i][t] > 0;
-        if (!runs) charge += M->setup[i][hy_job_type(i, HY_JOB_TRAVERSE)];
-    }
+    for (int i = 0; i < M->resources; i++)
+        if ((added & ~producers) >> i & 1u) charge += M->setup[i][hy_job_type(i, HY_JOB_TRAVERSE)];
     return charge;
 }
 
@@ -240,6 +245,7 @@ static void polish(const hy_sched_problem* prob, hy_sched_assignment* a) {
         }
         double best = L * (1 - L_TOL);
         int bj = -1;
+        uint64_t producers = prob->next_round ? traverse_producers(R, a) : 0;
         for (int j = 0; j < J; j++) {
             int64_t n = prob->jobs[j];
             if (n <= 0) continue;
@@ -266,7 +272,7 @@ static void polish(const hy_sched_problem* prob, hy_sched_assignment* a) {
                 else
                     continue;
                 if (!mask) continue;
-                double l = fill_type(prob, R, base, j, n, mask, x) + producer_charge(prob, a, j, mask & ~on);
+                double l = fill_type(prob, R, base, j, n, mask, x) + producer_charge(prob, producers, j, mask & ~on);
                 if (l < best) {
                     best = l;
                     bj = j;

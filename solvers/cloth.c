@@ -161,6 +161,23 @@ static hy_status check_param(const char* name, double v, int positive) {
     return HY_OK;
 }
 
+/* Twice the area of triangle v of `rest` (|(p1 - p0) x (p2 - p0)|); with
+ * longest2, its longest edge squared there too. */
+static double twice_area(const double* rest, const int32_t* v, double* longest2) {
+    const double *p0 = rest + 3 * v[0], *p1 = rest + 3 * v[1], *p2 = rest + 3 * v[2];
+    double u[3] = {p1[0] - p0[0], p1[1] - p0[1], p1[2] - p0[2]};
+    double w[3] = {p2[0] - p0[0], p2[1] - p0[1], p2[2] - p0[2]};
+    double c[3] = {u[1] * w[2] - u[2] * w[1], u[2] * w[0] - u[0] * w[2], u[0] * w[1] - u[1] * w[0]};
+    if (longest2) {
+        double d[3] = {w[0] - u[0], w[1] - u[1], w[2] - u[2]};
+        double lu = u[0] * u[0] + u[1] * u[1] + u[2] * u[2], lw = w[0] * w[0] + w[1] * w[1] + w[2] * w[2];
+        double ld = d[0] * d[0] + d[1] * d[1] + d[2] * d[2];
+        double l2 = lu > lw ? lu : lw;
+        *longest2 = l2 > ld ? l2 : ld;
+    }
+    return sqrt(c[0] * c[0] + c[1] * c[1] + c[2] * c[2]);
+}
+
 hy_status hy_cloth_model_create(const double* rest, int32_t nv, const int32_t* tri, int32_t nt,
                                 const hy_cloth_params* params, const int32_t* pinned, int32_t pinned_count,
                                 hy_cloth_model** out) {
@@ -197,16 +214,8 @@ hy_status hy_cloth_model_create(const double* rest, int32_t nv, const int32_t* t
          * shape: twice its area against its longest edge squared, which
          * is its height over its length (1e-10: far below any mesh a
          * cloth solver can step). */
-        const double *p0 = rest + 3 * v[0], *p1 = rest + 3 * v[1], *p2 = rest + 3 * v[2];
-        double u[3] = {p1[0] - p0[0], p1[1] - p0[1], p1[2] - p0[2]};
-        double w[3] = {p2[0] - p0[0], p2[1] - p0[1], p2[2] - p0[2]};
-        double d[3] = {w[0] - u[0], w[1] - u[1], w[2] - u[2]};
-        double c[3] = {u[1] * w[2] - u[2] * w[1], u[2] * w[0] - u[0] * w[2], u[0] * w[1] - u[1] * w[0]};
-        double lu = u[0] * u[0] + u[1] * u[1] + u[2] * u[2], lw = w[0] * w[0] + w[1] * w[1] + w[2] * w[2];
-        double ld = d[0] * d[0] + d[1] * d[1] + d[2] * d[2];
-        double l2 = lu > lw ? lu : lw;
-        l2 = l2 > ld ? l2 : ld;
-        double area2 = sqrt(c[0] * c[0] + c[1] * c[1] + c[2] * c[2]);
+        double l2;
+        double area2 = twice_area(rest, v, &l2);
         if (!(area2 > 1e-10 * l2) || !isfinite(area2) || !isfinite(l2))
             return hy_fail(HY_ERR_INVALID_ARG,
                            "cloth: triangle %d (vertices %d %d %d) is degenerate: area %g for a longest edge of %g "
@@ -308,11 +317,7 @@ hy_status hy_cloth_model_create(const double* rest, int32_t nv, const int32_t* t
     if (!m->mass || !m->inv_mass || !m->fixed) goto nomem;
     for (int32_t t = 0; t < nt; t++) {
         const int32_t* v = tri + 3 * t;
-        const double *p0 = rest + 3 * v[0], *p1 = rest + 3 * v[1], *p2 = rest + 3 * v[2];
-        double u[3] = {p1[0] - p0[0], p1[1] - p0[1], p1[2] - p0[2]};
-        double w[3] = {p2[0] - p0[0], p2[1] - p0[1], p2[2] - p0[2]};
-        double c[3] = {u[1] * w[2] - u[2] * w[1], u[2] * w[0] - u[0] * w[2], u[0] * w[1] - u[1] * w[0]};
-        double share = params->density * 0.5 * sqrt(c[0] * c[0] + c[1] * c[1] + c[2] * c[2]) / 3.0;
+        double share = params->density * 0.5 * twice_area(rest, v, NULL) / 3.0;
         for (int k = 0; k < 3; k++) m->mass[v[k]] += share;
     }
     for (int32_t p = 0; p < pinned_count; p++) m->fixed[pinned[p]] = 1;
