@@ -142,7 +142,13 @@ static int run_main(int argc, char** argv) {
         fprintf(csv, ",ms_total,cg_iterations,candidates,exact_tests,contacts,bonds_broken\n");
     }
     if (o.export_dir) {
-        if (!make_dir(o.export_dir) || hy_export_topology(w, o.export_dir) || hy_export_frame(w, o.export_dir, 0)) {
+        /* An earlier export there goes first (its frames past this run's
+         * end would otherwise pass for this run's); source.txt says what
+         * the frames are of (engine/export.h). */
+        hy_export_source src;
+        if (!make_dir(o.export_dir) || hy_export_clear(o.export_dir) || hy_export_source_of(path, w, &src) ||
+            hy_export_topology(w, o.export_dir) || hy_export_frame(w, o.export_dir, 0) ||
+            hy_export_source_write(o.export_dir, path, &src)) {
             if (*hy_last_error()) fprintf(stderr, "hyphys run: %s\n", hy_last_error());
             if (csv) fclose(csv);
             hy_world_destroy(w);

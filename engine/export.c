@@ -58,6 +58,111 @@ hy_status hy_export_frame(const hy_world* w, const char* dir, int32_t frame) {
     return s;
 }
 
+/* ---- source.txt */
+
+#define SOURCE_MAGIC "hyphys recording source 1"
+
+static uint64_t fnv1a(uint64_t h, const unsigned char* p, size_t n) {
+    for (size_t i = 0; i < n; i++) {
+        h ^= p[i];
+        h *= 1099511628211ull;
+    }
+    return h;
+}
+
+hy_status hy_export_source_of(const char* scene_path, const hy_world* w, hy_export_source* out) {
+    FILE* f = fopen(scene_path, "rb");
+    if (!f) return hy_fail(HY_ERR_IO, "%s: cannot open: %s", scene_path, strerror(errno));
+    uint64_t h = 14695981039346656037ull;
+    unsigned char buf[65536];
+    size_t n;
+    while ((n = fread(buf, 1, sizeof buf, f)) > 0) h = fnv1a(h, buf, n);
+    int bad = ferror(f);
+    fclose(f);
+    if (bad) return hy_fail(HY_ERR_IO, "%s: read failed", scene_path);
+    hy_world_def def;
+    if (hy_world_get_def(w, &def)) return hy_fail(HY_ERR_INVALID_ARG, "%s: no world", scene_path);
+    out->scene_hash = h;
+    out->initial_hash = hy_world_hash(w);
+    out->collisions = def.collisions ? 1 : 0;
+    return HY_OK;
+}
+
+hy_status hy_export_source_write(const char* dir, const char* scene_path, const hy_export_source* src) {
+    char path[4096];
+    snprintf(path, sizeof path, "%s/source.txt", dir);
+    FILE* f = fopen(path, "w");
+    if (!f) return hy_fail(HY_ERR_IO, "%s: cannot create: %s", path, strerror(errno));
+    fprintf(f, "%s\nscene_file %s\nscene_hash %016llx\ninitial_hash %016llx\ncollisions %d\n", SOURCE_MAGIC,
+            scene_path, (unsigned long long)src->scene_hash, (unsigned long long)src->initial_hash,
+            src->collisions ? 1 : 0);
+    if (ferror(f)) {
+        fclose(f);
+        return hy_fail(HY_ERR_IO, "%s: write failed", path);
+    }
+    if (fclose(f) != 0) return hy_fail(HY_ERR_IO, "%s: close failed: %s", path, strerror(errno));
+    return HY_OK;
+}
+
+hy_status hy_export_source_read(const char* dir, hy_export_source* out) {
+    char path[4096], line[4200];
+    snprintf(path, sizeof path, "%s/source.txt", dir);
+    FILE* f = fopen(path, "r");
+    if (!f) return hy_fail(HY_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
+    int have_scene = 0, have_initial = 0, have_collisions = 0, lineno = 0;
+    hy_status s = HY_OK;
+    while (!s && fgets(line, sizeof line, f)) {
+        lineno++;
+        unsigned long long v;
+        char tail;
+        if (lineno == 1) {
+            if (strncmp(line, SOURCE_MAGIC, strlen(SOURCE_MAGIC)) != 0)
+                s = hy_fail(HY_ERR_PARSE, "%s:1: not a hyphys recording source (expected '%s')", path, SOURCE_MAGIC);
+        } else if (!strncmp(line, "scene_hash ", 11)) {
+            if (sscanf(line + 11, "%16llx%c", &v, &tail) != 2 || tail != '\n')
+                s = hy_fail(HY_ERR_PARSE, "%s:%d: scene_hash wants 16 hex digits", path, lineno);
+            out->scene_hash = v;
+            have_scene = 1;
+        } else if (!strncmp(line, "initial_hash ", 13)) {
+            if (sscanf(line + 13, "%16llx%c", &v, &tail) != 2 || tail != '\n')
+                s = hy_fail(HY_ERR_PARSE, "%s:%d: initial_hash wants 16 hex digits", path, lineno);
+            out->initial_hash = v;
+            have_initial = 1;
+        } else if (!strncmp(line, "collisions ", 11)) {
+            if (strcmp(line + 11, "0\n") && strcmp(line + 11, "1\n"))
+                s = hy_fail(HY_ERR_PARSE, "%s:%d: collisions wants 0 or 1", path, lineno);
+            out->collisions = line[11] == '1';
+            have_collisions = 1;
+        }
+    }
+    fclose(f);
+    if (!s && lineno == 0) s = hy_fail(HY_ERR_PARSE, "%s: empty", path);
+    if (!s && (!have_scene || !have_initial || !have_collisions))
+        s = hy_fail(HY_ERR_PARSE, "%s: no %s line", path,
+                    !have_scene ? "scene_hash" : !have_initial ? "initial_hash" : "collisions");
+    return s;
+}
+
+static hy_status remove_if_there(const char* path) {
+    if (remove(path) != 0 && errno != ENOENT) return hy_fail(HY_ERR_IO, "%s: cannot remove: %s", path, strerror(errno));
+    return HY_OK;
+}
+
+hy_status hy_export_clear(const char* dir) {
+    char path[4096];
+    snprintf(path, sizeof path, "%s/source.txt", dir);
+    hy_status s = remove_if_there(path);
+    snprintf(path, sizeof path, "%s/topology.bin", dir);
+    if (!s) s = remove_if_there(path);
+    for (int32_t i = 0; !s; i++) {
+        snprintf(path, sizeof path, "%s/frame_%06d.bin", dir, i);
+        if (remove(path) == 0) continue;
+        if (errno != ENOENT) s = hy_fail(HY_ERR_IO, "%s: cannot remove: %s", path, strerror(errno));
+        break;
+    }
+    return s;
+}
+
 static hy_status read_all(FILE* f, void* p, size_t n, const char* path) {
     if (fread(p, 1, n, f) != n) return hy_fail(HY_ERR_PARSE, "%s: truncated file", path);
     return HY_OK;

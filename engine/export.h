@@ -21,6 +21,30 @@
 hy_status hy_export_topology(const hy_world* w, const char* dir);
 hy_status hy_export_frame(const hy_world* w, const char* dir, int32_t frame);
 
+/* What a recording was made from (DIR/source.txt): the 64-bit FNV-1a hash
+ * of the scene file's bytes (its parameters), hy_world_hash of the world
+ * as loaded (its meshes and initial state, wherever they came from) and
+ * whether collisions were on. A replay compares them with the scene it is
+ * asked for. */
+typedef struct hy_export_source {
+    uint64_t scene_hash;
+    uint64_t initial_hash;
+    int32_t collisions;
+} hy_export_source;
+
+/* The source of `scene_path` loaded as w (w not stepped yet). HY_ERR_IO
+ * when the file does not read. */
+hy_status hy_export_source_of(const char* scene_path, const hy_world* w, hy_export_source* out);
+/* Write DIR/source.txt (scene_path is recorded for people to read). */
+hy_status hy_export_source_write(const char* dir, const char* scene_path, const hy_export_source* src);
+/* Read DIR/source.txt: HY_ERR_IO when there is none, HY_ERR_PARSE (naming
+ * the file and line) when it is not one. */
+hy_status hy_export_source_read(const char* dir, hy_export_source* out);
+/* Remove what an export leaves in DIR: source.txt, topology.bin and the
+ * frames from frame_000000.bin up to the first missing one, so that a new
+ * export never sits beside an older one's frames. */
+hy_status hy_export_clear(const char* dir);
+
 /* A replayable recording: the topology and the frames as read back. */
 typedef struct hy_recording {
     int32_t object_count;

@@ -53,6 +53,30 @@ printf '\x00\x00\x00\x00\x00\x00\xf8\x7f' | dd of="$tmp/nan/frame_000003.bin" bs
 [ $rc -eq 2 ] && grep -q "frame_000003.bin: vertex 1 (object 0, its vertex 1) has a non-finite coordinate" "$tmp/err4"
 check "NaN in a recorded frame: exit 2, naming the file and vertex" $?
 
+# which scene a recording is of (source.txt): a recording of another scene
+# in a folder the user named is refused (exit 2), left as it was; in the
+# default cache it is recorded again, its stale frames and stream removed
+grep -q "^scene_hash [0-9a-f]\{16\}$" "$tmp/rec/source.txt" && grep -q "^collisions 1$" "$tmp/rec/source.txt"
+check "source.txt written" $?
+sed 's/"time_step": 0.005/"time_step": 0.004/' "$SRC/scenes/drop.json" >"$tmp/drop2.json"
+! cmp -s "$SRC/scenes/drop.json" "$tmp/drop2.json"; check "edited scene differs" $?
+sum=$(cat "$tmp/rec"/* | cksum)
+"$CLI" bench ccd --scene "$tmp/drop2.json" --frames 100 --record-dir "$tmp/rec" >/dev/null 2>"$tmp/err5"; rc=$?
+[ $rc -eq 2 ] && grep -q "not a recording of .*drop2.json as it is now (the scene file differs" "$tmp/err5" &&
+    [ "$(cat "$tmp/rec"/* | cksum)" = "$sum" ]
+check "recording of another scene in a named folder: exit 2, left alone" $?
+"$CLI" run "$SRC/scenes/drop.json" --frames 3 --no-collisions --export-frames "$tmp/nocol" --quiet >/dev/null 2>&1
+"$CLI" bench ccd --scene "$SRC/scenes/drop.json" --frames 3 --record-dir "$tmp/nocol" >/dev/null 2>"$tmp/err6"; rc=$?
+[ $rc -eq 2 ] && grep -q "recorded with collisions off" "$tmp/err6"; check "recording without collisions refused" $?
+mkdir -p "$tmp/cwd/hyphys-recordings"
+cp -r "$tmp/rec" "$tmp/cwd/hyphys-recordings/drop2"
+echo stale >"$tmp/cwd/hyphys-recordings/drop2/jobs.csv"
+(cd "$tmp/cwd" && "$CLI" bench ccd --scene "$tmp/drop2.json" --frames 20 >/dev/null 2>"$tmp/err7"); rc=$?
+d="$tmp/cwd/hyphys-recordings/drop2"
+[ $rc -eq 0 ] && grep -q "recording it again" "$tmp/err7" && [ -f "$d/frame_000020.bin" ] &&
+    [ ! -e "$d/frame_000021.bin" ] && [ ! -e "$d/jobs.csv" ] && grep -q "drop2.json" "$d/source.txt"
+check "stale recording in the default cache: recorded again, old frames and stream gone" $?
+
 "$CLI" bench ccd --frames 0 >/dev/null 2>&1; [ $? -eq 2 ]; check "--frames 0 exits 2" $?
 "$CLI" bench ccd --bogus >/dev/null 2>&1; [ $? -eq 2 ]; check "unknown option exits 2" $?
 "$CLI" bench ccd --scene "$tmp/none.json" --record-dir "$tmp/none" >/dev/null 2>&1; [ $? -eq 2 ]; check "missing scene exits 2" $?
