@@ -269,7 +269,7 @@ int hy_bench_sched_main(int argc, char** argv) {
         }
     }
     if (do_throughput && strcmp(out_dir, "none") != 0) {
-        if (!hy_bench_make_dirs(out_dir, "hyphys bench sched")) return HY_EXIT_USAGE;
+        if (!hy_cli_make_dirs(out_dir, 0, "hyphys bench sched")) return HY_EXIT_USAGE;
         if (!hy_cli_writable_dir(out_dir)) {
             fprintf(stderr, "hyphys bench sched: --out-dir: '%s' is not a folder it can write to\n", out_dir);
             return HY_EXIT_USAGE;

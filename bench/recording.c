@@ -11,24 +11,6 @@
 #include "engine/export.h"
 #include "hyphys/hyphys.h"
 
-int hy_bench_make_dirs(const char* path, const char* who) {
-    char buf[4096];
-    size_t n = strlen(path);
-    if (n == 0 || n >= sizeof buf) return 0;
-    memcpy(buf, path, n + 1);
-    for (size_t i = 1; i <= n; i++) {
-        if (buf[i] != '/' && buf[i] != '\0') continue;
-        char c = buf[i];
-        buf[i] = '\0';
-        if (mkdir(buf, 0777) != 0 && errno != EEXIST) {
-            fprintf(stderr, "%s: cannot create '%s': %s\n", who, buf, strerror(errno));
-            return 0;
-        }
-        buf[i] = c;
-    }
-    return 1;
-}
-
 void hy_bench_scene_name(const char* arg, char* out, size_t cap) {
     const char* b = strrchr(arg, '/');
     b = b ? b + 1 : arg;
@@ -55,7 +37,7 @@ int hy_bench_record(const char* scene, const char* dir, long frames, int threads
     hy_world* w;
     int rc = load_scene(scene, threads, who, &path, &w);
     if (rc) return rc;
-    if (!hy_bench_make_dirs(dir, who)) {
+    if (!hy_cli_make_dirs(dir, 0, who)) {
         hy_world_destroy(w);
         return HY_EXIT_RUNTIME;
     }

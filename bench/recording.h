@@ -6,9 +6,6 @@
 
 #include <stddef.h>
 
-/* mkdir -p; 0 (with a message prefixed by `who`) on failure. */
-int hy_bench_make_dirs(const char* path, const char* who);
-
 /* Base name of a scene argument without folders or ".json". */
 void hy_bench_scene_name(const char* arg, char* out, size_t cap);
 

@@ -628,7 +628,7 @@ int hy_tp_write_csv(const char* path, const hy_tp_row* rows, int count) {
     char* slash = strrchr(dir, '/');
     if (slash && slash != dir) {
         *slash = '\0';
-        if (!hy_bench_make_dirs(dir, "hyphys bench sched")) return 0;
+        if (!hy_cli_make_dirs(dir, 0, "hyphys bench sched")) return 0;
     }
     FILE* f = fopen(path, "w");
     if (!f) {

@@ -38,6 +38,10 @@ int hy_cli_is_tty(void);
 /* 1 when dir is a folder this process can write in; else 0 with errno set
  * (ENOTDIR for anything but a folder). */
 int hy_cli_writable_dir(const char* dir);
+/* mkdir -p of path, or of the folder holding it when parent_only (a file's
+ * path). 1 on success; else 0 with errno set, and when who is not NULL a
+ * message "WHO: cannot create 'FOLDER': REASON" on stderr. */
+int hy_cli_make_dirs(const char* path, int parent_only, const char* who);
 /* s as a JSON string literal (quotes, backslashes and control characters
  * escaped), for names that come from the user (scene paths, profiles). */
 void hy_cli_json_string(FILE* f, const char* s);

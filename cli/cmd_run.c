@@ -98,12 +98,6 @@ static void progress(long done, long total, double elapsed, int tty) {
     fflush(stderr);
 }
 
-static int make_dir(const char* dir) {
-    if (mkdir(dir, 0777) == 0 || errno == EEXIST) return 1;
-    fprintf(stderr, "hyphys run: cannot create '%s': %s\n", dir, strerror(errno));
-    return 0;
-}
-
 static int run_main(int argc, char** argv) {
     run_opts o;
     if (!parse(argc, argv, &o)) return HY_EXIT_USAGE;
@@ -146,7 +140,7 @@ static int run_main(int argc, char** argv) {
          * end would otherwise pass for this run's); source.txt says what
          * the frames are of (engine/export.h). */
         hy_export_source src;
-        if (!make_dir(o.export_dir) || hy_export_clear(o.export_dir) || hy_export_source_of(path, w, &src) ||
+        if (!hy_cli_make_dirs(o.export_dir, 0, "hyphys run") || hy_export_clear(o.export_dir) || hy_export_source_of(path, w, &src) ||
             hy_export_topology(w, o.export_dir) || hy_export_frame(w, o.export_dir, 0) ||
             hy_export_source_write(o.export_dir, path, &src)) {
             if (*hy_last_error()) fprintf(stderr, "hyphys run: %s\n", hy_last_error());

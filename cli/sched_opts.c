@@ -79,18 +79,6 @@ void hy_cli_profile_path(int threads, char* buf, size_t cap) {
         snprintf(buf, cap, "%s/.cache/hyphys/profile-%s-%dt-v2.json", home && *home ? home : ".", host, threads);
 }
 
-static int make_parent(const char* path) {
-    char buf[4096];
-    snprintf(buf, sizeof buf, "%s", path);
-    for (char* c = buf + 1; *c; c++) {
-        if (*c != '/') continue;
-        *c = '\0';
-        if (mkdir(buf, 0777) != 0 && errno != EEXIST) return 0;
-        *c = '/';
-    }
-    return 1;
-}
-
 /* The calibration sample: a size x size cloth folded like an accordion into
  * six layers 3 mm apart (2 mm thick), each vertex then moved by up to 1.5 mm
  * in a random direction (fixed seed): lots of self-collision candidates of
@@ -157,7 +145,7 @@ static hy_world* calibration_world(int threads, int size, double** X0, double** 
  * seconds of measuring, whose fit an unwritable path would otherwise lose;
  * errno says why not. */
 static int can_save(const char* path) {
-    if (!make_parent(path)) return 0;
+    if (!hy_cli_make_dirs(path, 1, NULL)) return 0;
     struct stat st;
     if (stat(path, &st) == 0) {
         if (S_ISDIR(st.st_mode)) {
@@ -210,7 +198,7 @@ int hy_cli_calibrate(int threads, int repeats, int size, const char* path, int q
     hy_sched_model m;
     hy_sched_model_init(&m);
     s = hy_sched_model_add(&m, &d);
-    if (!s && !make_parent(path)) s = hy_fail(HY_ERR_IO, "%s: cannot create its folder: %s", path, strerror(errno));
+    if (!s && !hy_cli_make_dirs(path, 1, NULL)) s = hy_fail(HY_ERR_IO, "%s: cannot create its folder: %s", path, strerror(errno));
     if (!s) s = hy_sched_model_save(&m, path);
     static const char* names[2] = {"traverse", "leaf"};
     if (s) {

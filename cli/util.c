@@ -89,6 +89,33 @@ int hy_cli_writable_dir(const char* dir) {
     return access(dir, W_OK) == 0;
 }
 
+int hy_cli_make_dirs(const char* path, int parent_only, const char* who) {
+    char buf[4096];
+    size_t n = strlen(path);
+    if (n == 0 || n >= sizeof buf) {
+        errno = n ? ENAMETOOLONG : ENOENT;
+        if (who) fprintf(stderr, "%s: cannot create '%s': %s\n", who, path, strerror(errno));
+        return 0;
+    }
+    memcpy(buf, path, n + 1);
+    /* each prefix ending at a '/' (not the root), then the whole path */
+    for (size_t i = 1; i <= n; i++) {
+        if (buf[i] != '/' && (buf[i] != '\0' || parent_only)) continue;
+        char c = buf[i];
+        buf[i] = '\0';
+        if (mkdir(buf, 0777) != 0 && errno != EEXIST) {
+            if (who) {
+                int e = errno;
+                fprintf(stderr, "%s: cannot create '%s': %s\n", who, buf, strerror(e));
+                errno = e;
+            }
+            return 0;
+        }
+        buf[i] = c;
+    }
+    return 1;
+}
+
 int hy_cli_is_tty(void) { return isatty(STDOUT_FILENO) || isatty(STDERR_FILENO); }
 
 void hy_cli_json_string(FILE* f, const char* s) {
