@@ -193,7 +193,7 @@ int hy_bench_sched_main(int argc, char** argv) {
     const char* out_dir = "docs";
     hy_tp_options tp;
     memset(&tp, 0, sizeof tp);
-    tp.record_dir = "hyphys-recordings";
+    tp.record_dir = NULL; /* the default cache, hyphys-recordings/NAME (recorded over when stale) */
     tp.thickness = 0.001;
     for (int i = 1; i < argc; i++) {
         const char* a = argv[i];

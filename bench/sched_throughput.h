@@ -14,7 +14,7 @@ typedef struct hy_tp_options {
     const char* scenes[16];  /* names or scene files */
     int scene_count;
     long frames;             /* frame pairs per scene */
-    const char* record_dir;  /* root: recordings in record_dir/NAME (default hyphys-recordings) */
+    const char* record_dir;  /* root: recordings in record_dir/NAME; NULL: the default cache, hyphys-recordings/NAME */
     int measured;            /* 1: charge each scheduler call its measured wall time; 0: its modeled time */
     double thickness;        /* contact distance of the replay, metres */
     int threads;             /* threads for recording and replay (not for the simulation) */
