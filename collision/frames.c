@@ -352,6 +352,10 @@ static void update_block(void* vctx, int64_t begin, int64_t end, int64_t block, 
     }
 }
 
+void hy_frames_invalidate(hy_frames* f) {
+    if (f) f->built = 0;
+}
+
 hy_status hy_frames_run(hy_frames* f, const double* x0, const double* x1, hy_pool* pool, hy_frames_stats* stats) {
     hy_frames_stats s;
     memset(&s, 0, sizeof s);

@@ -55,6 +55,10 @@ void hy_frames_destroy(hy_frames* f);
 /* One step: x0, x1 hold 3 * vertex_count doubles. pool may be NULL. */
 hy_status hy_frames_run(hy_frames* f, const double* x0, const double* x1, hy_pool* pool, hy_frames_stats* stats);
 
+/* The next run builds the BVHs from scratch (as force_build does for every
+ * run); later runs refit again. */
+void hy_frames_invalidate(hy_frames* f);
+
 /* The colliding pairs of the last run, in traversal order (deterministic);
  * live until the next run. */
 const hy_feature_pair* hy_frames_found(const hy_frames* f, int64_t* count);

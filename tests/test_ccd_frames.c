@@ -158,6 +158,33 @@ int main(void) {
     int64_t n3 = 0;
     const hy_feature_pair* found3 = hy_frames_found(f[2], &n3);
     CHECK(n3 == n0 && memcmp(found3, found0, sizeof *found3 * (size_t)n3) == 0);
+    /* ccd-frames --refit: the tree of frame0 alone (built after
+     * hy_frames_invalidate), then refit over the step: the same answer. */
+    hy_frames_invalidate(f[2]);
+    CHECK_OK(hy_frames_run(f[2], m0->positions, m0->positions, p2, &again));
+    CHECK(again.rebuilt == 1);
+    CHECK_OK(hy_frames_run(f[2], m0->positions, m1->positions, p2, &again));
+    CHECK(again.rebuilt == 0);
+    /* (another tree: the same set, in its own traversal order) */
+    int64_t n4 = 0;
+    const hy_feature_pair* found4 = hy_frames_found(f[2], &n4);
+    CHECK(n4 == n0);
+    if (n4 == n0) {
+        hy_feature_pair* sa = malloc(sizeof *sa * (size_t)n0);
+        hy_feature_pair* sb = malloc(sizeof *sb * (size_t)n0);
+        CHECK(sa && sb);
+        for (int64_t i = 0; sa && sb && i < n0; i++) {
+            sa[i] = hy_feature_pair_canonical(found0[i]);
+            sb[i] = hy_feature_pair_canonical(found4[i]);
+        }
+        if (sa && sb) {
+            qsort(sa, (size_t)n0, sizeof *sa, hy_feature_pair_cmp);
+            qsort(sb, (size_t)n0, sizeof *sb, hy_feature_pair_cmp);
+            CHECK(memcmp(sa, sb, sizeof *sa * (size_t)n0) == 0);
+        }
+        free(sa);
+        free(sb);
+    }
     CHECK(hy_frames_profile(NULL, m0->positions, m1->positions, &bd) == HY_ERR_INVALID_ARG);
     for (int i = 0; i < 3; i++) hy_frames_destroy(f[i]);
     hy_pool_destroy(p1);
