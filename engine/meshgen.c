@@ -171,6 +171,25 @@ HY_API hy_status hy_mesh_uv_sphere(double radius, int slices, int stacks, hy_mes
 /* Icosahedron subdivided `subdivisions` times (each triangle into four), new
  * vertices projected onto the sphere: 20 * 4^s triangles, 10 * 4^s + 2
  * vertices. Edge midpoints are shared through a map keyed by the edge. */
+/* Vertex i at `radius` along the direction of (x, y, z): the plain
+ * expression where its squares and products stay in range (so ordinary
+ * spheres keep their bits), else the direction scaled to unit size first
+ * (radii past about 1e135 or below 1e-135, where x * x over- or
+ * underflows and the vertex became NaN). */
+static void put_on_sphere(hy_mesh* m, int32_t i, double radius, double x, double y, double z) {
+    double a = fmax(fabs(x), fmax(fabs(y), fabs(z)));
+    if (a > 0x1p-450 && a < 0x1p450 && radius > 0x1p-450 && radius < 0x1p450) {
+        double n = sqrt(x * x + y * y + z * z);
+        put_v(m, i, radius * x / n, radius * y / n, radius * z / n);
+        return;
+    }
+    x /= a;
+    y /= a;
+    z /= a;
+    double n = sqrt(x * x + y * y + z * z);
+    put_v(m, i, radius * (x / n), radius * (y / n), radius * (z / n));
+}
+
 HY_API hy_status hy_mesh_icosphere(double radius, int subdivisions, hy_mesh** out) {
     if (!out) return hy_fail(HY_ERR_INVALID_ARG, "hy_mesh_icosphere: out is NULL");
     *out = NULL;
@@ -200,8 +219,7 @@ HY_API hy_status hy_mesh_icosphere(double radius, int subdivisions, hy_mesh** ou
         if (i < 4) y *= p;       /* (±1, ±p, 0) */
         else if (i < 8) z *= p;  /* (0, ±1, ±p) */
         else x *= p;             /* (±p, 0, ±1) */
-        double n = sqrt(x * x + y * y + z * z);
-        put_v(m, i, radius * x / n, radius * y / n, radius * z / n);
+        put_on_sphere(m, i, radius, x, y, z);
     }
     int32_t vcount = 12, tcount = 20;
     for (int i = 0; i < 20; i++)
@@ -228,9 +246,11 @@ HY_API hy_status hy_mesh_icosphere(double radius, int subdivisions, hy_mesh** ou
                 if (!found) {
                     const double* pa = m->positions + 3 * a;
                     const double* pb = m->positions + 3 * b;
-                    double x = pa[0] + pb[0], y = pa[1] + pb[1], z = pa[2] + pb[2];
-                    double n = sqrt(x * x + y * y + z * z);
-                    put_v(m, vcount, radius * x / n, radius * y / n, radius * z / n);
+                    /* halves: the sum of two coordinates near the
+                     * largest double would overflow (the direction is
+                     * the same) */
+                    double x = 0.5 * pa[0] + 0.5 * pb[0], y = 0.5 * pa[1] + 0.5 * pb[1], z = 0.5 * pa[2] + 0.5 * pb[2];
+                    put_on_sphere(m, vcount, radius, x, y, z);
                     map.keys[slot] = key;
                     map.vals[slot] = vcount++;
                 }

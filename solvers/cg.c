@@ -16,6 +16,7 @@
 struct hy_cg_workspace {
     int64_t n, blocks;
     double *r, *z, *p, *q;
+    double* bs;      /* b rescaled, for right-hand sides out of range (hy_cg_solve) */
     double* partial; /* 2 * blocks */
 };
 
@@ -40,8 +41,9 @@ hy_cg_workspace* hy_cg_workspace_create(int64_t n) {
     w->z = alloc_vec(n);
     w->p = alloc_vec(n);
     w->q = alloc_vec(n);
+    w->bs = alloc_vec(n);
     w->partial = alloc_vec(2 * (w->blocks > 0 ? w->blocks : 1));
-    if (!w->r || !w->z || !w->p || !w->q || !w->partial) {
+    if (!w->r || !w->z || !w->p || !w->q || !w->bs || !w->partial) {
         hy_cg_workspace_destroy(w);
         return NULL;
     }
@@ -54,6 +56,7 @@ void hy_cg_workspace_destroy(hy_cg_workspace* w) {
     free(w->z);
     free(w->p);
     free(w->q);
+    free(w->bs);
     free(w->partial);
     free(w);
 }
@@ -145,13 +148,38 @@ int32_t hy_cg_solve(hy_pool* pool, int64_t n, hy_matvec_fn matvec, void* ctx, co
     int64_t blocks = hy_pool_blocks(n, HY_CG_GRAIN);
     cg_ctx c = {.inv_diag = inv_diag, .b = b, .x = x, .w = w};
 
-    /* A zero right-hand side has the exact solution 0; the relative test
-     * below would otherwise divide by zero. */
     hy_pool_for(pool, n, HY_CG_GRAIN, bnorm_block, &c);
     double bnorm = sqrt(reduce(w, blocks, 0));
-    if (bnorm == 0.0) {
-        memset(x, 0, (size_t)n * sizeof *x);
-        return 0;
+    /* ||b||^2 out of range (a cloth of extreme density or size: forces
+     * past 1e135 or below 1e-135), or b zero or not finite: the system is
+     * solved for s b with s a power of 2 that brings b's largest entry near
+     * 1, and x scaled back (exactly) at the end. Else the dot products
+     * overflow or underflow and the solve stops at once with x as it was.
+     * Systems in range take none of this and keep their bits. */
+    double scale = 1.0;
+    if (!(bnorm > 0x1p-450 && bnorm < 0x1p450)) {
+        double bmax = 0.0;
+        for (int64_t i = 0; i < n; i++) bmax = fabs(b[i]) > bmax ? fabs(b[i]) : bmax;
+        /* A zero right-hand side has the exact solution 0 (the relative
+         * test would divide by zero); a non-finite one has none. */
+        if (bmax == 0.0) {
+            memset(x, 0, (size_t)n * sizeof *x);
+            return 0;
+        }
+        if (!isfinite(bmax)) {
+            if (rel_residual) *rel_residual = NAN;
+            return 0;
+        }
+        int e = ilogb(bmax);
+        scale = ldexp(1.0, e > 1000 ? -1000 : e < -1000 ? 1000 : -e);
+        for (int64_t i = 0; i < n; i++) {
+            w->bs[i] = scale * b[i];
+            double xs = scale * x[i];
+            x[i] = isfinite(xs) ? xs : 0.0; /* a warm start out of range: start at 0 there */
+        }
+        c.b = w->bs;
+        hy_pool_for(pool, n, HY_CG_GRAIN, bnorm_block, &c);
+        bnorm = sqrt(reduce(w, blocks, 0));
     }
 
     /* r = b - A x for the caller's starting guess (warm starts pay off). */
@@ -176,6 +204,10 @@ int32_t hy_cg_solve(hy_pool* pool, int64_t n, hy_matvec_fn matvec, void* ctx, co
         c.beta = rz_new / rz;
         rz = rz_new;
         hy_pool_for(pool, n, HY_CG_GRAIN, direction_block, &c);
+    }
+    if (scale != 1.0) {
+        double back = 1.0 / scale; /* a power of 2: exact */
+        for (int64_t i = 0; i < n; i++) x[i] *= back;
     }
     if (rel_residual) *rel_residual = sqrt(rr) / bnorm;
     return it;

@@ -39,6 +39,16 @@ HY_API hy_status hy_mesh_mass_properties(hy_mesh_view mesh, double density, hy_m
         hi = v3_max(hi, p);
     }
     hy_v3 o = v3_scale(v3_add(lo, hi), 0.5);
+    /* The second moments grow as size^5: past about 1e60 they overflow,
+     * below 1e-60 they underflow, and the volume test below would then
+     * blame the mesh's orientation. */
+    hy_v3 ext = v3_sub(hi, lo);
+    double box = fmax(ext.x, fmax(ext.y, ext.z));
+    if (!(box > 1e-60 && box < 1e60))
+        return hy_fail(HY_ERR_INVALID_ARG,
+                       "hy_mesh_mass_properties: mesh size %g (bounding box %g x %g x %g) is outside [1e-60, 1e60]: "
+                       "its volume and inertia do not fit in double precision",
+                       box, ext.x, ext.y, ext.z);
 
     double vol6 = 0.0;      /* sum of d */
     double m1[3] = {0};     /* sum of d * s */
@@ -62,11 +72,9 @@ HY_API hy_status hy_mesh_mass_properties(hy_mesh_view mesh, double density, hy_m
         m2[5] += d * (a.z * a.x + b.z * b.x + c.z * c.x + sm.z * sm.x);
     }
     double vol = vol6 / 6.0;
-    hy_v3 ext = v3_sub(hi, lo);
     /* A closed, outward mesh has volume > 0. Zero or negative means open or
      * inside-out; a volume at rounding level of the bounding box is a flat
      * sheet, not a solid. */
-    double box = fmax(ext.x, fmax(ext.y, ext.z));
     if (!(vol > 1e-12 * box * box * box))
         return hy_fail(HY_ERR_INVALID_ARG,
                        "hy_mesh_mass_properties: mesh encloses volume %g <= 0 (bounding box %g x %g x %g); "
@@ -89,6 +97,14 @@ HY_API hy_status hy_mesh_mass_properties(hy_mesh_view mesh, double density, hy_m
     I[1] = I[3] = -density * cxy;
     I[5] = I[7] = -density * cyz;
     I[2] = I[6] = -density * czx;
+    int ok = isfinite(out->mass) && out->mass > 0;
+    for (int k = 0; k < 9; k++) ok &= isfinite(I[k]);
+    ok &= I[0] > 0 && I[4] > 0 && I[8] > 0;
+    if (!ok)
+        return hy_fail(HY_ERR_INVALID_ARG,
+                       "hy_mesh_mass_properties: density %g times volume %g gives mass %g and inertia diagonal "
+                       "(%g, %g, %g): outside double precision (density or size too extreme)",
+                       density, vol, out->mass, I[0], I[4], I[8]);
     return HY_OK;
 }
 
@@ -129,6 +145,15 @@ hy_status hy_rigid_inertia_from(const hy_mass_properties* mp, hy_rigid_inertia* 
     if (!(isfinite(mp->mass) && mp->mass > 0.0))
         return hy_fail(HY_ERR_INVALID_ARG, "rigid body mass must be finite and > 0, got %g", mp->mass);
     const double* I = mp->inertia;
+    /* The test below and the inverse take products of three entries: past
+     * 1e100 (or below 1e-100) they leave double's range, and a solid
+     * tensor would read as indefinite. */
+    double Imax = fmax(fabs(I[0]), fmax(fabs(I[4]), fabs(I[8])));
+    if (!(Imax > 1e-100 && Imax < 1e100))
+        return hy_fail(HY_ERR_INVALID_ARG,
+                       "rigid body inertia %g (mass %g) is outside [1e-100, 1e100]: density or size too extreme for "
+                       "double precision",
+                       Imax, mp->mass);
     /* Positive definite (Sylvester): a physical solid always is; a failure
      * means a degenerate (flat or needle) mesh. */
     double d1 = I[0], d2 = I[0] * I[4] - I[1] * I[3];

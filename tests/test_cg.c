@@ -1,5 +1,6 @@
 /* Tests the matrix-free Jacobi-preconditioned CG (solvers/cg.c): accuracy on a 2D Laplacian with a
  * known solution, the zero right-hand side, the iteration cap, and bit-identical results for 1-3 threads. */
+#include <math.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -130,6 +131,35 @@ int main(void) {
         }
         CHECK(h[0] == h[1]);
         CHECK(h[0] == h[2]);
+    }
+
+    /* Scale: b times 2^600 (its squared norm overflows) or 2^-600 (it
+     * underflows) solves to x times the same power of 2, bit for bit, in
+     * the same iterations: only the norms of the stopping test are taken
+     * at another scale. Before, the first returned at once with x = 0. */
+    {
+        static double bs[NN], xs1[NN];
+        memset(xs1, 0, sizeof xs1);
+        double rel1 = -1;
+        int32_t it1 = hy_cg_solve(pool, NN, laplacian, NULL, inv_diag, b, xs1, 1e-8, 5000, w, &rel1);
+        for (int e = -600; e <= 600; e += 1200) {
+            for (int64_t i = 0; i < NN; i++) bs[i] = ldexp(b[i], e);
+            memset(x, 0, sizeof x);
+            double rel = -1;
+            int32_t it = hy_cg_solve(pool, NN, laplacian, NULL, inv_diag, bs, x, 1e-8, 5000, w, &rel);
+            fprintf(stderr, "b x 2^%d: %d iterations (unscaled %d), relative residual %.3g\n", e, it, it1, rel);
+            CHECK(it == it1 && rel <= 1e-8);
+            int same = 1;
+            for (int64_t i = 0; i < NN; i++) same &= x[i] == ldexp(xs1[i], e);
+            CHECK(same);
+        }
+        /* a non-finite right-hand side: no iterations, x untouched, NaN
+         * residual (the caller's finiteness check names the object) */
+        bs[5] = INFINITY;
+        for (int64_t i = 0; i < NN; i++) x[i] = 1.0;
+        double rel = 0;
+        CHECK(hy_cg_solve(pool, NN, laplacian, NULL, inv_diag, bs, x, 1e-8, 100, w, &rel) == 0);
+        CHECK(isnan(rel) && x[0] == 1.0);
     }
 
     /* n = 1 and a NULL pool (serial). */

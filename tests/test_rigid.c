@@ -207,6 +207,32 @@ static void test_bad_input(void) {
     }
     hy_mesh_destroy(grid);
 
+    /* Extreme sizes and densities are refused as such (before, a sphere
+     * of radius 1e200 came out with NaN vertices, and of radius 1e-200 as
+     * "volume 0: it must be closed"); a 1e-50 m sphere still works. */
+    {
+        const double radius[3] = {1e200, 1e-200, 1e-50};
+        for (int k = 0; k < 3; k++) {
+            hy_mesh* ball = NULL;
+            CHECK_OK(hy_mesh_icosphere(radius[k], 2, &ball));
+            hy_status st = ball ? hy_mesh_mass_properties(hy_mesh_get_view(ball), 1000.0, &mp) : HY_ERR_INVALID_ARG;
+            if (k < 2) {
+                CHECK(st == HY_ERR_INVALID_ARG && strstr(hy_last_error(), "outside [1e-60, 1e60]") != NULL);
+            } else {
+                CHECK_OK(st);
+                CHECK(fabs(mp.volume / (4.0 / 3.0 * 3.14159265358979 * 1e-150) - 1.0) < 0.1);
+            }
+            hy_mesh_destroy(ball);
+        }
+        hy_mesh* ball = NULL;
+        CHECK_OK(hy_mesh_icosphere(1e50, 2, &ball));
+        hy_rigid_inertia big;
+        CHECK_OK(hy_mesh_mass_properties(hy_mesh_get_view(ball), 1000.0, &mp));
+        CHECK(hy_rigid_inertia_from(&mp, &big) == HY_ERR_INVALID_ARG);
+        CHECK(strstr(hy_last_error(), "outside [1e-100, 1e100]") != NULL);
+        hy_mesh_destroy(ball);
+    }
+
     /* Empty / broken view. */
     hy_mesh_view empty = {0};
     CHECK(hy_mesh_mass_properties(empty, 1.0, &mp) == HY_ERR_INVALID_ARG);
