@@ -115,6 +115,13 @@ int hy_bench_recording(const char* scene, const char* dir, int named, long frame
     int fresh;
     int rc = hy_bench_recording_check(scene, dir, named, who, &fresh);
     if (rc) return rc;
+    return hy_bench_recording_checked(scene, dir, named, fresh, frames, threads, who, rec);
+}
+
+int hy_bench_recording_checked(const char* scene, const char* dir, int named, int fresh, long frames, int threads,
+                               const char* who, hy_recording* rec) {
+    memset(rec, 0, sizeof *rec);
+    int rc;
     if (fresh) {
         hy_status ls = hy_recording_load(dir, (int32_t)frames + 1, rec);
         if (ls == HY_OK && rec->frame_count >= frames + 1) return HY_EXIT_OK;

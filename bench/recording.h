@@ -36,5 +36,9 @@ struct hy_recording;
  * on success. */
 int hy_bench_recording(const char* scene, const char* dir, int named, long frames, int threads, const char* who,
                        struct hy_recording* rec);
+/* The same after hy_bench_recording_check has answered `fresh` (so the
+ * scene is not loaded twice to check it). */
+int hy_bench_recording_checked(const char* scene, const char* dir, int named, int fresh, long frames, int threads,
+                               const char* who, struct hy_recording* rec);
 
 #endif

@@ -129,14 +129,13 @@ static int load_stream(const hy_tp_options* o, const char* scene, const char* na
     snprintf(dir, sizeof dir, "%s/%s", o->record_dir ? o->record_dir : "hyphys-recordings", name);
     snprintf(path, sizeof path, "%s/jobs.csv", dir);
     /* The stream is made from the recording: only one of the scene as it
-     * is now is trusted (else it is recorded again, which removes the
-     * stream). */
+     * is now is trusted (else the recording is made again, which removes
+     * the stream). */
     int named = o->record_dir != NULL, fresh;
     int rc = hy_bench_recording_check(scene, dir, named, "hyphys bench sched", &fresh);
     if (rc) return rc;
-    if (!fresh && (rc = hy_bench_record(scene, dir, o->frames, o->threads, 0, "hyphys bench sched"))) return rc;
     hy_job_stream s;
-    hy_status st = hy_job_stream_load(path, &s);
+    hy_status st = fresh ? hy_job_stream_load(path, &s) : HY_ERR_IO;
     if (st == HY_OK && s.frames >= o->frames && s.thickness == o->thickness) {
         s.frames = (int32_t)o->frames; /* the first frames */
         *out = s;
@@ -146,7 +145,7 @@ static int load_stream(const hy_tp_options* o, const char* scene, const char* na
     else if (st != HY_ERR_IO) fprintf(stderr, "hyphys bench sched: %s (recording it again)\n", hy_last_error());
 
     hy_recording rec;
-    int rrc = hy_bench_recording(scene, dir, named, o->frames, o->threads, "hyphys bench sched", &rec);
+    int rrc = hy_bench_recording_checked(scene, dir, named, fresh, o->frames, o->threads, "hyphys bench sched", &rec);
     if (rrc) return rrc;
     fprintf(stderr, "recording the job stream of %s (%ld frames) into %s\n", name, o->frames, path);
     st = hy_job_stream_record(&rec, (int32_t)o->frames, o->thickness, o->threads, out);

@@ -62,21 +62,13 @@ hy_status hy_export_frame(const hy_world* w, const char* dir, int32_t frame) {
 
 #define SOURCE_MAGIC "hyphys recording source 1"
 
-static uint64_t fnv1a(uint64_t h, const unsigned char* p, size_t n) {
-    for (size_t i = 0; i < n; i++) {
-        h ^= p[i];
-        h *= 1099511628211ull;
-    }
-    return h;
-}
-
 hy_status hy_export_source_of(const char* scene_path, const hy_world* w, hy_export_source* out) {
     FILE* f = fopen(scene_path, "rb");
     if (!f) return hy_fail(HY_ERR_IO, "%s: cannot open: %s", scene_path, strerror(errno));
-    uint64_t h = 14695981039346656037ull;
+    uint64_t h = HY_FNV1A_INIT;
     unsigned char buf[65536];
     size_t n;
-    while ((n = fread(buf, 1, sizeof buf, f)) > 0) h = fnv1a(h, buf, n);
+    while ((n = fread(buf, 1, sizeof buf, f)) > 0) h = hy_fnv1a(h, buf, n);
     int bad = ferror(f);
     fclose(f);
     if (bad) return hy_fail(HY_ERR_IO, "%s: read failed", scene_path);

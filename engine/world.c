@@ -559,7 +559,7 @@ HY_API int32_t hy_world_get_thread_count(const hy_world* w) { return w ? hy_pool
 
 /* -------------------------------------------------------------- hash */
 
-static uint64_t fnv(uint64_t h, const void* data, size_t n) {
+uint64_t hy_fnv1a(uint64_t h, const void* data, size_t n) {
     const unsigned char* p = data;
     for (size_t i = 0; i < n; i++) {
         h ^= p[i];
@@ -569,12 +569,12 @@ static uint64_t fnv(uint64_t h, const void* data, size_t n) {
 }
 
 HY_API uint64_t hy_world_hash(const hy_world* w) {
-    uint64_t h = 14695981039346656037ull;
+    uint64_t h = HY_FNV1A_INIT;
     for (int32_t i = 0; w && i < w->object_count; i++) {
         const hy_object* o = &w->objects[i];
         if (!o->alive) continue;
-        h = fnv(h, o->x, sizeof(double) * 3 * (size_t)o->nv);
-        h = fnv(h, o->v, sizeof(double) * 3 * (size_t)o->nv);
+        h = hy_fnv1a(h, o->x, sizeof(double) * 3 * (size_t)o->nv);
+        h = hy_fnv1a(h, o->v, sizeof(double) * 3 * (size_t)o->nv);
     }
     return h;
 }

@@ -72,4 +72,9 @@ void hy_obstacle_pose(const hy_object* o, double t, hy_v3* position, hy_quat* or
 /* Resolve an id; NULL (and a HY_ERR_STALE_ID message) if stale. */
 hy_object* hy_world_resolve(const hy_world* w, hy_object_id id);
 
+/* 64-bit FNV-1a of n bytes, continuing from h (start from
+ * HY_FNV1A_INIT): the state hash's and the recordings' (engine/export.c). */
+#define HY_FNV1A_INIT 14695981039346656037ull
+uint64_t hy_fnv1a(uint64_t h, const void* data, size_t n);
+
 #endif

@@ -37,6 +37,15 @@ static const char* temp_file(const char* text) {
     return w == (ssize_t)n ? path : NULL;
 }
 
+/* Default options with lp's time-out off: answers without the wall clock
+ * in them, the same every run. */
+static hy_sched_options options_fixed(void) {
+    hy_sched_options o;
+    hy_sched_options_default(&o);
+    o.lp_timeout = 0;
+    return o;
+}
+
 static void test_builtin_profiles(void) {
     const char* want[] = {"gtx285", "gtx480", "gtx580", "c2075", "cpu-m1", "cpu-m2"};
     const char* const* names = hy_device_profile_builtin_names();
@@ -240,9 +249,7 @@ static int64_t total_jobs(const hy_sched_problem* p) {
  * the makespan the model gives, and the same answer twice. */
 static void test_policies_valid(void) {
     const int sizes[][2] = {{2, 1}, {3, 1}, {4, 1}, {6, 1}, {13, 0}, {16, 0}};
-    hy_sched_options o;
-    hy_sched_options_default(&o);
-    o.lp_timeout = 0; /* deterministic: no wall clock in the answer */
+    hy_sched_options o = options_fixed();
     o.block = 100;
     for (const hy_sched_policy_class* const* c = hy_sched_policy_list(); *c; c++) {
         hy_sched_policy *p1 = NULL, *p2 = NULL;
@@ -307,9 +314,7 @@ static void test_policies_valid(void) {
  * change it; no assignment lp returns beats it, and exhaustive's integer
  * answer is never worse than lp's. */
 static void test_exhaustive(void) {
-    hy_sched_options o;
-    hy_sched_options_default(&o);
-    o.lp_timeout = 0;
+    hy_sched_options o = options_fixed();
     hy_sched_policy* lp = NULL;
     CHECK_OK(hy_sched_policy_create("lp", &o, &lp));
     if (!lp) return;
@@ -350,9 +355,7 @@ static void test_exhaustive(void) {
 static void test_lp_refinement(void) {
     hy_sched_model m;
     CHECK_OK(hy_sched_model_machine(&m, 6, 1));
-    hy_sched_options o;
-    hy_sched_options_default(&o);
-    o.lp_timeout = 0;
+    hy_sched_options o = options_fixed();
     hy_sched_options one = o;
     one.lp_max_iterations = 1;
     one.lp_polish = 0; /* the first LP's rounding as it is */
@@ -401,9 +404,7 @@ static void test_lp_refinement(void) {
 static void test_lp_polish(void) {
     hy_sched_model m;
     CHECK_OK(hy_sched_model_machine(&m, 4, 1));
-    hy_sched_options o;
-    hy_sched_options_default(&o);
-    o.lp_timeout = 0;
+    hy_sched_options o = options_fixed();
     hy_sched_options never = o, always = o, cut = o, cut_raw = o;
     never.lp_polish = 0;
     always.lp_polish = 2;
@@ -466,9 +467,7 @@ static int traverse_producers(const hy_sched_model* m, const hy_sched_assignment
 static void test_lp_next_round(void) {
     hy_sched_model m;
     CHECK_OK(hy_sched_model_machine(&m, 6, 1));
-    hy_sched_options o;
-    hy_sched_options_default(&o);
-    o.lp_timeout = 0;
+    hy_sched_options o = options_fixed();
     hy_sched_policy* lp = NULL;
     CHECK_OK(hy_sched_policy_create("lp", &o, &lp));
     if (!lp) return;
@@ -603,9 +602,7 @@ static void test_launches(void) {
 
     const char* names[] = {"ws", "ws-exp", "lp", "lau10", "tan09"};
     for (int grain = 0; grain <= 50; grain += 50) {
-        hy_sched_options o;
-        hy_sched_options_default(&o);
-        o.lp_timeout = 0;
+        hy_sched_options o = options_fixed();
         o.ws_grain = grain;
         for (int k = 0; k < 5; k++) {
             hy_sched_policy* pol = NULL;
