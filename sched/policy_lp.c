@@ -232,6 +232,51 @@ static double producer_charge(const hy_sched_problem* prob, uint64_t producers, 
     return charge;
 }
 
+/* The polish's last step: drop batches that buy no makespan. A type split
+ * over several resources may leave one of them a batch (often a handful of
+ * jobs from rounding the LP) whose jobs the type's other resources could
+ * take with the makespan no higher: the makespan cannot see it, but that
+ * resource pays a setup for nothing and is busy that much longer when the
+ * next call comes. Drop such a batch, re-spreading its type over the rest
+ * by water-filling, the largest setup saved first; repeat until none
+ * qualifies (each drop removes a pair, so at most R·J drops). The makespan
+ * never rises: this only breaks ties among answers of equal makespan in
+ * favour of fewer setups. Measured 2026-11-24 (`hyphys bench sched`,
+ * modeled): lp/ws on Machine 2 1.160 -> 1.169 (cloth_ball 810 -> 830 FPS,
+ * nbody 208.3 -> 207.5, fracture 111.1 -> 111.0), |R| = 3 gap to exhaustive
+ * 0.976% -> 0.948% (`--lp-timeout 2`), no visible change in µs per call. */
+static void prune(const hy_sched_problem* prob, hy_sched_assignment* a) {
+    const hy_sched_model* M = prob->model;
+    int R = M->resources, J = 2 * R;
+    double fin[HY_SCHED_MAX_RESOURCES], base[HY_SCHED_MAX_RESOURCES];
+    int64_t x[HY_SCHED_MAX_RESOURCES], bx[HY_SCHED_MAX_RESOURCES];
+    double L = a->makespan;
+    for (int drops = 0; drops < R * J; drops++) {
+        for (int i = 0; i < R; i++) fin[i] = hy_sched_finish(prob, a, i);
+        int bj = -1;
+        double saved = 0;
+        for (int j = 0; j < J; j++) {
+            uint64_t on = 0;
+            int used = 0;
+            for (int i = 0; i < R; i++)
+                if (a->count[i][j] > 0) on |= (uint64_t)1 << i, used++;
+            if (used < 2) continue; /* a type's last resource stays */
+            for (int i = 0; i < R; i++) base[i] = fin[i] - hy_sched_problem_time(prob, i, j, a->count[i][j]);
+            for (int i = 0; i < R; i++) {
+                double su = hy_sched_setup(prob, i, j);
+                if (!(on >> i & 1u) || !(su > saved)) continue;
+                if (fill_type(prob, R, base, j, prob->jobs[j], on & ~((uint64_t)1 << i), x) > L) continue;
+                saved = su;
+                bj = j;
+                memcpy(bx, x, sizeof(int64_t) * (size_t)R);
+            }
+        }
+        if (bj < 0) break;
+        for (int i = 0; i < R; i++) a->count[i][bj] = bx[i];
+    }
+    a->makespan = hy_sched_makespan(prob, a);
+}
+
 static void polish(const hy_sched_problem* prob, hy_sched_assignment* a) {
     const hy_sched_model* M = prob->model;
     int R = M->resources, J = 2 * R;
@@ -284,6 +329,7 @@ static void polish(const hy_sched_problem* prob, hy_sched_assignment* a) {
         for (int i = 0; i < R; i++) a->count[i][bj] = bx[i];
     }
     a->makespan = hy_sched_makespan(prob, a);
+    prune(prob, a);
 }
 
 /* Solving time so far for the time-out: the wall clock (lp_timeout 1) or
