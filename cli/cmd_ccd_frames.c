@@ -15,7 +15,7 @@
 
 static void help(void) {
     printf("usage: hyphys ccd-frames DIR [--threads N] [--repeats R] [--refit] [--no-filter] [--no-cull]\n"
-           "                          [--breakdown] [--json]\n\n"
+           "                          [--no-instance] [--breakdown] [--json]\n\n"
            "Run continuous collision detection over one step, from DIR/frame0.ply to\n"
            "DIR/frame1.ply (the whole file is one mesh: self and inter-object pairs),\n"
            "and compare the colliding vertex-face and edge-edge pairs with\n"
@@ -35,6 +35,10 @@ static void help(void) {
            "                 candidate gets the exact test\n"
            "  --no-cull      no self-collision culling (normal cones and contours;\n"
            "                 on by default, at distance 0 only)\n"
+           "  --no-instance  build every piece's tree from scratch; by default a piece\n"
+           "                 with the same triangles as an earlier one and nearly its\n"
+           "                 shape up to translation and scale (copies of one body)\n"
+           "                 takes that piece's tree, with boxes of its own\n"
            "  --breakdown    after the timed runs, class the candidates by what\n"
            "                 decides them (coplanarity filter, separating axes, exact\n"
            "                 miss, exact hit) and time each stage on one thread over\n"
@@ -208,7 +212,7 @@ static const char* base_name(const char* p) {
 static int ccd_frames_main(int argc, char** argv) {
     const char* dir_arg = NULL;
     long threads = 1, repeats = 5;
-    int json = 0, refit = 0, filters = 1, cull = 1, breakdown = 0;
+    int json = 0, refit = 0, filters = 1, cull = 1, instance = 1, breakdown = 0;
     for (int i = 1; i < argc; i++) {
         const char* a = argv[i];
         if (!strcmp(a, "--threads")) {
@@ -225,6 +229,8 @@ static int ccd_frames_main(int argc, char** argv) {
             filters = 0;
         } else if (!strcmp(a, "--no-cull")) {
             cull = 0;
+        } else if (!strcmp(a, "--no-instance")) {
+            instance = 0;
         } else if (!strcmp(a, "--breakdown")) {
             breakdown = 1;
         } else if (a[0] == '-' && a[1] != '\0') {
@@ -287,6 +293,7 @@ static int ccd_frames_main(int argc, char** argv) {
     def.force_build = !refit;
     def.use_filters = filters;
     def.self_cull = cull;
+    def.instance = instance;
     ms = malloc(sizeof(double) * 4 * (size_t)repeats); /* total, bvh, traverse, exact */
     if (!pool || !ms || hy_frames_create(m0->triangles, m0->triangle_count, m0->vertex_count, &def, &fr) != HY_OK) {
         fprintf(stderr, "hyphys ccd-frames: %s\n", pool && ms ? hy_last_error() : "out of memory");
@@ -351,6 +358,8 @@ static int ccd_frames_main(int argc, char** argv) {
         cJSON_AddNumberToObject(o, "ms_exact", bvh_ms[2]);
         cJSON_AddNumberToObject(o, "triangles", m0->triangle_count);
         cJSON_AddBoolToObject(o, "self_cull", cull);
+        cJSON_AddNumberToObject(o, "pieces", (double)st.components);
+        cJSON_AddNumberToObject(o, "pieces_instanced", (double)st.instanced);
         cJSON_AddNumberToObject(o, "triangle_pairs", (double)st.triangle_pairs);
         cJSON_AddNumberToObject(o, "candidates", (double)st.candidates);
         cJSON_AddNumberToObject(o, "exact_tests", (double)st.exact_tests);
@@ -394,6 +403,9 @@ static int ccd_frames_main(int argc, char** argv) {
         printf("step   %.2f ms median (min %.2f; includes BVH %s)  stage medians: bvh %.2f, traverse %.2f, "
                "filter+exact %.2f ms\n",
                median, ms_min, !refit ? "build" : st.rebuilt ? "refit, rebuilt as it decayed" : "refit", bvh_ms[0], bvh_ms[1], bvh_ms[2]);
+        printf("pieces %lld connected", (long long)st.components);
+        if (st.rebuilt) printf("; %lld built with an earlier piece's tree", (long long)st.instanced);
+        printf("\n");
         printf("work   %lld candidates (%lld VF, %lld EE) from %lld triangle pairs; %lld exact tests (%.1f%%)\n",
                (long long)st.candidates, (long long)st.vf_candidates, (long long)st.ee_candidates,
                (long long)st.triangle_pairs, (long long)st.exact_tests, 100.0 * frac);

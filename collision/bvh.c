@@ -963,6 +963,7 @@ static void leaf_data(hy_bvh* b, const double* x0, const double* x1, hy_pool* po
 
 static void sweep_nodes(hy_bvh* b, int boxes, hy_pool* pool);
 static void mark_self_free(hy_bvh* b, const double* x0, const double* x1, hy_pool* pool);
+static void finish_tree(hy_bvh* b, const double* x0, const double* x1, int boxes, hy_pool* pool);
 
 /* One split of the build's top round, run on the pool. */
 typedef struct top_split {
@@ -1112,6 +1113,16 @@ hy_status hy_bvh_build(hy_bvh* b, const double* x0, const double* x1, double thi
         return st;
     }
     HY_ASSERT(b->node_count <= 2 * nt);
+    finish_tree(b, x0, x1, 0, pool);
+    return HY_OK;
+}
+
+/* The rest of a build once nodes, order and the top/subtree split are set
+ * and the primitive boxes made: what depends on the order, the per-step
+ * leaf data, the bottom-up sweep (node boxes too when `boxes`: a build has
+ * made them already), the culling marks, and the cost the tree's decay is
+ * measured against. */
+static void finish_tree(hy_bvh* b, const double* x0, const double* x1, int boxes, hy_pool* pool) {
     link_nodes(b);
     make_slots(b);
     for (int32_t i = 0; i < b->node_count; i++) {
@@ -1119,10 +1130,30 @@ hy_status hy_bvh_build(hy_bvh* b, const double* x0, const double* x1, double thi
         b->spans[i].count = b->nodes[i].count;
     }
     leaf_data(b, x0, x1, pool);
-    sweep_nodes(b, 0, pool);
+    sweep_nodes(b, boxes, pool);
     mark_self_free(b, x0, x1, pool);
     b->built_cost = b->cost;
     b->builds++;
+}
+
+hy_status hy_bvh_build_like(hy_bvh* b, const hy_bvh* like, const double* x0, const double* x1, double thickness,
+                            hy_pool* pool) {
+    if (!b || !like || !x0) return hy_fail(HY_ERR_INVALID_ARG, "bvh build like: NULL argument");
+    int32_t nt = b->triangle_count;
+    if (like->node_count == 0) return hy_fail(HY_ERR_INVALID_ARG, "bvh build like: the model tree is not built");
+    if (like->triangle_count != nt || like->vertex_count != b->vertex_count ||
+        memcmp(like->triangles, b->triangles, sizeof(int32_t) * 3 * (size_t)nt) != 0)
+        return hy_fail(HY_ERR_INVALID_ARG, "bvh build like: the two meshes' triangles differ");
+    primitive_boxes(b, x0, x1, thickness, pool);
+    memcpy(b->nodes, like->nodes, sizeof(hy_bvh_node) * (size_t)like->node_count);
+    b->node_count = like->node_count;
+    b->leaf_size = like->leaf_size; /* most triangles in a leaf: now like's */
+    memcpy(b->order, like->order, sizeof(int32_t) * (size_t)nt);
+    b->top_count = like->top_count;
+    b->sub_count = like->sub_count;
+    memcpy(b->sub, like->sub, sizeof b->sub);
+    memcpy(b->top_root, like->top_root, sizeof b->top_root);
+    finish_tree(b, x0, x1, 1, pool);
     return HY_OK;
 }
 

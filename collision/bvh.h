@@ -537,6 +537,16 @@ hy_status hy_bvh_build(hy_bvh* bvh, const double* x0, const double* x1, double t
 /* New boxes for the same tree: primitives first, then nodes bottom-up.
  * Requires a previous build. Updates bvh->cost. */
 void hy_bvh_refit(hy_bvh* bvh, const double* x0, const double* x1, double thickness, hy_pool* pool);
+/* Build `bvh` with the tree of `like`, an instance of the same mesh (the
+ * same vertex count and the same triangles, HY_ERR_INVALID_ARG otherwise)
+ * that is built: its node hierarchy and leaf order are copied, and
+ * everything that depends on positions is made from x0, x1 as a refit
+ * would, so the tree is exact for these positions whatever they are; it is
+ * as good as a build of its own only where the two meshes have nearly the
+ * same shape up to translation and scale (many copies of one body). Costs
+ * about a refit. Counts as a build (builds, built_cost). */
+hy_status hy_bvh_build_like(hy_bvh* bvh, const hy_bvh* like, const double* x0, const double* x1, double thickness,
+                            hy_pool* pool);
 
 /* Ids that traversal emits for this mesh's vertices (copied; NULL resets
  * to the local indices). Lets meshes cut from one larger mesh report pairs

@@ -5,6 +5,7 @@
  * candidate order) does not depend on which thread tested what. */
 #include "collision/frames.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -12,6 +13,7 @@
 #include "collision/ccd.h"
 #include "collision/filter.h"
 #include "engine/error.h"
+#include "engine/world.h"
 
 /* Candidates per block of the exact pass: large enough that the pool's
  * per-block cost vanishes, small enough to balance tests of uneven cost. */
@@ -22,6 +24,13 @@
  * with the pool inside the build. */
 #define SMALL_COMPONENT 4096
 
+/* Two pieces with the same triangles share a tree when their positions,
+ * taken relative to their mean and divided by their RMS radius, differ by
+ * at most this much in every coordinate at both ends of the step. It
+ * guards the tree's quality only: a shared tree gets boxes from the
+ * piece's own positions, so it is exact for any shape. */
+#define SHAPE_TOL 1e-3
+
 /* One connected piece of the mesh with its own BVH in its own moving frame
  * (hy_bvh.relative): a piece that only translates then has tiny boxes and
  * no self candidates at all, however far it moves. Pieces meet through pair
@@ -31,7 +40,9 @@ typedef struct component {
     int32_t vertex_count;
     int32_t* vertices; /* local -> global vertex id */
     int64_t offset;    /* first local vertex in the gathered position arrays */
+    int32_t like;      /* an earlier piece with the same triangles (its first), or -1 */
     int rebuilt;       /* the last update built the tree */
+    int instanced;     /* the last update built it with the tree of `like` */
     hy_status status;  /* of the last update (written by the block that ran it) */
 } component;
 
@@ -63,6 +74,7 @@ hy_frames_def hy_frames_def_default(void) {
     d.use_filters = 1;
     d.force_build = 0;
     d.self_cull = 1;
+    d.instance = 1;
     return d;
 }
 
@@ -78,6 +90,51 @@ static int32_t find(int32_t* parent, int32_t x) {
         x = parent[x];
     }
     return x;
+}
+
+/* Pieces that are copies of earlier ones: the same vertex and triangle
+ * counts and the same local triangles. Pieces sorted by a hash of those,
+ * then within a run of equal hashes each takes the first earlier piece
+ * whose triangles match (like = -1: none). */
+typedef struct piece_key {
+    uint64_t hash;
+    int32_t c;
+} piece_key;
+
+static int cmp_piece(const void* x, const void* y) {
+    const piece_key *a = x, *b = y;
+    if (a->hash != b->hash) return a->hash < b->hash ? -1 : 1;
+    return (a->c > b->c) - (a->c < b->c);
+}
+
+static hy_status find_copies(hy_frames* f, const int32_t* local, const int64_t* tri_start) {
+    int32_t nc = f->comp_count;
+    piece_key* k = malloc(sizeof *k * (size_t)(nc > 0 ? nc : 1));
+    if (!k) return hy_fail(HY_ERR_NOMEM, "frames: out of memory");
+    for (int32_t c = 0; c < nc; c++) {
+        int32_t counts[2] = {f->comps[c].vertex_count, (int32_t)(tri_start[c + 1] - tri_start[c])};
+        uint64_t h = hy_fnv1a(HY_FNV1A_INIT, counts, sizeof counts);
+        k[c].hash = hy_fnv1a(h, local + 3 * tri_start[c], sizeof(int32_t) * 3 * (size_t)counts[1]);
+        k[c].c = c;
+        f->comps[c].like = -1;
+    }
+    qsort(k, (size_t)nc, sizeof *k, cmp_piece);
+    for (int32_t i = 0, run = 0; i < nc; i++) {
+        if (k[i].hash != k[run].hash) run = i;
+        /* the originals of this hash come first in piece order */
+        for (int32_t j = run; j < i; j++) {
+            int32_t a = k[j].c, b = k[i].c; /* a < b: same hash, sorted by piece */
+            int64_t n = tri_start[a + 1] - tri_start[a];
+            if (f->comps[a].like >= 0 || f->comps[a].vertex_count != f->comps[b].vertex_count ||
+                tri_start[b + 1] - tri_start[b] != n ||
+                memcmp(local + 3 * tri_start[a], local + 3 * tri_start[b], sizeof(int32_t) * 3 * (size_t)n) != 0)
+                continue;
+            f->comps[b].like = a;
+            break;
+        }
+    }
+    free(k);
+    return HY_OK;
 }
 
 hy_status hy_frames_create(const int32_t* triangles, int32_t triangle_count, int32_t vertex_count,
@@ -191,6 +248,7 @@ hy_status hy_frames_create(const int32_t* triangles, int32_t triangle_count, int
             if (st != HY_OK) hy_error_prefix("component %d: ", c);
         }
     }
+    if (st == HY_OK) st = find_copies(f, local, tri_start);
     free(vcomp);
     free(lidx);
     free(tri_start);
@@ -309,6 +367,43 @@ static void found_block(void* vctx, int64_t begin, int64_t end, int64_t block, i
     }
 }
 
+/* The piece whose tree piece c may take when built (hy_frames_def.instance),
+ * or NULL. Such pieces are built after every other (a second pass), so the
+ * original's tree and gathered positions are there. */
+static const component* copy_of(const hy_frames* f, int32_t c) {
+    int32_t like = f->comps[c].like;
+    return f->def.instance && like >= 0 ? &f->comps[like] : NULL;
+}
+
+/* Whether n points a and n points b have nearly one shape up to translation
+ * and scale: relative to their means, over their RMS radii, every
+ * coordinate within SHAPE_TOL. */
+static int same_shape(const double* a, const double* b, int32_t n) {
+    double ma[3] = {0, 0, 0}, mb[3] = {0, 0, 0}, ra = 0, rb = 0;
+    for (int32_t i = 0; i < n; i++)
+        for (int k = 0; k < 3; k++) {
+            ma[k] += a[3 * i + k];
+            mb[k] += b[3 * i + k];
+        }
+    for (int k = 0; k < 3; k++) {
+        ma[k] /= n;
+        mb[k] /= n;
+    }
+    for (int32_t i = 0; i < n; i++)
+        for (int k = 0; k < 3; k++) {
+            double da = a[3 * i + k] - ma[k], db = b[3 * i + k] - mb[k];
+            ra += da * da;
+            rb += db * db;
+        }
+    ra = sqrt(ra / n);
+    rb = sqrt(rb / n);
+    if (!(ra > 0 && rb > 0 && isfinite(ra) && isfinite(rb))) return 0;
+    for (int32_t i = 0; i < n; i++)
+        for (int k = 0; k < 3; k++)
+            if (!(fabs((a[3 * i + k] - ma[k]) / ra - (b[3 * i + k] - mb[k]) / rb) <= SHAPE_TOL)) return 0;
+    return 1;
+}
+
 /* Component c's positions gathered into its contiguous local-order slice,
  * then its tree built or refitted. */
 static hy_status update_one(hy_frames* f, int32_t c, const double* x0, const double* x1, hy_pool* pool,
@@ -323,15 +418,23 @@ static hy_status update_one(hy_frames* f, int32_t c, const double* x0, const dou
             b[3 * i + k] = x1[3 * v + k];
         }
     }
-    int r = 0;
+    int r = 0, copy = 0;
     hy_status st;
     if (f->def.force_build || !f->built) {
-        st = hy_bvh_build(cp->bvh, a, b, f->def.thickness, pool);
+        const component* m = copy_of(f, c);
+        if (m && same_shape(f->lx0 + 3 * m->offset, a, cp->vertex_count) &&
+            same_shape(f->lx1 + 3 * m->offset, b, cp->vertex_count)) {
+            st = hy_bvh_build_like(cp->bvh, m->bvh, a, b, f->def.thickness, pool);
+            copy = 1;
+        } else {
+            st = hy_bvh_build(cp->bvh, a, b, f->def.thickness, pool);
+        }
         r = 1;
     } else {
         st = hy_bvh_update(cp->bvh, a, b, f->def.thickness, f->def.max_decay, pool, &r);
     }
     f->comps[c].rebuilt = r;
+    f->comps[c].instanced = copy;
     f->comps[c].status = st;
     if (r && rebuilt) *rebuilt = 1;
     return st;
@@ -340,14 +443,21 @@ static hy_status update_one(hy_frames* f, int32_t c, const double* x0, const dou
 typedef struct update_ctx {
     hy_frames* f;
     const double *x0, *x1;
+    int building, phase;
 } update_ctx;
+
+/* Pass 1 of a build holds the pieces that may take an earlier one's tree;
+ * pass 0 every other piece (and every piece when refitting). */
+static int in_pass(const update_ctx* u, int32_t c) {
+    return (u->building && copy_of(u->f, c) != NULL) == u->phase;
+}
 
 static void update_block(void* vctx, int64_t begin, int64_t end, int64_t block, int worker) {
     (void)block;
     (void)worker;
     update_ctx* u = vctx;
     for (int64_t c = begin; c < end; c++) {
-        if (u->f->comps[c].bvh->triangle_count >= SMALL_COMPONENT) continue;
+        if (u->f->comps[c].bvh->triangle_count >= SMALL_COMPONENT || !in_pass(u, (int32_t)c)) continue;
         update_one(u->f, (int32_t)c, u->x0, u->x1, NULL, NULL);
     }
 }
@@ -367,21 +477,25 @@ hy_status hy_frames_run(hy_frames* f, const double* x0, const double* x1, hy_poo
 
     /* BVHs: build, or refit and rebuild when decayed. Large components one
      * at a time with the pool inside; small ones many at a time. */
-    update_ctx uc = {f, x0, x1};
-    for (int32_t c = 0; c < f->comp_count; c++)
-        if (f->comps[c].bvh->triangle_count >= SMALL_COMPONENT) {
-            hy_status st = update_one(f, c, x0, x1, pool, &s.rebuilt);
-            if (st != HY_OK) return st;
-        }
-    if (pool)
-        hy_pool_for(pool, f->comp_count, 8, update_block, &uc);
-    else
-        update_block(&uc, 0, f->comp_count, 0, 0);
-    for (int32_t c = 0; c < f->comp_count; c++) {
+    update_ctx uc = {f, x0, x1, f->def.force_build || !f->built, 0};
+    for (uc.phase = 0; uc.phase < 1 + uc.building; uc.phase++) {
+        for (int32_t c = 0; c < f->comp_count; c++)
+            if (f->comps[c].bvh->triangle_count >= SMALL_COMPONENT && in_pass(&uc, c)) {
+                hy_status st = update_one(f, c, x0, x1, pool, &s.rebuilt);
+                if (st != HY_OK) return st;
+            }
+        if (pool)
+            hy_pool_for(pool, f->comp_count, 8, update_block, &uc);
+        else
+            update_block(&uc, 0, f->comp_count, 0, 0);
         /* The failing block's message is on its own thread: say it again. */
-        if (f->comps[c].status != HY_OK)
-            return hy_fail(f->comps[c].status, "frames: component %d: BVH build failed (out of memory)", c);
+        for (int32_t c = 0; c < f->comp_count; c++)
+            if (in_pass(&uc, c) && f->comps[c].status != HY_OK)
+                return hy_fail(f->comps[c].status, "frames: component %d: BVH build failed (out of memory)", c);
+    }
+    for (int32_t c = 0; c < f->comp_count; c++) {
         if (f->comps[c].rebuilt) s.rebuilt = 1;
+        s.instanced += f->comps[c].rebuilt && f->comps[c].instanced;
         double q = hy_bvh_quality(f->comps[c].bvh);
         if (q > s.bvh_quality) s.bvh_quality = q;
     }

@@ -8,6 +8,12 @@
  * its own moving frame (hy_bvh.relative), so a piece that moves rigidly by
  * translation has no self candidates; pieces meet through pair traversal of
  * the BVHs whose swept boxes overlap. All traversals run as one job list.
+ * Pieces with the same triangles (relative to their first vertex) as an
+ * earlier piece, and nearly its shape up to translation and scale at both
+ * ends of the step (a pile of copies of one body), are built with that
+ * piece's tree (hy_frames_def.instance): a refit's cost instead of a build's,
+ * and the same collisions, since the boxes are made from their own
+ * positions.
  *
  * A hy_frames keeps the BVHs and every buffer between runs: the first run
  * builds, later ones refit (rebuilding when the tree has decayed) unless a
@@ -30,6 +36,9 @@ typedef struct hy_frames_def {
     int use_filters;   /* 1: coplanarity filter before the exact tests */
     int force_build;   /* 1: build the BVH on every run (no refit) */
     int self_cull;     /* 1: self-collision culling (hy_bvh.self_cull) */
+    int instance;      /* 1: a piece that is a copy of an earlier one (same triangles, nearly the same
+                          shape up to translation and scale) takes that piece's tree when built
+                          (hy_bvh_build_like) instead of a SAH build of its own */
 } hy_frames_def;
 
 hy_frames_def hy_frames_def_default(void);
@@ -40,6 +49,7 @@ typedef struct hy_frames_stats {
     int64_t vf_found, ee_found;                       /* exact tests that report a collision */
     int64_t triangle_pairs, node_pairs, front;        /* traversal work */
     int64_t components, jobs;                         /* connected pieces; traversal jobs (self + pairs) */
+    int64_t instanced;                                /* pieces this run built with an earlier piece's tree */
     int rebuilt;                                      /* 1 if this run built the BVH */
     double bvh_quality;                               /* hy_bvh_quality after the update */
     double ms_bvh, ms_traverse, ms_exact, ms_total;   /* wall clock per stage */

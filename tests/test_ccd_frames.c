@@ -96,6 +96,118 @@ static void test_open_fan(void) {
     hy_mesh_destroy(c1);
 }
 
+/* Pieces that are copies of one body (hy_frames_def.instance): six
+ * icospheres of 320 triangles in a row, moving into each other. Copies 1-3
+ * are the first scaled and moved, so they take its tree; copy 4 is turned
+ * a quarter turn and copy 5 has its vertices jittered by 5% of the radius:
+ * the same triangles, another shape, so both are built on their own. With
+ * and without instancing, and at 1 and 2 threads, the same collisions;
+ * the shared trees pass hy_bvh_check. */
+static hy_feature_pair* sorted_found(const hy_frames* f, int64_t* n) {
+    const hy_feature_pair* found = hy_frames_found(f, n);
+    hy_feature_pair* s = malloc(sizeof *s * (size_t)(*n + 1));
+    if (!s) return NULL;
+    for (int64_t i = 0; i < *n; i++) s[i] = hy_feature_pair_canonical(found[i]);
+    qsort(s, (size_t)*n, sizeof *s, hy_feature_pair_cmp);
+    return s;
+}
+
+static void test_instances(void) {
+    hy_mesh* ball = NULL;
+    CHECK_OK(hy_mesh_icosphere(1.0, 2, &ball));
+    if (!ball) return;
+    hy_mesh_view v = hy_mesh_get_view(ball);
+    enum { COPIES = 6 };
+    int32_t nv = COPIES * v.vertex_count, nt = COPIES * v.triangle_count;
+    int32_t* tri = malloc(sizeof(int32_t) * 3 * (size_t)nt);
+    double* x0 = malloc(sizeof(double) * 3 * (size_t)nv);
+    double* x1 = malloc(sizeof(double) * 3 * (size_t)nv);
+    CHECK(tri && x0 && x1);
+    if (!tri || !x0 || !x1) goto out;
+    uint64_t seed = 12345;
+    for (int c = 0; c < COPIES; c++) {
+        double scale = 1.0 + 0.05 * c, cx = 2.0 * c, move = c % 2 ? -0.3 : 0.3;
+        for (int32_t t = 0; t < 3 * v.triangle_count; t++)
+            tri[3 * c * v.triangle_count + t] = c * v.vertex_count + v.triangles[t];
+        for (int32_t i = 0; i < v.vertex_count; i++) {
+            double p[3] = {v.positions[3 * i], v.positions[3 * i + 1], v.positions[3 * i + 2]};
+            if (c == 4) { /* a quarter turn about z */
+                double q = p[0];
+                p[0] = -p[1];
+                p[1] = q;
+            }
+            for (int k = 0; k < 3 && c == 5; k++) {
+                seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+                p[k] += 0.05 * ((double)(seed >> 11) / 9007199254740992.0 - 0.5);
+            }
+            double* a = x0 + 3 * ((int64_t)c * v.vertex_count + i);
+            double* b = x1 + 3 * ((int64_t)c * v.vertex_count + i);
+            for (int k = 0; k < 3; k++) a[k] = scale * p[k] + (k == 0 ? cx : 0.0);
+            for (int k = 0; k < 3; k++) b[k] = a[k] + (k == 0 ? move : 0.01 * k);
+        }
+    }
+    hy_pool* pools[2] = {hy_pool_create(1), hy_pool_create(2)};
+    hy_feature_pair* sets[3] = {NULL, NULL, NULL};
+    int64_t counts[3] = {0, 0, 0};
+    for (int run = 0; run < 3; run++) {
+        hy_frames_def def = hy_frames_def_default();
+        def.instance = run < 2;
+        hy_frames* f = NULL;
+        CHECK_OK(hy_frames_create(tri, nt, nv, &def, &f));
+        if (!f) continue;
+        hy_frames_stats st;
+        CHECK_OK(hy_frames_run(f, x0, x1, pools[run == 1], &st));
+        CHECK(st.components == COPIES);
+        CHECK(st.instanced == (run < 2 ? 3 : 0));
+        for (int32_t c = 0; c < COPIES; c++) CHECK(hy_bvh_check(hy_frames_bvh(f, c)));
+        sets[run] = sorted_found(f, &counts[run]);
+        /* the next run refits every tree, shared or not: the same set */
+        CHECK_OK(hy_frames_run(f, x0, x1, pools[1], &st));
+        CHECK(st.rebuilt == 0 && st.instanced == 0);
+        int64_t n = 0;
+        hy_feature_pair* again = sorted_found(f, &n);
+        CHECK(again && n == counts[run] && memcmp(again, sets[run], sizeof *again * (size_t)n) == 0);
+        free(again);
+        hy_frames_destroy(f);
+    }
+    fprintf(stderr, "six copies of a ball: %lld collisions\n", (long long)counts[0]);
+    CHECK(counts[0] > 100);
+    for (int run = 1; run < 3; run++)
+        CHECK(sets[0] && sets[run] && counts[run] == counts[0] &&
+              memcmp(sets[run], sets[0], sizeof *sets[0] * (size_t)counts[0]) == 0);
+    for (int run = 0; run < 3; run++) free(sets[run]);
+    hy_pool_destroy(pools[0]);
+    hy_pool_destroy(pools[1]);
+
+    /* hy_bvh_build_like wants a built tree of the same triangles */
+    {
+        hy_bvh *a = NULL, *b = NULL, *c = NULL;
+        int32_t other[3 * 320];
+        memcpy(other, v.triangles, sizeof other);
+        int32_t swap = other[0];
+        other[0] = other[1];
+        other[1] = swap;
+        CHECK_OK(hy_bvh_create(v.triangles, v.triangle_count, v.vertex_count, &a));
+        CHECK_OK(hy_bvh_create(v.triangles, v.triangle_count, v.vertex_count, &b));
+        CHECK_OK(hy_bvh_create(other, v.triangle_count, v.vertex_count, &c));
+        if (a && b && c) {
+            CHECK(hy_bvh_build_like(b, a, x0, x1, 0.0, NULL) == HY_ERR_INVALID_ARG); /* a not built */
+            CHECK_OK(hy_bvh_build(a, x0, x1, 0.0, NULL));
+            CHECK_OK(hy_bvh_build_like(b, a, x0 + 3 * v.vertex_count, x1 + 3 * v.vertex_count, 0.0, NULL));
+            CHECK(hy_bvh_check(b) && b->node_count == a->node_count && b->builds == 1);
+            CHECK(hy_bvh_build_like(c, a, x0, x1, 0.0, NULL) == HY_ERR_INVALID_ARG);
+        }
+        hy_bvh_destroy(a);
+        hy_bvh_destroy(b);
+        hy_bvh_destroy(c);
+    }
+out:
+    free(tri);
+    free(x0);
+    free(x1);
+    hy_mesh_destroy(ball);
+}
+
 static double num(const cJSON* o, const char* a, const char* b) {
     const cJSON* x = cJSON_GetObjectItemCaseSensitive(o, a);
     if (b) x = cJSON_GetObjectItemCaseSensitive(x, b);
@@ -103,6 +215,7 @@ static double num(const cJSON* o, const char* a, const char* b) {
 }
 
 int main(void) {
+    test_instances(); /* needs no shared data */
     hy_mesh* m0 = NULL;
     hy_mesh* m1 = NULL;
     if (hy_ply_load(SCENE "/frame0.ply", &m0) == HY_ERR_IO) TEST_SKIP("shared data not found: " SCENE);
