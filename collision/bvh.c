@@ -1147,7 +1147,7 @@ hy_status hy_bvh_build_like(hy_bvh* b, const hy_bvh* like, const double* x0, con
     primitive_boxes(b, x0, x1, thickness, pool);
     memcpy(b->nodes, like->nodes, sizeof(hy_bvh_node) * (size_t)like->node_count);
     b->node_count = like->node_count;
-    b->leaf_size = like->leaf_size; /* most triangles in a leaf: now like's */
+    b->leaf_size = like->leaf_size; /* the build setting the copied leaves were made under */
     memcpy(b->order, like->order, sizeof(int32_t) * (size_t)nt);
     b->top_count = like->top_count;
     b->sub_count = like->sub_count;

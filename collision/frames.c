@@ -491,7 +491,8 @@ hy_status hy_frames_run(hy_frames* f, const double* x0, const double* x1, hy_poo
         /* The failing block's message is on its own thread: say it again. */
         for (int32_t c = 0; c < f->comp_count; c++)
             if (in_pass(&uc, c) && f->comps[c].status != HY_OK)
-                return hy_fail(f->comps[c].status, "frames: component %d: BVH build failed (out of memory)", c);
+                return hy_fail(f->comps[c].status, "frames: component %d: BVH build failed (%s)", c,
+                               hy_status_name(f->comps[c].status));
     }
     for (int32_t c = 0; c < f->comp_count; c++) {
         if (f->comps[c].rebuilt) s.rebuilt = 1;

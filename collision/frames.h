@@ -8,7 +8,7 @@
  * its own moving frame (hy_bvh.relative), so a piece that moves rigidly by
  * translation has no self candidates; pieces meet through pair traversal of
  * the BVHs whose swept boxes overlap. All traversals run as one job list.
- * Pieces with the same triangles (relative to their first vertex) as an
+ * Pieces with the same triangles (in each piece's own vertex numbering) as an
  * earlier piece, and nearly its shape up to translation and scale at both
  * ends of the step (a pile of copies of one body), are built with that
  * piece's tree (hy_frames_def.instance): a refit's cost instead of a build's,

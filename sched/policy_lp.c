@@ -238,10 +238,12 @@ static double producer_charge(const hy_sched_problem* prob, uint64_t producers, 
  * take with the makespan no higher: the makespan cannot see it, but that
  * resource pays a setup for nothing and is busy that much longer when the
  * next call comes. Drop such a batch, re-spreading its type over the rest
- * by water-filling, the largest setup saved first; repeat until none
- * qualifies (each drop removes a pair, so at most R·J drops). The makespan
- * never rises: this only breaks ties among answers of equal makespan in
- * favour of fewer setups. Measured 2026-11-24 (`hyphys bench sched`,
+ * by water-filling, when that also lowers the type's time summed over its
+ * resources (the setup saved is more than what the jobs cost more where
+ * they go), the largest saving first; repeat until none qualifies (each
+ * drop removes a pair, so at most R·J drops). The makespan never rises:
+ * this only breaks ties among answers of equal makespan in favour of less
+ * busy time. Measured 2026-11-24 (`hyphys bench sched`,
  * modeled): lp/ws on Machine 2 1.160 -> 1.169 (cloth_ball 810 -> 830 FPS,
  * nbody 208.3 -> 207.5, fracture 111.1 -> 111.0), |R| = 3 gap to exhaustive
  * 0.976% -> 0.948% (`--lp-timeout 2`), no visible change in µs per call. */
@@ -261,12 +263,20 @@ static void prune(const hy_sched_problem* prob, hy_sched_assignment* a) {
             for (int i = 0; i < R; i++)
                 if (a->count[i][j] > 0) on |= (uint64_t)1 << i, used++;
             if (used < 2) continue; /* a type's last resource stays */
-            for (int i = 0; i < R; i++) base[i] = fin[i] - hy_sched_problem_time(prob, i, j, a->count[i][j]);
+            double busy = 0; /* the type's time summed over its resources */
             for (int i = 0; i < R; i++) {
-                double su = hy_sched_setup(prob, i, j);
-                if (!(on >> i & 1u) || !(su > saved)) continue;
+                double ti = hy_sched_problem_time(prob, i, j, a->count[i][j]);
+                base[i] = fin[i] - ti;
+                busy += ti;
+            }
+            for (int i = 0; i < R; i++) {
+                /* the most a drop can save is i's setup */
+                if (!(on >> i & 1u) || !(hy_sched_setup(prob, i, j) > saved)) continue;
                 if (fill_type(prob, R, base, j, prob->jobs[j], on & ~((uint64_t)1 << i), x) > L) continue;
-                saved = su;
+                double after = 0;
+                for (int k = 0; k < R; k++) after += hy_sched_problem_time(prob, k, j, x[k]);
+                if (!(busy - after > saved)) continue;
+                saved = busy - after;
                 bj = j;
                 memcpy(bx, x, sizeof(int64_t) * (size_t)R);
             }
