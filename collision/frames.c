@@ -51,6 +51,7 @@ struct hy_frames {
     int32_t vertex_count;
     component* comps;
     int32_t comp_count;
+    int32_t copies; /* pieces with an earlier piece of the same triangles (component.like >= 0) */
     double* lx0; /* positions gathered per component (3 * vertex_count) */
     double* lx1;
     hy_aabb* world; /* per component: swept box in the fixed frame */
@@ -130,6 +131,7 @@ static hy_status find_copies(hy_frames* f, const int32_t* local, const int64_t* 
                 memcmp(local + 3 * tri_start[a], local + 3 * tri_start[b], sizeof(int32_t) * 3 * (size_t)n) != 0)
                 continue;
             f->comps[b].like = a;
+            f->copies++;
             break;
         }
     }
@@ -478,7 +480,8 @@ hy_status hy_frames_run(hy_frames* f, const double* x0, const double* x1, hy_poo
     /* BVHs: build, or refit and rebuild when decayed. Large components one
      * at a time with the pool inside; small ones many at a time. */
     update_ctx uc = {f, x0, x1, f->def.force_build || !f->built, 0};
-    for (uc.phase = 0; uc.phase < 1 + uc.building; uc.phase++) {
+    int passes = uc.building && f->def.instance && f->copies > 0 ? 2 : 1;
+    for (uc.phase = 0; uc.phase < passes; uc.phase++) {
         for (int32_t c = 0; c < f->comp_count; c++)
             if (f->comps[c].bvh->triangle_count >= SMALL_COMPONENT && in_pass(&uc, c)) {
                 hy_status st = update_one(f, c, x0, x1, pool, &s.rebuilt);
@@ -496,7 +499,7 @@ hy_status hy_frames_run(hy_frames* f, const double* x0, const double* x1, hy_poo
     }
     for (int32_t c = 0; c < f->comp_count; c++) {
         if (f->comps[c].rebuilt) s.rebuilt = 1;
-        s.instanced += f->comps[c].rebuilt && f->comps[c].instanced;
+        s.instanced += f->comps[c].instanced;
         double q = hy_bvh_quality(f->comps[c].bvh);
         if (q > s.bvh_quality) s.bvh_quality = q;
     }

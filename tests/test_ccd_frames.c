@@ -103,6 +103,8 @@ static void test_open_fan(void) {
  * the same triangles, another shape, so both are built on their own. With
  * and without instancing, and at 1 and 2 threads, the same collisions;
  * the shared trees pass hy_bvh_check. */
+/* The last run's collisions, canonical and sorted (a set to compare across
+ * trees); NULL when out of memory. */
 static hy_feature_pair* sorted_found(const hy_frames* f, int64_t* n) {
     const hy_feature_pair* found = hy_frames_found(f, n);
     hy_feature_pair* s = malloc(sizeof *s * (size_t)(*n + 1));
@@ -279,25 +281,13 @@ int main(void) {
     CHECK_OK(hy_frames_run(f[2], m0->positions, m1->positions, p2, &again));
     CHECK(again.rebuilt == 0);
     /* (another tree: the same set, in its own traversal order) */
-    int64_t n4 = 0;
-    const hy_feature_pair* found4 = hy_frames_found(f[2], &n4);
-    CHECK(n4 == n0);
-    if (n4 == n0) {
-        hy_feature_pair* sa = malloc(sizeof *sa * (size_t)n0);
-        hy_feature_pair* sb = malloc(sizeof *sb * (size_t)n0);
-        CHECK(sa && sb);
-        for (int64_t i = 0; sa && sb && i < n0; i++) {
-            sa[i] = hy_feature_pair_canonical(found0[i]);
-            sb[i] = hy_feature_pair_canonical(found4[i]);
-        }
-        if (sa && sb) {
-            qsort(sa, (size_t)n0, sizeof *sa, hy_feature_pair_cmp);
-            qsort(sb, (size_t)n0, sizeof *sb, hy_feature_pair_cmp);
-            CHECK(memcmp(sa, sb, sizeof *sa * (size_t)n0) == 0);
-        }
-        free(sa);
-        free(sb);
-    }
+    int64_t n4 = 0, n0s = 0;
+    hy_feature_pair* sa = sorted_found(f[0], &n0s);
+    hy_feature_pair* sb = sorted_found(f[2], &n4);
+    CHECK(n4 == n0 && n0s == n0);
+    CHECK(sa && sb && n4 == n0s && memcmp(sa, sb, sizeof *sa * (size_t)n0) == 0);
+    free(sa);
+    free(sb);
     CHECK(hy_frames_profile(NULL, m0->positions, m1->positions, &bd) == HY_ERR_INVALID_ARG);
     for (int i = 0; i < 3; i++) hy_frames_destroy(f[i]);
     hy_pool_destroy(p1);
@@ -321,10 +311,7 @@ int main(void) {
             CHECK_OK(hy_frames_create(m0->triangles, m0->triangle_count, m0->vertex_count, &def, &fc[i]));
             if (!fc[i]) continue;
             CHECK_OK(hy_frames_run(fc[i], m0->positions, m1->positions, pc, &sc[i]));
-            const hy_feature_pair* found = hy_frames_found(fc[i], &nc[i]);
-            fp[i] = malloc(sizeof *fp[i] * (size_t)(nc[i] + 1));
-            for (int64_t k = 0; k < nc[i]; k++) fp[i][k] = hy_feature_pair_canonical(found[k]);
-            qsort(fp[i], (size_t)nc[i], sizeof *fp[i], hy_feature_pair_cmp);
+            fp[i] = sorted_found(fc[i], &nc[i]);
         }
         fprintf(stderr, "cloth-funnel at 1 mm: %lld pairs within (%lld without culling), %lld candidates (%lld)\n",
                 (long long)nc[0], (long long)nc[1], (long long)sc[0].candidates, (long long)sc[1].candidates);
