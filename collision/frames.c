@@ -31,6 +31,13 @@
  * piece's own positions, so it is exact for any shape. */
 #define SHAPE_TOL 1e-3
 
+/* A piece's placement at one end of the step: the mean of its points and
+ * the reciprocal of their RMS radius (0 when the radius is 0 or not
+ * finite: such a piece matches nothing). */
+typedef struct shape_frame {
+    double mean[3], inv_radius;
+} shape_frame;
+
 /* One connected piece of the mesh with its own BVH in its own moving frame
  * (hy_bvh.relative): a piece that only translates then has tiny boxes and
  * no self candidates at all, however far it moves. Pieces meet through pair
@@ -43,6 +50,8 @@ typedef struct component {
     int32_t like;      /* an earlier piece with the same triangles (its first), or -1 */
     int rebuilt;       /* the last update built the tree */
     int instanced;     /* the last update built it with the tree of `like` */
+    int copied;        /* some later piece has this one as `like` */
+    shape_frame shape[2]; /* where copied: its placement at both ends, made by a build for its copies */
     hy_status status;  /* of the last update (written by the block that ran it) */
 } component;
 
@@ -131,6 +140,7 @@ static hy_status find_copies(hy_frames* f, const int32_t* local, const int64_t* 
                 memcmp(local + 3 * tri_start[a], local + 3 * tri_start[b], sizeof(int32_t) * 3 * (size_t)n) != 0)
                 continue;
             f->comps[b].like = a;
+            f->comps[a].copied = 1;
             f->copies++;
             break;
         }
@@ -377,32 +387,32 @@ static const component* copy_of(const hy_frames* f, int32_t c) {
     return f->def.instance && like >= 0 ? &f->comps[like] : NULL;
 }
 
-/* Whether n points a and n points b have nearly one shape up to translation
- * and scale: relative to their means, over their RMS radii, every
- * coordinate within SHAPE_TOL. */
-static int same_shape(const double* a, const double* b, int32_t n) {
-    double ma[3] = {0, 0, 0}, mb[3] = {0, 0, 0}, ra = 0, rb = 0;
+static shape_frame shape_of(const double* a, int32_t n) {
+    shape_frame s = {{0, 0, 0}, 0};
+    for (int32_t i = 0; i < n; i++)
+        for (int k = 0; k < 3; k++) s.mean[k] += a[3 * i + k];
+    for (int k = 0; k < 3; k++) s.mean[k] /= n;
+    double r = 0;
     for (int32_t i = 0; i < n; i++)
         for (int k = 0; k < 3; k++) {
-            ma[k] += a[3 * i + k];
-            mb[k] += b[3 * i + k];
+            double d = a[3 * i + k] - s.mean[k];
+            r += d * d;
         }
-    for (int k = 0; k < 3; k++) {
-        ma[k] /= n;
-        mb[k] /= n;
-    }
-    for (int32_t i = 0; i < n; i++)
-        for (int k = 0; k < 3; k++) {
-            double da = a[3 * i + k] - ma[k], db = b[3 * i + k] - mb[k];
-            ra += da * da;
-            rb += db * db;
-        }
-    ra = sqrt(ra / n);
-    rb = sqrt(rb / n);
-    if (!(ra > 0 && rb > 0 && isfinite(ra) && isfinite(rb))) return 0;
+    r = sqrt(r / n);
+    s.inv_radius = r > 0 && isfinite(r) ? 1.0 / r : 0.0;
+    return s;
+}
+
+/* Whether n points a and n points b (placements sa, sb) have nearly one
+ * shape up to translation and scale: relative to their means, over their
+ * RMS radii, every coordinate within SHAPE_TOL. */
+static int same_shape(const double* a, const shape_frame* sa, const double* b, const shape_frame* sb, int32_t n) {
+    if (!(sa->inv_radius > 0 && sb->inv_radius > 0)) return 0;
     for (int32_t i = 0; i < n; i++)
         for (int k = 0; k < 3; k++)
-            if (!(fabs((a[3 * i + k] - ma[k]) / ra - (b[3 * i + k] - mb[k]) / rb) <= SHAPE_TOL)) return 0;
+            if (!(fabs((a[3 * i + k] - sa->mean[k]) * sa->inv_radius - (b[3 * i + k] - sb->mean[k]) * sb->inv_radius) <=
+                  SHAPE_TOL))
+                return 0;
     return 1;
 }
 
@@ -424,8 +434,19 @@ static hy_status update_one(hy_frames* f, int32_t c, const double* x0, const dou
     hy_status st;
     if (f->def.force_build || !f->built) {
         const component* m = copy_of(f, c);
-        if (m && same_shape(f->lx0 + 3 * m->offset, a, cp->vertex_count) &&
-            same_shape(f->lx1 + 3 * m->offset, b, cp->vertex_count)) {
+        if (cp->copied && f->def.instance) { /* made once here for all its copies' tests */
+            f->comps[c].shape[0] = shape_of(a, cp->vertex_count);
+            f->comps[c].shape[1] = shape_of(b, cp->vertex_count);
+        }
+        int like = 0;
+        if (m) {
+            shape_frame s0 = shape_of(a, cp->vertex_count);
+            if (same_shape(f->lx0 + 3 * m->offset, &m->shape[0], a, &s0, cp->vertex_count)) {
+                shape_frame s1 = shape_of(b, cp->vertex_count);
+                like = same_shape(f->lx1 + 3 * m->offset, &m->shape[1], b, &s1, cp->vertex_count);
+            }
+        }
+        if (like) {
             st = hy_bvh_build_like(cp->bvh, m->bvh, a, b, f->def.thickness, pool);
             copy = 1;
         } else {
