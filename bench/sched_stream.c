@@ -272,6 +272,23 @@ hy_status hy_job_stream_record(const hy_recording* rec, int32_t frames, double t
     return st;
 }
 
+hy_status hy_job_stream_matches(const hy_job_stream* s, const hy_recording* rec, int threads, int* same) {
+    *same = 0;
+    hy_job_stream now;
+    hy_status st = hy_job_stream_record(rec, 1, s->thickness, threads, &now);
+    if (st) return st;
+    int32_t n = s->first[1] - s->first[0];
+    if (now.first[1] - now.first[0] == n) {
+        *same = 1;
+        for (int32_t r = 0; r < n; r++) {
+            const hy_job_round *a = &s->rounds[s->first[0] + r], *b = &now.rounds[r];
+            if (a->traverse != b->traverse || a->triangle_pairs != b->triangle_pairs || a->leaf != b->leaf) *same = 0;
+        }
+    }
+    hy_job_stream_free(&now);
+    return HY_OK;
+}
+
 hy_status hy_job_stream_save(const hy_job_stream* s, const char* path) {
     FILE* f = fopen(path, "w");
     if (!f) return hy_fail(HY_ERR_IO, "%s: cannot open for writing", path);
