@@ -351,9 +351,61 @@ static double spent(const hy_sched_options* o, const hy_sched_problem* prob, con
     return hy_sched_call_time("lp", prob->model->resources, a->iterations);
 }
 
+/* The call's set fits in the time the busiest resource already has: each
+ * type whole, largest work first, on the resource where it finishes
+ * earliest; when no finishing time passes the largest busy time, that is
+ * the makespan of any answer, so this one is optimal and no LP is solved
+ * (the short rounds at a frame's end, where a call's solving time sits on
+ * the critical path). Returns 1 with *a filled, or 0. */
+static int fits_in_slack(const hy_sched_problem* prob, hy_sched_assignment* a) {
+    const hy_sched_model* M = prob->model;
+    int R = M->resources, J = 2 * R;
+    double fin[HY_SCHED_MAX_RESOURCES], floor_l = 0;
+    for (int i = 0; i < R; i++) {
+        fin[i] = prob->busy[i];
+        if (fin[i] > floor_l) floor_l = fin[i];
+    }
+    int order[HY_SCHED_MAX_TYPES], n = 0;
+    double work[HY_SCHED_MAX_TYPES];
+    for (int j = 0; j < J; j++) {
+        if (prob->jobs[j] <= 0) continue;
+        work[j] = INFINITY;
+        for (int i = 0; i < R; i++) {
+            double t = hy_sched_setup(prob, i, j) + M->cost[i][j] * (double)prob->jobs[j];
+            if (t < work[j]) work[j] = t;
+        }
+        int b = n++; /* insertion sort, largest first, ties by index */
+        while (b > 0 && work[order[b - 1]] < work[j]) {
+            order[b] = order[b - 1];
+            b--;
+        }
+        order[b] = j;
+    }
+    for (int k = 0; k < n; k++) {
+        int j = order[k], best = -1;
+        double best_t = 0;
+        for (int i = 0; i < R; i++) {
+            double t = fin[i] + hy_sched_setup(prob, i, j) + M->cost[i][j] * (double)prob->jobs[j];
+            if (best < 0 || t < best_t) {
+                best = i;
+                best_t = t;
+            }
+        }
+        if (!(best_t <= floor_l)) return 0;
+        fin[best] = best_t;
+        a->count[best][j] = prob->jobs[j];
+    }
+    a->makespan = hy_sched_makespan(prob, a);
+    a->lp_initial = a->makespan;
+    a->iterations = 0;
+    return 1;
+}
+
 static hy_status lp_assign(hy_sched_policy* p, const hy_sched_problem* prob, hy_sched_assignment* a) {
     const hy_sched_options* o = &p->options;
     int J = 2 * prob->model->resources;
+    if (fits_in_slack(prob, a)) return HY_OK;
+    hy_sched_assignment_clear(a);
     double t0 = o->lp_timeout == 1 ? hy_sched_now() : 0.0;
     double limit = -1; /* seconds; < 0: none */
     if (o->lp_timeout)

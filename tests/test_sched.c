@@ -496,6 +496,48 @@ static void test_lp_prune(void) {
     hy_sched_policy_destroy(lp);
 }
 
+/* A set that fits in the time the busiest resource already has (the
+ * short rounds at a frame's end): lp answers it without an LP, each type
+ * whole on one resource, at the makespan no answer can beat (the largest
+ * busy time; exhaustive agrees at |R| = 3). The same sets with every
+ * resource idle still go through the LP. */
+static void test_lp_slack(void) {
+    hy_sched_options o = options_fixed();
+    hy_sched_policy *lp = NULL, *ex = NULL;
+    CHECK_OK(hy_sched_policy_create("lp", &o, &lp));
+    CHECK_OK(hy_sched_policy_create("exhaustive", &o, &ex));
+    if (!lp || !ex) return;
+    for (int R = 3; R <= 6; R++) {
+        hy_sched_model m;
+        CHECK_OK(hy_sched_model_machine(&m, R, 1));
+        for (int k = 0; k < 50; k++) {
+            hy_sched_problem p;
+            hy_sched_problem_random(&p, &m, 4400 + 100 * (uint64_t)R + (uint64_t)k, 1, 40);
+            int busiest = k % R;
+            p.busy[busiest] = 0.01; /* 10 ms: far more than the set's work anywhere */
+            hy_sched_assignment a;
+            CHECK_OK(hy_sched_policy_assign(lp, &p, &a));
+            CHECK(a.iterations == 0);
+            CHECK(a.makespan == 0.01);
+            for (int j = 0; j < 2 * R; j++) {
+                int on = 0;
+                for (int i = 0; i < R; i++) on += a.count[i][j] > 0;
+                CHECK(on == (p.jobs[j] > 0));
+            }
+            if (R == 3 && k < 10) {
+                hy_sched_assignment e;
+                CHECK_OK(hy_sched_policy_assign(ex, &p, &e));
+                CHECK(e.makespan >= a.makespan);
+            }
+            for (int i = 0; i < R; i++) p.busy[i] = 0;
+            CHECK_OK(hy_sched_policy_assign(lp, &p, &a));
+            CHECK(a.iterations >= 1);
+        }
+    }
+    hy_sched_policy_destroy(lp);
+    hy_sched_policy_destroy(ex);
+}
+
 /* A problem whose TRAVERSE jobs make the next round's
  * (hy_sched_problem.next_round): lp's polish charges a move that makes a
  * resource a new TRAVERSE producer the setup of the batch its children will
@@ -746,6 +788,7 @@ int main(void) {
     test_lp_polish();
     test_lp_next_round();
     test_lp_prune();
+    test_lp_slack();
     test_open_batches();
     test_launches();
     test_units();
