@@ -114,8 +114,9 @@ typedef struct hy_sched_assignment {
     int64_t count[HY_SCHED_MAX_RESOURCES][HY_SCHED_MAX_TYPES];
     int64_t launch[HY_SCHED_MAX_RESOURCES][HY_SCHED_MAX_TYPES];
     double makespan;   /* expected makespan of `count` under the model (hy_sched_makespan) */
-    double lp_initial; /* lp: objective of the first LP (every setup counted); exhaustive: the best LP
-                          objective over all setup patterns; else 0 */
+    double lp_initial; /* lp: objective of the first LP (every setup counted), or the makespan where the
+                          set fit without an LP (iterations 0); exhaustive: the best LP objective over all
+                          setup patterns; else 0 */
     int iterations;    /* LP solves (lp, exhaustive), steals (ws, ws-exp), 0 otherwise */
 } hy_sched_assignment;
 

@@ -353,10 +353,14 @@ static double spent(const hy_sched_options* o, const hy_sched_problem* prob, con
 
 /* The call's set fits in the time the busiest resource already has: each
  * type whole, largest work first, on the resource where it finishes
- * earliest; when no finishing time passes the largest busy time, that is
- * the makespan of any answer, so this one is optimal and no LP is solved
- * (the short rounds at a frame's end, where a call's solving time sits on
- * the critical path). Returns 1 with *a filled, or 0. */
+ * earliest (its results, and the next round's node pairs, come soonest);
+ * when none finishes later than the busiest resource's busy time, that is
+ * every answer's makespan, so this answer is optimal and no LP is solved
+ * (mostly the short rounds near a frame's end, where a call's solving time
+ * sits on the critical path). Returns 1 with *a filled, or 0 (a partly
+ * filled *a). Tried: the resource where the type costs least among those
+ * where it fits (with the producer charge): lp/ws 1.175 against 1.172,
+ * the streams' noise, and a slower finish for the set. */
 static int fits_in_slack(const hy_sched_problem* prob, hy_sched_assignment* a) {
     const hy_sched_model* M = prob->model;
     int R = M->resources, J = 2 * R;

@@ -506,7 +506,11 @@ static void test_lp_slack(void) {
     hy_sched_policy *lp = NULL, *ex = NULL;
     CHECK_OK(hy_sched_policy_create("lp", &o, &lp));
     CHECK_OK(hy_sched_policy_create("exhaustive", &o, &ex));
-    if (!lp || !ex) return;
+    if (!lp || !ex) {
+        hy_sched_policy_destroy(lp);
+        hy_sched_policy_destroy(ex);
+        return;
+    }
     for (int R = 3; R <= 6; R++) {
         hy_sched_model m;
         CHECK_OK(hy_sched_model_machine(&m, R, 1));
@@ -515,6 +519,8 @@ static void test_lp_slack(void) {
             hy_sched_problem_random(&p, &m, 4400 + 100 * (uint64_t)R + (uint64_t)k, 1, 40);
             int busiest = k % R;
             p.busy[busiest] = 0.01; /* 10 ms: far more than the set's work anywhere */
+            p.next_round = (uint8_t)(k & 1);
+            p.open[(k / 2) % R][k % (2 * R)] = (uint8_t)(k % 3 == 0); /* a waiting batch now and then */
             hy_sched_assignment a;
             CHECK_OK(hy_sched_policy_assign(lp, &p, &a));
             CHECK(a.iterations == 0);
