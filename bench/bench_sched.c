@@ -77,7 +77,7 @@ void hy_bench_sched_help(void) {
            "  --part P   quality, throughput or all (default all)\n\n"
            "Throughput: job streams recorded from real runs of each scene (TRAVERSE and\n"
            "LEAF jobs per traversal round, saved as DIR/NAME/jobs.csv on first use and\n"
-           "made again when its frame 0 is not what this build's pipeline makes) run\n"
+           "made again when its first two frames are not what this build makes) run\n"
            "through a discrete-event simulation of the framework on modeled machines\n"
            "(virtual clock): Machine 1 = quad-core CPU, +GTX285, +GTX480 (Kim et al.\n"
            "Fig. 4); Machine 2 = two hexa-core CPUs, +GTX285, +Tesla C2075, +GTX480,\n"

@@ -274,16 +274,19 @@ hy_status hy_job_stream_record(const hy_recording* rec, int32_t frames, double t
 
 hy_status hy_job_stream_matches(const hy_job_stream* s, const hy_recording* rec, int threads, int* same) {
     *same = 0;
+    int32_t k = s->frames < 2 ? s->frames : 2;
+    if (k > rec->frame_count - 1) k = rec->frame_count - 1;
+    if (k < 1) return hy_fail(HY_ERR_INVALID_ARG, "job stream: checking it needs 2 recorded frames, have %d",
+                              rec->frame_count);
     hy_job_stream now;
-    hy_status st = hy_job_stream_record(rec, 1, s->thickness, threads, &now);
+    hy_status st = hy_job_stream_record(rec, k, s->thickness, threads, &now);
     if (st) return st;
-    int32_t n = s->first[1] - s->first[0];
-    if (now.first[1] - now.first[0] == n) {
-        *same = 1;
-        for (int32_t r = 0; r < n; r++) {
-            const hy_job_round *a = &s->rounds[s->first[0] + r], *b = &now.rounds[r];
-            if (a->traverse != b->traverse || a->triangle_pairs != b->triangle_pairs || a->leaf != b->leaf) *same = 0;
-        }
+    int32_t n = s->first[k] - s->first[0];
+    *same = now.first[k] - now.first[0] == n;
+    for (int32_t f = 0; f <= k && *same; f++) *same = now.first[f] - now.first[0] == s->first[f] - s->first[0];
+    for (int32_t r = 0; r < n && *same; r++) {
+        const hy_job_round *a = &s->rounds[s->first[0] + r], *b = &now.rounds[r];
+        *same = a->traverse == b->traverse && a->triangle_pairs == b->triangle_pairs && a->leaf == b->leaf;
     }
     hy_job_stream_free(&now);
     return HY_OK;

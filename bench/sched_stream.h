@@ -31,9 +31,10 @@
  *
  * File: NAME/jobs.csv beside the recording, written on first use and
  * reused after while it is the current pipeline's: before reuse its first
- * frame is recorded again (hy_job_stream_matches) and a stream whose rounds
- * differ there (made by a pipeline since changed: the BVH, the traversal,
- * the filters) is recorded again, as is a file of an older version:
+ * two frames are recorded again (hy_job_stream_matches) and a stream whose
+ * rounds differ there (made by a pipeline since changed: the BVH build or
+ * refit, the traversal, the filters) is recorded again, as is a file of an
+ * older version:
  *   # hyphys job stream 3 thickness=T frames=F
  *   frame,round,traverse,triangle_pairs,leaf
  *   0,0,3,0,0
@@ -74,10 +75,12 @@ hy_status hy_job_stream_save(const hy_job_stream* s, const char* path);
  * malformed. */
 hy_status hy_job_stream_load(const char* path, hy_job_stream* out);
 void hy_job_stream_free(hy_job_stream* s);
-/* *same = 1 when frame 0 of s has the rounds that recording frame pair
- * 0 -> 1 of rec (>= 2 frames) again gives with this build's pipeline:
- * what tells a stream made by the current code from one made before a
- * change to the BVH, the traversal or the filters. */
+/* *same = 1 when the first two frames of s (one where s or rec has no
+ * more) have the rounds that recording them again from rec (>= 2 frames)
+ * gives with this build's pipeline: frame 0 builds the trees, frame 1
+ * refits them, so this tells a stream made by the current code from one
+ * made before a change to the BVH build or refit, the traversal or the
+ * filters. */
 hy_status hy_job_stream_matches(const hy_job_stream* s, const hy_recording* rec, int threads, int* same);
 
 #endif

@@ -4,8 +4,8 @@
  * Streams: per scene, bench/sched_stream.c replays the recording that
  * `hyphys bench ccd` makes (recorded here the same way when missing) and
  * saves per frame and traversal round the TRAVERSE and LEAF job counts in
- * RECORD_DIR/NAME/jobs.csv; later runs read that file once its frame 0 is
- * made again from the recording, the same (hy_job_stream_matches).
+ * RECORD_DIR/NAME/jobs.csv; later runs read that file once its first two
+ * frames are made again from the recording, the same (hy_job_stream_matches).
  *
  * Simulation: a discrete-event loop over a virtual clock, one frame at a
  * time, following the framework loop of Kim et al. 2013:
@@ -138,10 +138,10 @@ static int load_stream(const hy_tp_options* o, const char* scene, const char* na
     hy_job_stream s;
     hy_status st = fresh ? hy_job_stream_load(path, &s) : HY_ERR_IO;
     if (st == HY_OK && s.frames >= o->frames && s.thickness == o->thickness) {
-        /* made by this build's pipeline? its first frame is made again */
+        /* made by this build's pipeline? its first frames are made again */
         hy_recording two;
         int same = 0;
-        hy_status ls = hy_recording_load(dir, 2, &two), cs = ls;
+        hy_status ls = hy_recording_load(dir, 3, &two), cs = ls;
         if (cs == HY_OK && two.frame_count < 2)
             cs = hy_fail(HY_ERR_PARSE, "%s: fewer than 2 recorded frames", dir);
         if (cs == HY_OK) cs = hy_job_stream_matches(&s, &two, o->threads, &same);
@@ -153,11 +153,11 @@ static int load_stream(const hy_tp_options* o, const char* scene, const char* na
         }
         if (cs == HY_OK)
             fprintf(stderr,
-                    "hyphys bench sched: %s: frame 0 differs from what this build's pipeline makes of the recording "
-                    "(recording the stream again)\n",
+                    "hyphys bench sched: %s: its first frames differ from what this build's pipeline makes of the "
+                    "recording (recording the stream again)\n",
                     path);
-        else
-            fprintf(stderr, "hyphys bench sched: %s (recording it again)\n", hy_last_error());
+        else /* the recording's own check below says what happens to it */
+            fprintf(stderr, "hyphys bench sched: %s\n", hy_last_error());
     }
     if (st == HY_OK) hy_job_stream_free(&s);
     else if (st != HY_ERR_IO) fprintf(stderr, "hyphys bench sched: %s (recording it again)\n", hy_last_error());
