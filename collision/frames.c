@@ -32,8 +32,8 @@
 #define SHAPE_TOL 1e-3
 
 /* A piece's placement at one end of the step: the mean of its points and
- * the reciprocal of their RMS radius (0 when the radius is 0 or not
- * finite: such a piece matches nothing). */
+ * the reciprocal of their RMS radius (0 when the radius or its reciprocal
+ * is 0 or not finite: such a piece matches nothing). */
 typedef struct shape_frame {
     double mean[3], inv_radius;
 } shape_frame;
@@ -399,7 +399,8 @@ static shape_frame shape_of(const double* a, int32_t n) {
             r += d * d;
         }
     r = sqrt(r / n);
-    s.inv_radius = r > 0 && isfinite(r) ? 1.0 / r : 0.0;
+    double inv = 1.0 / r;
+    s.inv_radius = r > 0 && isfinite(r) && isfinite(inv) ? inv : 0.0;
     return s;
 }
 
