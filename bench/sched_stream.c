@@ -282,8 +282,8 @@ hy_status hy_job_stream_matches(const hy_job_stream* s, const hy_recording* rec,
     hy_status st = hy_job_stream_record(rec, k, s->thickness, threads, &now);
     if (st) return st;
     int32_t n = s->first[k] - s->first[0];
-    *same = now.first[k] - now.first[0] == n;
-    for (int32_t f = 0; f <= k && *same; f++) *same = now.first[f] - now.first[0] == s->first[f] - s->first[0];
+    *same = 1; /* the same rounds per frame, then the same counts */
+    for (int32_t f = 1; f <= k && *same; f++) *same = now.first[f] - now.first[0] == s->first[f] - s->first[0];
     for (int32_t r = 0; r < n && *same; r++) {
         const hy_job_round *a = &s->rounds[s->first[0] + r], *b = &now.rounds[r];
         *same = a->traverse == b->traverse && a->triangle_pairs == b->triangle_pairs && a->leaf == b->leaf;

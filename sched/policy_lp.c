@@ -357,8 +357,8 @@ static double spent(const hy_sched_options* o, const hy_sched_problem* prob, con
  * when none finishes later than the busiest resource's busy time, that is
  * every answer's makespan, so this answer is optimal and no LP is solved
  * (mostly the short rounds near a frame's end, where a call's solving time
- * sits on the critical path). Returns 1 with *a filled, or 0 (a partly
- * filled *a). Tried: the resource where the type costs least among those
+ * sits on the critical path). Returns 1 with *a filled, or 0 (*a as it
+ * was). Tried: the resource where the type costs least among those
  * where it fits (with the producer charge): lp/ws 1.175 against 1.172,
  * the streams' noise, and a slower finish for the set. */
 static int fits_in_slack(const hy_sched_problem* prob, hy_sched_assignment* a) {
@@ -369,14 +369,14 @@ static int fits_in_slack(const hy_sched_problem* prob, hy_sched_assignment* a) {
         fin[i] = prob->busy[i];
         if (fin[i] > floor_l) floor_l = fin[i];
     }
-    int order[HY_SCHED_MAX_TYPES], n = 0;
-    double work[HY_SCHED_MAX_TYPES];
+    int order[HY_SCHED_MAX_TYPES], n = 0, on[HY_SCHED_MAX_TYPES];
+    double work[HY_SCHED_MAX_TYPES], own[HY_SCHED_MAX_RESOURCES][HY_SCHED_MAX_TYPES];
     for (int j = 0; j < J; j++) {
         if (prob->jobs[j] <= 0) continue;
         work[j] = INFINITY;
         for (int i = 0; i < R; i++) {
-            double t = hy_sched_setup(prob, i, j) + M->cost[i][j] * (double)prob->jobs[j];
-            if (t < work[j]) work[j] = t;
+            own[i][j] = hy_sched_setup(prob, i, j) + M->cost[i][j] * (double)prob->jobs[j];
+            if (own[i][j] < work[j]) work[j] = own[i][j];
         }
         int b = n++; /* insertion sort, largest first, ties by index */
         while (b > 0 && work[order[b - 1]] < work[j]) {
@@ -389,7 +389,7 @@ static int fits_in_slack(const hy_sched_problem* prob, hy_sched_assignment* a) {
         int j = order[k], best = -1;
         double best_t = 0;
         for (int i = 0; i < R; i++) {
-            double t = fin[i] + hy_sched_setup(prob, i, j) + M->cost[i][j] * (double)prob->jobs[j];
+            double t = fin[i] + own[i][j];
             if (best < 0 || t < best_t) {
                 best = i;
                 best_t = t;
@@ -397,8 +397,9 @@ static int fits_in_slack(const hy_sched_problem* prob, hy_sched_assignment* a) {
         }
         if (!(best_t <= floor_l)) return 0;
         fin[best] = best_t;
-        a->count[best][j] = prob->jobs[j];
+        on[j] = best;
     }
+    for (int k = 0; k < n; k++) a->count[on[order[k]]][order[k]] = prob->jobs[order[k]];
     a->makespan = hy_sched_makespan(prob, a);
     a->lp_initial = a->makespan;
     a->iterations = 0;
@@ -409,7 +410,6 @@ static hy_status lp_assign(hy_sched_policy* p, const hy_sched_problem* prob, hy_
     const hy_sched_options* o = &p->options;
     int J = 2 * prob->model->resources;
     if (fits_in_slack(prob, a)) return HY_OK;
-    hy_sched_assignment_clear(a);
     double t0 = o->lp_timeout == 1 ? hy_sched_now() : 0.0;
     double limit = -1; /* seconds; < 0: none */
     if (o->lp_timeout)
