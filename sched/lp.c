@@ -77,7 +77,7 @@ static hy_lp_result build(const hy_sched_problem* p, const hy_sched_lp* lp, form
 
 /* Write the solution of the normalised LP back in jobs and seconds. */
 static void unpack(const hy_sched_problem* p, const form* f, const double* y, double L, hy_sched_lp* lp) {
-    memset(lp->x, 0, sizeof lp->x);
+    for (int i = 0; i < f->R; i++) memset(lp->x[i], 0, sizeof(double) * (size_t)(2 * f->R));
     for (int k = 0; k < f->ny; k++) {
         int j = f->type_of[f->yt[k]];
         double v = y[k] < 0 ? 0 : y[k] > 1 ? 1 : y[k];
@@ -417,7 +417,7 @@ hy_lp_result hy_sched_lp_solve(const hy_sched_problem* p, hy_sched_lp* lp, hy_lp
 
 void hy_sched_lp_round(const hy_sched_problem* p, const hy_sched_lp* lp, hy_sched_assignment* a) {
     int R = p->model->resources;
-    memset(a->count, 0, sizeof a->count);
+    for (int i = 0; i < R; i++) memset(a->count[i], 0, sizeof(int64_t) * (size_t)(2 * R));
     for (int j = 0; j < 2 * R; j++) {
         int64_t n = p->jobs[j];
         if (n <= 0) continue;

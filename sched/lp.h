@@ -40,7 +40,7 @@ typedef struct hy_sched_lp {
     /* in: 0 forbidden, 1 allowed with its setup counted, 2 allowed with no
      * setup counted (a relaxation: exhaustive's lower bounds) */
     uint8_t allowed[HY_SCHED_MAX_RESOURCES][HY_SCHED_MAX_TYPES];
-    double x[HY_SCHED_MAX_RESOURCES][HY_SCHED_MAX_TYPES];        /* out: fractional job counts */
+    double x[HY_SCHED_MAX_RESOURCES][HY_SCHED_MAX_TYPES];        /* out: fractional job counts (i < R, j < 2R) */
     double makespan;                                             /* out: optimal L, seconds */
     int pivots;                                                  /* out: simplex pivots (built-in solver) */
 } hy_sched_lp;
@@ -56,7 +56,8 @@ int hy_sched_lp_have_glpk(void);
  * round-off never creates a pair with one job and a setup); the remaining
  * jobs of each type go one each to the largest fractional parts, ties to the
  * lower resource index. Deterministic; every job assigned exactly once.
- * Fills a->count and a->makespan; leaves the other fields. */
+ * Fills a->count[i][j] for i < R, j < 2R (the part a problem of R
+ * resources uses) and a->makespan; leaves the rest. */
 void hy_sched_lp_round(const hy_sched_problem* problem, const hy_sched_lp* lp, hy_sched_assignment* a);
 
 #endif

@@ -365,6 +365,10 @@ hy_status hy_sched_problem_check(const hy_sched_problem* p) {
 
 void hy_sched_assignment_clear(hy_sched_assignment* a) { memset(a, 0, sizeof *a); }
 
+void hy_sched_counts_copy(hy_sched_assignment* dst, const hy_sched_assignment* src, int R) {
+    for (int i = 0; i < R; i++) memcpy(dst->count[i], src->count[i], sizeof(int64_t) * (size_t)(2 * R));
+}
+
 double hy_sched_assigned_time(const hy_sched_problem* p, const hy_sched_assignment* a, int i, int j) {
     int64_t n = a->count[i][j];
     double t = hy_sched_time_launched(p->model, i, j, n, a->launch[i][j]);

@@ -199,6 +199,9 @@ void hy_sched_problem_init(hy_sched_problem* problem, const hy_sched_model* mode
 /* Range checks: jobs >= 0, busy finite and >= 0, open 0 or 1. */
 hy_status hy_sched_problem_check(const hy_sched_problem* problem);
 void hy_sched_assignment_clear(hy_sched_assignment* a);
+/* Copy src's counts of resources i < R and types j < 2R into dst (the part
+ * a problem of R resources uses; a whole copy moves 16 KB). */
+void hy_sched_counts_copy(hy_sched_assignment* dst, const hy_sched_assignment* src, int R);
 /* Expected time of a's count[i][j] jobs on i: hy_sched_problem_time, plus a
  * setup for every launch past the first where launch[i][j] limits them. */
 double hy_sched_assigned_time(const hy_sched_problem* problem, const hy_sched_assignment* a, int i, int j);

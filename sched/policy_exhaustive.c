@@ -61,7 +61,7 @@ static void leaf(search* s) {
     if (s->lp.makespan < s->best_lp) s->best_lp = s->lp.makespan;
     hy_sched_lp_round(s->p, &s->lp, &s->cand);
     if (s->cand.makespan < s->best->makespan) {
-        memcpy(s->best->count, s->cand.count, sizeof s->cand.count);
+        hy_sched_counts_copy(s->best, &s->cand, s->R);
         s->best->makespan = s->cand.makespan;
     }
 }

@@ -82,7 +82,7 @@ static void keep(const hy_sched_problem* prob, const hy_sched_lp* lp, hy_sched_a
                  hy_sched_assignment* cand) {
     hy_sched_lp_round(prob, lp, cand);
     if (cand->makespan < a->makespan) {
-        memcpy(a->count, cand->count, sizeof a->count);
+        hy_sched_counts_copy(a, cand, prob->model->resources);
         a->makespan = cand->makespan;
     }
 }
@@ -416,34 +416,43 @@ static hy_status lp_assign(hy_sched_policy* p, const hy_sched_problem* prob, hy_
         for (int i = 0; i < prob->model->resources; i++)
             if (prob->busy[i] > 0 && (limit < 0 || prob->busy[i] < limit)) limit = prob->busy[i];
 
-    /* ~18 KB each on the stack: a policy call allocates nothing */
-    hy_sched_lp lp, trial, best_trial;
-    hy_sched_assignment cand;
-    hy_sched_lp_allow_all(prob, &lp);
-    hy_lp_result r = solve(p, prob, &lp);
+    /* ~18 KB each on the stack: a policy call allocates nothing. The
+     * current, trial and best-trial LPs change roles by pointer (a struct
+     * copy moves 18 KB, more than a solve's arithmetic at |R| = 6); only
+     * the rows of the problem's R resources are ever read or copied. */
+    hy_sched_lp store[3];
+    hy_sched_lp *lp = &store[0], *trial = &store[1], *best_trial = &store[2], *swap;
+    hy_sched_assignment cand; /* rounded trials: counts from hy_sched_lp_round, one launch each */
+    int R = prob->model->resources;
+    for (int i = 0; i < R; i++) memset(cand.launch[i], 0, sizeof(int64_t) * (size_t)J);
+#define TRY_FROM_CURRENT() \
+    for (int i_ = 0; i_ < R; i_++) memcpy(trial->allowed[i_], lp->allowed[i_], (size_t)J)
+#define SWAP(a_, b_) (swap = (a_), (a_) = (b_), (b_) = swap)
+    hy_sched_lp_allow_all(prob, lp);
+    hy_lp_result r = solve(p, prob, lp);
     if (r != HY_LP_OPTIMAL)
         return hy_fail(HY_ERR_NUMERIC, "policy lp: the initial LP could not be solved (%s)",
                        r == HY_LP_INFEASIBLE ? "infeasible" : "solver failed");
-    a->lp_initial = lp.makespan;
+    a->lp_initial = lp->makespan;
     a->iterations = 1;
-    hy_sched_lp_round(prob, &lp, a);
-    double prev = lp.makespan;
+    hy_sched_lp_round(prob, lp, a);
+    double prev = lp->makespan;
 
     int cut = 0; /* the refinement stopped on time or iterations, not by converging */
 #define OUT_OF_TIME() \
     (cut || (cut = a->iterations >= o->lp_max_iterations || (limit >= 0 && spent(o, prob, a, t0) > limit)))
     while (!OUT_OF_TIME()) {
         /* the paper's step: every type's move at once */
-        memcpy(trial.allowed, lp.allowed, sizeof lp.allowed);
+        TRY_FROM_CURRENT();
         int moved = 0;
-        for (int j = 0; j < J; j++) moved += forbid_type(prob, &lp, j, trial.allowed) > 0;
+        for (int j = 0; j < J; j++) moved += forbid_type(prob, lp, j, trial->allowed) > 0;
         if (!moved) break;
-        r = solve(p, prob, &trial);
+        r = solve(p, prob, trial);
         a->iterations++;
-        if (r == HY_LP_OPTIMAL) keep(prob, &trial, a, &cand);
-        if (r == HY_LP_OPTIMAL && trial.makespan <= prev * (1 + L_TOL)) {
-            prev = trial.makespan;
-            lp = trial;
+        if (r == HY_LP_OPTIMAL) keep(prob, trial, a, &cand);
+        if (r == HY_LP_OPTIMAL && trial->makespan <= prev * (1 + L_TOL)) {
+            prev = trial->makespan;
+            SWAP(lp, trial);
             continue;
         }
         if (moved == 1) break; /* the single move was just tried */
@@ -452,53 +461,54 @@ static hy_status lp_assign(hy_sched_policy* p, const hy_sched_problem* prob, hy_
         int best = -1;
         double best_l = prev * (1 - L_TOL);
         for (int j = 0; j < J && !OUT_OF_TIME(); j++) {
-            memcpy(trial.allowed, lp.allowed, sizeof lp.allowed);
-            if (!forbid_type(prob, &lp, j, trial.allowed)) continue;
-            r = solve(p, prob, &trial);
+            TRY_FROM_CURRENT();
+            if (!forbid_type(prob, lp, j, trial->allowed)) continue;
+            r = solve(p, prob, trial);
             a->iterations++;
             if (r != HY_LP_OPTIMAL) continue;
-            keep(prob, &trial, a, &cand);
-            if (trial.makespan < best_l) {
-                best_l = trial.makespan;
+            keep(prob, trial, a, &cand);
+            if (trial->makespan < best_l) {
+                best_l = trial->makespan;
                 best = j;
-                best_trial = trial;
+                SWAP(best_trial, trial);
             }
         }
         if (best < 0) break;
-        lp = best_trial;
-        prev = lp.makespan;
+        SWAP(lp, best_trial);
+        prev = lp->makespan;
     }
     /* exchange: a type left on one resource may sit on the wrong one (its
      * other pairs went at ratio 0 in the first LP, where every setup was
      * sunk). Move it to each other resource in turn; take the first move
      * that lowers the makespan, until none does or time runs out. */
-    int R = prob->model->resources;
     for (int improved = 1; improved && o->lp_exchange && !OUT_OF_TIME();) {
         improved = 0;
         for (int j = 0; j < J && !improved && !OUT_OF_TIME(); j++) {
             if (prob->jobs[j] <= 0) continue;
             int on = -1, count = 0;
             for (int i = 0; i < R; i++)
-                if (lp.allowed[i][j]) on = i, count++;
+                if (lp->allowed[i][j]) on = i, count++;
             for (int i = 0; i < R && !improved && !OUT_OF_TIME(); i++) {
-                if (lp.allowed[i][j]) continue;
+                if (lp->allowed[i][j]) continue;
                 /* a lone type moves to i; a split one may also use i */
-                memcpy(trial.allowed, lp.allowed, sizeof lp.allowed);
-                if (count == 1) trial.allowed[on][j] = 0;
-                trial.allowed[i][j] = 1;
-                r = solve(p, prob, &trial);
+                TRY_FROM_CURRENT();
+                if (count == 1) trial->allowed[on][j] = 0;
+                trial->allowed[i][j] = 1;
+                r = solve(p, prob, trial);
                 a->iterations++;
                 if (r != HY_LP_OPTIMAL) continue;
-                keep(prob, &trial, a, &cand);
-                if (trial.makespan < prev * (1 - L_TOL)) {
-                    prev = trial.makespan;
-                    lp = trial;
+                keep(prob, trial, a, &cand);
+                if (trial->makespan < prev * (1 - L_TOL)) {
+                    prev = trial->makespan;
+                    SWAP(lp, trial);
                     improved = 1;
                 }
             }
         }
     }
 #undef OUT_OF_TIME
+#undef TRY_FROM_CURRENT
+#undef SWAP
     if (o->lp_polish == 2 || (o->lp_polish == 1 && cut)) {
         polish(prob, a);
         a->iterations++; /* charged as one LP solve, what it costs */

@@ -2,7 +2,8 @@
 # Install the Debian packages hyphys needs (as root), only those missing.
 set -euo pipefail
 PKGS=(build-essential make cmake pkg-config libopenblas-serial-dev libmetis-dev libglpk-dev libcjson-dev
-      libglfw3-dev libepoxy-dev libstb-dev libgl1-mesa-dri xvfb xauth gnuplot-nox python3 clang)
+      libglfw3-dev libepoxy-dev libstb-dev libgl1-mesa-dri xvfb xauth gnuplot-nox python3 clang
+      valgrind)
 missing=()
 for p in "${PKGS[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
