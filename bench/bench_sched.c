@@ -94,6 +94,9 @@ void hy_bench_sched_help(void) {
            "  --out-dir DIR     where the CSV and PNG go (default docs; 'none' = neither)\n"
            "  --sched-time T    charge each scheduler call its modeled time (model, the\n"
            "                    default: repeatable) or its measured wall time (measured)\n"
+           "  --call-cost       end the text output with each policy's mean measured call\n"
+           "                    time against the time charged, per |R| (calibrates the\n"
+           "                    call-time model; the measured figures vary run to run)\n"
            "  --thickness M     contact distance of the replay (default 0.001, as bench ccd)\n"
            "  --threads N       threads for recording the streams (default 2)\n\n"
            "exit: 0 ok, 1 runtime failure, 2 bad usage or input\n");
@@ -213,6 +216,8 @@ int hy_bench_sched_main(int argc, char** argv) {
         } else if (!strcmp(a, "--threads")) {
             if (!hy_cli_parse_int("--threads", i + 1 < argc ? argv[++i] : NULL, 1, 256, &threads))
                 return HY_EXIT_USAGE;
+        } else if (!strcmp(a, "--call-cost")) {
+            tp.call_cost = 1;
         } else if (!strcmp(a, "--json")) {
             json = 1;
         } else if (!strcmp(a, "--part") || !strcmp(a, "--scenes") || !strcmp(a, "--record-dir") ||

@@ -44,7 +44,9 @@
  * that modeled solving time, not the wall clock's, with the smallest
  * remaining busy time (lp_timeout 2), so runs repeat exactly; with the
  * time-out off lp's calls grow long enough to leave every resource about 8%
- * idle on Machine 2 (measured 2026-11-23: lp/ws 0.99 off, 1.04 on). */
+ * idle on Machine 2 (measured 2026-11-23: lp/ws 0.99 off, 1.04 on).
+ * Every call's wall time is measured as well; `--call-cost` compares it
+ * with the charge, which is how the model's constants were fitted. */
 #include "bench/sched_throughput.h"
 
 #include <math.h>
@@ -199,6 +201,7 @@ typedef struct sim {
     int sched_busy;
     int64_t calls;
     double sched_time;
+    double call_wall; /* Σ the policy's measured wall time per call */
     hy_sched_problem prob;
     hy_sched_assignment a;
 } sim;
@@ -312,6 +315,7 @@ static hy_status call_scheduler(sim* s, double t) {
         }
     }
     double dt = s->measured ? wall : modeled_call(s);
+    s->call_wall += wall;
     s->sched_busy = 1;
     s->sched_until = t + dt;
     s->last_call = dt;
@@ -470,6 +474,8 @@ static hy_status simulate(const hy_job_stream* js, const config* c, const char* 
         row->frame_ms = 1e3 * total / n;
         row->calls = (double)s->calls / n;
         row->sched_ms = 1e3 * s->sched_time / n;
+        row->call_us_measured = s->calls ? 1e6 * s->call_wall / (double)s->calls : 0.0;
+        row->call_us_charged = s->calls ? 1e6 * s->sched_time / (double)s->calls : 0.0;
         row->resources = s->R;
         for (int i = 0; i < s->R; i++) {
             snprintf(row->resource[i], sizeof row->resource[i], "%s", c->model.device[i].name);
@@ -607,6 +613,30 @@ void hy_tp_print_targets_json(FILE* f, const hy_tp_row* rows, int count) {
             t.lp_over[1], t.lp_over[2], t.lp_over[3], t.lp_over[4], t.lp_monotonic ? "true" : "false");
 }
 
+/* Per policy and |R|, over every row: the mean wall time of a policy call
+ * on this machine against the mean time the simulation charged for it
+ * (modeled: hy_sched_call_time, whose 2 µs for gathering the queues and
+ * handing the jobs out the bench does not time). How the call-time model
+ * is checked and calibrated (docs/PERFORMANCE.md). */
+static void print_call_cost(FILE* f, const hy_tp_row* rows, int count) {
+    fprintf(f, "\nscheduler call cost per policy and |R|, mean over the rows' calls (calls: per frame, summed over the rows;\nmeasured: the policy's own wall time on this machine; charged: what the simulation charged)\n");
+    fprintf(f, "%-7s %4s %9s %12s %12s\n", "policy", "|R|", "calls", "measured_us", "charged_us");
+    for (int k = 0; k < count; k++) {
+        int seen = 0;
+        for (int q = 0; q < k && !seen; q++)
+            seen = !strcmp(rows[q].policy, rows[k].policy) && rows[q].resources == rows[k].resources;
+        if (seen) continue;
+        double n = 0, wall = 0, charged = 0;
+        for (int q = k; q < count; q++) {
+            if (strcmp(rows[q].policy, rows[k].policy) || rows[q].resources != rows[k].resources) continue;
+            n += rows[q].calls;
+            wall += rows[q].calls * rows[q].call_us_measured;
+            charged += rows[q].calls * rows[q].call_us_charged;
+        }
+        if (n > 0) fprintf(f, "%-7s %4d %9.1f %12.3f %12.3f\n", rows[k].policy, rows[k].resources, n, wall / n, charged / n);
+    }
+}
+
 void hy_tp_print_text(FILE* f, const hy_tp_row* rows, int count, const hy_tp_options* o) {
     fprintf(f, "modeled throughput: %ld recorded frames per scene, virtual clock, scheduler calls charged %s\n",
             o->frames, o->measured ? "their measured wall time" : "their modeled time");
@@ -633,6 +663,7 @@ void hy_tp_print_text(FILE* f, const hy_tp_row* rows, int count, const hy_tp_opt
         fprintf(f, "lp FPS never falls when a resource is added: yes\n");
     else
         fprintf(f, "lp FPS never falls when a resource is added: NO (first: %s)\n", t.first_fall);
+    if (o->call_cost) print_call_cost(f, rows, count);
 }
 
 static void csv_field(FILE* f, const char* s) { fprintf(f, "\"%s\"", s); }

@@ -18,6 +18,7 @@ typedef struct hy_tp_options {
     int measured;            /* 1: charge each scheduler call its measured wall time; 0: its modeled time */
     double thickness;        /* contact distance of the replay, metres */
     int threads;             /* threads for recording and replay (not for the simulation) */
+    int call_cost;           /* 1: the text output ends with each policy's measured call time against its charge */
 } hy_tp_options;
 
 typedef struct hy_tp_row {
@@ -34,6 +35,8 @@ typedef struct hy_tp_row {
     double bound_fps;    /* no policy can beat it: each frame's jobs spread by a fluid LP over the
                             configuration at their per-job processing costs (no setups, no transfers,
                             no round order; 0 when unbounded) */
+    double call_us_measured; /* mean wall time of the policy's assign per call, µs (this machine; varies) */
+    double call_us_charged;  /* mean time charged per call, µs (the modeled or the measured time) */
     int resources;
     char resource[HY_SCHED_MAX_RESOURCES][48];
     double idle[HY_SCHED_MAX_RESOURCES]; /* per resource: 1 - busy time / frame time, over all frames */

@@ -30,9 +30,14 @@ double hy_sched_now(void) {
 }
 
 double hy_sched_call_time(const char* policy, int resources, int iterations) {
-    double cells = 2.0 * (double)resources * (double)resources;
-    if (policy && !strcmp(policy, "lp")) return 1e-6 * (2.0 + (double)iterations * 0.02 * cells);
-    return 1e-6 * (2.0 + 0.01 * cells);
+    double cells = 2.0 * (double)resources * (double)resources, us;
+    if (policy && (!strcmp(policy, "lp") || !strcmp(policy, "exhaustive")))
+        us = 0.35 + 0.03 * cells * (double)iterations;
+    else if (policy && (!strcmp(policy, "ws") || !strcmp(policy, "ws-exp")))
+        us = 0.6 + 0.0125 * cells;
+    else
+        us = 0.35 + 0.005 * cells;
+    return 1e-6 * (2.0 + us);
 }
 
 void hy_sched_options_default(hy_sched_options* o) {

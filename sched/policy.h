@@ -94,11 +94,16 @@ hy_status hy_sched_exhaustive_run(const hy_sched_problem* problem, hy_lp_solver 
                                   hy_sched_assignment* a);
 
 /* Modeled time of one scheduler call, for virtual clocks: 2 µs to gather the
- * queues and hand the jobs out, plus for lp 0.02 µs per (resource, type)
- * cell per LP solve, for the other policies 0.01 µs per cell for their one
- * pass (at |R| = 6, |J| = 12 an lp solve comes to about 1.4 µs: the median
- * `hyphys bench sched` quality figure on the development machine divided by
- * its iterations). */
+ * queues and hand the jobs out, plus the policy's own time, fitted to what
+ * the policies measure on the throughput bench's recorded streams
+ * (`hyphys bench sched --part throughput --call-cost`, development machine,
+ * 2026-11-24): with C = 2·|R|² (resource, type) cells, lp (and exhaustive)
+ * 0.35 µs plus 0.03·C µs per LP solve (`iterations`; lp's polish counts as
+ * one), ws and ws-exp 0.6 + 0.0125·C µs, lau10 and tan09 0.35 + 0.005·C µs
+ * (0.35 µs: the checks and the clearing every call has). At |R| = 6
+ * an lp solve comes to 2.2 µs and a ws call to 1.5 µs. (Until then lp was
+ * charged 0.02·C per solve and the others 0.01·C, from older code: about
+ * 2/3 of lp's and 1/2 of ws's measured time.) */
 double hy_sched_call_time(const char* policy, int resources, int iterations);
 
 /* Monotonic wall clock in seconds (lp's time-out, benches). */

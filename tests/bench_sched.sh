@@ -87,6 +87,13 @@ for fr in 0 1; do
     check "a stream made by another pipeline (frame $fr): recorded again, same output" $?
 done
 
+# --call-cost: the text table ends with one row per policy and |R| (the
+# drop scene's configurations: |R| = 1..6), each with a measured and a
+# charged time; the charged one includes the 2 us gather, so it is above 2
+"$CLI" bench sched --part throughput --scenes "$SRC/scenes/drop.json" --frames 2 --record-dir "$tmp/rec" \
+    --out-dir none --call-cost >"$tmp/o7" 2>/dev/null; rc=$?
+cost_rows=$(awk '/^policy +\|R\| +calls +measured_us +charged_us/ { on = 1; next } on && NF == 5 && $4 > 0 && $5 > 2' "$tmp/o7" | wc -l)
+[ $rc -eq 0 ] && [ "$cost_rows" -eq 30 ]; check "--call-cost: 30 rows of call cost ($cost_rows)" $?
 "$CLI" bench sched --part bogus >/dev/null 2>&1; [ $? -eq 2 ]; check "--part bogus exits 2" $?
 "$CLI" bench sched --part throughput --frames 0 >/dev/null 2>&1; [ $? -eq 2 ]; check "--frames 0 exits 2" $?
 "$CLI" bench sched --sched-time never >/dev/null 2>&1; [ $? -eq 2 ]; check "--sched-time never exits 2" $?
