@@ -36,7 +36,6 @@ typedef struct hy_tp_row {
                             configuration at their per-job processing costs (no setups, no transfers,
                             no round order; 0 when unbounded) */
     double call_us_measured; /* mean wall time of the policy's assign per call, µs (this machine; varies) */
-    double call_us_charged;  /* mean time charged per call, µs (the modeled or the measured time) */
     int resources;
     char resource[HY_SCHED_MAX_RESOURCES][48];
     double idle[HY_SCHED_MAX_RESOURCES]; /* per resource: 1 - busy time / frame time, over all frames */

@@ -406,6 +406,17 @@ static int fits_in_slack(const hy_sched_problem* prob, hy_sched_assignment* a) {
     return 1;
 }
 
+/* A trial starts from the current pattern: the rows of the R resources. */
+static void copy_allowed(hy_sched_lp* to, const hy_sched_lp* from, int R) {
+    for (int i = 0; i < R; i++) memcpy(to->allowed[i], from->allowed[i], (size_t)(2 * R));
+}
+
+static void swap_lp(hy_sched_lp** x, hy_sched_lp** y) {
+    hy_sched_lp* t = *x;
+    *x = *y;
+    *y = t;
+}
+
 static hy_status lp_assign(hy_sched_policy* p, const hy_sched_problem* prob, hy_sched_assignment* a) {
     const hy_sched_options* o = &p->options;
     int J = 2 * prob->model->resources;
@@ -421,13 +432,10 @@ static hy_status lp_assign(hy_sched_policy* p, const hy_sched_problem* prob, hy_
      * copy moves 18 KB, more than a solve's arithmetic at |R| = 6); only
      * the rows of the problem's R resources are ever read or copied. */
     hy_sched_lp store[3];
-    hy_sched_lp *lp = &store[0], *trial = &store[1], *best_trial = &store[2], *swap;
+    hy_sched_lp *lp = &store[0], *trial = &store[1], *best_trial = &store[2];
     hy_sched_assignment cand; /* rounded trials: counts from hy_sched_lp_round, one launch each */
     int R = prob->model->resources;
     for (int i = 0; i < R; i++) memset(cand.launch[i], 0, sizeof(int64_t) * (size_t)J);
-#define TRY_FROM_CURRENT() \
-    for (int i_ = 0; i_ < R; i_++) memcpy(trial->allowed[i_], lp->allowed[i_], (size_t)J)
-#define SWAP(a_, b_) (swap = (a_), (a_) = (b_), (b_) = swap)
     hy_sched_lp_allow_all(prob, lp);
     hy_lp_result r = solve(p, prob, lp);
     if (r != HY_LP_OPTIMAL)
@@ -443,7 +451,7 @@ static hy_status lp_assign(hy_sched_policy* p, const hy_sched_problem* prob, hy_
     (cut || (cut = a->iterations >= o->lp_max_iterations || (limit >= 0 && spent(o, prob, a, t0) > limit)))
     while (!OUT_OF_TIME()) {
         /* the paper's step: every type's move at once */
-        TRY_FROM_CURRENT();
+        copy_allowed(trial, lp, R);
         int moved = 0;
         for (int j = 0; j < J; j++) moved += forbid_type(prob, lp, j, trial->allowed) > 0;
         if (!moved) break;
@@ -452,7 +460,7 @@ static hy_status lp_assign(hy_sched_policy* p, const hy_sched_problem* prob, hy_
         if (r == HY_LP_OPTIMAL) keep(prob, trial, a, &cand);
         if (r == HY_LP_OPTIMAL && trial->makespan <= prev * (1 + L_TOL)) {
             prev = trial->makespan;
-            SWAP(lp, trial);
+            swap_lp(&lp, &trial);
             continue;
         }
         if (moved == 1) break; /* the single move was just tried */
@@ -461,7 +469,7 @@ static hy_status lp_assign(hy_sched_policy* p, const hy_sched_problem* prob, hy_
         int best = -1;
         double best_l = prev * (1 - L_TOL);
         for (int j = 0; j < J && !OUT_OF_TIME(); j++) {
-            TRY_FROM_CURRENT();
+            copy_allowed(trial, lp, R);
             if (!forbid_type(prob, lp, j, trial->allowed)) continue;
             r = solve(p, prob, trial);
             a->iterations++;
@@ -470,11 +478,11 @@ static hy_status lp_assign(hy_sched_policy* p, const hy_sched_problem* prob, hy_
             if (trial->makespan < best_l) {
                 best_l = trial->makespan;
                 best = j;
-                SWAP(best_trial, trial);
+                swap_lp(&best_trial, &trial);
             }
         }
         if (best < 0) break;
-        SWAP(lp, best_trial);
+        swap_lp(&lp, &best_trial);
         prev = lp->makespan;
     }
     /* exchange: a type left on one resource may sit on the wrong one (its
@@ -491,7 +499,7 @@ static hy_status lp_assign(hy_sched_policy* p, const hy_sched_problem* prob, hy_
             for (int i = 0; i < R && !improved && !OUT_OF_TIME(); i++) {
                 if (lp->allowed[i][j]) continue;
                 /* a lone type moves to i; a split one may also use i */
-                TRY_FROM_CURRENT();
+                copy_allowed(trial, lp, R);
                 if (count == 1) trial->allowed[on][j] = 0;
                 trial->allowed[i][j] = 1;
                 r = solve(p, prob, trial);
@@ -500,15 +508,13 @@ static hy_status lp_assign(hy_sched_policy* p, const hy_sched_problem* prob, hy_
                 keep(prob, trial, a, &cand);
                 if (trial->makespan < prev * (1 - L_TOL)) {
                     prev = trial->makespan;
-                    SWAP(lp, trial);
+                    swap_lp(&lp, &trial);
                     improved = 1;
                 }
             }
         }
     }
 #undef OUT_OF_TIME
-#undef TRY_FROM_CURRENT
-#undef SWAP
     if (o->lp_polish == 2 || (o->lp_polish == 1 && cut)) {
         polish(prob, a);
         a->iterations++; /* charged as one LP solve, what it costs */
