@@ -95,8 +95,9 @@ void hy_bench_sched_help(void) {
            "  --sched-time T    charge each scheduler call its modeled time (model, the\n"
            "                    default: repeatable) or its measured wall time (measured)\n"
            "  --call-cost       end the text output with each policy's mean measured call\n"
-           "                    time against the time charged, per |R| (calibrates the\n"
-           "                    call-time model; the measured figures vary run to run)\n"
+           "                    time against the time charged, per |R|, and at |R| = 6 per\n"
+           "                    number of types with jobs (calibrates the call-time model;\n"
+           "                    the measured figures vary run to run)\n"
            "  --thickness M     contact distance of the replay (default 0.001, as bench ccd)\n"
            "  --threads N       threads for recording the streams (default 2)\n\n"
            "exit: 0 ok, 1 runtime failure, 2 bad usage or input\n");

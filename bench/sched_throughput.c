@@ -202,6 +202,7 @@ typedef struct sim {
     int64_t calls;
     double sched_time;
     double call_wall; /* Σ the policy's measured wall time per call */
+    double by_types[HY_SCHED_MAX_TYPES + 1][3]; /* per active-type count: calls, Σ wall, Σ charge (µs) */
     hy_sched_problem prob;
     hy_sched_assignment a;
 } sim;
@@ -272,7 +273,7 @@ static void end_batch(sim* s, int i) {
 }
 
 static double modeled_call(const sim* s) {
-    return hy_sched_call_time(s->policy->cls->name, s->R, s->a.iterations);
+    return hy_sched_call_time(s->policy->cls->name, &s->prob, s->a.iterations);
 }
 
 static hy_status call_scheduler(sim* s, double t) {
@@ -321,6 +322,11 @@ static hy_status call_scheduler(sim* s, double t) {
     s->last_call = dt;
     s->calls++;
     s->sched_time += dt;
+    int types = 0;
+    for (int j = 0; j < s->J; j++) types += s->prob.jobs[j] > 0;
+    s->by_types[types][0] += 1;
+    s->by_types[types][1] += 1e6 * wall;
+    s->by_types[types][2] += 1e6 * dt;
     return HY_OK;
 }
 
@@ -475,6 +481,7 @@ static hy_status simulate(const hy_job_stream* js, const config* c, const char* 
         row->calls = (double)s->calls / n;
         row->sched_ms = 1e3 * s->sched_time / n;
         row->call_us_measured = s->calls ? 1e6 * s->call_wall / (double)s->calls : 0.0;
+        memcpy(row->by_types, s->by_types, sizeof row->by_types);
         row->resources = s->R;
         for (int i = 0; i < s->R; i++) {
             snprintf(row->resource[i], sizeof row->resource[i], "%s", c->model.device[i].name);
@@ -633,6 +640,25 @@ static void print_call_cost(FILE* f, const hy_tp_row* rows, int count) {
             charged += 1e3 * rows[q].sched_ms; /* charged per frame, µs */
         }
         if (n > 0) fprintf(f, "%-7s %4d %9.1f %12.3f %12.3f\n", rows[k].policy, rows[k].resources, n, wall / n, charged / n);
+    }
+    /* the same calls at |R| = 6 by the number of types with jobs (the
+     * model's T): the charge should follow the measurement in both */
+    fprintf(f, "\nthe same at |R| = 6 per policy and T, the types with jobs in the call (calls: over the run, summed over the rows)\n");
+    fprintf(f, "%-7s %4s %9s %12s %12s\n", "policy", "T", "calls", "measured_us", "charged_us");
+    for (int k = 0; k < count; k++) {
+        int seen = 0;
+        for (int q = 0; q < k && !seen; q++) seen = !strcmp(rows[q].policy, rows[k].policy);
+        if (seen) continue;
+        for (int t = 0; t <= HY_SCHED_MAX_TYPES; t++) {
+            double n = 0, wall = 0, charged = 0;
+            for (int q = k; q < count; q++) {
+                if (strcmp(rows[q].policy, rows[k].policy) || rows[q].resources != 6) continue;
+                n += rows[q].by_types[t][0];
+                wall += rows[q].by_types[t][1];
+                charged += rows[q].by_types[t][2];
+            }
+            if (n > 0) fprintf(f, "%-7s %4d %9.0f %12.3f %12.3f\n", rows[k].policy, t, n, wall / n, charged / n);
+        }
     }
 }
 

@@ -36,6 +36,9 @@ typedef struct hy_tp_row {
                             configuration at their per-job processing costs (no setups, no transfers,
                             no round order; 0 when unbounded) */
     double call_us_measured; /* mean wall time of the policy's assign per call, µs (this machine; varies) */
+    /* by T, the types with jobs in the call's problem (0..2R): calls, their summed measured wall time
+     * and summed charge, µs, over all frames */
+    double by_types[HY_SCHED_MAX_TYPES + 1][3];
     int resources;
     char resource[HY_SCHED_MAX_RESOURCES][48];
     double idle[HY_SCHED_MAX_RESOURCES]; /* per resource: 1 - busy time / frame time, over all frames */

@@ -213,48 +213,76 @@ static void crash(simplex* s) {
     }
 }
 
+/* Entering column by Dantzig pricing (the most negative reduced cost, the
+ * first on ties) or, under Bland's rule, the first with a negative one;
+ * -1 when none (optimal). Columns in order: y, L, slacks. With c = e_L the
+ * duals pi are B^-1's row at L's position; a y column's reduced cost is
+ * -(pi_i·w + pi_{R+t}), L's 1 + Σ pi_i, a slack's -pi_i. */
+static int price(const simplex* s, const double* pi, int bland) {
+    const form* f = s->f;
+    const int* where = s->where;
+    int R = f->R, ny = f->ny, enter = -1;
+    double best = -DJ_TOL;
+    for (int k = 0; k < ny; k++) {
+        if (where[k] >= 0) continue;
+        double d = -(pi[f->yi[k]] * f->w[k] + pi[R + f->yt[k]]);
+        if (d < best) {
+            best = d;
+            enter = k;
+            if (bland) return enter;
+        }
+    }
+    if (where[ny] < 0) {
+        double d = 1.0;
+        for (int i = 0; i < R; i++) d += pi[i];
+        if (d < best) {
+            best = d;
+            enter = ny;
+            if (bland) return enter;
+        }
+    }
+    for (int i = 0; i < R; i++) {
+        if (where[ny + 1 + i] >= 0) continue;
+        double d = -pi[i];
+        if (d < best) {
+            best = d;
+            enter = ny + 1 + i;
+            if (bland) return enter;
+        }
+    }
+    return enter;
+}
+
+/* One Gauss-Jordan step on B^-1 (stride m): the pivot row scaled by 1/ap,
+ * then eliminated from every other row where alpha is nonzero. */
+static void eliminate(double* restrict binv, int m, int leave, const double* restrict alpha) {
+    double* restrict prow = binv + leave * m;
+    double inv = 1.0 / alpha[leave];
+    for (int c = 0; c < m; c++) prow[c] *= inv;
+    for (int r = 0; r < m; r++) {
+        if (r == leave || alpha[r] == 0.0) continue;
+        double* restrict row = binv + r * m;
+        double a = alpha[r];
+        for (int c = 0; c < m; c++) row[c] -= a * prow[c];
+    }
+}
+
 static hy_lp_result simplex_solve(const form* f, double* y, double* L, int* pivots) {
     simplex s;
     double binv[MAX_ROWS * MAX_ROWS];
-    double pi[MAX_ROWS], alpha[MAX_ROWS];
+    double alpha[MAX_ROWS];
+    static const double no_duals[MAX_ROWS]; /* L nonbasic: every dual 0 */
     s.f = f;
     s.m = f->m;
     s.binv = binv;
-    int m = f->m, R = f->R;
+    int m = f->m, R = f->R, ny = f->ny;
     crash(&s);
 
     int limit = 50 * (f->m + f->n) + 100, degenerate = 0, bland = 0, it = 0;
     for (;; it++) {
         if (it >= limit) return HY_LP_FAILED;
-        /* duals: only L has a cost, so pi is B^-1's row at L's position */
         int pl = s.where[col_L(f)];
-        if (pl >= 0)
-            memcpy(pi, binv + pl * m, sizeof(double) * (size_t)m);
-        else
-            memset(pi, 0, sizeof(double) * (size_t)m);
-        /* pricing */
-        int enter = -1;
-        double best = -DJ_TOL;
-        for (int k = 0; k < f->n; k++) {
-            if (s.where[k] >= 0) continue;
-            double d;
-            if (k < f->ny)
-                d = -(pi[f->yi[k]] * f->w[k] + pi[R + f->yt[k]]);
-            else if (k == col_L(f)) {
-                d = 1.0;
-                for (int i = 0; i < R; i++) d += pi[i];
-            } else
-                d = -pi[k - f->ny - 1];
-            if (bland) {
-                if (d < -DJ_TOL) {
-                    enter = k;
-                    break;
-                }
-            } else if (d < best) {
-                best = d;
-                enter = k;
-            }
-        }
+        int enter = price(&s, pl >= 0 ? binv + pl * m : no_duals, bland);
         if (enter < 0) break;
         ftran(&s, enter, alpha);
         /* ratio test; ties: largest pivot (stability) or, under Bland, the
@@ -285,22 +313,13 @@ static hy_lp_result simplex_solve(const form* f, double* y, double* L, int* pivo
             bland = 0;
         }
         /* update x_B and B^-1 */
-        double ap = alpha[leave];
         for (int r = 0; r < m; r++) {
             if (r == leave) continue;
             s.xb[r] -= theta * alpha[r];
             if (s.xb[r] < 0 && s.xb[r] > -1e-12) s.xb[r] = 0;
         }
         s.xb[leave] = theta;
-        double* prow = binv + leave * m;
-        double inv = 1.0 / ap;
-        for (int c = 0; c < m; c++) prow[c] *= inv;
-        for (int r = 0; r < m; r++) {
-            if (r == leave || alpha[r] == 0.0) continue;
-            double* row = binv + r * m;
-            double a = alpha[r];
-            for (int c = 0; c < m; c++) row[c] -= a * prow[c];
-        }
+        eliminate(binv, m, leave, alpha);
         s.where[s.basis[leave]] = -1;
         s.basis[leave] = enter;
         s.where[enter] = leave;
@@ -315,19 +334,87 @@ static hy_lp_result simplex_solve(const form* f, double* y, double* L, int* pivo
         for (int t = 0; t < f->T; t++) acc += row[R + t];
         s.xb[r] = acc;
     }
-    for (int k = 0; k < f->ny; k++) y[k] = s.where[k] >= 0 ? s.xb[s.where[k]] : 0.0;
+    for (int k = 0; k < ny; k++) y[k] = s.where[k] >= 0 ? s.xb[s.where[k]] : 0.0;
     int pl = s.where[col_L(f)];
     double Lv = pl >= 0 ? s.xb[pl] : 0.0;
     /* L is the largest finishing time; recomputing it from y removes the last
-     * round-off and any negative slack that survived */
-    for (int i = 0; i < R; i++) {
-        double t = f->b[i];
-        for (int k = 0; k < f->ny; k++)
-            if (f->yi[k] == i) t += f->w[k] * (y[k] > 0 ? y[k] : 0);
+     * round-off and any negative slack that survived (each resource's sum in
+     * column order, as the rows read) */
+    double fin[HY_SCHED_MAX_RESOURCES];
+    for (int i = 0; i < R; i++) fin[i] = f->b[i];
+    for (int k = 0; k < ny; k++) fin[f->yi[k]] += f->w[k] * (y[k] > 0 ? y[k] : 0);
+    for (int i = 0; i < R; i++)
+        if (fin[i] > Lv) Lv = fin[i];
+    *L = Lv;
+    return HY_LP_OPTIMAL;
+}
+
+/* ---- one active type: water-filling
+ * With a single type the LP is  min L  s.t.  b_i + w_i·y_i <= L for the
+ * allowed i, b_i <= L for the rest, Σ y_i = 1: a water level, found in
+ * O(R log R) with no basis. Two cases are answered here, and both are
+ * what the simplex returns: the type fits whole on the allowed resource
+ * where it finishes first without raising max_i b_i (the crash basis, then
+ * optimal at once), or it cannot fit under max_i b_i at all, where the
+ * level above every start is the unique optimum. The remaining case (the
+ * type fits below max_i b_i only when split) has many optima; it is left
+ * to the simplex so that its vertex stays the one chosen. Returns 0 then. */
+static int waterfill_solve(const form* f, double* y, double* L) {
+    int R = f->R, ny = f->ny;
+    double floor_l = 0;
+    for (int i = 0; i < R; i++)
+        if (f->b[i] > floor_l) floor_l = f->b[i];
+    int first = -1;
+    double bt = 0;
+    for (int k = 0; k < ny; k++) {
+        if (!(f->w[k] > 0)) return 0;
+        double fin = f->b[f->yi[k]] + f->w[k];
+        if (first < 0 || fin < bt) first = k, bt = fin;
+    }
+    for (int k = 0; k < ny; k++) y[k] = 0.0;
+    if (bt <= floor_l) {
+        y[first] = 1.0;
+    } else {
+        /* capacity under floor_l */
+        double cap = 0;
+        for (int k = 0; k < ny; k++) {
+            double room = floor_l - f->b[f->yi[k]];
+            if (room > 0) cap += room / f->w[k];
+        }
+        if (cap >= 1.0) return 0;
+        /* the level over the first q columns in start order */
+        int order[HY_SCHED_MAX_RESOURCES];
+        for (int k = 0; k < ny; k++) {
+            int p = k;
+            while (p > 0 && f->b[f->yi[order[p - 1]]] > f->b[f->yi[k]]) {
+                order[p] = order[p - 1];
+                p--;
+            }
+            order[p] = k;
+        }
+        double sa = 0, sc = 0, lv = 0;
+        int act = 0;
+        for (int q = 0; q < ny; q++) {
+            int k = order[q];
+            sa += f->b[f->yi[k]] / f->w[k];
+            sc += 1.0 / f->w[k];
+            act = q + 1;
+            lv = (1.0 + sa) / sc;
+            if (q + 1 == ny || lv <= f->b[f->yi[order[q + 1]]]) break;
+        }
+        for (int q = 0; q < act; q++) {
+            int k = order[q];
+            double v = (lv - f->b[f->yi[k]]) / f->w[k];
+            y[k] = v > 0 ? v : 0.0;
+        }
+    }
+    double Lv = floor_l;
+    for (int k = 0; k < ny; k++) {
+        double t = f->b[f->yi[k]] + f->w[k] * y[k];
         if (t > Lv) Lv = t;
     }
     *L = Lv;
-    return HY_LP_OPTIMAL;
+    return 1;
 }
 
 /* ---- GLPK */
@@ -403,7 +490,7 @@ hy_lp_result hy_sched_lp_solve(const hy_sched_problem* p, hy_sched_lp* lp, hy_lp
     if (res != HY_LP_OPTIMAL) return res;
     double y[MAX_COLS], L = 0;
     if (solver == HY_LP_SIMPLEX) {
-        res = simplex_solve(&f, y, &L, &lp->pivots);
+        if (!(f.T == 1 && waterfill_solve(&f, y, &L))) res = simplex_solve(&f, y, &L, &lp->pivots);
     } else {
 #ifdef HY_HAVE_GLPK
         res = glpk_solve(&f, solver == HY_LP_GLPK_EXACT, y, &L);

@@ -13,7 +13,8 @@
  * a scale) by a small dense revised simplex written for this shape (a
  * crash basis that is feasible by construction, so no phase 1; Dantzig
  * pricing, Bland's rule after a run of degenerate pivots; bounded number of
- * pivots), or by GLPK as the reference.
+ * pivots; with one type with jobs, water-filling where that gives the
+ * simplex's own answer), or by GLPK as the reference.
  *
  * Threads: reentrant; no global state. */
 #ifndef HY_SCHED_LP_H

@@ -378,7 +378,8 @@ double hy_sched_assigned_time(const hy_sched_problem* p, const hy_sched_assignme
 
 double hy_sched_finish(const hy_sched_problem* p, const hy_sched_assignment* a, int i) {
     double t = p->busy[i];
-    for (int j = 0; j < 2 * p->model->resources; j++) t += hy_sched_assigned_time(p, a, i, j);
+    for (int j = 0; j < 2 * p->model->resources; j++)
+        if (a->count[i][j] != 0) t += hy_sched_assigned_time(p, a, i, j); /* 0 jobs take no time */
     return t;
 }
 

@@ -129,8 +129,10 @@ hy_status hy_sched_exhaustive_run(const hy_sched_problem* p, hy_lp_solver solver
     o.lp_timeout = 0;
     o.solver = solver;
     hy_sched_policy lp = {&hy_sched_policy_lp, o, NULL};
+    if ((st = hy_sched_policy_lp.init(&lp))) return st; /* its scratch */
     hy_sched_assignment_clear(a);
     st = hy_sched_policy_lp.assign(&lp, p, a);
+    hy_sched_policy_lp.deinit(&lp);
     if (st) return st;
     a->makespan = hy_sched_makespan(p, a);
     s->best_lp = INFINITY;

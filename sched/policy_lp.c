@@ -21,6 +21,7 @@
  * The answer is the rounded solution of the best iterate (by the expected
  * makespan of its integer counts). */
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "engine/error.h"
@@ -138,30 +139,51 @@ static void keep(const hy_sched_problem* prob, const hy_sched_lp* lp, hy_sched_a
 
 #define POLISH_ROUNDS 16
 
+/* Type j's view of the resources for water-filling, made once per type
+ * and shared by every mask tried: start level a_i = base_i + setup(i, j),
+ * setup and cost per job, and the resources in start order (ties: lower
+ * index first). */
+typedef struct spread {
+    double a[HY_SCHED_MAX_RESOURCES], setup[HY_SCHED_MAX_RESOURCES], cost[HY_SCHED_MAX_RESOURCES];
+    double a_per_cost[HY_SCHED_MAX_RESOURCES], inv_cost[HY_SCHED_MAX_RESOURCES]; /* a/c and 1/c (c > 0) */
+    double top;                                                                 /* max_i base_i */
+    int order[HY_SCHED_MAX_RESOURCES];
+} spread;
+
+static void spread_init(const hy_sched_problem* prob, int R, const double* base, int j, spread* sp) {
+    const hy_sched_model* M = prob->model;
+    for (int i = 0; i < R; i++) {
+        sp->setup[i] = hy_sched_setup(prob, i, j);
+        sp->cost[i] = M->cost[i][j];
+        double ai = base[i] + sp->setup[i];
+        sp->a[i] = ai;
+        if (sp->cost[i] > 0) {
+            sp->a_per_cost[i] = ai / sp->cost[i];
+            sp->inv_cost[i] = 1.0 / sp->cost[i];
+        }
+        if (i == 0 || base[i] > sp->top) sp->top = base[i];
+        int p = i; /* insertion by start level */
+        while (p > 0 && sp->a[sp->order[p - 1]] > ai) {
+            sp->order[p] = sp->order[p - 1];
+            p--;
+        }
+        sp->order[p] = i;
+    }
+}
+
 /* Spread n jobs of type j over the resources in `mask` so that the largest
  * finishing time base_i + setup + cost * x_i is as small as it can be
  * (integer x, Σ x = n); x_i = 0 outside the mask. Returns the makespan of
  * all resources with this type's new counts. */
-static double fill_type(const hy_sched_problem* prob, int R, const double* base, int j, int64_t n, uint64_t mask,
-                        int64_t* x) {
-    const hy_sched_model* M = prob->model;
+static double fill_type(int R, const double* base, const spread* sp, int64_t n, uint64_t mask, int64_t* x) {
     int idx[HY_SCHED_MAX_RESOURCES], k = 0;
-    for (int i = 0; i < R; i++) {
-        x[i] = 0;
-        if (!(mask >> i & 1u)) continue;
-        /* insertion by start level base + setup (ties: lower index first) */
-        double ai = base[i] + hy_sched_setup(prob, i, j);
-        int p = k++;
-        while (p > 0 && base[idx[p - 1]] + hy_sched_setup(prob, idx[p - 1], j) > ai) {
-            idx[p] = idx[p - 1];
-            p--;
-        }
-        idx[p] = i;
-    }
+    for (int i = 0; i < R; i++) x[i] = 0;
+    for (int q = 0; q < R; q++)
+        if (mask >> sp->order[q] & 1u) idx[k++] = sp->order[q];
     if (k == 0) return HUGE_VAL;
     /* a free resource (cost 0) takes everything at its start level */
     for (int q = 0; q < k; q++)
-        if (!(M->cost[idx[q]][j] > 0)) {
+        if (!(sp->cost[idx[q]] > 0)) {
             x[idx[q]] = n;
             goto done;
         }
@@ -171,17 +193,16 @@ static double fill_type(const hy_sched_problem* prob, int R, const double* base,
     int act = 0;
     for (int q = 0; q < k; q++) {
         int i = idx[q];
-        double a = base[i] + hy_sched_setup(prob, i, j), c = M->cost[i][j];
-        sa += a / c;
-        sc += 1.0 / c;
+        sa += sp->a_per_cost[i];
+        sc += sp->inv_cost[i];
         act = q + 1;
         L = ((double)n + sa) / sc;
-        if (q + 1 == k || L <= base[idx[q + 1]] + hy_sched_setup(prob, idx[q + 1], j)) break;
+        if (q + 1 == k || L <= sp->a[idx[q + 1]]) break;
     }
     int64_t left = n;
     for (int q = 0; q < act; q++) {
         int i = idx[q];
-        double v = floor((L - (base[i] + hy_sched_setup(prob, i, j))) / M->cost[i][j]);
+        double v = floor((L - sp->a[i]) / sp->cost[i]);
         int64_t xi = v > 0 ? (int64_t)v : 0;
         if (xi > left) xi = left;
         x[i] = xi;
@@ -193,16 +214,20 @@ static double fill_type(const hy_sched_problem* prob, int R, const double* base,
         double best = HUGE_VAL;
         for (int q = 0; q < k; q++) {
             int i = idx[q];
-            double f = base[i] + hy_sched_setup(prob, i, j) + M->cost[i][j] * (double)(x[i] + 1);
+            double f = sp->a[i] + sp->cost[i] * (double)(x[i] + 1);
             if (f < best) best = f, pick = i;
         }
         x[pick]++;
         left--;
     }
 done:;
-    double Lmax = 0;
-    for (int i = 0; i < R; i++) {
-        double f = base[i] + hy_sched_problem_time(prob, i, j, x[i]);
+    /* every resource's finish: base_i where it takes none of j (top covers
+     * those, and no finish is below its base) */
+    double Lmax = sp->top > 0 ? sp->top : 0;
+    for (int q = 0; q < k; q++) {
+        int i = idx[q];
+        if (x[i] <= 0) continue;
+        double f = base[i] + (sp->setup[i] + sp->cost[i] * (double)x[i]);
         if (f > Lmax) Lmax = f;
     }
     return Lmax;
@@ -258,6 +283,7 @@ static void prune(const hy_sched_problem* prob, hy_sched_assignment* a) {
         int bj = -1;
         double saved = 0;
         for (int j = 0; j < J; j++) {
+            if (prob->jobs[j] < 2) continue; /* on one resource at most */
             uint64_t on = 0;
             int used = 0;
             for (int i = 0; i < R; i++)
@@ -269,10 +295,13 @@ static void prune(const hy_sched_problem* prob, hy_sched_assignment* a) {
                 base[i] = fin[i] - ti;
                 busy += ti;
             }
+            spread sp;
+            int made = 0;
             for (int i = 0; i < R; i++) {
                 /* the most a drop can save is i's setup */
                 if (!(on >> i & 1u) || !(hy_sched_setup(prob, i, j) > saved)) continue;
-                if (fill_type(prob, R, base, j, prob->jobs[j], on & ~((uint64_t)1 << i), x) > L) continue;
+                if (!made) spread_init(prob, R, base, j, &sp), made = 1;
+                if (fill_type(R, base, &sp, prob->jobs[j], on & ~((uint64_t)1 << i), x) > L) continue;
                 double after = 0;
                 for (int k = 0; k < R; k++) after += hy_sched_problem_time(prob, k, j, x[k]);
                 if (!(busy - after > saved)) continue;
@@ -315,6 +344,8 @@ static void polish(const hy_sched_problem* prob, hy_sched_assignment* a) {
                 base[i] = fin[i] - hy_sched_problem_time(prob, i, j, a->count[i][j]);
                 if (a->count[i][j] > 0) on |= (uint64_t)1 << i;
             }
+            spread sp;
+            spread_init(prob, R, base, j, &sp);
             /* the current set, then each one-resource change of it */
             for (int m = -1; m < 2 * R; m++) {
                 uint64_t mask;
@@ -327,7 +358,7 @@ static void polish(const hy_sched_problem* prob, hy_sched_assignment* a) {
                 else
                     continue;
                 if (!mask) continue;
-                double l = fill_type(prob, R, base, j, n, mask, x) + producer_charge(prob, producers, j, mask & ~on);
+                double l = fill_type(R, base, &sp, n, mask, x) + producer_charge(prob, producers, j, mask & ~on);
                 if (l < best) {
                     best = l;
                     bj = j;
@@ -348,7 +379,7 @@ static void polish(const hy_sched_problem* prob, hy_sched_assignment* a) {
 static double spent(const hy_sched_options* o, const hy_sched_problem* prob, const hy_sched_assignment* a,
                     double t0) {
     if (o->lp_timeout == 1) return hy_sched_now() - t0;
-    return hy_sched_call_time("lp", prob->model->resources, a->iterations);
+    return hy_sched_call_time("lp", prob, a->iterations);
 }
 
 /* The call's set fits in the time the busiest resource already has: each
@@ -417,6 +448,21 @@ static void swap_lp(hy_sched_lp** x, hy_sched_lp** y) {
     *y = t;
 }
 
+/* Per-instance scratch, made once so that a call neither allocates nor
+ * sets up a large stack frame: three LPs and the rounded trial (its launch
+ * limits stay 0: hy_sched_lp_round writes counts only). */
+typedef struct lp_state {
+    hy_sched_lp store[3];
+    hy_sched_assignment cand;
+} lp_state;
+
+static hy_status lp_init(hy_sched_policy* p) {
+    p->ctx = calloc(1, sizeof(lp_state));
+    return p->ctx ? HY_OK : hy_fail(HY_ERR_NOMEM, "policy lp: out of memory");
+}
+
+static void lp_deinit(hy_sched_policy* p) { free(p->ctx); }
+
 static hy_status lp_assign(hy_sched_policy* p, const hy_sched_problem* prob, hy_sched_assignment* a) {
     const hy_sched_options* o = &p->options;
     int J = 2 * prob->model->resources;
@@ -427,15 +473,14 @@ static hy_status lp_assign(hy_sched_policy* p, const hy_sched_problem* prob, hy_
         for (int i = 0; i < prob->model->resources; i++)
             if (prob->busy[i] > 0 && (limit < 0 || prob->busy[i] < limit)) limit = prob->busy[i];
 
-    /* ~18 KB each on the stack: a policy call allocates nothing. The
-     * current, trial and best-trial LPs change roles by pointer (a struct
-     * copy moves 18 KB, more than a solve's arithmetic at |R| = 6); only
-     * the rows of the problem's R resources are ever read or copied. */
-    hy_sched_lp store[3];
-    hy_sched_lp *lp = &store[0], *trial = &store[1], *best_trial = &store[2];
-    hy_sched_assignment cand; /* rounded trials: counts from hy_sched_lp_round, one launch each */
+    /* The instance's scratch (lp_state): the current, trial and best-trial
+     * LPs change roles by pointer (a struct copy moves 18 KB, more than a
+     * solve's arithmetic at |R| = 6); only the rows of the problem's R
+     * resources are ever read or copied. */
+    lp_state* st = p->ctx;
+    hy_sched_lp *lp = &st->store[0], *trial = &st->store[1], *best_trial = &st->store[2];
+    hy_sched_assignment* cand = &st->cand;
     int R = prob->model->resources;
-    for (int i = 0; i < R; i++) memset(cand.launch[i], 0, sizeof(int64_t) * (size_t)J);
     hy_sched_lp_allow_all(prob, lp);
     hy_lp_result r = solve(p, prob, lp);
     if (r != HY_LP_OPTIMAL)
@@ -457,7 +502,7 @@ static hy_status lp_assign(hy_sched_policy* p, const hy_sched_problem* prob, hy_
         if (!moved) break;
         r = solve(p, prob, trial);
         a->iterations++;
-        if (r == HY_LP_OPTIMAL) keep(prob, trial, a, &cand);
+        if (r == HY_LP_OPTIMAL) keep(prob, trial, a, cand);
         if (r == HY_LP_OPTIMAL && trial->makespan <= prev * (1 + L_TOL)) {
             prev = trial->makespan;
             swap_lp(&lp, &trial);
@@ -474,7 +519,7 @@ static hy_status lp_assign(hy_sched_policy* p, const hy_sched_problem* prob, hy_
             r = solve(p, prob, trial);
             a->iterations++;
             if (r != HY_LP_OPTIMAL) continue;
-            keep(prob, trial, a, &cand);
+            keep(prob, trial, a, cand);
             if (trial->makespan < best_l) {
                 best_l = trial->makespan;
                 best = j;
@@ -505,7 +550,7 @@ static hy_status lp_assign(hy_sched_policy* p, const hy_sched_problem* prob, hy_
                 r = solve(p, prob, trial);
                 a->iterations++;
                 if (r != HY_LP_OPTIMAL) continue;
-                keep(prob, trial, a, &cand);
+                keep(prob, trial, a, cand);
                 if (trial->makespan < prev * (1 - L_TOL)) {
                     prev = trial->makespan;
                     swap_lp(&lp, &trial);
@@ -523,5 +568,5 @@ static hy_status lp_assign(hy_sched_policy* p, const hy_sched_problem* prob, hy_
 }
 
 const hy_sched_policy_class hy_sched_policy_lp = {
-    "lp", "iterative LP over the expected-time model (Kim et al. 2013)", NULL, NULL, lp_assign,
+    "lp", "iterative LP over the expected-time model (Kim et al. 2013)", lp_init, lp_deinit, lp_assign,
 };

@@ -92,8 +92,12 @@ done
 # charged time; the charged one includes the 2 us gather, so it is above 2
 "$CLI" bench sched --part throughput --scenes "$SRC/scenes/drop.json" --frames 2 --record-dir "$tmp/rec" \
     --out-dir none --call-cost >"$tmp/o7" 2>/dev/null; rc=$?
-cost_rows=$(awk '/^policy +\|R\| +calls +measured_us +charged_us/ { on = 1; next } on && NF == 5 && $4 > 0 && $5 > 2' "$tmp/o7" | wc -l)
+cost_rows=$(awk '/^policy +\|R\| +calls +measured_us +charged_us/ { on = 1; next } on && NF == 0 { exit } on && NF == 5 && $4 > 0 && $5 > 2' "$tmp/o7" | wc -l)
 [ $rc -eq 0 ] && [ "$cost_rows" -eq 30 ]; check "--call-cost: 30 rows of call cost ($cost_rows)" $?
+# ... then the |R| = 6 calls again by T, the types with jobs: every policy
+# has a row, T within 1..12
+t_policies=$(awk '/^policy +T +calls +measured_us +charged_us/ { on = 1; next } on && NF == 5 && $2 >= 1 && $2 <= 12 && $4 > 0 && $5 > 2 { print $1 }' "$tmp/o7" | sort -u | wc -l)
+[ "$t_policies" -eq 5 ]; check "--call-cost: calls at |R| = 6 by T for all 5 policies ($t_policies)" $?
 "$CLI" bench sched --part bogus >/dev/null 2>&1; [ $? -eq 2 ]; check "--part bogus exits 2" $?
 "$CLI" bench sched --part throughput --frames 0 >/dev/null 2>&1; [ $? -eq 2 ]; check "--frames 0 exits 2" $?
 "$CLI" bench sched --sched-time never >/dev/null 2>&1; [ $? -eq 2 ]; check "--sched-time never exits 2" $?

@@ -239,6 +239,71 @@ static void test_lp_vs_glpk(void) {
     CHECK(hy_sched_lp_solve(&p, &lp, HY_LP_GLPK) == HY_LP_INFEASIBLE);
 }
 
+/* One active type: the built-in solver answers by water-filling (sched/lp.c
+ * waterfill_solve) where the optimum is the crash basis or the level above
+ * every start, and leaves the split-below-the-top case to the simplex. All
+ * three cases appear below, each against GLPK's exact answer. */
+static void test_lp_one_type(void) {
+    uint64_t s = 7;
+    int cases[3] = {0, 0, 0}; /* whole on one resource, level above all starts, split below the top */
+    for (int R = 2; R <= 6; R++) { /* a hierarchical machine has a CPU and at least one GPU */
+        hy_sched_model m;
+        CHECK_OK(hy_sched_model_machine(&m, R, 1));
+        for (int k = 0; k < 80; k++) {
+            hy_sched_problem p;
+            hy_sched_problem_init(&p, &m);
+            int j = (int)(rng(&s) % (uint64_t)(2 * R));
+            p.jobs[j] = 1 + (int64_t)(rng(&s) % 40000);
+            /* busy times from none to about twice the type's work on one GPU */
+            double scale = 2.0 * m.cost[R - 1][j] * (double)p.jobs[j];
+            for (int i = 0; i < R; i++) p.busy[i] = (double)(rng(&s) % 1000) / 1000.0 * scale * (double)(k % 4);
+            hy_sched_lp a, b;
+            hy_sched_lp_allow_all(&p, &a);
+            for (int i = 0; i < R; i++)
+                if (rng(&s) % 3 == 0) a.allowed[i][j] = 0;
+            a.allowed[(int)(rng(&s) % (uint64_t)R)][j] = 1;
+            b = a;
+            CHECK(hy_sched_lp_solve(&p, &a, HY_LP_SIMPLEX) == HY_LP_OPTIMAL);
+            CHECK(hy_sched_lp_solve(&p, &b, HY_LP_GLPK_EXACT) == HY_LP_OPTIMAL);
+            CHECK(fabs(a.makespan - b.makespan) <= 1e-9 * b.makespan);
+            double sum = 0, top = 0;
+            int on = 0;
+            for (int i = 0; i < R; i++) {
+                CHECK(a.x[i][j] >= 0);
+                if (!a.allowed[i][j]) CHECK(a.x[i][j] == 0);
+                sum += a.x[i][j];
+                on += a.x[i][j] > 0;
+                if (p.busy[i] > top) top = p.busy[i];
+            }
+            CHECK_NEAR(sum, (double)p.jobs[j], 1e-9 * (double)p.jobs[j]);
+            cases[on == 1 && a.makespan <= top * (1 + 1e-12) ? 0 : a.makespan > top * (1 + 1e-12) ? 1 : 2]++;
+        }
+    }
+    fprintf(stderr, "LP with one type: %d whole, %d level above every start, %d split below the top\n", cases[0],
+            cases[1], cases[2]);
+    CHECK(cases[0] > 0 && cases[1] > 0 && cases[2] > 0);
+}
+
+/* The modeled scheduler call (sched/policy.h): an lp call costs more with
+ * more LP solves and with more active types; a ws call does not depend on
+ * the solves; every call includes the 2 us gather. */
+static void test_call_time(void) {
+    hy_sched_model m;
+    CHECK_OK(hy_sched_model_machine(&m, 6, 1));
+    hy_sched_problem one, all;
+    hy_sched_problem_init(&one, &m);
+    hy_sched_problem_init(&all, &m);
+    one.jobs[3] = 100;
+    for (int j = 0; j < 12; j++) all.jobs[j] = 100;
+    CHECK(hy_sched_call_time("lp", &one, 0) >= 2e-6);
+    CHECK(hy_sched_call_time("lp", &one, 3) > hy_sched_call_time("lp", &one, 2));
+    CHECK(hy_sched_call_time("lp", &all, 3) > hy_sched_call_time("lp", &one, 3));
+    CHECK(hy_sched_call_time("exhaustive", &all, 3) == hy_sched_call_time("lp", &all, 3));
+    CHECK(hy_sched_call_time("ws", &all, 1) == hy_sched_call_time("ws", &all, 9));
+    CHECK(hy_sched_call_time("ws", &all, 1) > hy_sched_call_time("ws", &one, 1));
+    CHECK(hy_sched_call_time("tan09", &one, 0) >= 2e-6 && hy_sched_call_time("tan09", &one, 0) < 3e-6);
+}
+
 static int64_t total_jobs(const hy_sched_problem* p) {
     int64_t n = 0;
     for (int j = 0; j < 2 * p->model->resources; j++) n += p->jobs[j];
@@ -788,6 +853,8 @@ int main(void) {
     test_builtin_profiles();
     test_profile_files();
     test_lp_vs_glpk();
+    test_lp_one_type();
+    test_call_time();
     test_policies_valid();
     test_exhaustive();
     test_lp_refinement();
