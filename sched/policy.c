@@ -50,7 +50,7 @@ void hy_sched_options_default(hy_sched_options* o) {
     o->lp_timeout = 1;
     o->lp_max_iterations = 64;
     o->lp_exchange = 0;
-    o->lp_polish = 2;
+    o->lp_polish = 3;
     o->solver = HY_LP_SIMPLEX;
     o->ws_grain = 0;
 }
@@ -83,7 +83,7 @@ hy_status hy_sched_options_set(hy_sched_options* o, const char* key, const char*
         if ((s = parse_long(key, value, 0, 1, &x))) return s;
         o->lp_exchange = (int)x;
     } else if (!strcmp(key, "lp-polish")) {
-        if ((s = parse_long(key, value, 0, 2, &x))) return s;
+        if ((s = parse_long(key, value, 0, 3, &x))) return s;
         o->lp_polish = (int)x;
     } else if (!strcmp(key, "ws-grain")) {
         if ((s = parse_long(key, value, 0, 1L << 30, &x))) return s;

@@ -30,7 +30,8 @@ typedef struct hy_sched_options {
                                the solves hold up the scheduler, see policy_lp.c) */
     int lp_polish;          /* lp: finish with an integer local search (per type: re-spread its jobs over its
                                resources, one fewer, one more, or one other): 0 never, 1 when the refinement
-                               was cut short by the time-out or the iteration cap, 2 always (default) */
+                               was cut short by the time-out or the iteration cap, 2 always, 3 always for an
+                               isolated set and as 1 where rounds follow (next_round) (default) */
     hy_lp_solver solver;    /* lp, exhaustive: HY_LP_SIMPLEX (default) or HY_LP_GLPK */
     int ws_grain;           /* ws, ws-exp: most jobs a resource takes from its queue at once; 0 = from the model
                                (setup at most a twelfth of a chunk's time) (default 0) */

@@ -473,7 +473,7 @@ static void test_lp_polish(void) {
     hy_sched_options never = o, always = o, cut = o, cut_raw = o;
     never.lp_polish = 0;
     always.lp_polish = 2;
-    cut.lp_max_iterations = 1; /* default polish 2: runs */
+    cut.lp_max_iterations = 1; /* default polish 3, an isolated set: runs */
     cut_raw.lp_max_iterations = 1;
     cut_raw.lp_polish = 0;
     hy_sched_policy *pn = NULL, *pa = NULL, *pc = NULL, *pr = NULL;
@@ -506,6 +506,32 @@ static void test_lp_polish(void) {
      * what the whole refinement gets; a broken polish gets nothing */
     CHECK(gain_cut >= 0.5 * gain_full);
     CHECK(lower > 0);
+    /* the default (lp_polish 3): an isolated set is polished as with 2;
+     * where rounds follow, a converged refinement's answer is not (one
+     * iteration fewer than 2, the polish's) and a cut-short one is */
+    hy_sched_options dflt = o, chained_always = o;
+    chained_always.lp_polish = 2;
+    hy_sched_policy *pd = NULL, *pca = NULL;
+    CHECK_OK(hy_sched_policy_create("lp", &dflt, &pd));
+    CHECK_OK(hy_sched_policy_create("lp", &chained_always, &pca));
+    int skipped = 0;
+    for (int k = 0; k < 40 && pd && pca; k++) {
+        hy_sched_problem p;
+        hy_sched_problem_random(&p, &m, 4400 + (uint64_t)k, 64, 16384);
+        hy_sched_assignment d, e;
+        CHECK_OK(hy_sched_policy_assign(pd, &p, &d));
+        CHECK_OK(hy_sched_policy_assign(pca, &p, &e));
+        CHECK(d.iterations == e.iterations && !memcmp(d.count, e.count, sizeof d.count));
+        p.next_round = 1;
+        CHECK_OK(hy_sched_policy_assign(pd, &p, &d));
+        CHECK_OK(hy_sched_policy_assign(pca, &p, &e));
+        if (d.iterations == 0) continue; /* fitted without an LP */
+        CHECK(d.iterations + 1 == e.iterations);
+        skipped++;
+    }
+    CHECK(skipped > 0);
+    hy_sched_policy_destroy(pd);
+    hy_sched_policy_destroy(pca);
     hy_sched_policy_destroy(pn);
     hy_sched_policy_destroy(pa);
     hy_sched_policy_destroy(pc);
@@ -630,6 +656,7 @@ static void test_lp_next_round(void) {
     hy_sched_model m;
     CHECK_OK(hy_sched_model_machine(&m, 6, 1));
     hy_sched_options o = options_fixed();
+    o.lp_polish = 2; /* the producer charge acts in the polish: polish every answer */
     hy_sched_policy* lp = NULL;
     CHECK_OK(hy_sched_policy_create("lp", &o, &lp));
     if (!lp) return;
