@@ -100,10 +100,11 @@ static void keep(const hy_sched_problem* prob, const hy_sched_lp* lp, hy_sched_a
  * LP's continuous view misses: rounding, and setups paid for a handful of
  * jobs when the refinement was cut short.
  *
- * Until 2026-11-25 it polished every answer (lp_polish 2); the default is
- * now 3, below. The exchange step is off (lp_exchange 0). Both buy a lower expected makespan a call;
- * they differ in what they cost the framework. The polish costs about one
- * LP solve and is charged as one iteration. The exchange costs up to one
+ * Until the seventh session of 2026-11-24 it polished every answer
+ * (lp_polish 2); the default is now 3, below. The exchange step is off
+ * (lp_exchange 0). Both buy a lower expected makespan a call; they
+ * differ in what they cost the framework. The polish costs about one LP
+ * solve and is charged as one iteration. The exchange costs up to one
  * LP solve per (type, resource) pair a pass, and the scheduler is one
  * thread that answers one call at a time: on a frame of many small rounds
  * its solves are the resources' waiting time. Measured 2026-11-23 with
@@ -137,17 +138,17 @@ static void keep(const hy_sched_problem* prob, const hy_sched_lp* lp, hy_sched_a
  * ms), crediting a move that retires a producer (1.106), and charging the
  * LP itself a producer's setups (1.089 to 1.155).
  *
- * Which answers to polish (2026-11-25, lp_polish 3, the default). Where
- * rounds follow, polishing an answer the refinement converged on costs
- * frames even when the polish is not charged: cloth_ball on Machine 2
- * (all six) makes 851.6 FPS polishing only cut-short answers against
- * 821.0 polishing all, both charged the polish's iteration on every call
- * (without any polish 806.6: the cut-short answers need it). Not charging
- * the skipped polish gives 864.5; nbody 212.1 against 213.1, fracture
- * 111.0 and 111.0. lp/ws 1.183 -> 1.205. So with next_round set only a
- * cut-short refinement is polished (as lp_polish 1); an isolated set's
- * answer always is (as 2), which its gap to exhaustive needs (|R| = 3:
- * 0.948% polished, 2.85% polishing only cut-short answers). */
+ * Which answers to polish (seventh session of 2026-11-24; lp_polish 3, the
+ * default). Where rounds follow, polishing an answer the refinement
+ * converged on costs frames even when the polish is not charged: cloth_ball
+ * on Machine 2 (all six) makes 851.6 FPS polishing only cut-short answers
+ * against 821.0 polishing all, both charged the polish's iteration on every
+ * call (without any polish 806.6: the cut-short answers need it). Not
+ * charging the skipped polish gives 864.5; nbody 212.1 against 213.1,
+ * fracture 111.0 and 111.0. lp/ws 1.183 -> 1.205. So with next_round set
+ * only a cut-short refinement is polished (as lp_polish 1); an isolated
+ * set's answer always is (as 2), which its gap to exhaustive needs (|R| =
+ * 3: 0.948% polished, 2.85% polishing only cut-short answers). */
 
 #define POLISH_ROUNDS 16
 
@@ -319,7 +320,8 @@ static void prune(const hy_sched_problem* prob, hy_sched_assignment* a) {
                 for (int k = 0; k < R; k++) {
                     if (k == i || !(on >> k & 1u)) continue;
                     int64_t ck = a->count[k][j];
-                    double move = ti + hy_sched_problem_time(prob, k, j, ck) - hy_sched_problem_time(prob, k, j, ck + ci);
+                    double move =
+                        ti + hy_sched_problem_time(prob, k, j, ck) - hy_sched_problem_time(prob, k, j, ck + ci);
                     if (!(move > saved)) continue;
                     a->count[k][j] = ck + ci;
                     double fk = hy_sched_finish(prob, a, k);
