@@ -322,8 +322,7 @@ static hy_status call_scheduler(sim* s, double t) {
     s->last_call = dt;
     s->calls++;
     s->sched_time += dt;
-    int types = 0;
-    for (int j = 0; j < s->J; j++) types += s->prob.jobs[j] > 0;
+    int types = hy_sched_problem_types(&s->prob);
     s->by_types[types][0] += 1;
     s->by_types[types][1] += 1e6 * wall;
     s->by_types[types][2] += 1e6 * dt;

@@ -382,29 +382,25 @@ static int waterfill_solve(const form* f, double* y, double* L) {
             if (room > 0) cap += room / f->w[k];
         }
         if (cap >= 1.0) return 0;
-        /* the level over the first q columns in start order */
+        /* the level over the first columns in start order */
+        double a[HY_SCHED_MAX_RESOURCES], a_per_w[HY_SCHED_MAX_RESOURCES], inv_w[HY_SCHED_MAX_RESOURCES];
         int order[HY_SCHED_MAX_RESOURCES];
         for (int k = 0; k < ny; k++) {
+            a[k] = f->b[f->yi[k]];
+            a_per_w[k] = a[k] / f->w[k];
+            inv_w[k] = 1.0 / f->w[k];
             int p = k;
-            while (p > 0 && f->b[f->yi[order[p - 1]]] > f->b[f->yi[k]]) {
+            while (p > 0 && a[order[p - 1]] > a[k]) {
                 order[p] = order[p - 1];
                 p--;
             }
             order[p] = k;
         }
-        double sa = 0, sc = 0, lv = 0;
         int act = 0;
-        for (int q = 0; q < ny; q++) {
-            int k = order[q];
-            sa += f->b[f->yi[k]] / f->w[k];
-            sc += 1.0 / f->w[k];
-            act = q + 1;
-            lv = (1.0 + sa) / sc;
-            if (q + 1 == ny || lv <= f->b[f->yi[order[q + 1]]]) break;
-        }
+        double lv = hy_water_level(order, ny, a, a_per_w, inv_w, 1.0, &act);
         for (int q = 0; q < act; q++) {
             int k = order[q];
-            double v = (lv - f->b[f->yi[k]]) / f->w[k];
+            double v = (lv - a[k]) / f->w[k];
             y[k] = v > 0 ? v : 0.0;
         }
     }

@@ -61,4 +61,25 @@ int hy_sched_lp_have_glpk(void);
  * resources uses) and a->makespan; leaves the rest. */
 void hy_sched_lp_round(const hy_sched_problem* problem, const hy_sched_lp* lp, hy_sched_assignment* a);
 
+/* The water level of `amount` spread over resources filled in order of
+ * their start levels (the one-type LP, lp's integer polish): idx[0..k) in
+ * start order, a[i] the start, a_per_c[i] = a[i] / c[i] and inv_c[i] =
+ * 1 / c[i] for a per-unit cost c[i] > 0. L = (amount + Σ a/c) / Σ 1/c over
+ * the shortest prefix whose next start is at or above L; *act is that
+ * prefix's length. */
+static inline double hy_water_level(const int* idx, int k, const double* a, const double* a_per_c,
+                                    const double* inv_c, double amount, int* act) {
+    double sa = 0, sc = 0, L = 0;
+    *act = 0;
+    for (int q = 0; q < k; q++) {
+        int i = idx[q];
+        sa += a_per_c[i];
+        sc += inv_c[i];
+        *act = q + 1;
+        L = (amount + sa) / sc;
+        if (q + 1 == k || L <= a[idx[q + 1]]) break;
+    }
+    return L;
+}
+
 #endif

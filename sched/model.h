@@ -187,6 +187,13 @@ static inline double hy_sched_problem_time(const hy_sched_problem* p, int i, int
     return n > 0 ? hy_sched_setup(p, i, j) + p->model->cost[i][j] * (double)n : 0.0;
 }
 
+/* The types with waiting jobs in this problem (T in hy_sched_call_time). */
+static inline int hy_sched_problem_types(const hy_sched_problem* p) {
+    int T = 0;
+    for (int j = 0; j < 2 * p->model->resources; j++) T += p->jobs[j] > 0;
+    return T;
+}
+
 /* Whether a resource's waiting batches are open to a call's jobs: it is
  * running a batch with `left` seconds to go, which should outlast the call,
  * judged by the last call's length (the waiting batches cannot start before

@@ -30,8 +30,7 @@ double hy_sched_now(void) {
 }
 
 double hy_sched_call_time(const char* policy, const hy_sched_problem* problem, int iterations) {
-    double R = (double)problem->model->resources, T = 0, us;
-    for (int j = 0; j < 2 * problem->model->resources; j++) T += problem->jobs[j] > 0;
+    double R = (double)problem->model->resources, T = (double)hy_sched_problem_types(problem), us;
     if (policy && (!strcmp(policy, "lp") || !strcmp(policy, "exhaustive")))
         us = 0.48 + (0.0246 * R * R + 0.0344 * R * T) * (double)iterations;
     else if (policy && (!strcmp(policy, "ws") || !strcmp(policy, "ws-exp")))

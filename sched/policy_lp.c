@@ -202,16 +202,8 @@ static double fill_type(int R, const double* base, const spread* sp, int64_t n, 
         }
     /* continuous level L with Σ max(0, (L - a_i) / c_i) = n over the
      * first `act` resources in start order */
-    double sa = 0, sc = 0, L = 0;
     int act = 0;
-    for (int q = 0; q < k; q++) {
-        int i = idx[q];
-        sa += sp->a_per_cost[i];
-        sc += sp->inv_cost[i];
-        act = q + 1;
-        L = ((double)n + sa) / sc;
-        if (q + 1 == k || L <= sp->a[idx[q + 1]]) break;
-    }
+    double L = hy_water_level(idx, k, sp->a, sp->a_per_cost, sp->inv_cost, (double)n, &act);
     int64_t left = n;
     for (int q = 0; q < act; q++) {
         int i = idx[q];
@@ -597,8 +589,8 @@ static hy_status lp_assign(hy_sched_policy* p, const hy_sched_problem* prob, hy_
 #undef OUT_OF_TIME
     /* lp_polish 3 (the default): every answer of an isolated set, only a
      * cut-short refinement's where rounds follow (see the polish's note) */
-    int when_cut = o->lp_polish == 1 || (o->lp_polish == 3 && prob->next_round);
-    if (o->lp_polish == 2 || (o->lp_polish == 3 && !prob->next_round) || (when_cut && cut)) {
+    int mode = o->lp_polish == 3 ? (prob->next_round ? 1 : 2) : o->lp_polish;
+    if (mode == 2 || (mode == 1 && cut)) {
         polish(prob, a);
         a->iterations++; /* charged as one LP solve, what it costs */
     } else if (o->lp_polish == 3) {
