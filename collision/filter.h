@@ -7,9 +7,13 @@
 #ifndef HY_COLLISION_FILTER_H
 #define HY_COLLISION_FILTER_H
 
+#include <stdint.h>
+
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+struct hy_feature_pair;
 
 /* Swept boxes of the two features (VF: the vertex against the triangle; EE:
  * edge against edge), apart by more than min_distance on some axis. The
@@ -50,6 +54,18 @@ int hy_filter_sat(int is_vf, const double* const x0[4], const double* const x1[4
  * between passing bodies). */
 int hy_filter_sat_hint(int is_vf, const double* const x0[4], const double* const x1[4], double min_distance,
                        int* hint);
+
+/* Both filters over a run of candidates (collision/traverse.h), the points
+ * of vertex v at x0 + 3 v and x1 + 3 v: keep[i] = 1 when pair i passes
+ * hy_filter_coplanar and hy_filter_sat (needs the exact test), else 0. The
+ * same answers as those two pair by pair; on x86-64 CPUs with AVX2 four
+ * pairs at a time (collision/filter_pairs.c). */
+void hy_filter_pairs(const struct hy_feature_pair* pairs, int64_t n, const double* x0, const double* x1,
+                     double min_distance, uint8_t* keep);
+/* Whether hy_filter_pairs may use its AVX2 lanes (1, where the CPU has
+ * them: the default) or must run pair by pair (0), for tests and
+ * benchmarks that compare the two; returns the previous setting. */
+int hy_filter_pairs_simd(int on);
 
 #ifdef __cplusplus
 }

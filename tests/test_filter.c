@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "collision/filter.h"
+#include "collision/traverse.h"
 #include "ccd_query_files.h"
 #include "test.h"
 
@@ -236,9 +237,87 @@ static void test_flat_sheet(void) {
     }
 }
 
+/* hy_filter_pairs gives, pair by pair, what hy_filter_coplanar and
+ * hy_filter_sat give, with its lanes on and off: near-contact pairs on a
+ * jittered sheet, at scales from tiny to beyond what the lanes take, with
+ * non-finite coordinates mixed in, for touching and thick contact, over
+ * runs of every length around the lanes' chunk. */
+static void test_pairs_batch(void) {
+    enum { NV = 3000, NP = 20000 };
+    double* x0 = malloc(sizeof(double) * 3 * NV);
+    double* x1 = malloc(sizeof(double) * 3 * NV);
+    hy_feature_pair* pr = malloc(sizeof *pr * NP);
+    uint8_t *k_simd = malloc(NP), *k_scalar = malloc(NP);
+    CHECK(x0 && x1 && pr && k_simd && k_scalar);
+    if (!x0 || !x1 || !pr || !k_simd || !k_scalar) return;
+    const double scales[5] = {1.0, 1e-120, 1e55, 0x1p205, 1.0};
+    const double mds[4] = {0.0, 1e-3, -1.0, NAN};
+    long mismatch = 0, kept = 0, total = 0;
+    int simd = hy_filter_pairs_simd(1);
+    hy_filter_pairs_simd(simd);
+    for (int sc = 0; sc < 5; sc++) {
+        double S = scales[sc];
+        for (int v = 0; v < NV; v++) {
+            /* a 60-wide sheet, spacing 1, lifted and moved a little */
+            double gx = (double)(v % 60) + 0.3 * (urand() - 0.5), gy = (double)(v / 60) + 0.3 * (urand() - 0.5);
+            double gz = 0.2 * (urand() - 0.5);
+            x0[3 * v] = S * gx;
+            x0[3 * v + 1] = S * gy;
+            x0[3 * v + 2] = S * gz;
+            for (int k = 0; k < 3; k++) x1[3 * v + k] = x0[3 * v + k] + S * 0.6 * (urand() - 0.5);
+        }
+        if (sc == 4) /* non-finite points among ordinary ones */
+            for (int v = 0; v < NV; v += 97) x1[3 * v + (v % 3)] = v % 2 ? NAN : INFINITY;
+        for (int i = 0; i < NP; i++) {
+            int base = (int)(urand() * (NV - 130));
+            for (int k = 0; k < 4; k++) pr[i].v[k] = base + (int)(urand() * 125); /* neighbours, repeats possible */
+            pr[i].kind = (int32_t)(urand() * 3); /* VF, FV, EE */
+        }
+        for (int m = 0; m < 4; m++) {
+            double md = mds[m] * (mds[m] > 0 ? S : 1.0);
+            /* uneven runs: the tails of the lanes' chunks */
+            for (int at = 0, len = 1; at < NP; at += len, len = len % 199 + 7) {
+                int n = at + len <= NP ? len : NP - at;
+                hy_filter_pairs_simd(1);
+                hy_filter_pairs(pr + at, n, x0, x1, md, k_simd + at);
+                hy_filter_pairs_simd(0);
+                hy_filter_pairs(pr + at, n, x0, x1, md, k_scalar + at);
+            }
+            hy_filter_pairs_simd(simd);
+            for (int i = 0; i < NP; i++) {
+                const double *a[4], *b[4];
+                for (int k = 0; k < 4; k++) {
+                    a[k] = x0 + 3 * pr[i].v[k];
+                    b[k] = x1 + 3 * pr[i].v[k];
+                }
+                int one = hy_filter_coplanar(a, b, md) && hy_filter_sat(pr[i].kind != HY_FEATURE_EE, a, b, md);
+                if (k_simd[i] != one || k_scalar[i] != one) {
+                    if (mismatch < 5)
+                        fprintf(stderr, "pairs batch: scale %g md %g pair %d: lanes %d, scalar %d, one by one %d\n", S,
+                                md, i, k_simd[i], k_scalar[i], one);
+                    mismatch++;
+                }
+                kept += one;
+                total++;
+            }
+        }
+    }
+    fprintf(stderr, "pairs batch (%s): %ld pairs, %ld kept, %ld mismatches\n", simd ? "AVX2 lanes" : "no AVX2: scalar",
+            total, kept, mismatch);
+    CHECK(mismatch == 0);
+    /* both answers are well represented */
+    CHECK(kept > total / 20 && kept < total - total / 20);
+    free(x0);
+    free(x1);
+    free(pr);
+    free(k_simd);
+    free(k_scalar);
+}
+
 int main(void) {
     test_flat_sheet();
     test_random_near_contact();
+    test_pairs_batch();
     if (!test_shared_queries()) TEST_SKIP("shared ccd-queries data not found");
     TEST_END();
 }

@@ -1,0 +1,402 @@
+/* The filters over a run of candidate pairs (hy_filter_pairs,
+ * collision/filter.h).
+ *
+ * Per pair, hy_filter_coplanar and hy_filter_sat spend most of their time
+ * in scalar arithmetic on few values (the gathers of the eight points are a
+ * fifth of the coplanarity test's cost on cloth-ball), so four pairs at a
+ * time in AVX2 lanes pay: the points of a run of pairs are gathered into
+ * one array per coordinate, the coplanarity test runs on all of them, and
+ * its survivors, sorted by kind into arrays of their own, get the
+ * separating-axes directions four at a time.
+ *
+ * The lanes do the scalar code's operations in its order (no contraction:
+ * the target has no FMA), so each pair gets the answer hy_filter_coplanar
+ * and hy_filter_sat give it. Two things differ between the two and are kept
+ * out of the lanes: the scalar code stops at the first direction that
+ * separates, the lanes try every direction until all four pairs are
+ * separated (the answer is the same: a pair is culled when any direction
+ * separates it); and the scalar code's handling of NaN (min and max that
+ * drop or keep a NaN depending on the operand order), which is replayed
+ * by sending pairs whose coordinates are not finite or exceed 2^200 in
+ * magnitude to the scalar code. Below that bound no product or sum of the
+ * filters overflows (the largest, the EE in-plane offset direction, is a
+ * product of four coordinates times a small constant), so no lane makes a
+ * NaN or an infinity.
+ *
+ * CPUs without AVX2 (checked once, at run time) and other targets run the
+ * pairs one by one through the scalar filters. */
+#include "collision/filter.h"
+
+#include <float.h>
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "collision/traverse.h"
+
+/* Pairs gathered at a time: the arrays stay in L1 (24 coordinates of 64
+ * pairs, 12 KB, and the survivors' copies). */
+#define CHUNK 64
+/* Coordinates at most this large in magnitude go to the lanes. */
+#define LANE_MAX 0x1p200
+
+static int keep_one(const hy_feature_pair* p, const double* x0, const double* x1, double min_distance, int* hint) {
+    const double *a[4], *b[4];
+    for (int k = 0; k < 4; k++) {
+        a[k] = x0 + 3 * (int64_t)p->v[k];
+        b[k] = x1 + 3 * (int64_t)p->v[k];
+    }
+    return hy_filter_coplanar(a, b, min_distance) &&
+           hy_filter_sat_hint(p->kind != HY_FEATURE_EE, a, b, min_distance, hint);
+}
+
+static void pairs_scalar(const hy_feature_pair* pairs, int64_t n, const double* x0, const double* x1,
+                         double min_distance, uint8_t* keep) {
+    int hint = 0;
+    for (int64_t i = 0; i < n; i++) keep[i] = (uint8_t)keep_one(&pairs[i], x0, x1, min_distance, &hint);
+}
+
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(__CUDACC__)
+#define HY_FILTER_AVX2 1
+#include <immintrin.h>
+
+#pragma GCC push_options
+#pragma GCC target("avx2")
+
+typedef __m256d vd;
+typedef struct vd3 {
+    vd x, y, z;
+} vd3;
+
+/* Coordinates of a run of pairs: c[(4 s + i) 3 + k][lane] is coordinate k
+ * of point i at time s. */
+typedef struct lanes {
+    _Alignas(32) double c[24][CHUNK + 4]; /* rows apart by 544 bytes, not a power of two */
+} lanes;
+
+static inline vd add(vd a, vd b) { return _mm256_add_pd(a, b); }
+static inline vd sub(vd a, vd b) { return _mm256_sub_pd(a, b); }
+static inline vd mul(vd a, vd b) { return _mm256_mul_pd(a, b); }
+static inline vd vmax(vd a, vd b) { return _mm256_max_pd(a, b); }
+static inline vd vmin(vd a, vd b) { return _mm256_min_pd(a, b); }
+static inline vd splat(double a) { return _mm256_set1_pd(a); }
+static inline vd vabs(vd a) { return _mm256_andnot_pd(_mm256_set1_pd(-0.0), a); }
+static inline vd gt(vd a, vd b) { return _mm256_cmp_pd(a, b, _CMP_GT_OQ); }
+static inline vd lt(vd a, vd b) { return _mm256_cmp_pd(a, b, _CMP_LT_OQ); }
+static inline vd and_(vd a, vd b) { return _mm256_and_pd(a, b); }
+static inline vd or_(vd a, vd b) { return _mm256_or_pd(a, b); }
+
+static inline vd3 pt(const lanes* L, int s, int i, int l) {
+    int r = (4 * s + i) * 3;
+    vd3 p = {_mm256_load_pd(&L->c[r][l]), _mm256_load_pd(&L->c[r + 1][l]), _mm256_load_pd(&L->c[r + 2][l])};
+    return p;
+}
+static inline vd3 sub3(vd3 a, vd3 b) {
+    vd3 r = {sub(a.x, b.x), sub(a.y, b.y), sub(a.z, b.z)};
+    return r;
+}
+static inline vd3 add3(vd3 a, vd3 b) {
+    vd3 r = {add(a.x, b.x), add(a.y, b.y), add(a.z, b.z)};
+    return r;
+}
+static inline vd3 scale3(vd3 a, vd s) {
+    vd3 r = {mul(s, a.x), mul(s, a.y), mul(s, a.z)};
+    return r;
+}
+/* hy_sat_cross's order (filter_sat.h) */
+static inline vd3 cross3(vd3 a, vd3 b) {
+    vd3 r = {sub(mul(a.y, b.z), mul(a.z, b.y)), sub(mul(a.z, b.x), mul(a.x, b.z)), sub(mul(a.x, b.y), mul(a.y, b.x))};
+    return r;
+}
+/* (a.x b.x + a.y b.y) + a.z b.z */
+static inline vd dot3(vd3 a, vd3 b) { return add(add(mul(a.x, b.x), mul(a.y, b.y)), mul(a.z, b.z)); }
+static inline vd absmax3(vd3 a) { return vmax(vmax(vabs(a.x), vabs(a.y)), vabs(a.z)); }
+
+/* hy_filter_coplanar (collision/filter.c) on four lanes: all-ones where the
+ * pair is kept. */
+static vd coplanar4(const lanes* L, int l) {
+    vd3 o[2] = {pt(L, 0, 0, l), pt(L, 1, 0, l)};
+    vd3 e[2][3];
+    for (int s = 0; s < 2; s++)
+        for (int i = 0; i < 3; i++) e[s][i] = sub3(pt(L, s, i + 1, l), o[s]);
+    vd3 cr[2][2];
+    for (int j = 0; j < 2; j++)
+        for (int k = 0; k < 2; k++) cr[j][k] = cross3(e[j][1], e[k][2]);
+    /* d_ijk = e[i][0] . cr[j][k]; the groups' sums in the scalar loop's
+     * order (m = i + 2 j + 4 k ascending) */
+#define D(i, j, k) dot3(e[i][0], cr[j][k])
+    vd b0 = D(0, 0, 0);
+    vd b1 = add(add(D(1, 0, 0), D(0, 1, 0)), D(0, 0, 1));
+    vd b2 = add(add(D(1, 1, 0), D(1, 0, 1)), D(0, 1, 1));
+    vd b3 = D(1, 1, 1);
+#undef D
+    vd A = vmax(absmax3(e[0][0]), absmax3(e[1][0]));
+    vd B = vmax(absmax3(e[0][1]), absmax3(e[1][1]));
+    vd C = vmax(absmax3(e[0][2]), absmax3(e[1][2]));
+    vd scale = mul(splat(6.0), mul(mul(A, B), C));
+    vd in_range = and_(gt(scale, splat(1e-250)), lt(scale, splat(1e250)));
+    const double eps = DBL_EPSILON / 2;
+    vd err1 = mul(splat(32.0 * eps * 1.0), scale), err3 = mul(splat(32.0 * eps * 3.0), scale);
+    vd nerr1 = sub(_mm256_setzero_pd(), err1), nerr3 = sub(_mm256_setzero_pd(), err3);
+    vd pos = and_(and_(gt(b0, err1), gt(b1, err3)), and_(gt(b2, err3), gt(b3, err1)));
+    vd neg = and_(and_(lt(b0, nerr1), lt(b1, nerr3)), and_(lt(b2, nerr3), lt(b3, nerr1)));
+    vd cull = and_(in_range, or_(pos, neg));
+    return _mm256_xor_pd(cull, _mm256_castsi256_pd(_mm256_set1_epi64x(-1)));
+}
+
+/* hy_sat_set on four lanes (VF: 6 differences and two repeats). */
+typedef struct sat4 {
+    vd x[8], y[8], z[8];
+    vd aw;
+} sat4;
+
+static void sat4_make(sat4* s, const vd3 P[2][4], int is_vf) {
+    static const int vf_pairs[3][2] = {{0, 1}, {0, 2}, {0, 3}};
+    static const int ee_pairs[4][2] = {{0, 2}, {0, 3}, {1, 2}, {1, 3}};
+    int np = is_vf ? 3 : 4, m = 0;
+    vd aw = _mm256_setzero_pd();
+    for (int t = 0; t < 2; t++)
+        for (int q = 0; q < np; q++) {
+            int i = is_vf ? vf_pairs[q][0] : ee_pairs[q][0];
+            int j = is_vf ? vf_pairs[q][1] : ee_pairs[q][1];
+            vd3 w = sub3(P[t][i], P[t][j]);
+            s->x[m] = w.x;
+            s->y[m] = w.y;
+            s->z[m] = w.z;
+            aw = vmax(aw, absmax3(w));
+            m++;
+        }
+    if (is_vf) {
+        s->x[6] = s->x[0];
+        s->y[6] = s->y[0];
+        s->z[6] = s->z[0];
+        s->x[7] = s->x[3];
+        s->y[7] = s->y[3];
+        s->z[7] = s->z[3];
+    }
+    s->aw = aw;
+}
+
+/* hy_sat_apart_along on four lanes: all-ones where n separates. No lane
+ * holds a NaN (LANE_MAX), so the scalar code's NaN exit never fires. */
+static inline vd apart4(const sat4* s, vd3 n, vd md) {
+    vd an = add(add(vabs(n.x), vabs(n.y)), vabs(n.z));
+    vd ok = and_(gt(an, splat(1e-280)), lt(an, splat(1e280)));
+    vd mn = splat(INFINITY), mx = splat(-INFINITY);
+    for (int i = 0; i < 8; i++) {
+        vd v = add(add(mul(n.x, s->x[i]), mul(n.y, s->y[i])), mul(n.z, s->z[i]));
+        mn = vmin(mn, v);
+        mx = vmax(mx, v);
+    }
+    vd err = add(add(mul(splat(8.0 * DBL_EPSILON), mul(an, s->aw)), mul(mul(md, an), splat(1.0 + 8.0 * DBL_EPSILON))),
+                 splat(1e-290));
+    return and_(ok, or_(gt(mn, err), lt(mx, sub(_mm256_setzero_pd(), err))));
+}
+
+/* hy_filter_sat on four lanes of one kind: all-ones where kept. Every
+ * direction group of filter_sat.h, until all four lanes are culled. */
+static inline vd lane_get(const lanes* L, int r, const int* li) {
+    return _mm256_set_pd(L->c[r][li[3]], L->c[r][li[2]], L->c[r][li[1]], L->c[r][li[0]]);
+}
+
+static vd sat4_keep(const lanes* L, const int* li, int is_vf, double md_s) {
+    vd3 P[2][4];
+    for (int s = 0; s < 2; s++)
+        for (int i = 0; i < 4; i++) {
+            int r = (4 * s + i) * 3;
+            P[s][i].x = lane_get(L, r, li);
+            P[s][i].y = lane_get(L, r + 1, li);
+            P[s][i].z = lane_get(L, r + 2, li);
+        }
+    sat4 s;
+    sat4_make(&s, P, is_vf);
+    vd md = splat(md_s);
+    vd cull = _mm256_setzero_pd();
+#define TRY(n)                                                                                                         \
+    do {                                                                                                               \
+        cull = or_(cull, apart4(&s, (n), md));                                                                         \
+        if (_mm256_movemask_pd(cull) == 0xF) return _mm256_setzero_pd();                                               \
+    } while (0)
+    const vd half = splat(0.5);
+    if (is_vf) {
+        /* normals at both ends */
+        for (int t = 0; t < 2; t++) TRY(cross3(sub3(P[t][2], P[t][1]), sub3(P[t][3], P[t][1])));
+        /* relative motion (against the centroid's) crossed with the edges */
+        vd3 mv[4];
+        for (int i = 0; i < 4; i++) mv[i] = sub3(P[1][i], P[0][i]);
+        vd third = splat(3.0);
+        vd3 tri = add3(add3(mv[1], mv[2]), mv[3]);
+        vd3 d = {sub(mv[0].x, _mm256_div_pd(tri.x, third)), sub(mv[0].y, _mm256_div_pd(tri.y, third)),
+                 sub(mv[0].z, _mm256_div_pd(tri.z, third))};
+        vd3 edge_sum[3];
+        for (int e = 0; e < 3; e++) {
+            int a = 1 + e, b = 1 + (e + 1) % 3;
+            edge_sum[e] = add3(sub3(P[0][b], P[0][a]), sub3(P[1][b], P[1][a]));
+            TRY(cross3(d, scale3(edge_sum[e], half)));
+        }
+        /* coordinate axes */
+        {
+            vd err = add(add(mul(splat(8.0 * DBL_EPSILON), s.aw), mul(md, splat(1.0 + 8.0 * DBL_EPSILON))),
+                         splat(1e-290));
+            vd nerr = sub(_mm256_setzero_pd(), err);
+            const vd* w[3] = {s.x, s.y, s.z};
+            for (int k = 0; k < 3; k++) {
+                vd mn = w[k][0], mx = w[k][0];
+                for (int i = 1; i < 8; i++) {
+                    mn = vmin(mn, w[k][i]);
+                    mx = vmax(mx, w[k][i]);
+                }
+                cull = or_(cull, or_(gt(mn, err), lt(mx, nerr)));
+            }
+            if (_mm256_movemask_pd(cull) == 0xF) return _mm256_setzero_pd();
+        }
+        /* in-plane edge normals (hy_sat_plane_normal: normal at t = 0 plus
+         * at t = 1) */
+        vd3 n = add3(cross3(sub3(P[0][2], P[0][1]), sub3(P[0][3], P[0][1])),
+                     cross3(sub3(P[1][2], P[1][1]), sub3(P[1][3], P[1][1])));
+        for (int e = 0; e < 3; e++) TRY(cross3(n, edge_sum[e]));
+    } else {
+        for (int t = 0; t < 2; t++) TRY(cross3(sub3(P[t][1], P[t][0]), sub3(P[t][3], P[t][2])));
+        vd3 mv[4];
+        for (int i = 0; i < 4; i++) mv[i] = sub3(P[1][i], P[0][i]);
+        vd3 d = sub3(scale3(add3(mv[0], mv[1]), half), scale3(add3(mv[2], mv[3]), half));
+        vd3 a1 = add3(sub3(P[0][1], P[0][0]), sub3(P[1][1], P[1][0]));
+        vd3 a2 = add3(sub3(P[0][3], P[0][2]), sub3(P[1][3], P[1][2]));
+        TRY(cross3(d, scale3(a1, half)));
+        TRY(cross3(d, scale3(a2, half)));
+        {
+            vd err = add(add(mul(splat(8.0 * DBL_EPSILON), s.aw), mul(md, splat(1.0 + 8.0 * DBL_EPSILON))),
+                         splat(1e-290));
+            vd nerr = sub(_mm256_setzero_pd(), err);
+            const vd* w[3] = {s.x, s.y, s.z};
+            for (int k = 0; k < 3; k++) {
+                vd mn = w[k][0], mx = w[k][0];
+                for (int i = 1; i < 8; i++) {
+                    mn = vmin(mn, w[k][i]);
+                    mx = vmax(mx, w[k][i]);
+                }
+                cull = or_(cull, or_(gt(mn, err), lt(mx, nerr)));
+            }
+            if (_mm256_movemask_pd(cull) == 0xF) return _mm256_setzero_pd();
+        }
+        vd3 n = add3(cross3(sub3(P[0][1], P[0][0]), sub3(P[0][3], P[0][2])),
+                     cross3(sub3(P[1][1], P[1][0]), sub3(P[1][3], P[1][2])));
+        TRY(cross3(n, a1));
+        TRY(cross3(n, a2));
+        /* the midpoints' offset normal to the first edge */
+        vd3 off = sub3(add3(add3(add3(P[0][2], P[0][3]), P[1][2]), P[1][3]),
+                       add3(add3(add3(P[0][0], P[0][1]), P[1][0]), P[1][1]));
+        vd aa = dot3(a1, a1), oa = dot3(off, a1);
+        vd3 dir = sub3(scale3(off, aa), scale3(a1, oa));
+        TRY(dir);
+    }
+#undef TRY
+    return _mm256_xor_pd(cull, _mm256_castsi256_pd(_mm256_set1_epi64x(-1)));
+}
+
+/* Lane m of L set to lane 0's values, for m in [from, to): padding that
+ * gives four full lanes (their answers are not used). */
+static void pad(lanes* L, int from, int to) {
+    for (int r = 0; r < 24; r++)
+        for (int m = from; m < to; m++) L->c[r][m] = L->c[r][0];
+}
+
+static void store_lanes(vd keep, const int* idx, int count, uint8_t* out) {
+    int mask = _mm256_movemask_pd(keep);
+    for (int q = 0; q < count; q++) out[idx[q]] = (uint8_t)((mask >> q) & 1);
+}
+
+static void pairs_avx2(const hy_feature_pair* pairs, int64_t n, const double* x0, const double* x1,
+                       double min_distance, uint8_t* keep) {
+    lanes all;
+    int idx[2][CHUNK];
+    int coplanar_on = !(min_distance > 0);
+    double md = min_distance > 0 ? min_distance : 0.0;
+    int hint = 0; /* for the pairs the lanes leave to the scalar code */
+    for (int64_t c = 0; c < n; c += CHUNK) {
+        int m = n - c < CHUNK ? (int)(n - c) : CHUNK;
+        const hy_feature_pair* p = pairs + c;
+        uint8_t* out = keep + c;
+        uint8_t lane_ok[CHUNK];
+        for (int l = 0; l < m; l++)
+            for (int i = 0; i < 4; i++) {
+                const double* a = x0 + 3 * (int64_t)p[l].v[i];
+                const double* b = x1 + 3 * (int64_t)p[l].v[i];
+                for (int k = 0; k < 3; k++) {
+                    all.c[3 * i + k][l] = a[k];
+                    all.c[12 + 3 * i + k][l] = b[k];
+                }
+            }
+        int m4 = (m + 3) & ~3;
+        pad(&all, m, m4);
+        for (int l = 0; l < m4; l += 4) {
+            /* every |coordinate| <= LANE_MAX (false for NaN) */
+            vd ok = _mm256_castsi256_pd(_mm256_set1_epi64x(-1));
+            for (int r = 0; r < 24; r++)
+                ok = and_(ok, _mm256_cmp_pd(vabs(_mm256_load_pd(&all.c[r][l])), splat(LANE_MAX), _CMP_LE_OQ));
+            int okm = _mm256_movemask_pd(ok);
+            int mask = coplanar_on ? _mm256_movemask_pd(coplanar4(&all, l)) : 0xF;
+            for (int q = 0; q < 4 && l + q < m; q++) {
+                out[l + q] = (uint8_t)((mask >> q) & 1);
+                lane_ok[l + q] = (uint8_t)((okm >> q) & 1);
+            }
+        }
+        /* Survivors by kind, four lanes gathered at a time; the pairs the
+         * lanes cannot take, scalar. */
+        int count[2] = {0, 0};
+        for (int l = 0; l < m; l++) {
+            if (!lane_ok[l]) {
+                out[l] = (uint8_t)keep_one(&p[l], x0, x1, min_distance, &hint);
+                continue;
+            }
+            if (!out[l]) continue;
+            int k = p[l].kind == HY_FEATURE_EE;
+            idx[k][count[k]++] = l;
+        }
+        for (int k = 0; k < 2; k++)
+            for (int l = 0; l < count[k]; l += 4) {
+                int here = count[k] - l < 4 ? count[k] - l : 4;
+                int li[4];
+                for (int q = 0; q < 4; q++) li[q] = idx[k][l + (q < here ? q : 0)];
+                store_lanes(sat4_keep(&all, li, k == 0, md), li, here, out);
+            }
+    }
+}
+
+#pragma GCC pop_options
+
+static int simd_state = -1; /* -1: not checked yet; 0 off; 1 on */
+
+static int simd_on(void) {
+    int s = __atomic_load_n(&simd_state, __ATOMIC_RELAXED);
+    if (s < 0) {
+        __builtin_cpu_init();
+        s = __builtin_cpu_supports("avx2") ? 1 : 0;
+        __atomic_store_n(&simd_state, s, __ATOMIC_RELAXED);
+    }
+    return s;
+}
+
+int hy_filter_pairs_simd(int on) {
+    int was = simd_on();
+    __builtin_cpu_init();
+    __atomic_store_n(&simd_state, on && __builtin_cpu_supports("avx2") ? 1 : 0, __ATOMIC_RELAXED);
+    return was;
+}
+#else
+int hy_filter_pairs_simd(int on) {
+    (void)on;
+    return 0;
+}
+#endif
+
+void hy_filter_pairs(const hy_feature_pair* pairs, int64_t n, const double* x0, const double* x1,
+                     double min_distance, uint8_t* keep) {
+#if defined(HY_FILTER_AVX2)
+    if (simd_on()) {
+        pairs_avx2(pairs, n, x0, x1, min_distance, keep);
+        return;
+    }
+#endif
+    pairs_scalar(pairs, n, x0, x1, min_distance, keep);
+}
