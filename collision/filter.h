@@ -64,7 +64,8 @@ void hy_filter_pairs(const struct hy_feature_pair* pairs, int64_t n, const doubl
                      double min_distance, uint8_t* keep);
 /* Whether hy_filter_pairs may use its AVX2 lanes (1, where the CPU has
  * them: the default) or must run pair by pair (0), for tests and
- * benchmarks that compare the two; returns the previous setting. */
+ * benchmarks that compare the two; returns the previous setting (on < 0:
+ * only that). */
 int hy_filter_pairs_simd(int on);
 
 #ifdef __cplusplus

@@ -379,6 +379,7 @@ static int simd_on(void) {
 
 int hy_filter_pairs_simd(int on) {
     int was = simd_on();
+    if (on < 0) return was;
     __builtin_cpu_init();
     __atomic_store_n(&simd_state, on && __builtin_cpu_supports("avx2") ? 1 : 0, __ATOMIC_RELAXED);
     return was;

@@ -87,6 +87,10 @@ const hy_candidates* hy_frames_candidates(const hy_frames* f);
 typedef struct hy_frames_breakdown {
     int64_t coplanar_culled[2], sat_culled[2], exact_miss[2], exact_hit[2];
     double ms_coplanar, ms_sat, ms_exact_miss, ms_exact_hit;
+    /* both filters over every candidate as the step runs them
+     * (hy_filter_pairs: four pairs at a time where the CPU has AVX2); the
+     * two stage times above are the pair-by-pair filters' */
+    double ms_filters;
 } hy_frames_breakdown;
 
 hy_status hy_frames_profile(const hy_frames* f, const double* x0, const double* x1, hy_frames_breakdown* out);
