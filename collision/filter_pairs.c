@@ -6,22 +6,22 @@
  * fifth of the coplanarity test's cost on cloth-ball), so four pairs at a
  * time in AVX2 lanes pay: the points of a run of pairs are gathered into
  * one array per coordinate, the coplanarity test runs on all of them, and
- * its survivors, sorted by kind into arrays of their own, get the
- * separating-axes directions four at a time.
+ * its survivors, listed by kind, get the separating-axes directions four
+ * at a time (each lane loaded from its pair's place in those arrays).
  *
  * The lanes do the scalar code's operations in its order (no contraction:
  * the target has no FMA), so each pair gets the answer hy_filter_coplanar
- * and hy_filter_sat give it. Two things differ between the two and are kept
- * out of the lanes: the scalar code stops at the first direction that
- * separates, the lanes try every direction until all four pairs are
- * separated (the answer is the same: a pair is culled when any direction
- * separates it); and the scalar code's handling of NaN (min and max that
- * drop or keep a NaN depending on the operand order), which is replayed
- * by sending pairs whose coordinates are not finite or exceed 2^200 in
- * magnitude to the scalar code. Below that bound no product or sum of the
- * filters overflows (the largest, the EE in-plane offset direction, is a
- * product of four coordinates times a small constant), so no lane makes a
- * NaN or an infinity.
+ * and hy_filter_sat give it. Two things differ. The scalar code stops at
+ * the first direction that separates; the lanes try every direction until
+ * all four pairs are separated (the answer is the same: a pair is culled
+ * when any direction separates it). And the scalar code's handling of NaN
+ * (min and max that drop or keep a NaN depending on the operand order) is
+ * not copied: pairs whose coordinates are not finite or exceed 2^200 in
+ * magnitude go to the scalar code instead. Below that bound no product or sum of the
+ * filters overflows (the largest, an in-plane direction projected on a
+ * point difference, is at most a small constant times the fourth power of
+ * the largest coordinate: under 2^820), so no lane makes a NaN or an
+ * infinity.
  *
  * CPUs without AVX2 (checked once, at run time) and other targets run the
  * pairs one by one through the scalar filters. */
@@ -193,6 +193,24 @@ static inline vd apart4(const sat4* s, vd3 n, vd md) {
     return and_(ok, or_(gt(mn, err), lt(mx, sub(_mm256_setzero_pd(), err))));
 }
 
+/* hy_sat_axes on four lanes: all-ones where a coordinate axis separates
+ * (the differences themselves are the projections). */
+static vd axes4(const sat4* s, vd md) {
+    vd err = add(add(mul(splat(8.0 * DBL_EPSILON), s->aw), mul(md, splat(1.0 + 8.0 * DBL_EPSILON))), splat(1e-290));
+    vd nerr = sub(_mm256_setzero_pd(), err);
+    const vd* w[3] = {s->x, s->y, s->z};
+    vd sep = _mm256_setzero_pd();
+    for (int k = 0; k < 3; k++) {
+        vd mn = w[k][0], mx = w[k][0];
+        for (int i = 1; i < 8; i++) {
+            mn = vmin(mn, w[k][i]);
+            mx = vmax(mx, w[k][i]);
+        }
+        sep = or_(sep, or_(gt(mn, err), lt(mx, nerr)));
+    }
+    return sep;
+}
+
 /* hy_filter_sat on four lanes of one kind: all-ones where kept. Every
  * direction group of filter_sat.h, until all four lanes are culled. */
 static inline vd lane_get(const lanes* L, int r, const int* li) {
@@ -217,6 +235,11 @@ static vd sat4_keep(const lanes* L, const int* li, int is_vf, double md_s) {
         cull = or_(cull, apart4(&s, (n), md));                                                                         \
         if (_mm256_movemask_pd(cull) == 0xF) return _mm256_setzero_pd();                                               \
     } while (0)
+#define TRY_AXES()                                                                                                     \
+    do {                                                                                                               \
+        cull = or_(cull, axes4(&s, md));                                                                               \
+        if (_mm256_movemask_pd(cull) == 0xF) return _mm256_setzero_pd();                                               \
+    } while (0)
     const vd half = splat(0.5);
     if (is_vf) {
         /* normals at both ends */
@@ -234,22 +257,7 @@ static vd sat4_keep(const lanes* L, const int* li, int is_vf, double md_s) {
             edge_sum[e] = add3(sub3(P[0][b], P[0][a]), sub3(P[1][b], P[1][a]));
             TRY(cross3(d, scale3(edge_sum[e], half)));
         }
-        /* coordinate axes */
-        {
-            vd err = add(add(mul(splat(8.0 * DBL_EPSILON), s.aw), mul(md, splat(1.0 + 8.0 * DBL_EPSILON))),
-                         splat(1e-290));
-            vd nerr = sub(_mm256_setzero_pd(), err);
-            const vd* w[3] = {s.x, s.y, s.z};
-            for (int k = 0; k < 3; k++) {
-                vd mn = w[k][0], mx = w[k][0];
-                for (int i = 1; i < 8; i++) {
-                    mn = vmin(mn, w[k][i]);
-                    mx = vmax(mx, w[k][i]);
-                }
-                cull = or_(cull, or_(gt(mn, err), lt(mx, nerr)));
-            }
-            if (_mm256_movemask_pd(cull) == 0xF) return _mm256_setzero_pd();
-        }
+        TRY_AXES(); /* coordinate axes */
         /* in-plane edge normals (hy_sat_plane_normal: normal at t = 0 plus
          * at t = 1) */
         vd3 n = add3(cross3(sub3(P[0][2], P[0][1]), sub3(P[0][3], P[0][1])),
@@ -264,21 +272,7 @@ static vd sat4_keep(const lanes* L, const int* li, int is_vf, double md_s) {
         vd3 a2 = add3(sub3(P[0][3], P[0][2]), sub3(P[1][3], P[1][2]));
         TRY(cross3(d, scale3(a1, half)));
         TRY(cross3(d, scale3(a2, half)));
-        {
-            vd err = add(add(mul(splat(8.0 * DBL_EPSILON), s.aw), mul(md, splat(1.0 + 8.0 * DBL_EPSILON))),
-                         splat(1e-290));
-            vd nerr = sub(_mm256_setzero_pd(), err);
-            const vd* w[3] = {s.x, s.y, s.z};
-            for (int k = 0; k < 3; k++) {
-                vd mn = w[k][0], mx = w[k][0];
-                for (int i = 1; i < 8; i++) {
-                    mn = vmin(mn, w[k][i]);
-                    mx = vmax(mx, w[k][i]);
-                }
-                cull = or_(cull, or_(gt(mn, err), lt(mx, nerr)));
-            }
-            if (_mm256_movemask_pd(cull) == 0xF) return _mm256_setzero_pd();
-        }
+        TRY_AXES();
         vd3 n = add3(cross3(sub3(P[0][1], P[0][0]), sub3(P[0][3], P[0][2])),
                      cross3(sub3(P[1][1], P[1][0]), sub3(P[1][3], P[1][2])));
         TRY(cross3(n, a1));
@@ -291,6 +285,7 @@ static vd sat4_keep(const lanes* L, const int* li, int is_vf, double md_s) {
         TRY(dir);
     }
 #undef TRY
+#undef TRY_AXES
     return _mm256_xor_pd(cull, _mm256_castsi256_pd(_mm256_set1_epi64x(-1)));
 }
 
