@@ -30,12 +30,11 @@
 #include <float.h>
 #include <math.h>
 #include <stdint.h>
-#include <string.h>
 
 #include "collision/traverse.h"
 
-/* Pairs gathered at a time: the arrays stay in L1 (24 coordinates of 64
- * pairs, 12 KB, and the survivors' copies). */
+/* Pairs gathered at a time: the array stays in L1 (24 coordinates of 64
+ * pairs and padding, 13 KB). */
 #define CHUNK 64
 /* Coordinates at most this large in magnitude go to the lanes. */
 #define LANE_MAX 0x1p200
@@ -360,13 +359,17 @@ static void pairs_avx2(const hy_feature_pair* pairs, int64_t n, const double* x0
 
 #pragma GCC pop_options
 
-static int simd_state = -1; /* -1: not checked yet; 0 off; 1 on */
+static int simd_state = -1; /* -1: not set yet (then: whether the CPU has AVX2); 0 off; 1 on */
+
+static int cpu_avx2(void) {
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx2") ? 1 : 0;
+}
 
 static int simd_on(void) {
     int s = __atomic_load_n(&simd_state, __ATOMIC_RELAXED);
     if (s < 0) {
-        __builtin_cpu_init();
-        s = __builtin_cpu_supports("avx2") ? 1 : 0;
+        s = cpu_avx2();
         __atomic_store_n(&simd_state, s, __ATOMIC_RELAXED);
     }
     return s;
@@ -374,9 +377,7 @@ static int simd_on(void) {
 
 int hy_filter_pairs_simd(int on) {
     int was = simd_on();
-    if (on < 0) return was;
-    __builtin_cpu_init();
-    __atomic_store_n(&simd_state, on && __builtin_cpu_supports("avx2") ? 1 : 0, __ATOMIC_RELAXED);
+    if (on >= 0) __atomic_store_n(&simd_state, on && cpu_avx2(), __ATOMIC_RELAXED);
     return was;
 }
 #else
