@@ -208,19 +208,39 @@ HY_HD double hy_ccd_vol_eval(const double c[4], double t, double* dv) {
 }
 
 /* The cell [alpha, alpha + cw] (a multiple of cw, inside [lo, lo + w]) that
- * holds the single root of V in [lo, lo + w], where V has the sign of b0
- * at lo and of b3 at lo + w; -1 when two signs beyond bound do not
- * confirm Newton's estimate. Then V has no root elsewhere in the
- * interval. */
-HY_HD double hy_ccd_vol_cell(const double c[4], double b0, double b3, double lo, double w, double cw, double bound) {
-    double t = lo + w * (b0 / (b0 - b3)), dv;
-    for (int it = 0; it < 4; it++) {
+ * holds the single root of V in [lo, lo + w], where b[0..3] are V's
+ * Bernstein coefficients on that interval, all beyond bound with one sign
+ * change (so V has the sign of b[0] at lo and of b[3] at lo + w); -1 when
+ * two signs beyond bound do not confirm the estimate. Then V has no root
+ * elsewhere in the interval.
+ *
+ * The estimate is Newton's method kept inside a bracket: it starts where
+ * the control polygon crosses zero (closer to the root than the chord of
+ * the end values, which left Newton outside the interval on a fifth of
+ * cloth-ball's slabs), and a step that leaves the bracket, or is NaN, is
+ * replaced by its midpoint. Only the final two signs decide, so the
+ * estimate needs no rigour. */
+HY_HD double hy_ccd_vol_cell(const double c[4], const double b[4], double lo, double w, double cw, double bound) {
+    const double third = 1.0 / 3.0;
+    double t;
+    if ((b[0] > 0) != (b[1] > 0))
+        t = lo + w * ((b[0] / (b[0] - b[1])) * third);
+    else if ((b[1] > 0) != (b[2] > 0))
+        t = lo + w * ((1.0 + b[1] / (b[1] - b[2])) * third);
+    else
+        t = lo + w * ((2.0 + b[2] / (b[2] - b[3])) * third);
+    double ta = lo, tb = lo + w, dv;
+    for (int it = 0; it < 8; it++) {
         double v = hy_ccd_vol_eval(c, t, &dv);
-        if (!(dv != 0)) break;
-        double step = v / dv, tn = t - step;
-        if (!(tn > lo && tn < lo + w)) break;
+        if ((v > 0) == (b[0] > 0))
+            ta = t;
+        else
+            tb = t;
+        double tn = t - v / dv;
+        if (!(tn > ta && tn < tb)) tn = 0.5 * (ta + tb);
+        double step = tn - t;
         t = tn;
-        if (hy_ccd_abs(step) < 0.0625 * cw) break; /* well inside its cell, or at an edge either way */
+        if (hy_ccd_abs(step) < 0.5 * cw) break; /* inside its cell or next to it */
     }
     /* The cell's index: (t - lo) / cw is exact (dyadics at a level <= 40)
      * and at most 2^40, so truncation is floor for it (floor is a library
@@ -230,8 +250,8 @@ HY_HD double hy_ccd_vol_cell(const double c[4], double b0, double b3, double lo,
     double alpha = (double)(int64_t)q * cw + lo;
     if (!(alpha >= lo && alpha + cw <= lo + w)) return -1;
     double va = hy_ccd_vol_eval(c, alpha, &dv), vb = hy_ccd_vol_eval(c, alpha + cw, &dv);
-    int ok_a = b0 > 0 ? va > bound : va < -bound;
-    int ok_b = b3 > 0 ? vb > bound : vb < -bound;
+    int ok_a = b[0] > 0 ? va > bound : va < -bound;
+    int ok_b = b[3] > 0 ? vb > bound : vb < -bound;
     return ok_a && ok_b ? alpha : -1;
 }
 
@@ -292,7 +312,8 @@ HY_HD int hy_ccd_vol_slabs(const double c[4], double err, int level, int max_sla
         int changes = ((b0 > 0) != (b1 > 0)) + ((b1 > 0) != (b2 > 0)) + ((b2 > 0) != (b3 > 0));
         if (changes == 1 && hy_ccd_abs(b0) > bound && hy_ccd_abs(b1) > bound && hy_ccd_abs(b2) > bound &&
             hy_ccd_abs(b3) > bound && count < max_slabs) {
-            double alpha = hy_ccd_vol_cell(c, b0, b3, lo, 2.0 * half, cw, bound);
+            const double bl[4] = {b0, b1, b2, b3};
+            double alpha = hy_ccd_vol_cell(c, bl, lo, 2.0 * half, cw, bound);
             if (alpha >= 0) {
                 slab_lo[count++] = alpha;
                 continue;
