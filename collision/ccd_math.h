@@ -46,6 +46,13 @@
 #include "collision/closest.h"
 #include "engine/hd.h"
 
+#if defined(__SSE2__) && !defined(__CUDACC__)
+#include <emmintrin.h>
+#define HY_CCD_VOL_SSE2 1
+#else
+#define HY_CCD_VOL_SSE2 0
+#endif
+
 /* Deepest bisection per parameter: keeps u, 1-u, v exact dyadics. */
 #define HY_CCD_MAX_LEVEL 50
 /* Default work cap (box evaluations per pass) before answering
@@ -140,18 +147,81 @@ HY_HD hy_ccd_box hy_ccd_heap_pop(hy_ccd_box* h, int* n) {
  * bound with one sign, that interval holds no contact. */
 HY_HD double hy_ccd_abs(double a) { return hy_ccd_max(a, -a); } /* branch-free, see hy_ccd_rabs */
 
-/* Bernstein coefficients c[0..3] of V on [0, 1] and a rigorous bound *err on
- * |computed - exact| for each. x[0..3] at t=0, x[4..7] at t=1. Returns 0
- * when the magnitudes are outside the range where the bound holds
- * (underflow, overflow): then nothing may be concluded. */
-HY_HD int hy_ccd_vol_cubic(const double* const* x, double c[4], double* err) {
+/* The volume's Bernstein sums (collision/filter.c's coplanarity filter and
+ * hy_ccd_vol_cubic below): with e_i = x_{i+1} - x_0 (points x0[0..3] at
+ * t = 0, x1[0..3] at t = 1), V(t) = det(e_0, e_1, e_2) is a cubic whose
+ * Bernstein coefficients, times 1, 3, 3, 1, group the 8 corner
+ * determinants det(e_0 at end i, e_1 at end j, e_2 at end k) =
+ * e_0 . (e_1 x e_2) by i + j + k; the 4 cross products are shared. b[g]
+ * gets group g's sum, abc[i] the largest |component| of e_i over both
+ * ends (for the error bounds). On the host, SSE2 puts the two ends in the
+ * two lanes of a register; it forms the same products and sums in the same
+ * order as the scalar code, so both give the same bits. */
+#if HY_CCD_VOL_SSE2
+typedef struct hy_ccd_v2x3 {
+    __m128d x, y, z;
+} hy_ccd_v2x3;
+
+static inline __m128d hy_ccd_swap2(__m128d a) { return _mm_shuffle_pd(a, a, 1); }
+
+static inline hy_ccd_v2x3 hy_ccd_swap3(hy_ccd_v2x3 a) {
+    hy_ccd_v2x3 r = {hy_ccd_swap2(a.x), hy_ccd_swap2(a.y), hy_ccd_swap2(a.z)};
+    return r;
+}
+
+static inline hy_ccd_v2x3 hy_ccd_cross2(hy_ccd_v2x3 v, hy_ccd_v2x3 w) {
+    hy_ccd_v2x3 r = {_mm_sub_pd(_mm_mul_pd(v.y, w.z), _mm_mul_pd(v.z, w.y)),
+                     _mm_sub_pd(_mm_mul_pd(v.z, w.x), _mm_mul_pd(v.x, w.z)),
+                     _mm_sub_pd(_mm_mul_pd(v.x, w.y), _mm_mul_pd(v.y, w.x))};
+    return r;
+}
+
+static inline __m128d hy_ccd_dot2(hy_ccd_v2x3 u, hy_ccd_v2x3 c) {
+    return _mm_add_pd(_mm_add_pd(_mm_mul_pd(u.x, c.x), _mm_mul_pd(u.y, c.y)), _mm_mul_pd(u.z, c.z));
+}
+
+/* The largest |component| over both lanes (exact, as the scalar maxima). */
+static inline double hy_ccd_absmax2(hy_ccd_v2x3 a) {
+    const __m128d sign = _mm_set1_pd(-0.0);
+    __m128d m = _mm_max_pd(_mm_andnot_pd(sign, a.x), _mm_andnot_pd(sign, a.y));
+    m = _mm_max_pd(m, _mm_andnot_pd(sign, a.z));
+    return _mm_cvtsd_f64(_mm_max_sd(m, hy_ccd_swap2(m)));
+}
+
+static inline void hy_ccd_vol_sums(const double* const* x0, const double* const* x1, double b[4], double abc[3]) {
+    /* lane 0 at t = 0, lane 1 at t = 1 */
+    hy_ccd_v2x3 e[3];
+    __m128d ox = _mm_set_pd(x1[0][0], x0[0][0]), oy = _mm_set_pd(x1[0][1], x0[0][1]),
+            oz = _mm_set_pd(x1[0][2], x0[0][2]);
+    for (int i = 0; i < 3; i++) {
+        e[i].x = _mm_sub_pd(_mm_set_pd(x1[i + 1][0], x0[i + 1][0]), ox);
+        e[i].y = _mm_sub_pd(_mm_set_pd(x1[i + 1][1], x0[i + 1][1]), oy);
+        e[i].z = _mm_sub_pd(_mm_set_pd(x1[i + 1][2], x0[i + 1][2]), oz);
+    }
+    /* e_1 x e_2 at ends (j, k): lanes (00, 11) and (01, 10) */
+    hy_ccd_v2x3 same = hy_ccd_cross2(e[1], e[2]);
+    hy_ccd_v2x3 mixed = hy_ccd_cross2(e[1], hy_ccd_swap3(e[2]));
+    hy_ccd_v2x3 u = e[0], us = hy_ccd_swap3(e[0]);
+    double ds[2], dss[2], dm[2], dms[2];
+    _mm_storeu_pd(ds, hy_ccd_dot2(u, same));     /* (d000, d111) */
+    _mm_storeu_pd(dss, hy_ccd_dot2(us, same));   /* (d100, d011) */
+    _mm_storeu_pd(dm, hy_ccd_dot2(u, mixed));    /* (d001, d110) */
+    _mm_storeu_pd(dms, hy_ccd_dot2(us, mixed));  /* (d101, d010) */
+    /* the scalar order: m = 0..7 adds d_ijk (i = m & 1, j, k the next bits) */
+    b[0] = ds[0];
+    b[1] = (dss[0] + dms[1]) + dm[0];
+    b[2] = (dm[1] + dms[0]) + dss[1];
+    b[3] = ds[1];
+    for (int i = 0; i < 3; i++) abc[i] = hy_ccd_absmax2(e[i]);
+}
+#else
+HY_HD void hy_ccd_vol_sums(const double* const* x0, const double* const* x1, double b[4], double abc[3]) {
     double e[2][3][3];
-    for (int s = 0; s < 2; s++)
+    for (int s = 0; s < 2; s++) {
+        const double* const* x = s ? x1 : x0;
         for (int i = 0; i < 3; i++)
-            for (int k = 0; k < 3; k++) e[s][i][k] = x[4 * s + i + 1][k] - x[4 * s][k];
-    /* det(u, v, w) = u . (v x w) with u, v, w linear in t: its Bernstein
-     * coefficients (times 1, 3, 3, 1) group the 8 corner determinants
-     * det(e_i0, e_j1, e_k2) by i + j + k. */
+            for (int k = 0; k < 3; k++) e[s][i][k] = x[i + 1][k] - x[0][k];
+    }
     double cr[2][2][3];
     for (int j = 0; j < 2; j++)
         for (int k = 0; k < 2; k++) {
@@ -161,12 +231,28 @@ HY_HD int hy_ccd_vol_cubic(const double* const* x, double c[4], double* err) {
             cr[j][k][1] = v[2] * w[0] - v[0] * w[2];
             cr[j][k][2] = v[0] * w[1] - v[1] * w[0];
         }
-    double b[4] = {0, 0, 0, 0};
+    for (int g = 0; g < 4; g++) b[g] = 0;
     for (int m = 0; m < 8; m++) {
         int i = m & 1, j = (m >> 1) & 1, k = (m >> 2) & 1;
         const double* u = e[i][0];
         b[i + j + k] += (u[0] * cr[j][k][0] + u[1] * cr[j][k][1]) + u[2] * cr[j][k][2];
     }
+    for (int i = 0; i < 3; i++) {
+        double m = 0;
+        for (int s = 0; s < 2; s++)
+            for (int k = 0; k < 3; k++) m = hy_ccd_max(m, hy_ccd_abs(e[s][i][k]));
+        abc[i] = m;
+    }
+}
+#endif
+
+/* Bernstein coefficients c[0..3] of V on [0, 1] and a rigorous bound *err on
+ * |computed - exact| for each. x[0..3] at t=0, x[4..7] at t=1. Returns 0
+ * when the magnitudes are outside the range where the bound holds
+ * (underflow, overflow): then nothing may be concluded. */
+HY_HD int hy_ccd_vol_cubic(const double* const* x, double c[4], double* err) {
+    double b[4], abc[3];
+    hy_ccd_vol_sums(x, x + 4, b, abc);
     /* Error: with A, B, C the largest |component| of the three edge
      * vectors (both ends), each determinant's terms sum to at most
      * 6 A B C in magnitude, and the differences (1 rounding each, 3 per
@@ -176,14 +262,7 @@ HY_HD int hy_ccd_vol_cubic(const double* const* x, double c[4], double* err) {
      * determinants, 32 u 6 A B C bounds each coefficient's error with room
      * for the rounding of the bound itself, plus 2 u |c| for the division
      * by 3 and 1e-300 for underflow. */
-    double A = 0, B = 0, C = 0;
-    for (int s = 0; s < 2; s++)
-        for (int k = 0; k < 3; k++) {
-            A = hy_ccd_max(A, hy_ccd_abs(e[s][0][k]));
-            B = hy_ccd_max(B, hy_ccd_abs(e[s][1][k]));
-            C = hy_ccd_max(C, hy_ccd_abs(e[s][2][k]));
-        }
-    double scale = 6.0 * (A * B * C);
+    double scale = 6.0 * (abc[0] * abc[1] * abc[2]);
     if (!(scale < 1e250)) return 0;
     const double u = DBL_EPSILON / 2;
     c[0] = b[0];
