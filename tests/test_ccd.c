@@ -600,6 +600,79 @@ static void test_vol_slabs(void) {
     CHECK(hy_ccd_vol_slabs(z, 1e-14, level, 16, 120, sl) == -1);
 }
 
+/* Random roots: every root of the cubic in [0, 1] lies in a slab, both
+ * when the bracketed Newton search of hy_ccd_vol_cell finds its cell at
+ * once (one root in the interval) and when splits separate close roots. */
+static void test_vol_slabs_random(void) {
+    const int level = 17;
+    const double w = 1.0 / 131072.0;
+    rng r = {77};
+    int64_t roots = 0, missed = 0, empty = 0;
+    for (int it = 0; it < 20000; it++) {
+        double rt[3];
+        for (int i = 0; i < 3; i++) rt[i] = (double)(rng_next(&r) >> 11) * 0x1p-53 * 1.6 - 0.3;
+        if (it % 4 == 0) rt[1] = rt[0] + 1e-4 * (double)rng_int(&r, 1, 100); /* close pairs */
+        double c[4], sl[16];
+        cubic_from_roots(rt, c);
+        int n = hy_ccd_vol_slabs(c, 1e-14, level, 16, 120, sl);
+        if (n < 0) continue; /* gave up: the caller searches all of [0, 1] */
+        empty += n == 0;
+        for (int i = 0; i < 3; i++) {
+            if (rt[i] < 0.0 || rt[i] > 1.0) continue;
+            roots++;
+            int found = 0;
+            for (int k = 0; k < n; k++)
+                if (sl[k] <= rt[i] && rt[i] <= sl[k] + w) found = 1;
+            missed += !found;
+        }
+    }
+    fprintf(stderr, "vol slabs: %lld roots in [0, 1], %lld missed, %lld root-free cubics\n", (long long)roots,
+            (long long)missed, (long long)empty);
+    CHECK(roots > 20000);
+    CHECK(missed == 0);
+    CHECK(empty > 0);
+}
+
+/* hy_ccd_vol_sums (SSE2 on the host) gives the scalar form's bits: the
+ * scalar form written out here, over points at several scales. */
+static void test_vol_sums(void) {
+    rng r = {5};
+    const double scales[4] = {1.0, 1e-3, 1e5, 0x1p-30};
+    int64_t bad = 0;
+    for (int it = 0; it < 40000; it++) {
+        double pts[8][3];
+        double sc = scales[it % 4];
+        for (int i = 0; i < 8; i++)
+            for (int k = 0; k < 3; k++) pts[i][k] = ((double)(rng_next(&r) >> 11) * 0x1p-53 - 0.5) * sc;
+        const double* x[8];
+        for (int i = 0; i < 8; i++) x[i] = pts[i];
+        double b[4], abc[3];
+        hy_ccd_vol_sums(x, x + 4, b, abc);
+        double e[2][3][3], cr[2][2][3], want[4] = {0, 0, 0, 0}, wabc[3] = {0, 0, 0};
+        for (int s = 0; s < 2; s++)
+            for (int i = 0; i < 3; i++)
+                for (int k = 0; k < 3; k++) {
+                    e[s][i][k] = pts[4 * s + i + 1][k] - pts[4 * s][k];
+                    wabc[i] = fmax(wabc[i], fabs(e[s][i][k]));
+                }
+        for (int j = 0; j < 2; j++)
+            for (int k = 0; k < 2; k++) {
+                const double* v = e[j][1];
+                const double* u = e[k][2];
+                cr[j][k][0] = v[1] * u[2] - v[2] * u[1];
+                cr[j][k][1] = v[2] * u[0] - v[0] * u[2];
+                cr[j][k][2] = v[0] * u[1] - v[1] * u[0];
+            }
+        for (int m = 0; m < 8; m++) {
+            int i = m & 1, j = (m >> 1) & 1, k = (m >> 2) & 1;
+            const double* u = e[i][0];
+            want[i + j + k] += (u[0] * cr[j][k][0] + u[1] * cr[j][k][1]) + u[2] * cr[j][k][2];
+        }
+        bad += memcmp(b, want, sizeof b) != 0 || memcmp(abc, wabc, sizeof abc) != 0;
+    }
+    CHECK(bad == 0);
+}
+
 /* Work counts (deterministic): a transversal crossing, the common true
  * contact of real frames, is settled by one certified box instead of a
  * bisection down to rounding level, with the time still to 2^-16; a box
@@ -685,6 +758,8 @@ int main(void) {
     test_ee_units();
     test_options();
     test_vol_slabs();
+    test_vol_slabs_random();
+    test_vol_sums();
     test_certified();
     test_random_constructed(full ? 400000 : 40000, 12345, 6);
     test_random_constructed(full ? 400000 : 40000, 4242, 20);
