@@ -214,8 +214,11 @@ static inline void hy_ccd_vol_sums(const double* const* x0, const double* const*
     b[3] = ds[1];
     for (int i = 0; i < 3; i++) abc[i] = hy_ccd_absmax2(e[i]);
 }
-#else
-HY_HD void hy_ccd_vol_sums(const double* const* x0, const double* const* x1, double b[4], double abc[3]) {
+#endif
+
+/* The scalar form (what CUDA runs, and the reference the SSE2 form must
+ * match bit for bit: tests/test_ccd.c). */
+HY_HD void hy_ccd_vol_sums_scalar(const double* const* x0, const double* const* x1, double b[4], double abc[3]) {
     double e[2][3][3];
     for (int s = 0; s < 2; s++) {
         const double* const* x = s ? x1 : x0;
@@ -243,6 +246,11 @@ HY_HD void hy_ccd_vol_sums(const double* const* x0, const double* const* x1, dou
             for (int k = 0; k < 3; k++) m = hy_ccd_max(m, hy_ccd_abs(e[s][i][k]));
         abc[i] = m;
     }
+}
+
+#if !HY_CCD_VOL_SSE2
+HY_HD void hy_ccd_vol_sums(const double* const* x0, const double* const* x1, double b[4], double abc[3]) {
+    hy_ccd_vol_sums_scalar(x0, x1, b, abc);
 }
 #endif
 
@@ -391,8 +399,7 @@ HY_HD int hy_ccd_vol_slabs(const double c[4], double err, int level, int max_sla
         int changes = ((b0 > 0) != (b1 > 0)) + ((b1 > 0) != (b2 > 0)) + ((b2 > 0) != (b3 > 0));
         if (changes == 1 && hy_ccd_abs(b0) > bound && hy_ccd_abs(b1) > bound && hy_ccd_abs(b2) > bound &&
             hy_ccd_abs(b3) > bound && count < max_slabs) {
-            const double bl[4] = {b0, b1, b2, b3};
-            double alpha = hy_ccd_vol_cell(c, bl, lo, 2.0 * half, cw, bound);
+            double alpha = hy_ccd_vol_cell(c, stack[n].c, lo, 2.0 * half, cw, bound);
             if (alpha >= 0) {
                 slab_lo[count++] = alpha;
                 continue;

@@ -633,8 +633,8 @@ static void test_vol_slabs_random(void) {
     CHECK(empty > 0);
 }
 
-/* hy_ccd_vol_sums (SSE2 on the host) gives the scalar form's bits: the
- * scalar form written out here, over points at several scales. */
+/* hy_ccd_vol_sums (SSE2 on the host) gives the bits of the scalar form
+ * CUDA runs, over points at several scales. */
 static void test_vol_sums(void) {
     rng r = {5};
     const double scales[4] = {1.0, 1e-3, 1e5, 0x1p-30};
@@ -646,28 +646,9 @@ static void test_vol_sums(void) {
             for (int k = 0; k < 3; k++) pts[i][k] = ((double)(rng_next(&r) >> 11) * 0x1p-53 - 0.5) * sc;
         const double* x[8];
         for (int i = 0; i < 8; i++) x[i] = pts[i];
-        double b[4], abc[3];
+        double b[4], abc[3], want[4], wabc[3];
         hy_ccd_vol_sums(x, x + 4, b, abc);
-        double e[2][3][3], cr[2][2][3], want[4] = {0, 0, 0, 0}, wabc[3] = {0, 0, 0};
-        for (int s = 0; s < 2; s++)
-            for (int i = 0; i < 3; i++)
-                for (int k = 0; k < 3; k++) {
-                    e[s][i][k] = pts[4 * s + i + 1][k] - pts[4 * s][k];
-                    wabc[i] = fmax(wabc[i], fabs(e[s][i][k]));
-                }
-        for (int j = 0; j < 2; j++)
-            for (int k = 0; k < 2; k++) {
-                const double* v = e[j][1];
-                const double* u = e[k][2];
-                cr[j][k][0] = v[1] * u[2] - v[2] * u[1];
-                cr[j][k][1] = v[2] * u[0] - v[0] * u[2];
-                cr[j][k][2] = v[0] * u[1] - v[1] * u[0];
-            }
-        for (int m = 0; m < 8; m++) {
-            int i = m & 1, j = (m >> 1) & 1, k = (m >> 2) & 1;
-            const double* u = e[i][0];
-            want[i + j + k] += (u[0] * cr[j][k][0] + u[1] * cr[j][k][1]) + u[2] * cr[j][k][2];
-        }
+        hy_ccd_vol_sums_scalar(x, x + 4, want, wabc);
         bad += memcmp(b, want, sizeof b) != 0 || memcmp(abc, wabc, sizeof abc) != 0;
     }
     CHECK(bad == 0);
