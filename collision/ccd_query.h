@@ -56,11 +56,40 @@ HY_HD size_t hy_ccd_heap_boxes(const hy_ccd_options* o) {
     return (size_t)o->max_boxes + 2 + (refine ? (size_t)o->refine_boxes : 0);
 }
 
+/* 1 when the features certainly stay apart for all t in [lo, hi] (0 <= lo
+ * <= hi <= 1): the separating-axes filter (collision/filter_sat.h) run on
+ * the motion from the positions at lo to those at hi. Within a slab of the
+ * volume cubic the features are nearly coplanar, so its in-plane
+ * directions decide what the whole step's filter could not: whether the
+ * vertex lies outside the triangle, or the edges pass beside each other.
+ * The end positions are rounded: each coordinate of x0 + s (x1 - x0) is
+ * within 5 eps pm of the exact one (pm: the largest |coordinate|), so every
+ * point of the rounded motion is within sqrt(3) 8 eps pm of the exact
+ * motion's at the same time, and a gap of 32 eps pm (more than twice that)
+ * asked of the rounded motion leaves the exact features apart. */
+HY_HD int hy_ccd_slab_apart(const double* const* p, int is_vf, double lo, double hi, double pm) {
+    double q[8][3];
+    const double *a[4], *b[4];
+    for (int j = 0; j < 4; j++) {
+        for (int k = 0; k < 3; k++) {
+            double d = p[4 + j][k] - p[j][k];
+            q[j][k] = p[j][k] + lo * d;
+            q[4 + j][k] = p[j][k] + hi * d;
+        }
+        a[j] = q[j];
+        b[j] = q[4 + j];
+    }
+    double gap = 32.0 * DBL_EPSILON * pm;
+    if (!(gap > 0.0)) return 0;
+    return !hy_filter_sat_core(is_vf, a, b, gap);
+}
+
 /* Touching queries: contacts only happen where the volume cubic can vanish
  * (collision/ccd_math.h), so the search runs over those time slabs only,
  * earliest first; in each, a Newton root certified by hy_ccd_certify
- * settles a contact at once (the usual transversal crossing), else the box
- * search (and its long double re-check) decides the slab. Returns the
+ * settles a contact at once (the usual transversal crossing), else the
+ * separating axes of the slab (hy_ccd_slab_apart) may clear it, else the
+ * box search (and its long double re-check) decides the slab. Returns the
  * answer, or -1 when the cubic does not isolate its roots (then the caller
  * searches all of [0, 1]). Every time before the reported toi lies in a
  * slab the search excluded or where the cubic certainly does not vanish,
@@ -80,6 +109,10 @@ HY_HD int hy_ccd_slab_query(const hy_ccd_problem_d* pr, const double* const* p, 
     int have_ld = 0;
     hy_ccd_problem_ld prl;
 #endif
+    /* Largest coordinate, for the rounding of the slab's end positions. */
+    double pm = 0.0;
+    for (int j = 0; j < 8; j++)
+        for (int k = 0; k < 3; k++) pm = hy_ccd_max(pm, fabs(p[j][k]));
     for (int i = 0; i < ns; i++) {
         double lo = slab_lo[i], hi = lo + w;
         /* Certain root near the slab: a contact, and toi = lo is within
@@ -104,6 +137,9 @@ HY_HD int hy_ccd_slab_query(const hy_ccd_problem_d* pr, const double* const* p, 
                 }
             }
         }
+        /* No certain root: most such slabs are a near miss in a common
+         * plane, which the separating axes of the slab settle. */
+        if (hy_ccd_slab_apart(p, is_vf, lo, hi, pm)) continue;
         if (budget < 1) { /* out of work: the conservative answer */
             inf->capped = 1;
             *t_out = lo;

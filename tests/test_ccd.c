@@ -13,6 +13,7 @@
 
 #include "collision/ccd.h"
 #include "collision/ccd_math.h"
+#include "collision/ccd_query.h"
 #include "test.h"
 
 typedef struct rng {
@@ -714,6 +715,76 @@ static void test_certified(void) {
     }
 }
 
+/* hy_ccd_slab_apart (collision/ccd_query.h) never separates a slab that
+ * holds a contact: features built from small dyadics to meet exactly at a
+ * dyadic time t* (where x0 + t* (x1 - x0) is exact), the vertex anywhere on
+ * the closed triangle and the edges' crossing anywhere on the closed
+ * segments, corners and sides included; every slab of width 2^-12 or 2^-6
+ * with t* in it must stay. A slab away from t* is mostly separated. */
+static void test_slab_apart(void) {
+    rng r = {2026};
+    const double tstar[5] = {0.125, 0.25, 0.5, 0.75, 0.875};
+    int64_t kept_bad = 0, far_slabs = 0, far_apart = 0;
+    for (int it = 0; it < 20000; it++) {
+        int is_vf = it % 2 == 0;
+        double ts = tstar[rng_int(&r, 0, 4)];
+        double at[4][3]; /* the four points at t* */
+        for (int i = 0; i < 4; i++)
+            for (int k = 0; k < 3; k++) at[i][k] = dy(&r, 2, 4);
+        /* parameters on a grid of eighths, ends included */
+        double u = rng_int(&r, 0, 8) / 8.0, v = rng_int(&r, 0, 8) / 8.0;
+        if (is_vf && u + v > 1.0) {
+            u = 1.0 - u;
+            v = 1.0 - v;
+        }
+        if (is_vf) {
+            for (int k = 0; k < 3; k++) at[0][k] = at[1][k] + u * (at[2][k] - at[1][k]) + v * (at[3][k] - at[1][k]);
+        } else {
+            /* the crossing X = a + u (b - a); d = c + (X - c) / v, v a
+             * power of two (exact) */
+            v = ldexp(1.0, -rng_int(&r, 0, 3));
+            for (int k = 0; k < 3; k++) {
+                double X = at[0][k] + u * (at[1][k] - at[0][k]);
+                at[3][k] = at[2][k] + (X - at[2][k]) / v;
+            }
+        }
+        double x[8][3];
+        for (int i = 0; i < 4; i++)
+            for (int k = 0; k < 3; k++) {
+                double x0 = dy(&r, 2, 4);
+                /* x1 = x0 + (at - x0) / t*: exact for t* = 2^-j; for
+                 * t* = 1 - 2^-j build x0 from x1 instead */
+                if (ts <= 0.5) {
+                    x[i][k] = x0;
+                    x[4 + i][k] = x0 + (at[i][k] - x0) / ts;
+                } else {
+                    x[4 + i][k] = x0;
+                    x[i][k] = x0 - (x0 - at[i][k]) / (1.0 - ts);
+                }
+            }
+        const double* p[8];
+        double pm = 0.0;
+        for (int i = 0; i < 8; i++) {
+            p[i] = x[i];
+            for (int k = 0; k < 3; k++) pm = fmax(pm, fabs(x[i][k]));
+        }
+        const double widths[2] = {0x1p-12, 0x1p-6};
+        for (int wi = 0; wi < 2; wi++) {
+            double w = widths[wi];
+            kept_bad += hy_ccd_slab_apart(p, is_vf, ts - w, ts, pm);
+            kept_bad += hy_ccd_slab_apart(p, is_vf, ts, ts + w, pm);
+            kept_bad += hy_ccd_slab_apart(p, is_vf, ts - 0.5 * w, ts + 0.5 * w, pm);
+        }
+        double lo = ts <= 0.5 ? ts + 0.25 : ts - 0.25;
+        far_slabs++;
+        far_apart += hy_ccd_slab_apart(p, is_vf, lo, lo + 0x1p-12, pm);
+    }
+    printf("slab apart: %lld of 120000 slabs holding a contact separated (must be 0); %lld of %lld away from it\n",
+           (long long)kept_bad, (long long)far_apart, (long long)far_slabs);
+    CHECK(kept_bad == 0);
+    CHECK(far_apart > far_slabs / 2);
+}
+
 /* The options and info interface: the cap forces a conservative answer. */
 static void test_options(void) {
     double x[8][3], toi = -1.0;
@@ -725,12 +796,17 @@ static void test_options(void) {
     CHECK(hy_ccd_query(1, (const double(*)[3])x, 0.0, &o, &toi, &info) == 1);
     CHECK(info.boxes > 0 && !info.capped);
     o.max_boxes = 1;
-    set3(x[0], 0.500002, 0.500002, 1); /* passes just outside the hypotenuse: */
-    set3(x[4], 0.500002, 0.500002, -1); /* needs more than one box */
+    set3(x[0], 0.5, 0.5, 1); /* passes through the hypotenuse: no root */
+    set3(x[4], 0.5, 0.5, -1); /* inside the domain, no separating axis */
     int hit = hy_ccd_query(1, (const double(*)[3])x, 0.0, &o, &toi, &info);
     CHECK(hit == 1 && info.capped == 1 && toi >= 0.0 && toi <= 1.0);
     o = hy_ccd_options_default();
-    CHECK(hy_ccd_query(1, (const double(*)[3])x, 0.0, &o, &toi, &info) == 0);
+    CHECK(hy_ccd_query(1, (const double(*)[3])x, 0.0, &o, &toi, &info) == 1 && info.boxes > 1);
+    /* Just outside the hypotenuse: the separating axes of the time slab
+     * settle it without a box. */
+    set3(x[0], 0.500002, 0.500002, 1);
+    set3(x[4], 0.500002, 0.500002, -1);
+    CHECK(hy_ccd_query(1, (const double(*)[3])x, 0.0, &o, &toi, &info) == 0 && info.boxes == 0);
 }
 
 int main(void) {
@@ -740,6 +816,7 @@ int main(void) {
     test_options();
     test_vol_slabs();
     test_vol_slabs_random();
+    test_slab_apart();
     test_vol_sums();
     test_certified();
     test_random_constructed(full ? 400000 : 40000, 12345, 6);
