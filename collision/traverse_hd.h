@@ -126,10 +126,28 @@ HY_HD void hy_trav_tri_load(const hy_trav_ctx* c, int32_t slot, hy_trav_tri* a) 
     }
 }
 
+/* One feature pair written at w[*m]; it counts (*m advances) only when
+ * keep is 1. Writing unconditionally and advancing by the test's outcome
+ * spares a hard-to-predict branch per feature test: about a fifth of them
+ * pass, scattered. */
+HY_HD void hy_trav_put(hy_feature_pair* w, int* m, int keep, int32_t kind, int32_t v0, int32_t v1, int32_t v2,
+                       int32_t v3) {
+    hy_feature_pair* p = &w[*m];
+    p->v[0] = v0;
+    p->v[1] = v1;
+    p->v[2] = v2;
+    p->v[3] = v3;
+    p->kind = kind;
+    *m += keep;
+}
+
 /* Feature pairs of A's triangle `a` and B's triangle in slot sb, boxes
  * overlapping. Only owned features take part, so each pair is emitted by
  * exactly one triangle pair (the owners'). The loops run over the slots'
- * lists of owned features (no branching on ownership bits). */
+ * lists of owned features (no branching on ownership bits). They write
+ * straight into the output when it has room for the most one triangle
+ * pair makes, else into a scratch array copied out through hy_trav_emit
+ * (which counts what does not fit). */
 HY_HD void hy_trav_triangle_pair(const hy_trav_ctx* c, hy_trav_out* o, hy_trav_counts* k_, const hy_trav_tri* a,
                                  int32_t slot_b) {
     const hy_trav_mesh* B = &c->B;
@@ -137,24 +155,28 @@ HY_HD void hy_trav_triangle_pair(const hy_trav_ctx* c, hy_trav_out* o, hy_trav_c
     const hy_bvh_slot* sb = &B->slots[slot_b];
     const hy_mbox* box_b = &B->leaf_mboxes[slot_b];
     int self = c->self;
-    int64_t n0 = o->n;
+    hy_feature_pair scratch[HY_TRAV_TRIANGLE_PAIR_MAX];
+    int room = o->cap - o->n >= HY_TRAV_TRIANGLE_PAIR_MAX;
+    hy_feature_pair* w = room ? o->v + o->n : scratch;
+    int m = 0;
     k_->triangle_pairs++;
 
     /* Vertex-face: A's owned vertices against B's triangle, then B's
      * against A's. */
     for (int i = 0; i < sa->nv; i++) {
         int k = sa->vk[i];
-        if (!(self && hy_trav_has_vertex(sb->v, sa->v[k])) && hy_mbox_overlap(a->v[k], box_b))
-            hy_trav_emit(o, HY_FEATURE_VF, sa->id[k], sb->id[0], sb->id[1], sb->id[2]);
+        if (self && hy_trav_has_vertex(sb->v, sa->v[k])) continue;
+        hy_trav_put(w, &m, hy_mbox_overlap(a->v[k], box_b), HY_FEATURE_VF, sa->id[k], sb->id[0], sb->id[1],
+                    sb->id[2]);
     }
     for (int i = 0; i < sb->nv; i++) {
         int k = sb->vk[i];
         int32_t v = sb->v[k];
-        if (!(self && hy_trav_has_vertex(sa->v, v)) && hy_mbox_overlap(a->box, &B->vertex_mboxes[v]))
-            hy_trav_emit(o, self ? HY_FEATURE_VF : HY_FEATURE_FV, sb->id[k], sa->id[0], sa->id[1], sa->id[2]);
+        if (self && hy_trav_has_vertex(sa->v, v)) continue;
+        hy_trav_put(w, &m, hy_mbox_overlap(a->box, &B->vertex_mboxes[v]), self ? HY_FEATURE_VF : HY_FEATURE_FV,
+                    sb->id[k], sa->id[0], sa->id[1], sa->id[2]);
     }
-    k_->vf += o->n - n0;
-    n0 = o->n;
+    int nvf = m;
     /* Edge-edge between owned edges (no separate edge-against-triangle
      * pre-tests: an edge box lies inside its triangle's, so they are
      * implied by the edge-edge test and rarely pay for themselves). */
@@ -167,22 +189,52 @@ HY_HD void hy_trav_triangle_pair(const hy_trav_ctx* c, hy_trav_out* o, hy_trav_c
             int kb = sb->ek[j], lb = kb == 2 ? 0 : kb + 1;
             int32_t b0 = sb->v[kb], b1 = sb->v[lb];
             if (self && (a0 == b0 || a0 == b1 || a1 == b0 || a1 == b1)) continue;
-            if (hy_mbox_overlap(ea, &eb[j]))
-                hy_trav_emit(o, HY_FEATURE_EE, sa->id[ka], sa->id[la], sb->id[kb], sb->id[lb]);
+            hy_trav_put(w, &m, hy_mbox_overlap(ea, &eb[j]), HY_FEATURE_EE, sa->id[ka], sa->id[la], sb->id[kb],
+                        sb->id[lb]);
         }
     }
-    k_->ee += o->n - n0;
+    k_->vf += nvf;
+    k_->ee += m - nvf;
+    if (room) {
+        o->n += m;
+        return;
+    }
+    for (int i = 0; i < m; i++)
+        hy_trav_emit(o, scratch[i].kind, scratch[i].v[0], scratch[i].v[1], scratch[i].v[2], scratch[i].v[3]);
 }
 
 /* Triangle pairs of two leaves. The gate is the single-precision box test:
- * a pair it lets through only costs the feature tests, which decide. */
+ * a pair it lets through only costs the feature tests, which decide. A's
+ * triangle i is gated against B's in chunks of HY_TRAV_GATE_CHUNK: the
+ * slots that pass are listed first (branch-free, as hy_trav_put), then
+ * visited, so the scattered outcomes of the gate cost no mispredicted
+ * branches. */
+#define HY_TRAV_GATE_CHUNK 8
+HY_HD void hy_trav_leaf_row(const hy_trav_ctx* c, hy_trav_out* o, hy_trav_counts* k, int32_t i, const hy_fbox* ai,
+                            int32_t first, int32_t end) {
+    const hy_fbox* fb = c->B.leaf_fboxes;
+    hy_trav_tri a;
+    int loaded = 0;
+    for (int32_t j0 = first; j0 < end; j0 += HY_TRAV_GATE_CHUNK) {
+        int32_t pass[HY_TRAV_GATE_CHUNK];
+        int np = 0;
+        int32_t j1 = end - j0 < HY_TRAV_GATE_CHUNK ? end : j0 + HY_TRAV_GATE_CHUNK;
+        for (int32_t j = j0; j < j1; j++) {
+            pass[np] = j;
+            np += hy_fbox_overlap(ai, &fb[j]);
+        }
+        if (np && !loaded) {
+            hy_trav_tri_load(c, i, &a);
+            loaded = 1;
+        }
+        for (int q = 0; q < np; q++) hy_trav_triangle_pair(c, o, k, &a, pass[q]);
+    }
+}
+
 HY_HD void hy_trav_leaf_pair(const hy_trav_ctx* c, hy_trav_out* o, hy_trav_counts* k, const hy_bvh_span* na,
                              const hy_bvh_span* nb) {
     const hy_fbox* fa = c->A.leaf_fboxes;
-    const hy_fbox* fb = c->B.leaf_fboxes;
     for (int32_t i = na->first; i < na->first + na->count; i++) {
-        hy_trav_tri a;
-        int loaded = 0;
         /* A's box in B's frame, moved once for all of B's (the same test
          * as hy_trav_gate) */
         hy_fbox moved;
@@ -191,31 +243,14 @@ HY_HD void hy_trav_leaf_pair(const hy_trav_ctx* c, hy_trav_out* o, hy_trav_count
             hy_fbox_shift(ai, c->e_lo, c->e_hi, &moved);
             ai = &moved;
         }
-        for (int32_t j = nb->first; j < nb->first + nb->count; j++) {
-            if (!hy_fbox_overlap(ai, &fb[j])) continue;
-            if (!loaded) {
-                hy_trav_tri_load(c, i, &a);
-                loaded = 1;
-            }
-            hy_trav_triangle_pair(c, o, k, &a, j);
-        }
+        hy_trav_leaf_row(c, o, k, i, ai, nb->first, nb->first + nb->count);
     }
 }
 
 HY_HD void hy_trav_leaf_self(const hy_trav_ctx* c, hy_trav_out* o, hy_trav_counts* k, const hy_bvh_span* n) {
     const hy_fbox* f = c->A.leaf_fboxes;
-    for (int32_t i = n->first; i < n->first + n->count; i++) {
-        hy_trav_tri a;
-        int loaded = 0;
-        for (int32_t j = i + 1; j < n->first + n->count; j++) {
-            if (!hy_fbox_overlap(&f[i], &f[j])) continue;
-            if (!loaded) {
-                hy_trav_tri_load(c, i, &a);
-                loaded = 1;
-            }
-            hy_trav_triangle_pair(c, o, k, &a, j);
-        }
-    }
+    for (int32_t i = n->first; i < n->first + n->count; i++)
+        hy_trav_leaf_row(c, o, k, i, &f[i], i + 1, n->first + n->count);
 }
 
 /* Overlap of A node ia (moved into B's frame) and B node ib. */
