@@ -79,7 +79,7 @@ HY_HD void hy_trav_emit(hy_trav_out* o, int32_t kind, int32_t v0, int32_t v1, in
     o->n++;
 }
 
-HY_HD int hy_trav_has_vertex(const int32_t* f, int32_t v) { return f[0] == v || f[1] == v || f[2] == v; }
+HY_HD int hy_trav_has_vertex(const int32_t* f, int32_t v) { return (f[0] == v) | (f[1] == v) | (f[2] == v); }
 
 /* The single-precision test of node pairs and triangle pairs (in B's
  * frame): it lets through every pair the double test would pass (hy_fbox),
@@ -144,7 +144,9 @@ HY_HD void hy_trav_put(hy_feature_pair* w, int* m, int keep, int32_t kind, int32
 /* Feature pairs of A's triangle `a` and B's triangle in slot sb, boxes
  * overlapping. Only owned features take part, so each pair is emitted by
  * exactly one triangle pair (the owners'). The loops run over the slots'
- * lists of owned features (no branching on ownership bits). They write
+ * lists of owned features (no branching on ownership bits); in self
+ * traversal a pair sharing a vertex is tested and then dropped (again no
+ * branch: neighbours and strangers alternate unpredictably). They write
  * straight into the output when it has room for the most one triangle
  * pair makes, else into a scratch array copied out through hy_trav_emit
  * (which counts what does not fit). */
@@ -165,16 +167,16 @@ HY_HD void hy_trav_triangle_pair(const hy_trav_ctx* c, hy_trav_out* o, hy_trav_c
      * against A's. */
     for (int i = 0; i < sa->nv; i++) {
         int k = sa->vk[i];
-        if (self && hy_trav_has_vertex(sb->v, sa->v[k])) continue;
-        hy_trav_put(w, &m, hy_mbox_overlap(a->v[k], box_b), HY_FEATURE_VF, sa->id[k], sb->id[0], sb->id[1],
-                    sb->id[2]);
+        int shared = self & hy_trav_has_vertex(sb->v, sa->v[k]);
+        int keep = (shared ^ 1) & hy_mbox_overlap(a->v[k], box_b);
+        hy_trav_put(w, &m, keep, HY_FEATURE_VF, sa->id[k], sb->id[0], sb->id[1], sb->id[2]);
     }
     for (int i = 0; i < sb->nv; i++) {
         int k = sb->vk[i];
         int32_t v = sb->v[k];
-        if (self && hy_trav_has_vertex(sa->v, v)) continue;
-        hy_trav_put(w, &m, hy_mbox_overlap(a->box, &B->vertex_mboxes[v]), self ? HY_FEATURE_VF : HY_FEATURE_FV,
-                    sb->id[k], sa->id[0], sa->id[1], sa->id[2]);
+        int shared = self & hy_trav_has_vertex(sa->v, v);
+        int keep = (shared ^ 1) & hy_mbox_overlap(a->box, &B->vertex_mboxes[v]);
+        hy_trav_put(w, &m, keep, self ? HY_FEATURE_VF : HY_FEATURE_FV, sb->id[k], sa->id[0], sa->id[1], sa->id[2]);
     }
     int nvf = m;
     /* Edge-edge between owned edges (no separate edge-against-triangle
@@ -188,9 +190,9 @@ HY_HD void hy_trav_triangle_pair(const hy_trav_ctx* c, hy_trav_out* o, hy_trav_c
         for (int j = 0; j < sb->ne; j++) {
             int kb = sb->ek[j], lb = kb == 2 ? 0 : kb + 1;
             int32_t b0 = sb->v[kb], b1 = sb->v[lb];
-            if (self && (a0 == b0 || a0 == b1 || a1 == b0 || a1 == b1)) continue;
-            hy_trav_put(w, &m, hy_mbox_overlap(ea, &eb[j]), HY_FEATURE_EE, sa->id[ka], sa->id[la], sb->id[kb],
-                        sb->id[lb]);
+            int shared = self & ((a0 == b0) | (a0 == b1) | (a1 == b0) | (a1 == b1));
+            int keep = (shared ^ 1) & hy_mbox_overlap(ea, &eb[j]);
+            hy_trav_put(w, &m, keep, HY_FEATURE_EE, sa->id[ka], sa->id[la], sb->id[kb], sb->id[lb]);
         }
     }
     k_->vf += nvf;
