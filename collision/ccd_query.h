@@ -81,7 +81,11 @@ HY_HD int hy_ccd_slab_apart(const double* const* p, int is_vf, double lo, double
     }
     double gap = 32.0 * DBL_EPSILON * pm;
     if (!(gap > 0.0)) return 0;
-    return !hy_filter_sat_core(is_vf, a, b, gap);
+    /* In-plane directions first (hy_filter_sat_order's hint): the normals,
+     * first in the filter's own order, cannot separate nearly coplanar
+     * features. */
+    int hint = 4;
+    return !hy_filter_sat_order(is_vf, a, b, gap, &hint);
 }
 
 /* Touching queries: contacts only happen where the volume cubic can vanish
