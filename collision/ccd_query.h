@@ -95,11 +95,12 @@ HY_HD int hy_ccd_slab_apart(const double* const* p, int is_vf, double lo, double
  * separating axes of the slab (hy_ccd_slab_apart) may clear it, else the
  * box search (and its long double re-check) decides the slab. Returns the
  * answer, or -1 when the cubic does not isolate its roots (then the caller
- * searches all of [0, 1]). Every time before the reported toi lies in a
+ * searches all of [0, 1]). pm: the largest |coordinate| of p (for
+ * hy_ccd_slab_apart). Every time before the reported toi lies in a
  * slab the search excluded or where the cubic certainly does not vanish,
  * so toi stays no later than the first contact. */
-HY_HD int hy_ccd_slab_query(const hy_ccd_problem_d* pr, const double* const* p, int is_vf, const hy_ccd_options* o,
-                            int refine, hy_ccd_box* heap, double* t_out, hy_ccd_info* inf) {
+HY_HD int hy_ccd_slab_query(const hy_ccd_problem_d* pr, const double* const* p, double pm, int is_vf,
+                            const hy_ccd_options* o, int refine, hy_ccd_box* heap, double* t_out, hy_ccd_info* inf) {
     double c[4], verr, slab_lo[HY_CCD_MAX_SLABS];
     int R = o->toi_bits + 1;
     if (R < 12) R = 12;
@@ -113,10 +114,6 @@ HY_HD int hy_ccd_slab_query(const hy_ccd_problem_d* pr, const double* const* p, 
     int have_ld = 0;
     hy_ccd_problem_ld prl;
 #endif
-    /* Largest coordinate, for the rounding of the slab's end positions. */
-    double pm = 0.0;
-    for (int j = 0; j < 8; j++)
-        for (int k = 0; k < 3; k++) pm = hy_ccd_max(pm, fabs(p[j][k]));
     for (int i = 0; i < ns; i++) {
         double lo = slab_lo[i], hi = lo + w;
         /* Certain root near the slab: a contact, and toi = lo is within
@@ -396,7 +393,7 @@ HY_HD int hy_ccd_query_core(int is_vf, const double x[8][3], double min_distance
     hy_ccd_problem_init_d(&pr, p, is_vf, md, o->accept_factor, o->twist_rel, o->toi_bits, o->min_distance_slack);
     pr.certain = certain;
     if (md == 0.0) {
-        int ans = hy_ccd_slab_query(&pr, p, is_vf, o, refine, heap, t_out, inf);
+        int ans = hy_ccd_slab_query(&pr, p, m * scale, is_vf, o, refine, heap, t_out, inf);
         if (ans >= 0) return ans;
     }
     hy_ccd_stats st = {0, 0, 0, 0};
