@@ -67,15 +67,9 @@ typedef struct hy_trav_out {
     int64_t n, cap;
 } hy_trav_out;
 
-HY_HD void hy_trav_emit(hy_trav_out* o, int32_t kind, int32_t v0, int32_t v1, int32_t v2, int32_t v3) {
-    if (o->n < o->cap) {
-        hy_feature_pair* p = &o->v[o->n];
-        p->v[0] = v0;
-        p->v[1] = v1;
-        p->v[2] = v2;
-        p->v[3] = v3;
-        p->kind = kind;
-    }
+/* Pair p appended to o: written while there is room, counted always. */
+HY_HD void hy_trav_emit(hy_trav_out* o, const hy_feature_pair* p) {
+    if (o->n < o->cap) o->v[o->n] = *p;
     o->n++;
 }
 
@@ -202,7 +196,7 @@ HY_HD void hy_trav_triangle_pair(const hy_trav_ctx* c, hy_trav_out* o, hy_trav_c
         return;
     }
     for (int i = 0; i < m; i++)
-        hy_trav_emit(o, scratch[i].kind, scratch[i].v[0], scratch[i].v[1], scratch[i].v[2], scratch[i].v[3]);
+        hy_trav_emit(o, &scratch[i]);
 }
 
 /* Triangle pairs of two leaves. The gate is the single-precision box test:
