@@ -380,7 +380,7 @@ HY_HD int hy_ccd_vol_slabs(const double c[4], double err, int level, int max_sla
     while (n > 0) {
         n--;
         double b0 = stack[n].c[0], b1 = stack[n].c[1], b2 = stack[n].c[2], b3 = stack[n].c[3];
-        double lo = stack[n].lo, half = 0.5 * stack[n].w;
+        double lo = stack[n].lo, hw = 0.5 * stack[n].w;
         int lv = stack[n].level;
         if ((b0 > bound && b1 > bound && b2 > bound && b3 > bound) ||
             (b0 < -bound && b1 < -bound && b2 < -bound && b3 < -bound))
@@ -399,7 +399,7 @@ HY_HD int hy_ccd_vol_slabs(const double c[4], double err, int level, int max_sla
         int changes = ((b0 > 0) != (b1 > 0)) + ((b1 > 0) != (b2 > 0)) + ((b2 > 0) != (b3 > 0));
         if (changes == 1 && hy_ccd_abs(b0) > bound && hy_ccd_abs(b1) > bound && hy_ccd_abs(b2) > bound &&
             hy_ccd_abs(b3) > bound && count < max_slabs) {
-            double alpha = hy_ccd_vol_cell(c, stack[n].c, lo, 2.0 * half, cw, bound);
+            double alpha = hy_ccd_vol_cell(c, stack[n].c, lo, 2.0 * hw, cw, bound);
             if (alpha >= 0) {
                 slab_lo[count++] = alpha;
                 continue;
@@ -414,8 +414,8 @@ HY_HD int hy_ccd_vol_slabs(const double c[4], double err, int level, int max_sla
         stack[n].c[1] = m123;
         stack[n].c[2] = m23;
         stack[n].c[3] = b3;
-        stack[n].lo = lo + half;
-        stack[n].w = half;
+        stack[n].lo = lo + hw;
+        stack[n].w = hw;
         stack[n].level = lv + 1;
         n++;
         stack[n].c[0] = b0;
@@ -423,7 +423,7 @@ HY_HD int hy_ccd_vol_slabs(const double c[4], double err, int level, int max_sla
         stack[n].c[2] = m012;
         stack[n].c[3] = mid;
         stack[n].lo = lo;
-        stack[n].w = half;
+        stack[n].w = hw;
         stack[n].level = lv + 1;
         n++;
     }
