@@ -21,6 +21,7 @@
  * it on the pool and joins the outputs. */
 #include "collision/traverse.h"
 
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -66,7 +67,13 @@ struct hy_traverser {
     int64_t nfront, front_tests; /* of the last front made */
     int64_t last_node_pairs;     /* tested by the last hy_traverse_run or accept */
     int32_t njobs;               /* of the staged traversal */
+    uint64_t generation;         /* of the last begin: unique in the process (g_generation) */
 };
+
+/* Numbers the staged traversals of the whole process, so that no two
+ * begins share one, whichever traverser (sched/cuda.cu keys what it
+ * uploaded by it). */
+static _Atomic uint64_t g_generation;
 
 /* ---- canonical order */
 
@@ -399,6 +406,7 @@ hy_status hy_traverse_begin(hy_traverser* t, const hy_traverse_job* jobs, int32_
     hy_status cs = set_jobs(t, jobs, job_count);
     if (cs) return cs;
     t->njobs = job_count;
+    t->generation = atomic_fetch_add(&g_generation, 1) + 1;
     hy_status s = make_front(t, t->ctx, job_count, pool);
     if (s) return s;
     *front = t->nfront;
@@ -448,6 +456,8 @@ int32_t hy_traverse_job_list(const hy_traverser* t, const hy_traverse_job** jobs
     if (ctxs) *ctxs = t->ctx;
     return t->njobs;
 }
+
+uint64_t hy_traverse_generation(const hy_traverser* t) { return t->generation; }
 
 int64_t hy_traverse_front(const hy_traverser* t, const hy_trav_pair** front) {
     if (front) *front = t->front;

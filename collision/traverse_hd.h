@@ -373,6 +373,11 @@ extern "C" {
  * job count. These pointers, and the front's below, are valid until the
  * next begin. */
 int32_t hy_traverse_job_list(const hy_traverser* t, const hy_traverse_job** jobs, const hy_trav_ctx** ctxs);
+/* The staged traversal's number, unique in the process (each
+ * hy_traverse_begin takes a new one): a device may keep what it uploaded
+ * of it (trees, contexts) while it stays the same, since the trees must
+ * not change between a begin and the reading of its outputs. */
+uint64_t hy_traverse_generation(const hy_traverser* t);
 /* Its front (hy_trav_pair per front pair); returns the front size. */
 int64_t hy_traverse_front(const hy_traverser* t, const hy_trav_pair** front);
 /* Outputs of front pairs ids[0..n) computed elsewhere with

@@ -7,12 +7,15 @@
  * errors become hy_status with a message (hy_fail); nothing here aborts.
  *
  * Memory: per device, one job buffer and two result buffers, kept between
- * calls and grown on demand (never shrunk). A batch larger than
+ * calls and grown on demand (never shrunk); for TRAVERSE, an arena holding
+ * the trees of the staged traversal last uploaded, the split pairs'
+ * buffers, and pinned host staging. A batch larger than
  * MAX_LAUNCH_JOBS runs as several launches through the same buffers, so
  * device memory stays bounded whatever n is. Each thread's search heap
  * (collision/leaf.h, ~14 KB) lives in local memory; its frame size is read
  * from the kernel once and the per-thread stack limit raised to it if
  * needed. */
+#include <cub/device/device_scan.cuh>
 #include <cuda_runtime.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -58,26 +61,88 @@ __global__ void __launch_bounds__(BLOCK_THREADS)
  * a deeper one is reported and the batch runs on the host. */
 #define TRAV_STACK 256
 
-/* One thread per front pair. Pass 0 counts the pair's feature pairs (and
- * adds its counters); pass 1 writes them at the pair's offset, which the
- * scan of the counts gave: so the output is in front order, then
- * traversal order, as on the host. */
+/* A front pair's traversal is depth first in a fixed order, so its output
+ * is the concatenation, in order, of the outputs of the pairs it expands
+ * into (hy_trav_run_pair pushes them in reverse to visit them in the
+ * listed order). A front of a few thousand pairs is far too few threads
+ * for a GPU, and their subtrees differ wildly in size; so before the
+ * traversal proper, the batch's pairs are expanded breadth first, in
+ * rounds, each pair replaced by its children in order (a leaf pair stays),
+ * until there are SPLIT_TARGET of them or none expands. Each keeps the
+ * index of the front pair it came from; the node pairs the expansion
+ * tests are counted as hy_trav_run_pair counts them (one for the visit
+ * plus the tests). Then one thread per split pair. */
+#define SPLIT_TARGET ((int64_t)1 << 17)
+#define SPLIT_ROUNDS 24
+
+/* Expansion round, per pair s: its children (or itself, a leaf pair) in
+ * kids[4 s ..], how many in n_kids[s]; expanded pairs counted in k[4]. */
 __global__ void __launch_bounds__(BLOCK_THREADS)
-    traverse_kernel(const hy_trav_ctx* __restrict__ ctxs, const hy_trav_pair* __restrict__ starts, int64_t n, int pass,
-                    int64_t* __restrict__ counts, const int64_t* __restrict__ offsets,
+    split_kernel(const hy_trav_ctx* __restrict__ ctxs, const hy_trav_pair* __restrict__ cur, int64_t m,
+                 hy_trav_pair* __restrict__ kids, int64_t* __restrict__ n_kids, unsigned long long* __restrict__ k) {
+    int64_t i = (int64_t)blockIdx.x * BLOCK_THREADS + threadIdx.x;
+    if (i >= m) return;
+    hy_trav_pair p = cur[i];
+    int64_t tests = 0;
+    int n = hy_trav_expand(ctxs, p, kids + HY_TRAV_EXPAND_MAX * i, &tests);
+    if (n < 0) {
+        kids[HY_TRAV_EXPAND_MAX * i] = p; /* a leaf pair: its run counts its own visit */
+        n_kids[i] = 1;
+        return;
+    }
+    n_kids[i] = n;
+    atomicAdd(&k[0], (unsigned long long)(1 + tests));
+    atomicAdd(&k[4], 1ull);
+}
+
+/* Compaction after the scan: pair s's children at offset[s] (inclusive
+ * scan, so offset[s] - n_kids[s]), with s's front pair. */
+__global__ void __launch_bounds__(BLOCK_THREADS)
+    split_gather(const hy_trav_pair* __restrict__ kids, const int64_t* __restrict__ n_kids,
+                 const int64_t* __restrict__ incl, const int32_t* __restrict__ own, int64_t m,
+                 hy_trav_pair* __restrict__ next, int32_t* __restrict__ next_own) {
+    int64_t i = (int64_t)blockIdx.x * BLOCK_THREADS + threadIdx.x;
+    if (i >= m) return;
+    int64_t n = n_kids[i], at = incl[i] - n;
+    for (int64_t q = 0; q < n; q++) {
+        next[at + q] = kids[HY_TRAV_EXPAND_MAX * i + q];
+        next_own[at + q] = own[i];
+    }
+}
+
+__global__ void split_init(int32_t* own, int64_t n) {
+    int64_t i = (int64_t)blockIdx.x * BLOCK_THREADS + threadIdx.x;
+    if (i < n) own[i] = (int32_t)i;
+}
+
+/* One thread per split pair. Pass 0 counts the pair's feature pairs into
+ * counts[s] and its front pair's total (and adds the counters; a stack too
+ * small sets k[5]); pass 1 writes them at offsets[s], from the scan of the
+ * counts: so the output is in front order, then traversal order, as on
+ * the host. */
+__global__ void __launch_bounds__(BLOCK_THREADS)
+    traverse_kernel(const hy_trav_ctx* __restrict__ ctxs, const hy_trav_pair* __restrict__ starts,
+                    const int32_t* __restrict__ own, int64_t n, int pass, int64_t* __restrict__ counts,
+                    int64_t* __restrict__ front_counts, const int64_t* __restrict__ offsets,
                     hy_feature_pair* __restrict__ out, unsigned long long* __restrict__ k) {
     int64_t i = (int64_t)blockIdx.x * BLOCK_THREADS + threadIdx.x;
     if (i >= n) return;
     hy_trav_pair stack[TRAV_STACK];
     hy_trav_counts c = {0, 0, 0, 0};
     hy_trav_out o;
-    o.v = pass ? out + offsets[i] : NULL;
+    o.v = pass ? out + (offsets[i] - counts[i]) : NULL;
     o.n = 0;
     o.cap = pass ? counts[i] : 0;
     int r = hy_trav_run_pair(ctxs, starts[i], stack, TRAV_STACK, &o, &c);
     if (pass) return;
-    counts[i] = r == HY_TRAV_STACK_FULL ? -1 : o.n;
+    if (r == HY_TRAV_STACK_FULL) {
+        counts[i] = 0;
+        atomicAdd(&k[5], 1ull);
+        return;
+    }
+    counts[i] = o.n;
     /* integer sums: the same whatever order the threads add in */
+    atomicAdd((unsigned long long*)&front_counts[own[i]], (unsigned long long)o.n);
     atomicAdd(&k[0], (unsigned long long)c.node_pairs);
     atomicAdd(&k[1], (unsigned long long)c.triangle_pairs);
     atomicAdd(&k[2], (unsigned long long)c.vf);
@@ -97,12 +162,30 @@ typedef struct device_state {
      * the four counters */
     char* arena;
     size_t arena_cap;
+    uint64_t arena_gen; /* the staged traversal whose trees the arena holds (0: none) */
+    size_t arena_used;
+    void* stage; /* pinned host staging of the arena (stage_cap bytes) */
+    size_t stage_cap;
+    hy_trav_pair* hstart; /* pinned: a batch's start pairs */
+    size_t hstart_cap;
+    hy_feature_pair* hout; /* pinned: a batch's feature pairs, downloaded */
+    size_t hout_cap;
+    int64_t* front_counts; /* per front pair of the batch (pair_cap) */
+    int64_t pair_cap;
+    /* the split pairs: two generations with their front pairs, the
+     * children of one round, counts and their inclusive scan (split_cap
+     * pairs; kids 4x), the scan's scratch */
+    hy_trav_pair* split[2];
+    int32_t* split_own[2];
+    hy_trav_pair* kids;
     int64_t* counts;
     int64_t* offsets;
-    int64_t pair_cap;
+    int64_t split_cap;
+    void* scan_tmp;
+    size_t scan_tmp_cap;
     hy_feature_pair* out;
     int64_t out_cap;
-    unsigned long long* k;
+    unsigned long long* k; /* node pairs, triangle pairs, vf, ee, pairs expanded, stack overflows */
 } device_state;
 
 static pthread_once_t g_once = PTHREAD_ONCE_INIT;
@@ -330,6 +413,29 @@ static hy_status reserve_bytes(int device, void** p, size_t* cap, size_t want) {
     return HY_OK;
 }
 
+/* Grow a pinned host buffer (contents not kept). */
+static hy_status reserve_pinned(int device, void** p, size_t* cap, size_t want) {
+    if (*cap >= want && *p) return HY_OK;
+    cudaFreeHost(*p);
+    *p = NULL;
+    *cap = 0;
+    size_t n = want + want / 2;
+    CK(cudaHostAlloc(p, n ? n : 1, cudaHostAllocDefault));
+    *cap = n;
+    return HY_OK;
+}
+
+/* ds->offsets[0..m) = inclusive prefix sums of ds->counts[0..m), on the
+ * stream (CUB), its scratch grown as needed. */
+static hy_status scan(int device, device_state* ds, int64_t m) {
+    size_t bytes = 0;
+    CK(cub::DeviceScan::InclusiveSum(NULL, bytes, ds->counts, ds->offsets, (int)m, ds->stream));
+    hy_status s = reserve_bytes(device, &ds->scan_tmp, &ds->scan_tmp_cap, bytes);
+    if (s) return s;
+    CK(cub::DeviceScan::InclusiveSum(ds->scan_tmp, bytes, ds->counts, ds->offsets, (int)m, ds->stream));
+    return HY_OK;
+}
+
 /* The batch with the device's lock held and the device current; host
  * scratch (trees, host offsets, the pairs downloaded) is the caller's. */
 static hy_status run_traverse(int device, device_state* ds, hy_traverser* t, const int64_t* ids, int64_t n,
@@ -343,7 +449,7 @@ static hy_status run_traverse(int device, device_state* ds, hy_traverser* t, con
     hy_status s = device_init(device, ds);
     if (s) return s;
 
-    /* Arena layout: the trees, the contexts, the start pairs. */
+    /* Arena layout: the trees, then the contexts. */
     size_t used = 0;
     for (int32_t u = 0; u < ntrees; u++) {
         tree_up* q = &trees[u];
@@ -358,103 +464,157 @@ static hy_status run_traverse(int device, device_state* ds, hy_traverser* t, con
         q->vertex_mboxes = arena_take(&used, sizeof(hy_mbox) * (size_t)q->verts);
     }
     size_t ctx_at = arena_take(&used, sizeof(hy_trav_ctx) * (size_t)njobs);
-    size_t start_at = arena_take(&used, sizeof(hy_trav_pair) * (size_t)n);
-    s = reserve_bytes(device, (void**)&ds->arena, &ds->arena_cap, used);
+    /* Uploaded once per staged traversal: the batches after the first of a
+     * step find the trees in place. */
+    uint64_t gen = hy_traverse_generation(t);
+    int resident = ds->arena_gen == gen && ds->arena_used == used;
+    if (!resident) {
+        ds->arena_gen = 0;
+        s = reserve_bytes(device, (void**)&ds->arena, &ds->arena_cap, used);
+        if (!s) s = reserve_pinned(device, &ds->stage, &ds->stage_cap, used);
+        if (s) return s;
+    }
+    s = reserve_pinned(device, (void**)&ds->hstart, &ds->hstart_cap, sizeof(hy_trav_pair) * (size_t)n);
     if (s) return s;
     if (ds->pair_cap < n + 1) {
-        cudaFree(ds->counts);
-        cudaFree(ds->offsets);
-        ds->counts = ds->offsets = NULL;
+        cudaFree(ds->front_counts);
+        ds->front_counts = NULL;
         ds->pair_cap = 0;
-        CK(cudaMalloc((void**)&ds->counts, sizeof(int64_t) * (size_t)(n + 1)));
-        CK(cudaMalloc((void**)&ds->offsets, sizeof(int64_t) * (size_t)(n + 1)));
+        CK(cudaMalloc((void**)&ds->front_counts, sizeof(int64_t) * (size_t)(n + 1)));
         ds->pair_cap = n + 1;
     }
-    if (!ds->k) CK(cudaMalloc((void**)&ds->k, 4 * sizeof(unsigned long long)));
-
-    /* The contexts as the device reads them (views into the arena) and the
-     * start pairs, staged on the host. */
-    size_t host_bytes = sizeof(hy_trav_ctx) * (size_t)njobs + sizeof(hy_trav_pair) * (size_t)n;
-    char* host = (char*)malloc(host_bytes ? host_bytes : 1);
-    if (!host) return hy_fail(HY_ERR_NOMEM, "cuda:%d: out of host memory for a traversal batch", device);
-    hy_trav_ctx* hctx = (hy_trav_ctx*)host;
-    hy_trav_pair* hstart = (hy_trav_pair*)(host + sizeof(hy_trav_ctx) * (size_t)njobs);
-    char* A = ds->arena;
-    for (int32_t j = 0; j < njobs; j++) {
-        hctx[j] = ctxs[j];
-        for (int side = 0; side < 2; side++) {
-            const tree_up* q = &trees[job_tree[2 * j + side]];
-            hy_trav_mesh* m = side ? &hctx[j].B : &hctx[j].A;
-            m->spans = (const hy_bvh_span*)(A + q->spans);
-            m->node_fboxes = (const hy_fbox*)(A + q->node_fboxes);
-            m->node_area = (const double*)(A + q->node_area);
-            m->self_free = (const uint8_t*)(A + q->self_free);
-            m->slots = (const hy_bvh_slot*)(A + q->slots_at);
-            m->leaf_fboxes = (const hy_fbox*)(A + q->leaf_fboxes);
-            m->leaf_mboxes = (const hy_mbox*)(A + q->leaf_mboxes);
-            m->edge_mboxes = (const hy_mbox*)(A + q->edge_mboxes);
-            m->vertex_mboxes = (const hy_mbox*)(A + q->vertex_mboxes);
+    int64_t split_need = n > HY_TRAV_EXPAND_MAX * SPLIT_TARGET ? n : HY_TRAV_EXPAND_MAX * SPLIT_TARGET;
+    if (ds->split_cap < split_need) {
+        for (int g = 0; g < 2; g++) {
+            cudaFree(ds->split[g]);
+            cudaFree(ds->split_own[g]);
+            ds->split[g] = NULL;
+            ds->split_own[g] = NULL;
         }
+        cudaFree(ds->kids);
+        cudaFree(ds->counts);
+        cudaFree(ds->offsets);
+        ds->kids = NULL;
+        ds->counts = ds->offsets = NULL;
+        ds->split_cap = 0;
+        for (int g = 0; g < 2; g++) {
+            CK(cudaMalloc((void**)&ds->split[g], sizeof(hy_trav_pair) * (size_t)split_need));
+            CK(cudaMalloc((void**)&ds->split_own[g], sizeof(int32_t) * (size_t)split_need));
+        }
+        CK(cudaMalloc((void**)&ds->kids, sizeof(hy_trav_pair) * (size_t)(HY_TRAV_EXPAND_MAX * SPLIT_TARGET)));
+        CK(cudaMalloc((void**)&ds->counts, sizeof(int64_t) * (size_t)split_need));
+        CK(cudaMalloc((void**)&ds->offsets, sizeof(int64_t) * (size_t)split_need));
+        ds->split_cap = split_need;
     }
-    for (int64_t i = 0; i < n; i++) hstart[i] = front[ids[i]];
+    if (!ds->k) CK(cudaMalloc((void**)&ds->k, 6 * sizeof(unsigned long long)));
 
-    /* Upload (cudaMemcpy from pageable memory is complete when it returns
-     * to the stream's order; the synchronize below covers it). */
+    /* Staged in pinned host memory, each array at its place in the arena,
+     * the contexts as the device reads them (views into the arena): one
+     * copy. The start pairs go straight to the first split generation. */
+    char* A = ds->arena;
     double t0 = now_s();
     cudaError_t e = cudaSuccess;
-#define UP(at, src, bytes)                                                                                    \
-    if (e == cudaSuccess && (bytes) > 0)                                                                      \
-    e = cudaMemcpyAsync(A + (at), (src), (bytes), cudaMemcpyHostToDevice, ds->stream)
-    for (int32_t u = 0; u < ntrees; u++) {
-        const tree_up* q = &trees[u];
-        const hy_bvh* b = q->b;
-        UP(q->spans, b->spans, sizeof(hy_bvh_span) * (size_t)q->nodes);
-        UP(q->node_fboxes, b->node_fboxes, sizeof(hy_fbox) * (size_t)q->nodes);
-        UP(q->node_area, b->node_area, sizeof(double) * (size_t)q->nodes);
-        UP(q->self_free, b->self_free, (size_t)q->nodes);
-        UP(q->slots_at, b->slots, sizeof(hy_bvh_slot) * (size_t)q->slots);
-        UP(q->leaf_fboxes, b->leaf_fboxes, sizeof(hy_fbox) * (size_t)q->slots);
-        UP(q->leaf_mboxes, b->leaf_mboxes, sizeof(hy_mbox) * (size_t)q->slots);
-        UP(q->edge_mboxes, b->edge_mboxes, sizeof(hy_mbox) * (size_t)q->edges);
-        UP(q->vertex_mboxes, b->vertex_mboxes, sizeof(hy_mbox) * (size_t)q->verts);
+    if (!resident) {
+        char* H = (char*)ds->stage;
+        for (int32_t u = 0; u < ntrees; u++) {
+            const tree_up* q = &trees[u];
+            const hy_bvh* b = q->b;
+            memcpy(H + q->spans, b->spans, sizeof(hy_bvh_span) * (size_t)q->nodes);
+            memcpy(H + q->node_fboxes, b->node_fboxes, sizeof(hy_fbox) * (size_t)q->nodes);
+            memcpy(H + q->node_area, b->node_area, sizeof(double) * (size_t)q->nodes);
+            memcpy(H + q->self_free, b->self_free, (size_t)q->nodes);
+            memcpy(H + q->slots_at, b->slots, sizeof(hy_bvh_slot) * (size_t)q->slots);
+            memcpy(H + q->leaf_fboxes, b->leaf_fboxes, sizeof(hy_fbox) * (size_t)q->slots);
+            memcpy(H + q->leaf_mboxes, b->leaf_mboxes, sizeof(hy_mbox) * (size_t)q->slots);
+            if (q->edges) memcpy(H + q->edge_mboxes, b->edge_mboxes, sizeof(hy_mbox) * (size_t)q->edges);
+            memcpy(H + q->vertex_mboxes, b->vertex_mboxes, sizeof(hy_mbox) * (size_t)q->verts);
+        }
+        hy_trav_ctx* hctx = (hy_trav_ctx*)(H + ctx_at);
+        for (int32_t j = 0; j < njobs; j++) {
+            hctx[j] = ctxs[j];
+            for (int side = 0; side < 2; side++) {
+                const tree_up* q = &trees[job_tree[2 * j + side]];
+                hy_trav_mesh* m = side ? &hctx[j].B : &hctx[j].A;
+                m->spans = (const hy_bvh_span*)(A + q->spans);
+                m->node_fboxes = (const hy_fbox*)(A + q->node_fboxes);
+                m->node_area = (const double*)(A + q->node_area);
+                m->self_free = (const uint8_t*)(A + q->self_free);
+                m->slots = (const hy_bvh_slot*)(A + q->slots_at);
+                m->leaf_fboxes = (const hy_fbox*)(A + q->leaf_fboxes);
+                m->leaf_mboxes = (const hy_mbox*)(A + q->leaf_mboxes);
+                m->edge_mboxes = (const hy_mbox*)(A + q->edge_mboxes);
+                m->vertex_mboxes = (const hy_mbox*)(A + q->vertex_mboxes);
+            }
+        }
+        e = cudaMemcpyAsync(A, H, used, cudaMemcpyHostToDevice, ds->stream);
     }
-    UP(ctx_at, hctx, sizeof(hy_trav_ctx) * (size_t)njobs);
-    UP(start_at, hstart, sizeof(hy_trav_pair) * (size_t)n);
-#undef UP
-    if (e == cudaSuccess) e = cudaMemsetAsync(ds->k, 0, 4 * sizeof(unsigned long long), ds->stream);
+    for (int64_t i = 0; i < n; i++) ds->hstart[i] = front[ids[i]];
+    if (e == cudaSuccess)
+        e = cudaMemcpyAsync(ds->split[0], ds->hstart, sizeof(hy_trav_pair) * (size_t)n, cudaMemcpyHostToDevice,
+                            ds->stream);
+    if (e == cudaSuccess) e = cudaMemsetAsync(ds->k, 0, 6 * sizeof(unsigned long long), ds->stream);
+    if (e == cudaSuccess) e = cudaMemsetAsync(ds->front_counts, 0, sizeof(int64_t) * (size_t)n, ds->stream);
     if (e == cudaSuccess) e = cudaStreamSynchronize(ds->stream);
-    free(host);
     if (e != cudaSuccess) {
         (void)cudaGetLastError();
         return cuda_fail(device, "traversal upload", e);
     }
+    ds->arena_gen = gen;
+    ds->arena_used = used;
     const hy_trav_ctx* dctx = (const hy_trav_ctx*)(A + ctx_at);
-    const hy_trav_pair* dstart = (const hy_trav_pair*)(A + start_at);
+    unsigned long long hk[6];
 
-    /* Pass 0: count. */
+    /* Split the front pairs (see SPLIT_TARGET). */
     double t1 = now_s();
-    unsigned int blocks = (unsigned int)((n + BLOCK_THREADS - 1) / BLOCK_THREADS);
-    traverse_kernel<<<blocks, BLOCK_THREADS, 0, ds->stream>>>(dctx, dstart, n, 0, ds->counts, ds->offsets, NULL, ds->k);
+    int g = 0;
+    int64_t m = n;
+    split_init<<<(unsigned int)((n + BLOCK_THREADS - 1) / BLOCK_THREADS), BLOCK_THREADS, 0, ds->stream>>>(
+        ds->split_own[0], n);
     CK(cudaGetLastError());
+    unsigned long long expanded = 0;
+    for (int round = 0; round < SPLIT_ROUNDS && m > 0 && m < SPLIT_TARGET; round++) {
+        unsigned int blocks = (unsigned int)((m + BLOCK_THREADS - 1) / BLOCK_THREADS);
+        split_kernel<<<blocks, BLOCK_THREADS, 0, ds->stream>>>(dctx, ds->split[g], m, ds->kids, ds->counts, ds->k);
+        CK(cudaGetLastError());
+        s = scan(device, ds, m);
+        if (s) return s;
+        split_gather<<<blocks, BLOCK_THREADS, 0, ds->stream>>>(ds->kids, ds->counts, ds->offsets, ds->split_own[g], m,
+                                                               ds->split[1 - g], ds->split_own[1 - g]);
+        CK(cudaGetLastError());
+        int64_t m2 = 0;
+        CK(cudaMemcpyAsync(&m2, ds->offsets + (m - 1), sizeof m2, cudaMemcpyDeviceToHost, ds->stream));
+        CK(cudaMemcpyAsync(hk, ds->k, sizeof hk, cudaMemcpyDeviceToHost, ds->stream));
+        CK(cudaStreamSynchronize(ds->stream));
+        g = 1 - g;
+        m = m2;
+        if (hk[4] == expanded) break; /* only leaf pairs left: the list is unchanged */
+        expanded = hk[4];
+    }
+
+    /* Pass 0: count, per split pair and per front pair. */
+    if (m > 0) {
+        unsigned int blocks = (unsigned int)((m + BLOCK_THREADS - 1) / BLOCK_THREADS);
+        traverse_kernel<<<blocks, BLOCK_THREADS, 0, ds->stream>>>(dctx, ds->split[g], ds->split_own[g], m, 0,
+                                                                   ds->counts, ds->front_counts, NULL, NULL, ds->k);
+        CK(cudaGetLastError());
+        s = scan(device, ds, m);
+        if (s) return s;
+    }
     CK(cudaStreamSynchronize(ds->stream));
     double t2 = now_s();
 
-    /* The exclusive scan on the host: a front is a few thousand pairs, and
-     * the counts come back anyway to size the output. */
-    CK(cudaMemcpyAsync(h_offsets + 1, ds->counts, sizeof(int64_t) * (size_t)n, cudaMemcpyDeviceToHost, ds->stream));
-    unsigned long long hk[4];
+    /* The front pairs' offsets on the host (a front is a few thousand
+     * pairs, and they come back anyway to size the output). */
+    CK(cudaMemcpyAsync(h_offsets + 1, ds->front_counts, sizeof(int64_t) * (size_t)n, cudaMemcpyDeviceToHost,
+                       ds->stream));
     CK(cudaMemcpyAsync(hk, ds->k, sizeof hk, cudaMemcpyDeviceToHost, ds->stream));
     CK(cudaStreamSynchronize(ds->stream));
+    if (hk[5] > 0)
+        return hy_fail(HY_ERR_UNSUPPORTED, "cuda:%d: %llu pairs of the batch descend deeper than the kernel's stack (%d)",
+                       device, hk[5], TRAV_STACK);
     h_offsets[0] = 0;
-    for (int64_t i = 0; i < n; i++) {
-        int64_t c = h_offsets[i + 1];
-        if (c < 0)
-            return hy_fail(HY_ERR_UNSUPPORTED, "cuda:%d: front pair %lld descends deeper than the kernel's stack (%d)",
-                           device, (long long)ids[i], TRAV_STACK);
-        h_offsets[i + 1] = h_offsets[i] + c;
-    }
+    for (int64_t i = 0; i < n; i++) h_offsets[i + 1] += h_offsets[i];
     int64_t total = h_offsets[n];
-    CK(cudaMemcpyAsync(ds->offsets, h_offsets, sizeof(int64_t) * (size_t)n, cudaMemcpyHostToDevice, ds->stream));
     if (ds->out_cap < total) {
         cudaFree(ds->out);
         ds->out = NULL;
@@ -463,30 +623,31 @@ static hy_status run_traverse(int device, device_state* ds, hy_traverser* t, con
         CK(cudaMalloc((void**)&ds->out, sizeof(hy_feature_pair) * (size_t)want));
         ds->out_cap = want;
     }
-    CK(cudaStreamSynchronize(ds->stream));
     double t3 = now_s();
 
     /* Pass 1: write. */
-    if (total > 0) {
-        traverse_kernel<<<blocks, BLOCK_THREADS, 0, ds->stream>>>(dctx, dstart, n, 1, ds->counts, ds->offsets, ds->out,
+    if (total > 0 && m > 0) {
+        unsigned int blocks = (unsigned int)((m + BLOCK_THREADS - 1) / BLOCK_THREADS);
+        traverse_kernel<<<blocks, BLOCK_THREADS, 0, ds->stream>>>(dctx, ds->split[g], ds->split_own[g], m, 1,
+                                                                   ds->counts, ds->front_counts, ds->offsets, ds->out,
                                                                    ds->k);
         CK(cudaGetLastError());
         CK(cudaStreamSynchronize(ds->stream));
     }
     double t4 = now_s();
-    hy_feature_pair* pairs = (hy_feature_pair*)malloc(sizeof(hy_feature_pair) * (size_t)(total ? total : 1));
-    if (!pairs) return hy_fail(HY_ERR_NOMEM, "cuda:%d: out of host memory for %lld candidates", device, (long long)total);
-    e = total ? cudaMemcpy(pairs, ds->out, sizeof(hy_feature_pair) * (size_t)total, cudaMemcpyDeviceToHost)
+    s = reserve_pinned(device, (void**)&ds->hout, &ds->hout_cap, sizeof(hy_feature_pair) * (size_t)total);
+    if (s) return s;
+    e = total ? cudaMemcpyAsync(ds->hout, ds->out, sizeof(hy_feature_pair) * (size_t)total, cudaMemcpyDeviceToHost,
+                                ds->stream)
               : cudaSuccess;
+    if (e == cudaSuccess) e = cudaStreamSynchronize(ds->stream);
     double t5 = now_s();
     if (e != cudaSuccess) {
-        free(pairs);
         (void)cudaGetLastError();
         return cuda_fail(device, "traversal download", e);
     }
     hy_trav_counts k = {(int64_t)hk[0], (int64_t)hk[1], (int64_t)hk[2], (int64_t)hk[3]};
-    s = hy_traverse_accept(t, ids, n, h_offsets, pairs, &k);
-    free(pairs);
+    s = hy_traverse_accept(t, ids, n, h_offsets, ds->hout, &k);
     *sec_transfer += (t1 - t0) + (t3 - t2) + (t5 - t4);
     *sec_kernel += (t2 - t1) + (t4 - t3);
     return s;

@@ -388,6 +388,84 @@ static int64_t trav_compare(const hy_traverser* t, const trav_ref* R) {
     return bad;
 }
 
+/* Host: the GPU batch's split (sched/cuda.cu, SPLIT_TARGET): the front
+ * pairs expanded breadth first in rounds, each into its children in the
+ * listed order (a leaf pair kept), until `target` pairs or none expands;
+ * then every split pair run alone. Concatenated in order, their outputs
+ * are the front pairs' (off, out), each front pair's starting where it
+ * should, and the counters (the expansion's visits and tests counted as
+ * hy_trav_run_pair counts them) add up to the whole run's. Returns the
+ * split pairs made. */
+static int64_t check_split_cpu(const hy_trav_ctx* ctxs, const hy_trav_pair* front, int64_t F, const int64_t* off,
+                               const hy_feature_pair* out, const hy_trav_counts* want, int64_t target) {
+    int64_t cap = 4 * (target > F ? target : F);
+    hy_trav_pair* cur = malloc(sizeof *cur * (size_t)cap);
+    hy_trav_pair* nxt = malloc(sizeof *nxt * (size_t)cap);
+    int32_t* own = malloc(sizeof *own * (size_t)cap);
+    int32_t* nown = malloc(sizeof *nown * (size_t)cap);
+    int64_t* got = calloc((size_t)F + 1, sizeof *got);
+    hy_feature_pair* buf = malloc(sizeof *buf * (size_t)(off[F] + 16));
+    CHECK(cur && nxt && own && nown && got && buf);
+    int64_t m = 0;
+    if (cur && nxt && own && nown && got && buf) {
+        hy_trav_counts k = {0, 0, 0, 0};
+        for (int64_t f = 0; f < F; f++) {
+            cur[f] = front[f];
+            own[f] = (int32_t)f;
+        }
+        m = F;
+        for (int round = 0; round < 24 && m > 0 && m < target; round++) {
+            int64_t m2 = 0, expanded = 0;
+            for (int64_t i = 0; i < m; i++) {
+                hy_trav_pair kids[HY_TRAV_EXPAND_MAX];
+                int64_t tests = 0;
+                int n = hy_trav_expand(ctxs, cur[i], kids, &tests);
+                if (n < 0) {
+                    kids[0] = cur[i];
+                    n = 1;
+                } else {
+                    k.node_pairs += 1 + tests;
+                    expanded++;
+                }
+                for (int q = 0; q < n; q++) {
+                    nxt[m2] = kids[q];
+                    nown[m2++] = own[i];
+                }
+            }
+            hy_trav_pair* tp = cur;
+            cur = nxt;
+            nxt = tp;
+            int32_t* to = own;
+            own = nown;
+            nown = to;
+            m = m2;
+            if (expanded == 0) break;
+        }
+        static hy_trav_pair stack[256];
+        int64_t at = 0, full = 0;
+        for (int64_t i = 0; i < m; i++) {
+            hy_trav_out o = {buf + at, 0, off[F] + 16 - at};
+            full += hy_trav_run_pair(ctxs, cur[i], stack, 256, &o, &k) == HY_TRAV_STACK_FULL;
+            CHECK(i == 0 || own[i] >= own[i - 1]); /* grouped by front pair, in order */
+            got[own[i] + 1] += o.n;
+            at += o.n;
+        }
+        CHECK(full == 0);
+        for (int64_t f = 0; f < F; f++) got[f + 1] += got[f];
+        CHECK(at == off[F] && memcmp(got, off, sizeof *off * (size_t)(F + 1)) == 0);
+        CHECK(at == off[F] && memcmp(buf, out, sizeof *out * (size_t)off[F]) == 0);
+        CHECK(k.node_pairs == want->node_pairs && k.triangle_pairs == want->triangle_pairs && k.vf == want->vf &&
+              k.ee == want->ee);
+    }
+    free(cur);
+    free(nxt);
+    free(own);
+    free(nown);
+    free(got);
+    free(buf);
+    return m;
+}
+
 /* Host: the kernel's scheme with the shared per-pair function — a fixed
  * stack as on the device, a counting pass, an exclusive scan, a writing
  * pass — equals hy_traverse_run pair by pair, and hy_traverse_accept of
@@ -438,6 +516,14 @@ static void check_traverse_cpu(const trav_scene* S, hy_pool* pool) {
                 (long long)F, (long long)off[F], (long long)kinds[0], (long long)kinds[1], (long long)kinds[2],
                 (long long)k.triangle_pairs);
         CHECK(kinds[0] > 0 && kinds[1] > 0 && kinds[2] > 0); /* self, pair and both kinds */
+        /* the GPU's split, at its target and at smaller ones */
+        static const int64_t targets[4] = {1000, 8000, 64000, (int64_t)1 << 17};
+        for (int q = 0; q < 4; q++) {
+            int64_t target = targets[q];
+            int64_t m = check_split_cpu(ctxs, front, F, off, out, &k, target);
+            fprintf(stderr, "traverse split (host): target %lld, %lld split pairs\n", (long long)target, (long long)m);
+            CHECK(target <= F || m >= target / 4);
+        }
 
         /* accepted in two batches (odd front pairs, then even in reverse) */
         int64_t F2;
