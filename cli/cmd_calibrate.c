@@ -1,4 +1,5 @@
-/* hyphys calibrate: fit the expected-time model of the cpu resource. */
+/* hyphys calibrate: fit the expected-time model of the cpu resource and of
+ * every GPU present. */
 #include <stdio.h>
 #include <string.h>
 
@@ -8,12 +9,13 @@
 
 static void help(void) {
     printf("usage: hyphys calibrate [options]\n\n"
-           "Measure the cpu resource's TRAVERSE and LEAF jobs over batch sizes (1, 2, 4, ...\n"
-           "TRAVERSE; 1, 4, 16, ... LEAF) on a folded cloth, keep the median of the repeats per\n"
-           "size, fit T(n) = setup + proc * n by least squares (n: node pairs tested for\n"
-           "TRAVERSE, tests for LEAF), print the constants with the correlation of the fit and\n"
-           "save a profile (JSON, microseconds). Runs with more than one resource or the\n"
-           "virtual clock load it, or calibrate first.\n\n"
+           "Measure the TRAVERSE and LEAF jobs of the cpu resource and of every GPU present\n"
+           "(cuda:N) over batch sizes (1, 2, 4, ... TRAVERSE; 1, 4, 16, ... LEAF) on a folded\n"
+           "cloth, keep the median of the repeats per size, fit T(n) = setup + proc * n by least\n"
+           "squares (n: node pairs tested for TRAVERSE, tests for LEAF), on a GPU with its\n"
+           "host<->device copies fitted apart per job (upload), print the constants with the\n"
+           "correlation of the fit and save a profile (JSON, microseconds). Runs with more than\n"
+           "one resource or the virtual clock load it, or calibrate first.\n\n"
            "options:\n"
            "  --threads N    worker threads, 0 = one per core (default 0)\n"
            "  --repeats N    timings per batch size, the median kept (default 5)\n"
@@ -64,5 +66,5 @@ static int calibrate_main(int argc, char** argv) {
     return hy_cli_calibrate((int)threads, (int)repeats, (int)size, path, 0, json);
 }
 
-const hy_command hy_cmd_calibrate = {"calibrate", "fit the cpu resource's job cost model; save a profile",
+const hy_command hy_cmd_calibrate = {"calibrate", "fit the job cost model of the cpu and each GPU; save a profile",
                                      calibrate_main, help};

@@ -13,6 +13,7 @@
 #include "collision/collide.h"
 #include "engine/error.h"
 #include "engine/world.h"
+#include "sched/cuda.h"
 #include "sched/model.h"
 #include "sched/proximity.h"
 
@@ -164,6 +165,20 @@ static int can_save(const char* path) {
     return hy_cli_writable_dir(dir);
 }
 
+/* The fit of one job kind as JSON: constants, correlations and points
+ * ([units, us] on the cpu; [units, us, jobs, copies us] on a GPU). */
+static void print_kind_json(const char* name, const hy_calib_kind* c, int gpu) {
+    printf("\"%s\":{\"setup_us\":%.4f,\"proc_us\":%.6f,\"r\":%.6f", name, 1e6 * c->setup, 1e6 * c->proc, c->r);
+    if (gpu) printf(",\"upload_us\":%.6f,\"r_copy\":%.6f", 1e6 * c->upload, c->r_copy);
+    printf(",\"points\":[");
+    for (int i = 0; i < c->points; i++) {
+        printf("%s[%.0f,%.3f", i ? "," : "", c->n[i], 1e6 * c->t[i]);
+        if (gpu) printf(",%.0f,%.3f", c->jobs[i], 1e6 * c->copy[i]);
+        printf("]");
+    }
+    printf("]}");
+}
+
 int hy_cli_calibrate(int threads, int repeats, int size, const char* path, int quiet, int json) {
     if (!can_save(path)) {
         fprintf(stderr, "hyphys calibrate: cannot save a profile at '%s': %s (nothing measured)\n", path,
@@ -177,62 +192,100 @@ int hy_cli_calibrate(int threads, int repeats, int size, const char* path, int q
         return HY_EXIT_RUNTIME;
     }
     int nthreads = hy_world_get_thread_count(w);
-    hy_calibration cal;
-    hy_status s = hy_collide_calibrate(w, X0, X1, repeats, &cal);
+    /* the cpu resource, then every GPU present (resource r is cuda:r-1) */
+    int gpus = hy_cuda_device_count();
+    if (gpus > HY_SCHED_MAX_RESOURCES - 1) gpus = HY_SCHED_MAX_RESOURCES - 1;
+    int R = 1 + gpus;
+    hy_calibration* cal = calloc((size_t)R, sizeof *cal);
+    hy_status s = cal ? HY_OK : hy_fail(HY_ERR_NOMEM, "out of memory");
+    for (int r = 0; r < R && !s; r++) s = hy_collide_calibrate(w, X0, X1, r - 1, repeats, &cal[r]);
     hy_world_destroy(w);
     free(X0);
     free(X1);
     if (s) {
         fprintf(stderr, "hyphys calibrate: %s\n", hy_last_error());
+        free(cal);
         return HY_EXIT_RUNTIME;
-    }
-    hy_device_profile d;
-    memset(&d, 0, sizeof d);
-    snprintf(d.name, sizeof d.name, "cpu");
-    d.kind = HY_DEVICE_CPU;
-    d.cores = nthreads;
-    for (int k = 0; k < HY_JOB_KINDS; k++) {
-        d.cost[k].setup = cal.kind[k].setup;
-        d.cost[k].proc = cal.kind[k].proc;
     }
     hy_sched_model m;
     hy_sched_model_init(&m);
-    s = hy_sched_model_add(&m, &d);
+    char names[HY_SCHED_MAX_RESOURCES][48];
+    for (int r = 0; r < R && !s; r++) {
+        hy_device_profile d;
+        memset(&d, 0, sizeof d);
+        if (r == 0) {
+            snprintf(d.name, sizeof d.name, "cpu");
+            d.kind = HY_DEVICE_CPU;
+            d.cores = nthreads;
+        } else {
+            snprintf(d.name, sizeof d.name, "cuda:%d", r - 1);
+            d.kind = HY_DEVICE_GPU;
+            d.cores = 1;
+            d.staged = 1; /* every batch copies its jobs in and its outputs out (sched/cuda.h) */
+        }
+        snprintf(names[r], sizeof names[r], "%s", d.name);
+        for (int k = 0; k < HY_JOB_KINDS; k++) {
+            d.cost[k].setup = cal[r].kind[k].setup;
+            d.cost[k].proc = cal[r].kind[k].proc;
+            d.cost[k].upload = cal[r].kind[k].upload;
+        }
+        s = hy_sched_model_add(&m, &d);
+    }
     if (!s && !hy_cli_make_dirs(path, 1, NULL)) s = hy_fail(HY_ERR_IO, "%s: cannot create its folder: %s", path, strerror(errno));
     if (!s) s = hy_sched_model_save(&m, path);
-    static const char* names[2] = {"traverse", "leaf"};
+    static const char* kinds[2] = {"traverse", "leaf"};
     if (s) {
         /* the path was checked first, so this is rare (a full disk, a
          * folder removed meanwhile): the fit still goes out, to stderr */
         fprintf(stderr, "hyphys calibrate: %s\n", hy_last_error());
-        for (int k = 0; k < 2; k++)
-            fprintf(stderr, "  not saved: %s setup %.3f us, proc %.5f us (r %.6f)\n", names[k],
-                    1e6 * cal.kind[k].setup, 1e6 * cal.kind[k].proc, cal.kind[k].r);
+        for (int r = 0; r < R; r++)
+            for (int k = 0; k < 2; k++)
+                fprintf(stderr, "  not saved: %s %s setup %.3f us, proc %.5f us, upload %.5f us (r %.6f)\n", names[r],
+                        kinds[k], 1e6 * cal[r].kind[k].setup, 1e6 * cal[r].kind[k].proc,
+                        1e6 * cal[r].kind[k].upload, cal[r].kind[k].r);
+        free(cal);
         return HY_EXIT_RUNTIME;
     }
     if (json) {
+        /* the cpu's fit at the top level, each GPU's in "gpus" */
         printf("{\"resource\":\"cpu\",\"threads\":%d,\"profile\":", nthreads);
         hy_cli_json_string(stdout, path);
-        printf(",\"front\":%lld,\"leaves\":%lld", (long long)cal.front, (long long)cal.leaves);
+        printf(",\"front\":%lld,\"leaves\":%lld", (long long)cal[0].front, (long long)cal[0].leaves);
         for (int k = 0; k < 2; k++) {
-            const hy_calib_kind* c = &cal.kind[k];
-            printf(",\"%s\":{\"setup_us\":%.4f,\"proc_us\":%.6f,\"r\":%.6f,\"points\":[", names[k], 1e6 * c->setup,
-                   1e6 * c->proc, c->r);
-            for (int i = 0; i < c->points; i++) printf("%s[%.0f,%.3f]", i ? "," : "", c->n[i], 1e6 * c->t[i]);
-            printf("]}");
+            printf(",");
+            print_kind_json(kinds[k], &cal[0].kind[k], 0);
         }
-        printf("}\n");
+        printf(",\"cuda\":");
+        hy_cli_json_string(stdout, hy_cuda_status());
+        printf(",\"gpus\":[");
+        for (int r = 1; r < R; r++) {
+            char gpu[128] = "";
+            hy_cuda_device_name(r - 1, gpu, sizeof gpu);
+            printf("%s{\"resource\":\"%s\",\"device\":", r > 1 ? "," : "", names[r]);
+            hy_cli_json_string(stdout, gpu);
+            for (int k = 0; k < 2; k++) {
+                printf(",");
+                print_kind_json(kinds[k], &cal[r].kind[k], 1);
+            }
+            printf("}");
+        }
+        printf("]}\n");
     } else if (!quiet) {
-        printf("calibrated resource cpu (%d threads) on a folded %dx%d cloth: %lld TRAVERSE, %lld LEAF jobs\n",
-               nthreads, size, size, (long long)cal.front, (long long)cal.leaves);
-        printf("%-9s %12s %12s %10s %7s   (proc per node pair tested / per test)\n", "job", "setup us", "proc us", "r",
+        printf("calibrated on a folded %dx%d cloth: %lld TRAVERSE, %lld LEAF jobs\n", size, size,
+               (long long)cal[0].front, (long long)cal[0].leaves);
+        printf("%-9s %-9s %12s %12s %12s %10s %7s\n", "resource", "job", "setup us", "proc us", "upload us", "r",
                "points");
-        for (int k = 0; k < 2; k++) {
-            const hy_calib_kind* c = &cal.kind[k];
-            printf("%-9s %12.3f %12.5f %10.6f %7d\n", names[k], 1e6 * c->setup, 1e6 * c->proc, c->r, c->points);
-        }
+        for (int r = 0; r < R; r++)
+            for (int k = 0; k < 2; k++) {
+                const hy_calib_kind* c = &cal[r].kind[k];
+                printf("%-9s %-9s %12.3f %12.5f %12.5f %10.6f %7d\n", names[r], kinds[k], 1e6 * c->setup,
+                       1e6 * c->proc, 1e6 * c->upload, c->r, c->points);
+            }
+        printf("(cpu: %d threads; proc per node pair tested / per test; upload per job: a GPU's copies)\n", nthreads);
+        if (gpus == 0) printf("no GPU calibrated: %s\n", hy_cuda_status());
         printf("profile saved to %s\n", path);
     }
+    free(cal);
     return HY_EXIT_OK;
 }
 

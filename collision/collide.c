@@ -174,7 +174,8 @@ typedef struct detect_ctx {
     hy_collision_state* cs;
     const double *X0, *X1;
     hy_ccd_options opts;
-    int64_t first; /* of the LEAF range being run */
+    int64_t first;   /* of the LEAF range being run */
+    double transfer; /* seconds of host<->device copies of the last GPU batch */
 } detect_ctx;
 
 static void exact_block(void* p, int64_t begin, int64_t end, int64_t block, int worker) {
@@ -209,8 +210,11 @@ static hy_status work_traverse(void* vctx, int r, const int64_t* ids, int64_t n,
      * stack) the host does */
     const hy_resource* res = hy_prox_resource(c->w->prox, r);
     hy_status s = HY_ERR_UNSUPPORTED;
-    if (res && res->kind == HY_RESOURCE_CUDA && n > 0)
-        s = hy_cuda_traverse_batch(res->device, cs->traverser, ids, n, NULL, NULL);
+    if (res && res->kind == HY_RESOURCE_CUDA && n > 0) {
+        double copies = 0.0;
+        s = hy_cuda_traverse_batch(res->device, cs->traverser, ids, n, &copies, NULL);
+        c->transfer += copies;
+    }
     if (s == HY_ERR_UNSUPPORTED) s = hy_traverse_run(cs->traverser, ids, n, c->w->pool);
     if (s) return s;
     *work = hy_traverse_last_node_pairs(cs->traverser);
@@ -249,36 +253,41 @@ static hy_status work_traverse(void* vctx, int r, const int64_t* ids, int64_t n,
     return HY_OK;
 }
 
+/* LEAF jobs [first, first + n) on GPU `device`: their points gathered from
+ * X0 and X1 (the jobs live in host memory), one batched launch; the copies'
+ * seconds added to c->transfer. */
+static hy_status leaf_gpu(detect_ctx* c, int device, int64_t first, int64_t n) {
+    hy_collision_state* cs = c->cs;
+    hy_leaf_job* jobs = malloc(sizeof *jobs * (size_t)n);
+    if (!jobs) return hy_fail(HY_ERR_NOMEM, "out of memory for %lld GPU jobs", (long long)n);
+    for (int64_t i = 0; i < n; i++) {
+        const hy_feature_pair* fp = &cs->leaf[first + i];
+        hy_leaf_job* j = &jobs[i];
+        memset(j, 0, sizeof *j);
+        for (int q = 0; q < 4; q++)
+            for (int k = 0; k < 3; k++) {
+                j->x[q][k] = c->X0[3 * fp->v[q] + k];
+                j->x[4 + q][k] = c->X1[3 * fp->v[q] + k];
+            }
+        j->min_distance = cs->tjob_distance[cs->leaf_tjob[first + i]];
+        j->is_vf = fp->kind != HY_FEATURE_EE;
+    }
+    double copies = 0.0;
+    hy_status s = hy_cuda_leaf_batch(device, jobs, n, &c->opts, cs->hit + first, cs->toi + first, &copies, NULL);
+    c->transfer += copies;
+    free(jobs);
+    return s;
+}
+
 /* LEAF jobs: separating-axis filter, then the exact test. */
 static hy_status work_leaf(void* vctx, int r, int64_t first, int64_t n) {
     detect_ctx* c = vctx;
-    (void)r;
     if (first < 0 || first + n > c->cs->leaf_count)
         return hy_fail(HY_ERR_INTERNAL, "LEAF jobs [%lld, %lld) outside the %lld made", (long long)first,
                        (long long)(first + n), (long long)c->cs->leaf_count);
     c->first = first;
     const hy_resource* res = hy_prox_resource(c->w->prox, r);
-    if (res && res->kind == HY_RESOURCE_CUDA && n > 0) {
-        /* a GPU: gather the jobs' points, one batched launch */
-        hy_collision_state* cs = c->cs;
-        hy_leaf_job* jobs = malloc(sizeof *jobs * (size_t)n);
-        if (!jobs) return hy_fail(HY_ERR_NOMEM, "out of memory for %lld GPU jobs", (long long)n);
-        for (int64_t i = 0; i < n; i++) {
-            const hy_feature_pair* fp = &cs->leaf[first + i];
-            hy_leaf_job* j = &jobs[i];
-            memset(j, 0, sizeof *j);
-            for (int q = 0; q < 4; q++)
-                for (int k = 0; k < 3; k++) {
-                    j->x[q][k] = c->X0[3 * fp->v[q] + k];
-                    j->x[4 + q][k] = c->X1[3 * fp->v[q] + k];
-                }
-            j->min_distance = cs->tjob_distance[cs->leaf_tjob[first + i]];
-            j->is_vf = fp->kind != HY_FEATURE_EE;
-        }
-        hy_status s = hy_cuda_leaf_batch(res->device, jobs, n, &c->opts, cs->hit + first, cs->toi + first, NULL, NULL);
-        free(jobs);
-        return s;
-    }
+    if (res && res->kind == HY_RESOURCE_CUDA && n > 0) return leaf_gpu(c, res->device, first, n);
     hy_pool_for(c->w->pool, n, 256, exact_block, c);
     return HY_OK;
 }
@@ -405,8 +414,8 @@ hy_status hy_collide_detect(void* world, const double* X0, const double* X1, hy_
     int64_t front = 0;
     if (!s) s = hy_traverse_begin(cs->traverser, cs->tjobs, cs->tjob_count, w->pool, &front);
     cs->leaf_count = 0;
-    detect_ctx dc = {w, cs, X0, X1, hy_ccd_options_step(), 0};
-    hy_prox_work work = {&dc, work_traverse, work_leaf, hy_traverse_front_tests(cs->traverser)};
+    detect_ctx dc = {w, cs, X0, X1, hy_ccd_options_step(), 0, 0.0};
+    hy_prox_work work = {&dc, work_traverse, work_leaf, hy_traverse_front_tests(cs->traverser), &dc.transfer};
     if (!s) s = hy_prox_run(w->prox, front, &work);
     if (!s) s = hy_traverse_counts(cs->traverser, &cs->candidates);
     for (int64_t k = 0; k < cs->leaf_count && !s; k++) {
@@ -427,37 +436,55 @@ hy_status hy_collide_detect(void* world, const double* X0, const double* X1, hy_
 
 /* ---- calibration */
 
-static int compare_double(const void* pa, const void* pb) {
-    double a = *(const double*)pa, b = *(const double*)pb;
+/* Least squares y = c0 + c1·x over m points, with the correlation of x
+ * and y. A negative intercept (below timer resolution) is clamped to 0 and
+ * the slope refitted through the origin. */
+static void fit_line(const double* x, const double* y, int m, double* c0, double* c1, double* r) {
+    double sx = 0, sy = 0, sxx = 0, sxy = 0, syy = 0;
+    for (int i = 0; i < m; i++) {
+        sx += x[i];
+        sy += y[i];
+        sxx += x[i] * x[i];
+        sxy += x[i] * y[i];
+        syy += y[i] * y[i];
+    }
+    double vx = m * sxx - sx * sx, vy = m * syy - sy * sy, cov = m * sxy - sx * sy;
+    *c1 = vx > 0 ? cov / vx : 0.0;
+    *c0 = m > 0 ? (sy - *c1 * sx) / m : 0.0;
+    *r = vx > 0 && vy > 0 ? cov / sqrt(vx * vy) : 0.0;
+    if (*c0 < 0.0) {
+        *c0 = 0.0;
+        *c1 = sxx > 0 ? sxy / sxx : 0.0;
+    }
+}
+
+/* The kind's model from its points: the copies against the jobs, the rest
+ * against the units (on the cpu the copies are 0, and so is that fit). */
+static void fit_kind(hy_calib_kind* k) {
+    double rest[HY_CALIB_POINTS];
+    for (int i = 0; i < k->points; i++) rest[i] = k->t[i] - k->copy[i];
+    double s_copy = 0, s_work = 0;
+    fit_line(k->jobs, k->copy, k->points, &s_copy, &k->upload, &k->r_copy);
+    fit_line(k->n, rest, k->points, &s_work, &k->proc, &k->r);
+    k->setup = s_work + s_copy;
+}
+
+typedef struct calib_run {
+    double t, copy;
+} calib_run;
+
+static int compare_run(const void* pa, const void* pb) {
+    double a = ((const calib_run*)pa)->t, b = ((const calib_run*)pb)->t;
     return (a > b) - (a < b);
 }
 
-/* Least squares t = setup + proc·n over the points, with the correlation
- * of t and n. A negative intercept (setup below timer resolution) is
- * clamped to 0 and proc refitted through the origin. */
-static void fit_line(hy_calib_kind* k) {
-    double sn = 0, st = 0, snn = 0, snt = 0, stt = 0, m = k->points;
-    for (int i = 0; i < k->points; i++) {
-        sn += k->n[i];
-        st += k->t[i];
-        snn += k->n[i] * k->n[i];
-        snt += k->n[i] * k->t[i];
-        stt += k->t[i] * k->t[i];
-    }
-    double vn = m * snn - sn * sn, vt = m * stt - st * st, cov = m * snt - sn * st;
-    k->proc = vn > 0 ? cov / vn : 0.0;
-    k->setup = m > 0 ? (st - k->proc * sn) / m : 0.0;
-    k->r = vn > 0 && vt > 0 ? cov / sqrt(vn * vt) : 0.0;
-    if (k->setup < 0.0) {
-        k->setup = 0.0;
-        k->proc = snn > 0 ? snt / snn : 0.0;
-    }
-}
-
-hy_status hy_collide_calibrate(hy_world* w, const double* X0, const double* X1, int repeats, hy_calibration* out) {
+hy_status hy_collide_calibrate(hy_world* w, const double* X0, const double* X1, int device, int repeats,
+                               hy_calibration* out) {
     hy_collision_state* cs = w->collision;
     if (!cs) return hy_fail(HY_ERR_INVALID_ARG, "calibrate: the world has no collision state (step it first)");
     if (repeats < 1 || repeats > 99) return hy_fail(HY_ERR_INVALID_ARG, "calibrate: repeats must be in [1, 99]");
+    if (device >= hy_cuda_device_count())
+        return hy_fail(HY_ERR_INVALID_ARG, "calibrate: no GPU cuda:%d (%s)", device, hy_cuda_status());
     memset(out, 0, sizeof *out);
     /* one whole detection makes the front and every LEAF job */
     hy_contact_list contacts = {0};
@@ -476,18 +503,17 @@ hy_status hy_collide_calibrate(hy_world* w, const double* X0, const double* X1, 
         return hy_fail(HY_ERR_INVALID_ARG, "calibrate: too little work (%lld TRAVERSE, %lld LEAF jobs)",
                        (long long)front, (long long)leaves);
     int64_t* ids = malloc(sizeof(int64_t) * (size_t)front);
-    double* t = malloc(sizeof(double) * (size_t)repeats);
-    if (!ids || !t) {
+    calib_run* runs = malloc(sizeof(calib_run) * (size_t)repeats);
+    if (!ids || !runs) {
         free(ids);
-        free(t);
+        free(runs);
         return hy_fail(HY_ERR_NOMEM, "calibrate: out of memory");
     }
-    for (int64_t i = 0; i < front; i++) ids[i] = i;
-    detect_ctx dc = {w, cs, X0, X1, hy_ccd_options_step(), 0};
+    detect_ctx dc = {w, cs, X0, X1, hy_ccd_options_step(), 0, 0.0};
     /* TRAVERSE: batches of 1, 2, 4, ... front pairs (spread over the front so
      * a batch is a fair sample), each point at the node pairs it tests;
-     * LEAF: 1, 4, 16, ... tests. Each size timed
-     * `repeats` times, the median kept: robust to a preempted run. */
+     * LEAF: 1, 4, 16, ... tests. Each size timed `repeats` times, the
+     * median kept: robust to a preempted run. */
     for (int kind = 0; kind < 2 && !s; kind++) {
         hy_calib_kind* k = &out->kind[kind];
         int64_t limit = kind == 0 ? front : leaves;
@@ -495,27 +521,40 @@ hy_status hy_collide_calibrate(hy_world* w, const double* X0, const double* X1, 
             int64_t units = n; /* TRAVERSE: the node pairs the batch tests (the model's unit) */
             for (int r = 0; r < repeats && !s; r++) {
                 double t0;
+                dc.transfer = 0.0;
                 if (kind == 0) {
                     int64_t stride = front / n;
                     for (int64_t i = 0; i < n; i++) ids[i] = i * stride;
                     s = hy_traverse_begin(cs->traverser, cs->tjobs, cs->tjob_count, w->pool, &front);
                     t0 = now_ms();
-                    if (!s) s = hy_traverse_run(cs->traverser, ids, n, w->pool);
+                    if (!s && device >= 0)
+                        s = hy_cuda_traverse_batch(device, cs->traverser, ids, n, &dc.transfer, NULL);
+                    else if (!s)
+                        s = hy_traverse_run(cs->traverser, ids, n, w->pool);
                     if (!s) units = hy_traverse_last_node_pairs(cs->traverser);
                 } else {
+                    int64_t first = (leaves - n) / 2;
                     t0 = now_ms();
-                    s = work_leaf(&dc, 0, (leaves - n) / 2, n);
+                    if (device >= 0) {
+                        s = leaf_gpu(&dc, device, first, n);
+                    } else {
+                        dc.first = first;
+                        hy_pool_for(w->pool, n, 256, exact_block, &dc);
+                    }
                 }
-                t[r] = 1e-3 * (now_ms() - t0);
+                runs[r].t = 1e-3 * (now_ms() - t0);
+                runs[r].copy = dc.transfer;
             }
-            qsort(t, (size_t)repeats, sizeof(double), compare_double);
+            qsort(runs, (size_t)repeats, sizeof *runs, compare_run);
             k->n[k->points] = (double)units;
-            k->t[k->points] = t[repeats / 2];
+            k->jobs[k->points] = (double)n;
+            k->t[k->points] = runs[repeats / 2].t;
+            k->copy[k->points] = runs[repeats / 2].copy;
             k->points++;
         }
-        fit_line(k);
+        fit_kind(k);
     }
     free(ids);
-    free(t);
+    free(runs);
     return s;
 }

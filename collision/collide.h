@@ -64,19 +64,27 @@ void hy_collision_state_destroy(hy_collision_state* cs);
 hy_status hy_collide_detect(void* world, const double* X0, const double* X1, hy_contact_list* out,
                             hy_step_stats* stats);
 
-/* Calibration of the cpu resource (`hyphys calibrate`): the world's
- * detection between X0 and X1 is run once to make the jobs, then batches of
- * its TRAVERSE and LEAF jobs of growing size are timed on the world's pool
- * (median of `repeats`), and T(n) = setup + proc·n fitted by least squares
- * per job kind, n counting units of work: node pairs tested for TRAVERSE
- * (a batch of front pairs tests thousands), elementary tests for LEAF, the
- * units of the model (sched/model.h). Seconds. */
+/* Calibration of one resource (`hyphys calibrate`): the world's detection
+ * between X0 and X1 is run once to make the jobs, then batches of its
+ * TRAVERSE and LEAF jobs of growing size are timed (median of `repeats`) on
+ * the resource: device < 0 the cpu resource (the world's pool), device >= 0
+ * the GPU cuda:device (hy_cuda_traverse_batch, hy_cuda_leaf_batch). Per job
+ * kind, T(n) = setup + proc·n is fitted by least squares, n counting units
+ * of work: node pairs tested for TRAVERSE (a batch of front pairs tests
+ * thousands), elementary tests for LEAF, the units of the model
+ * (sched/model.h). On a GPU the batches' host<->device copies are fitted
+ * apart, against the batch's jobs: copies = c0 + upload·jobs; proc is then
+ * fitted on the rest of the time and setup takes both intercepts. Seconds. */
 #define HY_CALIB_POINTS 16
 typedef struct hy_calib_kind {
     double setup, proc; /* fitted, seconds */
-    double r;           /* correlation of the points (n, T) */
+    double upload;      /* GPU: seconds of copies per job (fitted); 0 on the cpu */
+    double r;           /* correlation of the points (n, T - copies) */
+    double r_copy;      /* GPU: correlation of the points (jobs, copies); 0 on the cpu */
     int points;
-    double n[HY_CALIB_POINTS], t[HY_CALIB_POINTS]; /* batch sizes in units and median seconds */
+    /* per batch size: units of work, median seconds (copies included), the
+     * jobs in the batch and the median batch's seconds of copies */
+    double n[HY_CALIB_POINTS], t[HY_CALIB_POINTS], jobs[HY_CALIB_POINTS], copy[HY_CALIB_POINTS];
 } hy_calib_kind;
 
 typedef struct hy_calibration {
@@ -84,7 +92,7 @@ typedef struct hy_calibration {
     int64_t front, leaves; /* jobs the sample made */
 } hy_calibration;
 
-hy_status hy_collide_calibrate(struct hy_world* w, const double* X0, const double* X1, int repeats,
+hy_status hy_collide_calibrate(struct hy_world* w, const double* X0, const double* X1, int device, int repeats,
                                hy_calibration* out);
 
 #endif

@@ -109,7 +109,7 @@ hy_status hy_device_profile_from_json(const cJSON* json, const char* where, hy_d
     for (const cJSON* it = json->child; it; it = it->next) {
         const char* k = it->string;
         if (strcmp(k, "name") && strcmp(k, "kind") && strcmp(k, "cores") && strcmp(k, "traverse") &&
-            strcmp(k, "leaf") && strcmp(k, "source"))
+            strcmp(k, "leaf") && strcmp(k, "source") && strcmp(k, "staged"))
             return hy_fail(HY_ERR_PARSE, "%s: unknown field '%s' in device profile", where, k);
     }
     const cJSON* name = cJSON_GetObjectItemCaseSensitive(json, "name");
@@ -129,6 +129,10 @@ hy_status hy_device_profile_from_json(const cJSON* json, const char* where, hy_d
         cores->valuedouble != floor(cores->valuedouble))
         return hy_fail(HY_ERR_PARSE, "%s: device '%s': 'cores' must be an integer >= 1", where, p.name);
     p.cores = (int)cores->valuedouble;
+    const cJSON* staged = cJSON_GetObjectItemCaseSensitive(json, "staged");
+    if (staged && !cJSON_IsBool(staged))
+        return hy_fail(HY_ERR_PARSE, "%s: device '%s': 'staged' must be true or false", where, p.name);
+    p.staged = cJSON_IsTrue(staged);
     for (int c = 0; c < HY_JOB_KINDS; c++) {
         const cJSON* k = cJSON_GetObjectItemCaseSensitive(json, g_kind_names[c]);
         char ctx[96];
@@ -159,6 +163,7 @@ cJSON* hy_device_profile_to_json(const hy_device_profile* p) {
     cJSON_AddStringToObject(o, "name", p->name);
     cJSON_AddStringToObject(o, "kind", p->kind == HY_DEVICE_GPU ? "gpu" : "cpu");
     cJSON_AddNumberToObject(o, "cores", p->cores);
+    if (p->staged) cJSON_AddTrueToObject(o, "staged");
     for (int c = 0; c < HY_JOB_KINDS; c++) {
         cJSON* k = cJSON_AddObjectToObject(o, g_kind_names[c]);
         if (!k) break;
@@ -255,7 +260,9 @@ void hy_sched_model_update(hy_sched_model* m) {
         for (int j = 0; j < 2 * R; j++) {
             int k = hy_job_type_producer(j);
             hy_job_kind c = hy_job_type_kind(j);
-            double trans = k == i ? 0.0 : m->device[k].cost[c].download + m->device[i].cost[c].upload;
+            double trans = k == i && !m->device[i].staged
+                               ? 0.0
+                               : m->device[k].cost[c].download + m->device[i].cost[c].upload;
             m->setup[i][j] = m->device[i].cost[c].setup;
             m->trans[i][j] = trans;
             double u = m->units[c] > 0 ? m->units[c] : 1.0;

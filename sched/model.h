@@ -11,7 +11,8 @@
  * resource i:
  *     T(i, j, n) = setup(i, c) + (proc(i, c)·u(c) + trans(k→i, c))·n   for n > 0
  *     T(i, j, 0) = 0
- *     trans(k→i, c) = 0 when k == i, else download(k, c) + upload(i, c)
+ *     trans(k→i, c) = 0 when k == i (unless i is staged, see
+ *                     hy_device_profile), else download(k, c) + upload(i, c)
  * (a GPU-to-GPU move goes through host memory; a CPU's upload/download are 0,
  * so moving between CPU resources sharing host memory is free).
  * proc is per unit of work: a node pair tested for TRAVERSE (the unit of
@@ -57,6 +58,14 @@ typedef struct hy_device_profile {
     char name[48];
     hy_device_kind kind;
     int cores; /* CPU: cores this resource stands for (hierarchical: all); GPU: CUDA cores, informative */
+    /* 1: the device keeps no job data between batches (a real GPU of this
+     * build: every batch uploads its jobs from host memory and leaves its
+     * outputs there), so a job pays upload on it even when it made the job
+     * itself; its download is then part of its batches' measured time. 0
+     * (Kim et al.'s model, the built-in profiles): a job made on a device
+     * stays there, free to run on it. JSON "staged": true|false, default
+     * false. */
+    int staged;
     hy_device_costs cost[HY_JOB_KINDS];
 } hy_device_profile;
 

@@ -467,6 +467,7 @@ static hy_status start_batch(hy_prox* p, int i, double t, const hy_prox_work* wo
             double w0 = hy_sched_now();
             hy_status s = HY_OK;
             int64_t made = 0, units = -1;
+            if (work->transfer) *work->transfer = 0.0;
             if (kind == HY_JOB_TRAVERSE) {
                 if (n > p->ids_cap) {
                     int64_t* ids = realloc(p->ids, sizeof(int64_t) * (size_t)n);
@@ -489,7 +490,9 @@ static hy_status start_batch(hy_prox* p, int i, double t, const hy_prox_work* wo
             if (units < 0) units = n; /* not reported (LEAF: one test a job) */
             double dt = p->res[i].modeled ? hy_sched_time_work(&p->model, i, j, n, (double)units) : wall;
             int k = hy_job_type_producer(j);
-            double trans = p->res[i].modeled ? p->model.trans[i][j] * (double)n : 0.0;
+            double trans = p->res[i].modeled ? p->model.trans[i][j] * (double)n
+                           : work->transfer && *work->transfer > 0.0 ? fmin(*work->transfer, dt)
+                                                                     : 0.0;
             if (p->trace) {
                 char args[160];
                 if (t > p->last_end[i]) trace_event(p, "idle", "idle", i, p->last_end[i], t - p->last_end[i], NULL);

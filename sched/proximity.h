@@ -78,7 +78,7 @@ typedef struct hy_prox_stats {
     double sched_time; /* seconds charged to scheduler calls */
     int64_t calls, batches, iterations;
     double busy[HY_SCHED_MAX_RESOURCES];     /* seconds */
-    double transfer[HY_SCHED_MAX_RESOURCES]; /* seconds of busy spent on modeled transfers */
+    double transfer[HY_SCHED_MAX_RESOURCES]; /* seconds of busy spent on transfers (modeled, or a GPU's copies) */
     int64_t jobs[HY_SCHED_MAX_RESOURCES][HY_JOB_KINDS];
     int64_t traverse_work; /* units the TRAVERSE batches reported (node pairs), or their jobs */
 } hy_prox_stats;
@@ -100,6 +100,11 @@ typedef struct hy_prox_work {
      * starts with the host busy that long and every other resource
      * waiting, since no job exists before the front does. */
     int64_t front_work;
+    /* May be NULL. Where the work functions add the seconds of host<->device
+     * copies a batch of a real GPU resource made (part of its measured
+     * time): the framework zeroes it before each batch and counts it as the
+     * resource's transfer time (stats, trace). */
+    double* transfer;
 } hy_prox_work;
 
 /* 1 when `devices` under `clock` needs a calibrated cpu profile; -1 (with a

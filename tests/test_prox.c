@@ -33,6 +33,21 @@ typedef struct fake {
 static int64_t makes(int64_t id) { return (id * 7) % 11; } /* 0..10 LEAF jobs per TRAVERSE job */
 static int64_t units(int64_t id) { return 1 + (id * 5) % 13; } /* node pairs a TRAVERSE job tests */
 
+/* n TRAVERSE jobs, room for the most LEAF jobs they can make */
+static void fake_init(fake* f, int64_t n) {
+    memset(f, 0, sizeof *f);
+    f->traverse_jobs = n;
+    f->traverse_done = calloc((size_t)n, 1);
+    f->leaf_cap = n * 10;
+    f->leaf_done = calloc((size_t)f->leaf_cap, 1);
+    CHECK(f->traverse_done && f->leaf_done);
+}
+
+static void fake_free(fake* f) {
+    free(f->traverse_done);
+    free(f->leaf_done);
+}
+
 static hy_status fake_traverse(void* ctx, int r, const int64_t* ids, int64_t n, int64_t* made, int64_t* work) {
     fake* f = ctx;
     (void)r;
@@ -80,12 +95,8 @@ static void loop_alone(void) {
             CHECK_OK(hy_prox_create(&c, &x));
             if (!x) continue;
             fake f;
-            memset(&f, 0, sizeof f);
-            f.traverse_jobs = 2000;
-            f.traverse_done = calloc(2000, 1);
-            f.leaf_cap = 2000 * 10;
-            f.leaf_done = calloc((size_t)f.leaf_cap, 1);
-            hy_prox_work work = {&f, fake_traverse, fake_leaf, 0};
+            fake_init(&f, 2000);
+            hy_prox_work work = {&f, fake_traverse, fake_leaf, 0, NULL};
             CHECK_OK(hy_prox_run(x, f.traverse_jobs, &work));
             int64_t expect = 0;
             int once = 1;
@@ -130,8 +141,7 @@ static void loop_alone(void) {
                 CHECK(st->batches >= (2000 + expect + 63) / 64);
             }
             if (!once) fprintf(stderr, "  policy %s, devices %s\n", pol[p]->name, devs[d]);
-            free(f.traverse_done);
-            free(f.leaf_done);
+            fake_free(&f);
             hy_prox_destroy(x);
         }
 }
@@ -281,6 +291,48 @@ static void trace(void) {
     remove(path);
 }
 
+/* A real resource's copies, as its work functions report them: counted
+ * as its transfer time, per batch. */
+static double g_copies;
+static void spin(double seconds) {
+    double t0 = hy_sched_now();
+    while (hy_sched_now() - t0 < seconds) {
+    }
+}
+static hy_status copy_traverse(void* ctx, int r, const int64_t* ids, int64_t n, int64_t* made, int64_t* work) {
+    spin(20e-6);
+    g_copies += 3e-6;
+    return fake_traverse(ctx, r, ids, n, made, work);
+}
+static hy_status copy_leaf(void* ctx, int r, int64_t first, int64_t n) {
+    spin(20e-6);
+    g_copies += 3e-6;
+    return fake_leaf(ctx, r, first, n);
+}
+
+static void reported_transfers(void) {
+    hy_prox_config c;
+    memset(&c, 0, sizeof c);
+    c.devices = "cpu";
+    hy_sched_options_default(&c.options);
+    hy_prox* x = NULL;
+    CHECK_OK(hy_prox_create(&c, &x));
+    if (!x) return;
+    fake f;
+    fake_init(&f, 50);
+    g_copies = 0.0;
+    hy_prox_work work = {&f, copy_traverse, copy_leaf, 0, &g_copies};
+    CHECK_OK(hy_prox_run(x, f.traverse_jobs, &work));
+    const hy_prox_stats* st = hy_prox_stats_get(x);
+    /* zeroed before each batch: each batch counts its own 3 us (one call of
+     * the work functions a batch here: one range per LEAF batch) */
+    CHECK(st->batches >= 2);
+    CHECK_NEAR(st->transfer[0], 3e-6 * (double)st->batches, 1e-12);
+    CHECK(st->busy[0] >= st->transfer[0]);
+    fake_free(&f);
+    hy_prox_destroy(x);
+}
+
 static void errors(void) {
     hy_world* w = scene();
     hy_sched_def d = hy_sched_def_default();
@@ -314,6 +366,7 @@ static void errors(void) {
 
 int main(void) {
     loop_alone();
+    reported_transfers();
     /* a fixed profile for the real cpu resource: tests must not depend on
      * this machine's timing */
     const char* profile = "test_prox_profile.json";

@@ -96,6 +96,30 @@ static void test_builtin_profiles(void) {
                m.device[2].cost[HY_JOB_LEAF].proc + m.device[1].cost[HY_JOB_LEAF].download +
                    m.device[2].cost[HY_JOB_LEAF].upload,
                1e-18);
+    /* a staged device (a real GPU of this build) uploads every job, its own
+     * too; the others keep the rule above */
+    m.device[1].staged = 1;
+    hy_sched_model_update(&m);
+    CHECK_NEAR(m.cost[1][leaf_of_1],
+               m.device[1].cost[HY_JOB_LEAF].proc + m.device[1].cost[HY_JOB_LEAF].download +
+                   m.device[1].cost[HY_JOB_LEAF].upload,
+               1e-18);
+    CHECK(m.trans[1][leaf_of_1] > 0.0);
+    int leaf_of_2 = hy_job_type(2, HY_JOB_LEAF);
+    CHECK(m.trans[2][leaf_of_2] == 0.0 && m.cost[2][leaf_of_2] == m.device[2].cost[HY_JOB_LEAF].proc);
+    {
+        cJSON* j = hy_device_profile_to_json(&m.device[1]);
+        hy_device_profile q;
+        CHECK(j != NULL && cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(j, "staged")));
+        CHECK_OK(hy_device_profile_from_json(j, "roundtrip", &q));
+        CHECK(q.staged == 1);
+        cJSON_Delete(j);
+        j = hy_device_profile_to_json(&m.device[2]);
+        CHECK(j != NULL && cJSON_GetObjectItemCaseSensitive(j, "staged") == NULL);
+        CHECK_OK(hy_device_profile_from_json(j, "roundtrip", &q));
+        CHECK(q.staged == 0);
+        cJSON_Delete(j);
+    }
 }
 
 static void test_profile_files(void) {
@@ -145,6 +169,7 @@ static void test_profile_files(void) {
          "\"upload_us\": 0}, \"leaf\": {\"setup_us\": 1, \"proc_us\": 1, \"upload_us\": 0, \"download_us\": 0}}",
          HY_ERR_PARSE, "download_us"},
         {"{\"name\": \"g\", \"kind\": \"fpga\", \"cores\": 1}", HY_ERR_PARSE, "kind"},
+        {"{\"name\": \"g\", \"kind\": \"gpu\", \"cores\": 1, \"staged\": 1}", HY_ERR_PARSE, "staged"},
         {"{\"name\": \"g\", \"kind\": \"gpu\", \"cores\": 0}", HY_ERR_PARSE, "cores"},
         {"{\"name\": \"g\", \"kind\": \"gpu\", \"cores\": 1, \"setpu_us\": 3}", HY_ERR_PARSE, "setpu_us"},
         {"{\"devices\": [{\"name\": \"ok\", \"kind\": \"gpu\", \"cores\": 1,\n \"leaf\": 3}]}", HY_ERR_PARSE,
