@@ -236,10 +236,11 @@ static int run_main(int argc, char** argv) {
                done ? (double)sched_calls / (double)done : 0.0);
         for (int r = 0; r < nres && r < 32; r++)
             printf("%s{\"name\":\"%s\",\"modeled\":%s,\"busy_ms\":%.4f,\"transfer_ms\":%.4f,\"share\":%.4f,"
-                   "\"traverse_jobs\":%lld,\"leaf_jobs\":%lld}",
+                   "\"traverse_jobs\":%lld,\"leaf_jobs\":%lld,\"proc_us\":{\"traverse\":%.6f,\"leaf\":%.6f}}",
                    r ? "," : "", res_total[r].name, res_total[r].modeled ? "true" : "false", res_total[r].busy_ms,
                    res_total[r].transfer_ms, ccd_sum > 0 ? res_total[r].busy_ms / ccd_sum : 0.0,
-                   (long long)res_total[r].traverse_jobs, (long long)res_total[r].leaf_jobs);
+                   (long long)res_total[r].traverse_jobs, (long long)res_total[r].leaf_jobs, res_step[r].proc_us[0],
+                   res_step[r].proc_us[1]);
         printf("]},\"state_hash\":\"%s\",\"ok\":%s}\n", hash, rc ? "false" : "true");
     } else {
         printf("\nscene %s: %d triangles, %ld frames, %d threads\n", o.scene, hy_world_get_triangle_count(w), done,

@@ -789,6 +789,8 @@ static void keep_sched_stats(hy_world* w) {
         r->transfer_ms = 1e3 * ps->transfer[i];
         r->traverse_jobs = ps->jobs[i][HY_JOB_TRAVERSE];
         r->leaf_jobs = ps->jobs[i][HY_JOB_LEAF];
+        const hy_sched_model* m = hy_prox_model(w->prox);
+        for (int k = 0; k < HY_JOB_KINDS; k++) r->proc_us[k] = 1e6 * m->device[i].cost[k].proc;
     }
 }
 

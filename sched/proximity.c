@@ -59,6 +59,14 @@ struct hy_prox {
     /* TRAVERSE jobs and their units of work over every run so far: the
      * model's mean units per TRAVERSE job (hy_sched_model.units) */
     int64_t seen_traverse_jobs, seen_traverse_work;
+    /* Real clock: what the batches of each real resource and job kind took
+     * beyond their setup and copies, per unit of work, and their copies
+     * per job, summed over the runs with older runs weighing less
+     * (LEARN_DECAY per run); the calibrated profile the learned costs stay
+     * near (within a factor LEARN_RANGE). See learn_costs. */
+    double learn_work[HY_SCHED_MAX_RESOURCES][HY_JOB_KINDS], learn_units[HY_SCHED_MAX_RESOURCES][HY_JOB_KINDS];
+    double learn_copy[HY_SCHED_MAX_RESOURCES][HY_JOB_KINDS], learn_jobs[HY_SCHED_MAX_RESOURCES][HY_JOB_KINDS];
+    hy_device_profile calibrated[HY_SCHED_MAX_RESOURCES];
     hy_prox_stats stats;
     hy_sched_problem prob;
     hy_sched_assignment a;
@@ -262,6 +270,7 @@ static hy_status add_entry(void* vctx, hy_resource_kind kind, int device, const 
     }
     hy_status s = hy_sched_model_add(&p->model, &d);
     if (s) return s;
+    p->calibrated[p->R] = d;
     p->R++;
     return HY_OK;
 }
@@ -506,6 +515,12 @@ static hy_status start_batch(hy_prox* p, int i, double t, const hy_prox_work* wo
             p->made_first[i] = p->leaf_next;
             p->made[i] = made;
             p->leaf_next += made;
+            if (!p->res[i].modeled) {
+                p->learn_work[i][kind] += dt - trans - p->model.device[i].cost[kind].setup;
+                p->learn_units[i][kind] += (double)units;
+                p->learn_copy[i][kind] += trans;
+                p->learn_jobs[i][kind] += (double)n;
+            }
             p->stats.busy[i] += dt;
             p->stats.transfer[i] += trans;
             p->stats.jobs[i][kind] += n;
@@ -518,6 +533,42 @@ static hy_status start_batch(hy_prox* p, int i, double t, const hy_prox_work* wo
             return HY_OK;
         }
     return HY_OK;
+}
+
+/* Under the real clock, the per-unit costs of the real resources follow
+ * what their batches took. The calibration measures a folded cloth, but a
+ * test or a node pair costs what the scene makes it cost (n-body's LEAF
+ * jobs are mostly culled by the filters, a fold's reach the exact test),
+ * and a wrong ratio between resources sends the policy's jobs the wrong
+ * way. proc(i, c) becomes the summed work per unit of i's batches of kind c
+ * (time less setup and copies) once LEARN_MIN_UNITS units are in, within
+ * a factor LEARN_RANGE of the calibrated value; a staged GPU's upload the
+ * copies per job. Older runs weigh less (LEARN_DECAY per run), so the
+ * costs follow a scene that changes. Results do not depend on it (a job's
+ * outcome does not depend on where it runs); the virtual clock, whose
+ * resources are all charged from their profiles, never learns. */
+#define LEARN_MIN_UNITS 256.0
+#define LEARN_RANGE 16.0
+#define LEARN_DECAY 0.5
+static void learn_costs(hy_prox* p) {
+    if (p->clock != HY_CLOCK_REAL) return;
+    for (int i = 0; i < p->R; i++) {
+        if (p->res[i].modeled) continue;
+        for (int k = 0; k < HY_JOB_KINDS; k++) {
+            hy_device_costs* c = &p->model.device[i].cost[k];
+            const hy_device_costs* cal = &p->calibrated[i].cost[k];
+            if (p->learn_units[i][k] >= LEARN_MIN_UNITS && cal->proc > 0.0) {
+                double proc = p->learn_work[i][k] / p->learn_units[i][k];
+                c->proc = fmin(fmax(proc, cal->proc / LEARN_RANGE), cal->proc * LEARN_RANGE);
+            }
+            if (p->model.device[i].staged && p->learn_jobs[i][k] > 0.0)
+                c->upload = p->learn_copy[i][k] / p->learn_jobs[i][k];
+            p->learn_work[i][k] *= LEARN_DECAY;
+            p->learn_units[i][k] *= LEARN_DECAY;
+            p->learn_copy[i][k] *= LEARN_DECAY;
+            p->learn_jobs[i][k] *= LEARN_DECAY;
+        }
+    }
 }
 
 hy_status hy_prox_run(hy_prox* p, int64_t traverse_jobs, const hy_prox_work* work) {
@@ -603,10 +654,10 @@ hy_status hy_prox_run(hy_prox* p, int64_t traverse_jobs, const hy_prox_work* wor
             if (t > p->last_end[i]) trace_event(p, "idle", "idle", i, p->last_end[i], t - p->last_end[i], NULL);
     /* The next run's expected TRAVERSE cost: the mean units per job so
      * far (a pure function of the runs' counts: repeatable). */
-    if (p->seen_traverse_jobs > 0) {
+    if (p->seen_traverse_jobs > 0)
         p->model.units[HY_JOB_TRAVERSE] = (double)p->seen_traverse_work / (double)p->seen_traverse_jobs;
-        hy_sched_model_update(&p->model);
-    }
+    learn_costs(p);
+    hy_sched_model_update(&p->model);
     p->stats.runs++;
     p->stats.makespan += t;
     if (p->clock == HY_CLOCK_VIRTUAL) p->trace_base += t;

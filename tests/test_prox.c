@@ -333,6 +333,59 @@ static void reported_transfers(void) {
     hy_prox_destroy(x);
 }
 
+/* Under the real clock the real resources' per-unit costs follow what
+ * their batches took (the fake work is far faster than the profile says);
+ * a modeled resource's, and every cost under the virtual clock, stay as
+ * profiled. */
+static void learned_costs(void) {
+    hy_sched_model prof;
+    hy_sched_model_init(&prof);
+    hy_device_profile cpu;
+    memset(&cpu, 0, sizeof cpu);
+    snprintf(cpu.name, sizeof cpu.name, "cpu");
+    cpu.kind = HY_DEVICE_CPU;
+    cpu.cores = 2;
+    cpu.cost[HY_JOB_TRAVERSE] = (hy_device_costs){5e-6, 9e-6, 0.0, 0.0};
+    cpu.cost[HY_JOB_LEAF] = (hy_device_costs){5e-6, 1e-6, 0.0, 0.0};
+    CHECK_OK(hy_sched_model_add(&prof, &cpu));
+    hy_device_profile gtx;
+    CHECK_OK(hy_device_profile_builtin("gtx285", &gtx));
+    static const struct {
+        const char* devices;
+        int vclock;
+    } sets[3] = {{"cpu", 0}, {"cpu,model:gtx285", 0}, {"cpu,model:gtx285", 1}};
+    for (int q = 0; q < 3; q++) {
+        hy_prox_config c;
+        memset(&c, 0, sizeof c);
+        c.devices = sets[q].devices;
+        c.clock = sets[q].vclock ? HY_CLOCK_VIRTUAL : HY_CLOCK_REAL;
+        c.profiles = &prof;
+        hy_sched_options_default(&c.options);
+        hy_prox* x = NULL;
+        CHECK_OK(hy_prox_create(&c, &x));
+        if (!x) continue;
+        for (int run = 0; run < 4; run++) {
+            fake f;
+            fake_init(&f, 2000);
+            hy_prox_work work = {&f, fake_traverse, fake_leaf, 0, NULL};
+            CHECK_OK(hy_prox_run(x, f.traverse_jobs, &work));
+            fake_free(&f);
+        }
+        const hy_sched_model* M = hy_prox_model(x);
+        double tp = M->device[0].cost[HY_JOB_TRAVERSE].proc, lp = M->device[0].cost[HY_JOB_LEAF].proc;
+        fprintf(stderr, "learned (%s, %s clock): cpu traverse %.4g us, leaf %.4g us per unit\n", sets[q].devices,
+                sets[q].vclock ? "virtual" : "real", 1e6 * tp, 1e6 * lp);
+        if (q == 0) {
+            CHECK(tp < 4.5e-6 && tp >= 9e-6 / 16.0);
+            CHECK(lp < 0.5e-6 && lp >= 1e-6 / 16.0);
+        }
+        if (q == 2) CHECK(tp == 9e-6 && lp == 1e-6);
+        CHECK(M->device[0].cost[HY_JOB_TRAVERSE].setup == 5e-6 && M->device[0].cost[HY_JOB_LEAF].setup == 5e-6);
+        if (q > 0) CHECK(memcmp(M->device[1].cost, gtx.cost, sizeof gtx.cost) == 0);
+        hy_prox_destroy(x);
+    }
+}
+
 static void errors(void) {
     hy_world* w = scene();
     hy_sched_def d = hy_sched_def_default();
@@ -367,6 +420,7 @@ static void errors(void) {
 int main(void) {
     loop_alone();
     reported_transfers();
+    learned_costs();
     /* a fixed profile for the real cpu resource: tests must not depend on
      * this machine's timing */
     const char* profile = "test_prox_profile.json";

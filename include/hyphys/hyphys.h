@@ -319,8 +319,12 @@ typedef struct hy_resource_stats {
     char name[64];        /* "cpu", "cuda:0", "model:gtx285" */
     int32_t modeled;      /* 1 when its time is charged from a profile */
     double busy_ms;       /* busy time in the last step, on the framework's clock */
-    double transfer_ms;   /* ... of which modeled host<->device transfers */
+    double transfer_ms;   /* ... of which host<->device transfers (modeled, or a real GPU's copies) */
     int64_t traverse_jobs, leaf_jobs;
+    /* the cost per unit of work the scheduler expects of it after the step,
+     * microseconds: [0] TRAVERSE per node pair tested, [1] LEAF per test
+     * (calibrated; under the real clock, learned from its batches) */
+    double proc_us[2];
 } hy_resource_stats;
 
 typedef struct hy_sched_stats {
