@@ -253,25 +253,45 @@ static hy_status work_traverse(void* vctx, int r, const int64_t* ids, int64_t n,
     return HY_OK;
 }
 
+typedef struct gather_ctx {
+    const detect_ctx* c;
+    int64_t first;
+    hy_leaf_job* jobs;
+} gather_ctx;
+
+/* A block of GPU jobs' points, gathered from X0 and X1. */
+static void gather_block(void* p, int64_t begin, int64_t end, int64_t block, int worker) {
+    const gather_ctx* g = p;
+    const hy_collision_state* cs = g->c->cs;
+    (void)block;
+    (void)worker;
+    for (int64_t i = begin; i < end; i++) {
+        const hy_feature_pair* fp = &cs->leaf[g->first + i];
+        hy_leaf_job* j = &g->jobs[i];
+        for (int q = 0; q < 4; q++)
+            for (int k = 0; k < 3; k++) {
+                j->x[q][k] = g->c->X0[3 * fp->v[q] + k];
+                j->x[4 + q][k] = g->c->X1[3 * fp->v[q] + k];
+            }
+        j->min_distance = cs->tjob_distance[cs->leaf_tjob[g->first + i]];
+        j->is_vf = fp->kind != HY_FEATURE_EE;
+        j->pad = 0;
+    }
+}
+
 /* LEAF jobs [first, first + n) on GPU `device`: their points gathered from
- * X0 and X1 (the jobs live in host memory), one batched launch; the copies'
- * seconds added to c->transfer. */
+ * X0 and X1 (the jobs live in host memory; by the pool, since the GPU
+ * waits for them), one batched launch; the copies' seconds added to
+ * c->transfer. */
 static hy_status leaf_gpu(detect_ctx* c, int device, int64_t first, int64_t n) {
     hy_collision_state* cs = c->cs;
     hy_leaf_job* jobs = malloc(sizeof *jobs * (size_t)n);
     if (!jobs) return hy_fail(HY_ERR_NOMEM, "out of memory for %lld GPU jobs", (long long)n);
-    for (int64_t i = 0; i < n; i++) {
-        const hy_feature_pair* fp = &cs->leaf[first + i];
-        hy_leaf_job* j = &jobs[i];
-        memset(j, 0, sizeof *j);
-        for (int q = 0; q < 4; q++)
-            for (int k = 0; k < 3; k++) {
-                j->x[q][k] = c->X0[3 * fp->v[q] + k];
-                j->x[4 + q][k] = c->X1[3 * fp->v[q] + k];
-            }
-        j->min_distance = cs->tjob_distance[cs->leaf_tjob[first + i]];
-        j->is_vf = fp->kind != HY_FEATURE_EE;
-    }
+    gather_ctx g = {c, first, jobs};
+    if (c->w->pool)
+        hy_pool_for(c->w->pool, n, 1024, gather_block, &g);
+    else
+        gather_block(&g, 0, n, 0, 0);
     double copies = 0.0;
     hy_status s = hy_cuda_leaf_batch(device, jobs, n, &c->opts, cs->hit + first, cs->toi + first, &copies, NULL);
     c->transfer += copies;
