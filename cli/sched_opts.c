@@ -305,9 +305,21 @@ int hy_cli_sched_def(const hy_cli_sched* o, const char* cmd, int threads, int qu
     if (need && !d->profile) {
         hy_cli_profile_path(threads, path, cap);
         struct stat sb;
-        if (stat(path, &sb) != 0) {
-            fprintf(stderr, "hyphys %s: no calibrated profile for this machine at %d threads: calibrating first\n", cmd,
-                    threads);
+        int stale = 0;
+        char missing[64] = "";
+        if (stat(path, &sb) == 0) {
+            /* made before this GPU was there (or by an older hyphys): it
+             * would be refused, so it is made again */
+            hy_sched_model m;
+            if (hy_sched_model_load(path, &m) == HY_OK && hy_prox_profile_missing(d->devices, &m, missing, sizeof missing) == 1)
+                stale = 1;
+        }
+        if (stale || stat(path, &sb) != 0) {
+            if (stale)
+                fprintf(stderr, "hyphys %s: the profile %s has no '%s': calibrating again\n", cmd, path, missing);
+            else
+                fprintf(stderr, "hyphys %s: no calibrated profile for this machine at %d threads: calibrating first\n",
+                        cmd, threads);
             int rc = hy_cli_calibrate(threads, 5, 64, path, 1, 0);
             if (rc) return rc;
             fprintf(stderr, "hyphys %s: profile saved to %s\n", cmd, path);

@@ -214,6 +214,27 @@ int hy_prox_needs_profile(const char* devices, hy_clock clock) {
     return c.count > 1 || clock == HY_CLOCK_VIRTUAL;
 }
 
+int hy_prox_profile_missing(const char* devices, const hy_sched_model* profiles, char* name, size_t cap) {
+    needs_ctx c;
+    memset(&c, 0, sizeof c);
+    if (each_entry(devices, count_entry, &c, 0)) return -1;
+    for (int i = 0; i < c.real && i < HY_SCHED_MAX_RESOURCES; i++) {
+        char want[64];
+        if (c.real_kind[i] == HY_RESOURCE_CPU)
+            snprintf(want, sizeof want, "cpu");
+        else
+            snprintf(want, sizeof want, "cuda:%d", c.real_device[i]);
+        int found = 0;
+        for (int k = 0; profiles && k < profiles->resources && !found; k++)
+            found = !strcmp(profiles->device[k].name, want);
+        if (!found) {
+            if (name && cap) snprintf(name, cap, "%s", want);
+            return 1;
+        }
+    }
+    return 0;
+}
+
 typedef struct build_ctx {
     hy_prox* p;
     const hy_sched_model* profiles;

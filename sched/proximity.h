@@ -110,6 +110,10 @@ typedef struct hy_prox_work {
 /* 1 when `devices` under `clock` needs a calibrated cpu profile; -1 (with a
  * message) when the list does not parse. */
 int hy_prox_needs_profile(const char* devices, hy_clock clock);
+/* 1 when a real resource of `devices` (cpu, a GPU present) has no entry in
+ * `profiles` (its name, "cpu" or "cuda:N", into name[cap]); 0 when all
+ * have; -1 (with a message) when the list does not parse. */
+int hy_prox_profile_missing(const char* devices, const hy_sched_model* profiles, char* name, size_t cap);
 
 /* Parse the device list, pick the policy, build the model. Errors name the
  * list entry or the policy. A "cuda" entry with no GPU present logs one line

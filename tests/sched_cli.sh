@@ -68,6 +68,16 @@ python3 -c 'import json,sys; e=json.load(open(sys.argv[1]))["traceEvents"]; sys.
 # no profile given and none saved: calibrates first and says so
 "$cli" run nbody --frames 1 --quiet --devices cpu,model:gtx285 >/dev/null 2>"$work/auto.err" || { echo "FAIL: auto-calibration run"; fail=1; }
 grep -q "calibrating first" "$work/auto.err" && [ -f "$HYPHYS_PROFILE" ] || { echo "FAIL: run did not calibrate first"; cat "$work/auto.err"; fail=1; }
+# a saved profile without a resource of the list (made before a GPU was
+# there, say) is made again, and the run says so
+cat >"$HYPHYS_PROFILE" <<'JSON'
+{"devices": [{"name": "cuda:7", "kind": "gpu", "cores": 1,
+  "traverse": {"setup_us": 1, "proc_us": 1, "upload_us": 0, "download_us": 0},
+  "leaf": {"setup_us": 1, "proc_us": 1, "upload_us": 0, "download_us": 0}}]}
+JSON
+"$cli" run nbody --frames 1 --quiet --devices cpu,model:gtx285 >/dev/null 2>"$work/stale.err" || { echo "FAIL: run with a stale profile"; cat "$work/stale.err"; fail=1; }
+grep -q "has no 'cpu': calibrating again" "$work/stale.err" && grep -q '"name":[[:space:]]*"cpu"' "$HYPHYS_PROFILE" ||
+    { echo "FAIL: a stale profile was not made again"; cat "$work/stale.err"; fail=1; }
 
 for bad in "--sched fifo" "--devices gpu0" "--devices model:gtx999" "--clock fast" "--devices cpu,cpu"; do
     # shellcheck disable=SC2086
