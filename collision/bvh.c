@@ -20,6 +20,7 @@
 #include "collision/bvh.h"
 
 #include <float.h>
+#include <stdatomic.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -61,6 +62,10 @@ static int cmp_edge(const void* x, const void* y) {
     if (p->tri != q->tri) return p->tri < q->tri ? -1 : 1;
     return (p->k > q->k) - (p->k < q->k);
 }
+
+/* hy_bvh.version: every change takes the next number */
+static _Atomic uint64_t g_bvh_version;
+static void touch(hy_bvh* b) { b->version = atomic_fetch_add(&g_bvh_version, 1) + 1; }
 
 hy_status hy_bvh_create(const int32_t* triangles, int32_t triangle_count, int32_t vertex_count, hy_bvh** out) {
     *out = NULL;
@@ -988,6 +993,7 @@ static void top_block(void* vctx, int64_t begin, int64_t end, int64_t block, int
 
 hy_status hy_bvh_build(hy_bvh* b, const double* x0, const double* x1, double thickness, hy_pool* pool) {
     if (!b || !x0) return hy_fail(HY_ERR_INVALID_ARG, "bvh build: NULL argument");
+    touch(b);
     primitive_boxes(b, x0, x1, thickness, pool);
     int32_t nt = b->triangle_count;
     build_ctx c = {b, malloc(sizeof(prim) * (size_t)nt), pool};
@@ -1144,6 +1150,7 @@ hy_status hy_bvh_build_like(hy_bvh* b, const hy_bvh* like, const double* x0, con
     if (like->triangle_count != nt || like->vertex_count != b->vertex_count ||
         memcmp(like->triangles, b->triangles, sizeof(int32_t) * 3 * (size_t)nt) != 0)
         return hy_fail(HY_ERR_INVALID_ARG, "bvh build like: the two meshes' triangles differ");
+    touch(b);
     primitive_boxes(b, x0, x1, thickness, pool);
     memcpy(b->nodes, like->nodes, sizeof(hy_bvh_node) * (size_t)like->node_count);
     b->node_count = like->node_count;
@@ -1525,6 +1532,7 @@ static void sweep_nodes(hy_bvh* b, int boxes, hy_pool* pool) {
 
 void hy_bvh_refit(hy_bvh* b, const double* x0, const double* x1, double thickness, hy_pool* pool) {
     if (!b || !x0 || b->node_count == 0) return;
+    touch(b);
     primitive_boxes(b, x0, x1, thickness, pool);
     leaf_data(b, x0, x1, pool);
     sweep_nodes(b, 1, pool);
@@ -1534,6 +1542,7 @@ void hy_bvh_refit(hy_bvh* b, const double* x0, const double* x1, double thicknes
 
 hy_status hy_bvh_set_vertex_ids(hy_bvh* b, const int32_t* ids) {
     if (!b) return hy_fail(HY_ERR_INVALID_ARG, "bvh: NULL");
+    touch(b);
     if (!ids) {
         free(b->vertex_ids);
         b->vertex_ids = NULL;

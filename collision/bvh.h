@@ -470,6 +470,10 @@ typedef struct hy_bvh {
     double built_cost; /* SAH cost right after the last build */
     double cost;       /* SAH cost after the last build or refit */
     int64_t builds, refits;
+    /* A new number, unique in the process, at every change of the tree's
+     * data (create, build, refit, vertex ids): a copy on a device is current
+     * while its number matches (sched/cuda.cu keeps uploaded trees so). */
+    uint64_t version;
 } hy_bvh;
 
 /* Self-collision culling (on by default; self_cull = 0 turns it off). The

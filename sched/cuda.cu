@@ -8,8 +8,8 @@
  *
  * Memory: per device, one job buffer and two result buffers, kept between
  * calls and grown on demand (never shrunk); for TRAVERSE, an arena holding
- * the trees of the staged traversal last uploaded, the split pairs'
- * buffers, and pinned host staging. A batch larger than
+ * the trees uploaded so far, each sent again only when it changed
+ * (hy_bvh.version), the split pairs' buffers, and pinned host staging. A batch larger than
  * MAX_LAUNCH_JOBS runs as several launches through the same buffers, so
  * device memory stays bounded whatever n is. Each thread's search heap
  * (collision/leaf.h, ~14 KB) lives in local memory; its frame size is read
@@ -149,6 +149,15 @@ __global__ void __launch_bounds__(BLOCK_THREADS)
     atomicAdd(&k[3], (unsigned long long)c.ee);
 }
 
+/* A tree kept in a device's arena: which tree, at which version
+ * (hy_bvh.version), of which sizes, where. */
+typedef struct tree_slot {
+    const hy_bvh* b;
+    uint64_t version;
+    int64_t nodes, slots, edges, verts;
+    size_t at, bytes;
+} tree_slot;
+
 typedef struct device_state {
     pthread_mutex_t lock; /* one batch at a time per device */
     int ready;            /* stream created, stack limit checked */
@@ -162,10 +171,16 @@ typedef struct device_state {
      * the four counters */
     char* arena;
     size_t arena_cap;
-    uint64_t arena_gen; /* the staged traversal whose trees the arena holds (0: none) */
-    size_t arena_used;
+    uint64_t arena_gen; /* the staged traversal whose contexts are in ctx (0: none) */
+    size_t arena_top;   /* arena bytes given to trees */
+    tree_slot* kept;    /* the trees in the arena (nkept, kept_cap) */
+    int32_t nkept, kept_cap;
+    hy_trav_ctx* ctx; /* device: the contexts (ctx_cap bytes) */
+    size_t ctx_cap;
     void* stage; /* pinned host staging of the arena (stage_cap bytes) */
     size_t stage_cap;
+    hy_trav_ctx* hctx; /* pinned: the contexts as the device reads them */
+    size_t hctx_cap;
     hy_trav_pair* hstart; /* pinned: a batch's start pairs */
     size_t hstart_cap;
     hy_feature_pair* hout; /* pinned: a batch's feature pairs, downloaded */
@@ -399,7 +414,28 @@ typedef struct tree_up {
     const hy_bvh* b;
     int64_t nodes, slots, edges, verts;
     size_t spans, node_fboxes, node_area, self_free, slots_at, leaf_fboxes, leaf_mboxes, edge_mboxes, vertex_mboxes;
+    size_t at, bytes; /* its range of the arena (the offsets above are absolute) */
+    int dirty;        /* its copy on the device is missing or stale */
 } tree_up;
+
+/* The arrays of tree q laid out from offset `at` (256-byte aligned each);
+ * returns the end. */
+static size_t tree_layout(tree_up* q, size_t at) {
+    size_t used = at;
+    q->at = at;
+    q->spans = arena_take(&used, sizeof(hy_bvh_span) * (size_t)q->nodes);
+    q->node_fboxes = arena_take(&used, sizeof(hy_fbox) * (size_t)q->nodes);
+    q->node_area = arena_take(&used, sizeof(double) * (size_t)q->nodes);
+    q->self_free = arena_take(&used, (size_t)q->nodes);
+    q->slots_at = arena_take(&used, sizeof(hy_bvh_slot) * (size_t)q->slots);
+    q->leaf_fboxes = arena_take(&used, sizeof(hy_fbox) * (size_t)q->slots);
+    q->leaf_mboxes = arena_take(&used, sizeof(hy_mbox) * (size_t)q->slots);
+    q->edge_mboxes = arena_take(&used, sizeof(hy_mbox) * (size_t)q->edges);
+    q->vertex_mboxes = arena_take(&used, sizeof(hy_mbox) * (size_t)q->verts);
+    used = (used + 255) & ~(size_t)255;
+    q->bytes = used - at;
+    return used;
+}
 
 /* Grow a device buffer (contents not kept). */
 static hy_status reserve_bytes(int device, void** p, size_t* cap, size_t want) {
@@ -449,29 +485,72 @@ static hy_status run_traverse(int device, device_state* ds, hy_traverser* t, con
     hy_status s = device_init(device, ds);
     if (s) return s;
 
-    /* Arena layout: the trees, then the contexts. */
-    size_t used = 0;
-    for (int32_t u = 0; u < ntrees; u++) {
-        tree_up* q = &trees[u];
-        q->spans = arena_take(&used, sizeof(hy_bvh_span) * (size_t)q->nodes);
-        q->node_fboxes = arena_take(&used, sizeof(hy_fbox) * (size_t)q->nodes);
-        q->node_area = arena_take(&used, sizeof(double) * (size_t)q->nodes);
-        q->self_free = arena_take(&used, (size_t)q->nodes);
-        q->slots_at = arena_take(&used, sizeof(hy_bvh_slot) * (size_t)q->slots);
-        q->leaf_fboxes = arena_take(&used, sizeof(hy_fbox) * (size_t)q->slots);
-        q->leaf_mboxes = arena_take(&used, sizeof(hy_mbox) * (size_t)q->slots);
-        q->edge_mboxes = arena_take(&used, sizeof(hy_mbox) * (size_t)q->edges);
-        q->vertex_mboxes = arena_take(&used, sizeof(hy_mbox) * (size_t)q->verts);
-    }
-    size_t ctx_at = arena_take(&used, sizeof(hy_trav_ctx) * (size_t)njobs);
-    /* Uploaded once per staged traversal: the batches after the first of a
-     * step find the trees in place. */
+    /* The trees' copies on the device (the data layer's valid bits, per
+     * tree): a tree already in the arena at its current version stays; a
+     * changed one (a refit, a rebuild) goes up again in place; a new one
+     * gets room at the end. When that room is missing the arena is made
+     * again, large enough for these trees with room to spare, and they all
+     * go up. The contexts go up once per staged traversal. */
     uint64_t gen = hy_traverse_generation(t);
-    int resident = ds->arena_gen == gen && ds->arena_used == used;
+    int resident = ds->arena_gen == gen;
+    size_t need_new = 0, need_all = 0;
+    for (int32_t u = 0; u < ntrees && !resident; u++) {
+        tree_up* q = &trees[u];
+        size_t bytes = tree_layout(q, 0);
+        need_all += bytes;
+        q->dirty = 1;
+        int32_t k = 0;
+        while (k < ds->nkept && !(ds->kept[k].b == q->b && ds->kept[k].nodes == q->nodes &&
+                                  ds->kept[k].slots == q->slots && ds->kept[k].edges == q->edges &&
+                                  ds->kept[k].verts == q->verts))
+            k++;
+        if (k < ds->nkept) {
+            tree_layout(q, ds->kept[k].at);
+            q->dirty = ds->kept[k].version != q->b->version;
+        } else {
+            q->at = (size_t)-1; /* room to find */
+            need_new += bytes;
+        }
+    }
+    if (!resident && ds->arena_top + need_new > ds->arena_cap) {
+        /* start over: only these trees, all sent */
+        ds->nkept = 0;
+        ds->arena_top = 0;
+        cudaFree(ds->arena);
+        ds->arena = NULL;
+        ds->arena_cap = 0;
+        s = reserve_bytes(device, (void**)&ds->arena, &ds->arena_cap, 2 * need_all);
+        if (s) return s;
+        for (int32_t u = 0; u < ntrees; u++) {
+            trees[u].at = (size_t)-1;
+            trees[u].dirty = 1;
+        }
+    }
     if (!resident) {
-        ds->arena_gen = 0;
-        s = reserve_bytes(device, (void**)&ds->arena, &ds->arena_cap, used);
-        if (!s) s = reserve_pinned(device, &ds->stage, &ds->stage_cap, used);
+        if (ds->kept_cap < ds->nkept + ntrees) {
+            int32_t cap = 2 * (ds->nkept + ntrees);
+            tree_slot* v = (tree_slot*)realloc(ds->kept, sizeof(tree_slot) * (size_t)cap);
+            if (!v) return hy_fail(HY_ERR_NOMEM, "cuda:%d: out of host memory for a traversal batch", device);
+            ds->kept = v;
+            ds->kept_cap = cap;
+        }
+        for (int32_t u = 0; u < ntrees; u++) {
+            tree_up* q = &trees[u];
+            if (q->at != (size_t)-1) continue;
+            ds->arena_top = tree_layout(q, ds->arena_top);
+            tree_slot* k = &ds->kept[ds->nkept++];
+            k->b = q->b;
+            k->nodes = q->nodes;
+            k->slots = q->slots;
+            k->edges = q->edges;
+            k->verts = q->verts;
+            k->at = q->at;
+            k->bytes = q->bytes;
+            k->version = 0; /* set once sent */
+        }
+        s = reserve_pinned(device, &ds->stage, &ds->stage_cap, ds->arena_cap);
+        if (!s) s = reserve_bytes(device, (void**)&ds->ctx, &ds->ctx_cap, sizeof(hy_trav_ctx) * (size_t)njobs);
+        if (!s) s = reserve_pinned(device, (void**)&ds->hctx, &ds->hctx_cap, sizeof(hy_trav_ctx) * (size_t)njobs);
         if (s) return s;
     }
     s = reserve_pinned(device, (void**)&ds->hstart, &ds->hstart_cap, sizeof(hy_trav_pair) * (size_t)n);
@@ -508,16 +587,18 @@ static hy_status run_traverse(int device, device_state* ds, hy_traverser* t, con
     }
     if (!ds->k) CK(cudaMalloc((void**)&ds->k, 6 * sizeof(unsigned long long)));
 
-    /* Staged in pinned host memory, each array at its place in the arena,
-     * the contexts as the device reads them (views into the arena): one
-     * copy. The start pairs go straight to the first split generation. */
+    /* Changed trees are staged in pinned host memory at their places in the
+     * arena and sent in as few copies as their ranges allow; the contexts
+     * as the device reads them (views into the arena). */
     char* A = ds->arena;
     double t0 = now_s();
     cudaError_t e = cudaSuccess;
     if (!resident) {
         char* H = (char*)ds->stage;
+        size_t run_at = 0, run_end = 0; /* a range of adjacent changed trees */
         for (int32_t u = 0; u < ntrees; u++) {
             const tree_up* q = &trees[u];
+            if (!q->dirty) continue;
             const hy_bvh* b = q->b;
             memcpy(H + q->spans, b->spans, sizeof(hy_bvh_span) * (size_t)q->nodes);
             memcpy(H + q->node_fboxes, b->node_fboxes, sizeof(hy_fbox) * (size_t)q->nodes);
@@ -528,8 +609,18 @@ static hy_status run_traverse(int device, device_state* ds, hy_traverser* t, con
             memcpy(H + q->leaf_mboxes, b->leaf_mboxes, sizeof(hy_mbox) * (size_t)q->slots);
             if (q->edges) memcpy(H + q->edge_mboxes, b->edge_mboxes, sizeof(hy_mbox) * (size_t)q->edges);
             memcpy(H + q->vertex_mboxes, b->vertex_mboxes, sizeof(hy_mbox) * (size_t)q->verts);
+            if (run_end > run_at && q->at == run_end) {
+                run_end = q->at + q->bytes;
+                continue;
+            }
+            if (run_end > run_at && e == cudaSuccess)
+                e = cudaMemcpyAsync(A + run_at, H + run_at, run_end - run_at, cudaMemcpyHostToDevice, ds->stream);
+            run_at = q->at;
+            run_end = q->at + q->bytes;
         }
-        hy_trav_ctx* hctx = (hy_trav_ctx*)(H + ctx_at);
+        if (run_end > run_at && e == cudaSuccess)
+            e = cudaMemcpyAsync(A + run_at, H + run_at, run_end - run_at, cudaMemcpyHostToDevice, ds->stream);
+        hy_trav_ctx* hctx = ds->hctx;
         for (int32_t j = 0; j < njobs; j++) {
             hctx[j] = ctxs[j];
             for (int side = 0; side < 2; side++) {
@@ -546,7 +637,9 @@ static hy_status run_traverse(int device, device_state* ds, hy_traverser* t, con
                 m->vertex_mboxes = (const hy_mbox*)(A + q->vertex_mboxes);
             }
         }
-        e = cudaMemcpyAsync(A, H, used, cudaMemcpyHostToDevice, ds->stream);
+        if (e == cudaSuccess && njobs > 0)
+            e = cudaMemcpyAsync(ds->ctx, hctx, sizeof(hy_trav_ctx) * (size_t)njobs, cudaMemcpyHostToDevice,
+                                ds->stream);
     }
     for (int64_t i = 0; i < n; i++) ds->hstart[i] = front[ids[i]];
     if (e == cudaSuccess)
@@ -557,11 +650,19 @@ static hy_status run_traverse(int device, device_state* ds, hy_traverser* t, con
     if (e == cudaSuccess) e = cudaStreamSynchronize(ds->stream);
     if (e != cudaSuccess) {
         (void)cudaGetLastError();
+        ds->arena_gen = 0;
+        ds->nkept = 0; /* what reached the device is unknown: send everything next time */
+        ds->arena_top = 0;
         return cuda_fail(device, "traversal upload", e);
     }
-    ds->arena_gen = gen;
-    ds->arena_used = used;
-    const hy_trav_ctx* dctx = (const hy_trav_ctx*)(A + ctx_at);
+    if (!resident) {
+        /* the copies are done: the kept trees are current */
+        for (int32_t u = 0; u < ntrees; u++)
+            for (int32_t k = 0; k < ds->nkept; k++)
+                if (ds->kept[k].b == trees[u].b && ds->kept[k].at == trees[u].at) ds->kept[k].version = trees[u].b->version;
+        ds->arena_gen = gen;
+    }
+    const hy_trav_ctx* dctx = ds->ctx;
     unsigned long long hk[6];
 
     /* Split the front pairs (see SPLIT_TARGET). */
