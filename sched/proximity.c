@@ -33,6 +33,10 @@ typedef struct queue {
     int64_t jobs;
 } queue;
 
+/* The sums learn_costs fits: batches, units, time, units², units·time,
+ * copies, jobs. */
+enum { L_N, L_X, L_Y, L_XX, L_XY, L_COPY, L_JOBS, LEARN_SUMS };
+
 struct hy_prox {
     int R;
     hy_resource res[HY_SCHED_MAX_RESOURCES];
@@ -59,13 +63,11 @@ struct hy_prox {
     /* TRAVERSE jobs and their units of work over every run so far: the
      * model's mean units per TRAVERSE job (hy_sched_model.units) */
     int64_t seen_traverse_jobs, seen_traverse_work;
-    /* Real clock: what the batches of each real resource and job kind took
-     * beyond their setup and copies, per unit of work, and their copies
-     * per job, summed over the runs with older runs weighing less
-     * (LEARN_DECAY per run); the calibrated profile the learned costs stay
-     * near (within a factor LEARN_RANGE). See learn_costs. */
-    double learn_work[HY_SCHED_MAX_RESOURCES][HY_JOB_KINDS], learn_units[HY_SCHED_MAX_RESOURCES][HY_JOB_KINDS];
-    double learn_copy[HY_SCHED_MAX_RESOURCES][HY_JOB_KINDS], learn_jobs[HY_SCHED_MAX_RESOURCES][HY_JOB_KINDS];
+    /* Real clock: per real resource and job kind, sums over its batches of
+     * their time less copies against their units of work, and of their
+     * copies and jobs, older runs weighing less (LEARN_DECAY per run); the
+     * calibrated profile the learned costs stay near. See learn_costs. */
+    double learn[HY_SCHED_MAX_RESOURCES][HY_JOB_KINDS][LEARN_SUMS];
     hy_device_profile calibrated[HY_SCHED_MAX_RESOURCES];
     hy_prox_stats stats;
     hy_sched_problem prob;
@@ -537,10 +539,15 @@ static hy_status start_batch(hy_prox* p, int i, double t, const hy_prox_work* wo
             p->made[i] = made;
             p->leaf_next += made;
             if (!p->res[i].modeled) {
-                p->learn_work[i][kind] += dt - trans - p->model.device[i].cost[kind].setup;
-                p->learn_units[i][kind] += (double)units;
-                p->learn_copy[i][kind] += trans;
-                p->learn_jobs[i][kind] += (double)n;
+                double* L = p->learn[i][kind];
+                double x = (double)units, y = dt - trans;
+                L[L_N] += 1.0;
+                L[L_X] += x;
+                L[L_Y] += y;
+                L[L_XX] += x * x;
+                L[L_XY] += x * y;
+                L[L_COPY] += trans;
+                L[L_JOBS] += (double)n;
             }
             p->stats.busy[i] += dt;
             p->stats.transfer[i] += trans;
@@ -556,38 +563,53 @@ static hy_status start_batch(hy_prox* p, int i, double t, const hy_prox_work* wo
     return HY_OK;
 }
 
-/* Under the real clock, the per-unit costs of the real resources follow
- * what their batches took. The calibration measures a folded cloth, but a
- * test or a node pair costs what the scene makes it cost (n-body's LEAF
- * jobs are mostly culled by the filters, a fold's reach the exact test),
- * and a wrong ratio between resources sends the policy's jobs the wrong
- * way. proc(i, c) becomes the summed work per unit of i's batches of kind c
- * (time less setup and copies) once LEARN_MIN_UNITS units are in, within
- * a factor LEARN_RANGE of the calibrated value; a staged GPU's upload the
- * copies per job. Older runs weigh less (LEARN_DECAY per run), so the
+/* Under the real clock, the costs of the real resources follow what their
+ * batches took. The calibration measures a folded cloth, but a test or a
+ * node pair costs what the scene makes it cost (n-body's LEAF jobs are
+ * mostly culled by the filters, a fold's reach the exact test), and a
+ * batch's fixed cost what the step's batches make it; wrong ratios between
+ * resources send the policy's jobs the wrong way. So setup(i, c) and
+ * proc(i, c) are refitted, as `hyphys calibrate` fits them, by least
+ * squares over i's batches of kind c (time less copies against units of
+ * work) once LEARN_MIN_UNITS units are in (with batch sizes too alike for
+ * a line, proc alone under the setup held): proc
+ * within a factor LEARN_RANGE of the calibrated value, setup at most
+ * LEARN_RANGE times it (or LEARN_SETUP_MAX); a staged GPU's upload becomes
+ * its copies per job. Older runs weigh less (LEARN_DECAY per run), so the
  * costs follow a scene that changes. Results do not depend on it (a job's
  * outcome does not depend on where it runs); the virtual clock, whose
  * resources are all charged from their profiles, never learns. */
 #define LEARN_MIN_UNITS 256.0
 #define LEARN_RANGE 16.0
+#define LEARN_SETUP_MAX 1e-3
 #define LEARN_DECAY 0.5
 static void learn_costs(hy_prox* p) {
     if (p->clock != HY_CLOCK_REAL) return;
     for (int i = 0; i < p->R; i++) {
         if (p->res[i].modeled) continue;
         for (int k = 0; k < HY_JOB_KINDS; k++) {
+            double* L = p->learn[i][k];
             hy_device_costs* c = &p->model.device[i].cost[k];
             const hy_device_costs* cal = &p->calibrated[i].cost[k];
-            if (p->learn_units[i][k] >= LEARN_MIN_UNITS && cal->proc > 0.0) {
-                double proc = p->learn_work[i][k] / p->learn_units[i][k];
+            double vx = L[L_N] * L[L_XX] - L[L_X] * L[L_X];
+            if (L[L_X] >= LEARN_MIN_UNITS && cal->proc > 0.0) {
+                double proc, setup;
+                if (L[L_N] >= 2.0 && vx > 0.01 * L[L_N] * L[L_XX]) { /* sizes spread enough for a line */
+                    proc = (L[L_N] * L[L_XY] - L[L_X] * L[L_Y]) / vx;
+                    setup = (L[L_Y] - proc * L[L_X]) / L[L_N];
+                } else { /* batches nearly alike: keep the setup, fit proc */
+                    setup = c->setup;
+                    proc = (L[L_Y] - setup * L[L_N]) / L[L_X];
+                }
+                if (setup < 0.0) { /* through the origin */
+                    setup = 0.0;
+                    proc = L[L_XX] > 0.0 ? L[L_XY] / L[L_XX] : proc;
+                }
                 c->proc = fmin(fmax(proc, cal->proc / LEARN_RANGE), cal->proc * LEARN_RANGE);
+                c->setup = fmin(setup, fmax(cal->setup * LEARN_RANGE, LEARN_SETUP_MAX));
             }
-            if (p->model.device[i].staged && p->learn_jobs[i][k] > 0.0)
-                c->upload = p->learn_copy[i][k] / p->learn_jobs[i][k];
-            p->learn_work[i][k] *= LEARN_DECAY;
-            p->learn_units[i][k] *= LEARN_DECAY;
-            p->learn_copy[i][k] *= LEARN_DECAY;
-            p->learn_jobs[i][k] *= LEARN_DECAY;
+            if (p->model.device[i].staged && L[L_JOBS] > 0.0) c->upload = L[L_COPY] / L[L_JOBS];
+            for (int q = 0; q < LEARN_SUMS; q++) L[q] *= LEARN_DECAY;
         }
     }
 }

@@ -333,9 +333,9 @@ static void reported_transfers(void) {
     hy_prox_destroy(x);
 }
 
-/* Under the real clock the real resources' per-unit costs follow what
- * their batches took (the fake work is far faster than the profile says);
- * a modeled resource's, and every cost under the virtual clock, stay as
+/* Under the real clock the real resources' costs follow what their
+ * batches took (the fake work is far faster than the profile says); a
+ * modeled resource's, and every cost under the virtual clock, stay as
  * profiled. */
 static void learned_costs(void) {
     hy_sched_model prof;
@@ -380,7 +380,9 @@ static void learned_costs(void) {
             CHECK(lp < 0.5e-6 && lp >= 1e-6 / 16.0);
         }
         if (q == 2) CHECK(tp == 9e-6 && lp == 1e-6);
-        CHECK(M->device[0].cost[HY_JOB_TRAVERSE].setup == 5e-6 && M->device[0].cost[HY_JOB_LEAF].setup == 5e-6);
+        double ts = M->device[0].cost[HY_JOB_TRAVERSE].setup, ls = M->device[0].cost[HY_JOB_LEAF].setup;
+        if (q == 2) CHECK(ts == 5e-6 && ls == 5e-6);
+        CHECK(ts >= 0.0 && ts <= 1e-3 && ls >= 0.0 && ls <= 1e-3);
         if (q > 0) CHECK(memcmp(M->device[1].cost, gtx.cost, sizeof gtx.cost) == 0);
         hy_prox_destroy(x);
     }
