@@ -192,19 +192,37 @@ int hy_cli_calibrate(int threads, int repeats, int size, const char* path, int q
         return HY_EXIT_RUNTIME;
     }
     int nthreads = hy_world_get_thread_count(w);
-    /* the cpu resource, then every GPU present (resource r is cuda:r-1) */
+    /* the cpu resource, then every GPU present */
     int gpus = hy_cuda_device_count();
     if (gpus > HY_SCHED_MAX_RESOURCES - 1) gpus = HY_SCHED_MAX_RESOURCES - 1;
     int R = 1 + gpus;
     hy_calibration* cal = calloc((size_t)R, sizeof *cal);
     hy_status s = cal ? HY_OK : hy_fail(HY_ERR_NOMEM, "out of memory");
-    for (int r = 0; r < R && !s; r++) s = hy_collide_calibrate(w, X0, X1, r - 1, repeats, &cal[r]);
+    /* a GPU that cannot be calibrated is left out, with a line; the cpu's
+     * failure ends it */
+    int* gpu = calloc((size_t)R, sizeof *gpu); /* the GPU device of kept slot r > 0 (slot 0: the cpu) */
+    if (!s && !gpu) s = hy_fail(HY_ERR_NOMEM, "out of memory");
+    int kept = 0;
+    for (int r = 0; r < R && !s; r++) {
+        int device = r - 1;
+        hy_status sr = hy_collide_calibrate(w, X0, X1, device, repeats, &cal[kept]);
+        if (sr && device < 0) {
+            s = sr;
+        } else if (sr) {
+            fprintf(stderr, "hyphys calibrate: cuda:%d left out of the profile: %s\n", device, hy_last_error());
+        } else {
+            gpu[kept++] = device;
+        }
+    }
+    R = kept;
+    gpus = kept > 0 ? kept - 1 : 0;
     hy_world_destroy(w);
     free(X0);
     free(X1);
     if (s) {
         fprintf(stderr, "hyphys calibrate: %s\n", hy_last_error());
         free(cal);
+        free(gpu);
         return HY_EXIT_RUNTIME;
     }
     hy_sched_model m;
@@ -218,7 +236,7 @@ int hy_cli_calibrate(int threads, int repeats, int size, const char* path, int q
             d.kind = HY_DEVICE_CPU;
             d.cores = nthreads;
         } else {
-            snprintf(d.name, sizeof d.name, "cuda:%d", r - 1);
+            snprintf(d.name, sizeof d.name, "cuda:%d", gpu[r]);
             d.kind = HY_DEVICE_GPU;
             d.cores = 1;
             d.staged = 1; /* every batch copies its jobs in and its outputs out (sched/cuda.h) */
@@ -244,6 +262,7 @@ int hy_cli_calibrate(int threads, int repeats, int size, const char* path, int q
                         kinds[k], 1e6 * cal[r].kind[k].setup, 1e6 * cal[r].kind[k].proc,
                         1e6 * cal[r].kind[k].upload, cal[r].kind[k].r);
         free(cal);
+        free(gpu);
         return HY_EXIT_RUNTIME;
     }
     if (json) {
@@ -259,10 +278,10 @@ int hy_cli_calibrate(int threads, int repeats, int size, const char* path, int q
         hy_cli_json_string(stdout, hy_cuda_status());
         printf(",\"gpus\":[");
         for (int r = 1; r < R; r++) {
-            char gpu[128] = "";
-            hy_cuda_device_name(r - 1, gpu, sizeof gpu);
+            char model[128] = "";
+            hy_cuda_device_name(gpu[r], model, sizeof model);
             printf("%s{\"resource\":\"%s\",\"device\":", r > 1 ? "," : "", names[r]);
-            hy_cli_json_string(stdout, gpu);
+            hy_cli_json_string(stdout, model);
             for (int k = 0; k < 2; k++) {
                 printf(",");
                 print_kind_json(kinds[k], &cal[r].kind[k], 1);
@@ -286,6 +305,7 @@ int hy_cli_calibrate(int threads, int repeats, int size, const char* path, int q
         printf("profile saved to %s\n", path);
     }
     free(cal);
+    free(gpu);
     return HY_EXIT_OK;
 }
 

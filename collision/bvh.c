@@ -175,6 +175,7 @@ hy_status hy_bvh_create(const int32_t* triangles, int32_t triangle_count, int32_
         hy_bvh_destroy(b);
         return hy_fail(HY_ERR_NOMEM, "bvh: out of memory for %d triangles", triangle_count);
     }
+    touch(b);
     *out = b;
     return HY_OK;
 }

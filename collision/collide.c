@@ -213,7 +213,7 @@ static hy_status work_traverse(void* vctx, int r, const int64_t* ids, int64_t n,
     if (res && res->kind == HY_RESOURCE_CUDA && n > 0) {
         double copies = 0.0;
         s = hy_cuda_traverse_batch(res->device, cs->traverser, ids, n, &copies, NULL);
-        c->transfer += copies;
+        if (s == HY_OK) c->transfer += copies; /* else the host runs it: no copies of its own */
     }
     if (s == HY_ERR_UNSUPPORTED) s = hy_traverse_run(cs->traverser, ids, n, c->w->pool);
     if (s) return s;
@@ -458,7 +458,8 @@ hy_status hy_collide_detect(void* world, const double* X0, const double* X1, hy_
 
 /* Least squares y = c0 + c1·x over m points, with the correlation of x
  * and y. A negative intercept (below timer resolution) is clamped to 0 and
- * the slope refitted through the origin. */
+ * the slope refitted through the origin; a negative slope is clamped to 0
+ * and the intercept made the mean (a profile takes no negative cost). */
 static void fit_line(const double* x, const double* y, int m, double* c0, double* c1, double* r) {
     double sx = 0, sy = 0, sxx = 0, sxy = 0, syy = 0;
     for (int i = 0; i < m; i++) {
@@ -475,6 +476,10 @@ static void fit_line(const double* x, const double* y, int m, double* c0, double
     if (*c0 < 0.0) {
         *c0 = 0.0;
         *c1 = sxx > 0 ? sxy / sxx : 0.0;
+    }
+    if (*c1 < 0.0) { /* noise on a flat line (a GPU's copies once its trees stay): the mean */
+        *c1 = 0.0;
+        *c0 = m > 0 ? sy / m : 0.0;
     }
 }
 

@@ -68,7 +68,9 @@ __global__ void __launch_bounds__(BLOCK_THREADS)
  * for a GPU, and their subtrees differ wildly in size; so before the
  * traversal proper, the batch's pairs are expanded breadth first, in
  * rounds, each pair replaced by its children in order (a leaf pair stays),
- * until there are SPLIT_TARGET of them or none expands. Each keeps the
+ * until there are at least SPLIT_TARGET of them (the last round may make
+ * up to four times as many; a batch of that many front pairs is not
+ * split) or none expands. Each keeps the
  * index of the front pair it came from; the node pairs the expansion
  * tests are counted as hy_trav_run_pair counts them (one for the visit
  * plus the tests). Then one thread per split pair. */
@@ -493,6 +495,9 @@ static hy_status run_traverse(int device, device_state* ds, hy_traverser* t, con
      * go up. The contexts go up once per staged traversal. */
     uint64_t gen = hy_traverse_generation(t);
     int resident = ds->arena_gen == gen;
+    /* from here until the copies are done the arena and the contexts may
+     * change (or a call fail half way): no traversal's are current */
+    if (!resident) ds->arena_gen = 0;
     size_t need_new = 0, need_all = 0;
     for (int32_t u = 0; u < ntrees && !resident; u++) {
         tree_up* q = &trees[u];

@@ -79,7 +79,7 @@ hy_status hy_cuda_leaf_batch(int device, const hy_leaf_job* jobs, int64_t n, con
  * (nodes, gate boxes, per-slot leaf data, vertex and edge boxes) that
  * changed since they last went up (hy_bvh.version; the device keeps them
  * between calls, and the batches of one staged traversal after the first
- * send nothing but their pairs; counted as transfer time), splits the pairs breadth first into up to ~10^5
+ * send nothing but their pairs; counted as transfer time), splits the pairs breadth first into some 10^5
  * smaller pairs (sched/cuda.cu), counts each one's output, scans the
  * counts, writes the pairs, downloads them. seconds_transfer and
  * seconds_kernel as for hy_cuda_leaf_batch. Device buffers are kept

@@ -60,8 +60,10 @@ typedef struct hy_device_profile {
     int cores; /* CPU: cores this resource stands for (hierarchical: all); GPU: CUDA cores, informative */
     /* 1: the device keeps no job data between batches (a real GPU of this
      * build: every batch uploads its jobs from host memory and leaves its
-     * outputs there), so a job pays upload on it even when it made the job
-     * itself; its download is then part of its batches' measured time. 0
+     * outputs there; it keeps only the trees, sent when they change, whose
+     * copies the fitted upload spreads over the jobs), so a job pays upload
+     * on it even when it made the job itself; its download is then part of
+     * its batches' measured time. 0
      * (Kim et al.'s model, the built-in profiles): a job made on a device
      * stays there, free to run on it. JSON "staged": true|false, default
      * false. */

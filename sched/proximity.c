@@ -593,20 +593,21 @@ static void learn_costs(hy_prox* p) {
             const hy_device_costs* cal = &p->calibrated[i].cost[k];
             double vx = L[L_N] * L[L_XX] - L[L_X] * L[L_X];
             if (L[L_X] >= LEARN_MIN_UNITS && cal->proc > 0.0) {
-                double proc, setup;
+                double lo = cal->proc / LEARN_RANGE, hi = cal->proc * LEARN_RANGE;
+                double cap = fmax(cal->setup * LEARN_RANGE, LEARN_SETUP_MAX);
                 if (L[L_N] >= 2.0 && vx > 0.01 * L[L_N] * L[L_XX]) { /* sizes spread enough for a line */
-                    proc = (L[L_N] * L[L_XY] - L[L_X] * L[L_Y]) / vx;
-                    setup = (L[L_Y] - proc * L[L_X]) / L[L_N];
+                    double proc = (L[L_N] * L[L_XY] - L[L_X] * L[L_Y]) / vx;
+                    double setup = (L[L_Y] - proc * L[L_X]) / L[L_N];
+                    if (setup < 0.0) /* through the origin */
+                        proc = L[L_XX] > 0.0 ? L[L_XY] / L[L_XX] : proc;
+                    /* proc within its range, then the setup that keeps the
+                     * line through the batches' mean, within its own */
+                    c->proc = fmin(fmax(proc, lo), hi);
+                    c->setup = fmin(fmax((L[L_Y] - c->proc * L[L_X]) / L[L_N], 0.0), cap);
                 } else { /* batches nearly alike: keep the setup, fit proc */
-                    setup = c->setup;
-                    proc = (L[L_Y] - setup * L[L_N]) / L[L_X];
+                    double proc = (L[L_Y] - c->setup * L[L_N]) / L[L_X];
+                    c->proc = fmin(fmax(proc, lo), hi);
                 }
-                if (setup < 0.0) { /* through the origin */
-                    setup = 0.0;
-                    proc = L[L_XX] > 0.0 ? L[L_XY] / L[L_XX] : proc;
-                }
-                c->proc = fmin(fmax(proc, cal->proc / LEARN_RANGE), cal->proc * LEARN_RANGE);
-                c->setup = fmin(setup, fmax(cal->setup * LEARN_RANGE, LEARN_SETUP_MAX));
             }
             if (p->model.device[i].staged && L[L_JOBS] > 0.0) c->upload = L[L_COPY] / L[L_JOBS];
             for (int q = 0; q < LEARN_SUMS; q++) L[q] *= LEARN_DECAY;

@@ -398,7 +398,10 @@ static int64_t trav_compare(const hy_traverser* t, const trav_ref* R) {
  * split pairs made. */
 static int64_t check_split_cpu(const hy_trav_ctx* ctxs, const hy_trav_pair* front, int64_t F, const int64_t* off,
                                const hy_feature_pair* out, const hy_trav_counts* want, int64_t target) {
-    int64_t cap = 4 * (target > F ? target : F);
+    /* room for 4x the target or the front (the scene's split, all the way
+     * down, is some 10^5 pairs) */
+    int64_t bound = target < ((int64_t)1 << 18) ? target : ((int64_t)1 << 18);
+    int64_t cap = 4 * (bound > F ? bound : F);
     hy_trav_pair* cur = malloc(sizeof *cur * (size_t)cap);
     hy_trav_pair* nxt = malloc(sizeof *nxt * (size_t)cap);
     int32_t* own = malloc(sizeof *own * (size_t)cap);
@@ -426,6 +429,10 @@ static int64_t check_split_cpu(const hy_trav_ctx* ctxs, const hy_trav_pair* fron
                 } else {
                     k.node_pairs += 1 + tests;
                     expanded++;
+                }
+                if (m2 + n > cap) { /* more than the room above: say so, stop */
+                    CHECK(m2 + n <= cap);
+                    n = 0;
                 }
                 for (int q = 0; q < n; q++) {
                     nxt[m2] = kids[q];
@@ -517,12 +524,18 @@ static void check_traverse_cpu(const trav_scene* S, hy_pool* pool) {
                 (long long)k.triangle_pairs);
         CHECK(kinds[0] > 0 && kinds[1] > 0 && kinds[2] > 0); /* self, pair and both kinds */
         /* the GPU's split, at its target and at smaller ones */
+        /* all the way down (every split pair a leaf pair), then stopping
+         * at targets: a split stops once it reaches its target, and never
+         * goes past the whole way */
+        int64_t all = check_split_cpu(ctxs, front, F, off, out, &k, (int64_t)1 << 40);
         static const int64_t targets[4] = {1000, 8000, 64000, (int64_t)1 << 17};
         for (int q = 0; q < 4; q++) {
             int64_t target = targets[q];
             int64_t m = check_split_cpu(ctxs, front, F, off, out, &k, target);
-            fprintf(stderr, "traverse split (host): target %lld, %lld split pairs\n", (long long)target, (long long)m);
-            CHECK(target <= F || m >= target / 4);
+            fprintf(stderr, "traverse split (host): target %lld, %lld split pairs (%lld all the way)\n",
+                    (long long)target, (long long)m, (long long)all);
+            CHECK(m >= F && m <= all && (m >= target || m == all));
+            CHECK(target <= F || m < 4 * target); /* one round past the target at most */
         }
 
         /* accepted in two batches (odd front pairs, then even in reverse) */
