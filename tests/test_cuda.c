@@ -10,10 +10,13 @@
  * TRAVERSE: on the CPU, that the per-pair traversal the kernel runs
  * (collision/traverse_hd.h), in the kernel's count / scan / write scheme,
  * gives hy_traverse_run's outputs pair by pair, and that outputs handed in
- * with hy_traverse_accept read back the same; with a GPU, that
- * hy_cuda_traverse_batch gives them too, and a world stepping on cuda:0
- * reaches the CPU-only state hash. Scene: the cloth-funnel step against
- * itself and a copy in its own moving frame. */
+ * with hy_traverse_accept read back the same, and that the GPU's split of
+ * the front pairs keeps each pair's output; with a GPU, that
+ * hy_cuda_traverse_batch gives them too, also with two traversers taking
+ * turns on the device and a tree refitted between them (what the device
+ * keeps must be current), and a world stepping on cuda:0 reaches the
+ * CPU-only state hash. Scene: the cloth-funnel step against itself and a
+ * copy in its own moving frame. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -251,6 +254,8 @@ typedef struct trav_scene {
     hy_bvh* a;
     hy_bvh* b;
     hy_traverse_job jobs[3];
+    int32_t njobs;
+    double *y0, *y1; /* the copy's positions (B's tree), 3 * nv */
 } trav_scene;
 
 static int trav_scene_make(trav_scene* S) {
@@ -308,6 +313,10 @@ static int trav_scene_make(trav_scene* S) {
         S->jobs[0] = (hy_traverse_job){S->a, NULL};
         S->jobs[1] = (hy_traverse_job){S->a, S->b};
         S->jobs[2] = (hy_traverse_job){S->b, S->a};
+        S->njobs = 3;
+        S->y0 = y0;
+        S->y1 = y1;
+        y0 = y1 = NULL;
     }
     free(y0);
     free(y1);
@@ -320,6 +329,8 @@ static int trav_scene_make(trav_scene* S) {
 static void trav_scene_free(trav_scene* S) {
     hy_bvh_destroy(S->a);
     hy_bvh_destroy(S->b);
+    free(S->y0);
+    free(S->y1);
 }
 
 /* The host's staged traversal of every front pair (hy_traverse_run, in
@@ -334,7 +345,7 @@ typedef struct trav_ref {
 
 static void trav_ref_make(hy_traverser* t, const trav_scene* S, hy_pool* pool, trav_ref* R) {
     memset(R, 0, sizeof *R);
-    CHECK_OK(hy_traverse_begin(t, S->jobs, 3, pool, &R->front));
+    CHECK_OK(hy_traverse_begin(t, S->jobs, S->njobs, pool, &R->front));
     int64_t F = R->front;
     int64_t* ids = malloc(sizeof(int64_t) * (size_t)(F + 1));
     R->offsets = malloc(sizeof(int64_t) * (size_t)(F + 1));
@@ -629,6 +640,61 @@ static void check_traverse_gpu(int device, const trav_scene* S, hy_pool* pool) {
     hy_traverser_destroy(t);
 }
 
+/* GPU: what the device keeps between traversals (the trees, by version;
+ * the contexts, by staged traversal) is current. Two traversers take
+ * turns on the device, one over the scene's three jobs and one over the
+ * self job alone; before the second round B is refitted over a longer
+ * motion (new boxes, new version). Every batch must give the host's
+ * outputs for the trees as they are then. */
+static void check_traverse_cache(int device, trav_scene* S, hy_pool* pool) {
+    trav_scene self = *S;
+    self.njobs = 1; /* jobs[0]: A against itself */
+    int64_t before = -1;
+    for (int round = 0; round < 2; round++) {
+        if (round == 1) {
+            int32_t nv = S->b->vertex_count;
+            for (int32_t v = 0; v < nv; v++) S->y1[3 * v] += 0.004;
+            hy_bvh_refit(S->b, S->y0, S->y1, 1e-3, NULL);
+        }
+        hy_traverser* t1 = hy_traverser_create();
+        hy_traverser* t2 = hy_traverser_create();
+        CHECK(t1 && t2);
+        if (!t1 || !t2) {
+            hy_traverser_destroy(t1);
+            hy_traverser_destroy(t2);
+            return;
+        }
+        trav_ref R1, R2;
+        trav_ref_make(t1, S, pool, &R1);
+        trav_ref_make(t2, &self, pool, &R2);
+        int64_t F1 = 0, F2 = 0;
+        CHECK_OK(hy_traverse_begin(t1, S->jobs, S->njobs, pool, &F1));
+        CHECK_OK(hy_traverse_begin(t2, self.jobs, self.njobs, pool, &F2));
+        int64_t* ids = malloc(sizeof(int64_t) * (size_t)(F1 + F2 + 1));
+        CHECK(ids != NULL);
+        if (ids) {
+            for (int64_t i = 0; i < F1 + F2; i++) ids[i] = i < F1 ? i : i - F1;
+            /* t2 first: the device's contexts are then t2's when t1 comes */
+            CHECK_OK(hy_cuda_traverse_batch(device, t2, ids + F1, F2, NULL, NULL));
+            CHECK_OK(hy_cuda_traverse_batch(device, t1, ids, F1 / 2, NULL, NULL));
+            CHECK_OK(hy_cuda_traverse_batch(device, t1, ids + F1 / 2, F1 - F1 / 2, NULL, NULL));
+            int64_t bad1 = trav_compare(t1, &R1), bad2 = trav_compare(t2, &R2);
+            fprintf(stderr, "cuda:%d cache, round %d: %lld and %lld feature pairs, %lld and %lld mismatches\n", device,
+                    round, (long long)R1.offsets[R1.front], (long long)R2.offsets[R2.front], (long long)bad1,
+                    (long long)bad2);
+            CHECK(bad1 == 0 && bad2 == 0);
+            /* the refit changed B's outputs: stale trees would show */
+            if (round == 1) CHECK(R1.offsets[R1.front] != before);
+            before = R1.offsets[R1.front];
+        }
+        free(ids);
+        trav_ref_free(&R1);
+        trav_ref_free(&R2);
+        hy_traverser_destroy(t1);
+        hy_traverser_destroy(t2);
+    }
+}
+
 /* A world on one GPU resource (TRAVERSE and LEAF batches on the device)
  * steps to the CPU-only state hash. */
 static uint64_t world_hash(const char* devices) {
@@ -698,6 +764,7 @@ int main(void) {
             hy_traverser_destroy(t);
         }
         for (int d = 0; d < count; d++) check_traverse_gpu(d, &S, pool);
+        for (int d = 0; d < count; d++) check_traverse_cache(d, &S, pool);
     }
     trav_scene_free(&S);
     hy_pool_destroy(pool);
