@@ -325,16 +325,16 @@ int hy_cli_sched_def(const hy_cli_sched* o, const char* cmd, int threads, int qu
     if (need && !d->profile) {
         hy_cli_profile_path(threads, path, cap);
         struct stat sb;
-        int stale = 0;
+        int found = stat(path, &sb) == 0, stale = 0;
         char missing[64] = "";
-        if (stat(path, &sb) == 0) {
+        if (found) {
             /* made before this GPU was there (or by an older hyphys): it
              * would be refused, so it is made again */
             hy_sched_model m;
-            if (hy_sched_model_load(path, &m) == HY_OK && hy_prox_profile_missing(d->devices, &m, missing, sizeof missing) == 1)
-                stale = 1;
+            stale = hy_sched_model_load(path, &m) == HY_OK &&
+                    hy_prox_profile_missing(d->devices, &m, missing, sizeof missing) == 1;
         }
-        if (stale || stat(path, &sb) != 0) {
+        if (!found || stale) {
             if (stale)
                 fprintf(stderr, "hyphys %s: the profile %s has no '%s': calibrating again\n", cmd, path, missing);
             else

@@ -178,20 +178,25 @@ typedef struct detect_ctx {
     double transfer; /* seconds of host<->device copies of the last GPU batch */
 } detect_ctx;
 
+/* LEAF job i's points, x[0..3] at t = 0 and x[4..7] at t = 1
+ * (collision/ccd.h order), from X0 and X1. */
+static inline void leaf_points(const detect_ctx* c, int64_t i, double x[8][3]) {
+    const int32_t* v = c->cs->leaf[i].v;
+    for (int j = 0; j < 4; j++)
+        for (int k = 0; k < 3; k++) {
+            x[j][k] = c->X0[3 * v[j] + k];
+            x[4 + j][k] = c->X1[3 * v[j] + k];
+        }
+}
+
 static void exact_block(void* p, int64_t begin, int64_t end, int64_t block, int worker) {
     const detect_ctx* c = p;
     const hy_collision_state* cs = c->cs;
     (void)block;
     (void)worker;
     for (int64_t i = c->first + begin; i < c->first + end; i++) {
-        const int32_t* v = cs->leaf[i].v;
-        const double *X0 = c->X0, *X1 = c->X1;
         double toi = 1.0, x[8][3];
-        for (int j = 0; j < 4; j++)
-            for (int k = 0; k < 3; k++) {
-                x[j][k] = X0[3 * v[j] + k];
-                x[4 + j][k] = X1[3 * v[j] + k];
-            }
+        leaf_points(c, i, x);
         int is_vf = cs->leaf[i].kind != HY_FEATURE_EE;
         double md = cs->tjob_distance[cs->leaf_tjob[i]];
         /* separating axes, then the exact test: the arithmetic the GPU kernel shares */
@@ -266,15 +271,10 @@ static void gather_block(void* p, int64_t begin, int64_t end, int64_t block, int
     (void)block;
     (void)worker;
     for (int64_t i = begin; i < end; i++) {
-        const hy_feature_pair* fp = &cs->leaf[g->first + i];
         hy_leaf_job* j = &g->jobs[i];
-        for (int q = 0; q < 4; q++)
-            for (int k = 0; k < 3; k++) {
-                j->x[q][k] = g->c->X0[3 * fp->v[q] + k];
-                j->x[4 + q][k] = g->c->X1[3 * fp->v[q] + k];
-            }
+        leaf_points(g->c, g->first + i, j->x);
         j->min_distance = cs->tjob_distance[cs->leaf_tjob[g->first + i]];
-        j->is_vf = fp->kind != HY_FEATURE_EE;
+        j->is_vf = cs->leaf[g->first + i].kind != HY_FEATURE_EE;
         j->pad = 0;
     }
 }
@@ -299,17 +299,22 @@ static hy_status leaf_gpu(detect_ctx* c, int device, int64_t first, int64_t n) {
     return s;
 }
 
-/* LEAF jobs: separating-axis filter, then the exact test. */
+/* LEAF jobs [first, first + n): separating-axis filter, then the exact
+ * test, on GPU `device`, or (device < 0) on the world's pool. */
+static hy_status run_leaf(detect_ctx* c, int device, int64_t first, int64_t n) {
+    if (device >= 0) return leaf_gpu(c, device, first, n);
+    c->first = first;
+    hy_pool_for(c->w->pool, n, 256, exact_block, c);
+    return HY_OK;
+}
+
 static hy_status work_leaf(void* vctx, int r, int64_t first, int64_t n) {
     detect_ctx* c = vctx;
     if (first < 0 || first + n > c->cs->leaf_count)
         return hy_fail(HY_ERR_INTERNAL, "LEAF jobs [%lld, %lld) outside the %lld made", (long long)first,
                        (long long)(first + n), (long long)c->cs->leaf_count);
-    c->first = first;
     const hy_resource* res = hy_prox_resource(c->w->prox, r);
-    if (res && res->kind == HY_RESOURCE_CUDA && n > 0) return leaf_gpu(c, res->device, first, n);
-    hy_pool_for(c->w->pool, n, 256, exact_block, c);
-    return HY_OK;
+    return run_leaf(c, res && res->kind == HY_RESOURCE_CUDA && n > 0 ? res->device : -1, first, n);
 }
 
 static hy_status push_tjob(hy_collision_state* cs, const hy_bvh* a, const hy_bvh* b, double distance) {
@@ -560,12 +565,7 @@ hy_status hy_collide_calibrate(hy_world* w, const double* X0, const double* X1, 
                 } else {
                     int64_t first = (leaves - n) / 2;
                     t0 = now_ms();
-                    if (device >= 0) {
-                        s = leaf_gpu(&dc, device, first, n);
-                    } else {
-                        dc.first = first;
-                        hy_pool_for(w->pool, n, 256, exact_block, &dc);
-                    }
+                    s = run_leaf(&dc, device, first, n);
                 }
                 runs[r].t = 1e-3 * (now_ms() - t0);
                 runs[r].copy = dc.transfer;

@@ -418,6 +418,7 @@ typedef struct tree_up {
     size_t spans, node_fboxes, node_area, self_free, slots_at, leaf_fboxes, leaf_mboxes, edge_mboxes, vertex_mboxes;
     size_t at, bytes; /* its range of the arena (the offsets above are absolute) */
     int dirty;        /* its copy on the device is missing or stale */
+    int32_t kept;     /* its entry in the device's kept trees */
 } tree_up;
 
 /* The arrays of tree q laid out from offset `at` (256-byte aligned each);
@@ -512,6 +513,7 @@ static hy_status run_traverse(int device, device_state* ds, hy_traverser* t, con
         if (k < ds->nkept) {
             tree_layout(q, ds->kept[k].at);
             q->dirty = ds->kept[k].version != q->b->version;
+            q->kept = k;
         } else {
             q->at = (size_t)-1; /* room to find */
             need_new += bytes;
@@ -543,6 +545,7 @@ static hy_status run_traverse(int device, device_state* ds, hy_traverser* t, con
             tree_up* q = &trees[u];
             if (q->at != (size_t)-1) continue;
             ds->arena_top = tree_layout(q, ds->arena_top);
+            q->kept = ds->nkept;
             tree_slot* k = &ds->kept[ds->nkept++];
             k->b = q->b;
             k->nodes = q->nodes;
@@ -662,9 +665,7 @@ static hy_status run_traverse(int device, device_state* ds, hy_traverser* t, con
     }
     if (!resident) {
         /* the copies are done: the kept trees are current */
-        for (int32_t u = 0; u < ntrees; u++)
-            for (int32_t k = 0; k < ds->nkept; k++)
-                if (ds->kept[k].b == trees[u].b && ds->kept[k].at == trees[u].at) ds->kept[k].version = trees[u].b->version;
+        for (int32_t u = 0; u < ntrees; u++) ds->kept[trees[u].kept].version = trees[u].b->version;
         ds->arena_gen = gen;
     }
     const hy_trav_ctx* dctx = ds->ctx;

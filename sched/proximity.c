@@ -173,6 +173,15 @@ static hy_status each_entry(const char* devices, entry_fn fn, void* ctx, int log
     return HY_OK;
 }
 
+/* A real resource's name, as profiles and the stats know it: "cpu",
+ * "cuda:N". */
+static void real_name(hy_resource_kind kind, int device, char* buf, size_t cap) {
+    if (kind == HY_RESOURCE_CPU)
+        snprintf(buf, cap, "cpu");
+    else
+        snprintf(buf, cap, "cuda:%d", device);
+}
+
 typedef struct needs_ctx {
     hy_clock clock;
     int count, real;
@@ -216,27 +225,6 @@ int hy_prox_needs_profile(const char* devices, hy_clock clock) {
     return c.count > 1 || clock == HY_CLOCK_VIRTUAL;
 }
 
-int hy_prox_profile_missing(const char* devices, const hy_sched_model* profiles, char* name, size_t cap) {
-    needs_ctx c;
-    memset(&c, 0, sizeof c);
-    if (each_entry(devices, count_entry, &c, 0)) return -1;
-    for (int i = 0; i < c.real && i < HY_SCHED_MAX_RESOURCES; i++) {
-        char want[64];
-        if (c.real_kind[i] == HY_RESOURCE_CPU)
-            snprintf(want, sizeof want, "cpu");
-        else
-            snprintf(want, sizeof want, "cuda:%d", c.real_device[i]);
-        int found = 0;
-        for (int k = 0; profiles && k < profiles->resources && !found; k++)
-            found = !strcmp(profiles->device[k].name, want);
-        if (!found) {
-            if (name && cap) snprintf(name, cap, "%s", want);
-            return 1;
-        }
-    }
-    return 0;
-}
-
 typedef struct build_ctx {
     hy_prox* p;
     const hy_sched_model* profiles;
@@ -248,6 +236,21 @@ static const hy_device_profile* find_profile(const hy_sched_model* m, const char
     for (int i = 0; m && i < m->resources; i++)
         if (!strcmp(m->device[i].name, name)) return &m->device[i];
     return NULL;
+}
+
+int hy_prox_profile_missing(const char* devices, const hy_sched_model* profiles, char* name, size_t cap) {
+    needs_ctx c;
+    memset(&c, 0, sizeof c);
+    if (each_entry(devices, count_entry, &c, 0)) return -1;
+    for (int i = 0; i < c.real && i < HY_SCHED_MAX_RESOURCES; i++) {
+        char want[64];
+        real_name((hy_resource_kind)c.real_kind[i], c.real_device[i], want, sizeof want);
+        if (!find_profile(profiles, want)) {
+            if (name && cap) snprintf(name, cap, "%s", want);
+            return 1;
+        }
+    }
+    return 0;
 }
 
 static hy_status add_entry(void* vctx, hy_resource_kind kind, int device, const char* arg, const char* token) {
@@ -272,10 +275,7 @@ static hy_status add_entry(void* vctx, hy_resource_kind kind, int device, const 
         snprintf(r->name, sizeof r->name, "model:%s", d.name);
         r->modeled = 1;
     } else {
-        if (kind == HY_RESOURCE_CPU)
-            snprintf(r->name, sizeof r->name, "cpu");
-        else
-            snprintf(r->name, sizeof r->name, "cuda:%d", device);
+        real_name(kind, device, r->name, sizeof r->name);
         const hy_device_profile* prof = find_profile(c->profiles, r->name);
         if (prof) {
             d = *prof;
