@@ -101,11 +101,10 @@ hy_status hy_bvh_create(const int32_t* triangles, int32_t triangle_count, int32_
     b->self_free = calloc(2 * nt, 1);
     b->self_cull = 1; /* see hy_bvh.self_cull */
     b->vertex_mboxes = malloc(sizeof(hy_mbox) * nv);
-    b->node_mboxes = malloc(sizeof(hy_mbox) * 2 * nt);
     b->slots = malloc(sizeof(hy_bvh_slot) * nt);
-    b->leaf_mboxes = malloc(sizeof(hy_mbox) * nt);
     b->node_fboxes = malloc(sizeof(hy_fbox) * 2 * nt);
     b->leaf_fboxes = malloc(sizeof(hy_fbox) * nt);
+    b->vertex_fboxes = malloc(sizeof(hy_fbox) * nv);
     b->node_area = malloc(sizeof(double) * 2 * nt);
     b->spans = malloc(sizeof *b->spans * 2 * nt);
     b->interpolate = 1;
@@ -113,8 +112,7 @@ hy_status hy_bvh_create(const int32_t* triangles, int32_t triangle_count, int32_
     uint8_t* seen = calloc(nv, 1);
     if (!b->triangles || !b->owned || !b->nodes || !b->order || !b->vertex_boxes || !b->triangle_boxes || !edges ||
         !seen || !b->twin || !b->rank || !b->range || !b->cones || !b->triangle_normals ||
-        !b->self_free || !b->vertex_mboxes || !b->node_mboxes || !b->slots ||
-        !b->leaf_mboxes || !b->node_fboxes || !b->leaf_fboxes || !b->node_area || !b->spans) {
+        !b->self_free || !b->vertex_mboxes || !b->slots || !b->node_fboxes || !b->leaf_fboxes || !b->vertex_fboxes || !b->node_area || !b->spans) {
         free(edges);
         free(seen);
         hy_bvh_destroy(b);
@@ -170,8 +168,8 @@ hy_status hy_bvh_create(const int32_t* triangles, int32_t triangle_count, int32_
     size_t owned_edges = 0;
     for (size_t t = 0; t < nt; t++)
         for (int k = 0; k < 3; k++) owned_edges += (b->owned[t] & HY_BVH_OWN_EDGE(k)) != 0;
-    b->edge_mboxes = malloc(sizeof(hy_mbox) * (owned_edges ? owned_edges : 1));
-    if (!b->edge_mboxes) {
+    b->edge_fboxes = malloc(sizeof(hy_fbox) * (owned_edges ? owned_edges : 1));
+    if (!b->edge_fboxes) {
         hy_bvh_destroy(b);
         return hy_fail(HY_ERR_NOMEM, "bvh: out of memory for %d triangles", triangle_count);
     }
@@ -195,10 +193,9 @@ void hy_bvh_destroy(hy_bvh* b) {
     free(b->triangle_normals);
     free(b->self_free);
     free(b->vertex_mboxes);
-    free(b->node_mboxes);
     free(b->slots);
-    free(b->leaf_mboxes);
-    free(b->edge_mboxes);
+    free(b->edge_fboxes);
+    free(b->vertex_fboxes);
     free(b->node_fboxes);
     free(b->leaf_fboxes);
     free(b->node_area);
@@ -504,6 +501,7 @@ static void vertex_boxes_block(void* vctx, int64_t begin, int64_t end, int64_t b
             mb->lo1[k] = lo1;
             mb->hi1[k] = hi1;
         }
+        hy_fbox_from(mb, &c->b->vertex_fboxes[v]);
     }
 }
 
@@ -933,29 +931,24 @@ static void make_slots(hy_bvh* b) {
     }
 }
 
-/* Per step: triangle and owned-edge moving boxes in leaf order, and
- * when culling the triangles' normal coefficients (leaf order too: the
- * leaf cones read them in sequence). */
+/* Per step: triangle and owned-edge gate boxes in leaf order (unions of
+ * their vertices', hy_fbox_union), and when culling the triangles' normal
+ * coefficients (leaf order too: the leaf cones read them in sequence). */
 static void leaf_block(void* vctx, int64_t begin, int64_t end, int64_t block, int worker) {
     (void)block;
     (void)worker;
     box_ctx* c = vctx;
     hy_bvh* b = c->b;
-    const hy_mbox* vm = b->vertex_mboxes;
+    const hy_fbox* vf = b->vertex_fboxes;
     for (int64_t i = begin; i < end; i++) {
         const hy_bvh_slot* s = &b->slots[i];
         if (c->cull) triangle_normals(c->x0, c->x1 ? c->x1 : c->x0, s->v, &b->triangle_normals[i]);
-        /* the triangle's moving box: unions are exact, so the same as any
-         * other grouping of its vertices' */
-        hy_mbox_union(&b->leaf_mboxes[i], &vm[s->v[0]], &vm[s->v[1]]);
-        hy_mbox_union(&b->leaf_mboxes[i], &b->leaf_mboxes[i], &vm[s->v[2]]);
-        hy_fbox_from(&b->leaf_mboxes[i], &b->leaf_fboxes[i]);
-        int32_t e = s->edge;
-        for (int k = 0; k < 3; k++)
-            if (s->owned & HY_BVH_OWN_EDGE(k)) {
-                hy_mbox_union(&b->edge_mboxes[e], &vm[s->v[k]], &vm[s->v[(k + 1) % 3]]);
-                e++;
-            }
+        hy_fbox_union(&b->leaf_fboxes[i], &vf[s->v[0]], &vf[s->v[1]]);
+        hy_fbox_union(&b->leaf_fboxes[i], &b->leaf_fboxes[i], &vf[s->v[2]]);
+        for (int m = 0; m < s->ne; m++) {
+            int k = s->ek[m];
+            hy_fbox_union(&b->edge_fboxes[s->edge + m], &vf[s->v[k]], &vf[s->v[k == 2 ? 0 : k + 1]]);
+        }
     }
 }
 
@@ -1463,13 +1456,13 @@ static void mark_self_free(hy_bvh* b, const double* x0, const double* x1, hy_poo
 static double sweep_node(hy_bvh* b, int boxes, int cull, int32_t i) {
     hy_bvh_node* n = &b->nodes[i];
     hy_bvh_cone* cone = &b->cones[i];
-    hy_mbox* mb = &b->node_mboxes[i];
+    hy_fbox* fb = &b->node_fboxes[i];
     double term;
     if (n->count) {
         const int32_t* ids = b->order + n->first;
-        const hy_mbox* lm = b->leaf_mboxes + n->first;
-        *mb = lm[0];
-        for (int32_t j = 1; j < n->count; j++) hy_mbox_union(mb, mb, &lm[j]);
+        const hy_fbox* lf = b->leaf_fboxes + n->first;
+        *fb = lf[0];
+        for (int32_t j = 1; j < n->count; j++) hy_fbox_union(fb, fb, &lf[j]);
         if (boxes) {
             n->box = b->triangle_boxes[ids[0]];
             for (int32_t j = 1; j < n->count; j++) hy_aabb_union(&n->box, &n->box, &b->triangle_boxes[ids[j]]);
@@ -1478,7 +1471,7 @@ static double sweep_node(hy_bvh* b, int boxes, int cull, int32_t i) {
         term = hy_aabb_half_area(&n->box) * (double)n->count;
     } else {
         if (boxes) hy_aabb_union(&n->box, &b->nodes[n->first].box, &b->nodes[n->first + 1].box);
-        hy_mbox_union(mb, &b->node_mboxes[n->first], &b->node_mboxes[n->first + 1]);
+        hy_fbox_union(fb, &b->node_fboxes[n->first], &b->node_fboxes[n->first + 1]);
         if (cull) {
             cone_merge(&b->cones[n->first], &b->cones[n->first + 1], cone);
             double ga = b->cones[n->first].g, gb = b->cones[n->first + 1].g;
@@ -1486,7 +1479,6 @@ static double sweep_node(hy_bvh* b, int boxes, int cull, int32_t i) {
         }
         term = hy_aabb_half_area(&n->box);
     }
-    hy_fbox_from(mb, &b->node_fboxes[i]);
     b->node_area[i] = hy_aabb_half_area(&n->box);
     return term;
 }

@@ -154,11 +154,13 @@ HY_HD int hy_mbox_overlap(const hy_mbox* a, const hy_mbox* b) {
 /* A moving box in single precision, rounded outward (each bound moved
  * out by 2^-21 of its size plus 2^-125 before the rounding to float, which
  * errs by at most 2^-24 of it), so it contains the hy_mbox it was made
- * from. Lane 3 is padding (0). Traversal tests these as a cheap
- * conservative gate where a pass only leads to more tests (node pairs,
- * triangle pairs); every feature pair is still decided by hy_mbox_overlap
- * on the double boxes. Half the memory of a hy_mbox, four lanes a
- * register. */
+ * from. Lane 3 is padding (0). Traversal tests only these (hy_fbox_overlap):
+ * node pairs, triangle pairs and the feature pairs themselves. A test
+ * passes every pair hy_mbox_overlap passes on the double boxes, and at
+ * most a few more whose boxes come within the rounding (about 2^-21 of
+ * the coordinates); the filters and the exact test after it decide those
+ * as any other candidate. Two thirds of the memory of a hy_mbox, four
+ * lanes a register. */
 typedef struct hy_fbox {
     float lo0[4], hi0[4], lo1[4], hi1[4];
 } hy_fbox;
@@ -320,6 +322,33 @@ HY_HD void hy_mbox_union(hy_mbox* r, const hy_mbox* a, const hy_mbox* b) {
     }
 }
 
+/* The union of two single-precision boxes, selected as hy_mbox_union
+ * selects (the second operand when a comparison is false, so a NaN bound
+ * stays NaN when it is the second). hy_float_down and hy_float_up are
+ * monotone, so the union of hy_fbox_from of two boxes is hy_fbox_from of
+ * their hy_mbox_union, bound for bound: gates made from vertex boxes by
+ * unions are those the double unions would give, at a fraction of the
+ * work. */
+#if defined(HY_BVH_SSE2)
+HY_HD void hy_fbox_union(hy_fbox* r, const hy_fbox* a, const hy_fbox* b) {
+    /* minps / maxps return the second operand unless the first compares
+     * below (above) it: the selects above */
+    _mm_storeu_ps(r->lo0, _mm_min_ps(_mm_loadu_ps(a->lo0), _mm_loadu_ps(b->lo0)));
+    _mm_storeu_ps(r->hi0, _mm_max_ps(_mm_loadu_ps(a->hi0), _mm_loadu_ps(b->hi0)));
+    _mm_storeu_ps(r->lo1, _mm_min_ps(_mm_loadu_ps(a->lo1), _mm_loadu_ps(b->lo1)));
+    _mm_storeu_ps(r->hi1, _mm_max_ps(_mm_loadu_ps(a->hi1), _mm_loadu_ps(b->hi1)));
+}
+#else
+HY_HD void hy_fbox_union(hy_fbox* r, const hy_fbox* a, const hy_fbox* b) {
+    for (int k = 0; k < 4; k++) {
+        r->lo0[k] = a->lo0[k] < b->lo0[k] ? a->lo0[k] : b->lo0[k];
+        r->hi0[k] = a->hi0[k] > b->hi0[k] ? a->hi0[k] : b->hi0[k];
+        r->lo1[k] = a->lo1[k] < b->lo1[k] ? a->lo1[k] : b->lo1[k];
+        r->hi1[k] = a->hi1[k] > b->hi1[k] ? a->hi1[k] : b->hi1[k];
+    }
+}
+#endif
+
 /* The swept box of a moving box (the union of its two ends). */
 HY_HD void hy_mbox_swept(const hy_mbox* a, hy_aabb* r) {
     for (int k = 0; k < 3; k++) {
@@ -380,7 +409,7 @@ typedef struct hy_bvh_normals {
 
 /* What traversal reads of the triangle in leaf slot i (bvh->order[i]):
  * its vertices, the ids it emits for them, its ownership bits, and where
- * its owned edges' moving boxes start in hy_bvh.edge_mboxes (one per owned
+ * its owned edges' boxes start in hy_bvh.edge_fboxes (one per owned
  * edge, in edge order k). Kept in leaf order so that a leaf's triangles
  * sit side by side. */
 typedef struct hy_bvh_slot {
@@ -426,24 +455,24 @@ typedef struct hy_bvh {
     /* per step */
     hy_aabb* vertex_boxes;   /* per vertex, swept */
     hy_aabb* triangle_boxes; /* per triangle id, swept */
-    /* The same as moving boxes (hy_mbox), which traversal tests when
-     * `interpolate` is set (the default): per vertex, per node (and per
-     * triangle in leaf order, leaf_mboxes below). With `interpolate` 0
+    /* Each vertex's moving box (hy_mbox) when `interpolate` is set (the
+     * default); with `interpolate` 0 both its ends are the swept box, so
      * traversal tests the swept boxes. */
     hy_mbox* vertex_mboxes;
-    hy_mbox* node_mboxes;
     int interpolate;
-    /* Per step, in leaf order (slot i = order[i]): the triangle's moving
-     * box, and the moving box of each owned edge (the union of its two
-     * vertices' boxes), computed once per step instead of once per
-     * triangle pair. slots is rebuilt with the tree. */
-    hy_bvh_slot* slots;
-    hy_mbox* leaf_mboxes;
-    hy_mbox* edge_mboxes;
-    /* Per step, single-precision gates (hy_fbox): per node, per slot; and
+    /* What traversal tests, per step, in single precision (hy_fbox): each
+     * vertex's box (hy_fbox_from of its hy_mbox); in leaf order (slot i =
+     * order[i]) each triangle's box and each owned edge's, unions of its
+     * vertices' (hy_fbox_union, computed once per step instead of once per
+     * triangle pair); each node's, the union of its children's (or of its
+     * leaf's triangles'). By the monotone rounding these are hy_fbox_from
+     * of the double unions. slots is rebuilt with the tree; node_area is
      * each node's box half area (which side a pair descends). */
-    hy_fbox* node_fboxes;
+    hy_bvh_slot* slots;
+    hy_fbox* vertex_fboxes;
     hy_fbox* leaf_fboxes;
+    hy_fbox* edge_fboxes;
+    hy_fbox* node_fboxes;
     double* node_area;
     hy_bvh_span* spans; /* per node, made with the tree */
     /* The build's split into a top (nodes [0, top_count)) and subtrees

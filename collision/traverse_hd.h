@@ -30,9 +30,8 @@ typedef struct hy_trav_mesh {
     const uint8_t* self_free;
     const hy_bvh_slot* slots;
     const hy_fbox* leaf_fboxes;
-    const hy_mbox* leaf_mboxes;
-    const hy_mbox* edge_mboxes;
-    const hy_mbox* vertex_mboxes;
+    const hy_fbox* edge_fboxes;
+    const hy_fbox* vertex_fboxes;
 } hy_trav_mesh;
 
 /* One traversal job: self (A and B the same mesh) or pair traversal. */
@@ -85,14 +84,14 @@ HY_HD int hy_trav_gate(const hy_trav_ctx* c, const hy_fbox* a, const hy_fbox* b)
 }
 
 /* The A-side triangle of a triangle pair, its boxes in B's frame: read in
- * place, or moved into the shifted copies. Edges: its owned ones in k order
- * (as hy_bvh.edge_mboxes holds them). */
+ * place, or moved (hy_fbox_shift) into the shifted copies. Edges: its
+ * owned ones in k order (as hy_bvh.edge_fboxes holds them). */
 typedef struct hy_trav_tri {
     const hy_bvh_slot* s;
-    const hy_mbox* box;
-    const hy_mbox* v[3];
-    const hy_mbox* e[3];
-    hy_mbox sbox, sv[3], se[3];
+    const hy_fbox* box;
+    const hy_fbox* v[3];
+    const hy_fbox* e[3];
+    hy_fbox sbox, sv[3], se[3];
 } hy_trav_tri;
 
 HY_HD void hy_trav_tri_load(const hy_trav_ctx* c, int32_t slot, hy_trav_tri* a) {
@@ -100,22 +99,19 @@ HY_HD void hy_trav_tri_load(const hy_trav_ctx* c, int32_t slot, hy_trav_tri* a) 
     const hy_bvh_slot* s = &A->slots[slot];
     a->s = s;
     if (!c->shifted) {
-        a->box = &A->leaf_mboxes[slot];
-        for (int k = 0; k < 3; k++) a->v[k] = &A->vertex_mboxes[s->v[k]];
-        for (int m = 0; m < s->ne; m++) a->e[m] = &A->edge_mboxes[s->edge + m];
+        a->box = &A->leaf_fboxes[slot];
+        for (int k = 0; k < 3; k++) a->v[k] = &A->vertex_fboxes[s->v[k]];
+        for (int m = 0; m < s->ne; m++) a->e[m] = &A->edge_fboxes[s->edge + m];
         return;
     }
-    /* Shifted: the edges are unions of the shifted vertex boxes (the
-     * shift's outward rounding depends on the bounds it moves). */
-    hy_mbox_shift(&A->leaf_mboxes[slot], c->e, &a->sbox);
+    hy_fbox_shift(&A->leaf_fboxes[slot], c->e_lo, c->e_hi, &a->sbox);
     a->box = &a->sbox;
     for (int k = 0; k < 3; k++) {
-        hy_mbox_shift(&A->vertex_mboxes[s->v[k]], c->e, &a->sv[k]);
+        hy_fbox_shift(&A->vertex_fboxes[s->v[k]], c->e_lo, c->e_hi, &a->sv[k]);
         a->v[k] = &a->sv[k];
     }
     for (int m = 0; m < s->ne; m++) {
-        int k = s->ek[m];
-        hy_mbox_union(&a->se[m], &a->sv[k], &a->sv[k == 2 ? 0 : k + 1]);
+        hy_fbox_shift(&A->edge_fboxes[s->edge + m], c->e_lo, c->e_hi, &a->se[m]);
         a->e[m] = &a->se[m];
     }
 }
@@ -149,7 +145,7 @@ HY_HD void hy_trav_triangle_pair(const hy_trav_ctx* c, hy_trav_out* o, hy_trav_c
     const hy_trav_mesh* B = &c->B;
     const hy_bvh_slot* sa = a->s;
     const hy_bvh_slot* sb = &B->slots[slot_b];
-    const hy_mbox* box_b = &B->leaf_mboxes[slot_b];
+    const hy_fbox* box_b = &B->leaf_fboxes[slot_b];
     int self = c->self;
     hy_feature_pair scratch[HY_TRAV_TRIANGLE_PAIR_MAX];
     int room = o->cap - o->n >= HY_TRAV_TRIANGLE_PAIR_MAX;
@@ -162,30 +158,30 @@ HY_HD void hy_trav_triangle_pair(const hy_trav_ctx* c, hy_trav_out* o, hy_trav_c
     for (int i = 0; i < sa->nv; i++) {
         int k = sa->vk[i];
         int shared = self & hy_trav_has_vertex(sb->v, sa->v[k]);
-        int keep = (shared ^ 1) & hy_mbox_overlap(a->v[k], box_b);
+        int keep = (shared ^ 1) & hy_fbox_overlap(a->v[k], box_b);
         hy_trav_put(w, &m, keep, HY_FEATURE_VF, sa->id[k], sb->id[0], sb->id[1], sb->id[2]);
     }
     for (int i = 0; i < sb->nv; i++) {
         int k = sb->vk[i];
         int32_t v = sb->v[k];
         int shared = self & hy_trav_has_vertex(sa->v, v);
-        int keep = (shared ^ 1) & hy_mbox_overlap(a->box, &B->vertex_mboxes[v]);
+        int keep = (shared ^ 1) & hy_fbox_overlap(a->box, &B->vertex_fboxes[v]);
         hy_trav_put(w, &m, keep, self ? HY_FEATURE_VF : HY_FEATURE_FV, sb->id[k], sa->id[0], sa->id[1], sa->id[2]);
     }
     int nvf = m;
     /* Edge-edge between owned edges (no separate edge-against-triangle
      * pre-tests: an edge box lies inside its triangle's, so they are
      * implied by the edge-edge test and rarely pay for themselves). */
-    const hy_mbox* eb = &B->edge_mboxes[sb->edge];
+    const hy_fbox* eb = &B->edge_fboxes[sb->edge];
     for (int i = 0; i < sa->ne; i++) {
         int ka = sa->ek[i], la = ka == 2 ? 0 : ka + 1;
         int32_t a0 = sa->v[ka], a1 = sa->v[la];
-        const hy_mbox* ea = a->e[i];
+        const hy_fbox* ea = a->e[i];
         for (int j = 0; j < sb->ne; j++) {
             int kb = sb->ek[j], lb = kb == 2 ? 0 : kb + 1;
             int32_t b0 = sb->v[kb], b1 = sb->v[lb];
             int shared = self & ((a0 == b0) | (a0 == b1) | (a1 == b0) | (a1 == b1));
-            int keep = (shared ^ 1) & hy_mbox_overlap(ea, &eb[j]);
+            int keep = (shared ^ 1) & hy_fbox_overlap(ea, &eb[j]);
             hy_trav_put(w, &m, keep, HY_FEATURE_EE, sa->id[ka], sa->id[la], sb->id[kb], sb->id[lb]);
         }
     }

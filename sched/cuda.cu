@@ -415,7 +415,7 @@ static size_t arena_take(size_t* used, size_t bytes) {
 typedef struct tree_up {
     const hy_bvh* b;
     int64_t nodes, slots, edges, verts;
-    size_t spans, node_fboxes, node_area, self_free, slots_at, leaf_fboxes, leaf_mboxes, edge_mboxes, vertex_mboxes;
+    size_t spans, node_fboxes, node_area, self_free, slots_at, leaf_fboxes, edge_fboxes, vertex_fboxes;
     size_t at, bytes; /* its range of the arena (the offsets above are absolute) */
     int dirty;        /* its copy on the device is missing or stale */
     int32_t kept;     /* its entry in the device's kept trees */
@@ -432,9 +432,8 @@ static size_t tree_layout(tree_up* q, size_t at) {
     q->self_free = arena_take(&used, (size_t)q->nodes);
     q->slots_at = arena_take(&used, sizeof(hy_bvh_slot) * (size_t)q->slots);
     q->leaf_fboxes = arena_take(&used, sizeof(hy_fbox) * (size_t)q->slots);
-    q->leaf_mboxes = arena_take(&used, sizeof(hy_mbox) * (size_t)q->slots);
-    q->edge_mboxes = arena_take(&used, sizeof(hy_mbox) * (size_t)q->edges);
-    q->vertex_mboxes = arena_take(&used, sizeof(hy_mbox) * (size_t)q->verts);
+    q->edge_fboxes = arena_take(&used, sizeof(hy_fbox) * (size_t)q->edges);
+    q->vertex_fboxes = arena_take(&used, sizeof(hy_fbox) * (size_t)q->verts);
     used = (used + 255) & ~(size_t)255;
     q->bytes = used - at;
     return used;
@@ -614,9 +613,8 @@ static hy_status run_traverse(int device, device_state* ds, hy_traverser* t, con
             memcpy(H + q->self_free, b->self_free, (size_t)q->nodes);
             memcpy(H + q->slots_at, b->slots, sizeof(hy_bvh_slot) * (size_t)q->slots);
             memcpy(H + q->leaf_fboxes, b->leaf_fboxes, sizeof(hy_fbox) * (size_t)q->slots);
-            memcpy(H + q->leaf_mboxes, b->leaf_mboxes, sizeof(hy_mbox) * (size_t)q->slots);
-            if (q->edges) memcpy(H + q->edge_mboxes, b->edge_mboxes, sizeof(hy_mbox) * (size_t)q->edges);
-            memcpy(H + q->vertex_mboxes, b->vertex_mboxes, sizeof(hy_mbox) * (size_t)q->verts);
+            if (q->edges) memcpy(H + q->edge_fboxes, b->edge_fboxes, sizeof(hy_fbox) * (size_t)q->edges);
+            memcpy(H + q->vertex_fboxes, b->vertex_fboxes, sizeof(hy_fbox) * (size_t)q->verts);
             if (run_end > run_at && q->at == run_end) {
                 run_end = q->at + q->bytes;
                 continue;
@@ -640,9 +638,8 @@ static hy_status run_traverse(int device, device_state* ds, hy_traverser* t, con
                 m->self_free = (const uint8_t*)(A + q->self_free);
                 m->slots = (const hy_bvh_slot*)(A + q->slots_at);
                 m->leaf_fboxes = (const hy_fbox*)(A + q->leaf_fboxes);
-                m->leaf_mboxes = (const hy_mbox*)(A + q->leaf_mboxes);
-                m->edge_mboxes = (const hy_mbox*)(A + q->edge_mboxes);
-                m->vertex_mboxes = (const hy_mbox*)(A + q->vertex_mboxes);
+                m->edge_fboxes = (const hy_fbox*)(A + q->edge_fboxes);
+                m->vertex_fboxes = (const hy_fbox*)(A + q->vertex_fboxes);
             }
         }
         if (e == cudaSuccess && njobs > 0)

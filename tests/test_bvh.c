@@ -129,10 +129,29 @@ static int32_t edges_of(const soup* s, int32_t* e) {
     return n;
 }
 
+/* Swept boxes a and b overlap: on the doubles, or (single) as traversal
+ * tests them with `interpolate` 0, on their single-precision boxes
+ * (hy_fbox_from of a moving box with both ends the swept box). */
+static int swept_meet(const hy_aabb* a, const hy_aabb* b, int single) {
+    if (!single) return hy_aabb_overlap(a, b);
+    hy_mbox ma, mb;
+    for (int k = 0; k < 3; k++) {
+        ma.lo0[k] = ma.lo1[k] = a->lo[k];
+        ma.hi0[k] = ma.hi1[k] = a->hi[k];
+        mb.lo0[k] = mb.lo1[k] = b->lo[k];
+        mb.hi0[k] = mb.hi1[k] = b->hi[k];
+    }
+    hy_fbox fa, fb;
+    hy_fbox_from(&ma, &fa);
+    hy_fbox_from(&mb, &fb);
+    return hy_fbox_overlap(&fa, &fb);
+}
+
 /* Brute force: all VF and EE feature pairs (sharing no vertex) of A
- * against B (self when B == A) whose swept boxes overlap. Vertex ids of B
- * are offset by `boff` so the two meshes share one numbering. */
-static void brute(const soup* A, const soup* B, int32_t boff, double thickness, plist* out) {
+ * against B (self when B == A) whose swept boxes overlap (swept_meet).
+ * Vertex ids of B are offset by `boff` so the two meshes share one
+ * numbering. */
+static void brute_boxes(const soup* A, const soup* B, int32_t boff, double thickness, int single, plist* out) {
     int self = A == B;
     double off = 0.5 * thickness;
     int32_t* ea = malloc(sizeof(int32_t) * 6 * (size_t)A->nt);
@@ -157,7 +176,7 @@ static void brute(const soup* A, const soup* B, int32_t boff, double thickness, 
                 if (self && (f[0] == v || f[1] == v || f[2] == v)) continue;
                 hy_aabb bt;
                 box_of(F->x0, F->x1, f, 3, off, &bt);
-                if (hy_aabb_overlap(&bv, &bt))
+                if (swept_meet(&bv, &bt, single))
                     push(out, (hy_feature_pair){{v + poff, f[0] + foff, f[1] + foff, f[2] + foff}, HY_FEATURE_VF});
             }
         }
@@ -171,7 +190,7 @@ static void brute(const soup* A, const soup* B, int32_t boff, double thickness, 
             if (self && (p[0] == q[0] || p[0] == q[1] || p[1] == q[0] || p[1] == q[1])) continue;
             hy_aabb b2;
             box_of(B->x0, B->x1, q, 2, off, &b2);
-            if (hy_aabb_overlap(&b1, &b2))
+            if (swept_meet(&b1, &b2, single))
                 push(out, (hy_feature_pair){{p[0], p[1], q[0] + boff, q[1] + boff}, HY_FEATURE_EE});
         }
     }
@@ -179,6 +198,12 @@ static void brute(const soup* A, const soup* B, int32_t boff, double thickness, 
     free(eb);
     free(used_a);
     free(used_b);
+}
+
+/* On the double swept boxes: a superset of every pair that comes within
+ * the thickness. */
+static void brute(const soup* A, const soup* B, int32_t boff, double thickness, plist* out) {
+    brute_boxes(A, B, boff, thickness, 0, out);
 }
 
 /* Pairs of `all` (positions of the combined numbering in x0/x1) that
@@ -244,16 +269,24 @@ static void test_self(hy_pool* pool1, hy_pool* pool2) {
         CHECK_OK(hy_bvh_traverse_self(tr, b, pool2, &c2));
         CHECK(same_list(&c0, &c1));
         CHECK(same_list(&c0, &c2));
-        plist got = {0}, want = {0};
+        /* exactly the pairs whose single-precision boxes meet, which
+         * include every pair whose double boxes do */
+        plist got = {0}, want = {0}, dbl = {0};
         to_plist(&c0, &got);
-        brute(&s, &s, 0, thickness, &want);
+        brute_boxes(&s, &s, 0, thickness, 1, &want);
         canon_sort(&want);
+        brute(&s, &s, 0, thickness, &dbl);
+        canon_sort(&dbl);
         CHECK(count_dupes(&got) == 0);
         CHECK(count_dupes(&want) == 0);
         CHECK(got.n == want.n);
         CHECK(missing(&want, &got) == 0);
         CHECK(missing(&got, &want) == 0);
-        if (trial == 0) fprintf(stderr, "self soup: %lld candidates (brute force %lld)\n", (long long)got.n, (long long)want.n);
+        CHECK(missing(&dbl, &got) == 0);
+        if (trial == 0)
+            fprintf(stderr, "self soup: %lld candidates (brute force %lld, on the double boxes %lld)\n",
+                    (long long)got.n, (long long)want.n, (long long)dbl.n);
+        free(dbl.v);
 
         /* Refit after more motion: still exact; quality reflects decay. */
         for (int32_t i = 0; i < 3 * nv; i++) s.x1[i] = s.x0[i] + 0.3 * (2 * urand() - 1);
@@ -263,7 +296,7 @@ static void test_self(hy_pool* pool1, hy_pool* pool2) {
         CHECK_OK(hy_bvh_traverse_self(tr, b, pool2, &c2));
         to_plist(&c2, &got);
         want.n = 0;
-        brute(&s, &s, 0, thickness, &want);
+        brute_boxes(&s, &s, 0, thickness, 1, &want);
         canon_sort(&want);
         CHECK(got.n == want.n && missing(&want, &got) == 0);
         int rebuilt = 0;
@@ -339,7 +372,7 @@ static void test_pair(hy_pool* pool2) {
         hy_traverser* tr = hy_traverser_create();
         hy_candidates c0 = {0}, c2 = {0};
         plist got = {0}, want = {0}, hits = {0};
-        brute(&a, &b, a.nv, 0.0, &want);
+        brute_boxes(&a, &b, a.nv, 0.0, 1, &want); /* as traversal tests: see test_self */
         canon_sort(&want);
         colliding(&want, x0, x1, &hits);
 
@@ -944,10 +977,53 @@ static void test_box_tests(void) {
     CHECK(bad_float == 0);
 }
 
+/* Moving boxes of a and of b meet: on the double boxes (hy_mbox_overlap),
+ * or (single) as traversal tests them, on their single-precision boxes. */
+static int boxes_meet(const hy_mbox* a, const hy_mbox* b, int single) {
+    if (!single) return hy_mbox_overlap(a, b);
+    hy_fbox fa, fb;
+    hy_fbox_from(a, &fa);
+    hy_fbox_from(b, &fb);
+    return hy_fbox_overlap(&fa, &fb);
+}
+
+/* Brute force over owned features: the sheet's feature pairs whose boxes
+ * (unions of the BVH's vertex boxes) meet, as boxes_meet says. */
+static void sheet_pairs(const hy_bvh* b, const int32_t* tri, int32_t nt, int32_t nv, const int32_t* e, int32_t ne,
+                        int single, plist* out) {
+    const hy_mbox* vm = b->vertex_mboxes;
+    for (int32_t t = 0; t < nt; t++) {
+        const int32_t* f = tri + 3 * t;
+        hy_mbox tb;
+        hy_mbox_union(&tb, &vm[f[0]], &vm[f[1]]);
+        hy_mbox_union(&tb, &tb, &vm[f[2]]);
+        for (int32_t p = 0; p < nv; p++)
+            if (p != f[0] && p != f[1] && p != f[2] && boxes_meet(&vm[p], &tb, single))
+                push(out, (hy_feature_pair){{p, f[0], f[1], f[2]}, HY_FEATURE_VF});
+    }
+    for (int32_t i = 0; i < ne; i++) {
+        hy_mbox ea;
+        hy_mbox_union(&ea, &vm[e[2 * i]], &vm[e[2 * i + 1]]);
+        for (int32_t j = i + 1; j < ne; j++) {
+            const int32_t* p = e + 2 * i;
+            const int32_t* q = e + 2 * j;
+            if (p[0] == q[0] || p[0] == q[1] || p[1] == q[0] || p[1] == q[1]) continue;
+            hy_mbox eb;
+            hy_mbox_union(&eb, &vm[q[0]], &vm[q[1]]);
+            if (boxes_meet(&ea, &eb, single))
+                push(out, (hy_feature_pair){{p[0], p[1], q[0], q[1]}, HY_FEATURE_EE});
+        }
+    }
+    canon_sort(out);
+}
+
 /* A crumpled sheet (a grid with random motion, no culling): self traversal
- * on moving boxes gives exactly the feature pairs whose moving boxes meet
- * (brute force with hy_mbox_overlap on the BVH's own vertex boxes), for
- * any pool; the single-precision gates lose none. */
+ * gives exactly the feature pairs whose single-precision boxes meet (brute
+ * force with hy_fbox_overlap on hy_fbox_from of the unions of the BVH's
+ * own double vertex boxes), for any pool; that includes every pair whose
+ * double boxes meet (hy_mbox_overlap), and only a few more. The gate boxes
+ * the BVH makes by float unions are hy_fbox_from of the double unions, bit
+ * for bit. */
 static void test_sheet(hy_pool* pool2) {
     hy_mesh* g = NULL;
     CHECK_OK(hy_mesh_grid(24, 24, 1.0, 1.0, &g));
@@ -972,59 +1048,55 @@ static void test_sheet(hy_pool* pool2) {
     CHECK_OK(hy_bvh_traverse_self(tr, b, NULL, &c0));
     CHECK_OK(hy_bvh_traverse_self(tr, b, pool2, &c2));
     CHECK(same_list(&c0, &c2));
-    /* brute force over owned features, with the BVH's vertex boxes */
-    plist want = {0}, got = {0};
+    plist want = {0}, dbl = {0}, got = {0};
     const hy_mbox* vm = b->vertex_mboxes;
-    for (int32_t t = 0; t < nt; t++) {
-        const int32_t* f = v.triangles + 3 * t;
-        hy_mbox tb;
-        hy_mbox_union(&tb, &vm[f[0]], &vm[f[1]]);
-        hy_mbox_union(&tb, &tb, &vm[f[2]]);
-        for (int32_t p = 0; p < nv; p++)
-            if (p != f[0] && p != f[1] && p != f[2] && hy_mbox_overlap(&vm[p], &tb))
-                push(&want, (hy_feature_pair){{p, f[0], f[1], f[2]}, HY_FEATURE_VF});
-    }
     soup s = {nv, nt, x0, x1, (int32_t*)v.triangles};
     int32_t* e = malloc(sizeof(int32_t) * 6 * (size_t)nt);
     int32_t ne = edges_of(&s, e);
-    for (int32_t i = 0; i < ne; i++) {
-        hy_mbox ea;
-        hy_mbox_union(&ea, &vm[e[2 * i]], &vm[e[2 * i + 1]]);
-        for (int32_t j = i + 1; j < ne; j++) {
-            const int32_t* p = e + 2 * i;
-            const int32_t* q = e + 2 * j;
-            if (p[0] == q[0] || p[0] == q[1] || p[1] == q[0] || p[1] == q[1]) continue;
-            hy_mbox eb;
-            hy_mbox_union(&eb, &vm[q[0]], &vm[q[1]]);
-            if (hy_mbox_overlap(&ea, &eb)) push(&want, (hy_feature_pair){{p[0], p[1], q[0], q[1]}, HY_FEATURE_EE});
-        }
-    }
+    sheet_pairs(b, v.triangles, nt, nv, e, ne, 1, &want);
+    sheet_pairs(b, v.triangles, nt, nv, e, ne, 0, &dbl);
     canon_sort(&want);
     to_plist(&c0, &got);
-    fprintf(stderr, "sheet: %lld candidates (brute force %lld)\n", (long long)got.n, (long long)want.n);
+    fprintf(stderr, "sheet: %lld candidates (brute force %lld; on the double boxes %lld)\n", (long long)got.n,
+            (long long)want.n, (long long)dbl.n);
     CHECK(want.n > 1000);
     CHECK(count_dupes(&got) == 0);
     CHECK(got.n == want.n && missing(&want, &got) == 0 && missing(&got, &want) == 0);
+    CHECK(missing(&dbl, &got) == 0 && got.n - dbl.n <= dbl.n / 1000);
     /* refit after more motion: the same again */
     for (int32_t i = 0; i < 3 * nv; i++) x1[i] = x0[i] + 0.05 * (2 * urand() - 1);
     hy_bvh_refit(b, x0, x1, 0.0, pool2);
     CHECK(hy_bvh_check(b));
-    /* every owned edge's box is the union of its vertices' */
+    /* every vertex's, triangle's and owned edge's gate box is hy_fbox_from
+     * of its double box (a triangle's and an edge's the union of its
+     * vertices') */
     int64_t bad_edges = 0;
+    for (int32_t i = 0; i < nv; i++) {
+        hy_fbox f;
+        hy_fbox_from(&vm[i], &f);
+        bad_edges += memcmp(&f, &b->vertex_fboxes[i], sizeof f) != 0;
+    }
     for (int32_t i = 0; i < nt; i++) {
         const hy_bvh_slot* sl = &b->slots[i];
         CHECK(sl->v[0] == b->triangles[3 * b->order[i]]);
+        hy_mbox u;
+        hy_fbox f;
+        hy_mbox_union(&u, &vm[sl->v[0]], &vm[sl->v[1]]);
+        hy_mbox_union(&u, &u, &vm[sl->v[2]]);
+        hy_fbox_from(&u, &f);
+        bad_edges += memcmp(&f, &b->leaf_fboxes[i], sizeof f) != 0;
         int m = 0;
         for (int k = 0; k < 3; k++)
             if (sl->owned & HY_BVH_OWN_EDGE(k)) {
-                hy_mbox u;
                 hy_mbox_union(&u, &vm[sl->v[k]], &vm[sl->v[(k + 1) % 3]]);
-                bad_edges += memcmp(&u, &b->edge_mboxes[sl->edge + m++], sizeof u) != 0;
+                hy_fbox_from(&u, &f);
+                bad_edges += memcmp(&f, &b->edge_fboxes[sl->edge + m++], sizeof f) != 0;
             }
     }
     CHECK(bad_edges == 0);
     free(e);
     free(want.v);
+    free(dbl.v);
     free(got.v);
     hy_candidates_free(&c0);
     hy_candidates_free(&c2);
