@@ -571,19 +571,24 @@ static int node_alloc(node_buf* nb, int32_t count) {
     return i;
 }
 
-/* A triangle as the build sees it: its box, twice its centre, its id.
- * Ranges are partitioned in place in an array of these, so each pass over
- * a range reads memory in sequence instead of through `order`. */
+/* A triangle as the build sees it: its box and its id. Ranges are
+ * partitioned in place in an array of these, so each pass over a range
+ * reads memory in sequence instead of through `order`; its centre
+ * (twice it: lo + hi, prim_c) is computed where it is read, which costs
+ * less than moving it with the box at every partition. */
 typedef struct prim {
     hy_aabb box;
-    double c[3];
     int32_t id;
     int32_t pad;
 } prim;
 
+static inline double prim_c(const prim* p, int k) { return p->box.lo[k] + p->box.hi[k]; }
+
+
 typedef struct build_ctx {
     hy_bvh* b;
     prim* p;
+    prim* tmp;     /* as many again: each range partitions through its own part */
     hy_pool* pool; /* for binning the large ranges at the top (NULL = serial) */
 } build_ctx;
 
@@ -610,12 +615,17 @@ static inline void box_grow(hy_aabb* a, const double lo[3], const double hi[3]) 
     }
 }
 
+static inline void cbox_grow(hy_aabb* a, const prim* p) {
+    double c[3] = {prim_c(p, 0), prim_c(p, 1), prim_c(p, 2)};
+    box_grow(a, c, c);
+}
+
 static void range_box(const prim* p, int32_t begin, int32_t end, hy_aabb* box, hy_aabb* cbox) {
     box_empty(box);
     box_empty(cbox);
     for (int32_t i = begin; i < end; i++) {
         box_grow(box, p[i].box.lo, p[i].box.hi);
-        box_grow(cbox, p[i].c, p[i].c);
+        cbox_grow(cbox, &p[i]);
     }
 }
 
@@ -640,10 +650,10 @@ static void bins_clear(bins* bn) {
 
 static void bins_fill(bins* bn, const prim* p, int32_t begin, int32_t end, int axis, double lo, double scale) {
     for (int32_t i = begin; i < end; i++) {
-        int bi = bin_of(p[i].c[axis], lo, scale);
+        int bi = bin_of(prim_c(&p[i], axis), lo, scale);
         bn->cnt[bi]++;
         box_grow(&bn->box[bi], p[i].box.lo, p[i].box.hi);
-        box_grow(&bn->cbox[bi], p[i].c, p[i].c);
+        cbox_grow(&bn->cbox[bi], &p[i]);
     }
 }
 
@@ -702,15 +712,33 @@ static int32_t split_small(const build_ctx* c, const range_task* r, range_task k
     int k = 0;
     for (int a = 1; a < 3; a++)
         if (cbox->hi[a] - cbox->lo[a] > cbox->hi[k] - cbox->lo[k]) k = a;
-    /* insertion sort by centroid (stable, so ties keep their order) */
+    /* Insertion sort by centroid (stable, so ties keep their order) of
+     * the keys and positions only, then the prims moved once: moving
+     * 80-byte prims at every step cost more than the comparisons. */
+    double key[SMALL_RANGE];
+    uint8_t at[SMALL_RANGE];
+    for (int32_t i = 0; i < n; i++) {
+        key[i] = prim_c(&p[i], k);
+        at[i] = (uint8_t)i;
+    }
+    int moved = 0;
     for (int32_t i = 1; i < n; i++) {
-        prim x = p[i];
+        double x = key[i];
+        uint8_t xi = at[i];
         int32_t j = i;
-        while (j > 0 && p[j - 1].c[k] > x.c[k]) {
-            p[j] = p[j - 1];
+        while (j > 0 && key[j - 1] > x) {
+            key[j] = key[j - 1];
+            at[j] = at[j - 1];
             j--;
         }
-        p[j] = x;
+        moved |= j != i;
+        key[j] = x;
+        at[j] = xi;
+    }
+    if (moved) {
+        prim* t = c->tmp + begin;
+        for (int32_t i = 0; i < n; i++) t[i] = p[at[i]];
+        memcpy(p, t, sizeof(prim) * (size_t)n);
     }
     /* left[i] = box of [0, i], right[i] = box of [i, n) */
     hy_aabb left[SMALL_RANGE], right[SMALL_RANGE];
@@ -736,7 +764,7 @@ static int32_t split_small(const build_ctx* c, const range_task* r, range_task k
     kids[1].box = right[best_i];
     box_empty(&kids[0].cbox);
     box_empty(&kids[1].cbox);
-    for (int32_t i = 0; i < n; i++) box_grow(&kids[i >= best_i].cbox, p[i].c, p[i].c);
+    for (int32_t i = 0; i < n; i++) cbox_grow(&kids[i >= best_i].cbox, &p[i]);
     kids[0].begin = begin;
     kids[0].end = mid;
     kids[1].begin = mid;
@@ -796,18 +824,23 @@ static int32_t split_range(const build_ctx* c, const range_task* r, range_task k
     if (n <= c->b->leaf_size && (best_axis < 0 || area <= 0 || NODE_COST + best / area >= (double)n)) return -1;
     int32_t mid = -1;
     if (best_axis >= 0) {
-        int32_t i = begin, j = end - 1;
-        while (i <= j) {
-            if (bin_of(p[i].c[best_axis], cbox->lo[best_axis], scale) <= best_bin) {
-                i++;
-            } else {
-                prim tmp = p[i];
-                p[i] = p[j];
-                p[j] = tmp;
-                j--;
-            }
+        /* Stable and branch-free (which side a triangle goes is as good as
+         * random, so a branch on it would be mispredicted half the time):
+         * each prim is written to the left part in place and to the right
+         * part in the range's scratch, and only its side's count moves on. */
+        prim* t = c->tmp + begin;
+        int32_t nl = 0, nr = 0;
+        double lo = cbox->lo[best_axis];
+        for (int32_t i = begin; i < end; i++) {
+            prim x = p[i];
+            int right = bin_of(prim_c(&x, best_axis), lo, scale) > best_bin;
+            p[begin + nl] = x;
+            t[nr] = x;
+            nl += !right;
+            nr += right;
         }
-        if (i != begin && i != end) mid = i;
+        memcpy(p + begin + nl, t, sizeof(prim) * (size_t)nr);
+        if (nl != 0 && nr != 0) mid = begin + nl;
     }
     if (mid < 0) {
         /* all centroids equal (or one side empty): halve */
@@ -990,12 +1023,12 @@ hy_status hy_bvh_build(hy_bvh* b, const double* x0, const double* x1, double thi
     touch(b);
     primitive_boxes(b, x0, x1, thickness, pool);
     int32_t nt = b->triangle_count;
-    build_ctx c = {b, malloc(sizeof(prim) * (size_t)nt), pool};
+    build_ctx c = {b, malloc(sizeof(prim) * 2 * (size_t)nt), NULL, pool};
     if (!c.p) return hy_fail(HY_ERR_NOMEM, "bvh build: out of memory");
+    c.tmp = c.p + nt;
     for (int32_t t = 0; t < nt; t++) {
         prim* q = &c.p[t];
         q->box = b->triangle_boxes[t];
-        for (int k = 0; k < 3; k++) q->c[k] = q->box.lo[k] + q->box.hi[k];
         q->id = t;
         q->pad = 0;
     }
