@@ -967,14 +967,29 @@ static void make_slots(hy_bvh* b) {
 /* Per step: triangle and owned-edge gate boxes in leaf order (unions of
  * their vertices', hy_fbox_union), and when culling the triangles' normal
  * coefficients (leaf order too: the leaf cones read them in sequence). */
+#define LEAF_AHEAD 8
 static void leaf_block(void* vctx, int64_t begin, int64_t end, int64_t block, int worker) {
     (void)block;
     (void)worker;
     box_ctx* c = vctx;
     hy_bvh* b = c->b;
     const hy_fbox* vf = b->vertex_fboxes;
+    const double* x1 = c->x1 ? c->x1 : c->x0;
     for (int64_t i = begin; i < end; i++) {
         const hy_bvh_slot* s = &b->slots[i];
+        /* Slots are in leaf order, vertices in mesh order: the reads of
+         * their boxes and positions miss the cache, so those of a slot a
+         * few ahead are asked for now (hints only). */
+        if (i + LEAF_AHEAD < end) {
+            const int32_t* v = b->slots[i + LEAF_AHEAD].v;
+            for (int k = 0; k < 3; k++) {
+                __builtin_prefetch(&vf[v[k]]);
+                if (c->cull) {
+                    __builtin_prefetch(c->x0 + 3 * (int64_t)v[k]);
+                    __builtin_prefetch(x1 + 3 * (int64_t)v[k]);
+                }
+            }
+        }
         if (c->cull) triangle_normals(c->x0, c->x1 ? c->x1 : c->x0, s->v, &b->triangle_normals[i]);
         hy_fbox_union(&b->leaf_fboxes[i], &vf[s->v[0]], &vf[s->v[1]]);
         hy_fbox_union(&b->leaf_fboxes[i], &b->leaf_fboxes[i], &vf[s->v[2]]);
