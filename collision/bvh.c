@@ -102,6 +102,7 @@ hy_status hy_bvh_create(const int32_t* triangles, int32_t triangle_count, int32_
     b->self_cull = 1; /* see hy_bvh.self_cull */
     b->vertex_mboxes = malloc(sizeof(hy_mbox) * nv);
     b->slots = malloc(sizeof(hy_bvh_slot) * nt);
+    b->slot_twin = malloc(sizeof(int32_t) * 3 * nt);
     b->node_fboxes = malloc(sizeof(hy_fbox) * 2 * nt);
     b->leaf_fboxes = malloc(sizeof(hy_fbox) * nt);
     b->vertex_fboxes = malloc(sizeof(hy_fbox) * nv);
@@ -112,7 +113,7 @@ hy_status hy_bvh_create(const int32_t* triangles, int32_t triangle_count, int32_
     uint8_t* seen = calloc(nv, 1);
     if (!b->triangles || !b->owned || !b->nodes || !b->order || !b->vertex_boxes || !b->triangle_boxes || !edges ||
         !seen || !b->twin || !b->rank || !b->range || !b->cones || !b->triangle_normals ||
-        !b->self_free || !b->vertex_mboxes || !b->slots || !b->node_fboxes || !b->leaf_fboxes || !b->vertex_fboxes || !b->node_area || !b->spans) {
+        !b->self_free || !b->vertex_mboxes || !b->slots || !b->slot_twin || !b->node_fboxes || !b->leaf_fboxes || !b->vertex_fboxes || !b->node_area || !b->spans) {
         free(edges);
         free(seen);
         hy_bvh_destroy(b);
@@ -194,6 +195,7 @@ void hy_bvh_destroy(hy_bvh* b) {
     free(b->self_free);
     free(b->vertex_mboxes);
     free(b->slots);
+    free(b->slot_twin);
     free(b->edge_fboxes);
     free(b->vertex_fboxes);
     free(b->node_fboxes);
@@ -942,15 +944,27 @@ static void link_nodes(hy_bvh* b) {
     }
 }
 
-/* Slots in leaf order (topology and order only, so once per build). */
+/* Slots in leaf order, and their twins' slots (topology and order only,
+ * so once per build; after link_nodes, which makes the ranks). Slots read
+ * triangles in leaf order, all over the mesh: those a few ahead are asked
+ * for early (hints only). */
+#define SLOT_AHEAD 8
 static void make_slots(hy_bvh* b) {
-    int32_t edge = 0;
-    for (int32_t i = 0; i < b->triangle_count; i++) {
+    int32_t edge = 0, nt = b->triangle_count;
+    for (int32_t i = 0; i < nt; i++) {
+        if (i + SLOT_AHEAD < nt) {
+            int32_t ta = b->order[i + SLOT_AHEAD];
+            __builtin_prefetch(b->triangles + 3 * (int64_t)ta);
+            __builtin_prefetch(b->twin + 3 * (int64_t)ta);
+            __builtin_prefetch(b->owned + ta);
+        }
         int32_t t = b->order[i];
         hy_bvh_slot* s = &b->slots[i];
         for (int k = 0; k < 3; k++) {
             s->v[k] = b->triangles[3 * t + k];
             s->id[k] = b->vertex_ids ? b->vertex_ids[s->v[k]] : s->v[k];
+            int32_t u = b->twin[3 * t + k];
+            b->slot_twin[3 * i + k] = u >= 0 ? b->rank[u] : u;
         }
         s->owned = b->owned[t];
         s->edge = edge;
@@ -1323,12 +1337,11 @@ static int contour_star(const hy_bvh* b, int32_t i, const double* x0, const doub
     int32_t lo = b->range[2 * i], hi = b->range[2 * i + 1];
     cb->n = 0;
     for (int32_t r = lo; r < hi; r++) {
-        int32_t t = b->order[r];
-        const int32_t* f = b->triangles + 3 * t;
+        const int32_t* f = b->slots[r].v;
         for (int k = 0; k < 3; k++) {
-            int32_t u = b->twin[3 * t + k];
+            int32_t u = b->slot_twin[3 * r + k]; /* the twin's slot, or -1 / -2 */
             if (u == -2) return 0;
-            if (u >= 0 && b->rank[u] >= lo && b->rank[u] < hi) continue; /* interior */
+            if (u >= lo && u < hi) continue; /* interior */
             if (cb->n == cb->cap) {
                 int64_t cap = cb->cap ? 2 * cb->cap : 1024;
                 int32_t* v = realloc(cb->v, sizeof(int32_t) * 2 * (size_t)cap);

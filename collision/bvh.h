@@ -469,6 +469,10 @@ typedef struct hy_bvh {
      * of the double unions. slots is rebuilt with the tree; node_area is
      * each node's box half area (which side a pair descends). */
     hy_bvh_slot* slots;
+    /* Per slot and edge k, made with the tree: the slot of the triangle
+     * across the edge (twin's rank), or twin's -1 / -2 (the contour test
+     * of self culling reads it in leaf order). */
+    int32_t* slot_twin;
     hy_fbox* vertex_fboxes;
     hy_fbox* leaf_fboxes;
     hy_fbox* edge_fboxes;
