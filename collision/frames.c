@@ -70,6 +70,8 @@ struct hy_frames {
     hy_candidates cand;
     uint8_t* flags; /* per candidate: 1 tested, 2 collides */
     int64_t flags_cap;
+    uint16_t* hit_at; /* per exact block, from its first candidate's place: its hits' offsets in it */
+    int64_t hit_cap;
     int64_t* block_counts; /* per block: vf_exact, ee_exact, ee found, found (then its first slot in found) */
     int64_t block_cap;
     hy_feature_pair* found;
@@ -293,6 +295,7 @@ void hy_frames_destroy(hy_frames* f) {
     hy_traverser_destroy(f->trav);
     hy_candidates_free(&f->cand);
     free(f->flags);
+    free(f->hit_at);
     free(f->block_counts);
     free(f->found);
     free(f);
@@ -339,6 +342,7 @@ static void exact_block(void* vctx, int64_t begin, int64_t end, int64_t block, i
     double md = f->def.thickness;
     int filters = f->def.use_filters;
     int64_t vf = 0, ee = 0, hits = 0, ee_hits = 0;
+    uint16_t* hit_at = f->hit_at + begin;
     /* The filters' answers for the whole block first (four pairs at a time
      * where the CPU can), written where the flags go. */
     if (filters)
@@ -355,6 +359,7 @@ static void exact_block(void* vctx, int64_t begin, int64_t end, int64_t block, i
             flag = (uint8_t)(1 | (exact_one(p, a, b, md) ? 2 : 0));
         }
         f->flags[i] = flag;
+        hit_at[hits] = (uint16_t)(i - begin); /* kept when it is a hit */
         hits += flag >> 1;
         ee_hits += (flag >> 1) & (p->kind == HY_FEATURE_EE);
     }
@@ -369,16 +374,18 @@ static void exact_block(void* vctx, int64_t begin, int64_t end, int64_t block, i
 static int64_t block_end(int64_t b, int64_t n) { return (b + 1) * EXACT_GRAIN < n ? (b + 1) * EXACT_GRAIN : n; }
 
 /* The found pairs of exact blocks [begin, end), in candidate order, from
- * each block's first slot (block_counts[4 b + 3] after the prefix sum). */
+ * each block's first slot (block_counts[4 b + 3] after the prefix sum):
+ * the hits exact_block listed, not a scan of every flag. */
 static void found_block(void* vctx, int64_t begin, int64_t end, int64_t block, int worker) {
     (void)block;
     (void)worker;
     hy_frames* f = ((exact_ctx*)vctx)->f;
-    int64_t n = f->cand.count;
+    int64_t blocks = hy_pool_blocks(f->cand.count, EXACT_GRAIN);
     for (int64_t b = begin; b < end; b++) {
         int64_t at = f->block_counts[4 * b + 3];
-        for (int64_t i = b * EXACT_GRAIN; i < block_end(b, n); i++)
-            if (f->flags[i] & 2) f->found[at++] = f->cand.pairs[i];
+        int64_t first = b * EXACT_GRAIN, count = (b + 1 < blocks ? f->block_counts[4 * b + 7] : f->found_count) - at;
+        const uint16_t* h = f->hit_at + first;
+        for (int64_t q = 0; q < count; q++) f->found[at + q] = f->cand.pairs[first + h[q]];
     }
 }
 
@@ -556,6 +563,7 @@ hy_status hy_frames_run(hy_frames* f, const double* x0, const double* x1, hy_poo
     int64_t n = f->cand.count;
     int64_t blocks = hy_pool_blocks(n, EXACT_GRAIN);
     if (!grow((void**)&f->flags, &f->flags_cap, n, 1) ||
+        !grow((void**)&f->hit_at, &f->hit_cap, n, sizeof(uint16_t)) ||
         !grow((void**)&f->block_counts, &f->block_cap, 4 * blocks, sizeof(int64_t)))
         return hy_fail(HY_ERR_NOMEM, "frames: out of memory for %lld candidates", (long long)n);
     exact_ctx ec = {f, x0, x1};
@@ -579,11 +587,11 @@ hy_status hy_frames_run(hy_frames* f, const double* x0, const double* x1, hy_poo
     s.vf_found = found - s.ee_found;
     if (!grow((void**)&f->found, &f->found_cap, found, sizeof *f->found))
         return hy_fail(HY_ERR_NOMEM, "frames: out of memory for %lld collisions", (long long)found);
+    f->found_count = found; /* (found_block reads it) */
     if (pool)
         hy_pool_for(pool, blocks, 8, found_block, &ec);
     else
         found_block(&ec, 0, blocks, 0, 0);
-    f->found_count = found;
     double t3 = now_ms();
 
     s.candidates = n;
