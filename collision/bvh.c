@@ -650,13 +650,47 @@ static void bins_clear(bins* bn) {
     }
 }
 
-static void bins_fill(bins* bn, const prim* p, int32_t begin, int32_t end, int axis, double lo, double scale) {
+static void bins_fill_one(bins* bn, const prim* p, int32_t begin, int32_t end, int axis, double lo, double scale) {
     for (int32_t i = begin; i < end; i++) {
         int bi = bin_of(prim_c(&p[i], axis), lo, scale);
         bn->cnt[bi]++;
         box_grow(&bn->box[bi], p[i].box.lo, p[i].box.hi);
         cbox_grow(&bn->cbox[bi], &p[i]);
     }
+}
+
+static void bins_merge(bins* into, const bins* from) {
+    for (int i = 0; i < BINS; i++) {
+        into->cnt[i] += from->cnt[i];
+        box_grow(&into->box[i], from->box[i].lo, from->box[i].hi);
+        box_grow(&into->cbox[i], from->cbox[i].lo, from->cbox[i].hi);
+    }
+}
+
+/* Neighbouring prims mostly fall in one bin (ranges are spatially
+ * sorted), so each update waited on the last one's stores: large ranges
+ * put even and odd prims in two sets of bins, side by side in one loop,
+ * merged at the end (min, max and counts merge exactly in any order). */
+#define BINS_SPLIT_MIN 256
+static void bins_fill(bins* bn, const prim* p, int32_t begin, int32_t end, int axis, double lo, double scale) {
+    if (end - begin < BINS_SPLIT_MIN) {
+        bins_fill_one(bn, p, begin, end, axis, lo, scale);
+        return;
+    }
+    bins odd;
+    bins_clear(&odd);
+    int32_t i = begin;
+    for (; i + 1 < end; i += 2) {
+        int b0 = bin_of(prim_c(&p[i], axis), lo, scale), b1 = bin_of(prim_c(&p[i + 1], axis), lo, scale);
+        bn->cnt[b0]++;
+        odd.cnt[b1]++;
+        box_grow(&bn->box[b0], p[i].box.lo, p[i].box.hi);
+        box_grow(&odd.box[b1], p[i + 1].box.lo, p[i + 1].box.hi);
+        cbox_grow(&bn->cbox[b0], &p[i]);
+        cbox_grow(&odd.cbox[b1], &p[i + 1]);
+    }
+    bins_fill_one(bn, p, i, end, axis, lo, scale);
+    bins_merge(bn, &odd);
 }
 
 /* Binning of a large range in fixed chunks, in parallel: min, max and
@@ -945,14 +979,17 @@ static void link_nodes(hy_bvh* b) {
 }
 
 /* Slots in leaf order, and their twins' slots (topology and order only,
- * so once per build; after link_nodes, which makes the ranks). Slots read
- * triangles in leaf order, all over the mesh: those a few ahead are asked
- * for early (hints only). */
+ * so once per build; after link_nodes, which makes the ranks), in
+ * parallel blocks; the owned edges' offsets follow in one serial pass.
+ * Slots read triangles in leaf order, all over the mesh: those a few
+ * ahead are asked for early (hints only). */
 #define SLOT_AHEAD 8
-static void make_slots(hy_bvh* b) {
-    int32_t edge = 0, nt = b->triangle_count;
-    for (int32_t i = 0; i < nt; i++) {
-        if (i + SLOT_AHEAD < nt) {
+static void slots_block(void* vctx, int64_t begin, int64_t end, int64_t block, int worker) {
+    (void)block;
+    (void)worker;
+    hy_bvh* b = vctx;
+    for (int64_t i = begin; i < end; i++) {
+        if (i + SLOT_AHEAD < end) {
             int32_t ta = b->order[i + SLOT_AHEAD];
             __builtin_prefetch(b->triangles + 3 * (int64_t)ta);
             __builtin_prefetch(b->twin + 3 * (int64_t)ta);
@@ -967,14 +1004,24 @@ static void make_slots(hy_bvh* b) {
             b->slot_twin[3 * i + k] = u >= 0 ? b->rank[u] : u;
         }
         s->owned = b->owned[t];
-        s->edge = edge;
         s->nv = s->ne = 0;
         for (int k = 0; k < 3; k++) {
             s->vk[k] = s->ek[k] = 0;
             if (s->owned & HY_BVH_OWN_VERTEX(k)) s->vk[s->nv++] = (uint8_t)k;
             if (s->owned & HY_BVH_OWN_EDGE(k)) s->ek[s->ne++] = (uint8_t)k;
         }
-        edge += s->ne;
+    }
+}
+
+static void make_slots(hy_bvh* b, hy_pool* pool) {
+    if (pool)
+        hy_pool_for(pool, b->triangle_count, 8192, slots_block, b);
+    else
+        slots_block(b, 0, b->triangle_count, 0, 0);
+    int32_t edge = 0;
+    for (int32_t i = 0; i < b->triangle_count; i++) {
+        b->slots[i].edge = edge;
+        edge += b->slots[i].ne;
     }
 }
 
@@ -1186,7 +1233,7 @@ hy_status hy_bvh_build(hy_bvh* b, const double* x0, const double* x1, double thi
  * measured against. */
 static void finish_tree(hy_bvh* b, const double* x0, const double* x1, int boxes, hy_pool* pool) {
     link_nodes(b);
-    make_slots(b);
+    make_slots(b, pool);
     for (int32_t i = 0; i < b->node_count; i++) {
         b->spans[i].first = b->nodes[i].first;
         b->spans[i].count = b->nodes[i].count;
@@ -1600,14 +1647,14 @@ hy_status hy_bvh_set_vertex_ids(hy_bvh* b, const int32_t* ids) {
     if (!ids) {
         free(b->vertex_ids);
         b->vertex_ids = NULL;
-        if (b->node_count > 0) make_slots(b);
+        if (b->node_count > 0) make_slots(b, NULL);
         return HY_OK;
     }
     int32_t* c = b->vertex_ids ? b->vertex_ids : malloc(sizeof(int32_t) * (size_t)b->vertex_count);
     if (!c) return hy_fail(HY_ERR_NOMEM, "bvh: out of memory");
     memcpy(c, ids, sizeof(int32_t) * (size_t)b->vertex_count);
     b->vertex_ids = c;
-    if (b->node_count > 0) make_slots(b);
+    if (b->node_count > 0) make_slots(b, NULL);
     return HY_OK;
 }
 
