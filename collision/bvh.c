@@ -586,7 +586,6 @@ typedef struct prim {
 
 static inline double prim_c(const prim* p, int k) { return p->box.lo[k] + p->box.hi[k]; }
 
-
 typedef struct build_ctx {
     hy_bvh* b;
     prim* p;
@@ -650,13 +649,12 @@ static void bins_clear(bins* bn) {
     }
 }
 
-static void bins_fill_one(bins* bn, const prim* p, int32_t begin, int32_t end, int axis, double lo, double scale) {
-    for (int32_t i = begin; i < end; i++) {
-        int bi = bin_of(prim_c(&p[i], axis), lo, scale);
-        bn->cnt[bi]++;
-        box_grow(&bn->box[bi], p[i].box.lo, p[i].box.hi);
-        cbox_grow(&bn->cbox[bi], &p[i]);
-    }
+/* Prim q into the bins. */
+static inline void bin_add(bins* bn, const prim* q, int axis, double lo, double scale) {
+    int bi = bin_of(prim_c(q, axis), lo, scale);
+    bn->cnt[bi]++;
+    box_grow(&bn->box[bi], q->box.lo, q->box.hi);
+    cbox_grow(&bn->cbox[bi], q);
 }
 
 static void bins_merge(bins* into, const bins* from) {
@@ -673,24 +671,17 @@ static void bins_merge(bins* into, const bins* from) {
  * merged at the end (min, max and counts merge exactly in any order). */
 #define BINS_SPLIT_MIN 256
 static void bins_fill(bins* bn, const prim* p, int32_t begin, int32_t end, int axis, double lo, double scale) {
-    if (end - begin < BINS_SPLIT_MIN) {
-        bins_fill_one(bn, p, begin, end, axis, lo, scale);
-        return;
-    }
-    bins odd;
-    bins_clear(&odd);
     int32_t i = begin;
-    for (; i + 1 < end; i += 2) {
-        int b0 = bin_of(prim_c(&p[i], axis), lo, scale), b1 = bin_of(prim_c(&p[i + 1], axis), lo, scale);
-        bn->cnt[b0]++;
-        odd.cnt[b1]++;
-        box_grow(&bn->box[b0], p[i].box.lo, p[i].box.hi);
-        box_grow(&odd.box[b1], p[i + 1].box.lo, p[i + 1].box.hi);
-        cbox_grow(&bn->cbox[b0], &p[i]);
-        cbox_grow(&odd.cbox[b1], &p[i + 1]);
+    if (end - begin >= BINS_SPLIT_MIN) {
+        bins odd;
+        bins_clear(&odd);
+        for (; i + 1 < end; i += 2) {
+            bin_add(bn, &p[i], axis, lo, scale);
+            bin_add(&odd, &p[i + 1], axis, lo, scale);
+        }
+        bins_merge(bn, &odd);
     }
-    bins_fill_one(bn, p, i, end, axis, lo, scale);
-    bins_merge(bn, &odd);
+    for (; i < end; i++) bin_add(bn, &p[i], axis, lo, scale);
 }
 
 /* Binning of a large range in fixed chunks, in parallel: min, max and
@@ -722,12 +713,7 @@ static void bins_make(const build_ctx* c, bins* bn, int32_t begin, int32_t end, 
         if (part) {
             bin_job j = {c->p, begin, end, axis, lo, scale, part};
             hy_pool_for(c->pool, n, BIN_GRAIN, bin_block, &j);
-            for (int64_t q = 0; q < nb; q++)
-                for (int i = 0; i < BINS; i++) {
-                    bn->cnt[i] += part[q].cnt[i];
-                    box_grow(&bn->box[i], part[q].box[i].lo, part[q].box[i].hi);
-                    box_grow(&bn->cbox[i], part[q].cbox[i].lo, part[q].cbox[i].hi);
-                }
+            for (int64_t q = 0; q < nb; q++) bins_merge(bn, &part[q]);
             free(part);
             return;
         }
@@ -1051,7 +1037,7 @@ static void leaf_block(void* vctx, int64_t begin, int64_t end, int64_t block, in
                 }
             }
         }
-        if (c->cull) triangle_normals(c->x0, c->x1 ? c->x1 : c->x0, s->v, &b->triangle_normals[i]);
+        if (c->cull) triangle_normals(c->x0, x1, s->v, &b->triangle_normals[i]);
         hy_fbox_union(&b->leaf_fboxes[i], &vf[s->v[0]], &vf[s->v[1]]);
         hy_fbox_union(&b->leaf_fboxes[i], &b->leaf_fboxes[i], &vf[s->v[2]]);
         for (int m = 0; m < s->ne; m++) {

@@ -129,6 +129,16 @@ static int32_t edges_of(const soup* s, int32_t* e) {
     return n;
 }
 
+/* Moving boxes of a and of b meet: on the double boxes (hy_mbox_overlap),
+ * or (single) as traversal tests them, on their single-precision boxes. */
+static int boxes_meet(const hy_mbox* a, const hy_mbox* b, int single) {
+    if (!single) return hy_mbox_overlap(a, b);
+    hy_fbox fa, fb;
+    hy_fbox_from(a, &fa);
+    hy_fbox_from(b, &fb);
+    return hy_fbox_overlap(&fa, &fb);
+}
+
 /* Swept boxes a and b overlap: on the doubles, or (single) as traversal
  * tests them with `interpolate` 0, on their single-precision boxes
  * (hy_fbox_from of a moving box with both ends the swept box). */
@@ -141,10 +151,7 @@ static int swept_meet(const hy_aabb* a, const hy_aabb* b, int single) {
         mb.lo0[k] = mb.lo1[k] = b->lo[k];
         mb.hi0[k] = mb.hi1[k] = b->hi[k];
     }
-    hy_fbox fa, fb;
-    hy_fbox_from(&ma, &fa);
-    hy_fbox_from(&mb, &fb);
-    return hy_fbox_overlap(&fa, &fb);
+    return boxes_meet(&ma, &mb, 1);
 }
 
 /* Brute force: all VF and EE feature pairs (sharing no vertex) of A
@@ -975,16 +982,6 @@ static void test_box_tests(void) {
     CHECK(gate_lost == 0);
     CHECK(shift_lost == 0);
     CHECK(bad_float == 0);
-}
-
-/* Moving boxes of a and of b meet: on the double boxes (hy_mbox_overlap),
- * or (single) as traversal tests them, on their single-precision boxes. */
-static int boxes_meet(const hy_mbox* a, const hy_mbox* b, int single) {
-    if (!single) return hy_mbox_overlap(a, b);
-    hy_fbox fa, fb;
-    hy_fbox_from(a, &fa);
-    hy_fbox_from(b, &fb);
-    return hy_fbox_overlap(&fa, &fb);
 }
 
 /* Brute force over owned features: the sheet's feature pairs whose boxes
