@@ -105,6 +105,8 @@ hy_status hy_bvh_create(const int32_t* triangles, int32_t triangle_count, int32_
     b->slot_twin = malloc(sizeof(int32_t) * 3 * nt);
     b->node_fboxes = malloc(sizeof(hy_fbox) * 2 * nt);
     b->leaf_fboxes = malloc(sizeof(hy_fbox) * nt);
+    b->leaf_soa_stride = ((int64_t)nt + 8 + 7) & ~(int64_t)7;
+    b->leaf_soa = calloc((size_t)(12 * b->leaf_soa_stride), sizeof(float));
     b->vertex_fboxes = malloc(sizeof(hy_fbox) * nv);
     b->node_area = malloc(sizeof(double) * 2 * nt);
     b->spans = malloc(sizeof *b->spans * 2 * nt);
@@ -113,7 +115,7 @@ hy_status hy_bvh_create(const int32_t* triangles, int32_t triangle_count, int32_
     uint8_t* seen = calloc(nv, 1);
     if (!b->triangles || !b->owned || !b->nodes || !b->order || !b->vertex_boxes || !b->triangle_boxes || !edges ||
         !seen || !b->twin || !b->rank || !b->range || !b->cones || !b->triangle_normals ||
-        !b->self_free || !b->vertex_mboxes || !b->slots || !b->slot_twin || !b->node_fboxes || !b->leaf_fboxes || !b->vertex_fboxes || !b->node_area || !b->spans) {
+        !b->self_free || !b->vertex_mboxes || !b->slots || !b->slot_twin || !b->node_fboxes || !b->leaf_fboxes || !b->leaf_soa || !b->vertex_fboxes || !b->node_area || !b->spans) {
         free(edges);
         free(seen);
         hy_bvh_destroy(b);
@@ -200,6 +202,7 @@ void hy_bvh_destroy(hy_bvh* b) {
     free(b->vertex_fboxes);
     free(b->node_fboxes);
     free(b->leaf_fboxes);
+    free(b->leaf_soa);
     free(b->node_area);
     free(b->spans);
     free(b->vertex_ids);
@@ -1040,6 +1043,15 @@ static void leaf_block(void* vctx, int64_t begin, int64_t end, int64_t block, in
         if (c->cull) triangle_normals(c->x0, x1, s->v, &b->triangle_normals[i]);
         hy_fbox_union(&b->leaf_fboxes[i], &vf[s->v[0]], &vf[s->v[1]]);
         hy_fbox_union(&b->leaf_fboxes[i], &b->leaf_fboxes[i], &vf[s->v[2]]);
+        const hy_fbox* lf = &b->leaf_fboxes[i];
+        float* soa = b->leaf_soa + i;
+        int64_t st = b->leaf_soa_stride;
+        for (int k = 0; k < 3; k++) {
+            soa[k * st] = lf->lo0[k];
+            soa[(3 + k) * st] = lf->hi0[k];
+            soa[(6 + k) * st] = lf->lo1[k];
+            soa[(9 + k) * st] = lf->hi1[k];
+        }
         for (int m = 0; m < s->ne; m++) {
             int k = s->ek[m];
             hy_fbox_union(&b->edge_fboxes[s->edge + m], &vf[s->v[k]], &vf[s->v[k == 2 ? 0 : k + 1]]);

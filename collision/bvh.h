@@ -475,6 +475,13 @@ typedef struct hy_bvh {
     int32_t* slot_twin;
     hy_fbox* vertex_fboxes;
     hy_fbox* leaf_fboxes;
+    /* leaf_fboxes again by coordinate, for the CPU's eight-wide gate of
+     * triangle pairs (collision/traverse_hd.h): row r (0-2 lo0, 3-5 hi0,
+     * 6-8 lo1, 9-11 hi1, x y z each) holds that bound of every slot at
+     * leaf_soa[r * leaf_soa_stride + slot]; the stride leaves 8 zero
+     * floats past the last slot, so eight lanes from any slot can be read. */
+    float* leaf_soa;
+    int64_t leaf_soa_stride;
     hy_fbox* edge_fboxes;
     hy_fbox* node_fboxes;
     double* node_area;

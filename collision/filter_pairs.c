@@ -32,6 +32,7 @@
 #include <stdint.h>
 
 #include "collision/traverse.h"
+#include "engine/simd.h"
 
 /* Pairs gathered at a time: the array stays in L1 (24 coordinates of 64
  * pairs and padding, 13 KB). */
@@ -359,27 +360,11 @@ static void pairs_avx2(const hy_feature_pair* pairs, int64_t n, const double* x0
 
 #pragma GCC pop_options
 
-static int simd_state = -1; /* -1: not set yet (then: whether the CPU has AVX2); 0 off; 1 on */
+static int simd_state = -1; /* engine/simd.h */
 
-static int cpu_avx2(void) {
-    __builtin_cpu_init();
-    return __builtin_cpu_supports("avx2") ? 1 : 0;
-}
+static int simd_on(void) { return hy_simd_on(&simd_state); }
 
-static int simd_on(void) {
-    int s = __atomic_load_n(&simd_state, __ATOMIC_RELAXED);
-    if (s < 0) {
-        s = cpu_avx2();
-        __atomic_store_n(&simd_state, s, __ATOMIC_RELAXED);
-    }
-    return s;
-}
-
-int hy_filter_pairs_simd(int on) {
-    int was = simd_on();
-    if (on >= 0) __atomic_store_n(&simd_state, on && cpu_avx2(), __ATOMIC_RELAXED);
-    return was;
-}
+int hy_filter_pairs_simd(int on) { return hy_simd_set(&simd_state, on); }
 #else
 int hy_filter_pairs_simd(int on) {
     (void)on;

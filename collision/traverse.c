@@ -30,6 +30,7 @@
 
 #include "collision/traverse_hd.h"
 #include "engine/error.h"
+#include "engine/simd.h"
 
 /* Node pairs in the front: enough for the pool to balance uneven subtrees
  * on a few cores, few enough that expanding it serially is cheap. Fixed so
@@ -157,9 +158,33 @@ static int grow(void** p, int64_t* cap, int64_t need, size_t elem) {
 /* ---- leaf work (collision/traverse_hd.h, shared with the GPU) */
 
 static hy_trav_mesh mesh_view(const hy_bvh* b) {
-    hy_trav_mesh m = {b->spans,       b->node_fboxes, b->node_area,   b->self_free,
-                      b->slots,       b->leaf_fboxes, b->edge_fboxes, b->vertex_fboxes};
+    hy_trav_mesh m = {b->spans,       b->node_fboxes, b->node_area,     b->self_free,       b->slots,
+                      b->leaf_fboxes, b->edge_fboxes, b->vertex_fboxes, b->leaf_soa, b->leaf_soa_stride};
     return m;
+}
+
+#if defined(HY_TRAV_HAVE_AVX2)
+static int simd_state = -1; /* engine/simd.h */
+
+static int simd_on(void) { return hy_simd_on(&simd_state); }
+
+int hy_traverse_simd(int on) { return hy_simd_set(&simd_state, on); }
+#else
+static int simd_on(void) { return 0; }
+
+int hy_traverse_simd(int on) {
+    (void)on;
+    return 0;
+}
+#endif
+
+static int run_one(const hy_trav_ctx* c, hy_trav_pair start, hy_trav_pair* stack, int64_t cap, hy_trav_out* o,
+                   hy_trav_counts* k, int simd) {
+#if defined(HY_TRAV_HAVE_AVX2)
+    if (simd) return hy_trav_run_pair_avx2(c, start, stack, cap, o, k);
+#endif
+    (void)simd;
+    return hy_trav_run_pair(c, start, stack, cap, o, k);
 }
 
 /* Initial room per worker: enough for a few front pairs' candidates. */
@@ -178,7 +203,7 @@ static void run_pair(const hy_trav_ctx* c, worker_buf* w, node_pair start) {
     for (;;) {
         hy_trav_counts k = {0, 0, 0, 0};
         hy_trav_out o = {w->v + w->n, 0, w->cap - w->n};
-        int r = hy_trav_run_pair(c, start, w->stack, w->sp_cap, &o, &k);
+        int r = run_one(c, start, w->stack, w->sp_cap, &o, &k, simd_on());
         if (r == HY_TRAV_STACK_FULL) {
             if (!grow((void**)&w->stack, &w->sp_cap, 2 * w->sp_cap, sizeof *w->stack)) {
                 w->oom = 1;

@@ -108,4 +108,11 @@ int64_t hy_traverse_last_node_pairs(const hy_traverser* t);
 /* Node pairs hy_traverse_begin tested to make the front. */
 int64_t hy_traverse_front_tests(const hy_traverser* t);
 
+/* Whether the CPU traversal gates triangle pairs eight at a time (AVX2,
+ * collision/traverse_avx.c; on by default where the CPU has it): on = 1
+ * asks for it (granted only with AVX2), 0 turns it off, -1 leaves it.
+ * Returns the setting before. Both paths give the same pairs in the same
+ * order; the switch is there to compare them. */
+int hy_traverse_simd(int on);
+
 #endif

@@ -32,6 +32,10 @@ typedef struct hy_trav_mesh {
     const hy_fbox* leaf_fboxes;
     const hy_fbox* edge_fboxes;
     const hy_fbox* vertex_fboxes;
+    /* hy_bvh.leaf_soa and its stride: read only by the CPU's eight-wide
+     * gate (HY_TRAV_AVX below); NULL on the device. */
+    const float* leaf_soa;
+    int64_t leaf_soa_stride;
 } hy_trav_mesh;
 
 /* One traversal job: self (A and B the same mesh) or pair traversal. */
@@ -202,11 +206,72 @@ HY_HD void hy_trav_triangle_pair(const hy_trav_ctx* c, hy_trav_out* o, hy_trav_c
  * visited, so the scattered outcomes of the gate cost no mispredicted
  * branches. */
 #define HY_TRAV_GATE_CHUNK 8
+
+#if defined(HY_TRAV_AVX) && !defined(__CUDACC__)
+#include <immintrin.h>
+
+/* The gate of box a against B's slots j .. j + n - 1 (n <= 8) at once, in
+ * eight float lanes read from hy_bvh.leaf_soa: bit q of the answer is
+ * hy_fbox_overlap(a, slot j + q). The lanes compute that test's signs (the
+ * same differences compared with zero) and settle the pairs its first
+ * branch settles; the few it does not (apart at both ends, on different
+ * sides) go to hy_fbox_overlap itself. Only for the CPU translation unit
+ * built for AVX2 (collision/traverse_avx.c). */
+static inline uint32_t hy_trav_gate8(const hy_fbox* a, const float* soa, int64_t stride, const hy_fbox* fb,
+                                     int32_t j, int n) {
+    const __m256 zero = _mm256_setzero_ps();
+    __m256 both = zero, any0 = zero, any1 = zero;
+    for (int k = 0; k < 3; k++) {
+        const float* r = soa + j;
+        __m256 blo0 = _mm256_loadu_ps(r + k * stride), bhi0 = _mm256_loadu_ps(r + (3 + k) * stride);
+        __m256 blo1 = _mm256_loadu_ps(r + (6 + k) * stride), bhi1 = _mm256_loadu_ps(r + (9 + k) * stride);
+        __m256 g0 = _mm256_sub_ps(bhi0, _mm256_set1_ps(a->lo0[k]));
+        __m256 g1 = _mm256_sub_ps(bhi1, _mm256_set1_ps(a->lo1[k]));
+        __m256 h0 = _mm256_sub_ps(_mm256_set1_ps(a->hi0[k]), blo0);
+        __m256 h1 = _mm256_sub_ps(_mm256_set1_ps(a->hi1[k]), blo1);
+        __m256 ng0 = _mm256_cmp_ps(g0, zero, _CMP_LT_OQ), ng1 = _mm256_cmp_ps(g1, zero, _CMP_LT_OQ);
+        __m256 nh0 = _mm256_cmp_ps(h0, zero, _CMP_LT_OQ), nh1 = _mm256_cmp_ps(h1, zero, _CMP_LT_OQ);
+        both = _mm256_or_ps(both, _mm256_or_ps(_mm256_and_ps(ng0, ng1), _mm256_and_ps(nh0, nh1)));
+        any0 = _mm256_or_ps(any0, _mm256_or_ps(ng0, nh0));
+        any1 = _mm256_or_ps(any1, _mm256_or_ps(ng1, nh1));
+    }
+    uint32_t valid = (1u << n) - 1u;
+    uint32_t mb = (uint32_t)_mm256_movemask_ps(both), m0 = (uint32_t)_mm256_movemask_ps(any0),
+             m1 = (uint32_t)_mm256_movemask_ps(any1);
+    uint32_t pass = ~mb & ~(m0 & m1) & valid;
+    uint32_t open = ~mb & m0 & m1 & valid;
+    while (open) {
+        int q = __builtin_ctz(open);
+        open &= open - 1;
+        pass |= (uint32_t)hy_fbox_overlap(a, &fb[j + q]) << q;
+    }
+    return pass;
+}
+#endif
+
 HY_HD void hy_trav_leaf_row(const hy_trav_ctx* c, hy_trav_out* o, hy_trav_counts* k, int32_t i, const hy_fbox* ai,
                             int32_t first, int32_t end) {
     const hy_fbox* fb = c->B.leaf_fboxes;
     hy_trav_tri a;
     int loaded = 0;
+#if defined(HY_TRAV_AVX) && !defined(__CUDACC__)
+    if (c->B.leaf_soa) {
+        for (int32_t j0 = first; j0 < end; j0 += HY_TRAV_GATE_CHUNK) {
+            int n = end - j0 < HY_TRAV_GATE_CHUNK ? (int)(end - j0) : HY_TRAV_GATE_CHUNK;
+            uint32_t pass = hy_trav_gate8(ai, c->B.leaf_soa, c->B.leaf_soa_stride, fb, j0, n);
+            if (pass && !loaded) {
+                hy_trav_tri_load(c, i, &a);
+                loaded = 1;
+            }
+            while (pass) {
+                int q = __builtin_ctz(pass);
+                pass &= pass - 1;
+                hy_trav_triangle_pair(c, o, k, &a, j0 + q);
+            }
+        }
+        return;
+    }
+#endif
     for (int32_t j0 = first; j0 < end; j0 += HY_TRAV_GATE_CHUNK) {
         int32_t pass[HY_TRAV_GATE_CHUNK];
         int np = 0;
@@ -384,6 +449,14 @@ int64_t hy_traverse_front(const hy_traverser* t, const hy_trav_pair** front);
  * range, offsets decreasing), HY_ERR_NOMEM. */
 hy_status hy_traverse_accept(hy_traverser* t, const int64_t* ids, int64_t n, const int64_t* offsets,
                              const hy_feature_pair* pairs, const hy_trav_counts* k);
+
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(__CUDACC__)
+/* hy_trav_run_pair built for AVX2 (collision/traverse_avx.c): call only
+ * where the CPU has it. */
+#define HY_TRAV_HAVE_AVX2 1
+int hy_trav_run_pair_avx2(const hy_trav_ctx* ctxs, hy_trav_pair start, hy_trav_pair* stack, int64_t stack_cap,
+                          hy_trav_out* o, hy_trav_counts* k);
+#endif
 
 #ifdef __cplusplus
 }

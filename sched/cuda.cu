@@ -640,6 +640,8 @@ static hy_status run_traverse(int device, device_state* ds, hy_traverser* t, con
                 m->leaf_fboxes = (const hy_fbox*)(A + q->leaf_fboxes);
                 m->edge_fboxes = (const hy_fbox*)(A + q->edge_fboxes);
                 m->vertex_fboxes = (const hy_fbox*)(A + q->vertex_fboxes);
+                m->leaf_soa = NULL; /* the CPU's gate only */
+                m->leaf_soa_stride = 0;
             }
         }
         if (e == cudaSuccess && njobs > 0)

@@ -256,6 +256,22 @@ static void to_plist(const hy_candidates* c, plist* l) {
     canon_sort(l);
 }
 
+/* c again with the one-pair gate (hy_traverse_simd(0)) where the CPU
+ * gates eight pairs at a time: the same list, pair for pair. b NULL: self
+ * traversal of a. Counts the comparisons that ran both paths. */
+static int64_t simd_compared;
+static int same_without_simd(hy_traverser* tr, hy_bvh* a, hy_bvh* b, hy_pool* pool, const hy_candidates* c) {
+    int was = hy_traverse_simd(0);
+    hy_candidates s = {0};
+    hy_status st = b ? hy_bvh_traverse_pair(tr, a, b, pool, &s) : hy_bvh_traverse_self(tr, a, pool, &s);
+    hy_traverse_simd(was);
+    int same = st == HY_OK && same_list(c, &s) && s.triangle_pairs == c->triangle_pairs && s.vf == c->vf &&
+               s.ee == c->ee && s.node_pairs == c->node_pairs;
+    simd_compared += was;
+    hy_candidates_free(&s);
+    return same;
+}
+
 static void test_self(hy_pool* pool1, hy_pool* pool2) {
     for (int trial = 0; trial < 12; trial++) {
         int32_t nv = 40 + 10 * trial, nt = 50 + 20 * trial;
@@ -276,6 +292,7 @@ static void test_self(hy_pool* pool1, hy_pool* pool2) {
         CHECK_OK(hy_bvh_traverse_self(tr, b, pool2, &c2));
         CHECK(same_list(&c0, &c1));
         CHECK(same_list(&c0, &c2));
+        CHECK(same_without_simd(tr, b, NULL, pool2, &c0));
         /* exactly the pairs whose single-precision boxes meet, which
          * include every pair whose double boxes do */
         plist got = {0}, want = {0}, dbl = {0};
@@ -329,6 +346,7 @@ static void test_self(hy_pool* pool1, hy_pool* pool2) {
             b->relative = 1;
             CHECK_OK(hy_bvh_build(b, s.x0, s.x1, 0.0, pool2));
             CHECK_OK(hy_bvh_traverse_self(tr, b, pool2, &c2));
+            CHECK(same_without_simd(tr, b, NULL, pool1, &c2));
             to_plist(&c2, &got);
             CHECK(count_dupes(&got) == 0);
             CHECK(missing(&hits, &got) == 0);
@@ -409,6 +427,7 @@ static void test_pair(hy_pool* pool2) {
         CHECK_OK(hy_bvh_build(ba, a.x0, a.x1, 0.0, NULL));
         CHECK_OK(hy_bvh_build(bb, b.x0, b.x1, 0.0, NULL));
         CHECK_OK(hy_bvh_traverse_pair(tr, ba, bb, pool2, &c2));
+        CHECK(same_without_simd(tr, ba, bb, NULL, &c2));
         to_plist(&c2, &got);
         CHECK(count_dupes(&got) == 0);
         CHECK(missing(&hits, &got) == 0);
@@ -1045,6 +1064,7 @@ static void test_sheet(hy_pool* pool2) {
     CHECK_OK(hy_bvh_traverse_self(tr, b, NULL, &c0));
     CHECK_OK(hy_bvh_traverse_self(tr, b, pool2, &c2));
     CHECK(same_list(&c0, &c2));
+    CHECK(same_without_simd(tr, b, NULL, pool2, &c0));
     plist want = {0}, dbl = {0}, got = {0};
     const hy_mbox* vm = b->vertex_mboxes;
     soup s = {nv, nt, x0, x1, (int32_t*)v.triangles};
@@ -1168,6 +1188,10 @@ int main(void) {
     test_sheet(pool2);
     test_large_build(pool1, pool2);
     test_bad_input();
+    /* on a CPU with AVX2 the two gates were compared (else there is one) */
+    fprintf(stderr, "eight-wide gate %s: compared with the one-pair gate on %lld traversals\n",
+            hy_traverse_simd(-1) ? "on" : "off (no AVX2)", (long long)simd_compared);
+    CHECK(!hy_traverse_simd(-1) || simd_compared >= 20);
     hy_pool_destroy(pool1);
     hy_pool_destroy(pool2);
     TEST_END();
