@@ -471,6 +471,7 @@ typedef struct HY_CCD_FN(hy_ccd_problem) {
     int certain;             /* a contact is known to exist (a point within md at t = 1): an
                                 unexcluded box is accepted once its time span is short */
     int duffy;
+    int bounded;             /* eps .. twist_tol and t_level made (hy_ccd_problem_bounds) */
 } HY_CCD_FN(hy_ccd_problem);
 
 HY_HD HY_CCD_REAL HY_CCD_FN(hy_ccd_rmin)(HY_CCD_REAL a, HY_CCD_REAL b) { return a < b ? a : b; }
@@ -479,19 +480,20 @@ HY_HD HY_CCD_REAL HY_CCD_FN(hy_ccd_rmax)(HY_CCD_REAL a, HY_CCD_REAL b) { return 
  * branch form cannot, as it must keep the sign of -0). */
 HY_HD HY_CCD_REAL HY_CCD_FN(hy_ccd_rabs)(HY_CCD_REAL a) { return HY_CCD_FN(hy_ccd_rmax)(a, -a); }
 
-/* Fill the relative form. x[0..3] are the 4 positions at t=0, x[4..7] at
- * t=1, already scaled. For vertex-face x = (p, a, b, c); for edge-edge
+/* Fill the relative form (hy_ccd_problem_init below: the frame, then the
+ * bounds; the frame alone is all Newton's method reads). x[0..3] are the
+ * 4 positions at t=0, x[4..7] at t=1, already scaled. For vertex-face x = (p, a, b, c); for edge-edge
  * x = (a, b, c, d). acc_factor scales the touching tolerance in units of
  * eps (>= 1); twist_rel is the nonlinearity tolerance relative to the
  * largest coordinate; t_level the time bisection depth before a box may be
  * accepted on that tolerance; md_slack (>= 0) lets a box count as touching
  * up to md * (1 + md_slack) away, and adds md_slack * md / 2 to the twist
  * tolerance (only more false positives, never fewer contacts). */
-HY_HD void HY_CCD_FN(hy_ccd_problem_init)(HY_CCD_FN(hy_ccd_problem) * pr, const double* const* x, int is_vf,
-                                          double md, double acc_factor, double twist_rel, int t_level,
-                                          double md_slack) {
+HY_HD void HY_CCD_FN(hy_ccd_problem_frame)(HY_CCD_FN(hy_ccd_problem) * pr, const double* const* x, int is_vf,
+                                           double md, int t_level, double md_slack) {
     pr->duffy = is_vf;
     pr->certain = 0;
+    pr->bounded = 0;
     /* Callers that allow a slack (the step's tests) keep the L1 bounds
      * and the plain direction set: their contacts, and so the simulated
      * motion, do not depend on these refinements. */
@@ -517,6 +519,14 @@ HY_HD void HY_CCD_FN(hy_ccd_problem_init)(HY_CCD_FN(hy_ccd_problem) * pr, const 
             }
         }
     }
+}
+
+/* The rest of hy_ccd_problem_init: the rounding bounds, tolerances and
+ * time depth that certification and the box search read (Newton needs
+ * only the frame), for a problem made by hy_ccd_problem_frame with the
+ * same x and md. */
+HY_HD void HY_CCD_FN(hy_ccd_problem_bounds)(HY_CCD_FN(hy_ccd_problem) * pr, const double* const* x, double md,
+                                            double acc_factor, double twist_rel, double md_slack) {
     HY_CCD_REAL mall = 0;
     for (int k = 0; k < 3; k++) {
         HY_CCD_REAL m = 0;
@@ -536,6 +546,14 @@ HY_HD void HY_CCD_FN(hy_ccd_problem_init)(HY_CCD_FN(hy_ccd_problem) * pr, const 
     for (int k = 0; k < 3; k++)
         if (pr->q[0][k] != pr->q[1][k] || pr->e[0][k] != pr->e[1][k] || pr->f[0][k] != pr->f[1][k]) moving = 1;
     if (!moving) pr->t_level = 0;
+    pr->bounded = 1;
+}
+
+HY_HD void HY_CCD_FN(hy_ccd_problem_init)(HY_CCD_FN(hy_ccd_problem) * pr, const double* const* x, int is_vf,
+                                          double md, double acc_factor, double twist_rel, int t_level,
+                                          double md_slack) {
+    HY_CCD_FN(hy_ccd_problem_frame)(pr, x, is_vf, md, t_level, md_slack);
+    HY_CCD_FN(hy_ccd_problem_bounds)(pr, x, md, acc_factor, twist_rel, md_slack);
 }
 
 /* Corner values of F over a box: F[ti][ui][vi][k]. */

@@ -99,7 +99,13 @@ HY_HD int hy_ccd_slab_apart(const double* const* p, int is_vf, double lo, double
  * hy_ccd_slab_apart). Every time before the reported toi lies in a
  * slab the search excluded or where the cubic certainly does not vanish,
  * so toi stays no later than the first contact. */
-HY_HD int hy_ccd_slab_query(const hy_ccd_problem_d* pr, const double* const* p, double pm, int is_vf,
+/* pr's bounds (hy_ccd_problem_bounds), made when first needed: most
+ * queries end before certification or the box search reads them. */
+HY_HD void hy_ccd_problem_bound(hy_ccd_problem_d* pr, const double* const* p, const hy_ccd_options* o) {
+    if (!pr->bounded) hy_ccd_problem_bounds_d(pr, p, pr->md, o->accept_factor, o->twist_rel, o->min_distance_slack);
+}
+
+HY_HD int hy_ccd_slab_query(hy_ccd_problem_d* pr, const double* const* p, double pm, int is_vf,
                             const hy_ccd_options* o, int refine, hy_ccd_box* heap, double* t_out, hy_ccd_info* inf) {
     double c[4], verr, slab_lo[HY_CCD_MAX_SLABS];
     int R = o->toi_bits + 1;
@@ -132,6 +138,7 @@ HY_HD int hy_ccd_slab_query(const hy_ccd_problem_d* pr, const double* const* p, 
                 /* one box evaluation, counted against the cap */
                 inf->boxes++;
                 budget--;
+                hy_ccd_problem_bound(pr, p, o);
                 if (hy_ccd_certify_d(pr, &cb)) {
                     *t_out = lo;
                     return 1;
@@ -150,6 +157,7 @@ HY_HD int hy_ccd_slab_query(const hy_ccd_problem_d* pr, const double* const* p, 
         int n = 0;
         hy_ccd_heap_push(heap, &n, &sb);
         hy_ccd_stats st = {0, 0, 0, 1};
+        hy_ccd_problem_bound(pr, p, o);
         int hit = hy_ccd_search_d(pr, heap, budget, t_out, &st);
         inf->boxes += st.boxes;
         budget -= st.boxes;
@@ -390,13 +398,14 @@ HY_HD int hy_ccd_query_core(int is_vf, const double x[8][3], double min_distance
     }
     if (heap_cap < hy_ccd_heap_boxes(o)) return HY_CCD_NEED_HEAP;
     hy_ccd_problem_d pr;
-    hy_ccd_problem_init_d(&pr, p, is_vf, md, o->accept_factor, o->twist_rel, o->toi_bits, o->min_distance_slack);
+    hy_ccd_problem_frame_d(&pr, p, is_vf, md, o->toi_bits, o->min_distance_slack);
     pr.certain = certain;
     if (md == 0.0) {
         int ans = hy_ccd_slab_query(&pr, p, m * scale, is_vf, o, refine, heap, t_out, inf);
         if (ans >= 0) return ans;
     }
     hy_ccd_stats st = {0, 0, 0, 0};
+    hy_ccd_problem_bound(&pr, p, o);
     int hit = hy_ccd_search_d(&pr, heap, o->max_boxes, t_out, &st);
     inf->boxes = st.boxes;
     inf->capped = st.capped;
