@@ -42,6 +42,7 @@
 #include <float.h>
 #include <math.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "collision/closest.h"
 #include "engine/hd.h"
@@ -81,6 +82,19 @@ enum { HY_CCD_EXCLUDED = 0, HY_CCD_ACCEPTED = 1, HY_CCD_SPLIT = 2 };
 /* Finite operands only (inputs are checked): plain compares, no libm call. */
 HY_HD double hy_ccd_min(double a, double b) { return a < b ? a : b; }
 HY_HD double hy_ccd_max(double a, double b) { return a > b ? a : b; }
+
+/* 2^e, exactly ldexp(1.0, e), for -1022 <= e <= 1023 (the slab widths and
+ * grids: no library call on the host, a few per query otherwise). */
+HY_HD double hy_ccd_exp2i(int e) {
+#ifdef __CUDA_ARCH__
+    return ldexp(1.0, e);
+#else
+    uint64_t bits = (uint64_t)(e + 1023) << 52;
+    double d;
+    memcpy(&d, &bits, sizeof d);
+    return d;
+#endif
+}
 
 /* Exact swept-AABB separation: 1 if on some axis every point of set a is
  * farther than md from every point of set b (so no contact is possible). */
@@ -365,7 +379,7 @@ HY_HD int hy_ccd_vol_slabs(const double c[4], double err, int level, int max_sla
         double lo, w;
         int level;
     } stack[48];
-    const double cw = ldexp(1.0, -level); /* the slab width (exact) */
+    const double cw = hy_ccd_exp2i(-level); /* the slab width (exact) */
     int n = 0, count = 0, steps = 0;
     /* V vanishes within rounding everywhere (coplanar or static motion):
      * nothing to restrict. */

@@ -114,7 +114,7 @@ HY_HD int hy_ccd_slab_query(hy_ccd_problem_d* pr, const double* const* p, double
     if (!hy_ccd_vol_cubic(p, c, &verr)) return -1;
     int ns = hy_ccd_vol_slabs(c, verr, R, HY_CCD_MAX_SLABS, HY_CCD_SLAB_STEPS, slab_lo);
     if (ns < 0) return -1;
-    double w = ldexp(1.0, -R), grid = ldexp(1.0, HY_CCD_CERT_GRID), prec = ldexp(1.0, -o->toi_bits);
+    double w = hy_ccd_exp2i(-R), grid = hy_ccd_exp2i(HY_CCD_CERT_GRID), prec = hy_ccd_exp2i(-o->toi_bits);
     int budget = o->max_boxes, rbudget = refine ? o->refine_boxes : 0;
 #if HY_CCD_HAVE_LD
     int have_ld = 0;
@@ -294,15 +294,16 @@ HY_HD int hy_ccd_query_core(int is_vf, const double x[8][3], double min_distance
     /* Non-finite input cannot be reasoned about: answer "collision" at t=0,
      * the conservative choice. A negative or NaN distance means touching. */
     double md = min_distance > 0.0 ? min_distance : 0.0;
-    double m = 0.0;
+    double m = 0.0, z = 0.0;
     for (int i = 0; i < 8; i++)
         for (int k = 0; k < 3; k++) {
-            if (!isfinite(x[i][k])) {
-                *t_out = 0.0;
-                return 1;
-            }
+            z += x[i][k] * 0.0; /* stays 0 unless some coordinate is infinite or NaN */
             m = hy_ccd_max(m, fabs(x[i][k])); /* fmax is a library call */
         }
+    if (z != 0.0) {
+        *t_out = 0.0;
+        return 1;
+    }
     if (!isfinite(md) || md >= 4.0 * m) {
         /* Every pair of points is within 2 sqrt(3) m < 4 m of each other. */
         *t_out = 0.0;
@@ -379,7 +380,7 @@ HY_HD int hy_ccd_query_core(int is_vf, const double x[8][3], double min_distance
     /* Then, for the rest, conservative advancement: most approaches are
      * decided in a few closest-point steps, exactly in time. */
     if (tight) {
-        int adv = hy_ccd_advance(p, is_vf, md, r_in, ldexp(1.0, -o->toi_bits), t_out);
+        int adv = hy_ccd_advance(p, is_vf, md, r_in, hy_ccd_exp2i(-o->toi_bits), t_out);
         if (adv >= 0) return adv;
     }
     /* Within it at t = 1 or at a quarter of the step: a contact is
