@@ -496,8 +496,8 @@ HY_HD HY_CCD_REAL HY_CCD_FN(hy_ccd_rabs)(HY_CCD_REAL a) { return HY_CCD_FN(hy_cc
 
 /* Fill the relative form (hy_ccd_problem_init below: the frame, then the
  * bounds; the frame alone is all Newton's method reads). x[0..3] are the
- * 4 positions at t=0, x[4..7] at t=1, already scaled. For vertex-face x = (p, a, b, c); for edge-edge
- * x = (a, b, c, d). acc_factor scales the touching tolerance in units of
+ * 4 positions at t=0, x[4..7] at t=1, already scaled. For vertex-face
+ * x = (p, a, b, c); for edge-edge x = (a, b, c, d). acc_factor scales the touching tolerance in units of
  * eps (>= 1); twist_rel is the nonlinearity tolerance relative to the
  * largest coordinate; t_level the time bisection depth before a box may be
  * accepted on that tolerance; md_slack (>= 0) lets a box count as touching

@@ -88,6 +88,12 @@ HY_HD int hy_ccd_slab_apart(const double* const* p, int is_vf, double lo, double
     return !hy_filter_sat_order(is_vf, a, b, gap, &hint);
 }
 
+/* pr's bounds (hy_ccd_problem_bounds), made when first needed: most
+ * queries end before certification or the box search reads them. */
+HY_HD void hy_ccd_problem_bound(hy_ccd_problem_d* pr, const double* const* p, const hy_ccd_options* o) {
+    if (!pr->bounded) hy_ccd_problem_bounds_d(pr, p, pr->md, o->accept_factor, o->twist_rel, o->min_distance_slack);
+}
+
 /* Touching queries: contacts only happen where the volume cubic can vanish
  * (collision/ccd_math.h), so the search runs over those time slabs only,
  * earliest first; in each, a Newton root certified by hy_ccd_certify
@@ -99,12 +105,6 @@ HY_HD int hy_ccd_slab_apart(const double* const* p, int is_vf, double lo, double
  * hy_ccd_slab_apart). Every time before the reported toi lies in a
  * slab the search excluded or where the cubic certainly does not vanish,
  * so toi stays no later than the first contact. */
-/* pr's bounds (hy_ccd_problem_bounds), made when first needed: most
- * queries end before certification or the box search reads them. */
-HY_HD void hy_ccd_problem_bound(hy_ccd_problem_d* pr, const double* const* p, const hy_ccd_options* o) {
-    if (!pr->bounded) hy_ccd_problem_bounds_d(pr, p, pr->md, o->accept_factor, o->twist_rel, o->min_distance_slack);
-}
-
 HY_HD int hy_ccd_slab_query(hy_ccd_problem_d* pr, const double* const* p, double pm, int is_vf,
                             const hy_ccd_options* o, int refine, hy_ccd_box* heap, double* t_out, hy_ccd_info* inf) {
     double c[4], verr, slab_lo[HY_CCD_MAX_SLABS];

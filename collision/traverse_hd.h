@@ -204,7 +204,8 @@ HY_HD void hy_trav_triangle_pair(const hy_trav_ctx* c, hy_trav_out* o, hy_trav_c
  * triangle i is gated against B's in chunks of HY_TRAV_GATE_CHUNK: the
  * slots that pass are listed first (branch-free, as hy_trav_put), then
  * visited, so the scattered outcomes of the gate cost no mispredicted
- * branches. */
+ * branches. The CPU built for AVX2 gates a whole chunk at once
+ * (hy_trav_gate8). */
 #define HY_TRAV_GATE_CHUNK 8
 
 #if defined(HY_TRAV_AVX) && !defined(__CUDACC__)
@@ -249,37 +250,36 @@ static inline uint32_t hy_trav_gate8(const hy_fbox* a, const float* soa, int64_t
 }
 #endif
 
-HY_HD void hy_trav_leaf_row(const hy_trav_ctx* c, hy_trav_out* o, hy_trav_counts* k, int32_t i, const hy_fbox* ai,
-                            int32_t first, int32_t end) {
+/* The gate of A's box ai against B's slots j0 .. j0 + n - 1 (n <= 8): the
+ * slots that pass, ascending, into pass[]; returns their number. */
+HY_HD int hy_trav_gate_row(const hy_trav_ctx* c, const hy_fbox* ai, int32_t j0, int n, int32_t* pass) {
     const hy_fbox* fb = c->B.leaf_fboxes;
-    hy_trav_tri a;
-    int loaded = 0;
+    int np = 0;
 #if defined(HY_TRAV_AVX) && !defined(__CUDACC__)
     if (c->B.leaf_soa) {
-        for (int32_t j0 = first; j0 < end; j0 += HY_TRAV_GATE_CHUNK) {
-            int n = end - j0 < HY_TRAV_GATE_CHUNK ? (int)(end - j0) : HY_TRAV_GATE_CHUNK;
-            uint32_t pass = hy_trav_gate8(ai, c->B.leaf_soa, c->B.leaf_soa_stride, fb, j0, n);
-            if (pass && !loaded) {
-                hy_trav_tri_load(c, i, &a);
-                loaded = 1;
-            }
-            while (pass) {
-                int q = __builtin_ctz(pass);
-                pass &= pass - 1;
-                hy_trav_triangle_pair(c, o, k, &a, j0 + q);
-            }
+        uint32_t m = hy_trav_gate8(ai, c->B.leaf_soa, c->B.leaf_soa_stride, fb, j0, n);
+        while (m) {
+            pass[np++] = j0 + __builtin_ctz(m);
+            m &= m - 1;
         }
-        return;
+        return np;
     }
 #endif
+    for (int32_t j = j0; j < j0 + n; j++) {
+        pass[np] = j;
+        np += hy_fbox_overlap(ai, &fb[j]);
+    }
+    return np;
+}
+
+HY_HD void hy_trav_leaf_row(const hy_trav_ctx* c, hy_trav_out* o, hy_trav_counts* k, int32_t i, const hy_fbox* ai,
+                            int32_t first, int32_t end) {
+    hy_trav_tri a;
+    int loaded = 0;
     for (int32_t j0 = first; j0 < end; j0 += HY_TRAV_GATE_CHUNK) {
         int32_t pass[HY_TRAV_GATE_CHUNK];
-        int np = 0;
-        int32_t j1 = end - j0 < HY_TRAV_GATE_CHUNK ? end : j0 + HY_TRAV_GATE_CHUNK;
-        for (int32_t j = j0; j < j1; j++) {
-            pass[np] = j;
-            np += hy_fbox_overlap(ai, &fb[j]);
-        }
+        int np = hy_trav_gate_row(c, ai, j0, end - j0 < HY_TRAV_GATE_CHUNK ? (int)(end - j0) : HY_TRAV_GATE_CHUNK,
+                                  pass);
         if (np && !loaded) {
             hy_trav_tri_load(c, i, &a);
             loaded = 1;
