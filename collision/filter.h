@@ -55,12 +55,24 @@ int hy_filter_sat(int is_vf, const double* const x0[4], const double* const x1[4
 int hy_filter_sat_hint(int is_vf, const double* const x0[4], const double* const x1[4], double min_distance,
                        int* hint);
 
+/* Doubles per vertex in the packed positions the batch filters read: its
+ * point at the start of the step, a zero, its point at the end, a zero
+ * (one 64-byte line, two aligned four-double loads). */
+#define HY_FILTER_PACK 8
+/* Packs vertices [begin, end) of x0 and x1 (3 doubles per vertex) into xx
+ * (HY_FILTER_PACK doubles per vertex, from xx + HY_FILTER_PACK begin; xx
+ * 32-byte aligned). Returns 1 when every coordinate packed is finite and at
+ * most 2^200 in magnitude (the range hy_filter_pairs's lanes take without a
+ * check of their own), else 0. */
+int hy_filter_pack(const double* x0, const double* x1, int64_t begin, int64_t end, double* xx);
+
 /* Both filters over a run of candidates (collision/traverse.h), the points
- * of vertex v at x0 + 3 v and x1 + 3 v: keep[i] = 1 when pair i passes
+ * of vertex v packed at xx + HY_FILTER_PACK v (hy_filter_pack; in_range:
+ * what it returned for every vertex, or 0): keep[i] = 1 when pair i passes
  * hy_filter_coplanar and hy_filter_sat (needs the exact test), else 0. The
  * same answers as those two pair by pair; on x86-64 CPUs with AVX2 four
  * pairs at a time (collision/filter_pairs.c). */
-void hy_filter_pairs(const struct hy_feature_pair* pairs, int64_t n, const double* x0, const double* x1,
+void hy_filter_pairs(const struct hy_feature_pair* pairs, int64_t n, const double* xx, int in_range,
                      double min_distance, uint8_t* keep);
 /* Whether hy_filter_pairs may use its AVX2 lanes (1, where the CPU has
  * them: the default) or must run pair by pair (0), for tests and

@@ -5,7 +5,10 @@
  * in scalar arithmetic on few values (the gathers of the eight points are a
  * fifth of the coplanarity test's cost on cloth-ball), so four pairs at a
  * time in AVX2 lanes pay: the points of a run of pairs are gathered into
- * one array per coordinate, the coplanarity test runs on all of them, and
+ * one array per coordinate (from positions packed a vertex per cache line,
+ * hy_filter_pack: two loads per point and a transpose of four pairs' rows,
+ * instead of six scalar loads from two arrays), the coplanarity test runs
+ * on all of them, and
  * its survivors, listed by kind, get the separating-axes directions four
  * at a time (each lane loaded from its pair's place in those arrays).
  *
@@ -40,20 +43,36 @@
 /* Coordinates at most this large in magnitude go to the lanes. */
 #define LANE_MAX 0x1p200
 
-static int keep_one(const hy_feature_pair* p, const double* x0, const double* x1, double min_distance, int* hint) {
+int hy_filter_pack(const double* x0, const double* x1, int64_t begin, int64_t end, double* xx) {
+    int in_range = 1;
+    for (int64_t v = begin; v < end; v++) {
+        double* w = xx + HY_FILTER_PACK * v;
+        for (int k = 0; k < 3; k++) {
+            double a = x0[3 * v + k], b = x1[3 * v + k];
+            w[k] = a;
+            w[4 + k] = b;
+            in_range &= (fabs(a) <= LANE_MAX) & (fabs(b) <= LANE_MAX); /* false for NaN */
+        }
+        w[3] = 0.0;
+        w[7] = 0.0;
+    }
+    return in_range;
+}
+
+static int keep_one(const hy_feature_pair* p, const double* xx, double min_distance, int* hint) {
     const double *a[4], *b[4];
     for (int k = 0; k < 4; k++) {
-        a[k] = x0 + 3 * (int64_t)p->v[k];
-        b[k] = x1 + 3 * (int64_t)p->v[k];
+        a[k] = xx + HY_FILTER_PACK * (int64_t)p->v[k];
+        b[k] = a[k] + 4;
     }
     return hy_filter_coplanar(a, b, min_distance) &&
            hy_filter_sat_hint(p->kind != HY_FEATURE_EE, a, b, min_distance, hint);
 }
 
-static void pairs_scalar(const hy_feature_pair* pairs, int64_t n, const double* x0, const double* x1,
-                         double min_distance, uint8_t* keep) {
+static void pairs_scalar(const hy_feature_pair* pairs, int64_t n, const double* xx, double min_distance,
+                         uint8_t* keep) {
     int hint = 0;
-    for (int64_t i = 0; i < n; i++) keep[i] = (uint8_t)keep_one(&pairs[i], x0, x1, min_distance, &hint);
+    for (int64_t i = 0; i < n; i++) keep[i] = (uint8_t)keep_one(&pairs[i], xx, min_distance, &hint);
 }
 
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(__CUDACC__)
@@ -289,11 +308,24 @@ static vd sat4_keep(const lanes* L, const int* li, int is_vf, double md_s) {
     return _mm256_xor_pd(cull, _mm256_castsi256_pd(_mm256_set1_epi64x(-1)));
 }
 
-/* Lane m of L set to lane 0's values, for m in [from, to): padding that
- * gives four full lanes (their answers are not used). */
-static void pad(lanes* L, int from, int to) {
-    for (int r = 0; r < 24; r++)
-        for (int m = from; m < to; m++) L->c[r][m] = L->c[r][0];
+/* The points of pairs p[0..4) (p[0]'s again for q >= count: padding whose
+ * answers are not used) into lanes l .. l + 3 of L: per point and end,
+ * four packed rows loaded and turned into an x, a y and a z row. */
+static void gather4(lanes* L, const hy_feature_pair* p, int count, int l, const double* xx) {
+    for (int i = 0; i < 4; i++) {
+        const double* r[4];
+        for (int q = 0; q < 4; q++) r[q] = xx + HY_FILTER_PACK * (int64_t)p[q < count ? q : 0].v[i];
+        for (int s = 0; s < 2; s++) {
+            vd a0 = _mm256_load_pd(r[0] + 4 * s), a1 = _mm256_load_pd(r[1] + 4 * s);
+            vd a2 = _mm256_load_pd(r[2] + 4 * s), a3 = _mm256_load_pd(r[3] + 4 * s);
+            vd xz01 = _mm256_unpacklo_pd(a0, a1), y_01 = _mm256_unpackhi_pd(a0, a1);
+            vd xz23 = _mm256_unpacklo_pd(a2, a3), y_23 = _mm256_unpackhi_pd(a2, a3);
+            int row = (4 * s + i) * 3;
+            _mm256_store_pd(&L->c[row][l], _mm256_permute2f128_pd(xz01, xz23, 0x20));
+            _mm256_store_pd(&L->c[row + 1][l], _mm256_permute2f128_pd(y_01, y_23, 0x20));
+            _mm256_store_pd(&L->c[row + 2][l], _mm256_permute2f128_pd(xz01, xz23, 0x31));
+        }
+    }
 }
 
 static void store_lanes(vd keep, const int* idx, int count, uint8_t* out) {
@@ -301,7 +333,7 @@ static void store_lanes(vd keep, const int* idx, int count, uint8_t* out) {
     for (int q = 0; q < count; q++) out[idx[q]] = (uint8_t)((mask >> q) & 1);
 }
 
-static void pairs_avx2(const hy_feature_pair* pairs, int64_t n, const double* x0, const double* x1,
+static void pairs_avx2(const hy_feature_pair* pairs, int64_t n, const double* xx, int in_range,
                        double min_distance, uint8_t* keep) {
     lanes all;
     int idx[2][CHUNK];
@@ -313,23 +345,18 @@ static void pairs_avx2(const hy_feature_pair* pairs, int64_t n, const double* x0
         const hy_feature_pair* p = pairs + c;
         uint8_t* out = keep + c;
         uint8_t lane_ok[CHUNK];
-        for (int l = 0; l < m; l++)
-            for (int i = 0; i < 4; i++) {
-                const double* a = x0 + 3 * (int64_t)p[l].v[i];
-                const double* b = x1 + 3 * (int64_t)p[l].v[i];
-                for (int k = 0; k < 3; k++) {
-                    all.c[3 * i + k][l] = a[k];
-                    all.c[12 + 3 * i + k][l] = b[k];
-                }
-            }
         int m4 = (m + 3) & ~3;
-        pad(&all, m, m4);
         for (int l = 0; l < m4; l += 4) {
-            /* every |coordinate| <= LANE_MAX (false for NaN) */
-            vd ok = _mm256_castsi256_pd(_mm256_set1_epi64x(-1));
-            for (int r = 0; r < 24; r++)
-                ok = and_(ok, _mm256_cmp_pd(vabs(_mm256_load_pd(&all.c[r][l])), splat(LANE_MAX), _CMP_LE_OQ));
-            int okm = _mm256_movemask_pd(ok);
+            gather4(&all, p + l, m - l, l, xx);
+            /* every |coordinate| <= LANE_MAX (false for NaN): known for
+             * all points when the packing found them so */
+            int okm = 0xF;
+            if (!in_range) {
+                vd ok = _mm256_castsi256_pd(_mm256_set1_epi64x(-1));
+                for (int r = 0; r < 24; r++)
+                    ok = and_(ok, _mm256_cmp_pd(vabs(_mm256_load_pd(&all.c[r][l])), splat(LANE_MAX), _CMP_LE_OQ));
+                okm = _mm256_movemask_pd(ok);
+            }
             int mask = coplanar_on ? _mm256_movemask_pd(coplanar4(&all, l)) : 0xF;
             for (int q = 0; q < 4 && l + q < m; q++) {
                 out[l + q] = (uint8_t)((mask >> q) & 1);
@@ -341,7 +368,7 @@ static void pairs_avx2(const hy_feature_pair* pairs, int64_t n, const double* x0
         int count[2] = {0, 0};
         for (int l = 0; l < m; l++) {
             if (!lane_ok[l]) {
-                out[l] = (uint8_t)keep_one(&p[l], x0, x1, min_distance, &hint);
+                out[l] = (uint8_t)keep_one(&p[l], xx, min_distance, &hint);
                 continue;
             }
             if (!out[l]) continue;
@@ -372,13 +399,13 @@ int hy_filter_pairs_simd(int on) {
 }
 #endif
 
-void hy_filter_pairs(const hy_feature_pair* pairs, int64_t n, const double* x0, const double* x1,
-                     double min_distance, uint8_t* keep) {
+void hy_filter_pairs(const hy_feature_pair* pairs, int64_t n, const double* xx, int in_range, double min_distance,
+                     uint8_t* keep) {
 #if defined(HY_FILTER_AVX2)
     if (simd_on()) {
-        pairs_avx2(pairs, n, x0, x1, min_distance, keep);
+        pairs_avx2(pairs, n, xx, in_range, min_distance, keep);
         return;
     }
 #endif
-    pairs_scalar(pairs, n, x0, x1, min_distance, keep);
+    pairs_scalar(pairs, n, xx, min_distance, keep);
 }

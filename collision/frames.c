@@ -6,6 +6,7 @@
 #include "collision/frames.h"
 
 #include <math.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -63,6 +64,7 @@ struct hy_frames {
     int32_t copies; /* pieces with an earlier piece of the same triangles (component.like >= 0) */
     double* lx0; /* positions gathered per component (3 * vertex_count) */
     double* lx1;
+    double* xx;   /* both ends packed for the filters and exact tests (hy_filter_pack) */
     hy_aabb* world; /* per component: swept box in the fixed frame */
     hy_traverse_job* jobs;
     int64_t job_cap;
@@ -176,9 +178,10 @@ hy_status hy_frames_create(const int32_t* triangles, int32_t triangle_count, int
     int32_t* local = NULL;
     hy_status st = HY_OK;
     f->lx0 = malloc(sizeof(double) * 3 * nv);
+    f->xx = aligned_alloc(64, sizeof(double) * HY_FILTER_PACK * nv);
     f->lx1 = malloc(sizeof(double) * 3 * nv);
     f->trav = hy_traverser_create();
-    if (!parent || !comp_of || !f->lx0 || !f->lx1 || !f->trav) {
+    if (!parent || !comp_of || !f->lx0 || !f->lx1 || !f->xx || !f->trav) {
         st = hy_fail(HY_ERR_NOMEM, "frames: out of memory");
         goto done;
     }
@@ -290,6 +293,7 @@ void hy_frames_destroy(hy_frames* f) {
     free(f->comps);
     free(f->lx0);
     free(f->lx1);
+    free(f->xx);
     free(f->world);
     free(f->jobs);
     hy_traverser_destroy(f->trav);
@@ -312,13 +316,12 @@ static int grow(void** p, int64_t* cap, int64_t need, size_t elem) {
     return 1;
 }
 
-/* The four points of candidate p at both ends, as the exact pass gathers
- * them. */
-static void gather(const hy_feature_pair* p, const double* x0, const double* x1, const double* a[4],
-                   const double* b[4]) {
+/* The four points of candidate p at both ends in packed positions xx
+ * (hy_filter_pack), as the exact pass gathers them. */
+static void gather(const hy_feature_pair* p, const double* xx, const double* a[4], const double* b[4]) {
     for (int k = 0; k < 4; k++) {
-        a[k] = x0 + 3 * (int64_t)p->v[k];
-        b[k] = x1 + 3 * (int64_t)p->v[k];
+        a[k] = xx + HY_FILTER_PACK * (int64_t)p->v[k];
+        b[k] = a[k] + 4;
     }
 }
 
@@ -332,7 +335,17 @@ typedef struct exact_ctx {
     hy_frames* f;
     const double* x0;
     const double* x1;
+    _Atomic int in_range; /* every packed coordinate in the filter lanes' range */
 } exact_ctx;
+
+#define PACK_GRAIN 8192
+
+static void pack_block(void* vctx, int64_t begin, int64_t end, int64_t block, int worker) {
+    (void)block;
+    (void)worker;
+    exact_ctx* c = vctx;
+    if (!hy_filter_pack(c->x0, c->x1, begin, end, c->f->xx)) atomic_store(&c->in_range, 0);
+}
 
 static void exact_block(void* vctx, int64_t begin, int64_t end, int64_t block, int worker) {
     (void)worker;
@@ -346,14 +359,14 @@ static void exact_block(void* vctx, int64_t begin, int64_t end, int64_t block, i
     /* The filters' answers for the whole block first (four pairs at a time
      * where the CPU can), written where the flags go. */
     if (filters)
-        hy_filter_pairs(pairs + begin, end - begin, c->x0, c->x1, md, f->flags + begin);
+        hy_filter_pairs(pairs + begin, end - begin, f->xx, atomic_load(&c->in_range), md, f->flags + begin);
     for (int64_t i = begin; i < end; i++) {
         const hy_feature_pair* p = &pairs[i];
         uint8_t flag = 0;
         int is_vf = p->kind != HY_FEATURE_EE;
         if (!filters || f->flags[i]) {
             const double *a[4], *b[4];
-            gather(p, c->x0, c->x1, a, b);
+            gather(p, f->xx, a, b);
             vf += is_vf;
             ee += !is_vf;
             flag = (uint8_t)(1 | (exact_one(p, a, b, md) ? 2 : 0));
@@ -566,7 +579,11 @@ hy_status hy_frames_run(hy_frames* f, const double* x0, const double* x1, hy_poo
         !grow((void**)&f->hit_at, &f->hit_cap, n, sizeof(uint16_t)) ||
         !grow((void**)&f->block_counts, &f->block_cap, 4 * blocks, sizeof(int64_t)))
         return hy_fail(HY_ERR_NOMEM, "frames: out of memory for %lld candidates", (long long)n);
-    exact_ctx ec = {f, x0, x1};
+    exact_ctx ec = {f, x0, x1, 1};
+    if (pool)
+        hy_pool_for(pool, f->vertex_count, PACK_GRAIN, pack_block, &ec);
+    else
+        pack_block(&ec, 0, f->vertex_count, 0, 0);
     if (pool)
         hy_pool_for(pool, n, EXACT_GRAIN, exact_block, &ec);
     else
@@ -629,14 +646,17 @@ hy_status hy_frames_profile(const hy_frames* f, const double* x0, const double* 
     const hy_feature_pair* pairs = f->cand.pairs;
     uint8_t* cls = malloc(n > 0 ? (size_t)n : 1);
     int64_t* idx = malloc(sizeof(int64_t) * (size_t)(n > 0 ? n : 1));
-    if (!cls || !idx) {
+    double* xx = aligned_alloc(64, sizeof(double) * HY_FILTER_PACK * (size_t)f->vertex_count);
+    if (!cls || !idx || !xx) {
         free(cls);
         free(idx);
+        free(xx);
         return hy_fail(HY_ERR_NOMEM, "frames profile: out of memory for %lld candidates", (long long)n);
     }
     /* Classes: the run's flags say which pairs the exact test saw and what
      * it answered; only the filters' share is worked out here (all of it
      * when the run had no filters). */
+    int in_range = hy_filter_pack(x0, x1, 0, f->vertex_count, xx);
     double md = f->def.thickness;
     int hint = 0;
     int64_t* counts[4] = {out->coplanar_culled, out->sat_culled, out->exact_miss, out->exact_hit};
@@ -645,7 +665,7 @@ hy_status hy_frames_profile(const hy_frames* f, const double* x0, const double* 
         int c = f->flags[i] & 2 ? CLASS_HIT : CLASS_MISS;
         if (!(f->flags[i] & 1) || !f->def.use_filters) {
             const double *a[4], *b[4];
-            gather(&pairs[i], x0, x1, a, b);
+            gather(&pairs[i], xx, a, b);
             if (!hy_filter_coplanar(a, b, md))
                 c = CLASS_COPLANAR;
             else if (!hy_filter_sat_hint(is_vf, a, b, md, &hint))
@@ -666,7 +686,7 @@ hy_status hy_frames_profile(const hy_frames* f, const double* x0, const double* 
     double t0 = now_ms();
     for (int64_t i = 0; i < n; i++) {
         const double *a[4], *b[4];
-        gather(&pairs[i], x0, x1, a, b);
+        gather(&pairs[i], xx, a, b);
         s += hy_filter_coplanar(a, b, md);
     }
     out->ms_coplanar = now_ms() - t0;
@@ -676,7 +696,7 @@ hy_status hy_frames_profile(const hy_frames* f, const double* x0, const double* 
     for (int64_t q = 0; q < m; q++) {
         const hy_feature_pair* p = &pairs[idx[q]];
         const double *a[4], *b[4];
-        gather(p, x0, x1, a, b);
+        gather(p, xx, a, b);
         s += hy_filter_sat_hint(p->kind != HY_FEATURE_EE, a, b, md, &hint);
     }
     out->ms_sat = now_ms() - t0;
@@ -686,7 +706,7 @@ hy_status hy_frames_profile(const hy_frames* f, const double* x0, const double* 
         for (int64_t q = 0; q < m; q++) {
             const hy_feature_pair* p = &pairs[idx[q]];
             const double *a[4], *b[4];
-            gather(p, x0, x1, a, b);
+            gather(p, xx, a, b);
             s += exact_one(p, a, b, md);
         }
         *(c == CLASS_MISS ? &out->ms_exact_miss : &out->ms_exact_hit) = now_ms() - t0;
@@ -694,10 +714,11 @@ hy_status hy_frames_profile(const hy_frames* f, const double* x0, const double* 
     /* The filters as the step runs them, into the class array (unused
      * from here on). */
     t0 = now_ms();
-    hy_filter_pairs(pairs, n, x0, x1, md, cls);
+    hy_filter_pairs(pairs, n, xx, in_range, md, cls);
     out->ms_filters = now_ms() - t0;
     sink += s;
     (void)sink;
+    free(xx);
     free(idx);
     free(cls);
     return HY_OK;

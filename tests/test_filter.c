@@ -246,10 +246,11 @@ static void test_pairs_batch(void) {
     enum { NV = 3000, NP = 20000 };
     double* x0 = malloc(sizeof(double) * 3 * NV);
     double* x1 = malloc(sizeof(double) * 3 * NV);
+    double* xx = aligned_alloc(64, sizeof(double) * HY_FILTER_PACK * NV);
     hy_feature_pair* pr = malloc(sizeof *pr * NP);
     uint8_t *k_simd = malloc(NP), *k_scalar = malloc(NP);
-    CHECK(x0 && x1 && pr && k_simd && k_scalar);
-    if (!x0 || !x1 || !pr || !k_simd || !k_scalar) return;
+    CHECK(x0 && x1 && xx && pr && k_simd && k_scalar);
+    if (!x0 || !x1 || !xx || !pr || !k_simd || !k_scalar) return;
     const double scales[5] = {1.0, 1e-120, 1e55, 0x1p205, 1.0};
     const double mds[4] = {0.0, 1e-3, -1.0, NAN};
     long mismatch = 0, kept = 0, total = 0;
@@ -275,13 +276,17 @@ static void test_pairs_batch(void) {
         }
         for (int m = 0; m < 4; m++) {
             double md = mds[m] * (mds[m] > 0 ? S : 1.0);
-            /* uneven runs: the tails of the lanes' chunks */
+            /* uneven runs: the tails of the lanes' chunks; the packing's
+             * range answer as the step gives it, and also 0 (lanes that
+             * check their own points) */
+            int in_range = hy_filter_pack(x0, x1, 0, NV, xx);
+            CHECK(in_range == (sc < 3));
             for (int at = 0, len = 1; at < NP; at += len, len = len % 199 + 7) {
                 int n = at + len <= NP ? len : NP - at;
                 hy_filter_pairs_simd(1);
-                hy_filter_pairs(pr + at, n, x0, x1, md, k_simd + at);
+                hy_filter_pairs(pr + at, n, xx, (at / 7) % 2 ? in_range : 0, md, k_simd + at);
                 hy_filter_pairs_simd(0);
-                hy_filter_pairs(pr + at, n, x0, x1, md, k_scalar + at);
+                hy_filter_pairs(pr + at, n, xx, in_range, md, k_scalar + at);
             }
             hy_filter_pairs_simd(simd);
             for (int i = 0; i < NP; i++) {
@@ -309,6 +314,7 @@ static void test_pairs_batch(void) {
     CHECK(kept > total / 20 && kept < total - total / 20);
     free(x0);
     free(x1);
+    free(xx);
     free(pr);
     free(k_simd);
     free(k_scalar);
