@@ -8,8 +8,8 @@
  * arrays and spliced in task order. The split rule never looks at the thread
  * count, so the tree is the same for any pool.
  *
- * The build partitions an array of records (box, centroid, id) in place, so
- * every pass reads memory in sequence; a range's box and centroid bounds
+ * The build partitions an array of records (a float box rounded outward,
+ * and an id: 32 bytes) in place, so every pass reads memory in sequence; a range's box and centroid bounds
  * come from its parent's bins (no pass of their own); the large ranges at
  * the top are binned in fixed chunks on the pool (min, max and counts merge
  * exactly in any order); ranges of up to SMALL_RANGE triangles are sorted
@@ -576,18 +576,140 @@ static int node_alloc(node_buf* nb, int32_t count) {
     return i;
 }
 
-/* A triangle as the build sees it: its box and its id. Ranges are
+/* A triangle as the build sees it: its box in single precision, rounded
+ * outward, with its id beside the low corner (32 bytes). Ranges are
  * partitioned in place in an array of these, so each pass over a range
- * reads memory in sequence instead of through `order`; its centre
- * (twice it: lo + hi, prim_c) is computed where it is read, which costs
- * less than moving it with the box at every partition. */
+ * reads memory in sequence instead of through `order`, and moves half the
+ * bytes a double box would (the partitions and the binning are most of a
+ * build's time, and bound by those bytes). The tree is then built on
+ * boxes a little larger than the triangles' (by at most an ulp of a float:
+ * the SAH's choices barely move); the node boxes it leaves are those
+ * rounded boxes' unions, so they still hold every triangle's. Its centre
+ * (twice it: lo + hi, prim_c) is computed where it is read. */
 typedef struct prim {
-    hy_aabb box;
+    _Alignas(16) float lo[3];
     int32_t id;
-    int32_t pad;
+    float hi[3];
+    float zero; /* 0: a fourth lane that adds nothing */
 } prim;
 
-static inline double prim_c(const prim* p, int k) { return p->box.lo[k] + p->box.hi[k]; }
+static inline float prim_c(const prim* p, int k) { return p->lo[k] + p->hi[k]; }
+
+/* Boxes of the build as four float lanes (the fourth unused: the low
+ * corner's holds an id's bits, never read). */
+#if defined(__SSE2__)
+#include <emmintrin.h>
+typedef __m128 v4;
+static inline v4 v4_lo(const prim* p) { return _mm_load_ps(p->lo); }
+static inline v4 v4_hi(const prim* p) { return _mm_load_ps(p->hi); }
+static inline v4 v4_min(v4 a, v4 b) { return _mm_min_ps(a, b); }
+static inline v4 v4_max(v4 a, v4 b) { return _mm_max_ps(a, b); }
+/* lo + hi with the id's lane cleared first (its bits may be a denormal) */
+static inline v4 v4_centre(const prim* p) {
+    const __m128 keep3 = _mm_castsi128_ps(_mm_set_epi32(0, -1, -1, -1));
+    return _mm_add_ps(_mm_and_ps(v4_lo(p), keep3), v4_hi(p));
+}
+static inline v4 v4_splat(float x) { return _mm_set1_ps(x); }
+static inline void v4_get(v4 a, float out[4]) { _mm_storeu_ps(out, a); }
+#else
+typedef struct v4 {
+    float f[4];
+} v4;
+static inline v4 v4_lo(const prim* p) {
+    v4 r = {{p->lo[0], p->lo[1], p->lo[2], 0.0f}};
+    return r;
+}
+static inline v4 v4_hi(const prim* p) {
+    v4 r = {{p->hi[0], p->hi[1], p->hi[2], 0.0f}};
+    return r;
+}
+static inline v4 v4_min(v4 a, v4 b) {
+    for (int k = 0; k < 4; k++) a.f[k] = a.f[k] < b.f[k] ? a.f[k] : b.f[k];
+    return a;
+}
+static inline v4 v4_max(v4 a, v4 b) {
+    for (int k = 0; k < 4; k++) a.f[k] = a.f[k] > b.f[k] ? a.f[k] : b.f[k];
+    return a;
+}
+static inline v4 v4_centre(const prim* p) {
+    v4 r = {{prim_c(p, 0), prim_c(p, 1), prim_c(p, 2), 0.0f}};
+    return r;
+}
+static inline v4 v4_splat(float x) {
+    v4 r = {{x, x, x, x}};
+    return r;
+}
+static inline void v4_get(v4 a, float out[4]) { memcpy(out, a.f, sizeof a.f); }
+#endif
+
+typedef struct box4 {
+    v4 lo, hi;
+} box4;
+
+static inline void box4_empty(box4* a) {
+    a->lo = v4_splat(FLT_MAX);
+    a->hi = v4_splat(-FLT_MAX);
+}
+
+static inline void box4_grow(box4* a, v4 lo, v4 hi) {
+    a->lo = v4_min(a->lo, lo);
+    a->hi = v4_max(a->hi, hi);
+}
+
+static inline void box4_union(box4* r, const box4* a, const box4* b) {
+    r->lo = v4_min(a->lo, b->lo);
+    r->hi = v4_max(a->hi, b->hi);
+}
+
+static inline void box4_get(const box4* a, float lo[4], float hi[4]) {
+    v4_get(a->lo, lo);
+    v4_get(a->hi, hi);
+}
+
+/* Half the surface area, in double (the SAH's sums of products). */
+static inline double box4_half_area(const box4* a) {
+    float lo[4], hi[4];
+    box4_get(a, lo, hi);
+    double dx = (double)hi[0] - lo[0], dy = (double)hi[1] - lo[1], dz = (double)hi[2] - lo[2];
+    return dx * dy + dy * dz + dz * dx;
+}
+
+static inline void box4_aabb(const box4* a, hy_aabb* out) {
+    float lo[4], hi[4];
+    box4_get(a, lo, hi);
+    for (int k = 0; k < 3; k++) {
+        out->lo[k] = lo[k];
+        out->hi[k] = hi[k];
+    }
+}
+
+/* The float next to x toward +infinity (up) or -infinity, through its bits
+ * as next_toward does for doubles. */
+static inline float next_float(float x, int up) {
+    if (x != x || x == (up ? INFINITY : -INFINITY)) return x;
+    if (x == 0.0f) return up ? 0x1p-149f : -0x1p-149f;
+    uint32_t u;
+    memcpy(&u, &x, sizeof u);
+    if ((x > 0) == (up != 0))
+        u++;
+    else
+        u--;
+    memcpy(&x, &u, sizeof x);
+    return x;
+}
+
+/* Triangle box b as a prim: each bound rounded outward to a float. */
+static inline void prim_make(const hy_aabb* b, int32_t id, prim* q) {
+    for (int k = 0; k < 3; k++) {
+        float lo = (float)b->lo[k], hi = (float)b->hi[k];
+        if ((double)lo > b->lo[k]) lo = next_float(lo, 0);
+        if ((double)hi < b->hi[k]) hi = next_float(hi, 1);
+        q->lo[k] = lo;
+        q->hi[k] = hi;
+    }
+    q->id = id;
+    q->zero = 0.0f;
+}
 
 typedef struct build_ctx {
     hy_bvh* b;
@@ -599,72 +721,54 @@ typedef struct build_ctx {
 /* A range of the build with its box and centroid bounds (known from the
  * parent's bins, so no pass of its own computes them). */
 typedef struct range_task {
+    box4 box, cbox;
     int32_t begin, end;
     int32_t node; /* index in the final array */
-    hy_aabb box, cbox;
 } range_task;
 
-static void box_empty(hy_aabb* a) {
-    for (int k = 0; k < 3; k++) {
-        a->lo[k] = DBL_MAX;
-        a->hi[k] = -DBL_MAX;
-    }
-}
-
-/* Written as selects so that they compile to min/max, not branches. */
-static inline void box_grow(hy_aabb* a, const double lo[3], const double hi[3]) {
-    for (int k = 0; k < 3; k++) {
-        a->lo[k] = lo[k] < a->lo[k] ? lo[k] : a->lo[k];
-        a->hi[k] = hi[k] > a->hi[k] ? hi[k] : a->hi[k];
-    }
-}
-
-static inline void cbox_grow(hy_aabb* a, const prim* p) {
-    double c[3] = {prim_c(p, 0), prim_c(p, 1), prim_c(p, 2)};
-    box_grow(a, c, c);
-}
-
-static void range_box(const prim* p, int32_t begin, int32_t end, hy_aabb* box, hy_aabb* cbox) {
-    box_empty(box);
-    box_empty(cbox);
+static void range_box(const prim* p, int32_t begin, int32_t end, box4* box, box4* cbox) {
+    box4_empty(box);
+    box4_empty(cbox);
     for (int32_t i = begin; i < end; i++) {
-        box_grow(box, p[i].box.lo, p[i].box.hi);
-        cbox_grow(cbox, &p[i]);
+        box4_grow(box, v4_lo(&p[i]), v4_hi(&p[i]));
+        v4 c = v4_centre(&p[i]);
+        box4_grow(cbox, c, c);
     }
 }
 
-static inline int bin_of(double x, double lo, double scale) {
+static inline int bin_of(float x, float lo, float scale) {
     int i = (int)((x - lo) * scale);
     return i < 0 ? 0 : i >= BINS ? BINS - 1 : i;
 }
 
 /* Boxes, centroid bounds and counts of the triangles in each bin. */
 typedef struct bins {
-    hy_aabb box[BINS], cbox[BINS];
+    box4 box[BINS], cbox[BINS];
     int32_t cnt[BINS];
 } bins;
 
 static void bins_clear(bins* bn) {
     for (int i = 0; i < BINS; i++) {
-        box_empty(&bn->box[i]);
-        box_empty(&bn->cbox[i]);
+        box4_empty(&bn->box[i]);
+        box4_empty(&bn->cbox[i]);
         bn->cnt[i] = 0;
     }
 }
 
 /* Prim q into the bins. */
-static inline void bin_add(bins* bn, const prim* q, int axis, double lo, double scale) {
+static inline void bin_add(bins* bn, const prim* q, int axis, float lo, float scale) {
     int bi = bin_of(prim_c(q, axis), lo, scale);
     bn->cnt[bi]++;
-    box_grow(&bn->box[bi], q->box.lo, q->box.hi);
-    cbox_grow(&bn->cbox[bi], q);
+    box4_grow(&bn->box[bi], v4_lo(q), v4_hi(q));
+    v4 c = v4_centre(q);
+    box4_grow(&bn->cbox[bi], c, c);
 }
 
 static void bins_merge(bins* into, const bins* from) {
     for (int i = 0; i < BINS; i++) {
         into->cnt[i] += from->cnt[i];
-        box_grow(&into->box[i], from->box[i].lo, from->box[i].hi);
-        box_grow(&into->cbox[i], from->cbox[i].lo, from->cbox[i].hi);
+        box4_union(&into->box[i], &into->box[i], &from->box[i]);
+        box4_union(&into->cbox[i], &into->cbox[i], &from->cbox[i]);
     }
 }
 
@@ -673,7 +777,7 @@ static void bins_merge(bins* into, const bins* from) {
  * put even and odd prims in two sets of bins, side by side in one loop,
  * merged at the end (min, max and counts merge exactly in any order). */
 #define BINS_SPLIT_MIN 256
-static void bins_fill(bins* bn, const prim* p, int32_t begin, int32_t end, int axis, double lo, double scale) {
+static void bins_fill(bins* bn, const prim* p, int32_t begin, int32_t end, int axis, float lo, float scale) {
     int32_t i = begin;
     if (end - begin >= BINS_SPLIT_MIN) {
         bins odd;
@@ -696,7 +800,7 @@ typedef struct bin_job {
     const prim* p;
     int32_t begin, end;
     int axis;
-    double lo, scale;
+    float lo, scale;
     bins* part; /* per chunk */
 } bin_job;
 
@@ -707,12 +811,12 @@ static void bin_block(void* vctx, int64_t begin, int64_t end, int64_t block, int
     bins_fill(&j->part[block], j->p, j->begin + (int32_t)begin, j->begin + (int32_t)end, j->axis, j->lo, j->scale);
 }
 
-static void bins_make(const build_ctx* c, bins* bn, int32_t begin, int32_t end, int axis, double lo, double scale) {
+static void bins_make(const build_ctx* c, bins* bn, int32_t begin, int32_t end, int axis, float lo, float scale) {
     int32_t n = end - begin;
     bins_clear(bn);
     if (c->pool && n >= 2 * BIN_GRAIN) {
         int64_t nb = hy_pool_blocks(n, BIN_GRAIN);
-        bins* part = malloc(sizeof *part * (size_t)nb);
+        bins* part = aligned_alloc(_Alignof(bins), sizeof *part * (size_t)nb);
         if (part) {
             bin_job j = {c->p, begin, end, axis, lo, scale, part};
             hy_pool_for(c->pool, n, BIN_GRAIN, bin_block, &j);
@@ -724,6 +828,15 @@ static void bins_make(const build_ctx* c, bins* bn, int32_t begin, int32_t end, 
     bins_fill(bn, c->p, begin, end, axis, lo, scale);
 }
 
+/* The axis of the longest extent of cbox (the first of equals). */
+static int longest_axis(const box4* cbox, float lo[4], float hi[4]) {
+    box4_get(cbox, lo, hi);
+    int k = 0;
+    for (int a = 1; a < 3; a++)
+        if (hi[a] - lo[a] > hi[k] - lo[k]) k = a;
+    return k;
+}
+
 /* Small ranges: sorted along the longest centroid axis and every split
  * position tried (exact SAH). Binning them would cost more in per-bin work
  * (16 bins cleared and swept) than the few triangles themselves. */
@@ -733,14 +846,11 @@ static int32_t split_small(const build_ctx* c, const range_task* r, range_task k
     int32_t begin = r->begin, end = r->end;
     int32_t n = end - begin;
     prim* p = c->p + begin;
-    const hy_aabb* cbox = &r->cbox;
-    int k = 0;
-    for (int a = 1; a < 3; a++)
-        if (cbox->hi[a] - cbox->lo[a] > cbox->hi[k] - cbox->lo[k]) k = a;
+    float clo[4], chi[4];
+    int k = longest_axis(&r->cbox, clo, chi);
     /* Insertion sort by centroid (stable, so ties keep their order) of
-     * the keys and positions only, then the prims moved once: moving
-     * 80-byte prims at every step cost more than the comparisons. */
-    double key[SMALL_RANGE];
+     * the keys and positions only, then the prims moved once. */
+    float key[SMALL_RANGE];
     uint8_t at[SMALL_RANGE];
     for (int32_t i = 0; i < n; i++) {
         key[i] = prim_c(&p[i], k);
@@ -748,7 +858,7 @@ static int32_t split_small(const build_ctx* c, const range_task* r, range_task k
     }
     int moved = 0;
     for (int32_t i = 1; i < n; i++) {
-        double x = key[i];
+        float x = key[i];
         uint8_t xi = at[i];
         int32_t j = i;
         while (j > 0 && key[j - 1] > x) {
@@ -766,30 +876,41 @@ static int32_t split_small(const build_ctx* c, const range_task* r, range_task k
         memcpy(p, t, sizeof(prim) * (size_t)n);
     }
     /* left[i] = box of [0, i], right[i] = box of [i, n) */
-    hy_aabb left[SMALL_RANGE], right[SMALL_RANGE];
-    left[0] = p[0].box;
-    for (int32_t i = 1; i < n; i++) hy_aabb_union(&left[i], &left[i - 1], &p[i].box);
-    right[n - 1] = p[n - 1].box;
-    for (int32_t i = n - 2; i > 0; i--) hy_aabb_union(&right[i], &right[i + 1], &p[i].box);
+    box4 left[SMALL_RANGE], right[SMALL_RANGE];
+    left[0].lo = v4_lo(&p[0]);
+    left[0].hi = v4_hi(&p[0]);
+    for (int32_t i = 1; i < n; i++) {
+        left[i] = left[i - 1];
+        box4_grow(&left[i], v4_lo(&p[i]), v4_hi(&p[i]));
+    }
+    right[n - 1].lo = v4_lo(&p[n - 1]);
+    right[n - 1].hi = v4_hi(&p[n - 1]);
+    for (int32_t i = n - 2; i > 0; i--) {
+        right[i] = right[i + 1];
+        box4_grow(&right[i], v4_lo(&p[i]), v4_hi(&p[i]));
+    }
     double best = INFINITY;
     int32_t best_i = -1;
     for (int32_t i = 1; i < n; i++) {
         /* left = [0, i), right = [i, n) */
-        double cost = hy_aabb_half_area(&left[i - 1]) * (double)i + hy_aabb_half_area(&right[i]) * (double)(n - i);
+        double cost = box4_half_area(&left[i - 1]) * (double)i + box4_half_area(&right[i]) * (double)(n - i);
         if (cost < best) {
             best = cost;
             best_i = i;
         }
     }
-    double area = hy_aabb_half_area(&r->box);
+    double area = box4_half_area(&r->box);
     if (n <= c->b->leaf_size && (area <= 0 || NODE_COST + best / area >= (double)n)) return -1;
     if (best_i < 0) best_i = n / 2; /* NaN costs: halve */
     int32_t mid = begin + best_i;
     kids[0].box = left[best_i - 1];
     kids[1].box = right[best_i];
-    box_empty(&kids[0].cbox);
-    box_empty(&kids[1].cbox);
-    for (int32_t i = 0; i < n; i++) cbox_grow(&kids[i >= best_i].cbox, &p[i]);
+    box4_empty(&kids[0].cbox);
+    box4_empty(&kids[1].cbox);
+    for (int32_t i = 0; i < n; i++) {
+        v4 cc = v4_centre(&p[i]);
+        box4_grow(&kids[i >= best_i].cbox, cc, cc);
+    }
     kids[0].begin = begin;
     kids[0].end = mid;
     kids[1].begin = mid;
@@ -803,39 +924,37 @@ static int32_t split_range(const build_ctx* c, const range_task* r, range_task k
     int32_t begin = r->begin, end = r->end;
     int32_t n = end - begin;
     prim* p = c->p;
-    const hy_aabb* cbox = &r->cbox;
     if (n <= 1) return -1;
     if (n <= SMALL_RANGE) return split_small(c, r, kids);
     double best = INFINITY;
     int best_axis = -1, best_bin = 0;
     /* Bin along the longest centroid axis only: a third of the work of
      * trying all three, for trees nearly as good (the usual trade). */
-    int k = 0;
-    for (int a = 1; a < 3; a++)
-        if (cbox->hi[a] - cbox->lo[a] > cbox->hi[k] - cbox->lo[k]) k = a;
-    double ext = cbox->hi[k] - cbox->lo[k];
-    double scale = ext > 0 ? BINS / ext : 0.0;
+    float clo[4], chi[4];
+    int k = longest_axis(&r->cbox, clo, chi);
+    float ext = chi[k] - clo[k];
+    float scale = ext > 0 ? (float)BINS / ext : 0.0f;
     bins bn;
     if (ext > 0) {
-        bins_make(c, &bn, begin, end, k, cbox->lo[k], scale);
+        bins_make(c, &bn, begin, end, k, clo[k], scale);
         /* Sweep from the right, then from the left. */
         double right_area[BINS];
         int32_t right_cnt[BINS];
-        hy_aabb acc = bn.box[BINS - 1];
+        box4 acc = bn.box[BINS - 1];
         int32_t nacc = 0;
         for (int i = BINS - 1; i > 0; i--) {
-            if (i < BINS - 1) hy_aabb_union(&acc, &acc, &bn.box[i]);
+            if (i < BINS - 1) box4_union(&acc, &acc, &bn.box[i]);
             nacc += bn.cnt[i];
-            right_area[i] = nacc ? hy_aabb_half_area(&acc) : 0;
+            right_area[i] = nacc ? box4_half_area(&acc) : 0;
             right_cnt[i] = nacc;
         }
         acc = bn.box[0];
         nacc = 0;
         for (int i = 0; i < BINS - 1; i++) {
-            if (i > 0) hy_aabb_union(&acc, &acc, &bn.box[i]);
+            if (i > 0) box4_union(&acc, &acc, &bn.box[i]);
             nacc += bn.cnt[i];
             if (nacc == 0 || right_cnt[i + 1] == 0) continue;
-            double cost = hy_aabb_half_area(&acc) * nacc + right_area[i + 1] * right_cnt[i + 1];
+            double cost = box4_half_area(&acc) * nacc + right_area[i + 1] * right_cnt[i + 1];
             if (cost < best) {
                 best = cost;
                 best_axis = k;
@@ -843,7 +962,7 @@ static int32_t split_range(const build_ctx* c, const range_task* r, range_task k
             }
         }
     }
-    double area = hy_aabb_half_area(&r->box);
+    double area = box4_half_area(&r->box);
     /* Leaf when small and splitting does not pay (NODE_COST per node visit
      * against 1 per triangle test). */
     if (n <= c->b->leaf_size && (best_axis < 0 || area <= 0 || NODE_COST + best / area >= (double)n)) return -1;
@@ -855,7 +974,7 @@ static int32_t split_range(const build_ctx* c, const range_task* r, range_task k
          * part in the range's scratch, and only its side's count moves on. */
         prim* t = c->tmp + begin;
         int32_t nl = 0, nr = 0;
-        double lo = cbox->lo[best_axis];
+        float lo = clo[best_axis];
         for (int32_t i = begin; i < end; i++) {
             prim x = p[i];
             int right = bin_of(prim_c(&x, best_axis), lo, scale) > best_bin;
@@ -875,14 +994,14 @@ static int32_t split_range(const build_ctx* c, const range_task* r, range_task k
     } else {
         /* The children's bounds are the unions of their bins' (exact). */
         for (int s = 0; s < 2; s++) {
-            box_empty(&kids[s].box);
-            box_empty(&kids[s].cbox);
+            box4_empty(&kids[s].box);
+            box4_empty(&kids[s].cbox);
         }
         for (int i = 0; i < BINS; i++) {
             range_task* kd = &kids[i <= best_bin ? 0 : 1];
             if (!bn.cnt[i]) continue;
-            box_grow(&kd->box, bn.box[i].lo, bn.box[i].hi);
-            box_grow(&kd->cbox, bn.cbox[i].lo, bn.cbox[i].hi);
+            box4_union(&kd->box, &kd->box, &bn.box[i]);
+            box4_union(&kd->cbox, &kd->cbox, &bn.cbox[i]);
         }
     }
     kids[0].begin = begin;
@@ -903,7 +1022,7 @@ static int build_subtree(const build_ctx* c, node_buf* nb, const range_task* roo
         range_task kids[2];
         int32_t mid = split_range(c, &r, kids);
         hy_bvh_node* node = &nb->v[r.node];
-        node->box = r.box;
+        box4_aabb(&r.box, &node->box);
         if (mid < 0) {
             node->first = r.begin;
             node->count = r.end - r.begin;
@@ -1097,15 +1216,10 @@ hy_status hy_bvh_build(hy_bvh* b, const double* x0, const double* x1, double thi
     touch(b);
     primitive_boxes(b, x0, x1, thickness, pool);
     int32_t nt = b->triangle_count;
-    build_ctx c = {b, malloc(sizeof(prim) * 2 * (size_t)nt), NULL, pool};
+    build_ctx c = {b, aligned_alloc(64, sizeof(prim) * 2 * (size_t)nt), NULL, pool};
     if (!c.p) return hy_fail(HY_ERR_NOMEM, "bvh build: out of memory");
     c.tmp = c.p + nt;
-    for (int32_t t = 0; t < nt; t++) {
-        prim* q = &c.p[t];
-        q->box = b->triangle_boxes[t];
-        q->id = t;
-        q->pad = 0;
-    }
+    for (int32_t t = 0; t < nt; t++) prim_make(&b->triangle_boxes[t], t, &c.p[t]);
 
     /* Top: split breadth first until SUBTREE_TASKS open ranges; the root's
      * binning runs on the pool, later rounds split their ranges in
@@ -1152,7 +1266,7 @@ hy_status hy_bvh_build(hy_bvh* b, const double* x0, const double* x1, double thi
         for (int i = 0; i < nsplit; i++) {
             const range_task* r = &sp[i].r;
             hy_bvh_node* node = &top.v[r->node];
-            node->box = r->box;
+            box4_aabb(&r->box, &node->box);
             if (sp[i].mid < 0) { /* only with a leaf_size >= SUBTREE_MIN */
                 node->first = r->begin;
                 node->count = r->end - r->begin;
