@@ -69,7 +69,10 @@ struct hy_frames {
     hy_traverse_job* jobs;
     int64_t job_cap;
     hy_traverser* trav;
-    hy_candidates cand;
+    hy_candidates cand; /* counts after each run; the pairs once joined */
+    int joined;         /* cand.pairs holds the last run's candidates */
+    const hy_trav_segment* segs; /* the last run's candidates where the traversal left them */
+    int64_t nsegs;
     uint8_t* flags; /* per candidate: 1 tested, 2 collides */
     int64_t flags_cap;
     uint16_t* hit_at; /* per exact block, from its first candidate's place: its hits' offsets in it */
@@ -347,34 +350,61 @@ static void pack_block(void* vctx, int64_t begin, int64_t end, int64_t block, in
     if (!hy_filter_pack(c->x0, c->x1, begin, end, c->f->xx)) atomic_store(&c->in_range, 0);
 }
 
+/* The first segment holding candidate i (segments in order, the first
+ * at offset 0). */
+static int64_t seg_find(const hy_trav_segment* g, int64_t ns, int64_t i) {
+    int64_t lo = 0, hi = ns - 1;
+    while (lo < hi) {
+        int64_t mid = lo + (hi - lo + 1) / 2;
+        if (g[mid].offset <= i)
+            lo = mid;
+        else
+            hi = mid - 1;
+    }
+    return lo;
+}
+
 static void exact_block(void* vctx, int64_t begin, int64_t end, int64_t block, int worker) {
     (void)worker;
     exact_ctx* c = vctx;
     hy_frames* f = c->f;
-    const hy_feature_pair* pairs = f->cand.pairs;
+    const hy_trav_segment* segs = f->segs;
+    int64_t first_seg = seg_find(segs, f->nsegs, begin);
     double md = f->def.thickness;
     int filters = f->def.use_filters;
+    int in_range = atomic_load(&c->in_range);
     int64_t vf = 0, ee = 0, hits = 0, ee_hits = 0;
     uint16_t* hit_at = f->hit_at + begin;
     /* The filters' answers for the whole block first (four pairs at a time
-     * where the CPU can), written where the flags go. */
+     * where the CPU can), written where the flags go; the block is read
+     * where the traversal left it, a run per segment it meets. */
     if (filters)
-        hy_filter_pairs(pairs + begin, end - begin, f->xx, atomic_load(&c->in_range), md, f->flags + begin);
-    for (int64_t i = begin; i < end; i++) {
-        const hy_feature_pair* p = &pairs[i];
-        uint8_t flag = 0;
-        int is_vf = p->kind != HY_FEATURE_EE;
-        if (!filters || f->flags[i]) {
-            const double *a[4], *b[4];
-            gather(p, f->xx, a, b);
-            vf += is_vf;
-            ee += !is_vf;
-            flag = (uint8_t)(1 | (exact_one(p, a, b, md) ? 2 : 0));
+        for (int64_t i = begin, q = first_seg; i < end; q++) {
+            int64_t at = i - segs[q].offset, n = segs[q].count - at;
+            if (n > end - i) n = end - i;
+            hy_filter_pairs(segs[q].v + at, n, f->xx, in_range, md, f->flags + i);
+            i += n;
         }
-        f->flags[i] = flag;
-        hit_at[hits] = (uint16_t)(i - begin); /* kept when it is a hit */
-        hits += flag >> 1;
-        ee_hits += (flag >> 1) & (p->kind == HY_FEATURE_EE);
+    for (int64_t i = begin, q = first_seg; i < end; q++) {
+        int64_t at = i - segs[q].offset, n = segs[q].count - at;
+        if (n > end - i) n = end - i;
+        const hy_feature_pair* run = segs[q].v + at;
+        for (int64_t r = 0; r < n; r++, i++) {
+            const hy_feature_pair* p = &run[r];
+            uint8_t flag = 0;
+            int is_vf = p->kind != HY_FEATURE_EE;
+            if (!filters || f->flags[i]) {
+                const double *a[4], *b[4];
+                gather(p, f->xx, a, b);
+                vf += is_vf;
+                ee += !is_vf;
+                flag = (uint8_t)(1 | (exact_one(p, a, b, md) ? 2 : 0));
+            }
+            f->flags[i] = flag;
+            hit_at[hits] = (uint16_t)(i - begin); /* kept when it is a hit */
+            hits += flag >> 1;
+            ee_hits += (flag >> 1) & (p->kind == HY_FEATURE_EE);
+        }
     }
     int64_t* bc = f->block_counts + 4 * block;
     bc[0] = vf;
@@ -398,7 +428,13 @@ static void found_block(void* vctx, int64_t begin, int64_t end, int64_t block, i
         int64_t at = f->block_counts[4 * b + 3];
         int64_t first = b * EXACT_GRAIN, count = (b + 1 < blocks ? f->block_counts[4 * b + 7] : f->found_count) - at;
         const uint16_t* h = f->hit_at + first;
-        for (int64_t q = 0; q < count; q++) f->found[at + q] = f->cand.pairs[first + h[q]];
+        const hy_trav_segment* g = f->segs;
+        int64_t sq = count ? seg_find(g, f->nsegs, first) : 0;
+        for (int64_t q = 0; q < count; q++) {
+            int64_t i = first + h[q];
+            while (g[sq].offset + g[sq].count <= i) sq++;
+            f->found[at + q] = g[sq].v[i - g[sq].offset];
+        }
     }
 }
 
@@ -567,8 +603,11 @@ hy_status hy_frames_run(hy_frames* f, const double* x0, const double* x1, hy_poo
                 return hy_fail(HY_ERR_NOMEM, "frames: out of memory");
             f->jobs[nj++] = (hy_traverse_job){f->comps[a].bvh, f->comps[b].bvh};
         }
-    hy_status st = hy_bvh_traverse_jobs(f->trav, f->jobs, (int32_t)nj, pool, &f->cand);
+    f->joined = 0;
+    f->nsegs = 0;
+    hy_status st = hy_bvh_traverse_jobs_segments(f->trav, f->jobs, (int32_t)nj, pool, &f->cand);
     if (st != HY_OK) return st;
+    f->nsegs = hy_traverse_segments(f->trav, &f->segs);
     s.jobs = nj;
     double t2 = now_ms();
 
@@ -639,9 +678,10 @@ static int64_t select_classes(const uint8_t* cls, int64_t n, int lo, int hi, int
     return m;
 }
 
-hy_status hy_frames_profile(const hy_frames* f, const double* x0, const double* x1, hy_frames_breakdown* out) {
+hy_status hy_frames_profile(hy_frames* f, const double* x0, const double* x1, hy_frames_breakdown* out) {
     if (!f || !x0 || !x1 || !out) return hy_fail(HY_ERR_INVALID_ARG, "frames profile: NULL argument");
     memset(out, 0, sizeof *out);
+    if (!hy_frames_candidates(f)) return hy_fail(HY_ERR_NOMEM, "frames profile: out of memory for the candidates");
     int64_t n = f->cand.count;
     const hy_feature_pair* pairs = f->cand.pairs;
     uint8_t* cls = malloc(n > 0 ? (size_t)n : 1);
@@ -729,7 +769,14 @@ const hy_feature_pair* hy_frames_found(const hy_frames* f, int64_t* count) {
     return f ? f->found : NULL;
 }
 
-const hy_candidates* hy_frames_candidates(const hy_frames* f) { return f ? &f->cand : NULL; }
+const hy_candidates* hy_frames_candidates(hy_frames* f) {
+    if (!f) return NULL;
+    if (!f->joined) {
+        if (hy_traverse_join(f->trav, NULL, &f->cand) != HY_OK) return NULL;
+        f->joined = 1;
+    }
+    return &f->cand;
+}
 
 int32_t hy_frames_components(const hy_frames* f) { return f ? f->comp_count : 0; }
 

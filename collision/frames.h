@@ -72,8 +72,10 @@ void hy_frames_invalidate(hy_frames* f);
 /* The colliding pairs of the last run, in traversal order (deterministic);
  * live until the next run. */
 const hy_feature_pair* hy_frames_found(const hy_frames* f, int64_t* count);
-/* The candidates of the last run (before filters), same lifetime. */
-const hy_candidates* hy_frames_candidates(const hy_frames* f);
+/* The candidates of the last run (before filters), same lifetime: joined
+ * into one array by the first call after a run (the run reads them where
+ * the traversal left them); NULL when that copy finds no memory. */
+const hy_candidates* hy_frames_candidates(hy_frames* f);
 /* Where the filter and exact time of the last run's candidates goes:
  * each candidate classed by what decides it (index 0: vertex-face, 1:
  * edge-edge), then each stage timed on one thread, in candidate order,
@@ -93,7 +95,7 @@ typedef struct hy_frames_breakdown {
     double ms_filters;
 } hy_frames_breakdown;
 
-hy_status hy_frames_profile(const hy_frames* f, const double* x0, const double* x1, hy_frames_breakdown* out);
+hy_status hy_frames_profile(hy_frames* f, const double* x0, const double* x1, hy_frames_breakdown* out);
 
 /* The BVH of connected component c (0 <= c < hy_frames_components), for
  * inspection; its vertex ids are the mesh's. */

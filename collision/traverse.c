@@ -62,8 +62,8 @@ struct hy_traverser {
     int64_t next_cap;
     block_rec* blocks;
     int64_t blocks_cap;
-    int64_t* offset; /* per block: start in the joined output */
-    int64_t offset_cap;
+    hy_trav_segment* segs; /* the last traversal's non-empty blocks, in order */
+    int64_t nsegs, segs_cap, seg_total;
     hy_trav_ctx* ctx; /* per job */
     int64_t ctx_cap;
     hy_traverse_job* jobs; /* per job, b resolved (== a for self) */
@@ -138,7 +138,7 @@ void hy_traverser_destroy(hy_traverser* t) {
     free(t->front);
     free(t->next);
     free(t->blocks);
-    free(t->offset);
+    free(t->segs);
     free(t->ctx);
     free(t->jobs);
     free(t);
@@ -249,19 +249,17 @@ static void front_block(void* vctx, int64_t begin, int64_t end, int64_t block, i
 }
 
 typedef struct join_ctx {
-    hy_traverser* t;
+    const hy_trav_segment* segs;
     hy_feature_pair* out;
-    const int64_t* offset;
 } join_ctx;
 
 static void join_block(void* vctx, int64_t begin, int64_t end, int64_t block, int worker) {
     (void)block;
     (void)worker;
     join_ctx* j = vctx;
-    for (int64_t b = begin; b < end; b++) {
-        const block_rec* r = &j->t->blocks[b];
-        if (r->count)
-            memcpy(j->out + j->offset[b], j->t->workers[r->worker].v + r->begin, sizeof(hy_feature_pair) * (size_t)r->count);
+    for (int64_t q = begin; q < end; q++) {
+        const hy_trav_segment* g = &j->segs[q];
+        memcpy(j->out + g->offset, g->v, sizeof(hy_feature_pair) * (size_t)g->count);
     }
 }
 
@@ -339,8 +337,27 @@ static hy_status gather_counts(const hy_traverser* t, hy_candidates* out) {
     return HY_OK;
 }
 
-static hy_status traverse(hy_traverser* t, const hy_trav_ctx* c, int32_t njobs, hy_pool* pool, hy_candidates* out) {
+/* The last traversal's output joined in block order into out->pairs
+ * (out->count = the total). */
+static hy_status join(hy_traverser* t, hy_pool* pool, hy_candidates* out) {
+    int64_t total = t->seg_total, ns = t->nsegs;
+    if (!grow((void**)&out->pairs, &out->cap, total, sizeof *out->pairs))
+        return hy_fail(HY_ERR_NOMEM, "bvh traversal: out of memory for %lld candidates", (long long)total);
+    join_ctx j = {t->segs, out->pairs};
+    if (pool)
+        hy_pool_for(pool, ns, 16, join_block, &j);
+    else
+        join_block(&j, 0, ns, 0, 0);
+    out->count = total;
+    return HY_OK;
+}
+
+/* Runs the front; then the counts, each block's place in the whole
+ * (its segment's offset); then the join, when `joined`. */
+static hy_status traverse(hy_traverser* t, const hy_trav_ctx* c, int32_t njobs, hy_pool* pool, hy_candidates* out,
+                          int joined) {
     out->count = out->vf = out->ee = out->node_pairs = out->triangle_pairs = out->front = 0;
+    t->nsegs = t->seg_total = 0;
     hy_status s = make_front(t, c, njobs, pool);
     if (s) return s;
     int64_t nfront = t->nfront;
@@ -354,27 +371,25 @@ static hy_status traverse(hy_traverser* t, const hy_trav_ctx* c, int32_t njobs, 
     else
         for (int64_t i = 0; i < nfront; i++) front_block(&r, i, i + 1, i, 0);
 
-    /* Join in block order. */
+    /* Places in block order. */
     int64_t total = 0;
-    if (!grow((void**)&t->offset, &t->offset_cap, nfront + 1, sizeof *t->offset))
+    if (!grow((void**)&t->segs, &t->segs_cap, nfront + 1, sizeof *t->segs))
         return hy_fail(HY_ERR_NOMEM, "bvh traversal: out of memory");
-    int64_t* offset = t->offset;
     s = gather_counts(t, out);
     if (s) return s;
+    int64_t ns = 0;
     for (int64_t b = 0; b < nfront; b++) {
-        offset[b] = total;
-        total += t->blocks[b].count;
+        const block_rec* br = &t->blocks[b];
+        if (br->count) t->segs[ns++] = (hy_trav_segment){t->workers[br->worker].v + br->begin, total, br->count};
+        total += br->count;
     }
-    if (!grow((void**)&out->pairs, &out->cap, total, sizeof *out->pairs)) {
-        return hy_fail(HY_ERR_NOMEM, "bvh traversal: out of memory for %lld candidates", (long long)total);
+    t->nsegs = ns;
+    t->seg_total = total;
+    if (!joined) {
+        out->count = total;
+        return HY_OK;
     }
-    join_ctx j = {t, out->pairs, offset};
-    if (pool)
-        hy_pool_for(pool, nfront, 16, join_block, &j);
-    else
-        join_block(&j, 0, nfront, 0, 0);
-    out->count = total;
-    return HY_OK;
+    return join(t, pool, out);
 }
 
 static void ctx_init(hy_trav_ctx* c, const hy_bvh* a, const hy_bvh* b) {
@@ -410,7 +425,25 @@ hy_status hy_bvh_traverse_jobs(hy_traverser* t, const hy_traverse_job* jobs, int
     if (!t || !out || (job_count > 0 && !jobs)) return hy_fail(HY_ERR_INVALID_ARG, "bvh traversal: NULL argument");
     hy_status cs = set_jobs(t, jobs, job_count);
     if (cs) return cs;
-    return traverse(t, t->ctx, job_count, pool, out);
+    return traverse(t, t->ctx, job_count, pool, out, 1);
+}
+
+hy_status hy_bvh_traverse_jobs_segments(hy_traverser* t, const hy_traverse_job* jobs, int32_t job_count,
+                                        hy_pool* pool, hy_candidates* out) {
+    if (!t || !out || (job_count > 0 && !jobs)) return hy_fail(HY_ERR_INVALID_ARG, "bvh traversal: NULL argument");
+    hy_status cs = set_jobs(t, jobs, job_count);
+    if (cs) return cs;
+    return traverse(t, t->ctx, job_count, pool, out, 0);
+}
+
+int64_t hy_traverse_segments(const hy_traverser* t, const hy_trav_segment** segs) {
+    *segs = t->segs;
+    return t->nsegs;
+}
+
+hy_status hy_traverse_join(hy_traverser* t, hy_pool* pool, hy_candidates* out) {
+    if (!t || !out) return hy_fail(HY_ERR_INVALID_ARG, "bvh traversal join: NULL argument");
+    return join(t, pool, out);
 }
 
 hy_status hy_bvh_traverse_self(hy_traverser* t, const hy_bvh* bvh, hy_pool* pool, hy_candidates* out) {

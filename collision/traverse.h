@@ -78,6 +78,24 @@ typedef struct hy_traverse_job {
 hy_status hy_bvh_traverse_jobs(hy_traverser* t, const hy_traverse_job* jobs, int32_t job_count, hy_pool* pool,
                                hy_candidates* out);
 
+/* A run of a traversal's output where the workers wrote it: candidates
+ * [offset, offset + count) of the whole, in order, at v. */
+typedef struct hy_trav_segment {
+    const hy_feature_pair* v;
+    int64_t offset, count;
+} hy_trav_segment;
+
+/* hy_bvh_traverse_jobs without its last step, the copy of every candidate
+ * into out->pairs (a pass over all of them that a consumer reading them
+ * once can spare): out gets the counts (out->count the total), the pairs
+ * stay in t, read as segments (hy_traverse_segments: the non-empty ones,
+ * in order, valid until t's next traversal), or copied into out->pairs
+ * afterwards by hy_traverse_join. */
+hy_status hy_bvh_traverse_jobs_segments(hy_traverser* t, const hy_traverse_job* jobs, int32_t job_count,
+                                        hy_pool* pool, hy_candidates* out);
+int64_t hy_traverse_segments(const hy_traverser* t, const hy_trav_segment** segs);
+hy_status hy_traverse_join(hy_traverser* t, hy_pool* pool, hy_candidates* out);
+
 /* Collisions between two meshes (a != b; their vertex indices are separate
  * spaces unless both have vertex ids): VF (vertex of a, triangle of b), FV
  * (vertex of b, triangle of a), EE (edge of a, edge of b). Meshes in a moving
