@@ -597,8 +597,7 @@ static inline float prim_c(const prim* p, int k) { return p->lo[k] + p->hi[k]; }
 
 /* Boxes of the build as four float lanes (the fourth unused: the low
  * corner's holds an id's bits, never read). */
-#if defined(__SSE2__)
-#include <emmintrin.h>
+#if defined(HY_BVH_SSE2) /* (collision/bvh.h includes the intrinsics) */
 typedef __m128 v4;
 static inline v4 v4_lo(const prim* p) { return _mm_load_ps(p->lo); }
 static inline v4 v4_hi(const prim* p) { return _mm_load_ps(p->hi); }
@@ -683,30 +682,18 @@ static inline void box4_aabb(const box4* a, hy_aabb* out) {
     }
 }
 
-/* The float next to x toward +infinity (up) or -infinity, through its bits
- * as next_toward does for doubles. */
-static inline float next_float(float x, int up) {
-    if (x != x || x == (up ? INFINITY : -INFINITY)) return x;
-    if (x == 0.0f) return up ? 0x1p-149f : -0x1p-149f;
-    uint32_t u;
-    memcpy(&u, &x, sizeof u);
-    if ((x > 0) == (up != 0))
-        u++;
-    else
-        u--;
-    memcpy(&x, &u, sizeof x);
-    return x;
-}
-
-/* Triangle box b as a prim: each bound rounded outward to a float. */
+/* Triangle box b as a prim: its bounds rounded outward to floats (as the
+ * gate boxes are, hy_float_down and hy_float_up: a few ulps out). */
 static inline void prim_make(const hy_aabb* b, int32_t id, prim* q) {
+#if defined(HY_BVH_SSE2)
+    _mm_store_ps(q->lo, hy_float3(b->lo, 1));
+    _mm_store_ps(q->hi, hy_float3(b->hi, 0));
+#else
     for (int k = 0; k < 3; k++) {
-        float lo = (float)b->lo[k], hi = (float)b->hi[k];
-        if ((double)lo > b->lo[k]) lo = next_float(lo, 0);
-        if ((double)hi < b->hi[k]) hi = next_float(hi, 1);
-        q->lo[k] = lo;
-        q->hi[k] = hi;
+        q->lo[k] = hy_float_down(b->lo[k]);
+        q->hi[k] = hy_float_up(b->hi[k]);
     }
+#endif
     q->id = id;
     q->zero = 0.0f;
 }
