@@ -385,10 +385,10 @@ static int ccd_frames_main(int argc, char** argv) {
             /* per stage: the candidates it sees (both kinds), culled or
              * answered per kind, one-thread ms over all it sees */
             cJSON* b = cJSON_AddObjectToObject(o, "breakdown");
-            const int64_t* cnt[4] = {bd.coplanar_culled, bd.sat_culled, bd.exact_miss, bd.exact_hit};
-            const double tm[4] = {bd.ms_coplanar, bd.ms_sat, bd.ms_exact_miss, bd.ms_exact_hit};
-            static const char* const names[4] = {"coplanar", "sat", "exact_miss", "exact_hit"};
-            for (int c = 0; c < 4; c++) {
+            const int64_t* cnt[5] = {bd.coplanar_culled, bd.sat_culled, bd.slab_culled, bd.exact_miss, bd.exact_hit};
+            const double tm[5] = {bd.ms_coplanar, bd.ms_sat, bd.ms_slabs, bd.ms_exact_miss, bd.ms_exact_hit};
+            static const char* const names[5] = {"coplanar", "sat", "slabs", "exact_miss", "exact_hit"};
+            for (int c = 0; c < 5; c++) {
                 cJSON* e = cJSON_AddObjectToObject(b, names[c]);
                 cJSON_AddNumberToObject(e, "vf", (double)cnt[c][0]);
                 cJSON_AddNumberToObject(e, "ee", (double)cnt[c][1]);
@@ -419,25 +419,30 @@ static int ccd_frames_main(int argc, char** argv) {
                (long long)fee.n, (long long)ee_fn, (long long)ee_fp);
         if (breakdown) {
             /* Each stage over what it sees, in candidate order: coplanarity
-             * over every candidate, separating axes over its survivors, the
-             * exact test per answer. */
-            int64_t cop = 0, sat = 0;
+             * over every candidate, separating axes over its survivors,
+             * the parts of the step over theirs, the exact test per
+             * answer. */
+            int64_t cop = 0, sat = 0, slab = 0;
             for (int k = 0; k < 2; k++) {
-                cop += bd.coplanar_culled[k] + bd.sat_culled[k] + bd.exact_miss[k] + bd.exact_hit[k];
-                sat += bd.sat_culled[k] + bd.exact_miss[k] + bd.exact_hit[k];
+                slab += bd.slab_culled[k] + bd.exact_miss[k] + bd.exact_hit[k];
+                sat += bd.sat_culled[k];
+                cop += bd.coplanar_culled[k];
             }
+            sat += slab;
+            cop += sat;
             int64_t miss = bd.exact_miss[0] + bd.exact_miss[1], hit = bd.exact_hit[0] + bd.exact_hit[1];
-            printf("breakdown (1 thread)  coplanarity | separating axes | exact test: miss | exact test: hit\n");
-            printf("  decides VF       %9lld culled | %9lld culled | %9lld | %9lld\n", (long long)bd.coplanar_culled[0],
-                   (long long)bd.sat_culled[0], (long long)bd.exact_miss[0], (long long)bd.exact_hit[0]);
-            printf("  decides EE       %9lld culled | %9lld culled | %9lld | %9lld\n", (long long)bd.coplanar_culled[1],
-                   (long long)bd.sat_culled[1], (long long)bd.exact_miss[1], (long long)bd.exact_hit[1]);
-            printf("  ms (ns per pair seen) %6.1f (%4.0f) | %6.1f (%4.0f) | %6.1f (%4.0f) | %6.1f (%4.0f)\n",
+            printf("breakdown (1 thread)  coplanarity | separating axes | axes over parts | exact test: miss | "
+                   "exact test: hit\n");
+            for (int k = 0; k < 2; k++)
+                printf("  decides %s       %9lld culled | %9lld culled | %9lld culled | %9lld | %9lld\n", k ? "EE" : "VF",
+                       (long long)bd.coplanar_culled[k], (long long)bd.sat_culled[k], (long long)bd.slab_culled[k],
+                       (long long)bd.exact_miss[k], (long long)bd.exact_hit[k]);
+            printf("  ms (ns per pair seen) %6.1f (%4.0f) | %6.1f (%4.0f) | %6.1f (%4.0f) | %6.1f (%4.0f) | %6.1f (%4.0f)\n",
                    bd.ms_coplanar, cop ? 1e6 * bd.ms_coplanar / (double)cop : 0.0, bd.ms_sat,
-                   sat ? 1e6 * bd.ms_sat / (double)sat : 0.0, bd.ms_exact_miss,
-                   miss ? 1e6 * bd.ms_exact_miss / (double)miss : 0.0, bd.ms_exact_hit,
+                   sat ? 1e6 * bd.ms_sat / (double)sat : 0.0, bd.ms_slabs, slab ? 1e6 * bd.ms_slabs / (double)slab : 0.0,
+                   bd.ms_exact_miss, miss ? 1e6 * bd.ms_exact_miss / (double)miss : 0.0, bd.ms_exact_hit,
                    hit ? 1e6 * bd.ms_exact_hit / (double)hit : 0.0);
-            printf("  both filters as the step runs them (%s): %.1f ms (%.0f ns per candidate)\n",
+            printf("  the filters as the step runs them (%s): %.1f ms (%.0f ns per candidate)\n",
                    hy_filter_pairs_simd(-1) ? "AVX2, four pairs at a time" : "pair by pair", bd.ms_filters,
                    cop ? 1e6 * bd.ms_filters / (double)cop : 0.0);
         }

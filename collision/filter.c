@@ -5,6 +5,7 @@
 #include <math.h>
 
 #include "collision/ccd_math.h"
+#include "collision/ccd_query.h"
 #include "collision/filter_sat.h"
 
 int hy_filter_box(int is_vf, const double* const x0[4], const double* const x1[4], double min_distance) {
@@ -67,4 +68,89 @@ int hy_filter_sat(int is_vf, const double* const x0[4], const double* const x1[4
 int hy_filter_sat_hint(int is_vf, const double* const x0[4], const double* const x1[4], double min_distance,
                        int* hint) {
     return hy_filter_sat_order(is_vf, x0, x1, min_distance, hint);
+}
+
+/* Bernstein coefficients of a cubic on the eighths of [0, 1] from those on
+ * [0, 1]: eighth j's coefficient i is sum_k T[j][i][k] c_k / 512 (the
+ * cubic's blossom at j/8 taken 3 - i times and (j + 1)/8 taken i times).
+ * Each row is nonnegative and sums to 512, so the result keeps the input
+ * coefficients' error bound and adds four roundings of at most u max |c_k|
+ * (inside hy_ccd_vol_slabs's bound, which allows 128 u M). */
+_Static_assert(HY_FILTER_SLAB_PARTS == 8, "the eighths' table");
+static const double slab_T[8][4][4] = {
+    {{512, 0, 0, 0}, {448, 64, 0, 0}, {392, 112, 8, 0}, {343, 147, 21, 1}},
+    {{343, 147, 21, 1}, {294, 182, 34, 2}, {252, 204, 52, 4}, {216, 216, 72, 8}},
+    {{216, 216, 72, 8}, {180, 228, 92, 12}, {150, 230, 114, 18}, {125, 225, 135, 27}},
+    {{125, 225, 135, 27}, {100, 220, 156, 36}, {80, 208, 176, 48}, {64, 192, 192, 64}},
+    {{64, 192, 192, 64}, {48, 176, 208, 80}, {36, 156, 220, 100}, {27, 135, 225, 125}},
+    {{27, 135, 225, 125}, {18, 114, 230, 150}, {12, 92, 228, 180}, {8, 72, 216, 216}},
+    {{8, 72, 216, 216}, {4, 52, 204, 252}, {2, 34, 182, 294}, {1, 21, 147, 343}},
+    {{1, 21, 147, 343}, {0, 8, 112, 392}, {0, 0, 64, 448}, {0, 0, 0, 512}},
+};
+
+/* hy_filter_slab_plan for points p (both ends), from V's Bernstein sums b
+ * and scale (hy_ccd_vol_sums), or NULL b to make them here. */
+static int slab_plan(const double* const* p, const double* b, double scale, double lo[HY_FILTER_SLAB_PARTS],
+                     double* pm_out) {
+    double ma = 0, mb = 0; /* two chains: the maximum is exact in any order */
+    for (int i = 0; i < 8; i += 2)
+        for (int k = 0; k < 3; k++) {
+            ma = hy_ccd_max(ma, hy_ccd_abs(p[i][k]));
+            mb = hy_ccd_max(mb, hy_ccd_abs(p[i + 1][k]));
+        }
+    double pm = hy_ccd_max(ma, mb);
+    /* the range hy_ccd_slab_apart's rounding argument and the filters'
+     * directions take without scaling (false for NaN) */
+    if (!(pm > 0x1p-200 && pm < 0x1p200)) return -1;
+    double c[4], err;
+    if (b ? !hy_ccd_vol_coefs(b, scale, c, &err) : !hy_ccd_vol_cubic(p, c, &err)) return -1;
+    /* hy_ccd_vol_slabs's bound */
+    const double u = DBL_EPSILON / 2;
+    double M = 0;
+    for (int g = 0; g < 4; g++) M = hy_ccd_max(M, hy_ccd_abs(c[g]));
+    M += err;
+    double bound = (err + 128.0 * u * M) * (1 + 4 * u) + 1e-300;
+    /* 2^-9 c: the table's integers then give the eighths' coefficients
+     * with one rounding per product (the scaling is exact above
+     * underflow, which the bound's 1e-300 covers) */
+    const double c9[4] = {c[0] * 0x1p-9, c[1] * 0x1p-9, c[2] * 0x1p-9, c[3] * 0x1p-9};
+    int n = 0;
+    for (int j = 0; j < HY_FILTER_SLAB_PARTS; j++) {
+        int pos = 1, neg = 1;
+        for (int i = 0; i < 4; i++) {
+            const double* T = slab_T[j][i];
+            double v = ((c9[0] * T[0] + c9[1] * T[1]) + c9[2] * T[2]) + c9[3] * T[3];
+            pos &= v > bound;
+            neg &= v < -bound;
+        }
+        lo[n] = j * HY_FILTER_SLAB_WIDTH;
+        n += !(pos | neg); /* kept where V may vanish */
+    }
+    *pm_out = pm;
+    return n;
+}
+
+int hy_filter_slab_plan(int is_vf, const double* const x0[4], const double* const x1[4], double min_distance,
+                        double lo[HY_FILTER_SLAB_PARTS], double* pm) {
+    (void)is_vf;
+    if (min_distance > 0) return -1;
+    const double* p[8] = {x0[0], x0[1], x0[2], x0[3], x1[0], x1[1], x1[2], x1[3]};
+    return slab_plan(p, NULL, 0.0, lo, pm);
+}
+
+int hy_filter_slab_plan_sums(const double* const x0[4], const double* const x1[4], double min_distance,
+                             const double b[4], double scale, double lo[HY_FILTER_SLAB_PARTS], double* pm) {
+    if (min_distance > 0) return -1;
+    const double* p[8] = {x0[0], x0[1], x0[2], x0[3], x1[0], x1[1], x1[2], x1[3]};
+    return slab_plan(p, b, scale, lo, pm);
+}
+
+int hy_filter_slabs(int is_vf, const double* const x0[4], const double* const x1[4], double min_distance) {
+    double lo[HY_FILTER_SLAB_PARTS], pm;
+    int n = hy_filter_slab_plan(is_vf, x0, x1, min_distance, lo, &pm);
+    if (n < 0) return 1;
+    const double* p[8] = {x0[0], x0[1], x0[2], x0[3], x1[0], x1[1], x1[2], x1[3]};
+    for (int i = 0; i < n; i++)
+        if (!hy_ccd_slab_apart(p, is_vf, lo[i], lo[i] + HY_FILTER_SLAB_WIDTH, pm)) return 1;
+    return 0;
 }

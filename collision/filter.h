@@ -55,6 +55,32 @@ int hy_filter_sat(int is_vf, const double* const x0[4], const double* const x1[4
 int hy_filter_sat_hint(int is_vf, const double* const x0[4], const double* const x1[4], double min_distance,
                        int* hint);
 
+/* The separating axes over parts of the step, where the whole step's
+ * (hy_filter_sat) cannot separate features that pass close and become
+ * coplanar once: the step is cut in HY_FILTER_SLAB_PARTS equal parts; a
+ * part where the coplanarity filter's volume cubic keeps one sign beyond
+ * its rounding bound holds no contact (at distance 0 features touch only
+ * when coplanar), and every other part must be separated by the
+ * separating axes of the motion over it (hy_ccd_slab_apart, the exact
+ * test's own slab test). Returns 0 when every part is clear, else 1 (also
+ * at min_distance > 0, where contacts need no coplanarity, and outside the
+ * range the rounding argument covers). */
+#define HY_FILTER_SLAB_PARTS 8
+#define HY_FILTER_SLAB_WIDTH (1.0 / HY_FILTER_SLAB_PARTS)
+int hy_filter_slabs(int is_vf, const double* const x0[4], const double* const x1[4], double min_distance);
+/* Its first half: -1 when it concludes nothing (the pair is kept);
+ * else the number n of parts [lo[i], lo[i] + HY_FILTER_SLAB_WIDTH] whose
+ * separating axes must all separate (hy_ccd_slab_apart, with *pm the
+ * largest |coordinate| of the points) for the pair to be culled; 0 culls
+ * it outright. */
+int hy_filter_slab_plan(int is_vf, const double* const x0[4], const double* const x1[4], double min_distance,
+                        double lo[HY_FILTER_SLAB_PARTS], double* pm);
+/* The same, given V's Bernstein sums b and scale 6 A B C as
+ * hy_ccd_vol_sums makes them (bit for bit: the batch coplanarity filter's
+ * lanes do), instead of computing them again. */
+int hy_filter_slab_plan_sums(const double* const x0[4], const double* const x1[4], double min_distance,
+                             const double b[4], double scale, double lo[HY_FILTER_SLAB_PARTS], double* pm);
+
 /* Doubles per vertex in the packed positions the batch filters read: its
  * point at the start of the step, a zero, its point at the end, a zero
  * (one 64-byte line, two aligned four-double loads). */
@@ -69,8 +95,8 @@ int hy_filter_pack(const double* x0, const double* x1, int64_t begin, int64_t en
 /* Both filters over a run of candidates (collision/traverse.h), the points
  * of vertex v packed at xx + HY_FILTER_PACK v (hy_filter_pack; in_range:
  * what it returned for every vertex, or 0): keep[i] = 1 when pair i passes
- * hy_filter_coplanar and hy_filter_sat (needs the exact test), else 0. The
- * same answers as those two pair by pair; on x86-64 CPUs with AVX2 four
+ * hy_filter_coplanar, hy_filter_sat and hy_filter_slabs (needs the exact
+ * test), else 0. The same answers as those three pair by pair; on x86-64 CPUs with AVX2 four
  * pairs at a time (collision/filter_pairs.c). */
 void hy_filter_pairs(const struct hy_feature_pair* pairs, int64_t n, const double* xx, int in_range,
                      double min_distance, uint8_t* keep);

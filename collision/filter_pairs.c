@@ -66,7 +66,8 @@ static int keep_one(const hy_feature_pair* p, const double* xx, double min_dista
         b[k] = a[k] + 4;
     }
     return hy_filter_coplanar(a, b, min_distance) &&
-           hy_filter_sat_hint(p->kind != HY_FEATURE_EE, a, b, min_distance, hint);
+           hy_filter_sat_hint(p->kind != HY_FEATURE_EE, a, b, min_distance, hint) &&
+           hy_filter_slabs(p->kind != HY_FEATURE_EE, a, b, min_distance);
 }
 
 static void pairs_scalar(const hy_feature_pair* pairs, int64_t n, const double* xx, double min_distance,
@@ -133,7 +134,7 @@ static inline vd absmax3(vd3 a) { return vmax(vmax(vabs(a.x), vabs(a.y)), vabs(a
 
 /* hy_filter_coplanar (collision/filter.c) on four lanes: all-ones where the
  * pair is kept. */
-static vd coplanar4(const lanes* L, int l) {
+static vd coplanar4(const lanes* L, int l, double (*sums)[CHUNK + 4]) {
     vd3 o[2] = {pt(L, 0, 0, l), pt(L, 1, 0, l)};
     vd3 e[2][3];
     for (int s = 0; s < 2; s++)
@@ -153,6 +154,12 @@ static vd coplanar4(const lanes* L, int l) {
     vd B = vmax(absmax3(e[0][1]), absmax3(e[1][1]));
     vd C = vmax(absmax3(e[0][2]), absmax3(e[1][2]));
     vd scale = mul(splat(6.0), mul(mul(A, B), C));
+    /* kept for hy_filter_slab_plan_sums: hy_ccd_vol_sums's values */
+    _mm256_store_pd(&sums[0][l], b0);
+    _mm256_store_pd(&sums[1][l], b1);
+    _mm256_store_pd(&sums[2][l], b2);
+    _mm256_store_pd(&sums[3][l], b3);
+    _mm256_store_pd(&sums[4][l], scale);
     vd in_range = and_(gt(scale, splat(1e-250)), lt(scale, splat(1e250)));
     const double eps = DBL_EPSILON / 2;
     vd err1 = mul(splat(32.0 * eps * 1.0), scale), err3 = mul(splat(32.0 * eps * 3.0), scale);
@@ -243,18 +250,14 @@ static inline vd lane_get(const lanes* L, int r, const int* li) {
     return _mm256_set_pd(L->c[r][li[3]], L->c[r][li[2]], L->c[r][li[1]], L->c[r][li[0]]);
 }
 
-static vd sat4_keep(const lanes* L, const int* li, int is_vf, double md_s) {
-    vd3 P[2][4];
-    for (int s = 0; s < 2; s++)
-        for (int i = 0; i < 4; i++) {
-            int r = (4 * s + i) * 3;
-            P[s][i].x = lane_get(L, r, li);
-            P[s][i].y = lane_get(L, r + 1, li);
-            P[s][i].z = lane_get(L, r + 2, li);
-        }
+/* The directions for points P (a lane per pair, P[0] at the start of the
+ * motion, P[1] at its end) at distance md (per lane); the in-plane ones
+ * first when inplane_first (hy_filter_sat_order's hint 4: for nearly
+ * coplanar features, where the others cannot separate). The answer is the
+ * same in either order. */
+static inline vd sat4_keep_points(const vd3 P[2][4], int is_vf, vd md, int inplane_first) {
     sat4 s;
     sat4_make(&s, P, is_vf);
-    vd md = splat(md_s);
     vd cull = _mm256_setzero_pd();
 #define TRY(n)                                                                                                         \
     do {                                                                                                               \
@@ -268,6 +271,17 @@ static vd sat4_keep(const lanes* L, const int* li, int is_vf, double md_s) {
     } while (0)
     const vd half = splat(0.5);
     if (is_vf) {
+        vd3 edge_sum[3];
+        for (int e = 0; e < 3; e++) {
+            int a = 1 + e, b = 1 + (e + 1) % 3;
+            edge_sum[e] = add3(sub3(P[0][b], P[0][a]), sub3(P[1][b], P[1][a]));
+        }
+        /* in-plane edge normals (hy_sat_plane_normal: normal at t = 0 plus
+         * at t = 1) */
+        vd3 n = add3(cross3(sub3(P[0][2], P[0][1]), sub3(P[0][3], P[0][1])),
+                     cross3(sub3(P[1][2], P[1][1]), sub3(P[1][3], P[1][1])));
+        if (inplane_first)
+            for (int e = 0; e < 3; e++) TRY(cross3(n, edge_sum[e]));
         /* normals at both ends */
         for (int t = 0; t < 2; t++) TRY(cross3(sub3(P[t][2], P[t][1]), sub3(P[t][3], P[t][1])));
         /* relative motion (against the centroid's) crossed with the edges */
@@ -277,42 +291,72 @@ static vd sat4_keep(const lanes* L, const int* li, int is_vf, double md_s) {
         vd3 tri = add3(add3(mv[1], mv[2]), mv[3]);
         vd3 d = {sub(mv[0].x, _mm256_div_pd(tri.x, third)), sub(mv[0].y, _mm256_div_pd(tri.y, third)),
                  sub(mv[0].z, _mm256_div_pd(tri.z, third))};
-        vd3 edge_sum[3];
-        for (int e = 0; e < 3; e++) {
-            int a = 1 + e, b = 1 + (e + 1) % 3;
-            edge_sum[e] = add3(sub3(P[0][b], P[0][a]), sub3(P[1][b], P[1][a]));
-            TRY(cross3(d, scale3(edge_sum[e], half)));
-        }
+        for (int e = 0; e < 3; e++) TRY(cross3(d, scale3(edge_sum[e], half)));
         TRY_AXES(); /* coordinate axes */
-        /* in-plane edge normals (hy_sat_plane_normal: normal at t = 0 plus
-         * at t = 1) */
-        vd3 n = add3(cross3(sub3(P[0][2], P[0][1]), sub3(P[0][3], P[0][1])),
-                     cross3(sub3(P[1][2], P[1][1]), sub3(P[1][3], P[1][1])));
-        for (int e = 0; e < 3; e++) TRY(cross3(n, edge_sum[e]));
+        if (!inplane_first)
+            for (int e = 0; e < 3; e++) TRY(cross3(n, edge_sum[e]));
     } else {
-        for (int t = 0; t < 2; t++) TRY(cross3(sub3(P[t][1], P[t][0]), sub3(P[t][3], P[t][2])));
-        vd3 mv[4];
-        for (int i = 0; i < 4; i++) mv[i] = sub3(P[1][i], P[0][i]);
-        vd3 d = sub3(scale3(add3(mv[0], mv[1]), half), scale3(add3(mv[2], mv[3]), half));
         vd3 a1 = add3(sub3(P[0][1], P[0][0]), sub3(P[1][1], P[1][0]));
         vd3 a2 = add3(sub3(P[0][3], P[0][2]), sub3(P[1][3], P[1][2]));
-        TRY(cross3(d, scale3(a1, half)));
-        TRY(cross3(d, scale3(a2, half)));
-        TRY_AXES();
         vd3 n = add3(cross3(sub3(P[0][1], P[0][0]), sub3(P[0][3], P[0][2])),
                      cross3(sub3(P[1][1], P[1][0]), sub3(P[1][3], P[1][2])));
-        TRY(cross3(n, a1));
-        TRY(cross3(n, a2));
         /* the midpoints' offset normal to the first edge */
         vd3 off = sub3(add3(add3(add3(P[0][2], P[0][3]), P[1][2]), P[1][3]),
                        add3(add3(add3(P[0][0], P[0][1]), P[1][0]), P[1][1]));
         vd aa = dot3(a1, a1), oa = dot3(off, a1);
         vd3 dir = sub3(scale3(off, aa), scale3(a1, oa));
-        TRY(dir);
+        if (inplane_first) {
+            TRY(cross3(n, a1));
+            TRY(cross3(n, a2));
+            TRY(dir);
+        }
+        for (int t = 0; t < 2; t++) TRY(cross3(sub3(P[t][1], P[t][0]), sub3(P[t][3], P[t][2])));
+        vd3 mv[4];
+        for (int i = 0; i < 4; i++) mv[i] = sub3(P[1][i], P[0][i]);
+        vd3 d = sub3(scale3(add3(mv[0], mv[1]), half), scale3(add3(mv[2], mv[3]), half));
+        TRY(cross3(d, scale3(a1, half)));
+        TRY(cross3(d, scale3(a2, half)));
+        TRY_AXES();
+        if (!inplane_first) {
+            TRY(cross3(n, a1));
+            TRY(cross3(n, a2));
+            TRY(dir);
+        }
     }
 #undef TRY
 #undef TRY_AXES
     return _mm256_xor_pd(cull, _mm256_castsi256_pd(_mm256_set1_epi64x(-1)));
+}
+
+static vd sat4_keep(const lanes* L, const int* li, int is_vf, double md_s) {
+    vd3 P[2][4];
+    for (int s = 0; s < 2; s++)
+        for (int i = 0; i < 4; i++) {
+            int r = (4 * s + i) * 3;
+            P[s][i].x = lane_get(L, r, li);
+            P[s][i].y = lane_get(L, r + 1, li);
+            P[s][i].z = lane_get(L, r + 2, li);
+        }
+    return sat4_keep_points(P, is_vf, splat(md_s), 0);
+}
+
+/* hy_ccd_slab_apart (collision/ccd_query.h) on four lanes, the parts
+ * [lo, lo + HY_FILTER_SLAB_WIDTH] of the pairs li of L: the positions at
+ * the part's ends made as it makes them (x0 + lo (x1 - x0), one rounding
+ * each), the axes at its distance 32 eps pm, in-plane directions first
+ * (as its hint). All-ones where not separated. */
+static vd slab4_keep(const lanes* L, const int* li, vd lo, vd pm, int is_vf) {
+    vd hi = add(lo, splat(HY_FILTER_SLAB_WIDTH));
+    vd3 P[2][4];
+    for (int i = 0; i < 4; i++) {
+        int r0 = 3 * i, r1 = 12 + 3 * i;
+        vd3 a = {lane_get(L, r0, li), lane_get(L, r0 + 1, li), lane_get(L, r0 + 2, li)};
+        vd3 b = {lane_get(L, r1, li), lane_get(L, r1 + 1, li), lane_get(L, r1 + 2, li)};
+        vd3 d = sub3(b, a);
+        P[0][i] = add3(a, scale3(d, lo));
+        P[1][i] = add3(a, scale3(d, hi));
+    }
+    return sat4_keep_points(P, is_vf, mul(splat(32.0 * DBL_EPSILON), pm), 1);
 }
 
 /* The points of pairs p[0..4) (p[0]'s again for q >= count: padding whose
@@ -343,7 +387,12 @@ static void store_lanes(vd keep, const int* idx, int count, uint8_t* out) {
 static void pairs_avx2(const hy_feature_pair* pairs, int64_t n, const double* xx, int in_range,
                        double min_distance, uint8_t* keep) {
     lanes all;
+    _Alignas(32) double vsum[5][CHUNK + 4]; /* per pair: V's Bernstein sums and scale (coplanar4) */
     int idx[2][CHUNK];
+    struct {
+        int at[2][CHUNK * HY_FILTER_SLAB_PARTS];
+        double lo[2][CHUNK * HY_FILTER_SLAB_PARTS], pm[2][CHUNK * HY_FILTER_SLAB_PARTS];
+    } slabs; /* parts waiting for their separating axes, by kind */
     int coplanar_on = !(min_distance > 0);
     double md = min_distance > 0 ? min_distance : 0.0;
     int hint = 0; /* for the pairs the lanes leave to the scalar code */
@@ -364,7 +413,7 @@ static void pairs_avx2(const hy_feature_pair* pairs, int64_t n, const double* xx
                     ok = and_(ok, _mm256_cmp_pd(vabs(_mm256_load_pd(&all.c[r][l])), splat(LANE_MAX), _CMP_LE_OQ));
                 okm = _mm256_movemask_pd(ok);
             }
-            int mask = coplanar_on ? _mm256_movemask_pd(coplanar4(&all, l)) : 0xF;
+            int mask = coplanar_on ? _mm256_movemask_pd(coplanar4(&all, l, vsum)) : 0xF;
             for (int q = 0; q < 4 && l + q < m; q++) {
                 out[l + q] = (uint8_t)((mask >> q) & 1);
                 lane_ok[l + q] = (uint8_t)((okm >> q) & 1);
@@ -389,6 +438,49 @@ static void pairs_avx2(const hy_feature_pair* pairs, int64_t n, const double* xx
                 for (int q = 0; q < 4; q++) li[q] = idx[k][l + (q < here ? q : 0)];
                 store_lanes(sat4_keep(&all, li, k == 0, md), li, here, out);
             }
+        /* The survivors' parts of the step (hy_filter_slabs): planned one
+         * by one, then every part that needs its separating axes, four at
+         * a time by kind; a pair is culled when all of its parts are
+         * separated. */
+        if (coplanar_on) {
+            int tn[2] = {0, 0};
+            for (int l = 0; l < m; l++) {
+                if (!lane_ok[l] || !out[l]) continue;
+                const double *a[4], *b[4];
+                for (int i = 0; i < 4; i++) {
+                    a[i] = xx + HY_FILTER_PACK * (int64_t)p[l].v[i];
+                    b[i] = a[i] + 4;
+                }
+                const double sums[4] = {vsum[0][l], vsum[1][l], vsum[2][l], vsum[3][l]};
+                double lo[HY_FILTER_SLAB_PARTS], pm;
+                int k = p[l].kind == HY_FEATURE_EE;
+                int np = hy_filter_slab_plan_sums(a, b, min_distance, sums, vsum[4][l], lo, &pm);
+                if (np < 0) continue;
+                out[l] = 0; /* until a part is not separated */
+                for (int q = 0; q < np; q++) {
+                    slabs.at[k][tn[k]] = l;
+                    slabs.lo[k][tn[k]] = lo[q];
+                    slabs.pm[k][tn[k]] = pm;
+                    tn[k]++;
+                }
+            }
+            for (int k = 0; k < 2; k++)
+                for (int t = 0; t < tn[k]; t += 4) {
+                    int here = tn[k] - t < 4 ? tn[k] - t : 4;
+                    int li[4];
+                    double lo[4], pm[4];
+                    for (int q = 0; q < 4; q++) {
+                        int u = t + (q < here ? q : 0);
+                        li[q] = slabs.at[k][u];
+                        lo[q] = slabs.lo[k][u];
+                        pm[q] = slabs.pm[k][u];
+                    }
+                    int kept = _mm256_movemask_pd(slab4_keep(&all, li, _mm256_loadu_pd(lo), _mm256_loadu_pd(pm), k == 0));
+                    for (int q = 0; q < here; q++)
+                        if ((kept >> q) & 1) out[li[q]] = 1;
+                }
+        }
+
     }
 }
 

@@ -667,7 +667,7 @@ hy_status hy_frames_run(hy_frames* f, const double* x0, const double* x1, hy_poo
 }
 
 /* Classes of hy_frames_profile, per candidate. */
-enum { CLASS_COPLANAR = 0, CLASS_SAT = 1, CLASS_MISS = 2, CLASS_HIT = 3 };
+enum { CLASS_COPLANAR = 0, CLASS_SAT = 1, CLASS_SLABS = 2, CLASS_MISS = 3, CLASS_HIT = 4 };
 
 /* The candidates whose class is in [lo, hi], in candidate order; returns
  * how many. */
@@ -699,7 +699,7 @@ hy_status hy_frames_profile(hy_frames* f, const double* x0, const double* x1, hy
     int in_range = hy_filter_pack(x0, x1, 0, f->vertex_count, xx);
     double md = f->def.thickness;
     int hint = 0;
-    int64_t* counts[4] = {out->coplanar_culled, out->sat_culled, out->exact_miss, out->exact_hit};
+    int64_t* counts[5] = {out->coplanar_culled, out->sat_culled, out->slab_culled, out->exact_miss, out->exact_hit};
     for (int64_t i = 0; i < n; i++) {
         int is_vf = pairs[i].kind != HY_FEATURE_EE;
         int c = f->flags[i] & 2 ? CLASS_HIT : CLASS_MISS;
@@ -710,6 +710,8 @@ hy_status hy_frames_profile(hy_frames* f, const double* x0, const double* x1, hy
                 c = CLASS_COPLANAR;
             else if (!hy_filter_sat_hint(is_vf, a, b, md, &hint))
                 c = CLASS_SAT;
+            else if (!hy_filter_slabs(is_vf, a, b, md))
+                c = CLASS_SLABS;
         }
         cls[i] = (uint8_t)c;
         counts[c][!is_vf]++;
@@ -740,6 +742,15 @@ hy_status hy_frames_profile(hy_frames* f, const double* x0, const double* x1, hy
         s += hy_filter_sat_hint(p->kind != HY_FEATURE_EE, a, b, md, &hint);
     }
     out->ms_sat = now_ms() - t0;
+    m = select_classes(cls, n, CLASS_SLABS, CLASS_HIT, idx);
+    t0 = now_ms();
+    for (int64_t q = 0; q < m; q++) {
+        const hy_feature_pair* p = &pairs[idx[q]];
+        const double *a[4], *b[4];
+        gather(p, xx, a, b);
+        s += hy_filter_slabs(p->kind != HY_FEATURE_EE, a, b, md);
+    }
+    out->ms_slabs = now_ms() - t0;
     for (int c = CLASS_MISS; c <= CLASS_HIT; c++) {
         m = select_classes(cls, n, c, c, idx);
         t0 = now_ms();

@@ -81,15 +81,17 @@ const hy_candidates* hy_frames_candidates(hy_frames* f);
  * edge-edge), then each stage timed on one thread, in candidate order,
  * over what it sees in the step: the coplanarity filter over all
  * candidates, the separating axes over its survivors (with the step's
- * running order hint), the exact test over the misses and over the hits.
+ * running order hint), the separating axes over parts of the step
+ * (hy_filter_slabs) over theirs, the exact test over the misses and over
+ * the hits.
  * For profiling: the exact test's classes come from the run, the
  * filters' are worked out (with the run's thickness, whatever use_filters
  * says); the timed passes rerun each stage and change none of the run's
  * results. Call it after hy_frames_run, with the same x0 and x1. */
 typedef struct hy_frames_breakdown {
-    int64_t coplanar_culled[2], sat_culled[2], exact_miss[2], exact_hit[2];
-    double ms_coplanar, ms_sat, ms_exact_miss, ms_exact_hit;
-    /* both filters over every candidate as the step runs them
+    int64_t coplanar_culled[2], sat_culled[2], slab_culled[2], exact_miss[2], exact_hit[2];
+    double ms_coplanar, ms_sat, ms_slabs, ms_exact_miss, ms_exact_hit;
+    /* the filters over every candidate as the step runs them
      * (hy_filter_pairs: four pairs at a time where the CPU has AVX2); the
      * two stage times above are the pair-by-pair filters' */
     double ms_filters;

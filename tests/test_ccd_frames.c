@@ -262,13 +262,13 @@ int main(void) {
     CHECK_OK(hy_frames_profile(f[2], m0->positions, m1->positions, &bd));
     int64_t classed = 0;
     for (int k = 0; k < 2; k++)
-        classed += bd.coplanar_culled[k] + bd.sat_culled[k] + bd.exact_miss[k] + bd.exact_hit[k];
+        classed += bd.coplanar_culled[k] + bd.sat_culled[k] + bd.slab_culled[k] + bd.exact_miss[k] + bd.exact_hit[k];
     CHECK(classed == again.candidates);
     CHECK(bd.exact_miss[0] + bd.exact_hit[0] == again.vf_exact);
     CHECK(bd.exact_miss[1] + bd.exact_hit[1] == again.ee_exact);
     CHECK(bd.exact_hit[0] == again.vf_found && bd.exact_hit[1] == again.ee_found);
     CHECK(bd.coplanar_culled[1] > 0 && bd.sat_culled[1] > 0); /* both filters cull here */
-    CHECK(bd.ms_coplanar >= 0 && bd.ms_sat >= 0 && bd.ms_exact_miss >= 0 && bd.ms_exact_hit >= 0);
+    CHECK(bd.ms_coplanar >= 0 && bd.ms_sat >= 0 && bd.ms_slabs >= 0 && bd.ms_exact_miss >= 0 && bd.ms_exact_hit >= 0);
     /* ... and leaves the run's results alone */
     int64_t n3 = 0;
     const hy_feature_pair* found3 = hy_frames_found(f[2], &n3);

@@ -17,7 +17,7 @@
 
 /* ---- shared queries: no colliding query culled */
 
-static long q_total, q_pos, q_culled, q_culled_pos;
+static long q_total, q_pos, q_culled, q_culled_pos, q_slab_culled, q_slab_culled_pos;
 
 static void run_file(const char* path, int is_vf) {
     FILE* f = fopen(path, "r");
@@ -48,6 +48,14 @@ static void run_file(const char* path, int is_vf) {
             q_culled_pos++;
             fprintf(stderr, "%s: colliding query %ld culled\n", path, q_total);
         }
+        /* the separating axes over parts of the step (coplanarity and the
+         * whole-step axes first, as the step runs them) */
+        int slabs = hy_filter_coplanar(a, b, 0.0) && keep && !hy_filter_slabs(is_vf, a, b, 0.0);
+        q_slab_culled += slabs;
+        if (truth && slabs) {
+            q_slab_culled_pos++;
+            fprintf(stderr, "%s: colliding query %ld culled by the parts' axes\n", path, q_total);
+        }
     }
     fclose(f);
 }
@@ -59,10 +67,13 @@ static void run_each(void* ctx, const char* path, int is_vf) {
 
 static int test_shared_queries(void) {
     if (!hy_test_each_query_file(run_each, NULL)) return 0;
-    fprintf(stderr, "shared queries: %ld, %ld colliding, separating axes cull %ld, colliding culled %ld\n", q_total,
-            q_pos, q_culled, q_culled_pos);
+    fprintf(stderr,
+            "shared queries: %ld, %ld colliding, separating axes cull %ld, colliding culled %ld; over parts of the "
+            "step %ld more, colliding %ld\n",
+            q_total, q_pos, q_culled, q_culled_pos, q_slab_culled, q_slab_culled_pos);
     CHECK(q_total > 4000);
     CHECK(q_culled_pos == 0);
+    CHECK(q_slab_culled_pos == 0);
     return 1;
 }
 
@@ -295,7 +306,8 @@ static void test_pairs_batch(void) {
                     a[k] = x0 + 3 * pr[i].v[k];
                     b[k] = x1 + 3 * pr[i].v[k];
                 }
-                int one = hy_filter_coplanar(a, b, md) && hy_filter_sat(pr[i].kind != HY_FEATURE_EE, a, b, md);
+                int one = hy_filter_coplanar(a, b, md) && hy_filter_sat(pr[i].kind != HY_FEATURE_EE, a, b, md) &&
+                          hy_filter_slabs(pr[i].kind != HY_FEATURE_EE, a, b, md);
                 if (k_simd[i] != one || k_scalar[i] != one) {
                     if (mismatch < 5)
                         fprintf(stderr, "pairs batch: scale %g md %g pair %d: lanes %d, scalar %d, one by one %d\n", S,
