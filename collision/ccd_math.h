@@ -269,8 +269,8 @@ HY_HD void hy_ccd_vol_sums(const double* const* x0, const double* const* x1, dou
 #endif
 
 /* hy_ccd_vol_cubic from the Bernstein sums b and scale = 6 A B C (A, B, C
- * as hy_ccd_vol_sums's abc, multiplied in that order), for callers that
- * have them (the batch coplanarity filter). Error: with A, B, C the
+ * as hy_ccd_vol_sums's abc, multiplied in that order); the batch filters'
+ * lanes repeat it (collision/filter_pairs.c, plan4). Error: with A, B, C the
  * largest |component| of the three edge vectors (both ends), each
  * determinant's terms sum to at most 6 A B C in magnitude, and the
  * differences (1 rounding each, 3 per monomial), the determinant (5

@@ -77,7 +77,7 @@ int hy_filter_sat_hint(int is_vf, const double* const x0[4], const double* const
  * coefficients' error bound and adds four roundings of at most u max |c_k|
  * (inside hy_ccd_vol_slabs's bound, which allows 128 u M). */
 _Static_assert(HY_FILTER_SLAB_PARTS == 8, "the eighths' table");
-static const double slab_T[8][4][4] = {
+const double hy_filter_slab_T[8][4][4] = {
     {{512, 0, 0, 0}, {448, 64, 0, 0}, {392, 112, 8, 0}, {343, 147, 21, 1}},
     {{343, 147, 21, 1}, {294, 182, 34, 2}, {252, 204, 52, 4}, {216, 216, 72, 8}},
     {{216, 216, 72, 8}, {180, 228, 92, 12}, {150, 230, 114, 18}, {125, 225, 135, 27}},
@@ -88,10 +88,10 @@ static const double slab_T[8][4][4] = {
     {{1, 21, 147, 343}, {0, 8, 112, 392}, {0, 0, 64, 448}, {0, 0, 0, 512}},
 };
 
-/* hy_filter_slab_plan for points p (both ends), from V's Bernstein sums b
- * and scale (hy_ccd_vol_sums), or NULL b to make them here. */
-static int slab_plan(const double* const* p, const double* b, double scale, double lo[HY_FILTER_SLAB_PARTS],
-                     double* pm_out) {
+/* hy_filter_slab_plan for points p (both ends). The batch filters' lanes
+ * (collision/filter_pairs.c, plan4) repeat these operations in this order:
+ * change both together. */
+static int slab_plan(const double* const* p, double lo[HY_FILTER_SLAB_PARTS], double* pm_out) {
     double ma = 0, mb = 0; /* two chains: the maximum is exact in any order */
     for (int i = 0; i < 8; i += 2)
         for (int k = 0; k < 3; k++) {
@@ -103,7 +103,7 @@ static int slab_plan(const double* const* p, const double* b, double scale, doub
      * directions take without scaling (false for NaN) */
     if (!(pm > 0x1p-200 && pm < 0x1p200)) return -1;
     double c[4], err;
-    if (b ? !hy_ccd_vol_coefs(b, scale, c, &err) : !hy_ccd_vol_cubic(p, c, &err)) return -1;
+    if (!hy_ccd_vol_cubic(p, c, &err)) return -1;
     /* hy_ccd_vol_slabs's bound */
     const double u = DBL_EPSILON / 2;
     double M = 0;
@@ -118,7 +118,7 @@ static int slab_plan(const double* const* p, const double* b, double scale, doub
     for (int j = 0; j < HY_FILTER_SLAB_PARTS; j++) {
         int pos = 1, neg = 1;
         for (int i = 0; i < 4; i++) {
-            const double* T = slab_T[j][i];
+            const double* T = hy_filter_slab_T[j][i];
             double v = ((c9[0] * T[0] + c9[1] * T[1]) + c9[2] * T[2]) + c9[3] * T[3];
             pos &= v > bound;
             neg &= v < -bound;
@@ -135,14 +135,7 @@ int hy_filter_slab_plan(int is_vf, const double* const x0[4], const double* cons
     (void)is_vf;
     if (min_distance > 0) return -1;
     const double* p[8] = {x0[0], x0[1], x0[2], x0[3], x1[0], x1[1], x1[2], x1[3]};
-    return slab_plan(p, NULL, 0.0, lo, pm);
-}
-
-int hy_filter_slab_plan_sums(const double* const x0[4], const double* const x1[4], double min_distance,
-                             const double b[4], double scale, double lo[HY_FILTER_SLAB_PARTS], double* pm) {
-    if (min_distance > 0) return -1;
-    const double* p[8] = {x0[0], x0[1], x0[2], x0[3], x1[0], x1[1], x1[2], x1[3]};
-    return slab_plan(p, b, scale, lo, pm);
+    return slab_plan(p, lo, pm);
 }
 
 int hy_filter_slabs(int is_vf, const double* const x0[4], const double* const x1[4], double min_distance) {

@@ -75,12 +75,10 @@ int hy_filter_slabs(int is_vf, const double* const x0[4], const double* const x1
  * it outright. */
 int hy_filter_slab_plan(int is_vf, const double* const x0[4], const double* const x1[4], double min_distance,
                         double lo[HY_FILTER_SLAB_PARTS], double* pm);
-/* The same, given V's Bernstein sums b and scale 6 A B C as
- * hy_ccd_vol_sums makes them (bit for bit: the batch coplanarity filter's
- * lanes do), instead of computing them again. */
-int hy_filter_slab_plan_sums(const double* const x0[4], const double* const x1[4], double min_distance,
-                             const double b[4], double scale, double lo[HY_FILTER_SLAB_PARTS], double* pm);
-
+/* The plan's table: coefficient i of V on eighth j of the step is
+ * sum_k T[j][i][k] c_k / 512, c_k its coefficients on the whole step
+ * (collision/filter.c). */
+extern const double hy_filter_slab_T[HY_FILTER_SLAB_PARTS][4][4];
 /* Doubles per vertex in the packed positions the batch filters read: its
  * point at the start of the step, a zero, its point at the end, a zero
  * (one 64-byte line, two aligned four-double loads). */

@@ -154,7 +154,7 @@ static vd coplanar4(const lanes* L, int l, double (*sums)[CHUNK + 4]) {
     vd B = vmax(absmax3(e[0][1]), absmax3(e[1][1]));
     vd C = vmax(absmax3(e[0][2]), absmax3(e[1][2]));
     vd scale = mul(splat(6.0), mul(mul(A, B), C));
-    /* kept for hy_filter_slab_plan_sums: hy_ccd_vol_sums's values */
+    /* kept for plan4: hy_ccd_vol_sums's values */
     _mm256_store_pd(&sums[0][l], b0);
     _mm256_store_pd(&sums[1][l], b1);
     _mm256_store_pd(&sums[2][l], b2);
@@ -379,6 +379,46 @@ static void gather4(lanes* L, const hy_feature_pair* p, int count, int l, const 
     }
 }
 
+/* hy_filter_slab_plan on four lanes, the pairs li of L, from the
+ * coplanarity lanes' sums and scale (vsum): per lane, the bitmask of the
+ * eighths whose separating axes must separate (bit j: [j/8, (j+1)/8]) and
+ * the largest |coordinate| pm_out, or -1 when the plan concludes nothing.
+ * The scalar plan's operations in its order, so the same answers. */
+static void plan4(const lanes* L, const double (*vsum)[CHUNK + 4], const int* li, int res[4], double pm_out[4]) {
+    vd b[4];
+    for (int g = 0; g < 4; g++) b[g] = _mm256_set_pd(vsum[g][li[3]], vsum[g][li[2]], vsum[g][li[1]], vsum[g][li[0]]);
+    vd scale = _mm256_set_pd(vsum[4][li[3]], vsum[4][li[2]], vsum[4][li[1]], vsum[4][li[0]]);
+    vd pm = _mm256_setzero_pd();
+    for (int r = 0; r < 24; r++) pm = vmax(pm, vabs(lane_get(L, r, li)));
+    vd ok = and_(and_(gt(pm, splat(0x1p-200)), lt(pm, splat(0x1p200))), lt(scale, splat(1e250)));
+    const double u = DBL_EPSILON / 2;
+    vd c[4] = {b[0], _mm256_div_pd(b[1], splat(3.0)), _mm256_div_pd(b[2], splat(3.0)), b[3]};
+    vd cm = _mm256_setzero_pd();
+    for (int g = 0; g < 4; g++) cm = vmax(cm, vabs(c[g]));
+    vd err = add(add(mul(splat(32.0 * u), scale), mul(splat(2.0 * u), cm)), splat(1e-300));
+    vd M = add(cm, err);
+    vd bound = add(mul(add(err, mul(splat(128.0 * u), M)), splat(1 + 4 * u)), splat(1e-300));
+    vd nbound = sub(_mm256_setzero_pd(), bound);
+    vd c9[4];
+    for (int g = 0; g < 4; g++) c9[g] = mul(c[g], splat(0x1p-9));
+    int bits[4] = {0, 0, 0, 0};
+    for (int j = 0; j < HY_FILTER_SLAB_PARTS; j++) {
+        vd pos = _mm256_castsi256_pd(_mm256_set1_epi64x(-1)), neg = pos;
+        for (int i = 0; i < 4; i++) {
+            const double* T = hy_filter_slab_T[j][i];
+            vd v = add(add(add(mul(c9[0], splat(T[0])), mul(c9[1], splat(T[1]))), mul(c9[2], splat(T[2]))),
+                       mul(c9[3], splat(T[3])));
+            pos = and_(pos, gt(v, bound));
+            neg = and_(neg, lt(v, nbound));
+        }
+        int open = ~_mm256_movemask_pd(or_(pos, neg)) & 0xF;
+        for (int q = 0; q < 4; q++) bits[q] |= ((open >> q) & 1) << j;
+    }
+    int okm = _mm256_movemask_pd(ok);
+    _mm256_storeu_pd(pm_out, pm);
+    for (int q = 0; q < 4; q++) res[q] = (okm >> q) & 1 ? bits[q] : -1;
+}
+
 static void store_lanes(vd keep, const int* idx, int count, uint8_t* out) {
     int mask = _mm256_movemask_pd(keep);
     for (int q = 0; q < count; q++) out[idx[q]] = (uint8_t)((mask >> q) & 1);
@@ -443,25 +483,26 @@ static void pairs_avx2(const hy_feature_pair* pairs, int64_t n, const double* xx
          * a time by kind; a pair is culled when all of its parts are
          * separated. */
         if (coplanar_on) {
-            int tn[2] = {0, 0};
-            for (int l = 0; l < m; l++) {
-                if (!lane_ok[l] || !out[l]) continue;
-                const double *a[4], *b[4];
-                for (int i = 0; i < 4; i++) {
-                    a[i] = xx + HY_FILTER_PACK * (int64_t)p[l].v[i];
-                    b[i] = a[i] + 4;
-                }
-                const double sums[4] = {vsum[0][l], vsum[1][l], vsum[2][l], vsum[3][l]};
-                double lo[HY_FILTER_SLAB_PARTS], pm;
-                int k = p[l].kind == HY_FEATURE_EE;
-                int np = hy_filter_slab_plan_sums(a, b, min_distance, sums, vsum[4][l], lo, &pm);
-                if (np < 0) continue;
-                out[l] = 0; /* until a part is not separated */
-                for (int q = 0; q < np; q++) {
-                    slabs.at[k][tn[k]] = l;
-                    slabs.lo[k][tn[k]] = lo[q];
-                    slabs.pm[k][tn[k]] = pm;
-                    tn[k]++;
+            int tn[2] = {0, 0}, sv[CHUNK], ns = 0;
+            for (int l = 0; l < m; l++)
+                if (lane_ok[l] && out[l]) sv[ns++] = l;
+            for (int g = 0; g < ns; g += 4) {
+                int here = ns - g < 4 ? ns - g : 4, li[4], res[4];
+                double pm[4];
+                for (int q = 0; q < 4; q++) li[q] = sv[g + (q < here ? q : 0)];
+                plan4(&all, vsum, li, res, pm);
+                for (int q = 0; q < here; q++) {
+                    int l = li[q];
+                    if (res[q] < 0) continue;
+                    int k = p[l].kind == HY_FEATURE_EE;
+                    out[l] = 0; /* until a part is not separated */
+                    for (int j = 0; j < HY_FILTER_SLAB_PARTS; j++)
+                        if ((res[q] >> j) & 1) {
+                            slabs.at[k][tn[k]] = l;
+                            slabs.lo[k][tn[k]] = j * HY_FILTER_SLAB_WIDTH;
+                            slabs.pm[k][tn[k]] = pm[q];
+                            tn[k]++;
+                        }
                 }
             }
             for (int k = 0; k < 2; k++)
