@@ -268,18 +268,25 @@ HY_HD void hy_ccd_vol_sums(const double* const* x0, const double* const* x1, dou
 }
 #endif
 
-/* hy_ccd_vol_cubic from the Bernstein sums b and scale = 6 A B C (A, B, C
- * as hy_ccd_vol_sums's abc, multiplied in that order); the batch filters'
- * lanes repeat it (collision/filter_pairs.c, plan4). Error: with A, B, C the
- * largest |component| of the three edge vectors (both ends), each
- * determinant's terms sum to at most 6 A B C in magnitude, and the
- * differences (1 rounding each, 3 per monomial), the determinant (5
- * roundings deep) and the grouping sum (2) stay under 11 u of that per
- * determinant (the argument of collision/filter.c); after dividing group g
- * by its C(3, g) determinants, 32 u 6 A B C bounds each coefficient's
- * error with room for the rounding of the bound itself, plus 2 u |c| for
- * the division by 3 and 1e-300 for underflow. */
-HY_HD int hy_ccd_vol_coefs(const double b[4], double scale, double c[4], double* err) {
+/* Bernstein coefficients c[0..3] of V on [0, 1] and a rigorous bound *err on
+ * |computed - exact| for each. x[0..3] at t=0, x[4..7] at t=1. Returns 0
+ * when the magnitudes are outside the range where the bound holds
+ * (underflow, overflow): then nothing may be concluded. The batch
+ * filters' lanes repeat its last steps from their own sums
+ * (collision/filter_pairs.c, plan4): change both together. */
+HY_HD int hy_ccd_vol_cubic(const double* const* x, double c[4], double* err) {
+    double b[4], abc[3];
+    hy_ccd_vol_sums(x, x + 4, b, abc);
+    /* Error: with A, B, C the largest |component| of the three edge
+     * vectors (both ends), each determinant's terms sum to at most
+     * 6 A B C in magnitude, and the differences (1 rounding each, 3 per
+     * monomial), the determinant (5 roundings deep) and the grouping sum (2)
+     * stay under 11 u of that per determinant (the argument of
+     * collision/filter.c); after dividing group g by its C(3, g)
+     * determinants, 32 u 6 A B C bounds each coefficient's error with room
+     * for the rounding of the bound itself, plus 2 u |c| for the division
+     * by 3 and 1e-300 for underflow. */
+    double scale = 6.0 * (abc[0] * abc[1] * abc[2]);
     if (!(scale < 1e250)) return 0;
     const double u = DBL_EPSILON / 2;
     c[0] = b[0];
@@ -290,16 +297,6 @@ HY_HD int hy_ccd_vol_coefs(const double b[4], double scale, double c[4], double*
     for (int g = 0; g < 4; g++) cm = hy_ccd_max(cm, hy_ccd_abs(c[g]));
     *err = 32.0 * u * scale + 2.0 * u * cm + 1e-300;
     return 1;
-}
-
-/* Bernstein coefficients c[0..3] of V on [0, 1] and a rigorous bound *err on
- * |computed - exact| for each (hy_ccd_vol_coefs). x[0..3] at t=0, x[4..7]
- * at t=1. Returns 0 when the magnitudes are outside the range where the
- * bound holds (underflow, overflow): then nothing may be concluded. */
-HY_HD int hy_ccd_vol_cubic(const double* const* x, double c[4], double* err) {
-    double b[4], abc[3];
-    hy_ccd_vol_sums(x, x + 4, b, abc);
-    return hy_ccd_vol_coefs(b, 6.0 * (abc[0] * abc[1] * abc[2]), c, err);
 }
 
 /* V at t (a dyadic, so 1 - t is exact) from the coefficients on [0, 1]:

@@ -88,7 +88,11 @@ const double hy_filter_slab_T[8][4][4] = {
     {{1, 21, 147, 343}, {0, 8, 112, 392}, {0, 0, 64, 448}, {0, 0, 0, 512}},
 };
 
-/* hy_filter_slab_plan for points p (both ends). The batch filters' lanes
+/* hy_filter_slabs's plan for points p (both ends): -1 when it concludes
+ * nothing (the pair is kept: out of range); else the number n of eighths
+ * [lo[i], lo[i] + HY_FILTER_SLAB_WIDTH] where V may vanish, whose
+ * separating axes must all separate (*pm_out the largest |coordinate|, for
+ * hy_ccd_slab_apart) for the pair to be culled. The batch filters' lanes
  * (collision/filter_pairs.c, plan4) repeat these operations in this order:
  * change both together. */
 static int slab_plan(const double* const* p, double lo[HY_FILTER_SLAB_PARTS], double* pm_out) {
@@ -130,19 +134,12 @@ static int slab_plan(const double* const* p, double lo[HY_FILTER_SLAB_PARTS], do
     return n;
 }
 
-int hy_filter_slab_plan(int is_vf, const double* const x0[4], const double* const x1[4], double min_distance,
-                        double lo[HY_FILTER_SLAB_PARTS], double* pm) {
-    (void)is_vf;
-    if (min_distance > 0) return -1;
-    const double* p[8] = {x0[0], x0[1], x0[2], x0[3], x1[0], x1[1], x1[2], x1[3]};
-    return slab_plan(p, lo, pm);
-}
-
 int hy_filter_slabs(int is_vf, const double* const x0[4], const double* const x1[4], double min_distance) {
-    double lo[HY_FILTER_SLAB_PARTS], pm;
-    int n = hy_filter_slab_plan(is_vf, x0, x1, min_distance, lo, &pm);
-    if (n < 0) return 1;
+    if (min_distance > 0) return 1;
     const double* p[8] = {x0[0], x0[1], x0[2], x0[3], x1[0], x1[1], x1[2], x1[3]};
+    double lo[HY_FILTER_SLAB_PARTS], pm;
+    int n = slab_plan(p, lo, &pm);
+    if (n < 0) return 1;
     for (int i = 0; i < n; i++)
         if (!hy_ccd_slab_apart(p, is_vf, lo[i], lo[i] + HY_FILTER_SLAB_WIDTH, pm)) return 1;
     return 0;

@@ -68,17 +68,11 @@ int hy_filter_sat_hint(int is_vf, const double* const x0[4], const double* const
 #define HY_FILTER_SLAB_PARTS 8
 #define HY_FILTER_SLAB_WIDTH (1.0 / HY_FILTER_SLAB_PARTS)
 int hy_filter_slabs(int is_vf, const double* const x0[4], const double* const x1[4], double min_distance);
-/* Its first half: -1 when it concludes nothing (the pair is kept);
- * else the number n of parts [lo[i], lo[i] + HY_FILTER_SLAB_WIDTH] whose
- * separating axes must all separate (hy_ccd_slab_apart, with *pm the
- * largest |coordinate| of the points) for the pair to be culled; 0 culls
- * it outright. */
-int hy_filter_slab_plan(int is_vf, const double* const x0[4], const double* const x1[4], double min_distance,
-                        double lo[HY_FILTER_SLAB_PARTS], double* pm);
-/* The plan's table: coefficient i of V on eighth j of the step is
+/* The table it plans with: coefficient i of V on eighth j of the step is
  * sum_k T[j][i][k] c_k / 512, c_k its coefficients on the whole step
- * (collision/filter.c). */
+ * (collision/filter.c; the batch filters' lanes use it too). */
 extern const double hy_filter_slab_T[HY_FILTER_SLAB_PARTS][4][4];
+
 /* Doubles per vertex in the packed positions the batch filters read: its
  * point at the start of the step, a zero, its point at the end, a zero
  * (one 64-byte line, two aligned four-double loads). */

@@ -328,8 +328,8 @@ static inline vd sat4_keep_points(const vd3 P[2][4], int is_vf, vd md, int inpla
     return _mm256_xor_pd(cull, _mm256_castsi256_pd(_mm256_set1_epi64x(-1)));
 }
 
-static vd sat4_keep(const lanes* L, const int* li, int is_vf, double md_s) {
-    vd3 P[2][4];
+/* The points of the pairs in lanes li of L, a lane per pair. */
+static void lanes_points(const lanes* L, const int* li, vd3 P[2][4]) {
     for (int s = 0; s < 2; s++)
         for (int i = 0; i < 4; i++) {
             int r = (4 * s + i) * 3;
@@ -337,6 +337,11 @@ static vd sat4_keep(const lanes* L, const int* li, int is_vf, double md_s) {
             P[s][i].y = lane_get(L, r + 1, li);
             P[s][i].z = lane_get(L, r + 2, li);
         }
+}
+
+static vd sat4_keep(const lanes* L, const int* li, int is_vf, double md_s) {
+    vd3 P[2][4];
+    lanes_points(L, li, P);
     return sat4_keep_points(P, is_vf, splat(md_s), 0);
 }
 
@@ -348,11 +353,9 @@ static vd sat4_keep(const lanes* L, const int* li, int is_vf, double md_s) {
 static vd slab4_keep(const lanes* L, const int* li, vd lo, vd pm, int is_vf) {
     vd hi = add(lo, splat(HY_FILTER_SLAB_WIDTH));
     vd3 P[2][4];
+    lanes_points(L, li, P);
     for (int i = 0; i < 4; i++) {
-        int r0 = 3 * i, r1 = 12 + 3 * i;
-        vd3 a = {lane_get(L, r0, li), lane_get(L, r0 + 1, li), lane_get(L, r0 + 2, li)};
-        vd3 b = {lane_get(L, r1, li), lane_get(L, r1 + 1, li), lane_get(L, r1 + 2, li)};
-        vd3 d = sub3(b, a);
+        vd3 a = P[0][i], d = sub3(P[1][i], a);
         P[0][i] = add3(a, scale3(d, lo));
         P[1][i] = add3(a, scale3(d, hi));
     }
@@ -379,11 +382,12 @@ static void gather4(lanes* L, const hy_feature_pair* p, int count, int l, const 
     }
 }
 
-/* hy_filter_slab_plan on four lanes, the pairs li of L, from the
- * coplanarity lanes' sums and scale (vsum): per lane, the bitmask of the
- * eighths whose separating axes must separate (bit j: [j/8, (j+1)/8]) and
- * the largest |coordinate| pm_out, or -1 when the plan concludes nothing.
- * The scalar plan's operations in its order, so the same answers. */
+/* hy_filter_slabs's plan (collision/filter.c, slab_plan) on four lanes,
+ * the pairs li of L, from the coplanarity lanes' sums and scale (vsum):
+ * per lane, the bitmask of the eighths whose separating axes must separate
+ * (bit j: [j/8, (j+1)/8]) and the largest |coordinate| pm_out, or -1 when
+ * the plan concludes nothing. The scalar plan's operations in its order,
+ * so the same answers. */
 static void plan4(const lanes* L, const double (*vsum)[CHUNK + 4], const int* li, int res[4], double pm_out[4]) {
     vd b[4];
     for (int g = 0; g < 4; g++) b[g] = _mm256_set_pd(vsum[g][li[3]], vsum[g][li[2]], vsum[g][li[1]], vsum[g][li[0]]);

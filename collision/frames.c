@@ -364,6 +364,15 @@ static int64_t seg_find(const hy_trav_segment* g, int64_t ns, int64_t i) {
     return lo;
 }
 
+/* The candidates from i on in segment *q (which holds i), at most up to
+ * end: their pairs, *n of them; *q moves on to the next segment. */
+static const hy_feature_pair* seg_run(const hy_trav_segment* g, int64_t* q, int64_t i, int64_t end, int64_t* n) {
+    const hy_trav_segment* s = &g[(*q)++];
+    int64_t at = i - s->offset;
+    *n = s->count - at < end - i ? s->count - at : end - i;
+    return s->v + at;
+}
+
 static void exact_block(void* vctx, int64_t begin, int64_t end, int64_t block, int worker) {
     (void)worker;
     exact_ctx* c = vctx;
@@ -379,16 +388,12 @@ static void exact_block(void* vctx, int64_t begin, int64_t end, int64_t block, i
      * where the CPU can), written where the flags go; the block is read
      * where the traversal left it, a run per segment it meets. */
     if (filters)
-        for (int64_t i = begin, q = first_seg; i < end; q++) {
-            int64_t at = i - segs[q].offset, n = segs[q].count - at;
-            if (n > end - i) n = end - i;
-            hy_filter_pairs(segs[q].v + at, n, f->xx, in_range, md, f->flags + i);
-            i += n;
+        for (int64_t i = begin, q = first_seg, n; i < end; i += n) {
+            const hy_feature_pair* run = seg_run(segs, &q, i, end, &n);
+            hy_filter_pairs(run, n, f->xx, in_range, md, f->flags + i);
         }
-    for (int64_t i = begin, q = first_seg; i < end; q++) {
-        int64_t at = i - segs[q].offset, n = segs[q].count - at;
-        if (n > end - i) n = end - i;
-        const hy_feature_pair* run = segs[q].v + at;
+    for (int64_t i = begin, q = first_seg, n; i < end;) {
+        const hy_feature_pair* run = seg_run(segs, &q, i, end, &n);
         for (int64_t r = 0; r < n; r++, i++) {
             const hy_feature_pair* p = &run[r];
             uint8_t flag = 0;
@@ -678,6 +683,28 @@ static int64_t select_classes(const uint8_t* cls, int64_t n, int lo, int hi, int
     return m;
 }
 
+/* One timed stage of hy_frames_profile over candidates idx[0..m): the
+ * separating axes (CLASS_SAT, with the step's running hint), the parts'
+ * axes (CLASS_SLABS) or the exact test (CLASS_MISS, CLASS_HIT); the answers
+ * are summed into *sink. Returns the ms. */
+static double timed_pass(int stage, const hy_feature_pair* pairs, const int64_t* idx, int64_t m, const double* xx,
+                         double md, int64_t* sink) {
+    int hint = 0;
+    int64_t s = 0;
+    double t0 = now_ms();
+    for (int64_t q = 0; q < m; q++) {
+        const hy_feature_pair* p = &pairs[idx[q]];
+        int is_vf = p->kind != HY_FEATURE_EE;
+        const double *a[4], *b[4];
+        gather(p, xx, a, b);
+        s += stage == CLASS_SAT     ? hy_filter_sat_hint(is_vf, a, b, md, &hint)
+             : stage == CLASS_SLABS ? hy_filter_slabs(is_vf, a, b, md)
+                                    : exact_one(p, a, b, md);
+    }
+    *sink += s;
+    return now_ms() - t0;
+}
+
 hy_status hy_frames_profile(hy_frames* f, const double* x0, const double* x1, hy_frames_breakdown* out) {
     if (!f || !x0 || !x1 || !out) return hy_fail(HY_ERR_INVALID_ARG, "frames profile: NULL argument");
     memset(out, 0, sizeof *out);
@@ -685,7 +712,7 @@ hy_status hy_frames_profile(hy_frames* f, const double* x0, const double* x1, hy
     int64_t n = f->cand.count;
     const hy_feature_pair* pairs = f->cand.pairs;
     uint8_t* cls = malloc(n > 0 ? (size_t)n : 1);
-    int64_t* idx = malloc(sizeof(int64_t) * (size_t)(n > 0 ? n : 1));
+    int64_t* idx = calloc((size_t)(n > 0 ? n : 1), sizeof(int64_t)); /* zeroed: GCC cannot see select_classes fill it before timed_pass reads */
     double* xx = aligned_alloc(64, sizeof(double) * HY_FILTER_PACK * (size_t)f->vertex_count);
     if (!cls || !idx || !xx) {
         free(cls);
@@ -718,8 +745,8 @@ hy_status hy_frames_profile(hy_frames* f, const double* x0, const double* x1, hy
     }
     /* Timed passes, one per stage, in candidate order over what that
      * stage sees (coplanarity: every candidate; separating axes: the
-     * coplanarity filter's survivors; the exact test: its misses, then its
-     * hits), so that each keeps the step's memory order: consecutive
+     * coplanarity filter's survivors; the parts' axes: theirs; the exact
+     * test: its misses, then its hits), so that each keeps the step's memory order: consecutive
      * candidates share vertices, and grouping them by class instead
      * measured up to twice the time. The index lists are made untimed;
      * the sink keeps the calls from being optimised away. */
@@ -733,35 +760,13 @@ hy_status hy_frames_profile(hy_frames* f, const double* x0, const double* x1, hy
     }
     out->ms_coplanar = now_ms() - t0;
     int64_t m = select_classes(cls, n, CLASS_SAT, CLASS_HIT, idx);
-    hint = 0;
-    t0 = now_ms();
-    for (int64_t q = 0; q < m; q++) {
-        const hy_feature_pair* p = &pairs[idx[q]];
-        const double *a[4], *b[4];
-        gather(p, xx, a, b);
-        s += hy_filter_sat_hint(p->kind != HY_FEATURE_EE, a, b, md, &hint);
-    }
-    out->ms_sat = now_ms() - t0;
+    out->ms_sat = timed_pass(CLASS_SAT, pairs, idx, m, xx, md, &s);
     m = select_classes(cls, n, CLASS_SLABS, CLASS_HIT, idx);
-    t0 = now_ms();
-    for (int64_t q = 0; q < m; q++) {
-        const hy_feature_pair* p = &pairs[idx[q]];
-        const double *a[4], *b[4];
-        gather(p, xx, a, b);
-        s += hy_filter_slabs(p->kind != HY_FEATURE_EE, a, b, md);
-    }
-    out->ms_slabs = now_ms() - t0;
-    for (int c = CLASS_MISS; c <= CLASS_HIT; c++) {
-        m = select_classes(cls, n, c, c, idx);
-        t0 = now_ms();
-        for (int64_t q = 0; q < m; q++) {
-            const hy_feature_pair* p = &pairs[idx[q]];
-            const double *a[4], *b[4];
-            gather(p, xx, a, b);
-            s += exact_one(p, a, b, md);
-        }
-        *(c == CLASS_MISS ? &out->ms_exact_miss : &out->ms_exact_hit) = now_ms() - t0;
-    }
+    out->ms_slabs = timed_pass(CLASS_SLABS, pairs, idx, m, xx, md, &s);
+    m = select_classes(cls, n, CLASS_MISS, CLASS_MISS, idx);
+    out->ms_exact_miss = timed_pass(CLASS_MISS, pairs, idx, m, xx, md, &s);
+    m = select_classes(cls, n, CLASS_HIT, CLASS_HIT, idx);
+    out->ms_exact_hit = timed_pass(CLASS_HIT, pairs, idx, m, xx, md, &s);
     /* The filters as the step runs them, into the class array (unused
      * from here on). */
     t0 = now_ms();
