@@ -168,11 +168,12 @@ hy_status hy_bvh_create(const int32_t* triangles, int32_t triangle_count, int32_
     }
     free(edges);
     free(seen);
-    size_t owned_edges = 0;
+    size_t owned_features = 0;
     for (size_t t = 0; t < nt; t++)
-        for (int k = 0; k < 3; k++) owned_edges += (b->owned[t] & HY_BVH_OWN_EDGE(k)) != 0;
-    b->edge_fboxes = malloc(sizeof(hy_fbox) * (owned_edges ? owned_edges : 1));
-    if (!b->edge_fboxes) {
+        for (int k = 0; k < 3; k++)
+            owned_features += ((b->owned[t] & HY_BVH_OWN_EDGE(k)) != 0) + ((b->owned[t] & HY_BVH_OWN_VERTEX(k)) != 0);
+    b->feature_fboxes = malloc(sizeof(hy_fbox) * (owned_features ? owned_features : 1));
+    if (!b->feature_fboxes) {
         hy_bvh_destroy(b);
         return hy_fail(HY_ERR_NOMEM, "bvh: out of memory for %d triangles", triangle_count);
     }
@@ -198,7 +199,7 @@ void hy_bvh_destroy(hy_bvh* b) {
     free(b->vertex_mboxes);
     free(b->slots);
     free(b->slot_twin);
-    free(b->edge_fboxes);
+    free(b->feature_fboxes);
     free(b->vertex_fboxes);
     free(b->node_fboxes);
     free(b->leaf_fboxes);
@@ -1113,15 +1114,16 @@ static void make_slots(hy_bvh* b, hy_pool* pool) {
         hy_pool_for(pool, b->triangle_count, 8192, slots_block, b);
     else
         slots_block(b, 0, b->triangle_count, 0, 0);
-    int32_t edge = 0;
+    int32_t feature = 0;
     for (int32_t i = 0; i < b->triangle_count; i++) {
-        b->slots[i].edge = edge;
-        edge += b->slots[i].ne;
+        b->slots[i].feature = feature;
+        feature += b->slots[i].ne + b->slots[i].nv;
     }
 }
 
-/* Per step: triangle and owned-edge gate boxes in leaf order (unions of
- * their vertices', hy_fbox_union), and when culling the triangles' normal
+/* Per step: triangle and owned-feature gate boxes in leaf order (unions of
+ * their vertices', hy_fbox_union; an owned vertex's a copy of its box),
+ * and when culling the triangles' normal
  * coefficients (leaf order too: the leaf cones read them in sequence). */
 #define LEAF_AHEAD 8
 static void leaf_block(void* vctx, int64_t begin, int64_t end, int64_t block, int worker) {
@@ -1158,10 +1160,12 @@ static void leaf_block(void* vctx, int64_t begin, int64_t end, int64_t block, in
             soa[(6 + k) * st] = lf->lo1[k];
             soa[(9 + k) * st] = lf->hi1[k];
         }
+        hy_fbox* f = &b->feature_fboxes[s->feature];
         for (int m = 0; m < s->ne; m++) {
             int k = s->ek[m];
-            hy_fbox_union(&b->edge_fboxes[s->edge + m], &vf[s->v[k]], &vf[s->v[k == 2 ? 0 : k + 1]]);
+            hy_fbox_union(&f[m], &vf[s->v[k]], &vf[s->v[k == 2 ? 0 : k + 1]]);
         }
+        for (int m = 0; m < s->nv; m++) f[s->ne + m] = vf[s->v[s->vk[m]]];
     }
 }
 

@@ -409,13 +409,13 @@ typedef struct hy_bvh_normals {
 
 /* What traversal reads of the triangle in leaf slot i (bvh->order[i]):
  * its vertices, the ids it emits for them, its ownership bits, and where
- * its owned edges' boxes start in hy_bvh.edge_fboxes (one per owned
- * edge, in edge order k). Kept in leaf order so that a leaf's triangles
- * sit side by side. */
+ * its owned features' boxes start in hy_bvh.feature_fboxes (its ne owned
+ * edges in edge order k, then its nv owned vertices in vertex order k).
+ * Kept in leaf order so that a leaf's triangles sit side by side. */
 typedef struct hy_bvh_slot {
     int32_t v[3];
     int32_t id[3];
-    int32_t edge;
+    int32_t feature;
     uint8_t owned;
     uint8_t nv, ne; /* owned vertices and edges */
     uint8_t vk[3];  /* their k, in order (vertex k; edge k = (v[k], v[(k+1)%3])) */
@@ -461,12 +461,13 @@ typedef struct hy_bvh {
     hy_mbox* vertex_mboxes;
     int interpolate;
     /* What traversal tests, per step, in single precision (hy_fbox): each
-     * vertex's box (hy_fbox_from of its hy_mbox); in leaf order (slot i =
-     * order[i]) each triangle's box and each owned edge's, unions of its
-     * vertices' (hy_fbox_union, computed once per step instead of once per
-     * triangle pair); each node's, the union of its children's (or of its
-     * leaf's triangles'). By the monotone rounding these are hy_fbox_from
-     * of the double unions. slots is rebuilt with the tree; node_area is
+     * vertex's box (hy_fbox_from of its hy_mbox, in vertex_fboxes; the
+     * traversal reads the owned ones' copies in feature_fboxes); in leaf
+     * order (slot i = order[i]) each triangle's box and each owned edge's,
+     * unions of its vertices' (hy_fbox_union, computed once per step
+     * instead of once per triangle pair); each node's, the union of its
+     * children's (or of its leaf's triangles'). By the monotone rounding
+     * these are hy_fbox_from of the double unions. slots is rebuilt with the tree; node_area is
      * each node's box half area (which side a pair descends). */
     hy_bvh_slot* slots;
     /* Per slot and edge k, made with the tree: the slot of the triangle
@@ -482,7 +483,12 @@ typedef struct hy_bvh {
      * floats past the last slot, so eight lanes from any slot can be read. */
     float* leaf_soa;
     int64_t leaf_soa_stride;
-    hy_fbox* edge_fboxes;
+    /* Per slot, in leaf order, the gate boxes of its owned features: ne
+     * edges (unions of their ends') then nv vertices (copies of
+     * vertex_fboxes), from slot.feature on. A triangle pair reads the
+     * features of B's triangle next to each other instead of the vertex
+     * boxes scattered in mesh order. */
+    hy_fbox* feature_fboxes;
     hy_fbox* node_fboxes;
     double* node_area;
     hy_bvh_span* spans; /* per node, made with the tree */

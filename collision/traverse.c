@@ -159,7 +159,7 @@ static int grow(void** p, int64_t* cap, int64_t need, size_t elem) {
 
 static hy_trav_mesh mesh_view(const hy_bvh* b) {
     hy_trav_mesh m = {b->spans,       b->node_fboxes, b->node_area,     b->self_free,       b->slots,
-                      b->leaf_fboxes, b->edge_fboxes, b->vertex_fboxes, b->leaf_soa, b->leaf_soa_stride};
+                      b->leaf_fboxes, b->feature_fboxes, b->leaf_soa, b->leaf_soa_stride};
     return m;
 }
 

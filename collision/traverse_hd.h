@@ -30,8 +30,7 @@ typedef struct hy_trav_mesh {
     const uint8_t* self_free;
     const hy_bvh_slot* slots;
     const hy_fbox* leaf_fboxes;
-    const hy_fbox* edge_fboxes;
-    const hy_fbox* vertex_fboxes;
+    const hy_fbox* feature_fboxes;
     /* hy_bvh.leaf_soa and its stride: read only by the CPU's eight-wide
      * gate (HY_TRAV_AVX below); NULL on the device. */
     const float* leaf_soa;
@@ -88,14 +87,14 @@ HY_HD int hy_trav_gate(const hy_trav_ctx* c, const hy_fbox* a, const hy_fbox* b)
 }
 
 /* The A-side triangle of a triangle pair, its boxes in B's frame: read in
- * place, or moved (hy_fbox_shift) into the shifted copies. Edges: its
- * owned ones in k order (as hy_bvh.edge_fboxes holds them). */
+ * place, or moved (hy_fbox_shift) into the shifted copies. f: its owned
+ * features' boxes as hy_bvh.feature_fboxes holds them (ne edges, then nv
+ * vertices). */
 typedef struct hy_trav_tri {
     const hy_bvh_slot* s;
     const hy_fbox* box;
-    const hy_fbox* v[3];
-    const hy_fbox* e[3];
-    hy_fbox sbox, sv[3], se[3];
+    const hy_fbox* f;
+    hy_fbox sbox, sf[6];
 } hy_trav_tri;
 
 HY_HD void hy_trav_tri_load(const hy_trav_ctx* c, int32_t slot, hy_trav_tri* a) {
@@ -104,20 +103,13 @@ HY_HD void hy_trav_tri_load(const hy_trav_ctx* c, int32_t slot, hy_trav_tri* a) 
     a->s = s;
     if (!c->shifted) {
         a->box = &A->leaf_fboxes[slot];
-        for (int k = 0; k < 3; k++) a->v[k] = &A->vertex_fboxes[s->v[k]];
-        for (int m = 0; m < s->ne; m++) a->e[m] = &A->edge_fboxes[s->edge + m];
+        a->f = &A->feature_fboxes[s->feature];
         return;
     }
     hy_fbox_shift(&A->leaf_fboxes[slot], c->e_lo, c->e_hi, &a->sbox);
     a->box = &a->sbox;
-    for (int k = 0; k < 3; k++) {
-        hy_fbox_shift(&A->vertex_fboxes[s->v[k]], c->e_lo, c->e_hi, &a->sv[k]);
-        a->v[k] = &a->sv[k];
-    }
-    for (int m = 0; m < s->ne; m++) {
-        hy_fbox_shift(&A->edge_fboxes[s->edge + m], c->e_lo, c->e_hi, &a->se[m]);
-        a->e[m] = &a->se[m];
-    }
+    for (int m = 0; m < s->ne + s->nv; m++) hy_fbox_shift(&A->feature_fboxes[s->feature + m], c->e_lo, c->e_hi, &a->sf[m]);
+    a->f = a->sf;
 }
 
 /* One feature pair written at w[*m]; it counts (*m advances) only when
@@ -159,33 +151,33 @@ HY_HD void hy_trav_triangle_pair(const hy_trav_ctx* c, hy_trav_out* o, hy_trav_c
 
     /* Vertex-face: A's owned vertices against B's triangle, then B's
      * against A's. */
+    const hy_fbox* fb = &B->feature_fboxes[sb->feature];
     for (int i = 0; i < sa->nv; i++) {
         int k = sa->vk[i];
         int shared = self & hy_trav_has_vertex(sb->v, sa->v[k]);
-        int keep = (shared ^ 1) & hy_fbox_overlap(a->v[k], box_b);
+        int keep = (shared ^ 1) & hy_fbox_overlap(&a->f[sa->ne + i], box_b);
         hy_trav_put(w, &m, keep, HY_FEATURE_VF, sa->id[k], sb->id[0], sb->id[1], sb->id[2]);
     }
     for (int i = 0; i < sb->nv; i++) {
         int k = sb->vk[i];
         int32_t v = sb->v[k];
         int shared = self & hy_trav_has_vertex(sa->v, v);
-        int keep = (shared ^ 1) & hy_fbox_overlap(a->box, &B->vertex_fboxes[v]);
+        int keep = (shared ^ 1) & hy_fbox_overlap(a->box, &fb[sb->ne + i]);
         hy_trav_put(w, &m, keep, self ? HY_FEATURE_VF : HY_FEATURE_FV, sb->id[k], sa->id[0], sa->id[1], sa->id[2]);
     }
     int nvf = m;
     /* Edge-edge between owned edges (no separate edge-against-triangle
      * pre-tests: an edge box lies inside its triangle's, so they are
      * implied by the edge-edge test and rarely pay for themselves). */
-    const hy_fbox* eb = &B->edge_fboxes[sb->edge];
     for (int i = 0; i < sa->ne; i++) {
         int ka = sa->ek[i], la = ka == 2 ? 0 : ka + 1;
         int32_t a0 = sa->v[ka], a1 = sa->v[la];
-        const hy_fbox* ea = a->e[i];
+        const hy_fbox* ea = &a->f[i];
         for (int j = 0; j < sb->ne; j++) {
             int kb = sb->ek[j], lb = kb == 2 ? 0 : kb + 1;
             int32_t b0 = sb->v[kb], b1 = sb->v[lb];
             int shared = self & ((a0 == b0) | (a0 == b1) | (a1 == b0) | (a1 == b1));
-            int keep = (shared ^ 1) & hy_fbox_overlap(ea, &eb[j]);
+            int keep = (shared ^ 1) & hy_fbox_overlap(ea, &fb[j]);
             hy_trav_put(w, &m, keep, HY_FEATURE_EE, sa->id[ka], sa->id[la], sb->id[kb], sb->id[lb]);
         }
     }

@@ -156,7 +156,7 @@ __global__ void __launch_bounds__(BLOCK_THREADS)
 typedef struct tree_slot {
     const hy_bvh* b;
     uint64_t version;
-    int64_t nodes, slots, edges, verts;
+    int64_t nodes, slots, features;
     size_t at, bytes;
 } tree_slot;
 
@@ -414,8 +414,8 @@ static size_t arena_take(size_t* used, size_t bytes) {
 /* One tree the traversal reads, and where its arrays go in the arena. */
 typedef struct tree_up {
     const hy_bvh* b;
-    int64_t nodes, slots, edges, verts;
-    size_t spans, node_fboxes, node_area, self_free, slots_at, leaf_fboxes, edge_fboxes, vertex_fboxes;
+    int64_t nodes, slots, features;
+    size_t spans, node_fboxes, node_area, self_free, slots_at, leaf_fboxes, feature_fboxes;
     size_t at, bytes; /* its range of the arena (the offsets above are absolute) */
     int dirty;        /* its copy on the device is missing or stale */
     int32_t kept;     /* its entry in the device's kept trees */
@@ -432,8 +432,7 @@ static size_t tree_layout(tree_up* q, size_t at) {
     q->self_free = arena_take(&used, (size_t)q->nodes);
     q->slots_at = arena_take(&used, sizeof(hy_bvh_slot) * (size_t)q->slots);
     q->leaf_fboxes = arena_take(&used, sizeof(hy_fbox) * (size_t)q->slots);
-    q->edge_fboxes = arena_take(&used, sizeof(hy_fbox) * (size_t)q->edges);
-    q->vertex_fboxes = arena_take(&used, sizeof(hy_fbox) * (size_t)q->verts);
+    q->feature_fboxes = arena_take(&used, sizeof(hy_fbox) * (size_t)q->features);
     used = (used + 255) & ~(size_t)255;
     q->bytes = used - at;
     return used;
@@ -506,8 +505,7 @@ static hy_status run_traverse(int device, device_state* ds, hy_traverser* t, con
         q->dirty = 1;
         int32_t k = 0;
         while (k < ds->nkept && !(ds->kept[k].b == q->b && ds->kept[k].nodes == q->nodes &&
-                                  ds->kept[k].slots == q->slots && ds->kept[k].edges == q->edges &&
-                                  ds->kept[k].verts == q->verts))
+                                  ds->kept[k].slots == q->slots && ds->kept[k].features == q->features))
             k++;
         if (k < ds->nkept) {
             tree_layout(q, ds->kept[k].at);
@@ -549,8 +547,7 @@ static hy_status run_traverse(int device, device_state* ds, hy_traverser* t, con
             k->b = q->b;
             k->nodes = q->nodes;
             k->slots = q->slots;
-            k->edges = q->edges;
-            k->verts = q->verts;
+            k->features = q->features;
             k->at = q->at;
             k->bytes = q->bytes;
             k->version = 0; /* set once sent */
@@ -613,8 +610,8 @@ static hy_status run_traverse(int device, device_state* ds, hy_traverser* t, con
             memcpy(H + q->self_free, b->self_free, (size_t)q->nodes);
             memcpy(H + q->slots_at, b->slots, sizeof(hy_bvh_slot) * (size_t)q->slots);
             memcpy(H + q->leaf_fboxes, b->leaf_fboxes, sizeof(hy_fbox) * (size_t)q->slots);
-            if (q->edges) memcpy(H + q->edge_fboxes, b->edge_fboxes, sizeof(hy_fbox) * (size_t)q->edges);
-            memcpy(H + q->vertex_fboxes, b->vertex_fboxes, sizeof(hy_fbox) * (size_t)q->verts);
+            if (q->features)
+                memcpy(H + q->feature_fboxes, b->feature_fboxes, sizeof(hy_fbox) * (size_t)q->features);
             if (run_end > run_at && q->at == run_end) {
                 run_end = q->at + q->bytes;
                 continue;
@@ -638,8 +635,7 @@ static hy_status run_traverse(int device, device_state* ds, hy_traverser* t, con
                 m->self_free = (const uint8_t*)(A + q->self_free);
                 m->slots = (const hy_bvh_slot*)(A + q->slots_at);
                 m->leaf_fboxes = (const hy_fbox*)(A + q->leaf_fboxes);
-                m->edge_fboxes = (const hy_fbox*)(A + q->edge_fboxes);
-                m->vertex_fboxes = (const hy_fbox*)(A + q->vertex_fboxes);
+                m->feature_fboxes = (const hy_fbox*)(A + q->feature_fboxes);
                 m->leaf_soa = NULL; /* the CPU's gate only */
                 m->leaf_soa_stride = 0;
             }
@@ -801,9 +797,8 @@ extern "C" hy_status hy_cuda_traverse_batch(int device, hy_traverser* t, const i
                 q->b = b;
                 q->nodes = b->node_count;
                 q->slots = b->triangle_count;
-                q->verts = b->vertex_count;
-                q->edges = 0;
-                for (int32_t i = 0; i < b->triangle_count; i++) q->edges += b->slots[i].ne;
+                q->features = 0;
+                for (int32_t i = 0; i < b->triangle_count; i++) q->features += b->slots[i].ne + b->slots[i].nv;
             }
             job_tree[2 * j + side] = u;
         }

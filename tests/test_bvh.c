@@ -1107,8 +1107,13 @@ static void test_sheet(hy_pool* pool2) {
             if (sl->owned & HY_BVH_OWN_EDGE(k)) {
                 hy_mbox_union(&u, &vm[sl->v[k]], &vm[sl->v[(k + 1) % 3]]);
                 hy_fbox_from(&u, &f);
-                bad_edges += memcmp(&f, &b->edge_fboxes[sl->edge + m++], sizeof f) != 0;
+                bad_edges += memcmp(&f, &b->feature_fboxes[sl->feature + m++], sizeof f) != 0;
             }
+        /* then its owned vertices' boxes, copied */
+        for (int k = 0; k < 3; k++)
+            if (sl->owned & HY_BVH_OWN_VERTEX(k))
+                bad_edges += memcmp(&b->vertex_fboxes[sl->v[k]], &b->feature_fboxes[sl->feature + m++], sizeof f) != 0;
+        CHECK(m == sl->ne + sl->nv);
     }
     CHECK(bad_edges == 0);
     free(e);
