@@ -172,6 +172,7 @@ hy_status hy_bvh_create(const int32_t* triangles, int32_t triangle_count, int32_
     for (size_t t = 0; t < nt; t++)
         for (int k = 0; k < 3; k++)
             owned_features += ((b->owned[t] & HY_BVH_OWN_EDGE(k)) != 0) + ((b->owned[t] & HY_BVH_OWN_VERTEX(k)) != 0);
+    b->feature_count = (int32_t)owned_features;
     b->feature_fboxes = malloc(sizeof(hy_fbox) * (owned_features ? owned_features : 1));
     if (!b->feature_fboxes) {
         hy_bvh_destroy(b);

@@ -467,8 +467,9 @@ typedef struct hy_bvh {
      * unions of its vertices' (hy_fbox_union, computed once per step
      * instead of once per triangle pair); each node's, the union of its
      * children's (or of its leaf's triangles'). By the monotone rounding
-     * these are hy_fbox_from of the double unions. slots is rebuilt with the tree; node_area is
-     * each node's box half area (which side a pair descends). */
+     * these are hy_fbox_from of the double unions. slots is rebuilt with
+     * the tree; node_area is each node's box half area (which side a pair
+     * descends). */
     hy_bvh_slot* slots;
     /* Per slot and edge k, made with the tree: the slot of the triangle
      * across the edge (twin's rank), or twin's -1 / -2 (the contour test
@@ -485,10 +486,12 @@ typedef struct hy_bvh {
     int64_t leaf_soa_stride;
     /* Per slot, in leaf order, the gate boxes of its owned features: ne
      * edges (unions of their ends') then nv vertices (copies of
-     * vertex_fboxes), from slot.feature on. A triangle pair reads the
-     * features of B's triangle next to each other instead of the vertex
-     * boxes scattered in mesh order. */
+     * vertex_fboxes), from slot.feature on; feature_count in all (every
+     * owned edge and vertex, fixed with the topology). A triangle pair
+     * reads the features of B's triangle next to each other instead of
+     * the vertex boxes scattered in mesh order. */
     hy_fbox* feature_fboxes;
+    int32_t feature_count;
     hy_fbox* node_fboxes;
     double* node_area;
     hy_bvh_span* spans; /* per node, made with the tree */

@@ -108,7 +108,8 @@ HY_HD void hy_trav_tri_load(const hy_trav_ctx* c, int32_t slot, hy_trav_tri* a) 
     }
     hy_fbox_shift(&A->leaf_fboxes[slot], c->e_lo, c->e_hi, &a->sbox);
     a->box = &a->sbox;
-    for (int m = 0; m < s->ne + s->nv; m++) hy_fbox_shift(&A->feature_fboxes[s->feature + m], c->e_lo, c->e_hi, &a->sf[m]);
+    const hy_fbox* f = &A->feature_fboxes[s->feature];
+    for (int m = 0; m < s->ne + s->nv; m++) hy_fbox_shift(&f[m], c->e_lo, c->e_hi, &a->sf[m]);
     a->f = a->sf;
 }
 

@@ -797,8 +797,7 @@ extern "C" hy_status hy_cuda_traverse_batch(int device, hy_traverser* t, const i
                 q->b = b;
                 q->nodes = b->node_count;
                 q->slots = b->triangle_count;
-                q->features = 0;
-                for (int32_t i = 0; i < b->triangle_count; i++) q->features += b->slots[i].ne + b->slots[i].nv;
+                q->features = b->feature_count;
             }
             job_tree[2 * j + side] = u;
         }

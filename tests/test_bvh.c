@@ -1087,7 +1087,7 @@ static void test_sheet(hy_pool* pool2) {
     /* every vertex's, triangle's and owned edge's gate box is hy_fbox_from
      * of its double box (a triangle's and an edge's the union of its
      * vertices') */
-    int64_t bad_edges = 0;
+    int64_t bad_edges = 0, features = 0;
     for (int32_t i = 0; i < nv; i++) {
         hy_fbox f;
         hy_fbox_from(&vm[i], &f);
@@ -1114,7 +1114,9 @@ static void test_sheet(hy_pool* pool2) {
             if (sl->owned & HY_BVH_OWN_VERTEX(k))
                 bad_edges += memcmp(&b->vertex_fboxes[sl->v[k]], &b->feature_fboxes[sl->feature + m++], sizeof f) != 0;
         CHECK(m == sl->ne + sl->nv);
+        features += m;
     }
+    CHECK(features == b->feature_count);
     CHECK(bad_edges == 0);
     free(e);
     free(want.v);
