@@ -8,6 +8,7 @@
 
 #include "cli/cli.h"
 #include "cli/sched_opts.h"
+#include "engine/check.h"
 #include "engine/export.h"
 #include "hyphys/hyphys.h"
 
@@ -23,6 +24,11 @@ static void help(void) {
            "  --export-frames DIR write the topology once and positions per frame (docs/FRAMES.md)\n"
            "  --json              print the summary as JSON instead of a table\n"
            "  --quiet             no progress output\n"
+           "  --check             test the initial state and every step's end state for intersecting\n"
+           "                      triangles (exact predicates, whole scene); the first offending step\n"
+           "                      is reported with its objects and triangles and ends the run (exit 1)\n"
+           "  --strict            refuse a scene whose objects intersect or lie closer than their\n"
+           "                      contact distance at the start (exit 2); by default that is a warning\n"
            HY_CLI_SCHED_HELP
            "\nThe summary names the policy and the resources (modeled ones marked), the median\n"
            "time of a step's collision jobs on the framework's clock and each resource's share.\n\n"
@@ -36,6 +42,7 @@ typedef struct run_opts {
     const char* csv;
     const char* export_dir;
     int json, quiet;
+    int check, strict;
     hy_cli_sched sched;
 } run_opts;
 
@@ -63,6 +70,10 @@ static int parse(int argc, char** argv, run_opts* o) {
             o->json = 1;
         } else if (!strcmp(a, "--quiet")) {
             o->quiet = 1;
+        } else if (!strcmp(a, "--check")) {
+            o->check = 1;
+        } else if (!strcmp(a, "--strict")) {
+            o->strict = 1;
         } else if (!strcmp(a, "--no-collisions")) {
             o->collisions = 0;
         } else if (a[0] == '-') {
@@ -98,6 +109,35 @@ static void progress(long done, long total, double elapsed, int tty) {
     fflush(stderr);
 }
 
+/* Objects that start intersecting or closer than their contact distance:
+ * a warning naming the pairs (--strict makes the load refuse them).
+ * Returns nonzero only when the check itself failed. */
+static int warn_overlaps(const char* path, const hy_world* w) {
+    char msg[1024];
+    int64_t n = 0;
+    if (hy_overlap_report(w, HY_OVERLAP_CLEARANCE, 4, msg, sizeof msg, &n)) {
+        fprintf(stderr, "hyphys run: %s\n", hy_last_error());
+        return 1;
+    }
+    if (n > 0) fprintf(stderr, "hyphys run: warning: %s: objects overlap in the initial state: %s\n", path, msg);
+    return 0;
+}
+
+/* --check: the state after `step` steps must hold no intersecting
+ * triangles. Returns the exit code (HY_EXIT_RUNTIME on a finding). */
+static int check_step(const hy_world* w, long step, int tty) {
+    char msg[1024];
+    int64_t n = 0;
+    if (hy_overlap_report(w, HY_OVERLAP_INTERSECTING, 4, msg, sizeof msg, &n)) {
+        fprintf(stderr, "%shyphys run: --check: %s\n", tty ? "\n" : "", hy_last_error());
+        return HY_EXIT_RUNTIME;
+    }
+    if (n == 0) return HY_EXIT_OK;
+    fprintf(stderr, "%shyphys run: --check: step %ld ends with intersecting triangles: %s\n", tty ? "\n" : "", step,
+            msg);
+    return HY_EXIT_RUNTIME;
+}
+
 static int run_main(int argc, char** argv) {
     run_opts o;
     if (!parse(argc, argv, &o)) return HY_EXIT_USAGE;
@@ -105,11 +145,16 @@ static int run_main(int argc, char** argv) {
     hy_scene_options so = hy_scene_options_default();
     if (o.threads >= 0) so.threads = (int32_t)o.threads;
     so.collisions = o.collisions;
+    so.strict = o.strict;
     hy_world* w = NULL;
     hy_status s = hy_scene_load(path, &so, &w);
     if (s) {
         fprintf(stderr, "hyphys run: %s\n", hy_last_error());
-        return HY_EXIT_USAGE;
+        return s == HY_ERR_NOMEM ? HY_EXIT_RUNTIME : HY_EXIT_USAGE;
+    }
+    if (!o.strict && warn_overlaps(path, w)) {
+        hy_world_destroy(w);
+        return HY_EXIT_RUNTIME;
     }
     int threads = hy_world_get_thread_count(w);
     if (!o.quiet && !o.json)
@@ -164,10 +209,10 @@ static int run_main(int argc, char** argv) {
         return HY_EXIT_RUNTIME;
     }
     int tty = hy_cli_is_tty();
-    int rc = HY_EXIT_OK;
+    int rc = o.check ? check_step(w, 0, tty && !o.quiet) : HY_EXIT_OK;
     long done = 0;
     double t0 = hy_cli_now(), last_report = t0;
-    for (long f = 0; f < o.frames; f++) {
+    for (long f = 0; f < o.frames && rc == HY_EXIT_OK; f++) {
         s = hy_world_step(w);
         if (s) {
             if (tty && !o.quiet) fputc('\n', stderr);
@@ -204,6 +249,7 @@ static int run_main(int argc, char** argv) {
             rc = HY_EXIT_RUNTIME;
             break;
         }
+        if (o.check && (rc = check_step(w, done, tty && !o.quiet)) != HY_EXIT_OK) break;
         double t = hy_cli_now();
         if (!o.quiet && !o.json && (t - last_report > (tty ? 0.2 : 5.0) || done == o.frames)) {
             progress(done, o.frames, t - t0, tty);

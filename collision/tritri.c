@@ -14,8 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "collision/closest.h"
 #include "engine/error.h"
-#include "engine/world.h"
 
 /* ------------------------------------------- exact expansion arithmetic */
 
@@ -336,6 +336,29 @@ int hy_tritri_intersect_ids(const double* x, const int32_t ta[3], const int32_t 
     return hy_orient2d_sign(ps, pt, pa) * hy_orient2d_sign(ps, pt, pb) > 0;
 }
 
+/* ------------------------------------------------------------- distance */
+
+double hy_tritri_distance(const double a0[3], const double a1[3], const double a2[3], const double b0[3],
+                          const double b1[3], const double b2[3]) {
+    hy_v3 A[3] = {v3_load(a0), v3_load(a1), v3_load(a2)}, B[3] = {v3_load(b0), v3_load(b1), v3_load(b2)};
+    double best = INFINITY;
+    /* vertices against the other triangle */
+    for (int side = 0; side < 2; side++) {
+        const hy_v3 *P = side ? B : A, *T = side ? A : B;
+        for (int i = 0; i < 3; i++) {
+            hy_v3 q[4] = {P[i], T[0], T[1], T[2]};
+            best = fmin(best, v3_len2(hy_closest_separation(q, 1)));
+        }
+    }
+    /* edges against edges */
+    for (int i = 0; i < 3; i++)
+        for (int j = 0; j < 3; j++) {
+            hy_v3 q[4] = {A[i], A[(i + 1) % 3], B[j], B[(j + 1) % 3]};
+            best = fmin(best, v3_len2(hy_closest_separation(q, 0)));
+        }
+    return sqrt(best);
+}
+
 /* ------------------------------------------------------------ broad phase */
 
 typedef struct cell_entry {
@@ -367,7 +390,18 @@ static void test_pair(pair_sink* ps, int32_t i, int32_t j) {
     int32_t oi = s->tri_object[i], oj = s->tri_object[j];
     if (oi == oj && !s->self_check[oi]) return;
     if (oi != oj && s->is_static && s->is_static[oi] && s->is_static[oj]) return;
-    if (!hy_tritri_intersect_ids(s->x, s->triangles + 3 * (size_t)i, s->triangles + 3 * (size_t)j)) return;
+    const int32_t *ti = s->triangles + 3 * (size_t)i, *tj = s->triangles + 3 * (size_t)j;
+    double dist = 0.0;
+    if (!hy_tritri_intersect_ids(s->x, ti, tj)) {
+        /* apart: counts only closer than the margins, between two objects */
+        if (!s->margin || oi == oj) return;
+        double m = s->margin[oi] + s->margin[oj];
+        if (!(m > 0.0)) return;
+        const double* x = s->x;
+        dist = hy_tritri_distance(x + 3 * (size_t)ti[0], x + 3 * (size_t)ti[1], x + 3 * (size_t)ti[2],
+                                  x + 3 * (size_t)tj[0], x + 3 * (size_t)tj[1], x + 3 * (size_t)tj[2]);
+        if (!(dist < m)) return;
+    }
     if (ps->count < ps->cap && ps->hits) {
         int32_t li = s->tri_local ? s->tri_local[i] : i, lj = s->tri_local ? s->tri_local[j] : j;
         hy_tritri_hit h;
@@ -376,6 +410,7 @@ static void test_pair(pair_sink* ps, int32_t i, int32_t j) {
         } else {
             h.object_a = oj, h.triangle_a = lj, h.object_b = oi, h.triangle_b = li;
         }
+        h.distance = dist;
         ps->hits[ps->count] = h;
     }
     ps->count++;
@@ -397,15 +432,17 @@ hy_status hy_tritri_count(const hy_tritri_scene* s, int64_t* count, hy_tritri_hi
         free(box), free(first), free(last), free(big);
         return hy_fail(HY_ERR_NOMEM, "out of memory for the triangle check of %d triangles", nt);
     }
-    /* triangle boxes, their union and the mean extent (the cell size) */
+    /* triangle boxes grown by their margins, their union and the mean
+     * extent (the cell size) */
     double lo[3] = {INFINITY, INFINITY, INFINITY}, hi[3] = {-INFINITY, -INFINITY, -INFINITY}, extent = 0.0;
     for (int32_t t = 0; t < nt; t++) {
         const int32_t* v = s->triangles + 3 * (size_t)t;
         double* b = box + 6 * (size_t)t;
+        double grow = s->margin ? s->margin[s->tri_object[t]] : 0.0;
         for (int k = 0; k < 3; k++) {
             double p0 = s->x[3 * (size_t)v[0] + k], p1 = s->x[3 * (size_t)v[1] + k], p2 = s->x[3 * (size_t)v[2] + k];
-            b[k] = fmin(p0, fmin(p1, p2));
-            b[3 + k] = fmax(p0, fmax(p1, p2));
+            b[k] = fmin(p0, fmin(p1, p2)) - grow;
+            b[3 + k] = fmax(p0, fmax(p1, p2)) + grow;
             lo[k] = fmin(lo[k], b[k]);
             hi[k] = fmax(hi[k], b[3 + k]);
         }
@@ -480,47 +517,4 @@ hy_status hy_tritri_count(const hy_tritri_scene* s, int64_t* count, hy_tritri_hi
     free(last);
     free(big);
     return HY_OK;
-}
-
-hy_status hy_tritri_count_world(const hy_world* w, int64_t* count, hy_tritri_hit* hits, int64_t hits_capacity) {
-    if (!w || !count) return hy_fail(HY_ERR_INVALID_ARG, "hy_tritri_count_world: NULL argument");
-    int32_t no = w->object_count, nv = 0, nt = 0;
-    for (int32_t i = 0; i < no; i++) {
-        nv += w->objects[i].nv;
-        nt += w->objects[i].nt;
-    }
-    double* x = malloc(sizeof(double) * 3 * ((size_t)nv + 1));
-    int32_t* tri = malloc(sizeof(int32_t) * 3 * ((size_t)nt + 1));
-    int32_t* tobj = malloc(sizeof(int32_t) * ((size_t)nt + 1));
-    int32_t* tloc = malloc(sizeof(int32_t) * ((size_t)nt + 1));
-    unsigned char* self = calloc((size_t)no + 1, 1);
-    unsigned char* stat = calloc((size_t)no + 1, 1);
-    hy_status st = HY_OK;
-    if (!x || !tri || !tobj || !tloc || !self || !stat) {
-        st = hy_fail(HY_ERR_NOMEM, "out of memory for the triangle check");
-    } else {
-        int32_t voff = 0, toff = 0;
-        for (int32_t i = 0; i < no; i++) {
-            const hy_object* o = &w->objects[i];
-            memcpy(x + 3 * (size_t)voff, o->x, sizeof(double) * 3 * (size_t)o->nv);
-            for (int32_t t = 0; t < o->nt; t++) {
-                for (int k = 0; k < 3; k++) tri[3 * (size_t)(toff + t) + k] = o->tri[3 * t + k] + voff;
-                tobj[toff + t] = i;
-                tloc[toff + t] = t;
-            }
-            self[i] = o->kind == HY_OBJECT_CLOTH;
-            stat[i] = o->kind == HY_OBJECT_OBSTACLE;
-            voff += o->nv;
-            toff += o->nt;
-        }
-        hy_tritri_scene sc = {x, nv, tri, nt, tobj, tloc, no, self, stat};
-        st = hy_tritri_count(&sc, count, hits, hits_capacity);
-    }
-    free(x);
-    free(tri);
-    free(tobj);
-    free(tloc);
-    free(self);
-    free(stat);
-    return st;
 }

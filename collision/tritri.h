@@ -21,8 +21,6 @@
 
 #include "hyphys/hyphys.h"
 
-struct hy_world;
-
 /* Exact signs: > 0, 0, < 0 as the determinant. orient3d(a, b, c, d) is
  * positive when d lies below the plane of a, b, c seen with a, b, c
  * counter-clockwise (Shewchuk's convention). */
@@ -38,10 +36,19 @@ int hy_tritri_intersect(const double a0[3], const double a1[3], const double a2[
  * ids are shared vertices (same mesh) and are handled as described above. */
 int hy_tritri_intersect_ids(const double* x, const int32_t ta[3], const int32_t tb[3]);
 
-/* One intersecting pair: object slots and triangle indices within them
- * (object_a <= object_b; triangle_a < triangle_b when the objects match). */
+/* Distance between the closed triangles (a0, a1, a2) and (b0, b1, b2) when
+ * they do not intersect (the least of the six vertex-triangle and nine
+ * edge-edge distances), in floating point; not meaningful for triangles
+ * that intersect. */
+double hy_tritri_distance(const double a0[3], const double a1[3], const double a2[3], const double b0[3],
+                          const double b1[3], const double b2[3]);
+
+/* One reported pair: object slots and triangle indices within them
+ * (object_a <= object_b; triangle_a < triangle_b when the objects match),
+ * and the distance between the triangles (0 when they intersect). */
 typedef struct hy_tritri_hit {
     int32_t object_a, triangle_a, object_b, triangle_b;
+    double distance;
 } hy_tritri_hit;
 
 /* A set of meshes as one vertex and triangle list. Pairs checked: triangles
@@ -58,18 +65,16 @@ typedef struct hy_tritri_scene {
     int32_t object_count;
     const unsigned char* self_check; /* per object */
     const unsigned char* is_static;  /* per object: pairs of two static objects are skipped (NULL: none) */
+    const double* margin; /* per object (NULL: intersections only): triangles of two different
+                             objects also count when closer than margin[a] + margin[b] */
 } hy_tritri_scene;
 
-/* Count intersecting triangle pairs; the first hits_capacity (in a fixed
+/* Count intersecting triangle pairs (and, with margins, pairs of different
+ * objects closer than their margins); the first hits_capacity (in a fixed
  * order: by the first triangle, then the second) go to hits (may be NULL).
- * Broad phase: a uniform grid over the triangles' boxes; every pair whose
- * boxes overlap gets the exact test. Serial and deterministic. */
+ * Broad phase: a uniform grid over the triangles' boxes grown by their
+ * margins; every pair whose boxes overlap gets the exact test. Serial and
+ * deterministic. */
 hy_status hy_tritri_count(const hy_tritri_scene* scene, int64_t* count, hy_tritri_hit* hits, int64_t hits_capacity);
-
-/* Same over a world's current positions (the committed state), with the
- * world's rules: cloth self pairs, every pair of different objects except
- * obstacle against obstacle. */
-hy_status hy_tritri_count_world(const struct hy_world* w, int64_t* count, hy_tritri_hit* hits,
-                                int64_t hits_capacity);
 
 #endif

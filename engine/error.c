@@ -50,6 +50,7 @@ HY_API const char* hy_status_name(hy_status s) {
     case HY_ERR_NOMEM: return "HY_ERR_NOMEM";
     case HY_ERR_UNSUPPORTED: return "HY_ERR_UNSUPPORTED";
     case HY_ERR_INTERNAL: return "HY_ERR_INTERNAL";
+    case HY_ERR_OVERLAP: return "HY_ERR_OVERLAP";
     }
     return "HY_ERR_UNKNOWN";
 }

@@ -21,6 +21,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "engine/check.h"
 #include "engine/error.h"
 #include "engine/hd.h"
 #include "engine/mesh.h"
@@ -1523,6 +1524,8 @@ static hy_status check_options(const hy_scene_options* o) {
         return hy_fail(HY_ERR_INVALID_ARG, "scene options: threads must be in [0, 256], got %d", o->threads);
     if (o->collisions < -1 || o->collisions > 1)
         return hy_fail(HY_ERR_INVALID_ARG, "scene options: collisions must be -1, 0 or 1, got %d", o->collisions);
+    if (o->strict < 0 || o->strict > 1)
+        return hy_fail(HY_ERR_INVALID_ARG, "scene options: strict must be 0 or 1, got %d", o->strict);
     return HY_OK;
 }
 
@@ -1563,6 +1566,20 @@ static int truncated(const unsigned char* s, size_t n) {
     }
     if (last == n) return 1; /* empty or all whitespace */
     return in_string || depth > 0 || s[last] == ':' || s[last] == ',';
+}
+
+/* The strict load: objects that intersect or lie closer than their contact
+ * distance in the initial state are refused, and the world goes again. */
+static hy_status strict_check(const char* name, hy_world** out) {
+    char msg[1024];
+    int64_t n = 0;
+    hy_status s = hy_overlap_report(*out, HY_OVERLAP_CLEARANCE, 4, msg, sizeof msg, &n);
+    if (!s && n > 0) s = hy_fail(HY_ERR_OVERLAP, "%s: objects overlap in the initial state: %s", name, msg);
+    if (s) {
+        hy_world_destroy(*out);
+        *out = NULL;
+    }
+    return s;
 }
 
 static hy_status load(const char* json, size_t length, const char* name, const char* base,
@@ -1619,6 +1636,7 @@ static hy_status load(const char* json, size_t length, const char* name, const c
         s = check(c, &p, opt);
     }
     if (!s) s = build(c, &p, out);
+    if (!s && opt->strict) s = strict_check(name, out);
     plan_free(&p);
     cJSON_Delete(root);
     free(c);

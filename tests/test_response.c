@@ -10,6 +10,7 @@
 #include "collision/collide.h"
 #include "collision/response.h"
 #include "collision/tritri.h"
+#include "engine/check.h"
 #include "engine/world.h"
 #include "hyphys/hyphys.h"
 #include "test.h"

@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "collision/tritri.h"
+#include "engine/check.h"
 #include "hyphys/hyphys.h"
 #include "test.h"
 

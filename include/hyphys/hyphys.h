@@ -43,7 +43,8 @@ typedef enum hy_status {
     HY_ERR_NUMERIC = 6,     /* NaN/inf appeared; last good state kept */
     HY_ERR_NOMEM = 7,
     HY_ERR_UNSUPPORTED = 8, /* a feature this build or machine lacks */
-    HY_ERR_INTERNAL = 9
+    HY_ERR_INTERNAL = 9,
+    HY_ERR_OVERLAP = 10     /* objects intersect or lie closer than their contact distance */
 } hy_status;
 
 /* Message of the last failure on this thread ("" if none). Valid until the
@@ -292,6 +293,33 @@ HY_API int64_t hy_world_get_contacts(const hy_world* world, hy_contact_info* out
  * patterns) in object order: equal hashes mean bit-identical states. */
 HY_API uint64_t hy_world_hash(const hy_world* world);
 
+/* ----------------------------------------------------------------- checks */
+
+/* A pair of triangles found by hy_world_find_overlaps. */
+typedef struct hy_overlap {
+    hy_object_id a, b;              /* a's slot <= b's; equal for two triangles of one cloth */
+    int32_t triangle_a, triangle_b; /* triangle indices within each object's mesh */
+    double distance;                /* metres; 0 when the triangles intersect */
+} hy_overlap;
+
+typedef enum hy_overlap_mode {
+    HY_OVERLAP_INTERSECTING = 0, /* triangles that share a point (exact predicates, touching included) */
+    HY_OVERLAP_CLEARANCE = 1     /* those, and triangles of two objects closer than the pair's contact
+                                    distance (half the sum of their thicknesses) */
+} hy_overlap_mode;
+
+/* Tests the world's committed state, whole scene: triangles of different
+ * objects (except obstacle against obstacle) and of one cloth (neighbours
+ * that only meet at their shared vertices or edge do not count; a rigid
+ * mesh is not tested against itself). Intersection is decided with exact
+ * predicates; distances are in floating point. Writes the first `capacity`
+ * pairs, in a fixed order, to pairs (NULL when capacity is 0) and the
+ * total to *count. Serial, allocates its scratch, any thread while no step
+ * runs. Returns HY_ERR_INVALID_ARG or HY_ERR_NOMEM; finding pairs is not
+ * an error. */
+HY_API hy_status hy_world_find_overlaps(const hy_world* world, hy_overlap_mode mode, hy_overlap* pairs,
+                                        int64_t capacity, int64_t* count);
+
 /* ------------------------------------------------------------- scheduling */
 
 /* Collision detection runs as jobs of the hybrid proximity framework (Kim et
@@ -347,6 +375,9 @@ HY_API int32_t hy_world_get_sched_stats(const hy_world* world, hy_sched_stats* o
 typedef struct hy_scene_options {
     int32_t threads; /* overrides the scene's thread count when > 0 */
     int32_t collisions; /* -1 = as the scene says; 0/1 override */
+    int32_t strict;     /* 1: objects that intersect or lie closer than their contact distance in the
+                           initial state fail the load with HY_ERR_OVERLAP (the message names the
+                           pairs); 0 (default): they load, and hy_world_find_overlaps finds them */
     uint32_t cookie;
 } hy_scene_options;
 HY_API hy_scene_options hy_scene_options_default(void);
