@@ -45,7 +45,6 @@ void hy_collision_state_destroy(hy_collision_state* cs) {
     free(cs->refit_status);
     free(cs->hit);
     free(cs->toi);
-    free(cs->bonded);
     free(cs->tjobs);
     free(cs->tjob_distance);
     free(cs->leaf);
@@ -53,6 +52,11 @@ void hy_collision_state_destroy(hy_collision_state* cs) {
     free(cs);
 }
 
+/* Can objects a and b collide with each other? Bonded bodies can, like any
+ * others: a fractured solid's pieces are cut apart by a gap, so at rest
+ * they are out of contact, and when an impact drives one into its
+ * neighbour faster than the bonds can follow, contact keeps them from
+ * interpenetrating (and apart once the bond breaks). */
 static int may_collide(const hy_object* a, const hy_object* b, int same) {
     if (same) return a->kind == HY_OBJECT_CLOTH; /* rigid shapes cannot hit themselves */
     return !(a->kind == HY_OBJECT_OBSTACLE && b->kind == HY_OBJECT_OBSTACLE);
@@ -128,43 +132,6 @@ hy_status hy_collision_state_sync(hy_world* w) {
     cs->object_offset[no] = off;
     w->collision = cs;
     return HY_OK;
-}
-
-/* Can objects a and b (a <= b) collide with each other? */
-
-static int compare_u64(const void* pa, const void* pb) {
-    uint64_t a = *(const uint64_t*)pa, b = *(const uint64_t*)pb;
-    return (a > b) - (a < b);
-}
-
-static uint64_t pair_key(int32_t lo, int32_t hi) { return (uint64_t)(uint32_t)lo << 32 | (uint32_t)hi; }
-
-/* Bodies held together by an intact bond do not collide with each other:
- * their faces touch by construction (a fractured solid) and the bond, not
- * contact, governs their relative motion. */
-static hy_status collect_bonded(const hy_world* w, hy_collision_state* cs) {
-    cs->bonded_count = 0;
-    if (w->bonds.intact == 0) return HY_OK;
-    if (cs->bonded_capacity < w->bonds.count) {
-        uint64_t* b = realloc(cs->bonded, sizeof(uint64_t) * (size_t)w->bonds.count);
-        if (!b) return hy_fail(HY_ERR_NOMEM, "out of memory for %d bonded pairs", w->bonds.count);
-        cs->bonded = b;
-        cs->bonded_capacity = w->bonds.count;
-    }
-    for (int32_t k = 0; k < w->bonds.count; k++) {
-        const hy_bond* b = &w->bonds.bonds[k];
-        if (b->broken) continue;
-        int32_t lo = b->a < b->b ? b->a : b->b, hi = b->a < b->b ? b->b : b->a;
-        cs->bonded[cs->bonded_count++] = pair_key(lo, hi);
-    }
-    qsort(cs->bonded, (size_t)cs->bonded_count, sizeof(uint64_t), compare_u64);
-    return HY_OK;
-}
-
-static int is_bonded(const hy_collision_state* cs, int32_t lo, int32_t hi) {
-    if (cs->bonded_count == 0) return 0;
-    uint64_t key = pair_key(lo, hi);
-    return bsearch(&key, cs->bonded, (size_t)cs->bonded_count, sizeof(uint64_t), compare_u64) != NULL;
 }
 
 static double pair_distance(const hy_object* a, const hy_object* b) { return 0.5 * (a->thickness + b->thickness); }
@@ -416,7 +383,7 @@ hy_status hy_collide_detect(void* world, const double* X0, const double* X1, hy_
     for (int32_t i = 0; i < n; i++) cs->order[i] = i;
     g_sort_cs = cs;
     qsort(cs->order, (size_t)n, sizeof(int32_t), compare_lo_x);
-    hy_status s = collect_bonded(w, cs);
+    hy_status s = HY_OK;
     cs->tjob_count = 0;
     for (int32_t i = 0; i < n && !s; i++) {
         int32_t a = cs->order[i];
@@ -430,7 +397,6 @@ hy_status hy_collide_detect(void* world, const double* X0, const double* X1, hy_
             if (!hy_aabb_overlap(ba, bb) || !may_collide(oa, &w->objects[b], 0)) continue;
             /* traverse in slot order so the output does not depend on the sort */
             int32_t lo = a < b ? a : b, hi = a < b ? b : a;
-            if (is_bonded(cs, lo, hi)) continue;
             s = push_tjob(cs, cs->bvh[lo], cs->bvh[hi], pair_distance(&w->objects[lo], &w->objects[hi]));
         }
     }

@@ -42,8 +42,6 @@ typedef struct hy_collision_state {
     double** refit_x;        /* per object: X0 then X1 of its last BVH update (NULL: none yet) */
     unsigned char* hit;  /* per candidate: exact test result */
     double* toi;         /* per candidate */
-    uint64_t* bonded;    /* sorted (lo << 32 | hi) slot pairs held by an intact bond */
-    int32_t bonded_count, bonded_capacity;
     double ms_refit, ms_traverse; /* of the last detect call */
     /* the proximity framework's jobs of the current detect call */
     hy_traverse_job* tjobs; /* traversal jobs (object self / object pairs) */
