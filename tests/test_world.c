@@ -116,10 +116,12 @@ static void test_bonds(void) {
         bd.mesh = hy_mesh_get_view(box);
         bd.gravity = 0;
         hy_object_id a, b;
-        bd.position[0] = -0.5;
+        /* 4 mm apart, as the fracture generator cuts pieces: bonded bodies
+         * collide like any others, so they must not start in contact */
+        bd.position[0] = -0.502;
         bd.linear_velocity[0] = -1.0; /* the halves move apart at 2 m/s */
         CHECK_OK(hy_body_add(w, &bd, &a));
-        bd.position[0] = 0.5;
+        bd.position[0] = 0.502;
         bd.linear_velocity[0] = 1.0;
         CHECK_OK(hy_body_add(w, &bd, &b));
         hy_bond_def bond = hy_bond_def_default();
@@ -136,7 +138,7 @@ static void test_bonds(void) {
         CHECK_OK(hy_body_get_transform(w, b, pb, NULL));
         if (strong) {
             CHECK(hy_world_get_bond_count(w) == 1);
-            CHECK_NEAR(pb[0] - pa[0], 1.0, 1e-3); /* held at the welded distance */
+            CHECK_NEAR(pb[0] - pa[0], 1.004, 1e-3); /* held at the welded distance */
         } else {
             CHECK(hy_world_get_bond_count(w) == 0);
             CHECK(pb[0] - pa[0] > 1.5); /* flew apart */
