@@ -67,7 +67,7 @@ typedef struct rigid_group {
     int32_t unit[2];
     hy_v3 point[2];      /* sums, then means */
     hy_v3 normal;        /* sum of unit normals, A from B */
-    hy_v3 vr;            /* sum of relative velocities */
+    hy_v3 vel[2];        /* sums of each side's velocity at its contact points, as met */
     double d0_min, thickness, friction, restitution;
     int64_t count;
 } rigid_group;
@@ -219,6 +219,7 @@ typedef struct participant {
     int32_t object;
     double weight;  /* summed weights of its vertices in this contact */
     hy_v3 point;    /* weighted point, body participants: lever arm base */
+    hy_v3 vel;      /* velocity at that point (weighted like it) */
 } participant;
 
 static double inv_mass_along(const resolver* r, const participant* p, hy_v3 dir) {
@@ -242,7 +243,7 @@ static void apply_impulse(resolver* r, const participant* p, hy_v3 impulse) {
     }
 }
 
-static int add_to_group(resolver* r, const participant* parts, hy_v3 n, hy_v3 vr, double d0, double thickness,
+static int add_to_group(resolver* r, const participant* parts, hy_v3 n, double d0, double thickness,
                         double friction, double restitution) {
     int a = parts[0].weight > 0 ? 0 : 1, b = 1 - a;
     rigid_group* g = NULL;
@@ -283,12 +284,12 @@ static int add_to_group(resolver* r, const participant* parts, hy_v3 n, hy_v3 vr
         a = b;
         b = t;
         n = v3_scale(n, -1.0);
-        vr = v3_scale(vr, -1.0);
     }
     g->point[0] = v3_add(g->point[0], parts[a].point);
     g->point[1] = v3_add(g->point[1], parts[b].point);
     g->normal = v3_add(g->normal, n);
-    g->vr = v3_add(g->vr, vr);
+    g->vel[0] = v3_add(g->vel[0], parts[a].vel);
+    g->vel[1] = v3_add(g->vel[1], parts[b].vel);
     g->d0_min = fmin(g->d0_min, d0);
     g->thickness = fmax(g->thickness, thickness);
     g->friction = fmax(g->friction, friction);
@@ -300,6 +301,17 @@ static int add_to_group(resolver* r, const participant* parts, hy_v3 n, hy_v3 vr
 static double inv_mass_along(const resolver* r, const participant* p, hy_v3 dir);
 static void apply_impulse(resolver* r, const participant* p, hy_v3 impulse);
 
+/* Velocity of a group's side at its mean point, now: a body's from its
+ * current motion (a group applied before this one may have changed it; the
+ * velocities met while the contacts were gathered would then be stale, and
+ * an impulse sized on them can add energy), an obstacle's as met (the
+ * response never changes it). */
+static hy_v3 side_velocity(const resolver* r, const participant* p, hy_v3 met) {
+    const hy_object* o = &r->w->objects[p->object];
+    if (o->kind != HY_OBJECT_BODY) return met;
+    return v3_add(o->body1.v, v3_cross(o->body1.w, v3_sub(p->point, o->body.x)));
+}
+
 /* One impulse per group, in the order the groups were first met (the
  * canonical contact order). */
 static void apply_groups(resolver* r, double separation) {
@@ -309,14 +321,15 @@ static void apply_groups(resolver* r, double separation) {
         double len = v3_len(g->normal);
         if (!(len > 1e-300)) continue; /* opposing normals cancel: nothing to push along */
         hy_v3 n = v3_scale(g->normal, 1.0 / len);
-        hy_v3 vr = v3_scale(g->vr, inv);
         participant p[2];
         for (int k = 0; k < 2; k++) {
             p[k].unit = g->unit[k];
             p[k].object = g->object[k];
             p[k].weight = k ? -1.0 : 1.0;
             p[k].point = v3_scale(g->point[k], inv);
+            p[k].vel = side_velocity(r, &p[k], v3_scale(g->vel[k], inv));
         }
+        hy_v3 vr = v3_sub(p[0].vel, p[1].vel);
         double vn = v3_dot(vr, n);
         double target = (g->thickness - g->d0_min) / r->dt;
         if (target > 0) target *= separation > 0 ? fmin(1.0, separation) : 1.0;
@@ -366,21 +379,28 @@ static int resolve_contact(resolver* r, const hy_contact* c, double separation, 
         int found = -1;
         for (int q = 0; q < np; q++)
             if (parts[q].unit == unit) found = q;
-        hy_v3 x = v3_load(r->cs->X0 + 3 * g);
+        hy_v3 x = v3_load(r->cs->X0 + 3 * g), v = vertex_velocity(r, g);
         if (found < 0) {
             parts[np].unit = unit;
             parts[np].object = obj;
             parts[np].weight = w[k];
             parts[np].point = v3_scale(x, w[k]);
+            parts[np].vel = v3_scale(v, w[k]);
             np++;
         } else {
             parts[found].weight += w[k];
             parts[found].point = v3_mad(parts[found].point, x, w[k]);
+            parts[found].vel = v3_mad(parts[found].vel, v, w[k]);
         }
     }
     for (int q = 0; q < np; q++)
-        if (fabs(parts[q].weight) > 1e-12) parts[q].point = v3_scale(parts[q].point, 1.0 / parts[q].weight);
-        else parts[q].point = v3_load(r->cs->X0 + 3 * parts[q].unit);
+        if (fabs(parts[q].weight) > 1e-12) {
+            parts[q].point = v3_scale(parts[q].point, 1.0 / parts[q].weight);
+            parts[q].vel = v3_scale(parts[q].vel, 1.0 / parts[q].weight);
+        } else {
+            parts[q].point = v3_load(r->cs->X0 + 3 * parts[q].unit);
+            parts[q].vel = vertex_velocity(r, parts[q].unit);
+        }
     /* relative velocity (side A minus side B) */
     hy_v3 vr = v3(0, 0, 0);
     for (int k = 0; k < 4; k++)
@@ -408,7 +428,7 @@ static int resolve_contact(resolver* r, const hy_contact* c, double separation, 
         target = fmax(target, 0.0);
         if (vn >= target) return 1;
     }
-    if (rigid_only && np == 2 && !r->group_failed && add_to_group(r, parts, n, vr, d0, thickness, friction,
+    if (rigid_only && np == 2 && !r->group_failed && add_to_group(r, parts, n, d0, thickness, friction,
                                                                  restitution))
         return 1;
     double K = 0.0;
