@@ -4,7 +4,11 @@
  * velocity at the anchor and their relative angular velocity, solved with
  * sequential impulses after the bodies are integrated. A bond whose
  * accumulated linear impulse in one step exceeds its strength breaks for
- * good. Bonds are solved in insertion order, so results are deterministic. */
+ * good. The anchors' drift apart is corrected on the poses after they are
+ * integrated (hy_bonds_project), not by a velocity bias: a bias would add
+ * kinetic energy every step it acts, and a fractured solid at rest would
+ * creep. Bonds are solved in insertion order, so results are
+ * deterministic. */
 #ifndef HY_SOLVERS_BONDS_H
 #define HY_SOLVERS_BONDS_H
 
@@ -35,7 +39,12 @@ typedef struct hy_bond_bodies {
 
 int hy_bond_set_push(hy_bond_set* s, hy_bond b);
 void hy_bond_set_free(hy_bond_set* s);
-/* Run `iterations` sweeps over intact bonds; returns bonds broken. */
+/* Run `iterations` sweeps over intact bonds on the bodies' velocities;
+ * returns bonds broken. */
 int32_t hy_bonds_solve(hy_bond_set* s, const hy_bond_bodies* bodies, double dt, int32_t iterations);
+/* Move the bonded bodies' poses (x, q; velocities untouched) so that each
+ * intact bond's anchors close `fraction` of their separation, over
+ * `iterations` sweeps (nonlinear Gauss-Seidel). */
+void hy_bonds_project(const hy_bond_set* s, const hy_bond_bodies* bodies, double fraction, int32_t iterations);
 
 #endif
