@@ -36,12 +36,22 @@ typedef struct step_row {
     double kinetic_energy; /* of the rigid bodies after the step, J (energy_hook) */
 } step_row;
 
-/* A step hook: optional setup before the first step, a call after each
- * step (outside the timed step) that may fill its part of the row, and a
- * teardown. Each returns a CLI exit code where it can fail. */
+/* The command's options, as parsed. */
+typedef struct step_opts {
+    const char* scene;
+    const char* csv_path; /* NULL: no CSV */
+    long threads, frames; /* frames 0: the scene's sequence */
+    int json, quiet;
+} step_opts;
+
+/* A step hook: setup before the first step (it sees the options, so a
+ * hook an option turns on leaves *ctx NULL when it is off: it is then not
+ * called), a call after each step, outside the timed step, that may fill
+ * its part of the row, and a teardown. init and after_step return a CLI
+ * exit code. */
 typedef struct step_hook {
     const char* name;
-    int (*init)(void** ctx, const hy_world* w);
+    int (*init)(void** ctx, const hy_world* w, const step_opts* o);
     int (*after_step)(void* ctx, const hy_world* w, long frame, step_row* row);
     void (*fini)(void* ctx);
 } step_hook;
@@ -55,7 +65,8 @@ typedef struct energy_ctx {
     double* mass;
 } energy_ctx;
 
-static int energy_init(void** ctx, const hy_world* w) {
+static int energy_init(void** ctx, const hy_world* w, const step_opts* o) {
+    (void)o;
     energy_ctx* e = calloc(1, sizeof *e);
     int32_t n = hy_world_get_object_count(w);
     if (e) e->ids = malloc(sizeof *e->ids * (size_t)(n > 0 ? n : 1));
@@ -170,16 +181,13 @@ static void write_csv_row(FILE* f, long frame, const step_row* r) {
 }
 
 int hy_bench_step_main(int argc, char** argv) {
-    const char* scene = "cloth_ball";
-    const char* csv_path = NULL;
-    long threads = 2, frames = 0;
-    int json = 0, quiet = 0;
+    step_opts o = {.scene = "cloth_ball", .threads = 2};
     for (int i = 1; i < argc; i++) {
         const char* a = argv[i];
         if (!strcmp(a, "--json")) {
-            json = 1;
+            o.json = 1;
         } else if (!strcmp(a, "--quiet")) {
-            quiet = 1;
+            o.quiet = 1;
         } else if (!strcmp(a, "--scene") || !strcmp(a, "--threads") || !strcmp(a, "--frames") ||
                    !strcmp(a, "--csv")) {
             if (i + 1 >= argc) {
@@ -187,20 +195,25 @@ int hy_bench_step_main(int argc, char** argv) {
                 return HY_EXIT_USAGE;
             }
             const char* v = argv[++i];
-            if (!strcmp(a, "--scene")) scene = v;
-            else if (!strcmp(a, "--csv")) csv_path = v;
-            else if (!strcmp(a, "--threads") && !hy_cli_parse_int(a, v, 1, 256, &threads)) return HY_EXIT_USAGE;
-            else if (!strcmp(a, "--frames") && !hy_cli_parse_int(a, v, 1, 1000000, &frames)) return HY_EXIT_USAGE;
+            if (!strcmp(a, "--scene")) o.scene = v;
+            else if (!strcmp(a, "--csv")) o.csv_path = v;
+            else if (!strcmp(a, "--threads") && !hy_cli_parse_int(a, v, 1, 256, &o.threads)) return HY_EXIT_USAGE;
+            else if (!strcmp(a, "--frames") && !hy_cli_parse_int(a, v, 1, 1000000, &o.frames)) return HY_EXIT_USAGE;
         } else {
             fprintf(stderr, WHO ": unknown option '%s' (try --help)\n", a);
             return HY_EXIT_USAGE;
         }
     }
+    const char* scene = o.scene;
+    const char* csv_path = o.csv_path;
+    const long threads = o.threads;
+    const int json = o.json, quiet = o.quiet;
     char name[256];
     hy_bench_scene_name(scene, name, sizeof name);
     const char* what = NULL;
     long sequence = hy_bench_default_frames(name, &what);
-    if (frames == 0) frames = sequence;
+    if (o.frames == 0) o.frames = sequence;
+    const long frames = o.frames;
 
     /* The CSV opens first: a path it cannot write fails before minutes of stepping. */
     FILE* csv = NULL;
@@ -228,8 +241,9 @@ int hy_bench_step_main(int argc, char** argv) {
     void* ctx[HOOK_COUNT] = {0};
     int rc = rows && scratch ? HY_EXIT_OK : HY_EXIT_RUNTIME;
     if (rc) fprintf(stderr, WHO ": out of memory\n");
-    int inited = 0;
-    for (; inited < HOOK_COUNT && rc == HY_EXIT_OK; inited++) rc = hooks[inited].init(&ctx[inited], w);
+    int inited = 0; /* hooks set up, to be torn down */
+    while (inited < HOOK_COUNT && rc == HY_EXIT_OK)
+        if ((rc = hooks[inited].init(&ctx[inited], w, &o)) == HY_EXIT_OK) inited++;
     if (rc == HY_EXIT_OK && !quiet)
         fprintf(stderr, "%s: %ld frames of %s (%s), %d triangles, %ld threads\n", WHO, frames, name,
                 frames == sequence ? what : "--frames", hy_world_get_triangle_count(w), threads);
@@ -248,7 +262,8 @@ int hy_bench_step_main(int argc, char** argv) {
         hy_world_get_stats(w, &r->st);
         r->capped = step_capped(&r->st, &def);
         r->bonds = hy_world_get_bond_count(w);
-        for (int h = 0; h < HOOK_COUNT && rc == HY_EXIT_OK; h++) rc = hooks[h].after_step(ctx[h], w, f + 1, r);
+        for (int h = 0; h < HOOK_COUNT && rc == HY_EXIT_OK; h++)
+            if (ctx[h]) rc = hooks[h].after_step(ctx[h], w, f + 1, r);
         if (rc) break;
         if (csv) write_csv_row(csv, f + 1, r);
         done = f + 1;
@@ -258,7 +273,8 @@ int hy_bench_step_main(int argc, char** argv) {
             last_report = now;
         }
     }
-    for (int h = 0; h < inited; h++) hooks[h].fini(ctx[h]);
+    for (int h = 0; h < inited; h++)
+        if (ctx[h]) hooks[h].fini(ctx[h]);
     if (csv) {
         int bad = ferror(csv);
         bad |= fclose(csv) != 0;
