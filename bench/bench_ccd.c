@@ -41,7 +41,7 @@ void hy_bench_ccd_help(void) {
            "  --scene NAME      cloth_ball (default), nbody, fracture, or any scene file\n"
            "  --threads N       worker threads including the caller (default 2)\n"
            "  --frames N        frame pairs to replay (default: the scene's whole sequence:\n"
-           "                    cloth_ball 300, nbody 600, fracture 400; %d for other scenes)\n"
+           "                    %s; %d for other scenes)\n"
            "  --record-dir DIR  where recordings live (default hyphys-recordings/NAME);\n"
            "                    recorded with `hyphys run --export-frames` code on first use\n"
            "                    (a long sequence takes as long to record as to simulate)\n"
@@ -57,7 +57,7 @@ void hy_bench_ccd_help(void) {
            "Frame k is the pair of recorded frames k-1 and k (the motion of step k).\n\n"
            "exit: 0 ok, 1 runtime failure (the CSV could not be written, say),\n"
            "      2 bad usage or input\n",
-           HY_BENCH_DEFAULT_FRAMES);
+           hy_bench_sequences_text(), HY_BENCH_DEFAULT_FRAMES);
 }
 
 /* One replayed frame pair. */

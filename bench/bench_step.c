@@ -139,8 +139,8 @@ void hy_bench_step_help(void) {
            "contact, CG iterations and the steps whose solve ended at its iteration cap.\n\n"
            "  --scene NAME  cloth_ball (default), nbody, fracture, or any scene file\n"
            "  --threads N   worker threads including the caller (default 2)\n"
-           "  --frames N    steps to run (default: the scene's whole sequence: cloth_ball 300,\n"
-           "                nbody 600, fracture 400; %d for other scenes)\n"
+           "  --frames N    steps to run (default: the scene's whole sequence:\n"
+           "                %s; %d for other scenes)\n"
            "  --csv FILE    one row per frame: ms per phase, ms_total, cg_iterations, capped,\n"
            "                candidates, exact_tests, contacts, response_iterations,\n"
            "                bonds_broken, bonds, kinetic_energy (rigid bodies, J)\n"
@@ -156,7 +156,7 @@ void hy_bench_step_help(void) {
            "substeps) reach the scene's cg_max_iterations.\n\n"
            "exit: 0 ok, 1 runtime failure (a step failed, the CSV could not be written),\n"
            "      2 bad usage or input\n",
-           HY_BENCH_DEFAULT_FRAMES);
+           hy_bench_sequences_text(), HY_BENCH_DEFAULT_FRAMES);
 }
 
 /* Median and p95 of v[0..n). */

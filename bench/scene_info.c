@@ -2,6 +2,7 @@
  * (see scene_info.h). */
 #include "bench/scene_info.h"
 
+#include <stdio.h>
 #include <string.h>
 
 /* Each benchmark scene's whole sequence, as the issue that asked for whole
@@ -28,6 +29,16 @@ long hy_bench_default_frames(const char* name, const char** what) {
         }
     if (what) *what = "the default length for scenes without a benchmark sequence";
     return HY_BENCH_DEFAULT_FRAMES;
+}
+
+const char* hy_bench_sequences_text(void) {
+    static char text[256];
+    size_t n = 0;
+    text[0] = '\0';
+    for (size_t i = 0; i < sizeof sequences / sizeof sequences[0] && n < sizeof text; i++)
+        n += (size_t)snprintf(text + n, sizeof text - n, "%s%s %ld", i ? ", " : "", sequences[i].name,
+                              sequences[i].frames);
+    return text;
 }
 
 hy_status hy_bench_contact_distance(const hy_world* w, double* out, int* mixed) {

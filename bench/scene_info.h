@@ -13,6 +13,8 @@
  * cover, for the report. */
 #define HY_BENCH_DEFAULT_FRAMES 100
 long hy_bench_default_frames(const char* name, const char** what);
+/* The table for help texts: "cloth_ball 300, nbody 600, ..." (static). */
+const char* hy_bench_sequences_text(void);
 
 /* The simulation's contact distance for the whole world as one mesh: two
  * objects collide within the mean of their thicknesses
