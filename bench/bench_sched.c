@@ -24,6 +24,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cli/cli.h"
@@ -53,7 +55,7 @@ typedef struct row {
 void hy_bench_sched_help(void) {
     printf("usage: hyphys bench sched [--part quality|throughput|all] [--json]\n"
            "                         [--sets N] [--seed S] [--lp-timeout 0|1|2]\n"
-           "                         [--scenes LIST] [--frames N] [--record-dir DIR] [--out-dir DIR]\n"
+           "                         [--scenes LIST] [--frames N] [--record-dir DIR] [--out DIR]\n"
            "                         [--sched-time model|measured] [--thickness M] [--threads N]\n\n"
            "Scheduling quality of the iterative LP policy (lp) on random job sets built\n"
            "from the Kim et al. 2013 Table 1/3 device constants: |R| = 3..6 hierarchical\n"
@@ -91,16 +93,38 @@ void hy_bench_sched_help(void) {
            "  --frames N        recorded frame pairs per scene (default 20)\n"
            "  --record-dir DIR  recordings in DIR/NAME (default hyphys-recordings), made on\n"
            "                    first use as by `hyphys bench ccd`\n"
-           "  --out-dir DIR     where the CSV and PNG go (default docs; 'none' = neither)\n"
+           "  --out DIR         folder the CSV and PNG go to, made if missing (default: a new\n"
+           "                    folder bench-sched-YYYYMMDD-HHMMSS here; 'none' = neither;\n"
+           "                    --out-dir is the same option)\n"
            "  --sched-time T    charge each scheduler call its modeled time (model, the\n"
            "                    default: repeatable) or its measured wall time (measured)\n"
            "  --call-cost       end the text output with each policy's mean measured call\n"
            "                    time against the time charged, per |R|, and at |R| = 6 per\n"
            "                    number of types with jobs (calibrates the call-time model;\n"
            "                    the measured figures vary run to run)\n"
-           "  --thickness M     contact distance of the replay (default 0.001, as bench ccd)\n"
+           "  --thickness M     contact distance of the replay (default 0.001)\n"
            "  --threads N       threads for recording the streams (default 2)\n\n"
            "exit: 0 ok, 1 runtime failure, 2 bad usage or input\n");
+}
+
+/* A new folder for the CSV and plot in the current folder, named for the
+ * time (bench-sched-YYYYMMDD-HHMMSS, then -2, -3, ... when taken), so a run
+ * never writes over earlier results or tracked files. 1 on success. */
+static int new_out_dir(char* out, size_t cap) {
+    char stamp[32];
+    time_t now = time(NULL);
+    struct tm tm;
+    if (!gmtime_r(&now, &tm) || !strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", &tm))
+        snprintf(stamp, sizeof stamp, "%lld", (long long)now);
+    for (int k = 1; k < 1000; k++) {
+        if (k == 1) snprintf(out, cap, "bench-sched-%s", stamp);
+        else snprintf(out, cap, "bench-sched-%s-%d", stamp, k);
+        if (mkdir(out, 0777) == 0) return 1;
+        if (errno != EEXIST) break;
+    }
+    fprintf(stderr, "hyphys bench sched: cannot create an output folder '%s' here: %s (name one with --out)\n", out,
+            strerror(errno));
+    return 0;
 }
 
 static int measure(int resources, int hierarchical, long sets, uint64_t seed, int timeout, row* out) {
@@ -195,7 +219,8 @@ int hy_bench_sched_main(int argc, char** argv) {
     long sets = 500, seed = 1, timeout = 1, frames = 20, threads = 2;
     int json = 0, do_quality = 1, do_throughput = 1;
     static char scenes_buf[4096] = "cloth_ball,nbody,fracture";
-    const char* out_dir = "docs";
+    const char* out_dir = NULL; /* NULL: a new folder (new_out_dir) */
+    char out_buf[256];
     hy_tp_options tp;
     memset(&tp, 0, sizeof tp);
     tp.record_dir = NULL; /* the default cache, hyphys-recordings/NAME (recorded over when stale) */
@@ -222,7 +247,7 @@ int hy_bench_sched_main(int argc, char** argv) {
         } else if (!strcmp(a, "--json")) {
             json = 1;
         } else if (!strcmp(a, "--part") || !strcmp(a, "--scenes") || !strcmp(a, "--record-dir") ||
-                   !strcmp(a, "--out-dir") || !strcmp(a, "--sched-time") || !strcmp(a, "--thickness")) {
+                   !strcmp(a, "--out") || !strcmp(a, "--out-dir") || !strcmp(a, "--sched-time") || !strcmp(a, "--thickness")) {
             if (i + 1 >= argc) {
                 fprintf(stderr, "hyphys bench sched: %s needs a value\n", a);
                 return HY_EXIT_USAGE;
@@ -243,7 +268,7 @@ int hy_bench_sched_main(int argc, char** argv) {
                 snprintf(scenes_buf, sizeof scenes_buf, "%s", v);
             } else if (!strcmp(a, "--record-dir")) {
                 tp.record_dir = v;
-            } else if (!strcmp(a, "--out-dir")) {
+            } else if (!strcmp(a, "--out") || !strcmp(a, "--out-dir")) {
                 out_dir = v;
             } else if (!strcmp(a, "--sched-time")) {
                 if (strcmp(v, "model") && strcmp(v, "measured")) {
@@ -275,10 +300,13 @@ int hy_bench_sched_main(int argc, char** argv) {
             return HY_EXIT_USAGE;
         }
     }
-    if (do_throughput && strcmp(out_dir, "none") != 0) {
+    if (do_throughput && !out_dir) {
+        if (!new_out_dir(out_buf, sizeof out_buf)) return HY_EXIT_RUNTIME;
+        out_dir = out_buf;
+    } else if (do_throughput && strcmp(out_dir, "none") != 0) {
         if (!hy_cli_make_dirs(out_dir, 0, "hyphys bench sched")) return HY_EXIT_USAGE;
         if (!hy_cli_writable_dir(out_dir)) {
-            fprintf(stderr, "hyphys bench sched: --out-dir: '%s' is not a folder it can write to\n", out_dir);
+            fprintf(stderr, "hyphys bench sched: --out: '%s' is not a folder it can write to\n", out_dir);
             return HY_EXIT_USAGE;
         }
     }
@@ -309,6 +337,7 @@ int hy_bench_sched_main(int argc, char** argv) {
                 free(tp_rows);
                 return HY_EXIT_RUNTIME;
             }
+            fprintf(stderr, "hyphys bench sched: wrote %s/sched_throughput.csv and .png\n", out_dir);
         }
     }
 

@@ -6,9 +6,11 @@
 #include "cli/cli.h"
 
 #define HY_WEAK __attribute__((weak))
-/* argv[0] is the subject name ("ccd", "sched"); returns the exit code. */
+/* argv[0] is the subject name ("ccd", "step", "sched"); returns the exit code. */
 extern int hy_bench_ccd_main(int argc, char** argv) HY_WEAK;
 extern void hy_bench_ccd_help(void) HY_WEAK;
+extern int hy_bench_step_main(int argc, char** argv) HY_WEAK;
+extern void hy_bench_step_help(void) HY_WEAK;
 extern int hy_bench_sched_main(int argc, char** argv) HY_WEAK;
 extern void hy_bench_sched_help(void) HY_WEAK;
 
@@ -21,8 +23,10 @@ typedef struct bench_subject {
 
 static int subjects(bench_subject* out) {
     bench_subject all[] = {
-        {"ccd", "collision detection over recorded frames of a scene: CCD frames per second", hy_bench_ccd_main,
+        {"ccd", "collision detection over a scene's recorded sequence: CCD frames per second", hy_bench_ccd_main,
          hy_bench_ccd_help},
+        {"step", "the simulation's whole step over a scene's sequence: steps per second, median/p95 step",
+         hy_bench_step_main, hy_bench_step_help},
         {"sched", "scheduling quality and modeled throughput of the policies", hy_bench_sched_main,
          hy_bench_sched_help},
     };
@@ -60,4 +64,4 @@ static int bench_main(int argc, char** argv) {
     return HY_EXIT_USAGE;
 }
 
-const hy_command hy_cmd_bench = {"bench", "run a benchmark (ccd, sched)", bench_main, bench_help};
+const hy_command hy_cmd_bench = {"bench", "run a benchmark (ccd, step, sched)", bench_main, bench_help};

@@ -503,6 +503,14 @@ HY_API hy_status hy_object_set_name(hy_world* w, hy_object_id id, const char* na
     return HY_OK;
 }
 
+HY_API hy_status hy_object_get_thickness(const hy_world* w, hy_object_id id, double* out) {
+    hy_object* o = hy_world_resolve(w, id);
+    if (!o) return resolve_status(w, id);
+    if (!out) return hy_fail(HY_ERR_INVALID_ARG, "hy_object_get_thickness: out is NULL");
+    *out = o->thickness;
+    return HY_OK;
+}
+
 HY_API int32_t hy_world_get_object_count(const hy_world* w) { return w ? w->object_count : 0; }
 
 HY_API hy_status hy_world_get_object(const hy_world* w, int32_t i, hy_object_id* out) {

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Tests `hyphys bench ccd` on a small scene: the first run records frames,
 # the second replays the same recording (same counts), the JSON has every
-# field with sane values, and bad usage exits 2.
+# field with sane values, the first contact is at the frame free fall
+# predicts and agrees with the per-frame CSV, the default contact distance
+# is the scene's thickness, and bad usage exits 2.
 set -u
 CLI=${HY_CLI:?HY_CLI not set}
 SRC=${HY_SOURCE_DIR:?HY_SOURCE_DIR not set}
@@ -15,7 +17,7 @@ field() { # json, key -> value
     printf '%s' "$1" | sed -n "s/.*\"$2\":\([^,}]*\).*/\1/p"
 }
 
-out1=$("$CLI" bench ccd --scene "$SRC/scenes/drop.json" --frames 100 --threads 2 --record-dir "$tmp/rec" --thickness 0.01 --json 2>"$tmp/err1")
+out1=$("$CLI" bench ccd --scene "$SRC/scenes/drop.json" --frames 100 --threads 2 --record-dir "$tmp/rec" --thickness 0.01 --json --csv "$tmp/ccd.csv" 2>"$tmp/err1")
 check "first run exits 0" $?
 grep -q "recording 100 frames" "$tmp/err1"; check "first run records" $?
 [ -f "$tmp/rec/topology.bin" ] && [ -f "$tmp/rec/frame_000100.bin" ]; check "recording written" $?
@@ -32,6 +34,22 @@ awk -v f="$(field "$out1" fps)" 'BEGIN { exit !(f > 0) }'; check "fps > 0" $?
 # the ball reaches the slab within 100 frames: with a 1 cm contact distance
 # the replay finds contacts (the response kept the recorded frames apart)
 awk -v c="$(field "$out1" contacts_per_frame)" 'BEGIN { exit !(c > 0) }'; check "contacts found" $?
+# the ball's lowest point falls from 0.9 m with time step 0.005 s; after n
+# semi-implicit Euler steps it has fallen g dt^2 n (n + 1) / 2: 0.8756 m
+# after 84 (2.4 cm above the slab), 0.8964 m after 85 (3.6 mm above), so
+# frame 85 (the motion from recorded frame 84 to 85) is the first to come
+# within 1 cm
+[ "$(field "$out1" first_contact_frame)" = 85 ]; check "first contact at frame 85 ($(field "$out1" first_contact_frame))" $?
+printf '%s' "$out1" | grep -q '"frame_ms":{"median":[0-9.]*,"p95":[0-9.]*}'; check "json has frame_ms" $?
+printf '%s' "$out1" | sed -n 's/.*"frame_ms":{"median":\([0-9.]*\),"p95":\([0-9.]*\)}.*/\1 \2/p' | awk '{ exit !($1 > 0 && $1 <= $2) }'
+check "frame_ms: 0 < median <= p95" $?
+[ "$(field "$out1" thickness)" = 0.01 ]; check "thickness as given" $?
+[ "$(wc -l <"$tmp/ccd.csv")" -eq 101 ] && head -1 "$tmp/ccd.csv" | grep -q "^frame,ms,ms_bvh,ms_traverse,ms_exact,candidates,triangle_pairs,exact_tests,contacts,rebuilt$"
+check "CSV: header and 100 rows" $?
+[ "$(awk -F, 'NR > 1 && $9 > 0 { print $1; exit }' "$tmp/ccd.csv")" = 85 ]; check "CSV's first contact row is frame 85" $?
+awk -F, -v c="$(field "$out1" contacts_per_frame)" 'NR > 1 { n += $9 } END { d = n / 100 - c; exit !(d < 0.051 && d > -0.051) }' "$tmp/ccd.csv"
+check "CSV contacts add up to the summary's" $?
+
 # same recording, 1 or 2 threads: the same counts
 for k in candidates_per_frame exact_tests_per_frame contacts_per_frame; do
     [ "$(field "$out1" "$k")" = "$(field "$out2" "$k")" ]; check "same $k with 1 and 2 threads" $?
@@ -76,6 +94,23 @@ d="$tmp/cwd/hyphys-recordings/drop2"
 [ $rc -eq 0 ] && grep -q "recording it again" "$tmp/err7" && [ -f "$d/frame_000020.bin" ] &&
     [ ! -e "$d/frame_000021.bin" ] && [ ! -e "$d/jobs.csv" ] && grep -q "drop2.json" "$d/source.txt"
 check "stale recording in the default cache: recorded again, old frames and stream gone" $?
+
+# no --thickness: the simulation's contact distance, the scene's thickness
+# (drop: 1 mm, the default of bodies and obstacles; cloth_small: 2 mm, the
+# default of cloth)
+out8=$("$CLI" bench ccd --scene "$SRC/scenes/drop.json" --frames 100 --record-dir "$tmp/rec" --json 2>/dev/null)
+[ "$(field "$out8" thickness)" = 0.001 ]; check "drop: replayed at its 1 mm contact distance" $?
+out9=$("$CLI" bench ccd --scene "$SRC/scenes/cloth_small.json" --frames 2 --record-dir "$tmp/cloth" --json 2>/dev/null)
+[ "$(field "$out9" thickness)" = 0.002 ] && [ "$(field "$out9" first_contact_frame)" = null ]
+check "cloth_small: replayed at its 2 mm contact distance, no contact" $?
+# the default length is the scene's sequence (100 frames for drop)
+[ "$(field "$out8" frames)" = 100 ] && [ "$(field "$out8" sequence_frames)" = 100 ]; check "drop: 100 frames by default" $?
+"$CLI" bench ccd --scene "$SRC/scenes/drop.json" --frames 100 --record-dir "$tmp/rec" --csv "$tmp/no/such/x.csv" >/dev/null 2>&1
+[ $? -eq 2 ]; check "unwritable --csv path exits 2" $?
+if [ -w /dev/full ]; then
+    "$CLI" bench ccd --scene "$SRC/scenes/drop.json" --frames 100 --record-dir "$tmp/rec" --csv /dev/full >/dev/null 2>&1
+    [ $? -eq 1 ]; check "--csv on a full device exits 1" $?
+fi
 
 "$CLI" bench ccd --frames 0 >/dev/null 2>&1; [ $? -eq 2 ]; check "--frames 0 exits 2" $?
 "$CLI" bench ccd --bogus >/dev/null 2>&1; [ $? -eq 2 ]; check "unknown option exits 2" $?

@@ -17,7 +17,7 @@ check() { # description, condition result
 }
 run() {
     "$CLI" bench sched --part throughput --scenes "$SRC/scenes/drop.json" --frames 6 \
-        --record-dir "$tmp/rec" --out-dir "$tmp/out" --json "$@"
+        --record-dir "$tmp/rec" --out "$tmp/out" --json "$@"
 }
 
 out1=$(run 2>"$tmp/err1")
@@ -91,7 +91,7 @@ done
 # drop scene's configurations: |R| = 1..6), each with a measured and a
 # charged time; the charged one includes the 2 us gather, so it is above 2
 "$CLI" bench sched --part throughput --scenes "$SRC/scenes/drop.json" --frames 2 --record-dir "$tmp/rec" \
-    --out-dir none --call-cost >"$tmp/o7" 2>/dev/null; rc=$?
+    --out none --call-cost >"$tmp/o7" 2>/dev/null; rc=$?
 cost_rows=$(awk '/^policy +\|R\| +calls +measured_us +charged_us/ { on = 1; next } on && NF == 0 { exit } on && NF == 5 && $4 > 0 && $5 > 2' "$tmp/o7" | wc -l)
 [ $rc -eq 0 ] && [ "$cost_rows" -eq 30 ]; check "--call-cost: 30 rows of call cost ($cost_rows)" $?
 # ... then the |R| = 6 calls again by T, the types with jobs: every policy
@@ -101,15 +101,30 @@ t_policies=$(awk '/^policy +T +calls +measured_us +charged_us/ { on = 1; next } 
 "$CLI" bench sched --part bogus >/dev/null 2>&1; [ $? -eq 2 ]; check "--part bogus exits 2" $?
 "$CLI" bench sched --part throughput --frames 0 >/dev/null 2>&1; [ $? -eq 2 ]; check "--frames 0 exits 2" $?
 "$CLI" bench sched --sched-time never >/dev/null 2>&1; [ $? -eq 2 ]; check "--sched-time never exits 2" $?
-"$CLI" bench sched --part throughput --scenes "$tmp/none.json" --record-dir "$tmp/none" --out-dir none >/dev/null 2>&1
+"$CLI" bench sched --part throughput --scenes "$tmp/none.json" --record-dir "$tmp/none" --out none >/dev/null 2>&1
 [ $? -eq 2 ]; check "missing scene exits 2" $?
 # bad scenes and output folders are refused before the quality part runs
 # (it would print its table first)
-"$CLI" bench sched --scenes "$SRC/scenes/drop.json,$tmp/none.json" --out-dir none >"$tmp/o5" 2>"$tmp/e5"; rc=$?
+"$CLI" bench sched --scenes "$SRC/scenes/drop.json,$tmp/none.json" --out none >"$tmp/o5" 2>"$tmp/e5"; rc=$?
 [ $rc -eq 2 ] && grep -q "cannot read scene '$tmp/none.json'" "$tmp/e5" && [ ! -s "$tmp/o5" ]
 check "a missing second scene exits 2 before measuring" $?
 : >"$tmp/plain"
-"$CLI" bench sched --scenes "$SRC/scenes/drop.json" --out-dir "$tmp/plain" >"$tmp/o6" 2>"$tmp/e6"; rc=$?
-[ $rc -eq 2 ] && grep -q "out-dir: '$tmp/plain' is not a folder" "$tmp/e6" && [ ! -s "$tmp/o6" ]
-check "--out-dir naming a file exits 2 before measuring" $?
+"$CLI" bench sched --scenes "$SRC/scenes/drop.json" --out "$tmp/plain" >"$tmp/o6" 2>"$tmp/e6"; rc=$?
+[ $rc -eq 2 ] && grep -q "out: '$tmp/plain' is not a folder" "$tmp/e6" && [ ! -s "$tmp/o6" ]
+check "--out naming a file exits 2 before measuring" $?
+# no --out: a new folder in the current one, named for the time; a second
+# run makes another (never writes over the first's results)
+mkdir -p "$tmp/cwd"
+for k in 1 2; do
+    (cd "$tmp/cwd" && "$CLI" bench sched --part throughput --scenes "$SRC/scenes/drop.json" --frames 2 \
+        --record-dir "$tmp/rec" >/dev/null 2>"$tmp/e8_$k"); rc=$?
+    [ $rc -eq 0 ]; check "no --out, run $k: exits 0" $?
+done
+n=$(ls -d "$tmp"/cwd/bench-sched-*/sched_throughput.csv 2>/dev/null | wc -l)
+[ "$n" -eq 2 ] && [ "$(ls "$tmp/cwd" | wc -l)" -eq 2 ]; check "no --out: two new folders, each with its CSV ($n)" $?
+grep -q "wrote bench-sched-[0-9]\{8\}-[0-9]\{6\}\(-2\)\?/sched_throughput.csv" "$tmp/e8_1"; check "says where it wrote" $?
+# --out-dir is the same option
+"$CLI" bench sched --part throughput --scenes "$SRC/scenes/drop.json" --frames 2 --record-dir "$tmp/rec" \
+    --out-dir "$tmp/out2" >/dev/null 2>&1 && [ -f "$tmp/out2/sched_throughput.csv" ]
+check "--out-dir still names the folder" $?
 exit $fail

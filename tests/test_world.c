@@ -50,6 +50,11 @@ static void test_body_errors_and_fall(void) {
     hy_object_kind kind;
     CHECK_OK(hy_object_get_kind(w, id, &kind));
     CHECK(kind == HY_OBJECT_BODY);
+    /* the thickness reads back as given (the body def's default) */
+    double th = -1.0;
+    CHECK_OK(hy_object_get_thickness(w, id, &th));
+    CHECK(th == hy_body_def_default().thickness);
+    CHECK(hy_object_get_thickness(w, id, NULL) == HY_ERR_INVALID_ARG);
     /* free fall over 60 steps of 1/60 s: semi-implicit Euler gives
      * y = y0 - g dt^2 n(n+1)/2, exactly (up to rounding) */
     for (int i = 0; i < 60; i++) CHECK_OK(hy_world_step(w));
@@ -63,6 +68,7 @@ static void test_body_errors_and_fall(void) {
     CHECK(hy_body_get_transform(w, bad, p, q) == HY_ERR_STALE_ID);
     hy_object_id none = {99, 1};
     CHECK(hy_object_get_kind(w, none, &kind) == HY_ERR_STALE_ID);
+    CHECK(hy_object_get_thickness(w, none, &th) == HY_ERR_STALE_ID);
     /* read-back needs room */
     double small[3];
     CHECK(hy_object_get_positions(w, id, small, 3) == HY_ERR_INVALID_ARG);

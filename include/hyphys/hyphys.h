@@ -221,6 +221,9 @@ HY_API hy_status hy_obstacle_add(hy_world* world, const hy_obstacle_def* def, hy
 HY_API hy_status hy_object_get_kind(const hy_world* world, hy_object_id id, hy_object_kind* out);
 HY_API hy_status hy_object_get_name(const hy_world* world, hy_object_id id, const char** out);
 HY_API hy_status hy_object_set_name(hy_world* world, hy_object_id id, const char* name);
+/* Collision thickness of an object (its def's thickness, m). Two objects
+ * collide within the mean of their thicknesses. */
+HY_API hy_status hy_object_get_thickness(const hy_world* world, hy_object_id id, double* out);
 /* Number of live objects and the id of the i-th (in insertion order). */
 HY_API int32_t hy_world_get_object_count(const hy_world* world);
 HY_API hy_status hy_world_get_object(const hy_world* world, int32_t i, hy_object_id* out);
