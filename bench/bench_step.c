@@ -9,9 +9,9 @@
  * through the fall, the drape and the ball turning under the cloth, and so
  * on), so the figures cover the frames in contact, which cost the most.
  *
- * After each step, outside its timing, the step hooks run (the bodies'
- * kinetic energy for the CSV is one); a per-step check is one more entry
- * in the hook list. */
+ * After each step, outside its timing, the step hooks run: the bodies'
+ * kinetic energy for the CSV, and with --check the whole-scene test for
+ * intersecting triangles. */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -21,6 +21,7 @@
 #include "bench/recording.h"
 #include "bench/scene_info.h"
 #include "cli/cli.h"
+#include "engine/check.h"
 #include "hyphys/hyphys.h"
 
 void hy_bench_step_help(void);
@@ -42,6 +43,7 @@ typedef struct step_opts {
     const char* csv_path; /* NULL: no CSV */
     long threads, frames; /* frames 0: the scene's sequence */
     int json, quiet;
+    int check; /* --check: no step may end with intersecting triangles */
 } step_opts;
 
 /* A step hook: setup before the first step (it sees the options, so a
@@ -115,8 +117,38 @@ static void energy_fini(void* ctx) {
     free(e);
 }
 
+/* --check: the initial state and every step's end state are tested for
+ * intersecting triangles over the whole scene (exact predicates); the first
+ * offending frame ends the run with its objects and triangles named. */
+static int check_frame(const hy_world* w, long frame) {
+    char msg[1024];
+    int64_t n = 0;
+    if (hy_overlap_report(w, HY_OVERLAP_INTERSECTING, 4, msg, sizeof msg, &n)) {
+        fprintf(stderr, WHO ": --check: %s\n", hy_last_error());
+        return HY_EXIT_RUNTIME;
+    }
+    if (n == 0) return HY_EXIT_OK;
+    fprintf(stderr, WHO ": --check: frame %ld ends with intersecting triangles: %s\n", frame, msg);
+    return HY_EXIT_RUNTIME;
+}
+
+static int check_init(void** ctx, const hy_world* w, const step_opts* o) {
+    if (!o->check) return HY_EXIT_OK; /* *ctx stays NULL: off */
+    *ctx = (void*)w;
+    return check_frame(w, 0);
+}
+
+static int check_after(void* ctx, const hy_world* w, long frame, step_row* row) {
+    (void)ctx;
+    (void)row;
+    return check_frame(w, frame);
+}
+
+static void check_fini(void* ctx) { (void)ctx; }
+
 static const step_hook hooks[] = {
     {"energy", energy_init, energy_after, energy_fini},
+    {"check", check_init, check_after, check_fini},
 };
 enum { HOOK_COUNT = sizeof hooks / sizeof hooks[0] };
 
@@ -132,7 +164,7 @@ static int step_capped(const hy_step_stats* st, const hy_world_def* def) {
 
 void hy_bench_step_help(void) {
     printf("usage: hyphys bench step [--scene NAME] [--threads N] [--frames N] [--csv FILE]\n"
-           "                        [--json] [--quiet]\n\n"
+           "                        [--check] [--json] [--quiet]\n\n"
            "Step a scene headless through its whole sequence and time the simulation's\n"
            "own step, every phase (integrate, refit, traverse, response, commit): steps\n"
            "per second over the sequence, median and p95 step, the first frame with a\n"
@@ -150,6 +182,9 @@ void hy_bench_step_help(void) {
            "                 \"phase_ms\":{PHASE:{\"median\":..,\"p95\":..},..},\n"
            "                 \"cg_iterations\":{\"median\":..,\"max\":..,\"median_in_contact\":..|null},\n"
            "                 \"cg_max_iterations\":..,\"capped_steps\":..,\"hash\":..}\n"
+           "  --check       test the initial state and every frame for intersecting triangles\n"
+           "                (exact predicates, whole scene, outside the timed step); the first\n"
+           "                offending frame is named with its objects and triangles (exit 1)\n"
            "  --quiet       no progress lines on stderr\n\n"
            "Frame k is the state after step k; fps is frames over the summed step times.\n"
            "A step counts as capped when its CG iterations (summed over cloths and\n"
@@ -188,6 +223,8 @@ int hy_bench_step_main(int argc, char** argv) {
             o.json = 1;
         } else if (!strcmp(a, "--quiet")) {
             o.quiet = 1;
+        } else if (!strcmp(a, "--check")) {
+            o.check = 1;
         } else if (!strcmp(a, "--scene") || !strcmp(a, "--threads") || !strcmp(a, "--frames") ||
                    !strcmp(a, "--csv")) {
             if (i + 1 >= argc) {
@@ -331,9 +368,9 @@ int hy_bench_step_main(int argc, char** argv) {
             if (first_contact) printf("%g", cgc_med);
             else printf("null");
             printf("},\"cg_max_iterations\":%d,\"capped_steps\":%ld,\"contacts_per_frame\":%.1f,"
-                   "\"bonds\":{\"initial\":%d,\"final\":%d},\"hash\":\"%016" PRIx64 "\"}\n",
+                   "\"bonds\":{\"initial\":%d,\"final\":%d},\"checked\":%s,\"hash\":\"%016" PRIx64 "\"}\n",
                    def.cg_max_iterations, capped, contacts / (double)frames, bonds_initial,
-                   hy_world_get_bond_count(w), hash);
+                   hy_world_get_bond_count(w), o.check ? "true" : "false", hash);
         } else {
             printf("scene %s: %d triangles, %ld frames (%s), %ld threads\n", name, hy_world_get_triangle_count(w),
                    frames, frames == sequence ? "its whole sequence" : "set by --frames", threads);
@@ -353,6 +390,7 @@ int hy_bench_step_main(int argc, char** argv) {
             if (bonds_initial > 0)
                 printf("  bonds                   %d at the start, %d at the end\n", bonds_initial,
                        hy_world_get_bond_count(w));
+            if (o.check) printf("  --check                 no frame ends with intersecting triangles\n");
             printf("  state hash              %016" PRIx64 "\n", hash);
         }
     }

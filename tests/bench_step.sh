@@ -118,4 +118,18 @@ if [ -w /dev/full ]; then
     "$CLI" bench step --scene "$SRC/scenes/drop.json" --frames 2 --csv /dev/full >/dev/null 2>"$tmp/err9"
     [ $? -eq 1 ] && grep -q "writing '/dev/full' failed" "$tmp/err9"; check "--csv on a full device exits 1" $?
 fi
+
+# --check: a clear scene passes and says so; bodies that start inside each
+# other end the run at frame 0 with the pair named (exit 1)
+out10=$("$CLI" bench step --scene "$SRC/scenes/drop.json" --frames 3 --check --quiet --json)
+[ "$(field "$out10" checked)" = true ]; check "--check on a clear scene" $?
+cat >"$tmp/overlap.json" <<'JSON'
+{"objects": [
+ {"type": "body", "name": "left", "mesh": {"generator": "icosphere", "radius": 0.2, "subdivisions": 1}},
+ {"type": "body", "name": "right", "mesh": {"generator": "icosphere", "radius": 0.2, "subdivisions": 1},
+  "transform": {"position": [0.3, 0, 0]}}]}
+JSON
+"$CLI" bench step --scene "$tmp/overlap.json" --frames 3 --check --quiet >/dev/null 2>"$tmp/err10"
+[ $? -eq 1 ] && grep -q -- "--check: frame 0 ends with intersecting triangles: .*'left' triangle [0-9]* and 'right'" "$tmp/err10"
+check "--check names the first offending frame" $?
 exit $fail
