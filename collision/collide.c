@@ -26,6 +26,7 @@ void hy_collision_state_destroy(hy_collision_state* cs) {
     hy_traverser_destroy(cs->traverser);
     hy_candidates_free(&cs->candidates);
     hy_contact_list_free(&cs->contacts);
+    free(cs->pair_impulse);
     free(cs->vertex_object);
     free(cs->object_offset);
     free(cs->X0);

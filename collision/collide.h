@@ -17,6 +17,13 @@
 
 struct hy_world;
 
+/* The impulse one rigid pair's contacts exchanged in a response round (the
+ * length of the normal and friction impulse, N s), in the order applied. */
+typedef struct hy_pair_impulse {
+    int32_t a, b; /* object slots */
+    double impulse;
+} hy_pair_impulse;
+
 typedef struct hy_collision_state {
     int32_t object_count; /* objects this state was built for */
     int32_t vertex_count;
@@ -27,6 +34,9 @@ typedef struct hy_collision_state {
     double* mass;           /* cloth: per-vertex mass */
     double* body_inv_inertia; /* 9 per object */
     hy_contact_list contacts;
+    /* the last response's rigid pair impulses (the engine's bonds read them) */
+    hy_pair_impulse* pair_impulse;
+    int64_t pair_impulse_count, pair_impulse_capacity;
     /* impact-zone scratch */
     int32_t* zone_parent;
     unsigned char* zone_member;

@@ -51,6 +51,7 @@ typedef struct resolver {
     struct rigid_group* groups; /* per round: violated contacts between two rigid objects */
     int64_t group_count, group_capacity;
     int group_failed;           /* out of memory: contacts were applied one by one */
+    int impulse_failed;         /* out of memory recording a pair impulse */
     int32_t* mover;             /* fail-safe, per unit: moving obstacle it follows, or -1 (stays) */
 } resolver;
 
@@ -312,6 +313,26 @@ static hy_v3 side_velocity(const resolver* r, const participant* p, hy_v3 met) {
     return v3_add(o->body1.v, v3_cross(o->body1.w, v3_sub(p->point, o->body.x)));
 }
 
+/* Keep a rigid pair's impulse for the engine (hy_collision_state.pair_impulse). */
+static void record_impulse(resolver* r, int32_t a, int32_t b, double impulse) {
+    hy_collision_state* cs = r->cs;
+    if (cs->pair_impulse_count == cs->pair_impulse_capacity) {
+        int64_t cap = cs->pair_impulse_capacity ? 2 * cs->pair_impulse_capacity : 64;
+        hy_pair_impulse* p = realloc(cs->pair_impulse, sizeof *p * (size_t)cap);
+        if (!p) {
+            r->impulse_failed = 1;
+            return;
+        }
+        cs->pair_impulse = p;
+        cs->pair_impulse_capacity = cap;
+    }
+    cs->pair_impulse[cs->pair_impulse_count++] = (hy_pair_impulse){a, b, impulse};
+}
+
+static hy_status impulses_kept(const resolver* r) {
+    return r->impulse_failed ? hy_fail(HY_ERR_NOMEM, "out of memory recording the contact impulses") : HY_OK;
+}
+
 /* One impulse per group, in the order the groups were first met (the
  * canonical contact order). */
 static void apply_groups(resolver* r, double separation) {
@@ -348,6 +369,7 @@ static void apply_groups(resolver* r, double separation) {
         }
         apply_impulse(r, &p[0], J);
         apply_impulse(r, &p[1], v3_scale(J, -1.0));
+        record_impulse(r, p[0].object, p[1].object, v3_len(J));
     }
     r->group_count = 0;
 }
@@ -851,7 +873,8 @@ static void scatter(resolver* r) {
 hy_status hy_collision_resolve(hy_world* w, double dt, hy_detect_fn detect, void* detect_ctx,
                                const hy_response_params* params, hy_step_stats* stats) {
     hy_collision_state* cs = w->collision;
-    resolver r = {w, cs, dt, cs->body_inv_inertia, NULL, 0, 0, 0, NULL};
+    resolver r = {w, cs, dt, cs->body_inv_inertia, NULL, 0, 0, 0, 0, NULL};
+    cs->pair_impulse_count = 0;
     gather(&r);
     hy_contact_list* contacts = &cs->contacts;
     hy_status s;
@@ -875,7 +898,7 @@ hy_status hy_collision_resolve(hy_world* w, double dt, hy_detect_fn detect, void
             stats->response_iterations += rounds;
             scatter(&r);
             free(r.groups);
-            return HY_OK;
+            return impulses_kept(&r);
         }
         update_positions(&r);
     }
@@ -911,7 +934,7 @@ hy_status hy_collision_resolve(hy_world* w, double dt, hy_detect_fn detect, void
             stats->response_iterations += rounds;
             scatter(&r);
             free(r.groups);
-            return HY_OK;
+            return impulses_kept(&r);
         }
         move_zones(&r, cs->zone_parent, cs->zone_member);
     }
@@ -920,5 +943,5 @@ hy_status hy_collision_resolve(hy_world* w, double dt, hy_detect_fn detect, void
     if (!s) scatter(&r);
     free(r.groups);
     free(r.mover);
-    return s;
+    return s ? s : impulses_kept(&r);
 }

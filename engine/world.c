@@ -817,6 +817,21 @@ HY_API int32_t hy_world_get_sched_stats(const hy_world* w, hy_sched_stats* out, 
     return n;
 }
 
+/* Bonds of bodies the response struck harder than their bonds can pass on
+ * break (hy_bonds_break_struck): the blows are the rigid pairs' contact
+ * impulses of the response. */
+static hy_status struck_bonds(hy_world* w, hy_step_stats* st) {
+    const hy_collision_state* cs = w->collision;
+    if (w->bonds.intact == 0 || !cs) return HY_OK;
+    for (int64_t i = 0; i < cs->pair_impulse_count; i++) {
+        const hy_pair_impulse* p = &cs->pair_impulse[i];
+        if (!hy_bonds_blow(&w->bonds, w->object_count, p->a, p->b, p->impulse))
+            return hy_fail(HY_ERR_NOMEM, "out of memory indexing %d bonds", w->bonds.count);
+    }
+    st->bonds_broken += hy_bonds_break_struck(&w->bonds);
+    return HY_OK;
+}
+
 HY_API hy_status hy_world_step(hy_world* w) {
     if (!w) return hy_fail(HY_ERR_INVALID_ARG, "hy_world_step: world is NULL");
     hy_step_stats st;
@@ -843,6 +858,7 @@ HY_API hy_status hy_world_step(hy_world* w) {
                 double detect = (st.ms[HY_PHASE_REFIT] - refit0) + (st.ms[HY_PHASE_TRAVERSE] - trav0);
                 st.ms[HY_PHASE_RESPONSE] += now_ms() - t0 - detect;
             }
+            if (!s) s = struck_bonds(w, &st);
             if (!s) s = check_finite(w);
             if (s) return s;
         }

@@ -2,6 +2,7 @@
 
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 int hy_bond_set_push(hy_bond_set* s, hy_bond b) {
     if (s->count == s->capacity) {
@@ -22,9 +23,84 @@ int hy_bond_set_push(hy_bond_set* s, hy_bond b) {
 void hy_bond_set_free(hy_bond_set* s) {
     free(s->bonds);
     free(s->impulse);
-    s->bonds = NULL;
-    s->impulse = NULL;
-    s->count = s->capacity = s->intact = 0;
+    free(s->blow);
+    free(s->first);
+    free(s->of);
+    *s = (hy_bond_set){0};
+}
+
+/* Bonds by object, for blows: built when the bonds or the object slots
+ * changed since the last build. */
+static int index_bonds(hy_bond_set* s, int32_t object_count) {
+    if (s->first && s->object_count == object_count && s->indexed == s->count) return 1;
+    double* blow = calloc((size_t)object_count + 1, sizeof *blow);
+    int32_t* first = calloc((size_t)object_count + 2, sizeof *first);
+    int32_t* of = malloc(sizeof *of * (2 * (size_t)s->count + 1));
+    if (!blow || !first || !of) {
+        free(blow), free(first), free(of);
+        return 0;
+    }
+    for (int32_t i = 0; i < s->count; i++) {
+        first[s->bonds[i].a + 1]++;
+        first[s->bonds[i].b + 1]++;
+    }
+    for (int32_t o = 0; o < object_count; o++) first[o + 1] += first[o];
+    int32_t* fill = malloc(sizeof *fill * ((size_t)object_count + 1));
+    if (!fill) {
+        free(blow), free(first), free(of);
+        return 0;
+    }
+    memcpy(fill, first, sizeof *fill * (size_t)object_count);
+    for (int32_t i = 0; i < s->count; i++) {
+        of[fill[s->bonds[i].a]++] = i;
+        of[fill[s->bonds[i].b]++] = i;
+    }
+    free(fill);
+    free(s->blow), free(s->first), free(s->of);
+    s->blow = blow;
+    s->first = first;
+    s->of = of;
+    s->object_count = object_count;
+    s->indexed = s->count;
+    return 1;
+}
+
+int hy_bonds_blow(hy_bond_set* s, int32_t object_count, int32_t a, int32_t b, double impulse) {
+    if (s->intact == 0) return 1;
+    if (!index_bonds(s, object_count)) return 0;
+    for (int32_t k = s->first[a]; k < s->first[a + 1]; k++) {
+        const hy_bond* bd = &s->bonds[s->of[k]];
+        if (!bd->broken && (bd->a == b || bd->b == b)) return 1;
+    }
+    s->blow[a] += impulse;
+    s->blow[b] += impulse;
+    return 1;
+}
+
+int32_t hy_bonds_break_struck(hy_bond_set* s) {
+    if (!s->blow) return 0;
+    int32_t broken = 0;
+    for (int32_t o = 0; o < s->object_count; o++) {
+        if (s->blow[o] == 0.0) continue;
+        int32_t intact = 0;
+        double weakest = INFINITY;
+        for (int32_t k = s->first[o]; k < s->first[o + 1]; k++) {
+            const hy_bond* bd = &s->bonds[s->of[k]];
+            if (bd->broken) continue;
+            intact++;
+            weakest = fmin(weakest, bd->strength);
+        }
+        if (intact > 0 && s->blow[o] / intact > weakest)
+            for (int32_t k = s->first[o]; k < s->first[o + 1]; k++) {
+                hy_bond* bd = &s->bonds[s->of[k]];
+                if (bd->broken) continue;
+                bd->broken = 1;
+                s->intact--;
+                broken++;
+            }
+        s->blow[o] = 0.0;
+    }
+    return broken;
 }
 
 static int mat3_inverse(const double m[9], double out[9]) {

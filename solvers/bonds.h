@@ -28,6 +28,13 @@ typedef struct hy_bond_set {
     hy_bond* bonds;
     double* impulse; /* per-bond scratch: impulse accumulated this step */
     int32_t count, capacity, intact;
+    /* blows (hy_bonds_blow): per object slot, the contact impulse received
+     * this step from bodies it is not bonded to; bonds by object (CSR over
+     * slots, built when the bonds or the slots change) */
+    double* blow;
+    int32_t* first; /* object_count + 1 offsets into `of` */
+    int32_t* of;    /* bond indices, by object */
+    int32_t object_count, indexed; /* slots and bonds the index was built for */
 } hy_bond_set;
 
 /* Body access for the solver: state and inertia by object slot. */
@@ -42,6 +49,17 @@ void hy_bond_set_free(hy_bond_set* s);
 /* Run `iterations` sweeps over intact bonds on the bodies' velocities;
  * returns bonds broken. */
 int32_t hy_bonds_solve(hy_bond_set* s, const hy_bond_bodies* bodies, double dt, int32_t iterations);
+/* Blows: a contact impulse (N s) between bodies a and b in this step's
+ * collision response. Between two bodies an intact bond joins it is
+ * compression the solid carries and is ignored; otherwise each body
+ * receives it. Returns 0 when the index cannot be allocated. */
+int hy_bonds_blow(hy_bond_set* s, int32_t object_count, int32_t a, int32_t b, double impulse);
+/* A body knocked by a blow its bonds cannot pass on breaks loose: when the
+ * impulse it received from outside, shared over its intact bonds, exceeds a
+ * bond's strength, every bond of it breaks (a bond fails on one step's
+ * impulse, as in hy_bonds_solve). Clears the blows; returns bonds broken. */
+int32_t hy_bonds_break_struck(hy_bond_set* s);
+
 /* Move the bonded bodies' poses (x, q; velocities untouched) so that each
  * intact bond's anchors close `fraction` of their separation, over
  * `iterations` sweeps (nonlinear Gauss-Seidel). */
