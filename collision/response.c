@@ -49,6 +49,7 @@ typedef struct resolver {
     double dt;
     double* body_inv_inertia; /* 9 per object slot (bodies only) */
     struct rigid_group* groups; /* per round: violated contacts between two rigid objects */
+    struct group_solve* group_solve; /* per group: the velocity sweeps' state */
     int64_t group_count, group_capacity;
     int group_failed;           /* out of memory: contacts were applied one by one */
     int impulse_failed;         /* out of memory recording a pair impulse */
@@ -223,6 +224,16 @@ typedef struct participant {
     hy_v3 vel;      /* velocity at that point (weighted like it) */
 } participant;
 
+/* A rigid group in the velocity sweeps (apply_groups): its sides at their
+ * mean points, normal, target normal velocity, effective inverse mass
+ * along the normal (0: takes no part) and accumulated impulses. */
+typedef struct group_solve {
+    participant p[2];
+    hy_v3 n;
+    double target, K, acc_n;
+    hy_v3 acc_t;
+} group_solve;
+
 static double inv_mass_along(const resolver* r, const participant* p, hy_v3 dir) {
     const hy_object* o = &r->w->objects[p->object];
     if (o->kind == HY_OBJECT_CLOTH) return r->cs->inv_mass[p->unit];
@@ -265,11 +276,13 @@ static int add_to_group(resolver* r, const participant* parts, hy_v3 n, double d
         if (r->group_count == r->group_capacity) {
             int64_t cap = r->group_capacity ? 2 * r->group_capacity : 16;
             rigid_group* ng = realloc(r->groups, sizeof *ng * (size_t)cap);
-            if (!ng) {
+            if (ng) r->groups = ng;
+            group_solve* ns = ng ? realloc(r->group_solve, sizeof *ns * (size_t)cap) : NULL;
+            if (!ng || !ns) {
                 r->group_failed = 1;
                 return 0;
             }
-            r->groups = ng;
+            r->group_solve = ns;
             r->group_capacity = cap;
         }
         g = &r->groups[r->group_count++];
@@ -333,44 +346,79 @@ static hy_status impulses_kept(const resolver* r) {
     return r->impulse_failed ? hy_fail(HY_ERR_NOMEM, "out of memory recording the contact impulses") : HY_OK;
 }
 
-/* One impulse per group, in the order the groups were first met (the
- * canonical contact order). */
+/* Velocity sweeps over a round's groups: sequential impulses on the
+ * round's contact set, each group's normal impulse accumulated and kept
+ * >= 0, its friction impulse kept within the Coulomb cone of it. One sweep
+ * applied one impulse per group; but a body in a chain of contacts (a
+ * piece pressed between the projectile and the pieces behind it) is moved
+ * again by every later group, and the round then ended with most contacts
+ * still violated, for the impact zones to settle as one rigid unit. A
+ * group's target is fixed at its first sweep: the bounce answers the
+ * approach met then, not one the sweeps themselves made. */
+enum { GROUP_SWEEPS = 8 };
+
 static void apply_groups(resolver* r, double separation) {
+    if (r->group_count == 0) return;
+    group_solve* gs = r->group_solve;
     for (int64_t i = 0; i < r->group_count; i++) {
         rigid_group* g = &r->groups[i];
+        group_solve* q = &gs[i];
         double inv = 1.0 / (double)g->count;
         double len = v3_len(g->normal);
+        q->K = 0.0; /* 0: the group takes no part */
+        q->acc_n = 0.0;
+        q->acc_t = v3(0, 0, 0);
         if (!(len > 1e-300)) continue; /* opposing normals cancel: nothing to push along */
-        hy_v3 n = v3_scale(g->normal, 1.0 / len);
-        participant p[2];
+        q->n = v3_scale(g->normal, 1.0 / len);
         for (int k = 0; k < 2; k++) {
-            p[k].unit = g->unit[k];
-            p[k].object = g->object[k];
-            p[k].weight = k ? -1.0 : 1.0;
-            p[k].point = v3_scale(g->point[k], inv);
-            p[k].vel = side_velocity(r, &p[k], v3_scale(g->vel[k], inv));
+            q->p[k].unit = g->unit[k];
+            q->p[k].object = g->object[k];
+            q->p[k].weight = k ? -1.0 : 1.0;
+            q->p[k].point = v3_scale(g->point[k], inv);
+            q->p[k].vel = v3_scale(g->vel[k], inv); /* an obstacle's, as met */
         }
-        hy_v3 vr = v3_sub(p[0].vel, p[1].vel);
-        double vn = v3_dot(vr, n);
+        hy_v3 vr = v3_sub(side_velocity(r, &q->p[0], q->p[0].vel), side_velocity(r, &q->p[1], q->p[1].vel));
+        double vn = v3_dot(vr, q->n);
         double target = (g->thickness - g->d0_min) / r->dt;
         if (target > 0) target *= separation > 0 ? fmin(1.0, separation) : 1.0;
         if (vn < 0) target = fmax(target, -g->restitution * vn);
-        if (vn >= target) continue;
-        double K = inv_mass_along(r, &p[0], n) + inv_mass_along(r, &p[1], n);
-        if (!(K > 1e-300)) continue;
-        double jn = (target - vn) / K;
-        hy_v3 vt = v3_mad(vr, n, -vn);
-        double vt_len = v3_len(vt);
-        hy_v3 J = v3_scale(n, jn);
-        if (vt_len > 1e-12 && g->friction > 0) {
-            hy_v3 t = v3_scale(vt, 1.0 / vt_len);
-            double Kt = inv_mass_along(r, &p[0], t) + inv_mass_along(r, &p[1], t);
-            if (Kt > 1e-300) J = v3_mad(J, t, -fmin(g->friction * jn, vt_len / Kt));
-        }
-        apply_impulse(r, &p[0], J);
-        apply_impulse(r, &p[1], v3_scale(J, -1.0));
-        record_impulse(r, p[0].object, p[1].object, v3_len(J));
+        q->target = target;
+        double K = inv_mass_along(r, &q->p[0], q->n) + inv_mass_along(r, &q->p[1], q->n);
+        if (K > 1e-300) q->K = K;
     }
+    for (int sweep = 0; sweep < GROUP_SWEEPS; sweep++)
+        for (int64_t i = 0; i < r->group_count; i++) {
+            group_solve* q = &gs[i];
+            const rigid_group* g = &r->groups[i];
+            if (q->K == 0.0) continue;
+            hy_v3 vr = v3_sub(side_velocity(r, &q->p[0], q->p[0].vel), side_velocity(r, &q->p[1], q->p[1].vel));
+            double vn = v3_dot(vr, q->n);
+            double acc = fmax(q->acc_n + (q->target - vn) / q->K, 0.0);
+            double jn = acc - q->acc_n;
+            q->acc_n = acc;
+            hy_v3 J = v3_scale(q->n, jn);
+            /* friction: the slip after the normal impulse, bounded by the cone */
+            if (g->friction > 0) {
+                hy_v3 vt = v3_mad(vr, q->n, -vn);
+                double vt_len = v3_len(vt);
+                hy_v3 acc_t = q->acc_t;
+                if (vt_len > 1e-12) {
+                    hy_v3 t = v3_scale(vt, 1.0 / vt_len);
+                    double Kt = inv_mass_along(r, &q->p[0], t) + inv_mass_along(r, &q->p[1], t);
+                    if (Kt > 1e-300) acc_t = v3_mad(acc_t, t, -vt_len / Kt);
+                }
+                double cap = g->friction * q->acc_n, l = v3_len(acc_t);
+                if (l > cap) acc_t = l > 0 ? v3_scale(acc_t, cap / l) : acc_t;
+                J = v3_add(J, v3_sub(acc_t, q->acc_t));
+                q->acc_t = acc_t;
+            }
+            apply_impulse(r, &q->p[0], J);
+            apply_impulse(r, &q->p[1], v3_scale(J, -1.0));
+        }
+    for (int64_t i = 0; i < r->group_count; i++)
+        if (gs[i].K != 0.0 && (gs[i].acc_n > 0.0 || v3_len2(gs[i].acc_t) > 0.0))
+            record_impulse(r, gs[i].p[0].object, gs[i].p[1].object,
+                           v3_len(v3_mad(gs[i].acc_t, gs[i].n, gs[i].acc_n)));
     r->group_count = 0;
 }
 
@@ -873,7 +921,7 @@ static void scatter(resolver* r) {
 hy_status hy_collision_resolve(hy_world* w, double dt, hy_detect_fn detect, void* detect_ctx,
                                const hy_response_params* params, hy_step_stats* stats) {
     hy_collision_state* cs = w->collision;
-    resolver r = {w, cs, dt, cs->body_inv_inertia, NULL, 0, 0, 0, 0, NULL};
+    resolver r = {w, cs, dt, cs->body_inv_inertia, NULL, NULL, 0, 0, 0, 0, NULL};
     cs->pair_impulse_count = 0;
     gather(&r);
     hy_contact_list* contacts = &cs->contacts;
@@ -885,6 +933,7 @@ hy_status hy_collision_resolve(hy_world* w, double dt, hy_detect_fn detect, void
         s = detect(detect_ctx, cs->X0, cs->X1, contacts, stats);
         if (s) {
             free(r.groups);
+            free(r.group_solve);
             return s;
         }
         hy_contacts_canonicalize(contacts);
@@ -898,6 +947,7 @@ hy_status hy_collision_resolve(hy_world* w, double dt, hy_detect_fn detect, void
             stats->response_iterations += rounds;
             scatter(&r);
             free(r.groups);
+            free(r.group_solve);
             return impulses_kept(&r);
         }
         update_positions(&r);
@@ -913,6 +963,7 @@ hy_status hy_collision_resolve(hy_world* w, double dt, hy_detect_fn detect, void
         s = detect(detect_ctx, cs->X0, cs->X1, contacts, stats);
         if (s) {
             free(r.groups);
+            free(r.group_solve);
             return s;
         }
         hy_contacts_canonicalize(contacts);
@@ -934,6 +985,7 @@ hy_status hy_collision_resolve(hy_world* w, double dt, hy_detect_fn detect, void
             stats->response_iterations += rounds;
             scatter(&r);
             free(r.groups);
+            free(r.group_solve);
             return impulses_kept(&r);
         }
         move_zones(&r, cs->zone_parent, cs->zone_member);
@@ -942,6 +994,7 @@ hy_status hy_collision_resolve(hy_world* w, double dt, hy_detect_fn detect, void
     stats->response_iterations += rounds;
     if (!s) scatter(&r);
     free(r.groups);
+    free(r.group_solve);
     free(r.mover);
     return s ? s : impulses_kept(&r);
 }
