@@ -157,6 +157,7 @@ static int run_main(int argc, char** argv) {
         return HY_EXIT_RUNTIME;
     }
     int threads = hy_world_get_thread_count(w);
+    int32_t bonds_initial = hy_world_get_bond_count(w);
     if (!o.quiet && !o.json)
         fprintf(stderr, "loaded %s: %d triangles, %d vertices, %d objects\n", path, hy_world_get_triangle_count(w),
                 hy_world_get_vertex_count(w), hy_world_get_object_count(w));
@@ -287,7 +288,9 @@ static int run_main(int argc, char** argv) {
                    res_total[r].transfer_ms, ccd_sum > 0 ? res_total[r].busy_ms / ccd_sum : 0.0,
                    (long long)res_total[r].traverse_jobs, (long long)res_total[r].leaf_jobs, res_step[r].proc_us[0],
                    res_step[r].proc_us[1]);
-        printf("]},\"state_hash\":\"%s\",\"ok\":%s}\n", hash, rc ? "false" : "true");
+        printf("]},\"bonds\":{\"initial\":%d,\"broken\":%d}", bonds_initial,
+               bonds_initial - hy_world_get_bond_count(w));
+        printf(",\"state_hash\":\"%s\",\"ok\":%s}\n", hash, rc ? "false" : "true");
     } else {
         printf("\nscene %s: %d triangles, %ld frames, %d threads\n", o.scene, hy_world_get_triangle_count(w), done,
                threads);
@@ -310,6 +313,8 @@ static int run_main(int argc, char** argv) {
                        ccd_sum > 0 ? 100.0 * res_total[r].busy_ms / ccd_sum : 0.0,
                        (long long)res_total[r].traverse_jobs, (long long)res_total[r].leaf_jobs);
         }
+        if (bonds_initial > 0)
+            printf("bonds: %d at the start, %d broken\n", bonds_initial, bonds_initial - hy_world_get_bond_count(w));
         printf("state hash %s\n", hash);
     }
     free(ms);
