@@ -677,7 +677,7 @@ static hy_status integrate(hy_world* w, double dt, hy_step_stats* st) {
      * would, without adding velocity). */
     if (w->bonds.intact > 0) {
         hy_bond_bodies bb = {bond_state, bond_inertia, w};
-        st->bonds_broken += hy_bonds_solve(&w->bonds, &bb, dt, 8);
+        st->bonds_broken += hy_bonds_solve(&w->bonds, &bb, 8);
         for (int32_t k = 0; k < w->bonds.count; k++) {
             const hy_bond* b = &w->bonds.bonds[k];
             int32_t ends[2] = {b->a, b->b};

@@ -142,27 +142,36 @@ static void add_point_mass(double K[9], double inv_mass, const double Iinv[9], h
     K[8] += inv_mass;
 }
 
-/* Point-constraint effective inverse mass of bond b at the bodies' current
- * poses, with the anchors' lever arms; 0 when it cannot be inverted. */
-static int bond_frame(const hy_bond* b, const hy_bond_bodies* bodies, hy_rigid_state** A, hy_rigid_state** B,
-                      double IAi[9], double IBi[9], hy_v3* rA, hy_v3* rB, double Kinv[9]) {
-    *A = bodies->state(bodies->ctx, b->a);
-    *B = bodies->state(bodies->ctx, b->b);
+/* Bond b at its bodies' current poses: their states, world inverse
+ * inertias and inverse masses, the anchors' lever arms, and the inverse of
+ * the point constraint's effective mass. */
+typedef struct bond_pose {
+    hy_rigid_state *A, *B;
+    double IAi[9], IBi[9], Kinv[9];
+    double imA, imB;
+    hy_v3 rA, rB;
+} bond_pose;
+
+/* Returns 0 when the effective mass cannot be inverted. */
+static int pose_of(const hy_bond* b, const hy_bond_bodies* bodies, bond_pose* p) {
+    p->A = bodies->state(bodies->ctx, b->a);
+    p->B = bodies->state(bodies->ctx, b->b);
     const hy_rigid_inertia* ia = bodies->inertia(bodies->ctx, b->a);
     const hy_rigid_inertia* ib = bodies->inertia(bodies->ctx, b->b);
     double tmp[9];
-    hy_rigid_world_inertia(ia, (*A)->q, tmp, IAi);
-    hy_rigid_world_inertia(ib, (*B)->q, tmp, IBi);
-    *rA = quat_rotate((*A)->q, b->ra);
-    *rB = quat_rotate((*B)->q, b->rb);
+    hy_rigid_world_inertia(ia, p->A->q, tmp, p->IAi);
+    hy_rigid_world_inertia(ib, p->B->q, tmp, p->IBi);
+    p->imA = ia->inv_mass;
+    p->imB = ib->inv_mass;
+    p->rA = quat_rotate(p->A->q, b->ra);
+    p->rB = quat_rotate(p->B->q, b->rb);
     double K[9] = {0};
-    add_point_mass(K, ia->inv_mass, IAi, *rA);
-    add_point_mass(K, ib->inv_mass, IBi, *rB);
-    return mat3_inverse(K, Kinv);
+    add_point_mass(K, p->imA, p->IAi, p->rA);
+    add_point_mass(K, p->imB, p->IBi, p->rB);
+    return mat3_inverse(K, p->Kinv);
 }
 
-int32_t hy_bonds_solve(hy_bond_set* s, const hy_bond_bodies* bodies, double dt, int32_t iterations) {
-    (void)dt;
+int32_t hy_bonds_solve(hy_bond_set* s, const hy_bond_bodies* bodies, int32_t iterations) {
     int32_t broken = 0;
     double* accumulated = s->impulse;
     if (s->intact == 0) return 0;
@@ -170,17 +179,13 @@ int32_t hy_bonds_solve(hy_bond_set* s, const hy_bond_bodies* bodies, double dt, 
     for (int32_t it = 0; it < iterations; it++) {
         for (int32_t i = 0; i < s->count; i++) {
             hy_bond* b = &s->bonds[i];
-            if (b->broken) continue;
-            hy_rigid_state *A, *B;
-            double IAi[9], IBi[9], Kinv[9];
-            hy_v3 rA, rB;
-            if (!bond_frame(b, bodies, &A, &B, IAi, IBi, &rA, &rB, Kinv)) continue;
-            double imA = bodies->inertia(bodies->ctx, b->a)->inv_mass;
-            double imB = bodies->inertia(bodies->ctx, b->b)->inv_mass;
+            bond_pose p;
+            if (b->broken || !pose_of(b, bodies, &p)) continue;
+            hy_rigid_state *A = p.A, *B = p.B;
             /* linear: the relative velocity of the anchor points goes to
              * zero (drift is corrected on positions, hy_bonds_project) */
-            hy_v3 va = v3_add(A->v, v3_cross(A->w, rA)), vb = v3_add(B->v, v3_cross(B->w, rB));
-            hy_v3 P = v3_scale(mat_mul_v3(Kinv, v3_sub(vb, va)), -1.0);
+            hy_v3 va = v3_add(A->v, v3_cross(A->w, p.rA)), vb = v3_add(B->v, v3_cross(B->w, p.rB));
+            hy_v3 P = v3_scale(mat_mul_v3(p.Kinv, v3_sub(vb, va)), -1.0);
             /* A bond that would have to carry more than its strength this
              * step fails before it acts: the pieces keep their momentum. */
             if (accumulated[i] + v3_len(P) > b->strength) {
@@ -190,17 +195,17 @@ int32_t hy_bonds_solve(hy_bond_set* s, const hy_bond_bodies* bodies, double dt, 
                 continue;
             }
             accumulated[i] += v3_len(P);
-            B->v = v3_mad(B->v, P, imB);
-            B->w = v3_add(B->w, mat_mul_v3(IBi, v3_cross(rB, P)));
-            A->v = v3_mad(A->v, P, -imA);
-            A->w = v3_sub(A->w, mat_mul_v3(IAi, v3_cross(rA, P)));
+            B->v = v3_mad(B->v, P, p.imB);
+            B->w = v3_add(B->w, mat_mul_v3(p.IBi, v3_cross(p.rB, P)));
+            A->v = v3_mad(A->v, P, -p.imA);
+            A->w = v3_sub(A->w, mat_mul_v3(p.IAi, v3_cross(p.rA, P)));
             /* angular: lock relative rotation rate */
             double KA[9], KAi[9];
-            for (int k = 0; k < 9; k++) KA[k] = IAi[k] + IBi[k];
+            for (int k = 0; k < 9; k++) KA[k] = p.IAi[k] + p.IBi[k];
             if (mat3_inverse(KA, KAi)) {
                 hy_v3 L = v3_scale(mat_mul_v3(KAi, v3_sub(B->w, A->w)), -1.0);
-                B->w = v3_add(B->w, mat_mul_v3(IBi, L));
-                A->w = v3_sub(A->w, mat_mul_v3(IAi, L));
+                B->w = v3_add(B->w, mat_mul_v3(p.IBi, L));
+                A->w = v3_sub(A->w, mat_mul_v3(p.IAi, L));
             }
         }
     }
@@ -211,21 +216,18 @@ void hy_bonds_project(const hy_bond_set* s, const hy_bond_bodies* bodies, double
     for (int32_t it = 0; it < iterations && s->intact > 0; it++) {
         for (int32_t i = 0; i < s->count; i++) {
             const hy_bond* b = &s->bonds[i];
-            if (b->broken) continue;
-            hy_rigid_state *A, *B;
-            double IAi[9], IBi[9], Kinv[9];
-            hy_v3 rA, rB;
-            if (!bond_frame(b, bodies, &A, &B, IAi, IBi, &rA, &rB, Kinv)) continue;
-            double imA = bodies->inertia(bodies->ctx, b->a)->inv_mass;
-            double imB = bodies->inertia(bodies->ctx, b->b)->inv_mass;
+            bond_pose p;
+            if (b->broken || !pose_of(b, bodies, &p)) continue;
             /* the positional impulse that closes `fraction` of the anchors'
              * separation, linearised at the current poses */
-            hy_v3 drift = v3_sub(v3_add(B->x, rB), v3_add(A->x, rA));
-            hy_v3 P = v3_scale(mat_mul_v3(Kinv, drift), -fraction);
-            B->x = v3_mad(B->x, P, imB);
-            B->q = quat_normalize(quat_mul(quat_from_rotvec(mat_mul_v3(IBi, v3_cross(rB, P))), B->q));
-            A->x = v3_mad(A->x, P, -imA);
-            A->q = quat_normalize(quat_mul(quat_from_rotvec(v3_scale(mat_mul_v3(IAi, v3_cross(rA, P)), -1.0)), A->q));
+            hy_v3 drift = v3_sub(v3_add(p.B->x, p.rB), v3_add(p.A->x, p.rA));
+            hy_v3 P = v3_scale(mat_mul_v3(p.Kinv, drift), -fraction);
+            p.B->x = v3_mad(p.B->x, P, p.imB);
+            p.B->q = quat_normalize(quat_mul(quat_from_rotvec(mat_mul_v3(p.IBi, v3_cross(p.rB, P))), p.B->q));
+            p.A->x = v3_mad(p.A->x, P, -p.imA);
+            p.A->q = quat_normalize(
+                quat_mul(quat_from_rotvec(v3_scale(mat_mul_v3(p.IAi, v3_cross(p.rA, P)), -1.0)), p.A->q));
         }
     }
 }
+

@@ -48,7 +48,7 @@ int hy_bond_set_push(hy_bond_set* s, hy_bond b);
 void hy_bond_set_free(hy_bond_set* s);
 /* Run `iterations` sweeps over intact bonds on the bodies' velocities;
  * returns bonds broken. */
-int32_t hy_bonds_solve(hy_bond_set* s, const hy_bond_bodies* bodies, double dt, int32_t iterations);
+int32_t hy_bonds_solve(hy_bond_set* s, const hy_bond_bodies* bodies, int32_t iterations);
 /* Blows: a contact impulse (N s) between bodies a and b in this step's
  * collision response. Between two bodies an intact bond joins it is
  * compression the solid carries and is ignored; otherwise each body
