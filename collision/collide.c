@@ -60,7 +60,8 @@ void hy_collision_state_destroy(hy_collision_state* cs) {
  * interpenetrating (and apart once the bond breaks). */
 static int may_collide(const hy_object* a, const hy_object* b, int same) {
     if (same) return a->kind == HY_OBJECT_CLOTH; /* rigid shapes cannot hit themselves */
-    return !(a->kind == HY_OBJECT_OBSTACLE && b->kind == HY_OBJECT_OBSTACLE);
+    if (a->kind == HY_OBJECT_OBSTACLE && b->kind == HY_OBJECT_OBSTACLE) return 0;
+    return !(hy_object_is_static(a) && hy_object_is_static(b)); /* sleepers and the floor stay apart */
 }
 
 hy_status hy_collision_state_sync(hy_world* w) {

@@ -1379,8 +1379,9 @@ static hy_status check_unique_names(ctx* c, plan* p) {
 }
 
 static hy_status check_solver(ctx* c, plan* p, const cJSON* it) {
-    static const char* const fields[] = {"time_step",         "substeps",     "gravity",    "threads",
-                                         "cg_max_iterations", "cg_tolerance", "collisions", NULL};
+    static const char* const fields[] = {"time_step",    "substeps",   "gravity",    "threads",
+                                         "cg_max_iterations", "cg_tolerance", "collisions", "sleep_time",
+                                         "sleep_velocity", NULL};
     size_t m = push(c, "solver");
     hy_world_def* w = &p->world;
     hy_status s = check_object(c, it);
@@ -1405,6 +1406,8 @@ static hy_status check_solver(ctx* c, plan* p, const cJSON* it) {
     v = w->collisions;
     if (!s) s = field_bool(c, it, "collisions", &v);
     w->collisions = v;
+    if (!s) s = field_num(c, it, "sleep_time", R_NONNEG, &w->sleep_time);
+    if (!s) s = field_num(c, it, "sleep_velocity", R_POS, &w->sleep_velocity);
     pop(c, m);
     return s;
 }

@@ -128,6 +128,8 @@ HY_API hy_world_def hy_world_def_default(void) {
     d.cg_max_iterations = 200;
     d.cg_tolerance = 1e-6;
     d.collisions = 1;
+    d.sleep_time = 0.5;
+    d.sleep_velocity = 0.05;
     d.cookie = HY_DEF_COOKIE;
     return d;
 }
@@ -147,6 +149,10 @@ static hy_status check_world_def(const hy_world_def* d) {
                        d->cg_max_iterations);
     if (!(d->cg_tolerance > 0.0) || !(d->cg_tolerance < 1.0))
         return hy_fail(HY_ERR_INVALID_ARG, "world.cg_tolerance must be in (0, 1), got %g", d->cg_tolerance);
+    if (!(d->sleep_time >= 0.0) || !isfinite(d->sleep_time))
+        return hy_fail(HY_ERR_INVALID_ARG, "world.sleep_time must be >= 0 s, got %g", d->sleep_time);
+    if (!(d->sleep_velocity > 0.0) || !isfinite(d->sleep_velocity))
+        return hy_fail(HY_ERR_INVALID_ARG, "world.sleep_velocity must be > 0 m/s, got %g", d->sleep_velocity);
     return HY_OK;
 }
 
@@ -302,7 +308,10 @@ HY_API hy_status hy_body_add(hy_world* w, const hy_body_def* d, hy_object_id* ou
     if (s) return s;
     /* Body frame: the mesh frame moved to the centre of mass. */
     hy_v3 c = v3_load(mp.center);
-    for (int32_t i = 0; i < o->nv; i++) v3_store(o->local + 3 * i, v3_sub(v3_load(o->local + 3 * i), c));
+    for (int32_t i = 0; i < o->nv; i++) {
+        v3_store(o->local + 3 * i, v3_sub(v3_load(o->local + 3 * i), c));
+        o->reach = fmax(o->reach, v3_len(v3_load(o->local + 3 * i)));
+    }
     o->mass = mp;
     o->inertia = in;
     o->body.q = q;
@@ -355,6 +364,14 @@ HY_API hy_status hy_body_get_velocity(const hy_world* w, hy_object_id id, double
     if (!o) return resolve_status(w, id);
     if (linear) v3_store(linear, o->body.v);
     if (angular) v3_store(angular, o->body.w);
+    return HY_OK;
+}
+
+HY_API hy_status hy_body_is_asleep(const hy_world* w, hy_object_id id, int32_t* out) {
+    hy_object* o = resolve_body(w, id);
+    if (!o) return resolve_status(w, id);
+    if (!out) return hy_fail(HY_ERR_INVALID_ARG, "hy_body_is_asleep: out is NULL");
+    *out = o->asleep;
     return HY_OK;
 }
 
@@ -664,7 +681,8 @@ static hy_status integrate(hy_world* w, double dt, hy_step_stats* st) {
             break;
         }
         case HY_OBJECT_BODY:
-            hy_rigid_integrate(&o->inertia, &o->body, dt, w->def.gravity, o->gravity, &o->body1);
+            if (o->asleep) o->body1 = o->body;
+            else hy_rigid_integrate(&o->inertia, &o->body, dt, w->def.gravity, o->gravity, &o->body1);
             break;
         case HY_OBJECT_OBSTACLE:
             obstacle_vertices(o, w->time + dt, o->x1, o->v1);
@@ -688,6 +706,11 @@ static hy_status integrate(hy_world* w, double dt, hy_step_stats* st) {
             }
         }
         hy_bonds_project(&w->bonds, &bb, 0.2, 2);
+        for (int32_t k = 0; k < w->bonds.count; k++) { /* sleepers stay where they are */
+            const hy_bond* b = &w->bonds.bonds[k];
+            if (w->objects[b->a].asleep) w->objects[b->a].body1 = w->objects[b->a].body;
+            if (w->objects[b->b].asleep) w->objects[b->b].body1 = w->objects[b->b].body;
+        }
     }
     for (int32_t i = 0; i < w->object_count; i++) {
         hy_object* o = &w->objects[i];
@@ -706,6 +729,110 @@ static hy_status check_finite(const hy_world* w) {
                                "step %lld: object '%s' vertex %d became non-finite; state kept at the last finite substep",
                                (long long)w->step_index + 1, o->name, k);
     }
+    return HY_OK;
+}
+
+/* ------------------------------------------------------------- sleep */
+
+static int32_t find_root(int32_t* parent, int32_t x) {
+    while (parent[x] != x) x = parent[x] = parent[parent[x]];
+    return x;
+}
+
+static void join(int32_t* parent, int32_t a, int32_t b) {
+    a = find_root(parent, a);
+    b = find_root(parent, b);
+    if (a != b) parent[a > b ? a : b] = a < b ? a : b; /* the lower slot is the root: order-free */
+}
+
+/* A body's speed for sleeping: its centre's, or its spin times its reach
+ * (the speed of its farthest vertex), whichever is more. */
+static double body_speed(const hy_object* o) { return fmax(v3_len(o->body.v), v3_len(o->body.w) * o->reach); }
+
+/* How far the body's farthest point is from where its rest pose put it:
+ * the centre's move plus the turn (angle, small) times the reach. */
+static double rest_drift(const hy_object* o) {
+    hy_quat d = quat_mul(o->body.q, (hy_quat){o->rest_q.w, -o->rest_q.x, -o->rest_q.y, -o->rest_q.z});
+    double s = sqrt(d.x * d.x + d.y * d.y + d.z * d.z), angle = 2.0 * atan2(s, fabs(d.w));
+    return v3_len(v3_sub(o->body.x, o->rest_x)) + angle * o->reach;
+}
+
+/* After a step: sleepers something struck wake (all of them: the contacts
+ * between sleepers are not tracked, so which ones a woken body rests on is
+ * not known). A body is at rest while its farthest point stays within a
+ * quarter of sleep_velocity x sleep_time of the pose its rest began from
+ * (a box on a floor jitters in place at a few cm/s, which a test on the
+ * speed alone would never call rest), and it moves slower than ten times
+ * the sleep velocity. Every group of bodies joined by this step's contacts
+ * and by intact bonds whose members have all been at rest for sleep_time
+ * falls asleep, its velocities zeroed. A group that touches cloth or a
+ * moving obstacle stays awake. Serial, in slot order. */
+static hy_status update_sleep(hy_world* w, double dt) {
+    if (!(w->def.sleep_time > 0.0)) return HY_OK;
+    int32_t n = w->object_count;
+    int woke = 0;
+    double drift = 0.25 * w->def.sleep_velocity * w->def.sleep_time;
+    for (int32_t i = 0; i < n; i++) {
+        hy_object* o = &w->objects[i];
+        if (!o->alive || o->kind != HY_OBJECT_BODY) continue;
+        double speed = body_speed(o);
+        if (o->asleep) {
+            woke |= speed > 0.0;
+            continue;
+        }
+        if (o->rest_steps > 0 && rest_drift(o) < drift && speed < 10.0 * w->def.sleep_velocity) {
+            o->rest_steps++;
+        } else { /* a new rest window from here */
+            o->rest_steps = 1;
+            o->rest_x = o->body.x;
+            o->rest_q = o->body.q;
+        }
+    }
+    if (woke)
+        for (int32_t i = 0; i < n; i++)
+            if (w->objects[i].asleep) {
+                w->objects[i].asleep = 0;
+                w->objects[i].rest_steps = 0;
+            }
+    int32_t need = (int32_t)ceil(w->def.sleep_time / dt);
+    int32_t* parent = malloc(sizeof *parent * ((size_t)n + 1));
+    unsigned char* keep = calloc((size_t)n + 1, 1); /* per root: a member may not sleep */
+    if (!parent || !keep) {
+        free(parent);
+        free(keep);
+        return hy_fail(HY_ERR_NOMEM, "out of memory grouping %d objects for sleep", n);
+    }
+    for (int32_t i = 0; i < n; i++) parent[i] = i;
+    const hy_collision_state* cs = w->collision;
+    int contacts_known = cs && cs->object_count == n;
+    for (int64_t k = 0; contacts_known && k < w->last_contact_count; k++) {
+        const hy_contact* c = &w->last_contacts[k];
+        int32_t a = cs->vertex_object[c->v[0]], b = cs->vertex_object[c->v[c->type == HY_CONTACT_VF ? 1 : 2]];
+        const hy_object *oa = &w->objects[a], *ob = &w->objects[b];
+        if ((oa->kind == HY_OBJECT_OBSTACLE && hy_object_is_static(oa)) ||
+            (ob->kind == HY_OBJECT_OBSTACLE && hy_object_is_static(ob)))
+            continue; /* the floor joins nothing */
+        join(parent, a, b);
+    }
+    for (int32_t k = 0; k < w->bonds.count; k++)
+        if (!w->bonds.bonds[k].broken) join(parent, w->bonds.bonds[k].a, w->bonds.bonds[k].b);
+    for (int32_t i = 0; i < n; i++) {
+        const hy_object* o = &w->objects[i];
+        int body = o->alive && o->kind == HY_OBJECT_BODY;
+        if (o->alive && !body && !(o->kind == HY_OBJECT_OBSTACLE && hy_object_is_static(o)))
+            keep[find_root(parent, i)] = 1; /* cloth or a moving obstacle */
+        if (body && !o->asleep && o->rest_steps <= need) keep[find_root(parent, i)] = 1;
+    }
+    for (int32_t i = 0; i < n; i++) {
+        hy_object* o = &w->objects[i];
+        if (!o->alive || o->kind != HY_OBJECT_BODY || o->asleep || keep[find_root(parent, i)]) continue;
+        o->asleep = 1;
+        o->body.v = v3(0, 0, 0);
+        o->body.w = v3(0, 0, 0);
+        body_pose_vertices(o, &o->body, o->x, o->v);
+    }
+    free(parent);
+    free(keep);
     return HY_OK;
 }
 
@@ -865,7 +992,9 @@ HY_API hy_status hy_world_step(hy_world* w) {
         t0 = now_ms();
         commit(w);
         w->time += dt;
+        hy_status s2 = update_sleep(w, dt);
         st.ms[HY_PHASE_COMMIT] += now_ms() - t0;
+        if (s2) return s2;
     }
     w->step_index++;
     st.step_index = w->step_index;

@@ -34,6 +34,11 @@ typedef struct hy_object {
     hy_mass_properties mass;
     hy_rigid_inertia inertia;
     hy_rigid_state body, body1;
+    int32_t rest_steps; /* body: steps since its rest pose, all within the sleep drift of it */
+    hy_v3 rest_x;       /* body: pose its rest window started from */
+    hy_quat rest_q;
+    double reach;       /* body: farthest vertex from its centre, m */
+    int asleep;         /* body: not moved and not tested against sleepers or static obstacles */
     double restitution;
     int gravity;
     /* obstacle: pose(t) = scripted motion applied to the initial pose */
@@ -41,6 +46,15 @@ typedef struct hy_object {
     hy_quat q0;
     hy_motion motion;
 } hy_object;
+
+/* A static obstacle (no scripted motion) or a sleeping body: two of these
+ * cannot meet, so collision detection skips such pairs. */
+static inline int hy_object_is_static(const hy_object* o) {
+    if (o->kind == HY_OBJECT_BODY) return o->asleep;
+    if (o->kind != HY_OBJECT_OBSTACLE) return 0;
+    const double *lv = o->motion.linear_velocity, *av = o->motion.angular_velocity;
+    return lv[0] == 0.0 && lv[1] == 0.0 && lv[2] == 0.0 && av[0] == 0.0 && av[1] == 0.0 && av[2] == 0.0;
+}
 
 struct hy_collision_state;
 struct hy_prox;

@@ -114,6 +114,12 @@ typedef struct hy_world_def {
     int32_t cg_max_iterations; /* cloth CG iteration cap, default 200 */
     double cg_tolerance;    /* cloth CG relative residual, default 1e-6 */
     int32_t collisions;     /* 1 = run collision detection and response, default 1 */
+    double sleep_time;      /* s: a group of rigid bodies in contact (or bonded) that all move slower
+                               than sleep_velocity for this long falls asleep: it is neither moved
+                               nor tested against other sleepers or static obstacles until a body
+                               that is awake strikes it; 0 = never. default 0.5 */
+    double sleep_velocity;  /* m/s: under it a body counts as at rest (its spin times its size
+                               too). default 0.05 */
     uint32_t cookie;        /* HY_DEF_COOKIE; do not touch */
 } hy_world_def;
 
@@ -182,6 +188,8 @@ HY_API hy_status hy_mesh_mass_properties(hy_mesh_view mesh, double density, hy_m
 /* Body state in the world frame. */
 HY_API hy_status hy_body_get_transform(const hy_world* world, hy_object_id id, double position[3],
                                        double orientation[4]);
+/* Whether the body is asleep (hy_world_def.sleep_time): out 1 or 0. */
+HY_API hy_status hy_body_is_asleep(const hy_world* world, hy_object_id id, int32_t* out);
 HY_API hy_status hy_body_get_velocity(const hy_world* world, hy_object_id id, double linear[3],
                                       double angular[3]);
 HY_API hy_status hy_body_get_angular_momentum(const hy_world* world, hy_object_id id, double out[3]);
