@@ -358,9 +358,22 @@ int hy_cli_sched_apply(const hy_cli_sched* o, const char* cmd, hy_world* w, int 
     if (rc) return rc;
     hy_status s = hy_world_set_scheduling(w, &d);
     if (s) {
+        /* nothing has run yet: what failed is what the user named (a
+         * device, a profile or trace path), unless memory ran out */
         fprintf(stderr, "hyphys %s: %s\n", cmd, hy_last_error());
-        return s == HY_ERR_IO ? HY_EXIT_RUNTIME : HY_EXIT_USAGE;
+        return s == HY_ERR_NOMEM || s == HY_ERR_INTERNAL ? HY_EXIT_RUNTIME : HY_EXIT_USAGE;
     }
+    hy_cli_sched_fallback(cmd, w);
     hy_prox_describe(w->prox, desc, cap);
     return HY_EXIT_OK;
+}
+
+void hy_cli_sched_fallback(const char* cmd, const hy_world* w) {
+    hy_sched_info info;
+    if (hy_world_get_scheduling(w, &info) || !info.fell_back) return;
+    char names[512] = "";
+    size_t n = 0;
+    for (int i = 0; i < info.resource_count && n < sizeof names; i++)
+        n += (size_t)snprintf(names + n, sizeof names - n, "%s%s", i ? ", " : "", info.resource[i].name);
+    fprintf(stderr, "hyphys %s: %s; collision jobs on %s\n", cmd, info.fallback, names);
 }

@@ -10,6 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cli/sched_opts.h"
 #include "engine/error.h"
 
 #define RATE_WINDOW 128 /* step completion times kept for the steps/s figure */
@@ -327,6 +328,7 @@ hy_status hy_viewer_sim_create(const hy_viewer_sim_def* def, hy_viewer_sim** out
     hy_status st = s->scene_path ? hy_scene_load(s->scene_path, &def->options, &s->world)
                                  : hy_fail(HY_ERR_NOMEM, "out of memory");
     if (st == HY_OK && def->has_sched) st = hy_world_set_scheduling(s->world, &def->sched);
+    if (st == HY_OK && def->has_sched) hy_cli_sched_fallback("view", s->world); /* "cuda" with no GPU: one line */
     if (st == HY_OK) st = read_topology(s->world, &s->topo);
     if (st == HY_OK) {
         /* scratch big enough for the largest object */
