@@ -33,6 +33,10 @@ const char* hy_cli_data_dir(void);
  * looked up as scenes/NAME.json in the current folder, then beside the
  * sources, then in the installed share folder. Returns a static buffer. */
 const char* hy_cli_resolve_scene(const char* arg);
+/* hy_cli_resolve_scene, and when arg is a bare name that is neither a scene
+ * nor a file, NULL after a message "hyphys CMD: no scene 'ARG' ..." on
+ * stderr that lists the scenes there are (cloth_ball, drop, ...). */
+const char* hy_cli_find_scene(const char* cmd, const char* arg);
 /* Is stdout a terminal (progress bars, colours)? */
 int hy_cli_is_tty(void);
 /* 1 when dir is a folder this process can write in; else 0 with errno set

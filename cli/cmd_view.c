@@ -117,7 +117,8 @@ static int view_main(int argc, char** argv) {
         fprintf(stderr, "hyphys view: no scene given (usage: hyphys view SCENE [options])\n");
         return HY_EXIT_USAGE;
     }
-    o.scene_path = hy_cli_resolve_scene(o.scene_path); /* "nbody" finds scenes/nbody.json, as in `run` */
+    o.scene_path = hy_cli_find_scene("view", o.scene_path); /* "nbody" finds scenes/nbody.json, as in `run` */
+    if (!o.scene_path) return HY_EXIT_USAGE;
     if (o.screenshot && !frames_given) o.frames = 0;
     /* the profile is named by thread count: the world's default is one per core */
     long cores = sysconf(_SC_NPROCESSORS_ONLN);

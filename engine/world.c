@@ -208,6 +208,10 @@ HY_API hy_status hy_cloth_add(hy_world* w, const hy_cloth_def* d, hy_object_id* 
     if (!w || !d || !out) return hy_fail(HY_ERR_INVALID_ARG, "hy_cloth_add: NULL argument");
     if (d->cookie != HY_DEF_COOKIE)
         return hy_fail(HY_ERR_BAD_DEF, "cloth def not initialised with hy_cloth_def_default()");
+    /* the arrays first: the mesh check would only say the counts are wrong */
+    if (!d->mesh.positions || !d->mesh.triangles)
+        return hy_fail(HY_ERR_INVALID_ARG, "hy_cloth_add: def.mesh.%s is NULL (vertex_count %d, triangle_count %d)",
+                       !d->mesh.positions ? "positions" : "triangles", d->mesh.vertex_count, d->mesh.triangle_count);
     hy_status s = hy_mesh_view_validate(d->mesh, "cloth");
     hy_quat q;
     if (!s) s = check_quat(d->orientation, "cloth", &q);

@@ -455,7 +455,7 @@ int hy_viewer_run(const hy_viewer_options* opt) {
     def.sched = opt->sched;
     hy_status st = hy_viewer_sim_create(&def, &a.sim);
     if (st != HY_OK) {
-        fprintf(stderr, "hyphys view: %s: %s\n", opt->scene_path, hy_last_error());
+        fprintf(stderr, "hyphys view: %s\n", hy_last_error()); /* the loader's message names the file */
         glfwTerminate();
         return st == HY_ERR_IO || st == HY_ERR_PARSE || st == HY_ERR_INVALID_ARG || st == HY_ERR_BAD_DEF
                    ? HY_EXIT_USAGE
