@@ -42,6 +42,10 @@ int hy_cli_is_tty(void);
 /* 1 when dir is a folder this process can write in; else 0 with errno set
  * (ENOTDIR for anything but a folder). */
 int hy_cli_writable_dir(const char* dir);
+/* 1 when a file can be written at path: an existing file (not a folder)
+ * this process may write, or a folder it may write in to create it; else 0
+ * with errno set (ENOENT for a missing folder). Creates nothing. */
+int hy_cli_can_write(const char* path);
 /* mkdir -p of path, or of the folder holding it when parent_only (a file's
  * path). 1 on success; else 0 with errno set, and when who is not NULL a
  * message "WHO: cannot create 'FOLDER': REASON" on stderr. */

@@ -145,25 +145,7 @@ static hy_world* calibration_world(int threads, int size, double** X0, double** 
  * writable file, or a writable folder to create it in. Checked before the
  * seconds of measuring, whose fit an unwritable path would otherwise lose;
  * errno says why not. */
-static int can_save(const char* path) {
-    if (!hy_cli_make_dirs(path, 1, NULL)) return 0;
-    struct stat st;
-    if (stat(path, &st) == 0) {
-        if (S_ISDIR(st.st_mode)) {
-            errno = EISDIR;
-            return 0;
-        }
-        return access(path, W_OK) == 0;
-    }
-    if (errno != ENOENT) return 0;
-    char dir[4096];
-    snprintf(dir, sizeof dir, "%s", path);
-    char* slash = strrchr(dir, '/');
-    if (!slash) return hy_cli_writable_dir(".");
-    if (slash == dir) slash[1] = '\0'; /* the root folder */
-    else *slash = '\0';
-    return hy_cli_writable_dir(dir);
-}
+static int can_save(const char* path) { return hy_cli_make_dirs(path, 1, NULL) && hy_cli_can_write(path); }
 
 /* The fit of one job kind as JSON: constants, correlations and points
  * ([units, us] on the cpu; [units, us, jobs, copies us] on a GPU). */

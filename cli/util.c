@@ -141,6 +141,25 @@ int hy_cli_writable_dir(const char* dir) {
     return access(dir, W_OK) == 0;
 }
 
+int hy_cli_can_write(const char* path) {
+    struct stat st;
+    if (stat(path, &st) == 0) {
+        if (S_ISDIR(st.st_mode)) {
+            errno = EISDIR;
+            return 0;
+        }
+        return access(path, W_OK) == 0;
+    }
+    if (errno != ENOENT) return 0;
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%s", path);
+    char* slash = strrchr(dir, '/');
+    if (!slash) return hy_cli_writable_dir(".");
+    if (slash == dir) slash[1] = '\0'; /* the root folder */
+    else *slash = '\0';
+    return hy_cli_writable_dir(dir);
+}
+
 int hy_cli_make_dirs(const char* path, int parent_only, const char* who) {
     char buf[4096];
     size_t n = strlen(path);

@@ -8,7 +8,9 @@
 # - --devices cuda:N with no GPU N is exit 2; plain cuda with no GPU falls
 #   back to the cpu with exactly one line (with GPUs: uses them, no line);
 # - an unknown scene name lists the scenes there are (run and view), and
-#   `view` names a missing scene file once.
+#   `view` names a missing scene file once;
+# - view: a --screenshot path that cannot be written is exit 2 before any
+#   step, a picture or trace lost on a full device exit 1.
 set -uo pipefail
 cli=${HY_CLI:?HY_CLI must name the hyphys binary}
 work=$(mktemp -d)
@@ -81,11 +83,31 @@ expect run_nosuch 2 run nosuch --frames 1 && says run_nosuch "no scene 'nosuch'"
 if "$cli" --help | grep -q '^  view '; then
     expect view_nosuch 2 view nosuch && says view_nosuch "cloth_ball"
     [ "$(grep -o nosuch "$work/view_nosuch.err" | wc -l)" -eq 1 ] || { echo "FAIL: view nosuch names it more than once"; cat "$work/view_nosuch.err"; fail=1; }
+    # refused before any window or step
+    expect view_gpu 2 view $scene --devices cuda:999 && says view_gpu "'cuda:999': no such GPU"
+    expect view_shot_dir 2 view $scene --frames 1 --screenshot "$work/none/a.png" && says view_shot_dir "$work/none/a.png"
     if command -v xvfb-run >/dev/null; then
-        xvfb-run -a "$cli" view "$work/gone.json" >/dev/null 2>"$work/view_gone.err"
-        rc=$?
+        # one X server for the three runs; each exit code kept in a file (the
+        # exit code of xvfb-run itself may be its own cleanup's)
+        cat >"$work/views.sh" <<VIEWS
+export LIBGL_ALWAYS_SOFTWARE=1
+"$cli" view "$work/gone.json" >/dev/null 2>"$work/view_gone.err"; echo \$? >"$work/view_gone.rc"
+if [ -w /dev/full ]; then
+    "$cli" view $scene --frames 1 --screenshot /dev/full >/dev/null 2>"$work/view_full.err"; echo \$? >"$work/view_full.rc"
+    "$cli" view $scene --frames 1 --screenshot "$work/v.png" --trace /dev/full >/dev/null 2>"$work/view_trace.err"; echo \$? >"$work/view_trace.rc"
+fi
+VIEWS
+        xvfb-run -a -s "-screen 0 1280x720x24" bash "$work/views.sh" >/dev/null 2>&1
+        rc=$(cat "$work/view_gone.rc" 2>/dev/null)
         n=$(grep -o "gone.json" "$work/view_gone.err" | wc -l)
-        [ $rc -eq 2 ] && [ "$n" -eq 1 ] || { echo "FAIL: view of a missing file: exit $rc, named $n times"; cat "$work/view_gone.err"; fail=1; }
+        [ "$rc" = 2 ] && [ "$n" -eq 1 ] || { echo "FAIL: view of a missing file: exit $rc, named $n times"; cat "$work/view_gone.err"; fail=1; }
+        if [ -w /dev/full ]; then
+            # the picture or the trace lost on a full device: exit 1, said
+            rc=$(cat "$work/view_full.rc" 2>/dev/null)
+            [ "$rc" = 1 ] && grep -q "writing /dev/full failed" "$work/view_full.err" || { echo "FAIL: view --screenshot /dev/full: exit $rc"; cat "$work/view_full.err"; fail=1; }
+            rc=$(cat "$work/view_trace.rc" 2>/dev/null)
+            [ "$rc" = 1 ] && grep -q "trace '/dev/full': write failed" "$work/view_trace.err" || { echo "FAIL: view --trace /dev/full: exit $rc"; cat "$work/view_trace.err"; fail=1; }
+        fi
     fi
 fi
 [ $fail -eq 0 ] && echo "PASS"

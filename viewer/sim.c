@@ -361,8 +361,8 @@ int hy_viewer_sim_start(hy_viewer_sim* s) {
     return 1;
 }
 
-void hy_viewer_sim_destroy(hy_viewer_sim* s) {
-    if (!s) return;
+int hy_viewer_sim_destroy(hy_viewer_sim* s) {
+    if (!s) return 0;
     if (s->thread_started) {
         pthread_mutex_lock(&s->lock);
         s->quit = 1;
@@ -370,6 +370,9 @@ void hy_viewer_sim_destroy(hy_viewer_sim* s) {
         pthread_mutex_unlock(&s->lock);
         pthread_join(s->thread, NULL);
     }
+    /* a trace that could not be written (a full disk) is said, not lost */
+    int bad = s->world && hy_world_close_trace(s->world) != HY_OK;
+    if (bad) fprintf(stderr, "hyphys view: %s\n", hy_last_error());
     hy_world_destroy(s->world);
     for (int k = 0; k < 3; k++) {
         free(s->slots[k].positions);
@@ -382,6 +385,7 @@ void hy_viewer_sim_destroy(hy_viewer_sim* s) {
     pthread_cond_destroy(&s->wake);
     pthread_mutex_destroy(&s->lock);
     free(s);
+    return bad;
 }
 
 const hy_viewer_topology* hy_viewer_sim_get_topology(const hy_viewer_sim* s) { return &s->topo; }
