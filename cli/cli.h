@@ -33,11 +33,19 @@ const char* hy_cli_data_dir(void);
  * looked up as scenes/NAME.json in the current folder, then beside the
  * sources, then in the installed share folder. Returns a static buffer. */
 const char* hy_cli_resolve_scene(const char* arg);
+/* hy_cli_resolve_scene, and when arg is a bare name that is neither a scene
+ * nor a file, NULL after a message "hyphys CMD: no scene 'ARG' ..." on
+ * stderr that lists the scenes there are (cloth_ball, drop, ...). */
+const char* hy_cli_find_scene(const char* cmd, const char* arg);
 /* Is stdout a terminal (progress bars, colours)? */
 int hy_cli_is_tty(void);
 /* 1 when dir is a folder this process can write in; else 0 with errno set
  * (ENOTDIR for anything but a folder). */
 int hy_cli_writable_dir(const char* dir);
+/* 1 when a file can be written at path: an existing file (not a folder)
+ * this process may write, or a folder it may write in to create it; else 0
+ * with errno set (ENOENT for a missing folder). Creates nothing. */
+int hy_cli_can_write(const char* path);
 /* mkdir -p of path, or of the folder holding it when parent_only (a file's
  * path). 1 on success; else 0 with errno set, and when who is not NULL a
  * message "WHO: cannot create 'FOLDER': REASON" on stderr. */

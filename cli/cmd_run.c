@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 
 #include "cli/cli.h"
+#include "cli/progress.h"
 #include "cli/sched_opts.h"
 #include "engine/check.h"
 #include "engine/export.h"
@@ -93,9 +94,11 @@ static int parse(int argc, char** argv, run_opts* o) {
     return 1;
 }
 
-static void progress(long done, long total, double elapsed, int tty) {
-    double sps = elapsed > 0 ? (double)done / elapsed : 0.0;
-    double eta = sps > 0 ? (double)(total - done) / sps : 0.0;
+/* The rate and time left are those of the recent steps (cli/progress.h). */
+static void progress(const hy_cli_progress* pr, long done, long total, int tty) {
+    double sps = hy_cli_progress_rate(pr);
+    double eta = hy_cli_progress_eta(pr, total);
+    if (eta < 0.0) eta = 0.0;
     if (tty) {
         int width = 30, filled = (int)((double)width * (double)done / (double)total);
         char bar[64];
@@ -141,7 +144,8 @@ static int check_step(const hy_world* w, long step, int tty) {
 static int run_main(int argc, char** argv) {
     run_opts o;
     if (!parse(argc, argv, &o)) return HY_EXIT_USAGE;
-    const char* path = hy_cli_resolve_scene(o.scene);
+    const char* path = hy_cli_find_scene("run", o.scene);
+    if (!path) return HY_EXIT_USAGE;
     hy_scene_options so = hy_scene_options_default();
     if (o.threads >= 0) so.threads = (int32_t)o.threads;
     so.collisions = o.collisions;
@@ -182,11 +186,21 @@ static int run_main(int argc, char** argv) {
         fprintf(csv, ",ms_total,cg_iterations,candidates,exact_tests,contacts,bonds_broken\n");
     }
     if (o.export_dir) {
+        /* A folder that cannot be made or written in is the user's path
+         * (exit 2); a write that fails after that, a full disk, is a
+         * failure at run time (exit 1). */
+        int made = hy_cli_make_dirs(o.export_dir, 0, "hyphys run: --export-frames");
+        if (!made || !hy_cli_writable_dir(o.export_dir)) {
+            if (made) fprintf(stderr, "hyphys run: --export-frames '%s': %s\n", o.export_dir, strerror(errno));
+            if (csv) fclose(csv);
+            hy_world_destroy(w);
+            return HY_EXIT_USAGE;
+        }
         /* An earlier export there goes first (its frames past this run's
          * end would otherwise pass for this run's); source.txt says what
          * the frames are of (engine/export.h). */
         hy_export_source src;
-        if (!hy_cli_make_dirs(o.export_dir, 0, "hyphys run") || hy_export_clear(o.export_dir) || hy_export_source_of(path, w, &src) ||
+        if (hy_export_clear(o.export_dir) || hy_export_source_of(path, w, &src) ||
             hy_export_topology(w, o.export_dir) || hy_export_frame(w, o.export_dir, 0) ||
             hy_export_source_write(o.export_dir, path, &src)) {
             if (*hy_last_error()) fprintf(stderr, "hyphys run: %s\n", hy_last_error());
@@ -210,10 +224,14 @@ static int run_main(int argc, char** argv) {
         return HY_EXIT_RUNTIME;
     }
     int tty = hy_cli_is_tty();
-    int rc = o.check ? check_step(w, 0, tty && !o.quiet) : HY_EXIT_OK;
+    int check_failed = o.check && check_step(w, 0, tty && !o.quiet) != HY_EXIT_OK;
+    int rc = check_failed ? HY_EXIT_RUNTIME : HY_EXIT_OK;
     long done = 0;
+    int exporting = o.export_dir != NULL;
     double t0 = hy_cli_now(), last_report = t0;
-    for (long f = 0; f < o.frames && rc == HY_EXIT_OK; f++) {
+    hy_cli_progress pr;
+    hy_cli_progress_start(&pr, t0);
+    for (long f = 0; f < o.frames && !check_failed; f++) {
         s = hy_world_step(w);
         if (s) {
             if (tty && !o.quiet) fputc('\n', stderr);
@@ -245,19 +263,39 @@ static int run_main(int argc, char** argv) {
             fprintf(csv, ",%.4f,%d,%" PRId64 ",%" PRId64 ",%" PRId64 ",%d\n", st.ms_total, st.cg_iterations,
                     st.candidates, st.exact_tests, st.contacts, st.bonds_broken);
         }
-        if (o.export_dir && hy_export_frame(w, o.export_dir, (int32_t)(f + 1))) {
-            fprintf(stderr, "hyphys run: %s\n", hy_last_error());
+        /* a frame that cannot be written ends the export, not the run:
+         * what is computed still gets its summary (exit 1) */
+        if (exporting && hy_export_frame(w, o.export_dir, (int32_t)(f + 1))) {
+            if (tty && !o.quiet) fputc('\n', stderr);
+            fprintf(stderr, "hyphys run: frame %ld: %s (export stopped; the run goes on)\n", f + 1, hy_last_error());
+            exporting = 0;
+            rc = HY_EXIT_RUNTIME;
+        }
+        if (o.check && check_step(w, done, tty && !o.quiet) != HY_EXIT_OK) {
+            check_failed = 1;
             rc = HY_EXIT_RUNTIME;
             break;
         }
-        if (o.check && (rc = check_step(w, done, tty && !o.quiet)) != HY_EXIT_OK) break;
         double t = hy_cli_now();
+        hy_cli_progress_add(&pr, done, t);
         if (!o.quiet && !o.json && (t - last_report > (tty ? 0.2 : 5.0) || done == o.frames)) {
-            progress(done, o.frames, t - t0, tty);
+            progress(&pr, done, o.frames, tty);
             last_report = t;
         }
     }
-    if (csv) fclose(csv);
+    /* Output files: a buffered write that failed (a full disk) shows at the
+     * flush, so fclose's answer counts */
+    if (csv) {
+        int bad = ferror(csv), closed = fclose(csv), e = errno;
+        if (bad || closed != 0) {
+            fprintf(stderr, "hyphys run: writing '%s' failed: %s\n", o.csv, closed ? strerror(e) : "write error");
+            rc = HY_EXIT_RUNTIME;
+        }
+    }
+    if (hy_world_close_trace(w)) {
+        fprintf(stderr, "hyphys run: %s\n", hy_last_error());
+        rc = HY_EXIT_RUNTIME;
+    }
 
     /* Summary: what was computed is reported even after a failure. */
     char hash[32];

@@ -4,6 +4,7 @@
  * absent from the table. */
 #ifdef HY_HAVE_VIEWER
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -117,8 +118,14 @@ static int view_main(int argc, char** argv) {
         fprintf(stderr, "hyphys view: no scene given (usage: hyphys view SCENE [options])\n");
         return HY_EXIT_USAGE;
     }
-    o.scene_path = hy_cli_resolve_scene(o.scene_path); /* "nbody" finds scenes/nbody.json, as in `run` */
+    o.scene_path = hy_cli_find_scene("view", o.scene_path); /* "nbody" finds scenes/nbody.json, as in `run` */
+    if (!o.scene_path) return HY_EXIT_USAGE;
     if (o.screenshot && !frames_given) o.frames = 0;
+    /* a picture that could not be saved is known now, not after the steps */
+    if (o.screenshot && !hy_cli_can_write(o.screenshot)) {
+        fprintf(stderr, "hyphys view: --screenshot: cannot write '%s': %s\n", o.screenshot, strerror(errno));
+        return HY_EXIT_USAGE;
+    }
     /* the profile is named by thread count: the world's default is one per core */
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
     static char profile[4096];

@@ -1,6 +1,7 @@
 /* hyphys: the command line. One table of commands; each lives in its own
  * cli/cmd_<name>.c. A command whose file is not built (the viewer without
  * GLFW, say) is simply absent from the table and from --help. */
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -69,7 +70,15 @@ int main(int argc, char** argv) {
                 (*c)->help();
                 return HY_EXIT_OK;
             }
-        return (*c)->main(argc - 1, argv + 1);
+        int rc = (*c)->main(argc - 1, argv + 1);
+        /* what went to stdout (a summary, JSON) may have failed to reach
+         * it, a full disk or a closed pipe: that is a failure, never 0 */
+        int e = fflush(stdout) != 0 ? errno : 0;
+        if (e || ferror(stdout)) {
+            fprintf(stderr, "hyphys %s: writing the output failed: %s\n", argv[1], e ? strerror(e) : "write error");
+            if (rc == HY_EXIT_OK) rc = HY_EXIT_RUNTIME;
+        }
+        return rc;
     }
     fprintf(stderr, "hyphys: unknown command '%s'\n\n", argv[1]);
     usage(stderr);

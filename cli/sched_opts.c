@@ -145,25 +145,7 @@ static hy_world* calibration_world(int threads, int size, double** X0, double** 
  * writable file, or a writable folder to create it in. Checked before the
  * seconds of measuring, whose fit an unwritable path would otherwise lose;
  * errno says why not. */
-static int can_save(const char* path) {
-    if (!hy_cli_make_dirs(path, 1, NULL)) return 0;
-    struct stat st;
-    if (stat(path, &st) == 0) {
-        if (S_ISDIR(st.st_mode)) {
-            errno = EISDIR;
-            return 0;
-        }
-        return access(path, W_OK) == 0;
-    }
-    if (errno != ENOENT) return 0;
-    char dir[4096];
-    snprintf(dir, sizeof dir, "%s", path);
-    char* slash = strrchr(dir, '/');
-    if (!slash) return hy_cli_writable_dir(".");
-    if (slash == dir) slash[1] = '\0'; /* the root folder */
-    else *slash = '\0';
-    return hy_cli_writable_dir(dir);
-}
+static int can_save(const char* path) { return hy_cli_make_dirs(path, 1, NULL) && hy_cli_can_write(path); }
 
 /* The fit of one job kind as JSON: constants, correlations and points
  * ([units, us] on the cpu; [units, us, jobs, copies us] on a GPU). */
@@ -358,9 +340,22 @@ int hy_cli_sched_apply(const hy_cli_sched* o, const char* cmd, hy_world* w, int 
     if (rc) return rc;
     hy_status s = hy_world_set_scheduling(w, &d);
     if (s) {
+        /* nothing has run yet: what failed is what the user named (a
+         * device, a profile or trace path), unless memory ran out */
         fprintf(stderr, "hyphys %s: %s\n", cmd, hy_last_error());
-        return s == HY_ERR_IO ? HY_EXIT_RUNTIME : HY_EXIT_USAGE;
+        return s == HY_ERR_NOMEM || s == HY_ERR_INTERNAL ? HY_EXIT_RUNTIME : HY_EXIT_USAGE;
     }
+    hy_cli_sched_fallback(cmd, w);
     hy_prox_describe(w->prox, desc, cap);
     return HY_EXIT_OK;
+}
+
+void hy_cli_sched_fallback(const char* cmd, const hy_world* w) {
+    hy_sched_info info;
+    if (hy_world_get_scheduling(w, &info) || !info.fell_back) return;
+    char names[512] = "";
+    size_t n = 0;
+    for (int i = 0; i < info.resource_count && n < sizeof names; i++)
+        n += (size_t)snprintf(names + n, sizeof names - n, "%s%s", i ? ", " : "", info.resource[i].name);
+    fprintf(stderr, "hyphys %s: %s; collision jobs on %s\n", cmd, info.fallback, names);
 }

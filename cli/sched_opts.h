@@ -51,4 +51,8 @@ int hy_cli_sched_def(const hy_cli_sched* o, const char* cmd, int threads, int qu
  * say so (on stderr). Writes a one-line description into desc. Exit code. */
 int hy_cli_sched_apply(const hy_cli_sched* o, const char* cmd, hy_world* w, int quiet, char* desc, size_t cap);
 
+/* When w's device list asked for what is not there ("cuda" with no GPU),
+ * say so in one line on stderr, naming the resources used instead. */
+void hy_cli_sched_fallback(const char* cmd, const hy_world* w);
+
 #endif

@@ -1,3 +1,4 @@
+#include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -60,23 +61,74 @@ const char* hy_cli_data_dir(void) {
     return "../shared/data";
 }
 
-const char* hy_cli_resolve_scene(const char* arg) {
-    static char path[4096];
-    size_t n = strlen(arg);
-    if (strchr(arg, '/') || (n > 5 && strcmp(arg + n - 5, ".json") == 0)) return arg;
-    const char* roots[3] = {".", NULL, NULL};
+/* Where bare scene names are looked up, in order: scenes/ under each. */
+static void scene_roots(const char* roots[3]) {
+    roots[0] = ".";
+    roots[1] = roots[2] = NULL;
 #ifdef HY_SOURCE_DIR
     roots[1] = HY_SOURCE_DIR;
 #endif
 #ifdef HY_SHARE_DIR
     roots[2] = HY_SHARE_DIR;
 #endif
+}
+
+static int is_bare_name(const char* arg) {
+    size_t n = strlen(arg);
+    return !strchr(arg, '/') && !(n > 5 && strcmp(arg + n - 5, ".json") == 0);
+}
+
+const char* hy_cli_resolve_scene(const char* arg) {
+    static char path[4096];
+    if (!is_bare_name(arg)) return arg;
+    const char* roots[3];
+    scene_roots(roots);
     for (int i = 0; i < 3; i++) {
         if (!roots[i]) continue;
         snprintf(path, sizeof path, "%s/scenes/%s.json", roots[i], arg);
         if (access(path, R_OK) == 0) return path;
     }
     return arg;
+}
+
+static int cmp_str(const void* a, const void* b) { return strcmp(*(char* const*)a, *(char* const*)b); }
+
+const char* hy_cli_find_scene(const char* cmd, const char* arg) {
+    const char* path = hy_cli_resolve_scene(arg);
+    if (path != arg || !is_bare_name(arg) || access(arg, F_OK) == 0) return path;
+    /* the names of every scenes/NAME.json there is, sorted, once each */
+    enum { MAX_NAMES = 256 };
+    char* names[MAX_NAMES];
+    int count = 0;
+    const char* roots[3];
+    scene_roots(roots);
+    for (int i = 0; i < 3; i++) {
+        if (!roots[i]) continue;
+        char dir[4096];
+        snprintf(dir, sizeof dir, "%s/scenes", roots[i]);
+        DIR* d = opendir(dir);
+        if (!d) continue;
+        for (struct dirent* e; (e = readdir(d)) != NULL && count < MAX_NAMES;) {
+            size_t n = strlen(e->d_name);
+            if (n <= 5 || strcmp(e->d_name + n - 5, ".json") != 0) continue;
+            char* name = strndup(e->d_name, n - 5);
+            if (!name) break;
+            int seen = 0;
+            for (int k = 0; k < count && !seen; k++) seen = !strcmp(names[k], name);
+            if (seen) free(name);
+            else names[count++] = name;
+        }
+        closedir(d);
+    }
+    qsort(names, (size_t)count, sizeof names[0], cmp_str);
+    fprintf(stderr, "hyphys %s: no scene '%s': not a file, nor a scene in scenes/", cmd, arg);
+    if (count == 0) fprintf(stderr, " (no scenes/ folder found; give the path of a .json file)");
+    for (int k = 0; k < count; k++) {
+        fprintf(stderr, "%s%s", k ? ", " : "; the scenes are: ", names[k]);
+        free(names[k]);
+    }
+    fputc('\n', stderr);
+    return NULL;
 }
 
 int hy_cli_writable_dir(const char* dir) {
@@ -87,6 +139,25 @@ int hy_cli_writable_dir(const char* dir) {
         return 0;
     }
     return access(dir, W_OK) == 0;
+}
+
+int hy_cli_can_write(const char* path) {
+    struct stat st;
+    if (stat(path, &st) == 0) {
+        if (S_ISDIR(st.st_mode)) {
+            errno = EISDIR;
+            return 0;
+        }
+        return access(path, W_OK) == 0;
+    }
+    if (errno != ENOENT) return 0;
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%s", path);
+    char* slash = strrchr(dir, '/');
+    if (!slash) return hy_cli_writable_dir(".");
+    if (slash == dir) slash[1] = '\0'; /* the root folder */
+    else *slash = '\0';
+    return hy_cli_writable_dir(dir);
 }
 
 int hy_cli_make_dirs(const char* path, int parent_only, const char* who) {

@@ -1585,6 +1585,30 @@ static hy_status strict_check(const char* name, hy_world** out) {
     return s;
 }
 
+/* Offset of the first comma that closes nothing but a '}' or ']' (outside
+ * strings), n when there is none. JSON allows no trailing comma; cJSON
+ * stops somewhere after it, on the next line or at the end of the file,
+ * and the message should point at the comma itself. */
+static size_t trailing_comma(const unsigned char* s, size_t n) {
+    int in_string = 0;
+    for (size_t i = 0; i < n; i++) {
+        unsigned char ch = s[i];
+        if (in_string) {
+            if (ch == '\\')
+                i++;
+            else if (ch == '"')
+                in_string = 0;
+            continue;
+        }
+        if (ch == '"') in_string = 1;
+        if (ch != ',') continue;
+        size_t k = i + 1;
+        while (k < n && (s[k] == ' ' || s[k] == '\t' || s[k] == '\n' || s[k] == '\r')) k++;
+        if (k < n && (s[k] == '}' || s[k] == ']')) return i;
+    }
+    return n;
+}
+
 static hy_status load(const char* json, size_t length, const char* name, const char* base,
                       const hy_scene_options* options, hy_world** out) {
     hy_scene_options defaults = hy_scene_options_default();
@@ -1615,7 +1639,14 @@ static hy_status load(const char* json, size_t length, const char* name, const c
         }
     } else {
         int line, col;
-        if (truncated(c->src, length)) {
+        size_t comma = trailing_comma(c->src, length);
+        if (comma < length && comma <= stop) {
+            size_t k = comma + 1;
+            while (json[k] != '}' && json[k] != ']') k++;
+            line_col(c->src, length, comma, &line, &col);
+            s = hy_fail(HY_ERR_PARSE, "%s:%d:%d: malformed JSON: a comma before '%c' (JSON allows no trailing comma)",
+                        name, line, col, json[k]);
+        } else if (truncated(c->src, length)) {
             line_col(c->src, length, length, &line, &col);
             s = hy_fail(HY_ERR_PARSE, "%s:%d:%d: malformed JSON: unexpected end of input (truncated file?)", name,
                         line, col);

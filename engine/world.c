@@ -214,6 +214,10 @@ HY_API hy_status hy_cloth_add(hy_world* w, const hy_cloth_def* d, hy_object_id* 
     if (!w || !d || !out) return hy_fail(HY_ERR_INVALID_ARG, "hy_cloth_add: NULL argument");
     if (d->cookie != HY_DEF_COOKIE)
         return hy_fail(HY_ERR_BAD_DEF, "cloth def not initialised with hy_cloth_def_default()");
+    /* the arrays first: the mesh check would only say the counts are wrong */
+    if (!d->mesh.positions || !d->mesh.triangles)
+        return hy_fail(HY_ERR_INVALID_ARG, "hy_cloth_add: def.mesh.%s is NULL (vertex_count %d, triangle_count %d)",
+                       !d->mesh.positions ? "positions" : "triangles", d->mesh.vertex_count, d->mesh.triangle_count);
     hy_status s = hy_mesh_view_validate(d->mesh, "cloth");
     hy_quat q;
     if (!s) s = check_quat(d->orientation, "cloth", &q);
@@ -898,6 +902,37 @@ HY_API hy_status hy_world_set_scheduling(hy_world* w, const hy_sched_def* def) {
     hy_prox_destroy(w->prox);
     w->prox = p;
     return HY_OK;
+}
+
+_Static_assert(HY_SCHED_INFO_RESOURCES >= HY_SCHED_MAX_RESOURCES, "hy_sched_info holds every resource");
+
+HY_API hy_status hy_world_get_scheduling(const hy_world* w, hy_sched_info* out) {
+    if (!w || !out) return hy_fail(HY_ERR_INVALID_ARG, "hy_world_get_scheduling: NULL argument");
+    memset(out, 0, sizeof *out);
+    if (!w->prox) {
+        /* what hy_world_ensure_prox will make at the first step */
+        snprintf(out->policy, sizeof out->policy, "lp");
+        out->resource_count = 1;
+        snprintf(out->resource[0].name, sizeof out->resource[0].name, "cpu");
+        return HY_OK;
+    }
+    snprintf(out->policy, sizeof out->policy, "%s", hy_prox_policy_name(w->prox));
+    out->virtual_clock = hy_prox_clock(w->prox) == HY_CLOCK_VIRTUAL;
+    int n = hy_prox_resource_count(w->prox);
+    out->resource_count = n < HY_SCHED_INFO_RESOURCES ? n : HY_SCHED_INFO_RESOURCES;
+    for (int i = 0; i < out->resource_count; i++) {
+        const hy_resource* r = hy_prox_resource(w->prox, i);
+        snprintf(out->resource[i].name, sizeof out->resource[i].name, "%s", r->name);
+        out->resource[i].modeled = r->modeled;
+    }
+    snprintf(out->fallback, sizeof out->fallback, "%s", hy_prox_fallback(w->prox));
+    out->fell_back = out->fallback[0] != '\0';
+    return HY_OK;
+}
+
+HY_API hy_status hy_world_close_trace(hy_world* w) {
+    if (!w) return hy_fail(HY_ERR_INVALID_ARG, "hy_world_close_trace: NULL argument");
+    return w->prox ? hy_prox_trace_close(w->prox) : HY_OK;
 }
 
 HY_API hy_status hy_world_set_policy(hy_world* w, const char* policy) {

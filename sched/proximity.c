@@ -16,6 +16,7 @@
  * pool. */
 #include "sched/proximity.h"
 
+#include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -74,9 +75,13 @@ struct hy_prox {
     hy_sched_assignment a;
     /* trace */
     FILE* trace;
+    char* trace_path; /* for messages */
     int trace_events;
     double trace_base;  /* where the next run starts on the trace's timeline, seconds */
     double trace_open_wall;
+    /* what the device list asked for and did not get ("cuda" with no GPU):
+     * one line for the caller to show, "" when everything was there */
+    char fallback[192];
 };
 
 /* ---- queues */
@@ -133,15 +138,19 @@ static hy_status parse_int(const char* s, int* out) {
     return HY_OK;
 }
 
-/* Calls fn for every resource of the list; counts cuda devices once. */
+/* Calls fn for every resource of the list; counts cuda devices once.
+ * A plain "cuda" entry stands for every GPU present, so with none it adds
+ * nothing: that is the one fallback, said in note[cap] when note is not
+ * NULL. A numbered GPU ("cuda:7") names one device: when it is not there
+ * the list is refused, as any other entry naming nothing would be. */
 typedef hy_status (*entry_fn)(void* ctx, hy_resource_kind kind, int device, const char* arg, const char* token);
 
-/* log: say once per list when a cuda entry finds no GPU */
-static hy_status each_entry(const char* devices, entry_fn fn, void* ctx, int log) {
+static hy_status each_entry(const char* devices, entry_fn fn, void* ctx, char* note, size_t cap) {
     const char* list = devices && *devices ? devices : "cpu";
     char buf[1024];
     if (strlen(list) >= sizeof buf) return hy_fail(HY_ERR_INVALID_ARG, "device list longer than %zu characters", sizeof buf - 1);
     strcpy(buf, list);
+    if (note && cap) note[0] = '\0';
     char* save = NULL;
     for (char* tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
         while (*tok == ' ') tok++;
@@ -150,17 +159,17 @@ static hy_status each_entry(const char* devices, entry_fn fn, void* ctx, int log
             s = fn(ctx, HY_RESOURCE_CPU, 0, NULL, tok);
         } else if (!strcmp(tok, "cuda")) {
             int n = hy_cuda_device_count();
-            if (n == 0 && log) fprintf(stderr, "hyphys: %s\n", hy_cuda_status());
+            if (n == 0 && note && cap) snprintf(note, cap, "%s", hy_cuda_status());
             s = HY_OK;
             for (int d = 0; d < n && !s; d++) s = fn(ctx, HY_RESOURCE_CUDA, d, NULL, tok);
         } else if (!strncmp(tok, "cuda:", 5)) {
             int d = 0;
             if (parse_int(tok + 5, &d))
                 return hy_fail(HY_ERR_INVALID_ARG, "device list: '%s': expected cuda:N with N a GPU index", tok);
-            if (d >= hy_cuda_device_count()) {
-                if (log) fprintf(stderr, "hyphys: %s: no such GPU (%s); left out\n", tok, hy_cuda_status());
-                continue;
-            }
+            int n = hy_cuda_device_count();
+            if (d >= n)
+                return hy_fail(HY_ERR_INVALID_ARG, "device list: '%s': no such GPU (%d present; %s)", tok, n,
+                               hy_cuda_status());
             s = fn(ctx, HY_RESOURCE_CUDA, d, NULL, tok);
         } else if (!strncmp(tok, "model:", 6) && tok[6]) {
             s = fn(ctx, HY_RESOURCE_MODEL, 0, tok + 6, tok);
@@ -220,7 +229,7 @@ int hy_prox_needs_profile(const char* devices, hy_clock clock) {
     needs_ctx c;
     memset(&c, 0, sizeof c);
     c.clock = clock;
-    if (each_entry(devices, count_entry, &c, 0)) return -1;
+    if (each_entry(devices, count_entry, &c, NULL, 0)) return -1;
     if (c.real == 0) return 0;
     return c.count > 1 || clock == HY_CLOCK_VIRTUAL;
 }
@@ -241,7 +250,7 @@ static const hy_device_profile* find_profile(const hy_sched_model* m, const char
 int hy_prox_profile_missing(const char* devices, const hy_sched_model* profiles, char* name, size_t cap) {
     needs_ctx c;
     memset(&c, 0, sizeof c);
-    if (each_entry(devices, count_entry, &c, 0)) return -1;
+    if (each_entry(devices, count_entry, &c, NULL, 0)) return -1;
     for (int i = 0; i < c.real && i < HY_SCHED_MAX_RESOURCES; i++) {
         char want[64];
         real_name((hy_resource_kind)c.real_kind[i], c.real_device[i], want, sizeof want);
@@ -309,7 +318,7 @@ hy_status hy_prox_create(const hy_prox_config* config, hy_prox** out) {
     p->options = config->options;
     hy_sched_model_init(&p->model);
     build_ctx c = {p, config->profiles, need};
-    hy_status s = each_entry(config->devices, add_entry, &c, 1);
+    hy_status s = each_entry(config->devices, add_entry, &c, p->fallback, sizeof p->fallback);
     if (!s && p->R == 0) s = add_entry(&c, HY_RESOURCE_CPU, 0, NULL, "cpu");
     if (!s) s = hy_sched_policy_create(config->policy ? config->policy : "lp", &config->options, &p->policy);
     if (s) {
@@ -348,6 +357,7 @@ const hy_resource* hy_prox_resource(const hy_prox* p, int r) { return r >= 0 && 
 const hy_sched_model* hy_prox_model(const hy_prox* p) { return &p->model; }
 const char* hy_prox_policy_name(const hy_prox* p) { return p->policy->cls->name; }
 hy_clock hy_prox_clock(const hy_prox* p) { return p->clock; }
+const char* hy_prox_fallback(const hy_prox* p) { return p->fallback; }
 
 void hy_prox_describe(const hy_prox* p, char* buf, size_t cap) {
     size_t n = (size_t)snprintf(buf, cap, "policy %s, %s clock, resources:", p->policy->cls->name,
@@ -384,7 +394,12 @@ hy_status hy_prox_trace_open(hy_prox* p, const char* path) {
     hy_prox_trace_close(p);
     if (!path) return HY_OK;
     FILE* f = fopen(path, "w");
-    if (!f) return hy_fail(HY_ERR_IO, "trace '%s': cannot open for writing", path);
+    if (!f) return hy_fail(HY_ERR_IO, "trace '%s': cannot open for writing: %s", path, strerror(errno));
+    p->trace_path = strdup(path);
+    if (!p->trace_path) {
+        fclose(f);
+        return hy_fail(HY_ERR_NOMEM, "trace '%s': out of memory", path);
+    }
     p->trace = f;
     p->trace_events = 0;
     p->trace_base = 0.0;
@@ -406,10 +421,18 @@ hy_status hy_prox_trace_open(hy_prox* p, const char* path) {
 hy_status hy_prox_trace_close(hy_prox* p) {
     if (!p->trace) return HY_OK;
     fprintf(p->trace, "\n]}\n");
+    /* buffered writes fail at the flush (a full disk): fclose reports them */
     int bad = ferror(p->trace);
-    bad |= fclose(p->trace) != 0;
+    int e = bad ? EIO : 0;
+    if (fclose(p->trace) != 0 && !bad) {
+        bad = 1;
+        e = errno;
+    }
     p->trace = NULL;
-    return bad ? hy_fail(HY_ERR_IO, "trace: write failed") : HY_OK;
+    hy_status s = bad ? hy_fail(HY_ERR_IO, "trace '%s': write failed: %s", p->trace_path, strerror(e)) : HY_OK;
+    free(p->trace_path);
+    p->trace_path = NULL;
+    return s;
 }
 
 /* ---- the loop */

@@ -10,8 +10,9 @@
  * Resources, from a device list such as "cpu,model:gtx285,cuda":
  *   cpu         all worker threads of the pool as one resource
  *               (hierarchical: inside it the workers steal from each other);
- *   cuda, cuda:N  every GPU present, or GPU N (a missing GPU is one log line,
- *               not an error);
+ *   cuda        every GPU present; with none it adds nothing, and the
+ *               framework says so (hy_prox_fallback), not an error;
+ *   cuda:N      GPU N; an error when there is no GPU N;
  *   model:NAME  a modeled device: a built-in profile (hy_device_profile_builtin)
  *               or a profile file (NAME ending in .json). Its jobs are
  *               computed by the pool, so results are right, and it is charged
@@ -116,8 +117,9 @@ int hy_prox_needs_profile(const char* devices, hy_clock clock);
 int hy_prox_profile_missing(const char* devices, const hy_sched_model* profiles, char* name, size_t cap);
 
 /* Parse the device list, pick the policy, build the model. Errors name the
- * list entry or the policy. A "cuda" entry with no GPU present logs one line
- * to stderr and is left out. */
+ * list entry or the policy ("cuda:7" with no GPU 7 is one). A "cuda" entry
+ * with no GPU present is left out, silently: hy_prox_fallback says so, for
+ * the caller to show. With no resource left, the cpu is used. */
 hy_status hy_prox_create(const hy_prox_config* config, hy_prox** out);
 void hy_prox_destroy(hy_prox* p);
 
@@ -126,6 +128,9 @@ const hy_resource* hy_prox_resource(const hy_prox* p, int r);
 const hy_sched_model* hy_prox_model(const hy_prox* p);
 const char* hy_prox_policy_name(const hy_prox* p);
 hy_clock hy_prox_clock(const hy_prox* p);
+/* One line on what the device list asked for and did not get (a "cuda"
+ * entry with no GPU: hy_cuda_status()'s line), "" when nothing was left out. */
+const char* hy_prox_fallback(const hy_prox* p);
 /* One line: policy, clock, resources (modeled ones marked). */
 void hy_prox_describe(const hy_prox* p, char* buf, size_t cap);
 

@@ -15,11 +15,12 @@ test -f "$libdir/cmake/hyphys/hyphysConfig.cmake"
 echo '#include <hyphys/hyphys.h>' > "$work/h.c"
 ${HY_C_COMPILER:-cc} -std=c11 -Wall -Wextra -Werror -pedantic -fsyntax-only -I"$prefix/include" "$work/h.c"
 if command -v g++ >/dev/null; then g++ -x c++ -Wall -Wextra -Werror -fsyntax-only -I"$prefix/include" "$work/h.c"; fi
-# pkg-config
+# pkg-config, as README.md says for a private prefix: PKG_CONFIG_PATH finds
+# hyphys.pc, an rpath finds the library at run time (no LD_LIBRARY_PATH)
 export PKG_CONFIG_PATH="$libdir/pkgconfig"
 # HY_EXTRA_CFLAGS: the sanitizer flags when the library was built with them
-${HY_C_COMPILER:-cc} -std=c11 -Wall -Wextra -Werror ${HY_EXTRA_CFLAGS:-} "$HY_SOURCE_DIR/examples/embed.c" -o "$work/embed" $(pkg-config --cflags --libs hyphys)
-out=$(LD_LIBRARY_PATH="$libdir" "$work/embed")
+${HY_C_COMPILER:-cc} -std=c11 -Wall -Wextra -Werror ${HY_EXTRA_CFLAGS:-} "$HY_SOURCE_DIR/examples/embed.c" -o "$work/embed" $(pkg-config --cflags --libs hyphys) -Wl,-rpath,"$libdir"
+out=$(env -u LD_LIBRARY_PATH "$work/embed")
 echo "$out"
 echo "$out" | grep -q "after 1 s: height 5.013" || { echo "unexpected output"; exit 1; }
 # CMake package
@@ -33,5 +34,6 @@ target_link_libraries(embed PRIVATE hyphys::hyphys)
 CM
 cmake -S "$work/cm" -B "$work/cm/build" -DCMAKE_PREFIX_PATH="$prefix" -DCMAKE_C_FLAGS="${HY_EXTRA_CFLAGS:-}" >/dev/null
 cmake --build "$work/cm/build" >/dev/null
-LD_LIBRARY_PATH="$libdir" "$work/cm/build/embed" | grep -q "after 1 s: height 5.013"
+# CMake puts the imported library's folder in the build tree's rpath
+env -u LD_LIBRARY_PATH "$work/cm/build/embed" | grep -q "after 1 s: height 5.013"
 echo "install + embed: ok"

@@ -9,6 +9,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "engine/world.h"
 #include "hyphys/hyphys.h"
@@ -470,11 +471,96 @@ static void errors(void) {
     d.devices = "cpu";
     d.profile = "/nonexistent/profile.json";
     CHECK(hy_world_set_scheduling(w, &d) != HY_OK);
-    /* cuda with no GPU: left out with a log line, the run goes on on the cpu */
     d.profile = NULL;
-    d.devices = "cpu,cuda";
-    if (hy_cuda_device_count() == 0) CHECK_OK(hy_world_set_scheduling(w, &d));
+    d.devices = "cpu";
+    CHECK_OK(hy_world_set_scheduling(w, &d));
     CHECK_OK(hy_world_step(w));
+    hy_world_destroy(w);
+}
+
+/* What hy_world_set_scheduling did: the resources in use, and whether a
+ * plain "cuda" found no GPU and was left out; a numbered GPU that is not
+ * there is an error, the previous framework kept. Right on any machine:
+ * with no GPU every cuda:N is missing, with G GPUs cuda:G is. */
+static void scheduling_info(void) {
+    hy_world* w = scene();
+    hy_sched_info info;
+    int gpus = hy_cuda_device_count();
+    /* before any call: the default the first step uses */
+    CHECK_OK(hy_world_get_scheduling(w, &info));
+    CHECK(!strcmp(info.policy, "lp") && info.resource_count == 1 && !strcmp(info.resource[0].name, "cpu"));
+    CHECK(info.fell_back == 0 && info.fallback[0] == '\0');
+    CHECK(hy_world_get_scheduling(NULL, &info) == HY_ERR_INVALID_ARG);
+    CHECK(hy_world_get_scheduling(w, NULL) == HY_ERR_INVALID_ARG);
+
+    hy_sched_def d = hy_sched_def_default();
+    d.policy = "ws";
+    d.devices = "model:gtx285";
+    CHECK_OK(hy_world_set_scheduling(w, &d));
+    CHECK_OK(hy_world_get_scheduling(w, &info));
+    CHECK(!strcmp(info.policy, "ws") && info.resource_count == 1 && info.fell_back == 0);
+    CHECK(!strcmp(info.resource[0].name, "model:gtx285") && info.resource[0].modeled == 1);
+
+    /* a GPU index past the last GPU: refused, naming the entry */
+    char missing[32], list[48];
+    snprintf(missing, sizeof missing, "cuda:%d", gpus);
+    snprintf(list, sizeof list, "cpu,%s", missing);
+    d.policy = "lp";
+    d.devices = list;
+    CHECK(hy_world_set_scheduling(w, &d) == HY_ERR_INVALID_ARG);
+    CHECK(strstr(hy_last_error(), missing) != NULL && strstr(hy_last_error(), "no such GPU") != NULL);
+    d.devices = "cuda:7";
+    if (gpus <= 7) CHECK(hy_world_set_scheduling(w, &d) == HY_ERR_INVALID_ARG);
+    /* ... and the world keeps what it had */
+    CHECK_OK(hy_world_get_scheduling(w, &info));
+    CHECK(!strcmp(info.policy, "ws") && !strcmp(info.resource[0].name, "model:gtx285"));
+
+    /* plain cuda: every GPU present; with none, left out and said */
+    d.devices = "cuda";
+    CHECK_OK(hy_world_set_scheduling(w, &d));
+    CHECK_OK(hy_world_get_scheduling(w, &info));
+    if (gpus == 0) {
+        CHECK(info.fell_back == 1 && strstr(info.fallback, "cuda") != NULL);
+        CHECK(info.resource_count == 1 && !strcmp(info.resource[0].name, "cpu") && info.resource[0].modeled == 0);
+    } else {
+        CHECK(info.fell_back == 0 && info.fallback[0] == '\0' && info.resource_count == gpus);
+        CHECK(!strcmp(info.resource[0].name, "cuda:0"));
+    }
+    CHECK_OK(hy_world_step(w));
+    hy_world_destroy(w);
+}
+
+/* A trace that cannot be written (a full device) is an error when it is
+ * closed, naming the file; one that was written is complete JSON. */
+static void trace_close_errors(void) {
+    hy_world* w = scene();
+    hy_sched_def d = hy_sched_def_default();
+    CHECK(hy_world_close_trace(w) == HY_OK); /* none open */
+    d.trace = "/nonexistent-folder/trace.json";
+    CHECK(hy_world_set_scheduling(w, &d) == HY_ERR_IO);
+    CHECK(strstr(hy_last_error(), "/nonexistent-folder/trace.json") != NULL);
+    if (access("/dev/full", W_OK) == 0) {
+        d.trace = "/dev/full";
+        CHECK_OK(hy_world_set_scheduling(w, &d));
+        for (int i = 0; i < 3; i++) CHECK_OK(hy_world_step(w));
+        CHECK(hy_world_close_trace(w) == HY_ERR_IO);
+        CHECK(strstr(hy_last_error(), "trace '/dev/full': write failed") != NULL);
+        CHECK(hy_world_close_trace(w) == HY_OK); /* closed once */
+    }
+    d.trace = "test_prox_close.json";
+    CHECK_OK(hy_world_set_scheduling(w, &d));
+    CHECK_OK(hy_world_step(w));
+    CHECK_OK(hy_world_close_trace(w));
+    FILE* f = fopen("test_prox_close.json", "r");
+    CHECK(f != NULL);
+    if (f) {
+        char buf[65536];
+        size_t n = fread(buf, 1, sizeof buf - 1, f);
+        buf[n] = '\0';
+        fclose(f);
+        CHECK(n > 4 && strstr(buf, "traceEvents") != NULL && strcmp(buf + n - 4, "\n]}\n") == 0);
+    }
+    remove("test_prox_close.json");
     hy_world_destroy(w);
 }
 
@@ -498,6 +584,8 @@ int main(void) {
     determinism(profile);
     trace();
     errors();
+    scheduling_info();
+    trace_close_errors();
     remove(profile);
     TEST_END();
 }

@@ -347,6 +347,14 @@ static void test_bad_json(void) {
     EXPECT_STRING_FAIL("{\"name\": \"x\"}", HY_ERR_PARSE, "bad.json:1: objects is required");
     EXPECT_FILE_FAIL(FIXTURES "scene_bad_truncated.json", HY_ERR_PARSE, "scene_bad_truncated.json:4:",
                      "end of input");
+    /* A trailing comma is reported at the comma's line and column, not as
+     * a truncated file (cJSON stops lines later, at the end here) */
+    EXPECT_STRING_FAIL("{\n  \"objects\": [\n    {\"type\": \"body\"},\n  ]\n}", HY_ERR_PARSE, "bad.json:3:21:",
+                       "comma before ']'", "trailing comma");
+    EXPECT_STRING_FAIL("{\n  \"objects\": [],\n  \"solver\": {\"time_step\": 0.01,\n  }\n}", HY_ERR_PARSE,
+                       "bad.json:3:31:", "comma before '}'");
+    /* a comma before a brace inside a string is text, not a trailing comma */
+    EXPECT_STRING_FAIL("{\"name\": \"a,}\", \"objects\": [1 2]}", HY_ERR_PARSE, "bad.json:1:", "malformed JSON near");
     EXPECT_FILE_FAIL(FIXTURES "scene_no_such_file.json", HY_ERR_IO, "scene_no_such_file.json", "cannot open");
     EXPECT_FILE_FAIL(FIXTURES, HY_ERR_IO, "not a regular file");
 }

@@ -227,7 +227,30 @@ static void test_contacts_query(void) {
     hy_world_destroy(w);
 }
 
+/* hy_cloth_add names a NULL array of the mesh, whatever the counts say */
+static void test_cloth_null_arrays(void) {
+    hy_world* w = make_world(1);
+    hy_mesh* grid = NULL;
+    CHECK_OK(hy_mesh_grid(4, 4, 1.0, 1.0, &grid));
+    hy_cloth_def cd = hy_cloth_def_default();
+    cd.mesh = hy_mesh_get_view(grid);
+    cd.mesh.positions = NULL;
+    hy_object_id id;
+    CHECK(hy_cloth_add(w, &cd, &id) == HY_ERR_INVALID_ARG);
+    CHECK(strstr(hy_last_error(), "hy_cloth_add: def.mesh.positions is NULL") != NULL);
+    cd.mesh = hy_mesh_get_view(grid);
+    cd.mesh.triangles = NULL;
+    CHECK(hy_cloth_add(w, &cd, &id) == HY_ERR_INVALID_ARG);
+    CHECK(strstr(hy_last_error(), "def.mesh.triangles is NULL") != NULL);
+    CHECK(hy_world_get_object_count(w) == 0);
+    cd.mesh = hy_mesh_get_view(grid);
+    CHECK_OK(hy_cloth_add(w, &cd, &id));
+    hy_mesh_destroy(grid);
+    hy_world_destroy(w);
+}
+
 int main(void) {
+    test_cloth_null_arrays();
     test_contacts_query();
     test_defs();
     test_body_errors_and_fall();

@@ -10,6 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cli/sched_opts.h"
 #include "engine/error.h"
 
 #define RATE_WINDOW 128 /* step completion times kept for the steps/s figure */
@@ -327,6 +328,7 @@ hy_status hy_viewer_sim_create(const hy_viewer_sim_def* def, hy_viewer_sim** out
     hy_status st = s->scene_path ? hy_scene_load(s->scene_path, &def->options, &s->world)
                                  : hy_fail(HY_ERR_NOMEM, "out of memory");
     if (st == HY_OK && def->has_sched) st = hy_world_set_scheduling(s->world, &def->sched);
+    if (st == HY_OK && def->has_sched) hy_cli_sched_fallback("view", s->world); /* "cuda" with no GPU: one line */
     if (st == HY_OK) st = read_topology(s->world, &s->topo);
     if (st == HY_OK) {
         /* scratch big enough for the largest object */
@@ -359,8 +361,8 @@ int hy_viewer_sim_start(hy_viewer_sim* s) {
     return 1;
 }
 
-void hy_viewer_sim_destroy(hy_viewer_sim* s) {
-    if (!s) return;
+int hy_viewer_sim_destroy(hy_viewer_sim* s) {
+    if (!s) return 0;
     if (s->thread_started) {
         pthread_mutex_lock(&s->lock);
         s->quit = 1;
@@ -368,6 +370,9 @@ void hy_viewer_sim_destroy(hy_viewer_sim* s) {
         pthread_mutex_unlock(&s->lock);
         pthread_join(s->thread, NULL);
     }
+    /* a trace that could not be written (a full disk) is said, not lost */
+    int bad = s->world && hy_world_close_trace(s->world) != HY_OK;
+    if (bad) fprintf(stderr, "hyphys view: %s\n", hy_last_error());
     hy_world_destroy(s->world);
     for (int k = 0; k < 3; k++) {
         free(s->slots[k].positions);
@@ -380,6 +385,7 @@ void hy_viewer_sim_destroy(hy_viewer_sim* s) {
     pthread_cond_destroy(&s->wake);
     pthread_mutex_destroy(&s->lock);
     free(s);
+    return bad;
 }
 
 const hy_viewer_topology* hy_viewer_sim_get_topology(const hy_viewer_sim* s) { return &s->topo; }

@@ -72,8 +72,10 @@ typedef struct hy_viewer_sim_def {
 hy_status hy_viewer_sim_create(const hy_viewer_sim_def* def, hy_viewer_sim** out);
 /* Start stepping on a thread of its own. 0 on failure. */
 int hy_viewer_sim_start(hy_viewer_sim* sim);
-/* Stop the thread (after the step under way, if any) and free everything. */
-void hy_viewer_sim_destroy(hy_viewer_sim* sim);
+/* Stop the thread (after the step under way, if any) and free everything.
+ * 1 when the trace file (--trace) could not be written (said on stderr),
+ * else 0. */
+int hy_viewer_sim_destroy(hy_viewer_sim* sim);
 
 const hy_viewer_topology* hy_viewer_sim_get_topology(const hy_viewer_sim* sim);
 /* Newest published frame, owned by the caller until the next acquire.

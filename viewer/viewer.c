@@ -5,6 +5,7 @@
 #include <epoxy/gl.h>
 #define GLFW_INCLUDE_NONE
 #include <GLFW/glfw3.h>
+#include <errno.h>
 #include <math.h>
 #include <stb_image_write.h>
 #include <stdio.h>
@@ -321,6 +322,33 @@ static void draw(app* a, int w, int h) {
     draw_hud(a, w, h);
 }
 
+/* stb's PNG bytes into a file, noting a failed write (a full disk):
+ * stbi_write_png itself checks neither fwrite nor fclose. */
+typedef struct png_sink {
+    FILE* f;
+    int bad; /* errno of the first failed write, else 0 */
+} png_sink;
+
+static void png_write(void* ctx, void* data, int size) {
+    png_sink* k = ctx;
+    if (size > 0 && fwrite(data, 1, (size_t)size, k->f) != (size_t)size && !k->bad) k->bad = errno ? errno : EIO;
+}
+
+static int write_png(const char* path, int w, int h, const unsigned char* pixels, char* err, size_t err_size) {
+    FILE* f = fopen(path, "wb");
+    if (!f) {
+        snprintf(err, err_size, "cannot write %s: %s", path, strerror(errno));
+        return 0;
+    }
+    png_sink k = {f, 0};
+    int ok = stbi_write_png_to_func(png_write, &k, w, h, 3, pixels, 3 * w) != 0;
+    int closed = fclose(f), e = errno;
+    if (!ok) snprintf(err, err_size, "cannot encode the PNG for %s", path);
+    else if (k.bad || closed != 0)
+        snprintf(err, err_size, "writing %s failed: %s", path, strerror(k.bad ? k.bad : e));
+    return ok && !k.bad && closed == 0;
+}
+
 /* Render one frame off screen at w x h and write it as a PNG. An FBO (with
  * 4x multisampling when the driver has it) rather than the window's back
  * buffer: a hidden or covered window has no defined pixels to read. */
@@ -372,9 +400,8 @@ static int save_screenshot(app* a, const char* path, int w, int h, char* err, si
     }
     /* OpenGL rows go bottom-up, PNG rows top-down */
     stbi_flip_vertically_on_write(1);
-    ok = stbi_write_png(path, w, h, 3, pixels, 3 * w) != 0;
+    ok = write_png(path, w, h, pixels, err, err_size);
     free(pixels);
-    if (!ok) snprintf(err, err_size, "cannot write %s", path);
     return ok;
 }
 
@@ -455,7 +482,7 @@ int hy_viewer_run(const hy_viewer_options* opt) {
     def.sched = opt->sched;
     hy_status st = hy_viewer_sim_create(&def, &a.sim);
     if (st != HY_OK) {
-        fprintf(stderr, "hyphys view: %s: %s\n", opt->scene_path, hy_last_error());
+        fprintf(stderr, "hyphys view: %s\n", hy_last_error()); /* the loader's message names the file */
         glfwTerminate();
         return st == HY_ERR_IO || st == HY_ERR_PARSE || st == HY_ERR_INVALID_ARG || st == HY_ERR_BAD_DEF
                    ? HY_EXIT_USAGE
@@ -583,7 +610,7 @@ int hy_viewer_run(const hy_viewer_options* opt) {
 
 done:
     /* stop the simulation before its snapshots' GL users go away */
-    hy_viewer_sim_destroy(a.sim);
+    if (hy_viewer_sim_destroy(a.sim) && code == HY_EXIT_OK) code = HY_EXIT_RUNTIME;
     if (a.win) {
         glfwMakeContextCurrent(a.win);
         hy_viewer_hud_destroy(a.hud);

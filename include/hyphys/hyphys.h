@@ -339,8 +339,9 @@ HY_API hy_status hy_world_find_overlaps(const hy_world* world, hy_overlap_mode m
  * not depend on the policy, the resources or the clock. */
 typedef struct hy_sched_def {
     const char* policy;    /* "lp" (default), "lau10", "tan09", "ws", "ws-exp", "exhaustive" */
-    const char* devices;   /* comma list of cpu, cuda, cuda:N, model:NAME (built-in profile or .json file);
-                              default "cpu" */
+    const char* devices;   /* comma list of cpu, cuda (every GPU present; none: left out, see
+                              hy_sched_info.fell_back), cuda:N (GPU N; HY_ERR_INVALID_ARG when there is
+                              no GPU N), model:NAME (built-in profile or .json file); default "cpu" */
     int32_t virtual_clock; /* 1: discrete-event clock, every batch charged its modeled time; default 0 */
     const char* profile;   /* profile file from `hyphys calibrate` (the real cpu / cuda resources); needed
                               with more than one resource or the virtual clock; NULL: none */
@@ -349,8 +350,47 @@ typedef struct hy_sched_def {
 } hy_sched_def;
 
 HY_API hy_sched_def hy_sched_def_default(void);
-/* Replace the world's framework; on error the previous one stays. */
+/* Replace the world's framework; on error the previous one stays.
+ * HY_ERR_INVALID_ARG: an unknown policy, a device list entry that names
+ * nothing (unknown, repeated, "cuda:N" with no GPU N), a resource without
+ * the profile it needs; HY_ERR_IO / HY_ERR_PARSE: the profile or a model
+ * file cannot be read, the trace file cannot be created. What was set up,
+ * and whether a plain "cuda" entry found no GPU and was left out, is
+ * hy_world_get_scheduling's to say. */
 HY_API hy_status hy_world_set_scheduling(hy_world* world, const hy_sched_def* def);
+
+#define HY_SCHED_INFO_RESOURCES 32
+
+/* One resource the collision jobs run on. */
+typedef struct hy_sched_resource {
+    char name[64];   /* "cpu", "cuda:0", "model:gtx285" */
+    int32_t modeled; /* 1 when its time is charged from a profile */
+} hy_sched_resource;
+
+/* What the world's framework runs on: as hy_world_set_scheduling set it up,
+ * or, before any call, the default the first step will use (lp, real
+ * clock, cpu). */
+typedef struct hy_sched_info {
+    char policy[32];
+    int32_t virtual_clock;
+    int32_t resource_count; /* resources in use, >= 1 */
+    hy_sched_resource resource[HY_SCHED_INFO_RESOURCES];
+    /* 1 when the device list asked for what is not there and it was left
+     * out: a "cuda" entry on a machine with no usable GPU (the jobs run on
+     * the other resources, the cpu when none is left); 0 when every entry
+     * was used as asked */
+    int32_t fell_back;
+    char fallback[192]; /* one line saying why ("cuda: no GPU present (...)"); "" when fell_back is 0 */
+} hy_sched_info;
+
+/* Fill *out (see hy_sched_info). HY_ERR_INVALID_ARG on a NULL argument. */
+HY_API hy_status hy_world_get_scheduling(const hy_world* world, hy_sched_info* out);
+/* Finish the trace file named by hy_sched_def.trace and close it; later
+ * steps write none. HY_ERR_IO (message naming the file) when any of it
+ * could not be written, a full disk say: call it to know, since
+ * hy_world_destroy closes a trace still open without saying. HY_OK when
+ * no trace is open. */
+HY_API hy_status hy_world_close_trace(hy_world* world);
 /* Switch the policy only (between steps). */
 HY_API hy_status hy_world_set_policy(hy_world* world, const char* policy);
 
