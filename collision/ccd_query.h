@@ -208,6 +208,16 @@ HY_HD int hy_ccd_within_at(const double* const* p, int is_vf, double t, double r
     return v3_len2(hy_ccd_separation_at(p, is_vf, t)) < r * r; /* NaN: 0 */
 }
 
+/* 1 when the closest points at t = 0 are within r of each other in every
+ * coordinate (r as in hy_ccd_within_at: each coordinate of the computed
+ * separation is within the rounding that r leaves of the exact one's of
+ * two points of the primitives). */
+HY_HD int hy_ccd_box_within_at0(const double* const* p, int is_vf, double r) {
+    if (!(r > 0.0)) return 0;
+    hy_v3 s = hy_ccd_separation_at(p, is_vf, 0.0);
+    return fabs(s.x) < r && fabs(s.y) < r && fabs(s.z) < r; /* NaN: 0 */
+}
+
 /* Conservative advancement with a contact distance md > 0 (tight queries):
  * from t = 0, take the closest points at t; within r_in (as
  * hy_ccd_within_at) is a contact at t. Else their separation n is a
@@ -403,6 +413,17 @@ HY_HD int hy_ccd_query_core(int is_vf, const double x[8][3], double min_distance
     if (tight) {
         int adv = hy_ccd_advance(p, is_vf, md, r_in, hy_ccd_exp2i(-o->toi_bits), t_out);
         if (adv >= 0) return adv;
+    } else if (hy_ccd_box_within_at0(p, is_vf, r_in)) {
+        /* With a distance slack the search below (its L1 bounds) decides
+         * the rest, but a pair with two points closer than md in every
+         * coordinate at t = 0 has its answer already: the box search
+         * cannot exclude a box holding that point (along any d it is
+         * within md |d|_1 of the origin), the heap pops the earliest time
+         * first, so the search accepts (or gives up) at t = 0 — after
+         * bisecting to toi_bits around the corner. The same answer and
+         * time without the boxes: most of a resting contact's queries. */
+        *t_out = 0.0;
+        return 1;
     }
     /* Within it at t = 1 or at a quarter of the step: a contact is
      * certain, only its time is left to find (hy_ccd_problem.certain). */
