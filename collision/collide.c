@@ -50,6 +50,11 @@ void hy_collision_state_destroy(hy_collision_state* cs) {
     free(cs->tjob_distance);
     free(cs->leaf);
     free(cs->leaf_tjob);
+    free(cs->memo_x0);
+    free(cs->memo_x1);
+    free(cs->vertex_round);
+    free(cs->memo);
+    free(cs->fresh);
     free(cs);
 }
 
@@ -169,11 +174,150 @@ static int is_bonded(const hy_collision_state* cs, int32_t lo, int32_t hi) {
 
 static double pair_distance(const hy_object* a, const hy_object* b) { return 0.5 * (a->thickness + b->thickness); }
 
+/* ---- the step's memo of exact-test answers
+ *
+ * The response runs detection several times per step (collision/
+ * response.c): every round over the same X0, with X1 changed only where
+ * the previous round's impulses moved vertices (hundreds of the cloth's
+ * 46k vertices once it is in contact). A candidate's answer (filters,
+ * exact test, time of impact) is a function of its kind, its four
+ * vertices' positions at both ends, its distance and the step's options
+ * only, so a candidate none of whose vertices moved since its answer was
+ * computed gets that answer again. Traversal still runs in full every
+ * round, so the candidates, their order and every answer are those a
+ * fresh computation gives; only the exact tests are spared. A new X0 (the
+ * next step) empties the memo. */
+typedef struct hy_memo_entry {
+    int32_t v[4];
+    int32_t kind;
+    uint32_t gen;   /* live when hy_collision_state.memo_gen */
+    int32_t round;  /* computed in this round of the step */
+    unsigned char hit;
+    double md, toi;
+} hy_memo_entry;
+
+static uint64_t memo_hash(const hy_feature_pair* p) {
+    uint64_t h = (uint64_t)(uint32_t)p->kind * 0x9E3779B97F4A7C15ull;
+    for (int j = 0; j < 4; j++) h = (h ^ (uint32_t)p->v[j]) * 0xBF58476D1CE4E5B9ull;
+    return h ^ (h >> 29);
+}
+
+static int memo_same(const hy_memo_entry* e, const hy_feature_pair* p) {
+    return e->kind == p->kind && e->v[0] == p->v[0] && e->v[1] == p->v[1] && e->v[2] == p->v[2] &&
+           e->v[3] == p->v[3];
+}
+
+/* The memo's answer for candidate p at distance md, or NULL: computed in
+ * this step, at the same distance, none of its vertices moved since. */
+static const hy_memo_entry* memo_find(const hy_collision_state* cs, const hy_feature_pair* p, double md) {
+    if (cs->memo_capacity == 0) return NULL;
+    uint64_t mask = (uint64_t)cs->memo_capacity - 1;
+    for (uint64_t i = memo_hash(p) & mask;; i = (i + 1) & mask) {
+        const hy_memo_entry* e = &cs->memo[i];
+        if (e->gen != cs->memo_gen) return NULL;
+        if (!memo_same(e, p)) continue;
+        if (e->md != md) return NULL;
+        for (int j = 0; j < 4; j++)
+            if (cs->vertex_round[p->v[j]] > e->round) return NULL;
+        return e;
+    }
+}
+
+static void memo_put(hy_collision_state* cs, const hy_feature_pair* p, double md, unsigned char hit, double toi) {
+    uint64_t mask = (uint64_t)cs->memo_capacity - 1;
+    uint64_t i = memo_hash(p) & mask;
+    while (cs->memo[i].gen == cs->memo_gen && !memo_same(&cs->memo[i], p)) i = (i + 1) & mask;
+    hy_memo_entry* e = &cs->memo[i];
+    if (e->gen != cs->memo_gen) cs->memo_count++;
+    *e = (hy_memo_entry){{p->v[0], p->v[1], p->v[2], p->v[3]}, p->kind, cs->memo_gen, cs->round, hit, md, toi};
+}
+
+/* Room for `more` entries at most half full: a larger table with the live
+ * entries moved over. Returns 0 when out of memory (the memo is then
+ * emptied and stays off until memory is found). */
+static int memo_reserve(hy_collision_state* cs, int64_t more) {
+    int64_t need = 2 * (cs->memo_count + more);
+    if (cs->memo_capacity >= need) return 1;
+    int64_t cap = cs->memo_capacity ? cs->memo_capacity : 1 << 16;
+    while (cap < need) cap *= 2;
+    hy_memo_entry* old = cs->memo;
+    int64_t old_cap = cs->memo_capacity;
+    uint32_t old_gen = cs->memo_gen;
+    cs->memo = calloc((size_t)cap, sizeof *cs->memo);
+    cs->memo_count = 0;
+    cs->memo_gen = 1;
+    if (!cs->memo) {
+        cs->memo_capacity = 0;
+        free(old);
+        return 0;
+    }
+    cs->memo_capacity = cap;
+    for (int64_t i = 0; i < old_cap; i++) {
+        const hy_memo_entry* e = &old[i];
+        if (e->gen != old_gen) continue;
+        hy_feature_pair p = {{e->v[0], e->v[1], e->v[2], e->v[3]}, e->kind};
+        int32_t round = cs->round;
+        cs->round = e->round;
+        memo_put(cs, &p, e->md, e->hit, e->toi);
+        cs->round = round;
+    }
+    free(old);
+    return 1;
+}
+
+/* Start of a detect call: a new X0 empties the memo (round 1); else the
+ * round advances and the vertices whose X1 changed are stamped with it. */
+static hy_status memo_begin(hy_collision_state* cs, const double* X0, const double* X1) {
+    size_t n = 3 * (size_t)cs->vertex_count;
+    if (!cs->memo_x0) {
+        cs->memo_x0 = malloc(sizeof(double) * (n + 1));
+        cs->memo_x1 = malloc(sizeof(double) * (n + 1));
+        cs->vertex_round = calloc((size_t)cs->vertex_count + 1, sizeof(int32_t));
+        if (!cs->memo_x0 || !cs->memo_x1 || !cs->vertex_round)
+            return hy_fail(HY_ERR_NOMEM, "out of memory for the exact tests' memo of %d vertices", cs->vertex_count);
+        cs->round = 0;
+    }
+    if (cs->round == 0 || cs->round == INT32_MAX || memcmp(cs->memo_x0, X0, sizeof(double) * n) != 0) {
+        memcpy(cs->memo_x0, X0, sizeof(double) * n);
+        memcpy(cs->memo_x1, X1, sizeof(double) * n);
+        memset(cs->vertex_round, 0, sizeof(int32_t) * (size_t)cs->vertex_count);
+        cs->round = 1;
+        cs->memo_count = 0;
+        if (++cs->memo_gen == 0) { /* wrapped: clear the slots for real */
+            if (cs->memo) memset(cs->memo, 0, sizeof *cs->memo * (size_t)cs->memo_capacity);
+            cs->memo_gen = 1;
+        }
+        return HY_OK;
+    }
+    cs->round++;
+    for (int32_t v = 0; v < cs->vertex_count; v++) {
+        double* m = cs->memo_x1 + 3 * (size_t)v;
+        const double* x = X1 + 3 * (size_t)v;
+        if (memcmp(m, x, sizeof(double) * 3) != 0) {
+            memcpy(m, x, sizeof(double) * 3);
+            cs->vertex_round[v] = cs->round;
+        }
+    }
+    return HY_OK;
+}
+
+/* End of a detect call: this round's fresh answers go into the memo. */
+static void memo_end(hy_collision_state* cs) {
+    int64_t fresh = 0;
+    for (int64_t k = 0; k < cs->leaf_count; k++) fresh += cs->fresh[k];
+    cs->memo_reused = cs->leaf_count - fresh;
+    if (!memo_reserve(cs, fresh)) return;
+    for (int64_t k = 0; k < cs->leaf_count; k++)
+        if (cs->fresh[k])
+            memo_put(cs, &cs->leaf[k], cs->tjob_distance[cs->leaf_tjob[k]], cs->hit[k], cs->toi[k]);
+}
+
 typedef struct detect_ctx {
     hy_world* w;
     hy_collision_state* cs;
     const double *X0, *X1;
     hy_ccd_options opts;
+    int memo; /* 1: reuse the memo's answers (the step's detection; not calibration) */
     int64_t first;   /* of the LEAF range being run */
     double transfer; /* seconds of host<->device copies of the last GPU batch */
 } detect_ctx;
@@ -196,9 +340,16 @@ static void exact_block(void* p, int64_t begin, int64_t end, int64_t block, int 
     (void)worker;
     for (int64_t i = c->first + begin; i < c->first + end; i++) {
         double toi = 1.0, x[8][3];
+        double md = cs->tjob_distance[cs->leaf_tjob[i]];
+        const hy_memo_entry* e = c->memo ? memo_find(cs, &cs->leaf[i], md) : NULL;
+        cs->fresh[i] = e == NULL;
+        if (e) {
+            cs->hit[i] = e->hit;
+            cs->toi[i] = e->toi;
+            continue;
+        }
         leaf_points(c, i, x);
         int is_vf = cs->leaf[i].kind != HY_FEATURE_EE;
-        double md = cs->tjob_distance[cs->leaf_tjob[i]];
         /* separating axes, then the exact test: the arithmetic the GPU kernel shares */
         cs->hit[i] = (unsigned char)hy_leaf_eval(is_vf, (const double(*)[3])x, md, &c->opts, &toi);
         cs->toi[i] = toi;
@@ -241,7 +392,9 @@ static hy_status work_traverse(void* vctx, int r, const int64_t* ids, int64_t n,
         if (hit) cs->hit = hit;
         double* toi = realloc(cs->toi, sizeof *toi * (size_t)cap);
         if (toi) cs->toi = toi;
-        if (!l || !lj || !hit || !toi)
+        unsigned char* fresh = realloc(cs->fresh, (size_t)cap);
+        if (fresh) cs->fresh = fresh;
+        if (!l || !lj || !hit || !toi || !fresh)
             return hy_fail(HY_ERR_NOMEM, "out of memory for %lld candidates", (long long)need);
         cs->leaf_capacity = cap;
     }
@@ -294,6 +447,7 @@ static hy_status leaf_gpu(detect_ctx* c, int device, int64_t first, int64_t n) {
         gather_block(&g, 0, n, 0, 0);
     double copies = 0.0;
     hy_status s = hy_cuda_leaf_batch(device, jobs, n, &c->opts, cs->hit + first, cs->toi + first, &copies, NULL);
+    memset(cs->fresh + first, 1, (size_t)n);
     c->transfer += copies;
     free(jobs);
     return s;
@@ -439,10 +593,12 @@ hy_status hy_collide_detect(void* world, const double* X0, const double* X1, hy_
     int64_t front = 0;
     if (!s) s = hy_traverse_begin(cs->traverser, cs->tjobs, cs->tjob_count, w->pool, &front);
     cs->leaf_count = 0;
-    detect_ctx dc = {w, cs, X0, X1, hy_ccd_options_step(), 0, 0.0};
+    if (!s) s = memo_begin(cs, X0, X1);
+    detect_ctx dc = {w, cs, X0, X1, hy_ccd_options_step(), 1, 0, 0.0};
     hy_prox_work work = {&dc, work_traverse, work_leaf, hy_traverse_front_tests(cs->traverser), &dc.transfer};
     if (!s) s = hy_prox_run(w->prox, front, &work);
     if (!s) s = hy_traverse_counts(cs->traverser, &cs->candidates);
+    if (!s) memo_end(cs);
     for (int64_t k = 0; k < cs->leaf_count && !s; k++) {
         st->exact_tests += cs->hit[k] >> 1;
         if (!(cs->hit[k] & 1)) continue;
@@ -539,7 +695,7 @@ hy_status hy_collide_calibrate(hy_world* w, const double* X0, const double* X1, 
         free(runs);
         return hy_fail(HY_ERR_NOMEM, "calibrate: out of memory");
     }
-    detect_ctx dc = {w, cs, X0, X1, hy_ccd_options_step(), 0, 0.0};
+    detect_ctx dc = {w, cs, X0, X1, hy_ccd_options_step(), 0, 0, 0.0};
     /* TRAVERSE: batches of 1, 2, 4, ... front pairs (spread over the front so
      * a batch is a fair sample), each point at the node pairs it tests;
      * LEAF: 1, 4, 16, ... tests. Each size timed `repeats` times, the
