@@ -503,18 +503,50 @@ static int compare_lo_x(const void* pa, const void* pb) {
  * of one step share X0, and the response moves only the objects it
  * touches, so most objects' trees would be refitted to the same boxes
  * (the same tree and boxes either way: a refit is a function of the
- * positions and the thickness). */
+ * positions and the thickness). Where X0 is the same and only some
+ * vertices' X1 moved (the response's later rounds move a few hundred of a
+ * cloth's vertices), only those are refitted (hy_bvh_refit_vertices, the
+ * same tree, boxes and marks); past an eighth of the vertices the whole
+ * tree is, on the pool. Either way the tree is rebuilt when the refit
+ * decays it past the same bound. */
+#define MAX_DECAY 2.0
 static hy_status refit_one(hy_world* w, hy_collision_state* cs, int32_t i, const double* X0, const double* X1,
                            hy_pool* pool) {
     const hy_object* o = &w->objects[i];
     size_t off = 3 * (size_t)cs->object_offset[i], n = 3 * (size_t)o->nv;
     double* last = cs->refit_x[i];
     double th = o->thickness > 0 ? o->thickness : 0.0;
-    if (last && cs->refit_status[i] == HY_OK && cs->bvh[i]->thickness == th &&
-        memcmp(last, X0 + off, sizeof(double) * n) == 0 &&
-        memcmp(last + n, X1 + off, sizeof(double) * n) == 0)
-        return HY_OK;
-    cs->refit_status[i] = hy_bvh_update(cs->bvh[i], X0 + off, X1 + off, o->thickness, 2.0, pool, NULL);
+    hy_bvh* b = cs->bvh[i];
+    int32_t* moved = NULL;
+    int32_t count = -1; /* -1: refit it all */
+    if (last && cs->refit_status[i] == HY_OK && b->thickness == th && memcmp(last, X0 + off, sizeof(double) * n) == 0) {
+        int32_t most = o->nv / 8;
+        moved = malloc(sizeof(int32_t) * ((size_t)most + 1));
+        count = moved ? 0 : -1;
+        const double* l1 = last + n;
+        const double* x1 = X1 + off;
+        for (int32_t v = 0; moved && v < o->nv; v++) {
+            if (memcmp(l1 + 3 * (size_t)v, x1 + 3 * (size_t)v, sizeof(double) * 3) == 0) continue;
+            if (count == most) {
+                count = -1;
+                break;
+            }
+            moved[count++] = v;
+        }
+        if (count == 0) {
+            free(moved);
+            return HY_OK;
+        }
+    }
+    if (count > 0) {
+        hy_bvh_refit_vertices(b, X0 + off, X1 + off, o->thickness, moved, count, pool);
+        cs->refit_status[i] = hy_bvh_quality(b) <= MAX_DECAY
+                                  ? HY_OK
+                                  : hy_bvh_build(b, X0 + off, X1 + off, o->thickness, pool);
+    } else {
+        cs->refit_status[i] = hy_bvh_update(b, X0 + off, X1 + off, o->thickness, MAX_DECAY, pool, NULL);
+    }
+    free(moved);
     if (cs->refit_status[i] != HY_OK) return cs->refit_status[i];
     if (!last) last = cs->refit_x[i] = malloc(sizeof(double) * 2 * n);
     if (last) {
