@@ -333,12 +333,18 @@ static inline void leaf_points(const detect_ctx* c, int64_t i, double x[8][3]) {
         }
 }
 
+#define MEMO_AHEAD 12
 static void exact_block(void* p, int64_t begin, int64_t end, int64_t block, int worker) {
     const detect_ctx* c = p;
     const hy_collision_state* cs = c->cs;
     (void)block;
     (void)worker;
+    uint64_t mask = cs->memo_capacity > 0 ? (uint64_t)cs->memo_capacity - 1 : 0;
     for (int64_t i = c->first + begin; i < c->first + end; i++) {
+        /* the memo's slots are spread over megabytes: the one of a
+         * candidate a few ahead is asked for now (a hint only) */
+        if (c->memo && mask && i + MEMO_AHEAD < c->first + end)
+            __builtin_prefetch(&cs->memo[memo_hash(&cs->leaf[i + MEMO_AHEAD]) & mask]);
         double toi = 1.0, x[8][3];
         double md = cs->tjob_distance[cs->leaf_tjob[i]];
         const hy_memo_entry* e = c->memo ? memo_find(cs, &cs->leaf[i], md) : NULL;
