@@ -895,6 +895,45 @@ static void test_step_resting(int n, uint64_t seed) {
     CHECK(bad == 0);
 }
 
+/* need_toi = 0 (only the answer wanted, as the whole-step pipeline asks):
+ * with a distance the same answers as the default options on random
+ * features passing near each other, a time no later than the default's,
+ * and fewer boxes. */
+static void test_need_toi(int n, uint64_t seed) {
+    rng r = {seed};
+    int hits = 0, differ = 0, late = 0;
+    long long boxes[2] = {0, 0};
+    const double mds[3] = {0.01, 0.05, 0.2};
+    for (int it = 0; it < n; it++) {
+        int is_vf = it & 1;
+        double md = mds[rng_int(&r, 0, 2)];
+        double x[8][3];
+        for (int i = 0; i < 4; i++)
+            for (int k = 0; k < 3; k++) {
+                double at = dy(&r, 1, 8), w = dy(&r, 1, 8);
+                x[i][k] = at - 0.5 * w;
+                x[4 + i][k] = at + 0.5 * w;
+            }
+        hy_ccd_options o = hy_ccd_options_default();
+        hy_ccd_info info;
+        double t1 = 2.0, t0 = 2.0;
+        int h1 = hy_ccd_query(is_vf, x, md, &o, &t1, &info);
+        boxes[0] += info.boxes;
+        o.need_toi = 0;
+        int h0 = hy_ccd_query(is_vf, x, md, &o, &t0, &info);
+        boxes[1] += info.boxes;
+        hits += h1;
+        differ += h0 != h1;
+        late += h0 && h1 && t0 > t1;
+    }
+    printf("need_toi 0: %d queries, %d contacts, %d answers differ, %lld -> %lld boxes\n", n, hits, differ, boxes[0],
+           boxes[1]);
+    CHECK(hits > n / 10 && hits < n);
+    CHECK(differ == 0);
+    CHECK(late == 0);
+    CHECK(boxes[1] < boxes[0]);
+}
+
 int main(void) {
     int full = getenv("HY_TEST_FULL") && atoi(getenv("HY_TEST_FULL"));
     test_vf_units();
@@ -911,5 +950,6 @@ int main(void) {
     test_random_distance(full ? 200000 : 20000, 9090);
     test_advance(full ? 100000 : 10000, 5151);
     test_step_resting(full ? 100000 : 10000, 2718);
+    test_need_toi(full ? 100000 : 10000, 3141);
     TEST_END();
 }
