@@ -55,6 +55,12 @@ void hy_collision_state_destroy(hy_collision_state* cs) {
     free(cs->vertex_round);
     free(cs->memo);
     free(cs->fresh);
+    free(cs->tjob_lo);
+    free(cs->tjob_hi);
+    for (int k = 0; k < 2; k++) {
+        free(cs->jobs_memo[k]);
+        free(cs->jobs_contacts[k]);
+    }
     free(cs);
 }
 
@@ -477,20 +483,94 @@ static hy_status work_leaf(void* vctx, int r, int64_t first, int64_t n) {
     return run_leaf(c, res && res->kind == HY_RESOURCE_CUDA && n > 0 ? res->device : -1, first, n);
 }
 
-static hy_status push_tjob(hy_collision_state* cs, const hy_bvh* a, const hy_bvh* b, double distance) {
+static hy_status push_tjob(hy_collision_state* cs, int32_t a, int32_t b, double distance) {
     if (cs->tjob_count == cs->tjob_capacity) {
         int32_t cap = cs->tjob_capacity ? 2 * cs->tjob_capacity : 64;
         hy_traverse_job* j = realloc(cs->tjobs, sizeof *j * (size_t)cap);
         if (j) cs->tjobs = j;
         double* d = realloc(cs->tjob_distance, sizeof *d * (size_t)cap);
         if (d) cs->tjob_distance = d;
-        if (!j || !d) return hy_fail(HY_ERR_NOMEM, "out of memory for traversal jobs");
+        int32_t* lo = realloc(cs->tjob_lo, sizeof *lo * (size_t)cap);
+        if (lo) cs->tjob_lo = lo;
+        int32_t* hi = realloc(cs->tjob_hi, sizeof *hi * (size_t)cap);
+        if (hi) cs->tjob_hi = hi;
+        if (!j || !d || !lo || !hi) return hy_fail(HY_ERR_NOMEM, "out of memory for traversal jobs");
         cs->tjob_capacity = cap;
     }
-    cs->tjobs[cs->tjob_count] = (hy_traverse_job){a, b};
+    cs->tjobs[cs->tjob_count] = (hy_traverse_job){cs->bvh[a], cs->bvh[b]};
     cs->tjob_distance[cs->tjob_count] = distance;
+    cs->tjob_lo[cs->tjob_count] = a;
+    cs->tjob_hi[cs->tjob_count] = b;
     cs->tjob_count++;
     return HY_OK;
+}
+
+/* ---- the step's memo of traversal jobs
+ *
+ * A traversal job's candidates depend on its two trees (boxes, culling
+ * marks, vertex ids) and its distance only, and their answers on the
+ * positions the trees were made from: a job whose trees kept their
+ * versions (hy_bvh.version; refit_one leaves a tree alone when its
+ * object's positions are those of its last update) since the last round
+ * of the step has the same candidates and answers, so its counts and
+ * contacts are given again instead of traversed and looked up (the pieces
+ * of a fracture or a pile of bodies the round's impulses did not touch).
+ * The contacts come out in another order, which the response's
+ * canonicalisation removes; the counts are the same. */
+typedef struct hy_job_memo {
+    int32_t lo, hi;       /* object slots (self: lo == hi) */
+    uint64_t va, vb;      /* the trees' versions */
+    double md;
+    int64_t candidates, exact;
+    int64_t first, count; /* its contacts in jobs_contacts */
+} hy_job_memo;
+
+static int compare_job_memo(const void* pa, const void* pb) {
+    const hy_job_memo *a = pa, *b = pb;
+    if (a->lo != b->lo) return a->lo < b->lo ? -1 : 1;
+    return (a->hi > b->hi) - (a->hi < b->hi);
+}
+
+/* Room in buffer k for `jobs` entries and `contacts` contacts. */
+static int jobs_reserve(hy_collision_state* cs, int k, int64_t jobs, int64_t contacts) {
+    if (jobs > cs->jobs_memo_cap[k]) {
+        hy_job_memo* m = realloc(cs->jobs_memo[k], sizeof *m * (size_t)jobs);
+        if (!m) return 0;
+        cs->jobs_memo[k] = m;
+        cs->jobs_memo_cap[k] = (int32_t)jobs;
+    }
+    if (contacts > cs->jobs_contacts_cap[k]) {
+        int64_t cap = cs->jobs_contacts_cap[k] ? cs->jobs_contacts_cap[k] : 1024;
+        while (cap < contacts) cap *= 2;
+        hy_contact* c = realloc(cs->jobs_contacts[k], sizeof *c * (size_t)cap);
+        if (!c) return 0;
+        cs->jobs_contacts[k] = c;
+        cs->jobs_contacts_cap[k] = cap;
+    }
+    return 1;
+}
+
+/* The last round's entry for job j, when its trees and distance are
+ * unchanged; else NULL. */
+static const hy_job_memo* jobs_find(const hy_collision_state* cs, int32_t j) {
+    int k = cs->jobs_cur;
+    if (cs->jobs_memo_count[k] == 0) return NULL;
+    hy_job_memo key = {cs->tjob_lo[j], cs->tjob_hi[j], 0, 0, 0.0, 0, 0, 0, 0};
+    const hy_job_memo* e = bsearch(&key, cs->jobs_memo[k], (size_t)cs->jobs_memo_count[k], sizeof key,
+                                   compare_job_memo);
+    if (!e || e->va != cs->bvh[key.lo]->version || e->vb != cs->bvh[key.hi]->version ||
+        e->md != cs->tjob_distance[j])
+        return NULL;
+    return e;
+}
+
+/* Contact of candidate k (a hit). */
+static hy_contact leaf_contact(const hy_collision_state* cs, int64_t k) {
+    hy_contact ct;
+    ct.type = cs->leaf[k].kind == HY_FEATURE_EE ? HY_CONTACT_EE : HY_CONTACT_VF;
+    memcpy(ct.v, cs->leaf[k].v, sizeof ct.v);
+    ct.toi = cs->toi[k];
+    return ct;
 }
 
 static const hy_collision_state* g_sort_cs; /* only used under the world's single-threaded step */
@@ -613,7 +693,7 @@ hy_status hy_collide_detect(void* world, const double* X0, const double* X1, hy_
     for (int32_t i = 0; i < n && !s; i++) {
         int32_t a = cs->order[i];
         const hy_object* oa = &w->objects[a];
-        if (may_collide(oa, oa, 1)) s = push_tjob(cs, cs->bvh[a], cs->bvh[a], pair_distance(oa, oa));
+        if (may_collide(oa, oa, 1)) s = push_tjob(cs, a, a, pair_distance(oa, oa));
         const hy_aabb* ba = &cs->bvh[a]->nodes[0].box;
         for (int32_t j = i + 1; j < n && !s; j++) {
             int32_t b = cs->order[j];
@@ -623,15 +703,49 @@ hy_status hy_collide_detect(void* world, const double* X0, const double* X1, hy_
             /* traverse in slot order so the output does not depend on the sort */
             int32_t lo = a < b ? a : b, hi = a < b ? b : a;
             if (is_bonded(cs, lo, hi)) continue;
-            s = push_tjob(cs, cs->bvh[lo], cs->bvh[hi], pair_distance(&w->objects[lo], &w->objects[hi]));
+            s = push_tjob(cs, lo, hi, pair_distance(&w->objects[lo], &w->objects[hi]));
         }
     }
+    if (!s) s = memo_begin(cs, X0, X1);
+    if (!s && cs->round == 1) cs->jobs_memo_count[cs->jobs_cur] = 0; /* a new step */
+    /* jobs whose trees did not change since the last round are given
+     * again (into the other buffer, with this round's traversed jobs
+     * added after the run); the rest are traversed */
+    int nk = 1 - cs->jobs_cur;
+    int64_t njobs = cs->tjob_count, ncontacts = 0, kept = 0;
+    int memo_jobs = !s && jobs_reserve(cs, nk, njobs, 0);
+    cs->jobs_memo_count[nk] = 0;
+    cs->jobs_contacts_count[nk] = 0;
+    int32_t run = 0;
+    for (int32_t j = 0; j < cs->tjob_count && !s; j++) {
+        const hy_job_memo* e = memo_jobs ? jobs_find(cs, j) : NULL;
+        if (e && jobs_reserve(cs, nk, njobs, cs->jobs_contacts_count[nk] + e->count)) {
+            hy_job_memo* d = &cs->jobs_memo[nk][cs->jobs_memo_count[nk]++];
+            *d = *e;
+            d->first = cs->jobs_contacts_count[nk];
+            const hy_contact* from = cs->jobs_contacts[cs->jobs_cur] + e->first;
+            memcpy(cs->jobs_contacts[nk] + d->first, from, sizeof *from * (size_t)e->count);
+            cs->jobs_contacts_count[nk] += e->count;
+            for (int64_t q = 0; q < e->count && !s; q++)
+                if (!hy_contact_push(out, from[q])) s = hy_fail(HY_ERR_NOMEM, "out of memory for contacts");
+            st->candidates += e->candidates;
+            st->exact_tests += e->exact;
+            kept++;
+            continue;
+        }
+        cs->tjobs[run] = cs->tjobs[j];
+        cs->tjob_distance[run] = cs->tjob_distance[j];
+        cs->tjob_lo[run] = cs->tjob_lo[j];
+        cs->tjob_hi[run] = cs->tjob_hi[j];
+        run++;
+    }
+    cs->tjob_count = run;
+    cs->jobs_reused = kept;
     /* the framework runs the front's TRAVERSE jobs and the LEAF jobs they make */
     if (!s && !w->prox) s = hy_world_ensure_prox(w);
     int64_t front = 0;
     if (!s) s = hy_traverse_begin(cs->traverser, cs->tjobs, cs->tjob_count, w->pool, &front);
     cs->leaf_count = 0;
-    if (!s) s = memo_begin(cs, X0, X1);
     detect_ctx dc = {w, cs, X0, X1, hy_ccd_options_step(), 1, 0, 0.0};
     hy_prox_work work = {&dc, work_traverse, work_leaf, hy_traverse_front_tests(cs->traverser), &dc.transfer};
     if (!s) s = hy_prox_run(w->prox, front, &work);
@@ -639,14 +753,44 @@ hy_status hy_collide_detect(void* world, const double* X0, const double* X1, hy_
     if (!s) memo_end(cs);
     for (int64_t k = 0; k < cs->leaf_count && !s; k++) {
         st->exact_tests += cs->hit[k] >> 1;
+        ncontacts += cs->hit[k] & 1;
         if (!(cs->hit[k] & 1)) continue;
-        hy_contact ct;
-        ct.type = cs->leaf[k].kind == HY_FEATURE_EE ? HY_CONTACT_EE : HY_CONTACT_VF;
-        memcpy(ct.v, cs->leaf[k].v, sizeof ct.v);
-        ct.toi = cs->toi[k];
-        if (!hy_contact_push(out, ct)) s = hy_fail(HY_ERR_NOMEM, "out of memory for contacts");
+        if (!hy_contact_push(out, leaf_contact(cs, k))) s = hy_fail(HY_ERR_NOMEM, "out of memory for contacts");
     }
     if (!s) st->candidates += cs->leaf_count;
+    /* this round's traversed jobs join the memo: per job its counts, then
+     * its contacts in candidate order */
+    memo_jobs = memo_jobs && !s && jobs_reserve(cs, nk, njobs, cs->jobs_contacts_count[nk] + ncontacts);
+    if (memo_jobs) {
+        hy_job_memo* m = cs->jobs_memo[nk] + cs->jobs_memo_count[nk];
+        for (int32_t j = 0; j < cs->tjob_count; j++)
+            m[j] = (hy_job_memo){cs->tjob_lo[j], cs->tjob_hi[j], cs->bvh[cs->tjob_lo[j]]->version,
+                                 cs->bvh[cs->tjob_hi[j]]->version, cs->tjob_distance[j], 0, 0, 0, 0};
+        for (int64_t k = 0; k < cs->leaf_count; k++) {
+            hy_job_memo* e = &m[cs->leaf_tjob[k]];
+            e->candidates++;
+            e->exact += cs->hit[k] >> 1;
+            e->count += cs->hit[k] & 1;
+        }
+        int64_t at = cs->jobs_contacts_count[nk];
+        for (int32_t j = 0; j < cs->tjob_count; j++) {
+            m[j].first = at;
+            at += m[j].count;
+            m[j].count = 0;
+        }
+        hy_contact* c = cs->jobs_contacts[nk];
+        for (int64_t k = 0; k < cs->leaf_count; k++)
+            if (cs->hit[k] & 1) {
+                hy_job_memo* e = &m[cs->leaf_tjob[k]];
+                c[e->first + e->count++] = leaf_contact(cs, k);
+            }
+        cs->jobs_contacts_count[nk] = at;
+        cs->jobs_memo_count[nk] += cs->tjob_count;
+        qsort(cs->jobs_memo[nk], (size_t)cs->jobs_memo_count[nk], sizeof *m, compare_job_memo);
+    } else {
+        cs->jobs_memo_count[nk] = 0; /* out of memory: every job is traversed next round */
+    }
+    cs->jobs_cur = nk;
     double t2 = now_ms();
     cs->ms_traverse = t2 - t1;
     st->ms[HY_PHASE_TRAVERSE] += t2 - t1;
@@ -710,7 +854,9 @@ hy_status hy_collide_calibrate(hy_world* w, const double* X0, const double* X1, 
     if (device >= hy_cuda_device_count())
         return hy_fail(HY_ERR_INVALID_ARG, "calibrate: no GPU cuda:%d (%s)", device, hy_cuda_status());
     memset(out, 0, sizeof *out);
-    /* one whole detection makes the front and every LEAF job */
+    /* one whole detection makes the front and every LEAF job (the
+     * memos emptied, so that every job and test is made afresh) */
+    cs->round = 0;
     hy_contact_list contacts = {0};
     hy_step_stats st;
     memset(&st, 0, sizeof st);

@@ -64,6 +64,17 @@ typedef struct hy_collision_state {
     uint32_t memo_gen;          /* an entry is live when its gen is this one */
     unsigned char* fresh;       /* per candidate: 1 when this round ran its exact test */
     int64_t memo_reused;        /* candidates of the last detect call answered from the memo */
+    /* Traversal jobs whose two trees did not change since the last round
+     * of the step are not run again: their candidate and exact-test counts
+     * and contacts are kept per job (jobs_memo[cur], sorted by slot pair;
+     * their contacts in jobs_contacts[cur]) and given again. */
+    int32_t *tjob_lo, *tjob_hi;      /* per traversal job: its object slots */
+    struct hy_job_memo* jobs_memo[2];
+    int32_t jobs_memo_count[2], jobs_memo_cap[2];
+    hy_contact* jobs_contacts[2];
+    int64_t jobs_contacts_count[2], jobs_contacts_cap[2];
+    int jobs_cur;
+    int64_t jobs_reused;             /* jobs of the last detect call given from the memo */
 } hy_collision_state;
 
 /* Build (or rebuild after objects were added) the world's collision state. */

@@ -1,7 +1,8 @@
 /* Tests collision response: no triangle intersections after any step of a reduced cloth_ball and nbody, a cloth
  * coming to rest on a ball, a rigid ball rebounding from a plane to the height its restitution predicts, and the
  * fail-safe carrying the cloth a moving obstacle touches along with it; and a detection round updates only the
- * trees of objects whose positions changed, and reuses only the exact-test answers of candidates that did not move. */
+ * trees of objects whose positions changed, and reuses only the exact-test answers of candidates, and the traversal
+ * jobs, that did not move. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -512,9 +513,68 @@ static void test_memo_rounds(void) {
     hy_world_destroy(w);
 }
 
+/* Traversal jobs whose two trees did not change since the last round are
+ * not run again (collision/collide.c, the jobs' memo): eight bodies
+ * resting in the bowl, a round that moves one body gives again the jobs
+ * of the others and finds exactly the contacts and counts that a fresh
+ * collision state finds. */
+static void test_memo_jobs(void) {
+    hy_world* w = load(nbody_json, 2);
+    CHECK(w != NULL);
+    if (!w) return;
+    for (int i = 0; i < 200; i++) CHECK_OK(hy_world_step(w));
+    hy_collision_state* cs = w->collision;
+    size_t n = cs ? 3 * (size_t)cs->vertex_count : 0;
+    double* X0 = malloc(sizeof(double) * (n + 1));
+    double* X1 = malloc(sizeof(double) * (n + 1));
+    CHECK(cs && X0 && X1 && w->object_count > 3);
+    if (!cs || !X0 || !X1 || w->object_count <= 3) {
+        free(X0);
+        free(X1);
+        hy_world_destroy(w);
+        return;
+    }
+    for (int32_t i = 0; i < w->object_count; i++) {
+        const hy_object* o = &w->objects[i];
+        memcpy(X0 + 3 * (size_t)cs->object_offset[i], o->x, sizeof(double) * 3 * (size_t)o->nv);
+    }
+    /* every body sinks 1 mm (into the bowl's and each other's thickness) */
+    memcpy(X1, X0, sizeof(double) * n);
+    for (int32_t i = 0; i < w->object_count; i++)
+        if (w->objects[i].kind != HY_OBJECT_OBSTACLE)
+            for (int32_t v = cs->object_offset[i]; v < cs->object_offset[i + 1]; v++) X1[3 * (size_t)v + 1] -= 0.001;
+    hy_contact_list a = {0}, b = {0};
+    hy_step_stats sa, sb;
+    memset(&sa, 0, sizeof sa);
+    memset(&sb, 0, sizeof sb);
+    CHECK_OK(hy_collide_detect(w, X0, X1, &a, &sa));
+    /* the next round: the first body rises 0.5 mm */
+    int32_t moved = w->objects[0].kind == HY_OBJECT_OBSTACLE ? 1 : 0;
+    for (int32_t v = cs->object_offset[moved]; v < cs->object_offset[moved + 1]; v++) X1[3 * (size_t)v + 1] += 0.0005;
+    a.count = 0;
+    memset(&sa, 0, sizeof sa);
+    CHECK_OK(hy_collide_detect(w, X0, X1, &a, &sa));
+    hy_contacts_canonicalize(&a);
+    int64_t reused = w->collision->jobs_reused, jobs = w->collision->tjob_count + reused;
+    CHECK_OK(detect_fresh(w, X0, X1, &b, &sb));
+    int same = same_list(&a, &b) && sa.candidates == sb.candidates && sa.exact_tests == sb.exact_tests;
+    fprintf(stderr, "memo jobs: %lld contacts, %lld candidates, %lld of %lld traversal jobs given again, %s\n",
+            (long long)a.count, (long long)sa.candidates, (long long)reused, (long long)jobs,
+            same ? "the same as fresh" : "NOT the same as fresh");
+    CHECK(a.count > 10);
+    CHECK(reused > 0 && reused < jobs);
+    CHECK(same);
+    hy_contact_list_free(&a);
+    hy_contact_list_free(&b);
+    free(X0);
+    free(X1);
+    hy_world_destroy(w);
+}
+
 int main(void) {
     if (selected("refit_skip")) test_refit_skip();
     if (selected("memo")) test_memo_rounds();
+    if (selected("memo_jobs")) test_memo_jobs();
     if (selected("failsafe")) test_failsafe_moving_obstacle();
     if (selected("rest")) test_cloth_rests();
     if (selected("threads")) test_threads_same();
