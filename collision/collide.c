@@ -723,11 +723,13 @@ hy_status hy_collide_detect(void* world, const double* X0, const double* X1, hy_
             hy_job_memo* d = &cs->jobs_memo[nk][cs->jobs_memo_count[nk]++];
             *d = *e;
             d->first = cs->jobs_contacts_count[nk];
-            const hy_contact* from = cs->jobs_contacts[cs->jobs_cur] + e->first;
-            memcpy(cs->jobs_contacts[nk] + d->first, from, sizeof *from * (size_t)e->count);
-            cs->jobs_contacts_count[nk] += e->count;
-            for (int64_t q = 0; q < e->count && !s; q++)
-                if (!hy_contact_push(out, from[q])) s = hy_fail(HY_ERR_NOMEM, "out of memory for contacts");
+            if (e->count > 0) {
+                const hy_contact* from = cs->jobs_contacts[cs->jobs_cur] + e->first;
+                memcpy(cs->jobs_contacts[nk] + d->first, from, sizeof *from * (size_t)e->count);
+                cs->jobs_contacts_count[nk] += e->count;
+                for (int64_t q = 0; q < e->count && !s; q++)
+                    if (!hy_contact_push(out, from[q])) s = hy_fail(HY_ERR_NOMEM, "out of memory for contacts");
+            }
             st->candidates += e->candidates;
             st->exact_tests += e->exact;
             kept++;
@@ -760,7 +762,7 @@ hy_status hy_collide_detect(void* world, const double* X0, const double* X1, hy_
     if (!s) st->candidates += cs->leaf_count;
     /* this round's traversed jobs join the memo: per job its counts, then
      * its contacts in candidate order */
-    memo_jobs = memo_jobs && !s && jobs_reserve(cs, nk, njobs, cs->jobs_contacts_count[nk] + ncontacts);
+    memo_jobs = memo_jobs && !s && njobs > 0 && jobs_reserve(cs, nk, njobs, cs->jobs_contacts_count[nk] + ncontacts);
     if (memo_jobs) {
         hy_job_memo* m = cs->jobs_memo[nk] + cs->jobs_memo_count[nk];
         for (int32_t j = 0; j < cs->tjob_count; j++)
@@ -788,7 +790,7 @@ hy_status hy_collide_detect(void* world, const double* X0, const double* X1, hy_
         cs->jobs_memo_count[nk] += cs->tjob_count;
         qsort(cs->jobs_memo[nk], (size_t)cs->jobs_memo_count[nk], sizeof *m, compare_job_memo);
     } else {
-        cs->jobs_memo_count[nk] = 0; /* out of memory: every job is traversed next round */
+        cs->jobs_memo_count[nk] = 0; /* no jobs, or out of memory: every job is traversed next round */
     }
     cs->jobs_cur = nk;
     double t2 = now_ms();
