@@ -15,8 +15,8 @@
 #include "sched/pool.h"
 
 static void help(void) {
-    printf("usage: hyphys ccd-frames DIR [--threads N] [--repeats R] [--refit] [--no-filter] [--no-cull]\n"
-           "                          [--no-instance] [--breakdown] [--json]\n\n"
+    printf("usage: hyphys ccd-frames DIR [--threads N] [--repeats R] [--thickness D] [--refit] [--no-filter]\n"
+           "                          [--no-cull] [--no-instance] [--breakdown] [--json]\n\n"
            "Run continuous collision detection over one step, from DIR/frame0.ply to\n"
            "DIR/frame1.ply (the whole file is one mesh: self and inter-object pairs),\n"
            "and compare the colliding vertex-face and edge-edge pairs with\n"
@@ -31,11 +31,16 @@ static void help(void) {
            "refit decays it too far, as the step does).\n\n"
            "  --threads N    worker threads including the caller (default 1)\n"
            "  --repeats R    timed runs (default 5)\n"
+           "  --thickness D  contact distance in metres (default 0): pairs that come\n"
+           "                 within D count as found; every touching pair of the\n"
+           "                 truth must still be found (false positives then count\n"
+           "                 the pairs within D that do not touch)\n"
            "  --refit        time BVH refit of a tree built over frame0, not a build\n"
            "  --no-filter    skip the filters (coplanarity, separating axes): every\n"
            "                 candidate gets the exact test\n"
-           "  --no-cull      no self-collision culling (normal cones and contours;\n"
-           "                 on by default, at distance 0 only)\n"
+           "  --no-cull      no self-collision culling (normal cones and contours,\n"
+           "                 with a distance altitudes and clearances too; on by\n"
+           "                 default)\n"
            "  --no-instance  build every piece's tree from scratch; by default a piece\n"
            "                 with the same triangles as an earlier one and nearly its\n"
            "                 shape up to translation and scale (copies of one body)\n"
@@ -216,6 +221,7 @@ static int ccd_frames_main(int argc, char** argv) {
     const char* dir_arg = NULL;
     long threads = 1, repeats = 5;
     int json = 0, refit = 0, filters = 1, cull = 1, instance = 1, breakdown = 0;
+    double thickness = 0.0;
     for (int i = 1; i < argc; i++) {
         const char* a = argv[i];
         if (!strcmp(a, "--threads")) {
@@ -224,6 +230,16 @@ static int ccd_frames_main(int argc, char** argv) {
         } else if (!strcmp(a, "--repeats")) {
             if (!hy_cli_parse_int("--repeats", i + 1 < argc ? argv[++i] : NULL, 1, 10000, &repeats))
                 return HY_EXIT_USAGE;
+        } else if (!strcmp(a, "--thickness")) {
+            const char* t = i + 1 < argc ? argv[++i] : NULL;
+            char* end = NULL;
+            errno = 0;
+            thickness = t ? strtod(t, &end) : -1.0;
+            if (!t || end == t || *end != '\0' || errno || !(thickness >= 0.0 && thickness < 1e6)) {
+                fprintf(stderr, "hyphys ccd-frames: --thickness needs a distance in metres >= 0, got '%s'\n",
+                        t ? t : "");
+                return HY_EXIT_USAGE;
+            }
         } else if (!strcmp(a, "--json")) {
             json = 1;
         } else if (!strcmp(a, "--refit")) {
@@ -297,6 +313,7 @@ static int ccd_frames_main(int argc, char** argv) {
     def.use_filters = filters;
     def.self_cull = cull;
     def.instance = instance;
+    def.thickness = thickness;
     ms = malloc(sizeof(double) * 4 * (size_t)repeats); /* total, bvh, traverse, exact */
     if (!pool || !ms || hy_frames_create(m0->triangles, m0->triangle_count, m0->vertex_count, &def, &fr) != HY_OK) {
         fprintf(stderr, "hyphys ccd-frames: %s\n", pool && ms ? hy_last_error() : "out of memory");
@@ -353,6 +370,7 @@ static int ccd_frames_main(int argc, char** argv) {
         cJSON_AddStringToObject(o, "scene", scene);
         cJSON_AddNumberToObject(o, "threads", (double)threads);
         cJSON_AddNumberToObject(o, "repeats", (double)repeats);
+        cJSON_AddNumberToObject(o, "thickness", thickness);
         cJSON_AddNumberToObject(o, "ms", median);
         cJSON_AddNumberToObject(o, "ms_min", ms_min);
         cJSON_AddStringToObject(o, "ms_includes", !refit ? "bvh build" : st.rebuilt ? "bvh refit, rebuilt (decayed)" : "bvh refit");
@@ -401,9 +419,11 @@ static int ccd_frames_main(int argc, char** argv) {
         free(text);
         cJSON_Delete(o);
     } else {
-        printf("scene %s: %d vertices, %d triangles, %d thread%s, %ld repeat%s%s\n", scene, m0->vertex_count,
+        printf("scene %s: %d vertices, %d triangles, %d thread%s, %ld repeat%s%s", scene, m0->vertex_count,
                m0->triangle_count, (int)threads, threads == 1 ? "" : "s", repeats, repeats == 1 ? "" : "s",
                cull ? "" : ", no self-culling");
+        if (thickness > 0) printf(", thickness %g m (found: within it)", thickness);
+        printf("\n");
         printf("step   %.2f ms median (min %.2f; includes BVH %s)  stage medians: bvh %.2f, traverse %.2f, "
                "filter+exact %.2f ms\n",
                median, ms_min, !refit ? "build" : st.rebuilt ? "refit, rebuilt as it decayed" : "refit", bvh_ms[0], bvh_ms[1], bvh_ms[2]);

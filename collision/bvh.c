@@ -208,6 +208,15 @@ void hy_bvh_destroy(hy_bvh* b) {
     free(b->node_area);
     free(b->spans);
     free(b->vertex_ids);
+    free(b->vertex_tri_start);
+    free(b->vertex_tri);
+    free(b->node_parent);
+    free(b->slot_leaf);
+    free(b->cull_test);
+    free(b->node_dirty);
+    free(b->tri_dirty);
+    free(b->dirty_nodes);
+    free(b->dirty_tris);
     free(b);
 }
 
@@ -1347,6 +1356,7 @@ static void finish_tree(hy_bvh* b, const double* x0, const double* x1, int boxes
     mark_self_free(b, x0, x1, pool);
     b->built_cost = b->cost;
     b->builds++;
+    b->refitted = 0;
 }
 
 hy_status hy_bvh_build_like(hy_bvh* b, const hy_bvh* like, const double* x0, const double* x1, double thickness,
@@ -1600,10 +1610,11 @@ static int altitudes_ok(const hy_bvh* b, int32_t i) {
  * are tried. With `top`, the descent stops at the build's subtree roots
  * and lists them in subs[] (*nsubs) instead. */
 static void mark_below(hy_bvh* b, int32_t root, const double* x0, const double* x1, contour_buf* cb, int top,
-                       int32_t* subs, int32_t* nsubs) {
+                       int32_t* subs, int32_t* nsubs, int reuse) {
     int32_t stack[128];
     int sp = 0;
     stack[sp++] = root;
+    uint8_t* memo = b->cull_test;
     while (sp > 0) {
         int32_t i = stack[--sp];
         const hy_bvh_node* n = &b->nodes[i];
@@ -1611,7 +1622,17 @@ static void mark_below(hy_bvh* b, int32_t root, const double* x0, const double* 
             subs[(*nsubs)++] = i;
             continue;
         }
-        if (cone_ok(&b->cones[i]) && altitudes_ok(b, i) && contour_star(b, i, x0, x1, cb)) {
+        /* a node's test reads its own cone and triangles only: one whose
+         * triangles did not move since it was made (its memo is cleared
+         * when they do) passes or fails again */
+        int pass;
+        if (reuse && memo && memo[i]) {
+            pass = memo[i] == 1;
+        } else {
+            pass = cone_ok(&b->cones[i]) && altitudes_ok(b, i) && contour_star(b, i, x0, x1, cb);
+            if (memo) memo[i] = pass ? 1 : 2;
+        }
+        if (pass) {
             b->self_free[i] = 1;
             continue;
         }
@@ -1634,7 +1655,7 @@ static void mark_block(void* vctx, int64_t begin, int64_t end, int64_t block, in
     (void)worker;
     mark_ctx* c = vctx;
     contour_buf cb = {NULL, 0, 0, NULL, 0};
-    for (int64_t q = begin; q < end; q++) mark_below(c->b, c->subs[q], c->x0, c->x1, &cb, 0, NULL, NULL);
+    for (int64_t q = begin; q < end; q++) mark_below(c->b, c->subs[q], c->x0, c->x1, &cb, 0, NULL, NULL, 0);
     free(cb.v);
     free(cb.p);
 }
@@ -1645,11 +1666,14 @@ static void mark_block(void* vctx, int64_t begin, int64_t end, int64_t block, in
  * Without culling every mark is 0. */
 static void mark_self_free(hy_bvh* b, const double* x0, const double* x1, hy_pool* pool) {
     memset(b->self_free, 0, (size_t)b->node_count);
+    /* every test made afresh (hy_bvh_refit_vertices reuses them); the
+     * nodes not reached keep none */
+    if (b->cull_test) memset(b->cull_test, 0, (size_t)b->node_count);
     if (!culling(b)) return;
     int32_t subs[HY_BVH_TOP_MAX];
     int32_t nsubs = 0;
     contour_buf cb = {NULL, 0, 0, NULL, 0};
-    mark_below(b, 0, x0, x1, &cb, 1, subs, &nsubs);
+    mark_below(b, 0, x0, x1, &cb, 1, subs, &nsubs, 0);
     free(cb.v);
     free(cb.p);
     mark_ctx c = {b, x0, x1, subs};
@@ -1742,6 +1766,139 @@ void hy_bvh_refit(hy_bvh* b, const double* x0, const double* x1, double thicknes
     leaf_data(b, x0, x1, pool);
     sweep_nodes(b, 1, pool);
     mark_self_free(b, x0, x1, pool);
+    b->refits++;
+    b->refitted = 1;
+}
+
+/* What hy_bvh_refit_vertices needs beyond the tree: the vertices'
+ * triangles (topology: made once), each node's parent and each slot's leaf
+ * (made again after a build), the per-node test memo and the scratch.
+ * 0 when out of memory. */
+static int partial_ready(hy_bvh* b) {
+    size_t nt = (size_t)b->triangle_count, nv = (size_t)b->vertex_count, nn = 2 * nt + 1;
+    if (!b->vertex_tri) {
+        int32_t* start = calloc(nv + 2, sizeof(int32_t));
+        int32_t* tri = malloc(sizeof(int32_t) * (3 * nt + 1));
+        if (!start || !tri) {
+            free(start);
+            free(tri);
+            return 0;
+        }
+        for (size_t i = 0; i < 3 * nt; i++) start[b->triangles[i] + 2]++;
+        for (size_t v = 0; v < nv; v++) start[v + 2] += start[v + 1];
+        for (size_t t = 0; t < nt; t++)
+            for (int k = 0; k < 3; k++) tri[start[b->triangles[3 * t + k] + 1]++] = (int32_t)t;
+        b->vertex_tri_start = start;
+        b->vertex_tri = tri;
+    }
+    if (!b->node_parent) {
+        b->node_parent = malloc(sizeof(int32_t) * nn);
+        b->slot_leaf = malloc(sizeof(int32_t) * (nt + 1));
+        b->node_dirty = calloc(nn, 1);
+        b->tri_dirty = calloc(nt + 1, 1);
+        b->dirty_nodes = malloc(sizeof(int32_t) * nn);
+        b->dirty_tris = malloc(sizeof(int32_t) * (nt + 1));
+        if (!b->node_parent || !b->slot_leaf || !b->node_dirty || !b->tri_dirty || !b->dirty_nodes ||
+            !b->dirty_tris) {
+            free(b->node_parent);
+            free(b->slot_leaf);
+            free(b->node_dirty);
+            free(b->tri_dirty);
+            free(b->dirty_nodes);
+            free(b->dirty_tris);
+            b->node_parent = b->slot_leaf = b->dirty_nodes = b->dirty_tris = NULL;
+            b->node_dirty = b->tri_dirty = NULL;
+            return 0;
+        }
+        b->partial_builds = -1;
+    }
+    if (b->partial_builds != b->builds) {
+        b->node_parent[0] = -1;
+        for (int32_t i = 0; i < b->node_count; i++) {
+            const hy_bvh_node* n = &b->nodes[i];
+            if (n->count)
+                for (int32_t j = 0; j < n->count; j++) b->slot_leaf[n->first + j] = i;
+            else
+                b->node_parent[n->first] = b->node_parent[n->first + 1] = i;
+        }
+        b->partial_builds = b->builds;
+    }
+    return 1;
+}
+
+void hy_bvh_refit_vertices(hy_bvh* b, const double* x0, const double* x1, double thickness, const int32_t* moved,
+                           int32_t count, hy_pool* pool) {
+    if (!b || !x0 || b->node_count == 0) return;
+    double th = thickness > 0 ? thickness : 0.0;
+    int cull = culling(b);
+    /* the tests' memo (all 0, "not made", until a marking fills it) */
+    if (cull && !b->cull_test) b->cull_test = calloc(2 * (size_t)b->triangle_count + 1, 1);
+    /* (a build's node boxes are its own, not a refit's: the first update
+     * after it refits them all) */
+    if (!b->refitted || b->relative || !x1 || th != b->thickness || !partial_ready(b)) {
+        hy_bvh_refit(b, x0, x1, thickness, pool);
+        return;
+    }
+    touch(b);
+    box_ctx c = {b, x0, x1, th > 0 ? 0.5 * th : 0.0, cull};
+    box_ctx lc = {b, x0, x1, 0.0, cull};
+    int32_t ntri = 0, nnode = 0;
+    for (int32_t q = 0; q < count; q++) {
+        int32_t v = moved[q];
+        if (v < 0 || v >= b->vertex_count) continue;
+        vertex_boxes_block(&c, v, v + 1, 0, 0);
+        for (int32_t k = b->vertex_tri_start[v]; k < b->vertex_tri_start[v + 1]; k++) {
+            int32_t t = b->vertex_tri[k];
+            if (b->tri_dirty[t]) continue;
+            b->tri_dirty[t] = 1;
+            b->dirty_tris[ntri++] = t;
+        }
+    }
+    for (int32_t q = 0; q < ntri; q++) {
+        int32_t t = b->dirty_tris[q], i = b->rank[t];
+        triangle_boxes_block(&c, t, t + 1, 0, 0);
+        leaf_block(&lc, i, i + 1, 0, 0);
+        for (int32_t n = b->slot_leaf[i]; n >= 0 && !b->node_dirty[n]; n = b->node_parent[n]) {
+            b->node_dirty[n] = 1;
+            b->dirty_nodes[nnode++] = n;
+            if (b->cull_test) b->cull_test[n] = 0;
+        }
+    }
+    /* bottom-up: children sit after their parents */
+    for (int32_t i = b->node_count - 1, q = 0; q < nnode && i >= 0; i--)
+        if (b->node_dirty[i]) {
+            sweep_node(b, 1, cull, i);
+            q++;
+        }
+    /* the cost, summed as sweep_nodes sums it (per subtree, then the top)
+     * from every node's half area: a subtree none of whose nodes moved
+     * keeps its sum */
+    double sum = 0;
+    for (int32_t s = 0; s < b->sub_count; s++) {
+        const int32_t* sub = b->sub + 3 * s;
+        if (b->node_dirty[sub[0]]) {
+            double ss = 0;
+            for (int32_t i = sub[2] - 1; i >= sub[1]; i--)
+                ss += b->node_area[i] * (b->nodes[i].count ? (double)b->nodes[i].count : 1.0);
+            const hy_bvh_node* r = &b->nodes[sub[0]];
+            ss += b->node_area[sub[0]] * (r->count ? (double)r->count : 1.0);
+            b->sub_cost[s] = ss;
+        }
+        sum += b->sub_cost[s];
+    }
+    for (int32_t i = b->top_count - 1; i >= 0; i--)
+        if (!b->top_root[i]) sum += b->node_area[i] * (b->nodes[i].count ? (double)b->nodes[i].count : 1.0);
+    double root = hy_aabb_half_area(&b->nodes[0].box);
+    b->cost = root > 0 ? sum / root : (double)b->node_count;
+    if (cull) {
+        memset(b->self_free, 0, (size_t)b->node_count);
+        contour_buf cb = {NULL, 0, 0, NULL, 0};
+        mark_below(b, 0, x0, x1, &cb, 0, NULL, NULL, 1);
+        free(cb.v);
+        free(cb.p);
+    }
+    for (int32_t q = 0; q < ntri; q++) b->tri_dirty[b->dirty_tris[q]] = 0;
+    for (int32_t q = 0; q < nnode; q++) b->node_dirty[b->dirty_nodes[q]] = 0;
     b->refits++;
 }
 

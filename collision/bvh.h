@@ -523,6 +523,20 @@ typedef struct hy_bvh {
      * data (create, build, refit, vertex ids): a copy on a device is current
      * while its number matches (sched/cuda.cu keeps uploaded trees so). */
     uint64_t version;
+    /* For hy_bvh_refit_vertices (made when first needed; NULL until then):
+     * each vertex's triangles (vertex_tri[vertex_tri_start[v] ..
+     * vertex_tri_start[v + 1]]), each node's parent and each slot's leaf
+     * (for the tree of build number partial_builds), each node's last
+     * self-culling test (cull_test: 0 not made since its triangles last
+     * moved, 1 passed, 2 failed; written by every marking once it
+     * exists), and scratch marks. */
+    int32_t *vertex_tri_start, *vertex_tri;
+    int32_t *node_parent, *slot_leaf;
+    int64_t partial_builds;
+    uint8_t* cull_test;
+    int refitted; /* 1 when the last update was a refit (not a build) */
+    uint8_t *node_dirty, *tri_dirty;
+    int32_t *dirty_nodes, *dirty_tris;
 } hy_bvh;
 
 /* Self-collision culling (on by default; self_cull = 0 turns it off). The
@@ -590,6 +604,18 @@ hy_status hy_bvh_build(hy_bvh* bvh, const double* x0, const double* x1, double t
 /* New boxes for the same tree: primitives first, then nodes bottom-up.
  * Requires a previous build. Updates bvh->cost. */
 void hy_bvh_refit(hy_bvh* bvh, const double* x0, const double* x1, double thickness, hy_pool* pool);
+/* hy_bvh_refit for positions that differ from those of the last build or
+ * refit only in x1 of the `count` vertices listed in `moved` (the same x0,
+ * thickness and every other vertex's x1; a detection round after the
+ * response moved a few vertices): only those vertices' boxes, their
+ * triangles' leaf data and the nodes above them are made again, and the
+ * self-culling tests of the nodes whose triangles did not change are
+ * reused. Every box, cone, mark and the cost come out bit for bit as
+ * hy_bvh_refit makes them (tests/test_bvh.c). Falls back to
+ * hy_bvh_refit right after a build (whose node boxes are not a refit's),
+ * in a moving frame (relative) or out of memory. */
+void hy_bvh_refit_vertices(hy_bvh* bvh, const double* x0, const double* x1, double thickness, const int32_t* moved,
+                           int32_t count, hy_pool* pool);
 /* Build `bvh` with the tree of `like`, an instance of the same mesh (the
  * same vertex count and the same triangles, HY_ERR_INVALID_ARG otherwise)
  * that is built: its node hierarchy and leaf order are copied, and

@@ -33,6 +33,7 @@ hy_ccd_options hy_ccd_options_default(void) {
     o.refine_boxes = REFINE_BOXES;
     o.refine_twist_rel = REFINE_TWIST;
     o.min_distance_slack = 0.0;
+    o.need_toi = 1;
     return o;
 }
 

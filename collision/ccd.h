@@ -37,6 +37,12 @@ typedef struct hy_ccd_options {
     double min_distance_slack; /* with min_distance > 0: pairs up to
                                   min_distance * (1 + slack) apart may count
                                   as contacts (0 by default) */
+    int need_toi; /* 1 (default): *toi is the time of impact to toi_bits;
+                     0: only whether there is a contact matters: with
+                     min_distance > 0 and no slack, a pair certainly
+                     within min_distance at one of a few sampled times is
+                     reported at once with *toi = 0 (the same answer, and
+                     a time no later than any contact) */
 } hy_ccd_options;
 
 typedef struct hy_ccd_info {

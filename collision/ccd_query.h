@@ -46,6 +46,7 @@ HY_HD void hy_ccd_options_clamp(hy_ccd_options* o) {
     if (o->toi_bits < 0) o->toi_bits = 0;
     if (!(o->min_distance_slack >= 0.0) || o->min_distance_slack > 1e6) o->min_distance_slack = 0.0;
     if (o->toi_bits > HY_CCD_MAX_LEVEL) o->toi_bits = HY_CCD_MAX_LEVEL;
+    o->need_toi = o->need_toi != 0;
 }
 
 /* Boxes the search heap must hold for clamped options: every evaluated box
@@ -208,6 +209,16 @@ HY_HD int hy_ccd_within_at(const double* const* p, int is_vf, double t, double r
     return v3_len2(hy_ccd_separation_at(p, is_vf, t)) < r * r; /* NaN: 0 */
 }
 
+/* 1 when the closest points at t = 0 are within r of each other in every
+ * coordinate (r as in hy_ccd_within_at: each coordinate of the computed
+ * separation is within the rounding that r leaves of the exact one's of
+ * two points of the primitives). */
+HY_HD int hy_ccd_box_within_at0(const double* const* p, int is_vf, double r) {
+    if (!(r > 0.0)) return 0;
+    hy_v3 s = hy_ccd_separation_at(p, is_vf, 0.0);
+    return fabs(s.x) < r && fabs(s.y) < r && fabs(s.z) < r; /* NaN: 0 */
+}
+
 /* Conservative advancement with a contact distance md > 0 (tight queries):
  * from t = 0, take the closest points at t; within r_in (as
  * hy_ccd_within_at) is a contact at t. Else their separation n is a
@@ -217,7 +228,9 @@ HY_HD int hy_ccd_within_at(const double* const* p, int is_vf, double t, double r
  * t moves there. Near a transversal crossing the steps shrink to rounding
  * (the distance at t is md itself); once a step is shorter than prec, a
  * contact at t + prec proves the first contact lies in [t, t + prec], so t
- * is the toi to that precision. Returns 1 (contact, toi in *t_out, every
+ * is the toi to that precision; with coarse > prec, a contact at
+ * t + coarse once a step is shorter than coarse settles it as well (toi
+ * t, to that precision only). Returns 1 (contact, toi in *t_out, every
  * earlier time excluded), 0 (apart for the whole step) or -1 (undecided: a
  * grazing approach that stalls, a closest-point direction that does not
  * separate at t; the box search decides).
@@ -230,7 +243,8 @@ HY_HD int hy_ccd_within_at(const double* const* p, int is_vf, double t, double r
  * bounds of opposite sign is a quotient of positive terms (a few eps
  * relative), moved inwards by 4 eps. */
 #define HY_CCD_ADVANCE_STEPS 16
-HY_HD int hy_ccd_advance(const double* const* p, int is_vf, double md, double r_in, double prec, double* t_out) {
+HY_HD int hy_ccd_advance(const double* const* p, int is_vf, double md, double r_in, double prec, double coarse,
+                         double* t_out) {
     const double eps = DBL_EPSILON;
     int np = is_vf ? 3 : 4; /* vertex pairs across the features */
     double t = 0.0;
@@ -267,6 +281,10 @@ HY_HD int hy_ccd_advance(const double* const* p, int is_vf, double md, double r_
         int covers = s_lo <= t;
         if (covers && s_hi >= 1.0) return 0;
         double next = covers && s_hi > t ? s_hi : t;
+        if (coarse > prec && next - t < coarse && hy_ccd_within_at(p, is_vf, hy_ccd_min(t + coarse, 1.0), r_in)) {
+            *t_out = t;
+            return 1;
+        }
         if (next - t < prec) {
             if (hy_ccd_within_at(p, is_vf, hy_ccd_min(t + prec, 1.0), r_in)) {
                 *t_out = t;
@@ -400,9 +418,36 @@ HY_HD int hy_ccd_query_core(int is_vf, const double x[8][3], double min_distance
     double r_in = md * (1.0 - 8.0 * DBL_EPSILON) - 32.0 * DBL_EPSILON * (m * scale);
     /* Then, for the rest, conservative advancement: most approaches are
      * decided in a few closest-point steps, exactly in time. */
+    if (tight && !o->need_toi) {
+        /* Only the answer is wanted: a pair within md at the start, the
+         * end or a quarter of the step has a contact, whatever its time
+         * (advancement and the search would refine that time first,
+         * step by shrinking step, for every contact). */
+        const double ts[5] = {0.0, 1.0, 0.5, 0.25, 0.75};
+        for (int i = 0; i < 5; i++)
+            if (hy_ccd_within_at(p, is_vf, ts[i], r_in)) {
+                *t_out = 0.0;
+                return 1;
+            }
+    }
     if (tight) {
-        int adv = hy_ccd_advance(p, is_vf, md, r_in, hy_ccd_exp2i(-o->toi_bits), t_out);
+        /* (without a time to refine, an approach that slows down is
+         * also tried a 64th of the step ahead) */
+        double prec = hy_ccd_exp2i(-o->toi_bits);
+        double coarse = o->need_toi ? prec : hy_ccd_max(prec, 0x1p-6);
+        int adv = hy_ccd_advance(p, is_vf, md, r_in, prec, coarse, t_out);
         if (adv >= 0) return adv;
+    } else if (hy_ccd_box_within_at0(p, is_vf, r_in)) {
+        /* With a distance slack the search below (its L1 bounds) decides
+         * the rest, but a pair with two points closer than md in every
+         * coordinate at t = 0 has its answer already: the box search
+         * cannot exclude a box holding that point (along any d it is
+         * within md |d|_1 of the origin), the heap pops the earliest time
+         * first, so the search accepts (or gives up) at t = 0 — after
+         * bisecting to toi_bits around the corner. The same answer and
+         * time without the boxes: most of a resting contact's queries. */
+        *t_out = 0.0;
+        return 1;
     }
     /* Within it at t = 1 or at a quarter of the step: a contact is
      * certain, only its time is left to find (hy_ccd_problem.certain). */

@@ -50,6 +50,17 @@ void hy_collision_state_destroy(hy_collision_state* cs) {
     free(cs->tjob_distance);
     free(cs->leaf);
     free(cs->leaf_tjob);
+    free(cs->memo_x0);
+    free(cs->memo_x1);
+    free(cs->vertex_round);
+    free(cs->memo);
+    free(cs->fresh);
+    free(cs->tjob_lo);
+    free(cs->tjob_hi);
+    for (int k = 0; k < 2; k++) {
+        free(cs->jobs_memo[k]);
+        free(cs->jobs_contacts[k]);
+    }
     free(cs);
 }
 
@@ -138,11 +149,150 @@ hy_status hy_collision_state_sync(hy_world* w) {
 
 static double pair_distance(const hy_object* a, const hy_object* b) { return 0.5 * (a->thickness + b->thickness); }
 
+/* ---- the step's memo of exact-test answers
+ *
+ * The response runs detection several times per step (collision/
+ * response.c): every round over the same X0, with X1 changed only where
+ * the previous round's impulses moved vertices (hundreds of the cloth's
+ * 46k vertices once it is in contact). A candidate's answer (filters,
+ * exact test, time of impact) is a function of its kind, its four
+ * vertices' positions at both ends, its distance and the step's options
+ * only, so a candidate none of whose vertices moved since its answer was
+ * computed gets that answer again. Traversal still runs in full every
+ * round, so the candidates, their order and every answer are those a
+ * fresh computation gives; only the exact tests are spared. A new X0 (the
+ * next step) empties the memo. */
+typedef struct hy_memo_entry {
+    int32_t v[4];
+    int32_t kind;
+    uint32_t gen;   /* live when hy_collision_state.memo_gen */
+    int32_t round;  /* computed in this round of the step */
+    unsigned char hit;
+    double md, toi;
+} hy_memo_entry;
+
+static uint64_t memo_hash(const hy_feature_pair* p) {
+    uint64_t h = (uint64_t)(uint32_t)p->kind * 0x9E3779B97F4A7C15ull;
+    for (int j = 0; j < 4; j++) h = (h ^ (uint32_t)p->v[j]) * 0xBF58476D1CE4E5B9ull;
+    return h ^ (h >> 29);
+}
+
+static int memo_same(const hy_memo_entry* e, const hy_feature_pair* p) {
+    return e->kind == p->kind && e->v[0] == p->v[0] && e->v[1] == p->v[1] && e->v[2] == p->v[2] &&
+           e->v[3] == p->v[3];
+}
+
+/* The memo's answer for candidate p at distance md, or NULL: computed in
+ * this step, at the same distance, none of its vertices moved since. */
+static const hy_memo_entry* memo_find(const hy_collision_state* cs, const hy_feature_pair* p, double md) {
+    if (cs->memo_capacity == 0) return NULL;
+    uint64_t mask = (uint64_t)cs->memo_capacity - 1;
+    for (uint64_t i = memo_hash(p) & mask;; i = (i + 1) & mask) {
+        const hy_memo_entry* e = &cs->memo[i];
+        if (e->gen != cs->memo_gen) return NULL;
+        if (!memo_same(e, p)) continue;
+        if (e->md != md) return NULL;
+        for (int j = 0; j < 4; j++)
+            if (cs->vertex_round[p->v[j]] > e->round) return NULL;
+        return e;
+    }
+}
+
+static void memo_put(hy_collision_state* cs, const hy_feature_pair* p, double md, unsigned char hit, double toi) {
+    uint64_t mask = (uint64_t)cs->memo_capacity - 1;
+    uint64_t i = memo_hash(p) & mask;
+    while (cs->memo[i].gen == cs->memo_gen && !memo_same(&cs->memo[i], p)) i = (i + 1) & mask;
+    hy_memo_entry* e = &cs->memo[i];
+    if (e->gen != cs->memo_gen) cs->memo_count++;
+    *e = (hy_memo_entry){{p->v[0], p->v[1], p->v[2], p->v[3]}, p->kind, cs->memo_gen, cs->round, hit, md, toi};
+}
+
+/* Room for `more` entries at most half full: a larger table with the live
+ * entries moved over. Returns 0 when out of memory (the memo is then
+ * emptied and stays off until memory is found). */
+static int memo_reserve(hy_collision_state* cs, int64_t more) {
+    int64_t need = 2 * (cs->memo_count + more);
+    if (cs->memo_capacity >= need) return 1;
+    int64_t cap = cs->memo_capacity ? cs->memo_capacity : 1 << 16;
+    while (cap < need) cap *= 2;
+    hy_memo_entry* old = cs->memo;
+    int64_t old_cap = cs->memo_capacity;
+    uint32_t old_gen = cs->memo_gen;
+    cs->memo = calloc((size_t)cap, sizeof *cs->memo);
+    cs->memo_count = 0;
+    cs->memo_gen = 1;
+    if (!cs->memo) {
+        cs->memo_capacity = 0;
+        free(old);
+        return 0;
+    }
+    cs->memo_capacity = cap;
+    for (int64_t i = 0; i < old_cap; i++) {
+        const hy_memo_entry* e = &old[i];
+        if (e->gen != old_gen) continue;
+        hy_feature_pair p = {{e->v[0], e->v[1], e->v[2], e->v[3]}, e->kind};
+        int32_t round = cs->round;
+        cs->round = e->round;
+        memo_put(cs, &p, e->md, e->hit, e->toi);
+        cs->round = round;
+    }
+    free(old);
+    return 1;
+}
+
+/* Start of a detect call: a new X0 empties the memo (round 1); else the
+ * round advances and the vertices whose X1 changed are stamped with it. */
+static hy_status memo_begin(hy_collision_state* cs, const double* X0, const double* X1) {
+    size_t n = 3 * (size_t)cs->vertex_count;
+    if (!cs->memo_x0) {
+        cs->memo_x0 = malloc(sizeof(double) * (n + 1));
+        cs->memo_x1 = malloc(sizeof(double) * (n + 1));
+        cs->vertex_round = calloc((size_t)cs->vertex_count + 1, sizeof(int32_t));
+        if (!cs->memo_x0 || !cs->memo_x1 || !cs->vertex_round)
+            return hy_fail(HY_ERR_NOMEM, "out of memory for the exact tests' memo of %d vertices", cs->vertex_count);
+        cs->round = 0;
+    }
+    if (cs->round == 0 || cs->round == INT32_MAX || memcmp(cs->memo_x0, X0, sizeof(double) * n) != 0) {
+        memcpy(cs->memo_x0, X0, sizeof(double) * n);
+        memcpy(cs->memo_x1, X1, sizeof(double) * n);
+        memset(cs->vertex_round, 0, sizeof(int32_t) * (size_t)cs->vertex_count);
+        cs->round = 1;
+        cs->memo_count = 0;
+        if (++cs->memo_gen == 0) { /* wrapped: clear the slots for real */
+            if (cs->memo) memset(cs->memo, 0, sizeof *cs->memo * (size_t)cs->memo_capacity);
+            cs->memo_gen = 1;
+        }
+        return HY_OK;
+    }
+    cs->round++;
+    for (int32_t v = 0; v < cs->vertex_count; v++) {
+        double* m = cs->memo_x1 + 3 * (size_t)v;
+        const double* x = X1 + 3 * (size_t)v;
+        if (memcmp(m, x, sizeof(double) * 3) != 0) {
+            memcpy(m, x, sizeof(double) * 3);
+            cs->vertex_round[v] = cs->round;
+        }
+    }
+    return HY_OK;
+}
+
+/* End of a detect call: this round's fresh answers go into the memo. */
+static void memo_end(hy_collision_state* cs) {
+    int64_t fresh = 0;
+    for (int64_t k = 0; k < cs->leaf_count; k++) fresh += cs->fresh[k];
+    cs->memo_reused = cs->leaf_count - fresh;
+    if (!memo_reserve(cs, fresh)) return;
+    for (int64_t k = 0; k < cs->leaf_count; k++)
+        if (cs->fresh[k])
+            memo_put(cs, &cs->leaf[k], cs->tjob_distance[cs->leaf_tjob[k]], cs->hit[k], cs->toi[k]);
+}
+
 typedef struct detect_ctx {
     hy_world* w;
     hy_collision_state* cs;
     const double *X0, *X1;
     hy_ccd_options opts;
+    int memo; /* 1: reuse the memo's answers (the step's detection; not calibration) */
     int64_t first;   /* of the LEAF range being run */
     double transfer; /* seconds of host<->device copies of the last GPU batch */
 } detect_ctx;
@@ -158,16 +308,29 @@ static inline void leaf_points(const detect_ctx* c, int64_t i, double x[8][3]) {
         }
 }
 
+#define MEMO_AHEAD 12
 static void exact_block(void* p, int64_t begin, int64_t end, int64_t block, int worker) {
     const detect_ctx* c = p;
     const hy_collision_state* cs = c->cs;
     (void)block;
     (void)worker;
+    uint64_t mask = cs->memo_capacity > 0 ? (uint64_t)cs->memo_capacity - 1 : 0;
     for (int64_t i = c->first + begin; i < c->first + end; i++) {
+        /* the memo's slots are spread over megabytes: the one of a
+         * candidate a few ahead is asked for now (a hint only) */
+        if (c->memo && mask && i + MEMO_AHEAD < c->first + end)
+            __builtin_prefetch(&cs->memo[memo_hash(&cs->leaf[i + MEMO_AHEAD]) & mask]);
         double toi = 1.0, x[8][3];
+        double md = cs->tjob_distance[cs->leaf_tjob[i]];
+        const hy_memo_entry* e = c->memo ? memo_find(cs, &cs->leaf[i], md) : NULL;
+        cs->fresh[i] = e == NULL;
+        if (e) {
+            cs->hit[i] = e->hit;
+            cs->toi[i] = e->toi;
+            continue;
+        }
         leaf_points(c, i, x);
         int is_vf = cs->leaf[i].kind != HY_FEATURE_EE;
-        double md = cs->tjob_distance[cs->leaf_tjob[i]];
         /* separating axes, then the exact test: the arithmetic the GPU kernel shares */
         cs->hit[i] = (unsigned char)hy_leaf_eval(is_vf, (const double(*)[3])x, md, &c->opts, &toi);
         cs->toi[i] = toi;
@@ -210,7 +373,9 @@ static hy_status work_traverse(void* vctx, int r, const int64_t* ids, int64_t n,
         if (hit) cs->hit = hit;
         double* toi = realloc(cs->toi, sizeof *toi * (size_t)cap);
         if (toi) cs->toi = toi;
-        if (!l || !lj || !hit || !toi)
+        unsigned char* fresh = realloc(cs->fresh, (size_t)cap);
+        if (fresh) cs->fresh = fresh;
+        if (!l || !lj || !hit || !toi || !fresh)
             return hy_fail(HY_ERR_NOMEM, "out of memory for %lld candidates", (long long)need);
         cs->leaf_capacity = cap;
     }
@@ -263,6 +428,7 @@ static hy_status leaf_gpu(detect_ctx* c, int device, int64_t first, int64_t n) {
         gather_block(&g, 0, n, 0, 0);
     double copies = 0.0;
     hy_status s = hy_cuda_leaf_batch(device, jobs, n, &c->opts, cs->hit + first, cs->toi + first, &copies, NULL);
+    memset(cs->fresh + first, 1, (size_t)n);
     c->transfer += copies;
     free(jobs);
     return s;
@@ -286,20 +452,94 @@ static hy_status work_leaf(void* vctx, int r, int64_t first, int64_t n) {
     return run_leaf(c, res && res->kind == HY_RESOURCE_CUDA && n > 0 ? res->device : -1, first, n);
 }
 
-static hy_status push_tjob(hy_collision_state* cs, const hy_bvh* a, const hy_bvh* b, double distance) {
+static hy_status push_tjob(hy_collision_state* cs, int32_t a, int32_t b, double distance) {
     if (cs->tjob_count == cs->tjob_capacity) {
         int32_t cap = cs->tjob_capacity ? 2 * cs->tjob_capacity : 64;
         hy_traverse_job* j = realloc(cs->tjobs, sizeof *j * (size_t)cap);
         if (j) cs->tjobs = j;
         double* d = realloc(cs->tjob_distance, sizeof *d * (size_t)cap);
         if (d) cs->tjob_distance = d;
-        if (!j || !d) return hy_fail(HY_ERR_NOMEM, "out of memory for traversal jobs");
+        int32_t* lo = realloc(cs->tjob_lo, sizeof *lo * (size_t)cap);
+        if (lo) cs->tjob_lo = lo;
+        int32_t* hi = realloc(cs->tjob_hi, sizeof *hi * (size_t)cap);
+        if (hi) cs->tjob_hi = hi;
+        if (!j || !d || !lo || !hi) return hy_fail(HY_ERR_NOMEM, "out of memory for traversal jobs");
         cs->tjob_capacity = cap;
     }
-    cs->tjobs[cs->tjob_count] = (hy_traverse_job){a, b};
+    cs->tjobs[cs->tjob_count] = (hy_traverse_job){cs->bvh[a], cs->bvh[b]};
     cs->tjob_distance[cs->tjob_count] = distance;
+    cs->tjob_lo[cs->tjob_count] = a;
+    cs->tjob_hi[cs->tjob_count] = b;
     cs->tjob_count++;
     return HY_OK;
+}
+
+/* ---- the step's memo of traversal jobs
+ *
+ * A traversal job's candidates depend on its two trees (boxes, culling
+ * marks, vertex ids) and its distance only, and their answers on the
+ * positions the trees were made from: a job whose trees kept their
+ * versions (hy_bvh.version; refit_one leaves a tree alone when its
+ * object's positions are those of its last update) since the last round
+ * of the step has the same candidates and answers, so its counts and
+ * contacts are given again instead of traversed and looked up (the pieces
+ * of a fracture or a pile of bodies the round's impulses did not touch).
+ * The contacts come out in another order, which the response's
+ * canonicalisation removes; the counts are the same. */
+typedef struct hy_job_memo {
+    int32_t lo, hi;       /* object slots (self: lo == hi) */
+    uint64_t va, vb;      /* the trees' versions */
+    double md;
+    int64_t candidates, exact;
+    int64_t first, count; /* its contacts in jobs_contacts */
+} hy_job_memo;
+
+static int compare_job_memo(const void* pa, const void* pb) {
+    const hy_job_memo *a = pa, *b = pb;
+    if (a->lo != b->lo) return a->lo < b->lo ? -1 : 1;
+    return (a->hi > b->hi) - (a->hi < b->hi);
+}
+
+/* Room in buffer k for `jobs` entries and `contacts` contacts. */
+static int jobs_reserve(hy_collision_state* cs, int k, int64_t jobs, int64_t contacts) {
+    if (jobs > cs->jobs_memo_cap[k]) {
+        hy_job_memo* m = realloc(cs->jobs_memo[k], sizeof *m * (size_t)jobs);
+        if (!m) return 0;
+        cs->jobs_memo[k] = m;
+        cs->jobs_memo_cap[k] = (int32_t)jobs;
+    }
+    if (contacts > cs->jobs_contacts_cap[k]) {
+        int64_t cap = cs->jobs_contacts_cap[k] ? cs->jobs_contacts_cap[k] : 1024;
+        while (cap < contacts) cap *= 2;
+        hy_contact* c = realloc(cs->jobs_contacts[k], sizeof *c * (size_t)cap);
+        if (!c) return 0;
+        cs->jobs_contacts[k] = c;
+        cs->jobs_contacts_cap[k] = cap;
+    }
+    return 1;
+}
+
+/* The last round's entry for job j, when its trees and distance are
+ * unchanged; else NULL. */
+static const hy_job_memo* jobs_find(const hy_collision_state* cs, int32_t j) {
+    int k = cs->jobs_cur;
+    if (cs->jobs_memo_count[k] == 0) return NULL;
+    hy_job_memo key = {cs->tjob_lo[j], cs->tjob_hi[j], 0, 0, 0.0, 0, 0, 0, 0};
+    const hy_job_memo* e = bsearch(&key, cs->jobs_memo[k], (size_t)cs->jobs_memo_count[k], sizeof key,
+                                   compare_job_memo);
+    if (!e || e->va != cs->bvh[key.lo]->version || e->vb != cs->bvh[key.hi]->version ||
+        e->md != cs->tjob_distance[j])
+        return NULL;
+    return e;
+}
+
+/* Contact of candidate k (a hit). */
+static hy_contact leaf_contact(const hy_collision_state* cs, int64_t k) {
+    hy_contact ct;
+    ct.type = cs->leaf[k].kind == HY_FEATURE_EE ? HY_CONTACT_EE : HY_CONTACT_VF;
+    memcpy(ct.v, cs->leaf[k].v, sizeof ct.v);
+    ct.toi = cs->toi[k];
+    return ct;
 }
 
 static const hy_collision_state* g_sort_cs; /* only used under the world's single-threaded step */
@@ -318,18 +558,50 @@ static int compare_lo_x(const void* pa, const void* pb) {
  * of one step share X0, and the response moves only the objects it
  * touches, so most objects' trees would be refitted to the same boxes
  * (the same tree and boxes either way: a refit is a function of the
- * positions and the thickness). */
+ * positions and the thickness). Where X0 is the same and only some
+ * vertices' X1 moved (the response's later rounds move a few hundred of a
+ * cloth's vertices), only those are refitted (hy_bvh_refit_vertices, the
+ * same tree, boxes and marks); past an eighth of the vertices the whole
+ * tree is, on the pool. Either way the tree is rebuilt when the refit
+ * decays it past the same bound. */
+#define MAX_DECAY 2.0
 static hy_status refit_one(hy_world* w, hy_collision_state* cs, int32_t i, const double* X0, const double* X1,
                            hy_pool* pool) {
     const hy_object* o = &w->objects[i];
     size_t off = 3 * (size_t)cs->object_offset[i], n = 3 * (size_t)o->nv;
     double* last = cs->refit_x[i];
     double th = o->thickness > 0 ? o->thickness : 0.0;
-    if (last && cs->refit_status[i] == HY_OK && cs->bvh[i]->thickness == th &&
-        memcmp(last, X0 + off, sizeof(double) * n) == 0 &&
-        memcmp(last + n, X1 + off, sizeof(double) * n) == 0)
-        return HY_OK;
-    cs->refit_status[i] = hy_bvh_update(cs->bvh[i], X0 + off, X1 + off, o->thickness, 2.0, pool, NULL);
+    hy_bvh* b = cs->bvh[i];
+    int32_t* moved = NULL;
+    int32_t count = -1; /* -1: refit it all */
+    if (last && cs->refit_status[i] == HY_OK && b->thickness == th && memcmp(last, X0 + off, sizeof(double) * n) == 0) {
+        int32_t most = o->nv / 8;
+        moved = malloc(sizeof(int32_t) * ((size_t)most + 1));
+        count = moved ? 0 : -1;
+        const double* l1 = last + n;
+        const double* x1 = X1 + off;
+        for (int32_t v = 0; moved && v < o->nv; v++) {
+            if (memcmp(l1 + 3 * (size_t)v, x1 + 3 * (size_t)v, sizeof(double) * 3) == 0) continue;
+            if (count == most) {
+                count = -1;
+                break;
+            }
+            moved[count++] = v;
+        }
+        if (count == 0) {
+            free(moved);
+            return HY_OK;
+        }
+    }
+    if (count > 0) {
+        hy_bvh_refit_vertices(b, X0 + off, X1 + off, o->thickness, moved, count, pool);
+        cs->refit_status[i] = hy_bvh_quality(b) <= MAX_DECAY
+                                  ? HY_OK
+                                  : hy_bvh_build(b, X0 + off, X1 + off, o->thickness, pool);
+    } else {
+        cs->refit_status[i] = hy_bvh_update(b, X0 + off, X1 + off, o->thickness, MAX_DECAY, pool, NULL);
+    }
+    free(moved);
     if (cs->refit_status[i] != HY_OK) return cs->refit_status[i];
     if (!last) last = cs->refit_x[i] = malloc(sizeof(double) * 2 * n);
     if (last) {
@@ -390,7 +662,7 @@ hy_status hy_collide_detect(void* world, const double* X0, const double* X1, hy_
     for (int32_t i = 0; i < n && !s; i++) {
         int32_t a = cs->order[i];
         const hy_object* oa = &w->objects[a];
-        if (may_collide(oa, oa, 1)) s = push_tjob(cs, cs->bvh[a], cs->bvh[a], pair_distance(oa, oa));
+        if (may_collide(oa, oa, 1)) s = push_tjob(cs, a, a, pair_distance(oa, oa));
         const hy_aabb* ba = &cs->bvh[a]->nodes[0].box;
         for (int32_t j = i + 1; j < n && !s; j++) {
             int32_t b = cs->order[j];
@@ -399,28 +671,96 @@ hy_status hy_collide_detect(void* world, const double* X0, const double* X1, hy_
             if (!hy_aabb_overlap(ba, bb) || !may_collide(oa, &w->objects[b], 0)) continue;
             /* traverse in slot order so the output does not depend on the sort */
             int32_t lo = a < b ? a : b, hi = a < b ? b : a;
-            s = push_tjob(cs, cs->bvh[lo], cs->bvh[hi], pair_distance(&w->objects[lo], &w->objects[hi]));
+            s = push_tjob(cs, lo, hi, pair_distance(&w->objects[lo], &w->objects[hi]));
         }
     }
+    if (!s) s = memo_begin(cs, X0, X1);
+    if (!s && cs->round == 1) cs->jobs_memo_count[cs->jobs_cur] = 0; /* a new step */
+    /* jobs whose trees did not change since the last round are given
+     * again (into the other buffer, with this round's traversed jobs
+     * added after the run); the rest are traversed */
+    int nk = 1 - cs->jobs_cur;
+    int64_t njobs = cs->tjob_count, ncontacts = 0, kept = 0;
+    int memo_jobs = !s && jobs_reserve(cs, nk, njobs, 0);
+    cs->jobs_memo_count[nk] = 0;
+    cs->jobs_contacts_count[nk] = 0;
+    int32_t run = 0;
+    for (int32_t j = 0; j < cs->tjob_count && !s; j++) {
+        const hy_job_memo* e = memo_jobs ? jobs_find(cs, j) : NULL;
+        if (e && jobs_reserve(cs, nk, njobs, cs->jobs_contacts_count[nk] + e->count)) {
+            hy_job_memo* d = &cs->jobs_memo[nk][cs->jobs_memo_count[nk]++];
+            *d = *e;
+            d->first = cs->jobs_contacts_count[nk];
+            if (e->count > 0) {
+                const hy_contact* from = cs->jobs_contacts[cs->jobs_cur] + e->first;
+                memcpy(cs->jobs_contacts[nk] + d->first, from, sizeof *from * (size_t)e->count);
+                cs->jobs_contacts_count[nk] += e->count;
+                for (int64_t q = 0; q < e->count && !s; q++)
+                    if (!hy_contact_push(out, from[q])) s = hy_fail(HY_ERR_NOMEM, "out of memory for contacts");
+            }
+            st->candidates += e->candidates;
+            st->exact_tests += e->exact;
+            kept++;
+            continue;
+        }
+        cs->tjobs[run] = cs->tjobs[j];
+        cs->tjob_distance[run] = cs->tjob_distance[j];
+        cs->tjob_lo[run] = cs->tjob_lo[j];
+        cs->tjob_hi[run] = cs->tjob_hi[j];
+        run++;
+    }
+    cs->tjob_count = run;
+    cs->jobs_reused = kept;
     /* the framework runs the front's TRAVERSE jobs and the LEAF jobs they make */
     if (!s && !w->prox) s = hy_world_ensure_prox(w);
     int64_t front = 0;
     if (!s) s = hy_traverse_begin(cs->traverser, cs->tjobs, cs->tjob_count, w->pool, &front);
     cs->leaf_count = 0;
-    detect_ctx dc = {w, cs, X0, X1, hy_ccd_options_step(), 0, 0.0};
+    detect_ctx dc = {w, cs, X0, X1, hy_ccd_options_step(), 1, 0, 0.0};
     hy_prox_work work = {&dc, work_traverse, work_leaf, hy_traverse_front_tests(cs->traverser), &dc.transfer};
     if (!s) s = hy_prox_run(w->prox, front, &work);
     if (!s) s = hy_traverse_counts(cs->traverser, &cs->candidates);
+    if (!s) memo_end(cs);
     for (int64_t k = 0; k < cs->leaf_count && !s; k++) {
         st->exact_tests += cs->hit[k] >> 1;
+        ncontacts += cs->hit[k] & 1;
         if (!(cs->hit[k] & 1)) continue;
-        hy_contact ct;
-        ct.type = cs->leaf[k].kind == HY_FEATURE_EE ? HY_CONTACT_EE : HY_CONTACT_VF;
-        memcpy(ct.v, cs->leaf[k].v, sizeof ct.v);
-        ct.toi = cs->toi[k];
-        if (!hy_contact_push(out, ct)) s = hy_fail(HY_ERR_NOMEM, "out of memory for contacts");
+        if (!hy_contact_push(out, leaf_contact(cs, k))) s = hy_fail(HY_ERR_NOMEM, "out of memory for contacts");
     }
     if (!s) st->candidates += cs->leaf_count;
+    /* this round's traversed jobs join the memo: per job its counts, then
+     * its contacts in candidate order */
+    memo_jobs = memo_jobs && !s && njobs > 0 && jobs_reserve(cs, nk, njobs, cs->jobs_contacts_count[nk] + ncontacts);
+    if (memo_jobs) {
+        hy_job_memo* m = cs->jobs_memo[nk] + cs->jobs_memo_count[nk];
+        for (int32_t j = 0; j < cs->tjob_count; j++)
+            m[j] = (hy_job_memo){cs->tjob_lo[j], cs->tjob_hi[j], cs->bvh[cs->tjob_lo[j]]->version,
+                                 cs->bvh[cs->tjob_hi[j]]->version, cs->tjob_distance[j], 0, 0, 0, 0};
+        for (int64_t k = 0; k < cs->leaf_count; k++) {
+            hy_job_memo* e = &m[cs->leaf_tjob[k]];
+            e->candidates++;
+            e->exact += cs->hit[k] >> 1;
+            e->count += cs->hit[k] & 1;
+        }
+        int64_t at = cs->jobs_contacts_count[nk];
+        for (int32_t j = 0; j < cs->tjob_count; j++) {
+            m[j].first = at;
+            at += m[j].count;
+            m[j].count = 0;
+        }
+        hy_contact* c = cs->jobs_contacts[nk];
+        for (int64_t k = 0; k < cs->leaf_count; k++)
+            if (cs->hit[k] & 1) {
+                hy_job_memo* e = &m[cs->leaf_tjob[k]];
+                c[e->first + e->count++] = leaf_contact(cs, k);
+            }
+        cs->jobs_contacts_count[nk] = at;
+        cs->jobs_memo_count[nk] += cs->tjob_count;
+        qsort(cs->jobs_memo[nk], (size_t)cs->jobs_memo_count[nk], sizeof *m, compare_job_memo);
+    } else {
+        cs->jobs_memo_count[nk] = 0; /* no jobs, or out of memory: every job is traversed next round */
+    }
+    cs->jobs_cur = nk;
     double t2 = now_ms();
     cs->ms_traverse = t2 - t1;
     st->ms[HY_PHASE_TRAVERSE] += t2 - t1;
@@ -484,7 +824,9 @@ hy_status hy_collide_calibrate(hy_world* w, const double* X0, const double* X1, 
     if (device >= hy_cuda_device_count())
         return hy_fail(HY_ERR_INVALID_ARG, "calibrate: no GPU cuda:%d (%s)", device, hy_cuda_status());
     memset(out, 0, sizeof *out);
-    /* one whole detection makes the front and every LEAF job */
+    /* one whole detection makes the front and every LEAF job (the
+     * memos emptied, so that every job and test is made afresh) */
+    cs->round = 0;
     hy_contact_list contacts = {0};
     hy_step_stats st;
     memset(&st, 0, sizeof st);
@@ -507,7 +849,7 @@ hy_status hy_collide_calibrate(hy_world* w, const double* X0, const double* X1, 
         free(runs);
         return hy_fail(HY_ERR_NOMEM, "calibrate: out of memory");
     }
-    detect_ctx dc = {w, cs, X0, X1, hy_ccd_options_step(), 0, 0.0};
+    detect_ctx dc = {w, cs, X0, X1, hy_ccd_options_step(), 0, 0, 0.0};
     /* TRAVERSE: batches of 1, 2, 4, ... front pairs (spread over the front so
      * a batch is a fair sample), each point at the node pairs it tests;
      * LEAF: 1, 4, 16, ... tests. Each size timed `repeats` times, the

@@ -328,10 +328,19 @@ static void gather(const hy_feature_pair* p, const double* xx, const double* a[4
     }
 }
 
+/* The exact test of hy_ccd_vf / hy_ccd_ee (default options) without its
+ * time of impact, which the found sets do not keep (hy_ccd_options
+ * need_toi: with a distance, a contact certain at a sampled time needs no
+ * refining; the same answers). */
 static int exact_one(const hy_feature_pair* p, const double* const a[4], const double* const b[4], double md) {
-    double toi;
-    if (p->kind == HY_FEATURE_EE) return hy_ccd_ee(a[0], a[1], a[2], a[3], b[0], b[1], b[2], b[3], md, &toi);
-    return hy_ccd_vf(a[0], a[1], a[2], a[3], b[0], b[1], b[2], b[3], md, &toi);
+    hy_ccd_options o = hy_ccd_options_default();
+    o.need_toi = 0;
+    double x[8][3], toi;
+    for (int j = 0; j < 4; j++) {
+        memcpy(x[j], a[j], sizeof x[j]);
+        memcpy(x[4 + j], b[j], sizeof x[j]);
+    }
+    return hy_ccd_query(p->kind != HY_FEATURE_EE, (const double(*)[3])x, md, &o, &toi, NULL);
 }
 
 typedef struct exact_ctx {

@@ -1182,6 +1182,93 @@ static void test_bad_input(void) {
     hy_bvh_destroy(b);
 }
 
+/* hy_bvh_refit_vertices against hy_bvh_refit: two trees of one waving
+ * 20 x 20 sheet built alike, then over rounds of the same x0 with a few
+ * vertices' x1 moved each round (as the response's detection rounds), one
+ * refitted whole, the other over the moved vertices only; every box,
+ * cone, culling mark, the cost and the traversal's candidates must be the
+ * same, at distance 0 and 2 mm, with some nodes culled and some not. */
+static int same_bytes(const void* a, const void* b, size_t n) { return memcmp(a, b, n) == 0; }
+
+static int same_trees(const hy_bvh* a, const hy_bvh* b) {
+    size_t nn = (size_t)a->node_count, nt = (size_t)a->triangle_count, nv = (size_t)a->vertex_count;
+    if (a->node_count != b->node_count || a->cost != b->cost) return 0;
+    for (size_t i = 0; i < nn; i++)
+        if (!same_bytes(&a->nodes[i].box, &b->nodes[i].box, sizeof a->nodes[i].box)) return 0;
+    return same_bytes(a->node_fboxes, b->node_fboxes, sizeof *a->node_fboxes * nn) &&
+           same_bytes(a->node_area, b->node_area, sizeof *a->node_area * nn) &&
+           same_bytes(a->self_free, b->self_free, nn) && same_bytes(a->cones, b->cones, sizeof *a->cones * nn) &&
+           same_bytes(a->leaf_fboxes, b->leaf_fboxes, sizeof *a->leaf_fboxes * nt) &&
+           same_bytes(a->triangle_normals, b->triangle_normals, sizeof *a->triangle_normals * nt) &&
+           same_bytes(a->triangle_boxes, b->triangle_boxes, sizeof *a->triangle_boxes * nt) &&
+           same_bytes(a->leaf_soa, b->leaf_soa, sizeof(float) * 12 * (size_t)a->leaf_soa_stride) &&
+           same_bytes(a->feature_fboxes, b->feature_fboxes, sizeof *a->feature_fboxes * (size_t)a->feature_count) &&
+           same_bytes(a->vertex_boxes, b->vertex_boxes, sizeof *a->vertex_boxes * nv) &&
+           same_bytes(a->vertex_mboxes, b->vertex_mboxes, sizeof *a->vertex_mboxes * nv) &&
+           same_bytes(a->vertex_fboxes, b->vertex_fboxes, sizeof *a->vertex_fboxes * nv);
+}
+
+static void test_refit_vertices(hy_pool* pool) {
+    hy_mesh* g = NULL;
+    hy_mesh_view v;
+    soup s;
+    if (!grid_soup(&g, &v, &s)) return;
+    hy_traverser* tr = hy_traverser_create();
+    int32_t* moved = malloc(sizeof(int32_t) * (size_t)s.nv);
+    int64_t rounds = 0, differ = 0, culled = 0, unculled = 0, moved_total = 0;
+    for (int trial = 0; trial < 4 && tr && moved; trial++) {
+        double d = trial & 1 ? 0.002 : 0.0;
+        wave_sheet(&v, &s, 9.0 + trial, 0.3, 0.005, 0.3);
+        hy_bvh *a = NULL, *b = NULL;
+        CHECK_OK(hy_bvh_create(s.tri, s.nt, s.nv, &a));
+        CHECK_OK(hy_bvh_create(s.tri, s.nt, s.nv, &b));
+        if (!a || !b) {
+            hy_bvh_destroy(a);
+            hy_bvh_destroy(b);
+            break;
+        }
+        CHECK_OK(hy_bvh_build(a, s.x0, s.x1, d, pool));
+        CHECK_OK(hy_bvh_build(b, s.x0, s.x1, d, pool));
+        for (int r = 0; r < 12; r++) {
+            /* a patch of vertices (or, every third round, scattered ones)
+             * moved at the end of the step */
+            int32_t n = 0, c = (int32_t)(urand() * s.nv);
+            for (int32_t i = 0; i < s.nv; i++) {
+                int near = r % 3 == 2 ? urand() < 0.05 : abs(i % 20 - c % 20) + abs(i / 20 - c / 20) < 3;
+                if (!near) continue;
+                moved[n++] = i;
+                for (int k = 0; k < 3; k++) s.x1[3 * i + k] += 0.02 * (2 * urand() - 1);
+            }
+            hy_bvh_refit(a, s.x0, s.x1, d, pool);
+            hy_bvh_refit_vertices(b, s.x0, s.x1, d, moved, n, pool);
+            hy_candidates ca = {0}, cb = {0};
+            CHECK_OK(hy_bvh_traverse_self(tr, a, pool, &ca));
+            CHECK_OK(hy_bvh_traverse_self(tr, b, pool, &cb));
+            differ += !same_trees(a, b) || !same_list(&ca, &cb);
+            for (int32_t i = 0; i < a->node_count; i++) {
+                culled += a->self_free[i];
+                unculled += !a->self_free[i] && a->nodes[i].count == 0;
+            }
+            moved_total += n;
+            rounds++;
+            hy_candidates_free(&ca);
+            hy_candidates_free(&cb);
+        }
+        hy_bvh_destroy(a);
+        hy_bvh_destroy(b);
+    }
+    fprintf(stderr, "refit of moved vertices: %lld rounds, %lld vertices moved, %lld nodes culled, %lld inner not, %lld differ\n",
+            (long long)rounds, (long long)moved_total, (long long)culled, (long long)unculled, (long long)differ);
+    CHECK(rounds == 48);
+    CHECK(culled > 10 && unculled > 10);
+    CHECK(differ == 0);
+    free(moved);
+    hy_traverser_destroy(tr);
+    free(s.x0);
+    free(s.x1);
+    hy_mesh_destroy(g);
+}
+
 int main(void) {
     hy_pool* pool1 = hy_pool_create(1);
     hy_pool* pool2 = hy_pool_create(2);
@@ -1191,6 +1278,7 @@ int main(void) {
     test_contour(pool2);
     test_cull_sheets(pool2);
     test_cull_thickness(pool2);
+    test_refit_vertices(pool2);
     test_box_tests();
     test_sheet(pool2);
     test_large_build(pool1, pool2);

@@ -809,6 +809,132 @@ static void test_options(void) {
     CHECK(hy_ccd_query(1, (const double(*)[3])x, 0.0, &o, &toi, &info) == 0 && info.boxes == 0);
 }
 
+
+/* The step's shortcut for pairs already close at the start (the step's
+ * options carry a distance slack, so no conservative advancement): two
+ * points of the features within md in every coordinate at t = 0 (the
+ * closest points' separation, hy_ccd_box_within_at0) settle the query as a
+ * contact at t = 0, which must be what the box search alone answers.
+ * Random features are placed with their closest points 0.5 to 2.5 md
+ * apart at t = 0 along a random direction (so some are within md in every
+ * coordinate but not in length) and moved randomly; every pair the
+ * shortcut settles is searched from the whole domain with the step's
+ * options, which must give the same contact at t = 0. */
+static void test_step_resting(int n, uint64_t seed) {
+    rng r = {seed};
+    int settled = 0, bad = 0;
+    const double mds[3] = {0.002, 0.01, 0.05};
+    hy_ccd_options o = hy_ccd_options_step();
+    hy_ccd_options_clamp(&o);
+    hy_ccd_box* heap = malloc(sizeof *heap * hy_ccd_heap_boxes(&o));
+    CHECK(heap != NULL);
+    if (!heap) return;
+    for (int it = 0; it < n; it++) {
+        int is_vf = it & 1;
+        double md = mds[rng_int(&r, 0, 2)];
+        double at[4][3], w[4][3];
+        for (int i = 0; i < 4; i++)
+            for (int k = 0; k < 3; k++) {
+                at[i][k] = dy(&r, 1, 8);
+                w[i][k] = dy(&r, 1, 12) * md * (double)rng_int(&r, 0, 40);
+            }
+        double u = (double)rng_int(&r, 0, 16) / 16.0, v = (double)rng_int(&r, 0, 16) / 16.0;
+        double off[3], len = 0.0;
+        do {
+            len = 0.0;
+            for (int k = 0; k < 3; k++) {
+                off[k] = dy(&r, 1, 10);
+                len += off[k] * off[k];
+            }
+        } while (len < 1e-4);
+        double f = 0.5 + 2.0 * (double)rng_int(&r, 0, 1000) / 1000.0;
+        for (int k = 0; k < 3; k++) off[k] *= f * md / sqrt(len);
+        if (is_vf) {
+            if (u + v > 1.0) {
+                u = 1.0 - u;
+                v = 1.0 - v;
+            }
+            for (int k = 0; k < 3; k++)
+                at[0][k] = at[1][k] + u * (at[2][k] - at[1][k]) + v * (at[3][k] - at[1][k]) + off[k];
+        } else {
+            for (int k = 0; k < 3; k++) {
+                double pa = at[0][k] + u * (at[1][k] - at[0][k]);
+                double pb = at[2][k] + v * (at[3][k] - at[2][k]);
+                at[0][k] += pb - pa + off[k];
+                at[1][k] += pb - pa + off[k];
+            }
+        }
+        double x[8][3];
+        for (int i = 0; i < 4; i++) place(x[i], x[4 + i], at[i], w[i], 0.0);
+        const double* p[8];
+        double m = 0.0;
+        for (int i = 0; i < 8; i++) {
+            p[i] = x[i];
+            for (int k = 0; k < 3; k++) m = fmax(m, fabs(x[i][k]));
+        }
+        double r_in = md * (1.0 - 8.0 * DBL_EPSILON) - 32.0 * DBL_EPSILON * m;
+        double toi = 2.0;
+        int hit = hy_ccd_query(is_vf, x, md, &o, &toi, NULL);
+        hy_ccd_problem_d pr;
+        hy_ccd_problem_init_d(&pr, p, is_vf, md, o.accept_factor, o.twist_rel, o.toi_bits, o.min_distance_slack);
+        hy_ccd_stats st = {0, 0, 0, 0};
+        double ts = 2.0;
+        int shit = hy_ccd_search_d(&pr, heap, o.max_boxes, &ts, &st);
+        int close = hy_ccd_box_within_at0(p, is_vf, r_in);
+        if (!close) continue;
+        settled++;
+        if (hit && toi == 0.0 && shit && ts == 0.0) continue;
+        if (++bad <= 5)
+            fprintf(stderr, "step resting: it %d %s md %g f %.3f: query %d toi %g, search %d toi %g\n", it,
+                    is_vf ? "vf" : "ee", md, f, hit, toi, shit, ts);
+    }
+    free(heap);
+    printf("step resting: %d queries, %d settled at t = 0 by the shortcut, %d mismatches\n", n, settled, bad);
+    CHECK(settled > n / 8);
+    CHECK(settled < n); /* some are not within md in every coordinate */
+    CHECK(bad == 0);
+}
+
+/* need_toi = 0 (only the answer wanted, as the whole-step pipeline asks):
+ * with a distance the same answers as the default options on random
+ * features passing near each other, a time in [0, 1] (a time before which
+ * every time was excluded, not refined: it may lie after the default's,
+ * which is only no later than the contact), and fewer boxes. */
+static void test_need_toi(int n, uint64_t seed) {
+    rng r = {seed};
+    int hits = 0, differ = 0, out = 0;
+    long long boxes[2] = {0, 0};
+    const double mds[3] = {0.01, 0.05, 0.2};
+    for (int it = 0; it < n; it++) {
+        int is_vf = it & 1;
+        double md = mds[rng_int(&r, 0, 2)];
+        double x[8][3];
+        for (int i = 0; i < 4; i++)
+            for (int k = 0; k < 3; k++) {
+                double at = dy(&r, 1, 8), w = dy(&r, 1, 8);
+                x[i][k] = at - 0.5 * w;
+                x[4 + i][k] = at + 0.5 * w;
+            }
+        hy_ccd_options o = hy_ccd_options_default();
+        hy_ccd_info info;
+        double t1 = 2.0, t0 = 2.0;
+        int h1 = hy_ccd_query(is_vf, x, md, &o, &t1, &info);
+        boxes[0] += info.boxes;
+        o.need_toi = 0;
+        int h0 = hy_ccd_query(is_vf, x, md, &o, &t0, &info);
+        boxes[1] += info.boxes;
+        hits += h1;
+        differ += h0 != h1;
+        out += h0 && !(t0 >= 0.0 && t0 <= 1.0);
+    }
+    printf("need_toi 0: %d queries, %d contacts, %d answers differ, %lld -> %lld boxes\n", n, hits, differ, boxes[0],
+           boxes[1]);
+    CHECK(hits > n / 10 && hits < n);
+    CHECK(differ == 0);
+    CHECK(out == 0);
+    CHECK(boxes[1] < boxes[0]);
+}
+
 int main(void) {
     int full = getenv("HY_TEST_FULL") && atoi(getenv("HY_TEST_FULL"));
     test_vf_units();
@@ -824,5 +950,7 @@ int main(void) {
     test_random_scan(full ? 20000 : 2000, 777);
     test_random_distance(full ? 200000 : 20000, 9090);
     test_advance(full ? 100000 : 10000, 5151);
+    test_step_resting(full ? 100000 : 10000, 2718);
+    test_need_toi(full ? 100000 : 10000, 3141);
     TEST_END();
 }

@@ -318,6 +318,34 @@ int main(void) {
         CHECK(nc[0] > 0);
         CHECK(nc[0] == nc[1] && fp[0] && fp[1] && memcmp(fp[0], fp[1], sizeof *fp[0] * (size_t)nc[0]) == 0);
         CHECK(sc[0].candidates < sc[1].candidates);
+        /* The pipeline's answers (filters at the distance, then the exact
+         * test without a time of impact) are the plain exact test's
+         * (hy_ccd_vf / hy_ccd_ee, default options) on every candidate. */
+        const hy_candidates* cc = fc[0] ? hy_frames_candidates(fc[0]) : NULL;
+        CHECK(cc != NULL);
+        if (cc) {
+            hy_feature_pair* pv = malloc(sizeof *pv * (size_t)(cc->count + 1));
+            int64_t pn = 0;
+            CHECK(pv != NULL);
+            for (int64_t k = 0; pv && k < cc->count; k++) {
+                const int32_t* v = cc->pairs[k].v;
+                const double *a[4], *b[4];
+                for (int j = 0; j < 4; j++) {
+                    a[j] = m0->positions + 3 * (size_t)v[j];
+                    b[j] = m1->positions + 3 * (size_t)v[j];
+                }
+                double toi;
+                int hit = cc->pairs[k].kind == HY_FEATURE_EE
+                              ? hy_ccd_ee(a[0], a[1], a[2], a[3], b[0], b[1], b[2], b[3], 1e-3, &toi)
+                              : hy_ccd_vf(a[0], a[1], a[2], a[3], b[0], b[1], b[2], b[3], 1e-3, &toi);
+                if (hit) pv[pn++] = hy_feature_pair_canonical(cc->pairs[k]);
+            }
+            if (pn) qsort(pv, (size_t)pn, sizeof *pv, hy_feature_pair_cmp);
+            fprintf(stderr, "cloth-funnel at 1 mm: the plain exact test finds %lld of the candidates\n",
+                    (long long)pn);
+            CHECK(pn == nc[0] && pv && fp[0] && memcmp(pv, fp[0], sizeof *fp[0] * (size_t)nc[0]) == 0);
+            free(pv);
+        }
         for (int i = 0; i < 2; i++) {
             hy_frames_destroy(fc[i]);
             free(fp[i]);

@@ -1,7 +1,8 @@
 /* Tests collision response: no triangle intersections after any step of a reduced cloth_ball and nbody, a cloth
  * coming to rest on a ball, a rigid ball rebounding from a plane to the height its restitution predicts, and the
  * fail-safe carrying the cloth a moving obstacle touches along with it; and a detection round updates only the
- * trees of objects whose positions changed. */
+ * trees of objects whose positions changed, and reuses only the exact-test answers of candidates, and the traversal
+ * jobs, that did not move. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,7 +29,7 @@ static int quick(void) {
 }
 
 /* HY_TEST_ONLY=name runs one test (cloth_ball, nbody, bounce, threads,
- * rest); HY_TEST_STEPS=n overrides the cloth_ball step count. For
+ * rest, memo, ...); HY_TEST_STEPS=n overrides the cloth_ball step count. For
  * investigating the long runs without the rest of the file. */
 static int selected(const char* name) {
     const char* f = getenv("HY_TEST_ONLY");
@@ -430,8 +431,151 @@ static void test_refit_skip(void) {
     hy_world_destroy(w);
 }
 
+/* The step's later detection rounds reuse the exact tests' answers of
+ * candidates none of whose vertices moved (collision/collide.c, the memo):
+ * over a 32 x 32 cloth resting on the ball, a round that moves every
+ * fifth vertex's end position reuses most answers and finds exactly the
+ * contacts (kinds, vertices, times) and counts that a fresh collision state
+ * finds over the same positions; so does a round after X0 changed. */
+static int same_list(const hy_contact_list* a, const hy_contact_list* b) {
+    if (a->count != b->count) return 0;
+    for (int64_t k = 0; k < a->count; k++) {
+        const hy_contact *p = &a->items[k], *q = &b->items[k];
+        if (p->type != q->type || p->toi != q->toi || memcmp(p->v, q->v, sizeof p->v) != 0) return 0;
+    }
+    return 1;
+}
+
+static hy_status detect_fresh(hy_world* w, const double* X0, const double* X1, hy_contact_list* out,
+                              hy_step_stats* st) {
+    hy_collision_state_destroy(w->collision);
+    w->collision = NULL;
+    hy_status s = hy_collision_state_sync(w);
+    if (!s) s = hy_collide_detect(w, X0, X1, out, st);
+    if (!s) hy_contacts_canonicalize(out);
+    return s;
+}
+
+static void test_memo_rounds(void) {
+    char json[4096];
+    snprintf(json, sizeof json, cloth_ball_json, 32, 32);
+    hy_world* w = load(json, 2);
+    CHECK(w != NULL);
+    if (!w) return;
+    for (int i = 0; i < 30; i++) CHECK_OK(hy_world_step(w));
+    hy_collision_state* cs = w->collision;
+    size_t n = cs ? 3 * (size_t)cs->vertex_count : 0;
+    double* X0 = malloc(sizeof(double) * (n + 1));
+    double* X1 = malloc(sizeof(double) * (n + 1));
+    CHECK(cs && X0 && X1);
+    if (!cs || !X0 || !X1) {
+        free(X0);
+        free(X1);
+        hy_world_destroy(w);
+        return;
+    }
+    for (int32_t i = 0; i < w->object_count; i++) {
+        const hy_object* o = &w->objects[i];
+        memcpy(X0 + 3 * (size_t)cs->object_offset[i], o->x, sizeof(double) * 3 * (size_t)o->nv);
+    }
+    /* the cloth's vertices sink 3 mm (into its thickness on the ball) */
+    memcpy(X1, X0, sizeof(double) * n);
+    for (int32_t v = 0; v < w->objects[0].nv; v++) X1[3 * (size_t)v + 1] -= 0.003;
+    hy_contact_list a = {0}, b = {0};
+    hy_step_stats sa, sb;
+    int64_t reused[2] = {0, 0}, contacts[2] = {0, 0}, differ = 0;
+    for (int r = 0; r < 2; r++) {
+        memset(&sa, 0, sizeof sa);
+        memset(&sb, 0, sizeof sb);
+        a.count = b.count = 0;
+        CHECK_OK(hy_collide_detect(w, X0, X1, &a, &sa)); /* the first round of these positions */
+        for (int32_t v = 0; v < w->objects[0].nv; v += 5) X1[3 * (size_t)v + 1] += 0.002;
+        a.count = 0;
+        memset(&sa, 0, sizeof sa);
+        CHECK_OK(hy_collide_detect(w, X0, X1, &a, &sa)); /* a later round: every fifth vertex moved */
+        hy_contacts_canonicalize(&a);
+        reused[r] = w->collision->memo_reused;
+        CHECK_OK(detect_fresh(w, X0, X1, &b, &sb));
+        contacts[r] = a.count;
+        differ += !same_list(&a, &b) || sa.candidates != sb.candidates || sa.exact_tests != sb.exact_tests;
+        /* next: a new start (X0 moved 1 mm), the memo starts over */
+        for (size_t k = 1; k < n; k += 3) X0[k] += 0.001;
+    }
+    fprintf(stderr, "memo rounds: %lld and %lld contacts, %lld and %lld answers reused, %lld differ\n",
+            (long long)contacts[0], (long long)contacts[1], (long long)reused[0], (long long)reused[1],
+            (long long)differ);
+    CHECK(contacts[0] > 100 && contacts[1] > 100);
+    CHECK(reused[0] > 0 && reused[1] > 0);
+    CHECK(differ == 0);
+    hy_contact_list_free(&a);
+    hy_contact_list_free(&b);
+    free(X0);
+    free(X1);
+    hy_world_destroy(w);
+}
+
+/* Traversal jobs whose two trees did not change since the last round are
+ * not run again (collision/collide.c, the jobs' memo): eight bodies
+ * resting in the bowl, a round that moves one body gives again the jobs
+ * of the others and finds exactly the contacts and counts that a fresh
+ * collision state finds. */
+static void test_memo_jobs(void) {
+    hy_world* w = load(nbody_json, 2);
+    CHECK(w != NULL);
+    if (!w) return;
+    for (int i = 0; i < 200; i++) CHECK_OK(hy_world_step(w));
+    hy_collision_state* cs = w->collision;
+    size_t n = cs ? 3 * (size_t)cs->vertex_count : 0;
+    double* X0 = malloc(sizeof(double) * (n + 1));
+    double* X1 = malloc(sizeof(double) * (n + 1));
+    CHECK(cs && X0 && X1 && w->object_count > 3);
+    if (!cs || !X0 || !X1 || w->object_count <= 3) {
+        free(X0);
+        free(X1);
+        hy_world_destroy(w);
+        return;
+    }
+    for (int32_t i = 0; i < w->object_count; i++) {
+        const hy_object* o = &w->objects[i];
+        memcpy(X0 + 3 * (size_t)cs->object_offset[i], o->x, sizeof(double) * 3 * (size_t)o->nv);
+    }
+    /* every body sinks 1 mm (into the bowl's and each other's thickness) */
+    memcpy(X1, X0, sizeof(double) * n);
+    for (int32_t i = 0; i < w->object_count; i++)
+        if (w->objects[i].kind != HY_OBJECT_OBSTACLE)
+            for (int32_t v = cs->object_offset[i]; v < cs->object_offset[i + 1]; v++) X1[3 * (size_t)v + 1] -= 0.001;
+    hy_contact_list a = {0}, b = {0};
+    hy_step_stats sa, sb;
+    memset(&sa, 0, sizeof sa);
+    memset(&sb, 0, sizeof sb);
+    CHECK_OK(hy_collide_detect(w, X0, X1, &a, &sa));
+    /* the next round: the first body rises 0.5 mm */
+    int32_t moved = w->objects[0].kind == HY_OBJECT_OBSTACLE ? 1 : 0;
+    for (int32_t v = cs->object_offset[moved]; v < cs->object_offset[moved + 1]; v++) X1[3 * (size_t)v + 1] += 0.0005;
+    a.count = 0;
+    memset(&sa, 0, sizeof sa);
+    CHECK_OK(hy_collide_detect(w, X0, X1, &a, &sa));
+    hy_contacts_canonicalize(&a);
+    int64_t reused = w->collision->jobs_reused, jobs = w->collision->tjob_count + reused;
+    CHECK_OK(detect_fresh(w, X0, X1, &b, &sb));
+    int same = same_list(&a, &b) && sa.candidates == sb.candidates && sa.exact_tests == sb.exact_tests;
+    fprintf(stderr, "memo jobs: %lld contacts, %lld candidates, %lld of %lld traversal jobs given again, %s\n",
+            (long long)a.count, (long long)sa.candidates, (long long)reused, (long long)jobs,
+            same ? "the same as fresh" : "NOT the same as fresh");
+    CHECK(a.count > 10);
+    CHECK(reused > 0 && reused < jobs);
+    CHECK(same);
+    hy_contact_list_free(&a);
+    hy_contact_list_free(&b);
+    free(X0);
+    free(X1);
+    hy_world_destroy(w);
+}
+
 int main(void) {
     if (selected("refit_skip")) test_refit_skip();
+    if (selected("memo")) test_memo_rounds();
+    if (selected("memo_jobs")) test_memo_jobs();
     if (selected("failsafe")) test_failsafe_moving_obstacle();
     if (selected("rest")) test_cloth_rests();
     if (selected("threads")) test_threads_same();
