@@ -761,9 +761,10 @@ static double rest_drift(const hy_object* o) {
     return v3_len(v3_sub(o->body.x, o->rest_x)) + angle * o->reach;
 }
 
-/* After a step: sleepers something struck wake (all of them: the contacts
- * between sleepers are not tracked, so which ones a woken body rests on is
- * not known). A body is at rest while its farthest point stays within a
+/* After a step: a sleeper something struck wakes with its whole island
+ * (the contacts between sleepers are not tracked, so which of them rest on
+ * it is not known; an island is every body that fell asleep touching, or
+ * bonded to, another of it). A body is at rest while its farthest point stays within a
  * quarter of sleep_velocity x sleep_time of the pose its rest began from
  * (a box on a floor jitters in place at a few cm/s, which a test on the
  * speed alone would never call rest), and it moves slower than ten times
@@ -774,14 +775,15 @@ static double rest_drift(const hy_object* o) {
 static hy_status update_sleep(hy_world* w, double dt) {
     if (!(w->def.sleep_time > 0.0)) return HY_OK;
     int32_t n = w->object_count;
-    int woke = 0;
+    unsigned char* woken = calloc((size_t)n + 1, 1); /* per island: struck */
+    if (!woken) return hy_fail(HY_ERR_NOMEM, "out of memory grouping %d objects for sleep", n);
     double drift = 0.25 * w->def.sleep_velocity * w->def.sleep_time;
     for (int32_t i = 0; i < n; i++) {
         hy_object* o = &w->objects[i];
         if (!o->alive || o->kind != HY_OBJECT_BODY) continue;
         double speed = body_speed(o);
         if (o->asleep) {
-            woke |= speed > 0.0;
+            if (speed > 0.0) woken[o->island] = 1;
             continue;
         }
         if (o->rest_steps > 0 && rest_drift(o) < drift && speed < 10.0 * w->def.sleep_velocity) {
@@ -792,12 +794,12 @@ static hy_status update_sleep(hy_world* w, double dt) {
             o->rest_q = o->body.q;
         }
     }
-    if (woke)
-        for (int32_t i = 0; i < n; i++)
-            if (w->objects[i].asleep) {
-                w->objects[i].asleep = 0;
-                w->objects[i].rest_steps = 0;
-            }
+    for (int32_t i = 0; i < n; i++)
+        if (w->objects[i].asleep && woken[w->objects[i].island]) {
+            w->objects[i].asleep = 0;
+            w->objects[i].rest_steps = 0;
+        }
+    free(woken);
     int32_t need = (int32_t)ceil(w->def.sleep_time / dt);
     int32_t* parent = malloc(sizeof *parent * ((size_t)n + 1));
     unsigned char* keep = calloc((size_t)n + 1, 1); /* per root: a member may not sleep */
@@ -820,6 +822,11 @@ static hy_status update_sleep(hy_world* w, double dt) {
     }
     for (int32_t k = 0; k < w->bonds.count; k++)
         if (!w->bonds.bonds[k].broken) join(parent, w->bonds.bonds[k].a, w->bonds.bonds[k].b);
+    /* a sleeper keeps its island: a group that touches it joins that island */
+    for (int32_t i = 0; i < n; i++) {
+        const hy_object* o = &w->objects[i];
+        if (o->alive && o->kind == HY_OBJECT_BODY && o->asleep) join(parent, i, o->island);
+    }
     for (int32_t i = 0; i < n; i++) {
         const hy_object* o = &w->objects[i];
         int body = o->alive && o->kind == HY_OBJECT_BODY;
@@ -829,8 +836,15 @@ static hy_status update_sleep(hy_world* w, double dt) {
     }
     for (int32_t i = 0; i < n; i++) {
         hy_object* o = &w->objects[i];
-        if (!o->alive || o->kind != HY_OBJECT_BODY || o->asleep || keep[find_root(parent, i)]) continue;
+        if (!o->alive || o->kind != HY_OBJECT_BODY) continue;
+        int32_t root = find_root(parent, i);
+        if (o->asleep) {
+            o->island = root;
+            continue;
+        }
+        if (keep[root]) continue;
         o->asleep = 1;
+        o->island = root;
         o->body.v = v3(0, 0, 0);
         o->body.w = v3(0, 0, 0);
         body_pose_vertices(o, &o->body, o->x, o->v);

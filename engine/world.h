@@ -39,6 +39,7 @@ typedef struct hy_object {
     hy_quat rest_q;
     double reach;       /* body: farthest vertex from its centre, m */
     int asleep;         /* body: not moved and not tested against sleepers or static obstacles */
+    int32_t island;     /* body, asleep: the group it fell asleep with (a slot of that group) */
     double restitution;
     int gravity;
     /* obstacle: pose(t) = scripted motion applied to the initial pose */
