@@ -28,11 +28,16 @@ hy_status hy_spchol_create(int32_t n, const int32_t* col_start, const int32_t* r
     f->c.error_handler = NULL;
     /* Nested dissection (METIS) only: on a mesh's 2D graph it fills far
      * less than AMD, and trying both at every create would cost a second
-     * analysis. Always supernodal: the dense kernels are BLAS level 3. */
+     * analysis. Simplicial, not supernodal: Debian's CHOLMOD runs OpenMP
+     * regions in the supernodal factorization (libgomp threads beside the
+     * pool's, and races ThreadSanitizer cannot see through), and the
+     * matrices here are small (the coarsest multigrid level: ~2k unknowns,
+     * ~3% of a cloth_ball run). */
     f->c.nmethods = 1;
     f->c.method[0].ordering = CHOLMOD_METIS;
     f->c.postorder = 1;
-    f->c.supernodal = CHOLMOD_SUPERNODAL;
+    f->c.supernodal = CHOLMOD_SIMPLICIAL;
+    f->c.final_ll = 1; /* LL^T, as analysed */
     int64_t nnz = col_start[n];
     f->A = cholmod_allocate_sparse((size_t)n, (size_t)n, (size_t)nnz, 1, 1, 1, CHOLMOD_REAL, &f->c);
     if (!f->A) goto fail;
@@ -84,10 +89,4 @@ void hy_spchol_solve(hy_spchol* f, const double* b, double* x) {
     memcpy(f->B->x, b, (size_t)f->n * sizeof(double));
     cholmod_solve2(CHOLMOD_A, f->L, f->B, NULL, &f->X, NULL, &f->Y, &f->E, &f->c);
     if (f->X) memcpy(x, f->X->x, (size_t)f->n * sizeof(double));
-}
-
-int64_t hy_spchol_factor_entries(const hy_spchol* f) {
-    if (!f || !f->L) return 0;
-    if (f->L->is_super) return (int64_t)f->L->xsize;
-    return (int64_t)f->L->nzmax;
 }

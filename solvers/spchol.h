@@ -1,9 +1,10 @@
 /* Sparse Cholesky factorization of a symmetric positive definite matrix
  * with a fixed sparsity pattern, through CHOLMOD (SuiteSparse): the fill-
  * reducing ordering and symbolic analysis are done once at create, each
- * factor is numeric only and reuses the factor's storage. CHOLMOD runs
- * serially (serial OpenBLAS), so a factor and a solve give the same bits
- * whatever thread calls them. */
+ * factor is numeric only and reuses the factor's storage. The
+ * factorization is simplicial (no OpenMP, no threads of its own), so a
+ * factor and a solve give the same bits whatever thread calls them; meant
+ * for small systems (a few thousand unknowns). */
 #ifndef HY_SOLVERS_SPCHOL_H
 #define HY_SOLVERS_SPCHOL_H
 
@@ -30,8 +31,5 @@ hy_status hy_spchol_factor(hy_spchol* f);
 /* x = A^-1 b (n entries each; may alias). Needs a successful factor. Does
  * not allocate after the first call. */
 void hy_spchol_solve(hy_spchol* f, const double* b, double* x);
-
-/* Entries of the factor L (fill included), for reports and tests. */
-int64_t hy_spchol_factor_entries(const hy_spchol* f);
 
 #endif
