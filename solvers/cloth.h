@@ -43,9 +43,11 @@ int32_t hy_cloth_spring_count(const hy_cloth_model* m);
 /* One backward-Euler step of length dt from (x0, v0) under gravity:
  * solves (M - dt*dF/dv - dt^2*dF/dx) dv = dt*(f0 + dt*dF/dx*v0) by CG
  * preconditioned with an aggregation-multigrid V-cycle (cloth.c) until
- * ||b - A dv|| <= cg_tolerance ||b|| or cg_max_iterations, then v1 = v0 + dv, x1 = x0 + dt*v1. Pinned vertices
- * keep x1 = x0, v1 = 0. Deterministic for any pool size. Does not allocate
- * (scratch lives in the model). */
+ * ||b - A dv|| <= cg_tolerance ||b|| or cg_max_iterations, then
+ * v1 = v0 + dv, x1 = x0 + dt*v1. Pinned vertices keep x1 = x0, v1 = 0.
+ * Deterministic for any pool size. Does not allocate after its first call
+ * (scratch lives in the model; CHOLMOD keeps the coarsest level's
+ * workspace from the first factor and solve on). */
 hy_status hy_cloth_solve(hy_cloth_model* m, hy_pool* pool, const double* x0, const double* v0, double dt,
                          const double gravity[3], int32_t cg_max_iterations, double cg_tolerance, double* x1,
                          double* v1, hy_cloth_solve_stats* stats);
