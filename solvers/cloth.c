@@ -71,7 +71,7 @@
  * other), as CG needs, and is rebuilt from (x0, v0) alone each step, so a
  * step still depends only on its inputs.
  * Measured on cloth_ball (tolerance 1e-6): 24-50 iterations in the first
- * contact frames, ~100 once the cloth has draped (frame 40 on), against the
+ * contact frames, 110-126 once the cloth has draped (frame 45 on), against the
  * 200 cap and ~1000 needed with Jacobi. Rejected: an exact sparse Cholesky
  * of A each step (28M entries in L, 15 GFlop, ~1 s on 215x215; the same
  * factor lagged is too big even to apply per iteration); Gauss-Seidel
