@@ -183,7 +183,7 @@ static int run_main(int argc, char** argv) {
         }
         fprintf(csv, "step");
         for (int p = 0; p < HY_PHASE_COUNT; p++) fprintf(csv, ",ms_%s", hy_phase_name((hy_phase)p));
-        fprintf(csv, ",ms_total,cg_iterations,candidates,exact_tests,contacts,bonds_broken\n");
+        fprintf(csv, ",ms_total,cg_iterations,cg_residual,cg_capped,candidates,exact_tests,contacts,bonds_broken\n");
     }
     if (o.export_dir) {
         /* A folder that cannot be made or written in is the user's path
@@ -210,7 +210,14 @@ static int run_main(int argc, char** argv) {
         }
     }
 
-    double* ms = calloc((size_t)o.frames * (HY_PHASE_COUNT + 2), sizeof(double));
+    double* ms = calloc((size_t)o.frames * (HY_PHASE_COUNT + 3), sizeof(double));
+    /* The cloth solve: iterations per step (row HY_PHASE_COUNT + 2 of ms),
+     * the largest final residual, and the steps that ended short of the
+     * tolerance, named once on stderr. */
+    hy_world_def wdef;
+    hy_world_get_def(w, &wdef);
+    double cg_residual_max = 0.0;
+    long cg_capped_steps = 0;
     hy_resource_stats res_total[32], res_step[32];
     memset(res_total, 0, sizeof res_total);
     hy_sched_stats sst;
@@ -256,12 +263,23 @@ static int run_main(int argc, char** argv) {
                 res_total[r].leaf_jobs += res_step[r].leaf_jobs;
             }
         }
+        ms[(size_t)(HY_PHASE_COUNT + 2) * (size_t)o.frames + (size_t)f] = st.cg_iterations;
+        if (st.cg_relative_residual > cg_residual_max) cg_residual_max = st.cg_relative_residual;
+        if (st.cg_capped > 0 && cg_capped_steps++ == 0) {
+            if (tty && !o.quiet && !o.json) fputc('\n', stderr);
+            fprintf(stderr,
+                    "hyphys run: step %ld: the cloth solve ended short of its tolerance (relative residual %.3g > "
+                    "cg_tolerance %.3g after %d CG iterations, cap %d); further such steps are counted in the "
+                    "summary\n",
+                    f + 1, st.cg_relative_residual, wdef.cg_tolerance, st.cg_iterations, wdef.cg_max_iterations);
+        }
         done = f + 1;
         if (csv) {
             fprintf(csv, "%ld", f + 1);
             for (int p = 0; p < HY_PHASE_COUNT; p++) fprintf(csv, ",%.4f", st.ms[p]);
-            fprintf(csv, ",%.4f,%d,%" PRId64 ",%" PRId64 ",%" PRId64 ",%d\n", st.ms_total, st.cg_iterations,
-                    st.candidates, st.exact_tests, st.contacts, st.bonds_broken);
+            fprintf(csv, ",%.4f,%d,%.3e,%d,%" PRId64 ",%" PRId64 ",%" PRId64 ",%d\n", st.ms_total, st.cg_iterations,
+                    st.cg_relative_residual, st.cg_capped, st.candidates, st.exact_tests, st.contacts,
+                    st.bonds_broken);
         }
         /* a frame that cannot be written ends the export, not the run:
          * what is computed still gets its summary (exit 1) */
@@ -328,6 +346,12 @@ static int run_main(int argc, char** argv) {
                    res_step[r].proc_us[1]);
         printf("]},\"bonds\":{\"initial\":%d,\"broken\":%d}", bonds_initial,
                bonds_initial - hy_world_get_bond_count(w));
+        const double* it = ms + (size_t)(HY_PHASE_COUNT + 2) * (size_t)o.frames;
+        double it_max = 0.0;
+        for (long f = 0; f < done; f++) it_max = it[f] > it_max ? it[f] : it_max;
+        printf("]},\"cg\":{\"iterations\":{\"median\":%.1f,\"max\":%.0f},\"residual_max\":%.3e,"
+               "\"tolerance\":%.3e,\"capped_steps\":%ld}",
+               hy_cli_percentile(it, done, 50), it_max, cg_residual_max, wdef.cg_tolerance, cg_capped_steps);
         printf(",\"state_hash\":\"%s\",\"ok\":%s}\n", hash, rc ? "false" : "true");
     } else {
         printf("\nscene %s: %d triangles, %ld frames, %d threads\n", o.scene, hy_world_get_triangle_count(w), done,
@@ -353,6 +377,14 @@ static int run_main(int argc, char** argv) {
         }
         if (bonds_initial > 0)
             printf("bonds: %d at the start, %d broken\n", bonds_initial, bonds_initial - hy_world_get_bond_count(w));
+        const double* it = ms + (size_t)(HY_PHASE_COUNT + 2) * (size_t)o.frames;
+        double it_max = 0.0;
+        for (long f = 0; f < done; f++) it_max = it[f] > it_max ? it[f] : it_max;
+        if (it_max > 0)
+            printf("cloth solve: CG iterations median %.0f, max %.0f; largest relative residual %.3g "
+                   "(tolerance %.3g); %ld step%s short of it\n",
+                   hy_cli_percentile(it, done, 50), it_max, cg_residual_max, wdef.cg_tolerance, cg_capped_steps,
+                   cg_capped_steps == 1 ? "" : "s");
         printf("state hash %s\n", hash);
     }
     free(ms);

@@ -682,6 +682,9 @@ static hy_status integrate(hy_world* w, double dt, hy_step_stats* st) {
                 return s;
             }
             st->cg_iterations += cs.cg_iterations;
+            if (cs.cg_relative_residual > st->cg_relative_residual || isnan(cs.cg_relative_residual))
+                st->cg_relative_residual = cs.cg_relative_residual;
+            if (!(cs.cg_relative_residual <= w->def.cg_tolerance)) st->cg_capped++;
             break;
         }
         case HY_OBJECT_BODY:

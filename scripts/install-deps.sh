@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Install the Debian packages hyphys needs (as root), only those missing.
 set -euo pipefail
-PKGS=(build-essential make cmake pkg-config libopenblas-serial-dev libmetis-dev libglpk-dev libcjson-dev
+# libsuitesparse-dev: CHOLMOD, the cloth solve's coarsest multigrid level (solvers/spchol.c)
+PKGS=(build-essential make cmake pkg-config libopenblas-serial-dev libmetis-dev libsuitesparse-dev libglpk-dev libcjson-dev
       libglfw3-dev libepoxy-dev libstb-dev libgl1-mesa-dri xvfb xauth gnuplot-nox python3 clang
       valgrind)
 missing=()

@@ -65,6 +65,7 @@ void hy_cg_workspace_destroy(hy_cg_workspace* w) {
 
 typedef struct cg_ctx {
     const double* inv_diag;
+    int general; /* a preconditioner callback computes z between block passes */
     const double* b;
     double* x;
     hy_cg_workspace* w;
@@ -80,6 +81,10 @@ static void start_block(void* vctx, int64_t begin, int64_t end, int64_t block, i
     const double* q = w->q + begin;
     const double* b = c->b + begin;
     for (int i = 0; i < len; i++) r[i] = b[i] - q[i];
+    if (c->general) {
+        w->partial[2 * block + 1] = cblas_ddot(len, r, 1, r, 1);
+        return;
+    }
     if (c->inv_diag) {
         const double* d = c->inv_diag + begin;
         for (int i = 0; i < len; i++) z[i] = d[i] * r[i];
@@ -95,6 +100,23 @@ static void bnorm_block(void* vctx, int64_t begin, int64_t end, int64_t block, i
     cg_ctx* c = vctx;
     int len = (int)(end - begin);
     c->w->partial[2 * block] = cblas_ddot(len, c->b + begin, 1, c->b + begin, 1);
+}
+
+/* With a general preconditioner, after z = P^-1 r: partial r.z, and p = z
+ * at the start. */
+static void rz_block(void* vctx, int64_t begin, int64_t end, int64_t block, int worker) {
+    cg_ctx* c = vctx;
+    hy_cg_workspace* w = c->w;
+    int len = (int)(end - begin);
+    w->partial[2 * block] = cblas_ddot(len, w->r + begin, 1, w->z + begin, 1);
+}
+
+static void rz_start_block(void* vctx, int64_t begin, int64_t end, int64_t block, int worker) {
+    cg_ctx* c = vctx;
+    hy_cg_workspace* w = c->w;
+    int len = (int)(end - begin);
+    cblas_dcopy(len, w->z + begin, 1, w->p + begin, 1);
+    w->partial[2 * block] = cblas_ddot(len, w->r + begin, 1, w->z + begin, 1);
 }
 
 /* p.q for the step length. */
@@ -113,6 +135,10 @@ static void update_block(void* vctx, int64_t begin, int64_t end, int64_t block, 
     double *r = w->r + begin, *z = w->z + begin;
     cblas_daxpy(len, c->alpha, w->p + begin, 1, c->x + begin, 1);
     cblas_daxpy(len, -c->alpha, w->q + begin, 1, r, 1);
+    if (c->general) {
+        w->partial[2 * block + 1] = cblas_ddot(len, r, 1, r, 1);
+        return;
+    }
     if (c->inv_diag) {
         const double* d = c->inv_diag + begin;
         for (int i = 0; i < len; i++) z[i] = d[i] * r[i];
@@ -128,7 +154,7 @@ static void direction_block(void* vctx, int64_t begin, int64_t end, int64_t bloc
     cg_ctx* c = vctx;
     hy_cg_workspace* w = c->w;
     int len = (int)(end - begin);
-    const double* z = c->inv_diag ? w->z + begin : w->r + begin;
+    const double* z = c->inv_diag || c->general ? w->z + begin : w->r + begin;
     cblas_dscal(len, c->beta, w->p + begin, 1);
     cblas_daxpy(len, 1.0, z, 1, w->p + begin, 1);
 }
@@ -140,13 +166,13 @@ static double reduce(const hy_cg_workspace* w, int64_t blocks, int k) {
     return s;
 }
 
-int32_t hy_cg_solve(hy_pool* pool, int64_t n, hy_matvec_fn matvec, void* ctx, const double* inv_diag,
-                    const double* b, double* x, double tol, int32_t max_iterations, hy_cg_workspace* w,
-                    double* rel_residual) {
+static int32_t solve(hy_pool* pool, int64_t n, hy_matvec_fn matvec, void* ctx, const double* inv_diag,
+                     hy_precond_fn precond, void* pctx, const double* b, double* x, double tol,
+                     int32_t max_iterations, hy_cg_workspace* w, double* rel_residual) {
     if (rel_residual) *rel_residual = 0.0;
     if (!w || n <= 0 || n > w->n || !matvec || !b || !x) return 0;
     int64_t blocks = hy_pool_blocks(n, HY_CG_GRAIN);
-    cg_ctx c = {.inv_diag = inv_diag, .b = b, .x = x, .w = w};
+    cg_ctx c = {.inv_diag = inv_diag, .general = precond != NULL, .b = b, .x = x, .w = w};
 
     hy_pool_for(pool, n, HY_CG_GRAIN, bnorm_block, &c);
     double bnorm = sqrt(reduce(w, blocks, 0));
@@ -185,6 +211,10 @@ int32_t hy_cg_solve(hy_pool* pool, int64_t n, hy_matvec_fn matvec, void* ctx, co
     /* r = b - A x for the caller's starting guess (warm starts pay off). */
     matvec(ctx, x, w->q);
     hy_pool_for(pool, n, HY_CG_GRAIN, start_block, &c);
+    if (precond) {
+        precond(pctx, w->r, w->z);
+        hy_pool_for(pool, n, HY_CG_GRAIN, rz_start_block, &c);
+    }
     double rz = reduce(w, blocks, 0);
     double rr = reduce(w, blocks, 1);
     int32_t it = 0;
@@ -197,10 +227,14 @@ int32_t hy_cg_solve(hy_pool* pool, int64_t n, hy_matvec_fn matvec, void* ctx, co
         if (!(pq > 0.0) || !(rz > 0.0)) break;
         c.alpha = rz / pq;
         hy_pool_for(pool, n, HY_CG_GRAIN, update_block, &c);
-        double rz_new = reduce(w, blocks, 0);
         rr = reduce(w, blocks, 1);
         it++;
         if (sqrt(rr) <= tol * bnorm) break;
+        if (precond) {
+            precond(pctx, w->r, w->z);
+            hy_pool_for(pool, n, HY_CG_GRAIN, rz_block, &c);
+        }
+        double rz_new = reduce(w, blocks, 0);
         c.beta = rz_new / rz;
         rz = rz_new;
         hy_pool_for(pool, n, HY_CG_GRAIN, direction_block, &c);
@@ -211,4 +245,16 @@ int32_t hy_cg_solve(hy_pool* pool, int64_t n, hy_matvec_fn matvec, void* ctx, co
     }
     if (rel_residual) *rel_residual = sqrt(rr) / bnorm;
     return it;
+}
+
+int32_t hy_cg_solve(hy_pool* pool, int64_t n, hy_matvec_fn matvec, void* ctx, const double* inv_diag,
+                    const double* b, double* x, double tol, int32_t max_iterations, hy_cg_workspace* w,
+                    double* rel_residual) {
+    return solve(pool, n, matvec, ctx, inv_diag, NULL, NULL, b, x, tol, max_iterations, w, rel_residual);
+}
+
+int32_t hy_cg_solve_precond(hy_pool* pool, int64_t n, hy_matvec_fn matvec, void* ctx, hy_precond_fn precond,
+                            void* pctx, const double* b, double* x, double tol, int32_t max_iterations,
+                            hy_cg_workspace* w, double* rel_residual) {
+    return solve(pool, n, matvec, ctx, NULL, precond, pctx, b, x, tol, max_iterations, w, rel_residual);
 }

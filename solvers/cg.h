@@ -11,6 +11,9 @@
 
 /* y = A x for vectors of length n. */
 typedef void (*hy_matvec_fn)(void* ctx, const double* x, double* y);
+/* z = P^-1 r for vectors of length n: a preconditioner, symmetric positive
+ * definite, the same linear map at every call of one solve. */
+typedef void (*hy_precond_fn)(void* ctx, const double* r, double* z);
 
 typedef struct hy_cg_workspace hy_cg_workspace;
 
@@ -23,5 +26,11 @@ void hy_cg_workspace_destroy(hy_cg_workspace* w);
 int32_t hy_cg_solve(hy_pool* pool, int64_t n, hy_matvec_fn matvec, void* ctx, const double* inv_diag,
                     const double* b, double* x, double tol, int32_t max_iterations, hy_cg_workspace* w,
                     double* rel_residual);
+
+/* The same with a general preconditioner: z = precond(pctx, r) replaces the
+ * Jacobi scaling. */
+int32_t hy_cg_solve_precond(hy_pool* pool, int64_t n, hy_matvec_fn matvec, void* ctx, hy_precond_fn precond,
+                            void* pctx, const double* b, double* x, double tol, int32_t max_iterations,
+                            hy_cg_workspace* w, double* rel_residual);
 
 #endif

@@ -25,7 +25,7 @@ typedef struct hy_cloth_model hy_cloth_model;
 
 typedef struct hy_cloth_solve_stats {
     int32_t cg_iterations;
-    double cg_relative_residual;
+    double cg_relative_residual; /* final ||b - A dv|| / ||b|| (0 for b = 0) */
 } hy_cloth_solve_stats;
 
 /* rest: 3*nv rest positions (metres); tri: 3*nt indices; pinned: indices of
@@ -41,10 +41,13 @@ const double* hy_cloth_inverse_masses(const hy_cloth_model* m);
 int32_t hy_cloth_spring_count(const hy_cloth_model* m);
 
 /* One backward-Euler step of length dt from (x0, v0) under gravity:
- * solves (M - dt*dF/dv - dt^2*dF/dx) dv = dt*(f0 + dt*dF/dx*v0) by
- * preconditioned CG, then v1 = v0 + dv, x1 = x0 + dt*v1. Pinned vertices
- * keep x1 = x0, v1 = 0. Deterministic for any pool size. Does not allocate
- * (scratch lives in the model). */
+ * solves (M - dt*dF/dv - dt^2*dF/dx) dv = dt*(f0 + dt*dF/dx*v0) by CG
+ * preconditioned with an aggregation-multigrid V-cycle (cloth.c) until
+ * ||b - A dv|| <= cg_tolerance ||b|| or cg_max_iterations, then
+ * v1 = v0 + dv, x1 = x0 + dt*v1. Pinned vertices keep x1 = x0, v1 = 0.
+ * Deterministic for any pool size. Does not allocate after its first call
+ * (scratch lives in the model; CHOLMOD keeps the coarsest level's
+ * workspace from the first factor and solve on). */
 hy_status hy_cloth_solve(hy_cloth_model* m, hy_pool* pool, const double* x0, const double* v0, double dt,
                          const double gravity[3], int32_t cg_max_iterations, double cg_tolerance, double* x1,
                          double* v1, hy_cloth_solve_stats* stats);

@@ -112,7 +112,7 @@ typedef struct hy_world_def {
     int32_t substeps;       /* solver substeps per step, 1..64, default 1 */
     int32_t threads;        /* worker threads, 1..256; 0 = one per core. default 0 */
     int32_t cg_max_iterations; /* cloth CG iteration cap, default 200 */
-    double cg_tolerance;    /* cloth CG relative residual, default 1e-6 */
+    double cg_tolerance;    /* cloth CG: stop when ||b - A dv|| <= cg_tolerance * ||b||, default 1e-6 */
     int32_t collisions;     /* 1 = run collision detection and response, default 1 */
     double sleep_time;      /* s: a group of rigid bodies in contact (or bonded) that all move slower
                                than sleep_velocity for this long falls asleep: it is neither moved
@@ -266,6 +266,9 @@ typedef struct hy_step_stats {
     int64_t contacts;          /* colliding feature pairs found */
     int32_t response_iterations;
     int32_t bonds_broken;      /* in this step */
+    double cg_relative_residual; /* largest final ||b - A dv|| / ||b|| over cloths and substeps (0: no cloth) */
+    int32_t cg_capped;         /* cloth solves (cloths x substeps) that ended short of cg_tolerance:
+                                  at cg_max_iterations, or on a breakdown */
 } hy_step_stats;
 
 /* Advance the world by def.time_step (in def.substeps substeps). On
