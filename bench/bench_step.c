@@ -32,7 +32,7 @@ int hy_bench_step_main(int argc, char** argv);
 /* One frame's figures: the step's stats and what the hooks add. */
 typedef struct step_row {
     hy_step_stats st;
-    int capped;            /* the step's CG solve ended at its iteration cap (step_capped) */
+    int capped;            /* a cloth solve of the step ended short of its tolerance (step_capped) */
     int32_t bonds;         /* bonds intact after the step */
     double kinetic_energy; /* of the rigid bodies after the step, J (energy_hook) */
 } step_row;
@@ -152,15 +152,9 @@ static const step_hook hooks[] = {
 };
 enum { HOOK_COUNT = sizeof hooks / sizeof hooks[0] };
 
-/* Whether a step's CG solve ended at its iteration cap. The stats sum the
- * iterations over cloths and substeps, so this is exact for one cloth and
- * one substep (the benchmark scenes); with more, a sum at or past the cap
- * counts every step where a solve capped, and perhaps one where none did.
- * A per-step capped flag or final residual in hy_step_stats would take its
- * place here. */
-static int step_capped(const hy_step_stats* st, const hy_world_def* def) {
-    return def->cg_max_iterations > 0 && st->cg_iterations >= def->cg_max_iterations;
-}
+/* Whether a step had a cloth solve that ended short of its tolerance (at
+ * the iteration cap or on a breakdown): hy_step_stats.cg_capped. */
+static int step_capped(const hy_step_stats* st) { return st->cg_capped > 0; }
 
 void hy_bench_step_help(void) {
     printf("usage: hyphys bench step [--scene NAME] [--threads N] [--frames N] [--csv FILE]\n"
@@ -187,8 +181,8 @@ void hy_bench_step_help(void) {
            "                offending frame is named with its objects and triangles (exit 1)\n"
            "  --quiet       no progress lines on stderr\n\n"
            "Frame k is the state after step k; fps is frames over the summed step times.\n"
-           "A step counts as capped when its CG iterations (summed over cloths and\n"
-           "substeps) reach the scene's cg_max_iterations.\n\n"
+           "A step counts as capped when a cloth solve in it ended short of the\n"
+           "scene's cg_tolerance (at cg_max_iterations, or on a breakdown).\n\n"
            "exit: 0 ok, 1 runtime failure (a step failed, the CSV could not be written),\n"
            "      2 bad usage or input\n",
            hy_bench_sequences_text(), HY_BENCH_DEFAULT_FRAMES);
@@ -297,7 +291,7 @@ int hy_bench_step_main(int argc, char** argv) {
             break;
         }
         hy_world_get_stats(w, &r->st);
-        r->capped = step_capped(&r->st, &def);
+        r->capped = step_capped(&r->st);
         r->bonds = hy_world_get_bond_count(w);
         for (int h = 0; h < HOOK_COUNT && rc == HY_EXIT_OK; h++)
             if (ctx[h]) rc = hooks[h].after_step(ctx[h], w, f + 1, r);

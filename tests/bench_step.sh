@@ -75,8 +75,8 @@ out2=$("$CLI" bench step --scene "$SRC/scenes/drop.json" --frames 120 --threads 
 [ "$(field "$out2" hash)" = "$(field "$out1" hash)" ] && [ "$(field "$out2" first_contact_frame)" = "$fc" ]
 check "same hash and first contact with 1 and 2 threads" $?
 
-# cloth: CG iterations counted, and a step is capped when its iterations
-# reach the scene's cap: the summary's count is the CSV's, on the scene as
+# cloth: CG iterations counted, and a step is capped when its solve ends
+# short of the tolerance (here: at the cap): the summary's count is the CSV's, on the scene as
 # it is and with the cap lowered to 2 (every step after the first, which
 # starts from rest, needs more than 2 iterations to reach 1e-6)
 capped_rows() { # csv, cap -> rows whose iterations reach the cap, and rows marked capped
