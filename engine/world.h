@@ -57,6 +57,12 @@ static inline int hy_object_is_static(const hy_object* o) {
     return lv[0] == 0.0 && lv[1] == 0.0 && lv[2] == 0.0 && av[0] == 0.0 && av[1] == 0.0 && av[2] == 0.0;
 }
 
+/* x (and v when not NULL) of a body's vertices for rigid state st. */
+void hy_body_pose_vertices(hy_object* o, const hy_rigid_state* st, double* x, double* v);
+/* After a substep's commit: wake the struck islands of sleepers and put to
+ * sleep the groups that have rested for sleep_time (engine/sleep.c). */
+hy_status hy_world_update_sleep(hy_world* w, double dt);
+
 struct hy_collision_state;
 struct hy_prox;
 

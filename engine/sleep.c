@@ -1,0 +1,125 @@
+/* Sleeping rigid bodies (hy_world_def.sleep_time): which bodies are at
+ * rest, the islands they fall asleep in, and waking (hy_world_update_sleep,
+ * after every substep). */
+#include <math.h>
+#include <stdlib.h>
+
+#include "collision/collide.h"
+#include "engine/error.h"
+#include "engine/world.h"
+
+static int32_t find_root(int32_t* parent, int32_t x) {
+    while (parent[x] != x) x = parent[x] = parent[parent[x]];
+    return x;
+}
+
+static void join(int32_t* parent, int32_t a, int32_t b) {
+    a = find_root(parent, a);
+    b = find_root(parent, b);
+    if (a != b) parent[a > b ? a : b] = a < b ? a : b; /* the lower slot is the root: order-free */
+}
+
+/* A body's speed for sleeping: its centre's, or its spin times its reach
+ * (the speed of its farthest vertex), whichever is more. */
+static double body_speed(const hy_object* o) { return fmax(v3_len(o->body.v), v3_len(o->body.w) * o->reach); }
+
+/* How far the body's farthest point is from where its rest pose put it:
+ * the centre's move plus the turn (angle, small) times the reach. */
+static double rest_drift(const hy_object* o) {
+    hy_quat d = quat_mul(o->body.q, (hy_quat){o->rest_q.w, -o->rest_q.x, -o->rest_q.y, -o->rest_q.z});
+    double s = sqrt(d.x * d.x + d.y * d.y + d.z * d.z), angle = 2.0 * atan2(s, fabs(d.w));
+    return v3_len(v3_sub(o->body.x, o->rest_x)) + angle * o->reach;
+}
+
+/* After a step: a sleeper something struck wakes with its whole island
+ * (the contacts between sleepers are not tracked, so which of them rest on
+ * it is not known; an island is every body that fell asleep touching, or
+ * bonded to, another of it). A body is at rest while its farthest point stays within a
+ * quarter of sleep_velocity x sleep_time of the pose its rest began from
+ * (a box on a floor jitters in place at a few cm/s, which a test on the
+ * speed alone would never call rest), and it moves slower than ten times
+ * the sleep velocity. Every group of bodies joined by this step's contacts
+ * and by intact bonds whose members have all been at rest for sleep_time
+ * falls asleep, its velocities zeroed. A group that touches cloth or a
+ * moving obstacle stays awake. Serial, in slot order. */
+hy_status hy_world_update_sleep(hy_world* w, double dt) {
+    if (!(w->def.sleep_time > 0.0)) return HY_OK;
+    int32_t n = w->object_count;
+    unsigned char* woken = calloc((size_t)n + 1, 1); /* per island: struck */
+    if (!woken) return hy_fail(HY_ERR_NOMEM, "out of memory grouping %d objects for sleep", n);
+    double drift = 0.25 * w->def.sleep_velocity * w->def.sleep_time;
+    for (int32_t i = 0; i < n; i++) {
+        hy_object* o = &w->objects[i];
+        if (!o->alive || o->kind != HY_OBJECT_BODY) continue;
+        double speed = body_speed(o);
+        if (o->asleep) {
+            if (speed > 0.0) woken[o->island] = 1;
+            continue;
+        }
+        if (o->rest_steps > 0 && rest_drift(o) < drift && speed < 10.0 * w->def.sleep_velocity) {
+            o->rest_steps++;
+        } else { /* a new rest window from here */
+            o->rest_steps = 1;
+            o->rest_x = o->body.x;
+            o->rest_q = o->body.q;
+        }
+    }
+    for (int32_t i = 0; i < n; i++)
+        if (w->objects[i].asleep && woken[w->objects[i].island]) {
+            w->objects[i].asleep = 0;
+            w->objects[i].rest_steps = 0;
+        }
+    free(woken);
+    int32_t need = (int32_t)ceil(w->def.sleep_time / dt);
+    int32_t* parent = malloc(sizeof *parent * ((size_t)n + 1));
+    unsigned char* keep = calloc((size_t)n + 1, 1); /* per root: a member may not sleep */
+    if (!parent || !keep) {
+        free(parent);
+        free(keep);
+        return hy_fail(HY_ERR_NOMEM, "out of memory grouping %d objects for sleep", n);
+    }
+    for (int32_t i = 0; i < n; i++) parent[i] = i;
+    const hy_collision_state* cs = w->collision;
+    int contacts_known = cs && cs->object_count == n;
+    for (int64_t k = 0; contacts_known && k < w->last_contact_count; k++) {
+        const hy_contact* c = &w->last_contacts[k];
+        int32_t a = cs->vertex_object[c->v[0]], b = cs->vertex_object[c->v[c->type == HY_CONTACT_VF ? 1 : 2]];
+        const hy_object *oa = &w->objects[a], *ob = &w->objects[b];
+        if ((oa->kind == HY_OBJECT_OBSTACLE && hy_object_is_static(oa)) ||
+            (ob->kind == HY_OBJECT_OBSTACLE && hy_object_is_static(ob)))
+            continue; /* the floor joins nothing */
+        join(parent, a, b);
+    }
+    for (int32_t k = 0; k < w->bonds.count; k++)
+        if (!w->bonds.bonds[k].broken) join(parent, w->bonds.bonds[k].a, w->bonds.bonds[k].b);
+    /* a sleeper keeps its island: a group that touches it joins that island */
+    for (int32_t i = 0; i < n; i++) {
+        const hy_object* o = &w->objects[i];
+        if (o->alive && o->kind == HY_OBJECT_BODY && o->asleep) join(parent, i, o->island);
+    }
+    for (int32_t i = 0; i < n; i++) {
+        const hy_object* o = &w->objects[i];
+        int body = o->alive && o->kind == HY_OBJECT_BODY;
+        if (o->alive && !body && !(o->kind == HY_OBJECT_OBSTACLE && hy_object_is_static(o)))
+            keep[find_root(parent, i)] = 1; /* cloth or a moving obstacle */
+        if (body && !o->asleep && o->rest_steps <= need) keep[find_root(parent, i)] = 1;
+    }
+    for (int32_t i = 0; i < n; i++) {
+        hy_object* o = &w->objects[i];
+        if (!o->alive || o->kind != HY_OBJECT_BODY) continue;
+        int32_t root = find_root(parent, i);
+        if (o->asleep) {
+            o->island = root;
+            continue;
+        }
+        if (keep[root]) continue;
+        o->asleep = 1;
+        o->island = root;
+        o->body.v = v3(0, 0, 0);
+        o->body.w = v3(0, 0, 0);
+        hy_body_pose_vertices(o, &o->body, o->x, o->v);
+    }
+    free(parent);
+    free(keep);
+    return HY_OK;
+}
