@@ -349,7 +349,7 @@ static int run_main(int argc, char** argv) {
         const double* it = ms + (size_t)(HY_PHASE_COUNT + 2) * (size_t)o.frames;
         double it_max = 0.0;
         for (long f = 0; f < done; f++) it_max = it[f] > it_max ? it[f] : it_max;
-        printf("]},\"cg\":{\"iterations\":{\"median\":%.1f,\"max\":%.0f},\"residual_max\":%.3e,"
+        printf(",\"cg\":{\"iterations\":{\"median\":%.1f,\"max\":%.0f},\"residual_max\":%.3e,"
                "\"tolerance\":%.3e,\"capped_steps\":%ld}",
                hy_cli_percentile(it, done, 50), it_max, cg_residual_max, wdef.cg_tolerance, cg_capped_steps);
         printf(",\"state_hash\":\"%s\",\"ok\":%s}\n", hash, rc ? "false" : "true");
