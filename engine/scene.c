@@ -1571,20 +1571,6 @@ static int truncated(const unsigned char* s, size_t n) {
     return in_string || depth > 0 || s[last] == ':' || s[last] == ',';
 }
 
-/* The strict load: objects that intersect or lie closer than their contact
- * distance in the initial state are refused, and the world goes again. */
-static hy_status strict_check(const char* name, hy_world** out) {
-    char msg[1024];
-    int64_t n = 0;
-    hy_status s = hy_overlap_report(*out, HY_OVERLAP_CLEARANCE, 4, msg, sizeof msg, &n);
-    if (!s && n > 0) s = hy_fail(HY_ERR_OVERLAP, "%s: objects overlap in the initial state: %s", name, msg);
-    if (s) {
-        hy_world_destroy(*out);
-        *out = NULL;
-    }
-    return s;
-}
-
 /* Offset of the first comma that closes nothing but a '}' or ']' (outside
  * strings), n when there is none. JSON allows no trailing comma; cJSON
  * stops somewhere after it, on the next line or at the end of the file,
@@ -1607,6 +1593,20 @@ static size_t trailing_comma(const unsigned char* s, size_t n) {
         if (k < n && (s[k] == '}' || s[k] == ']')) return i;
     }
     return n;
+}
+
+/* The strict load: objects that intersect or lie closer than their contact
+ * distance in the initial state are refused, and the world goes again. */
+static hy_status strict_check(const char* name, hy_world** out) {
+    char msg[1024];
+    int64_t n = 0;
+    hy_status s = hy_overlap_report(*out, HY_OVERLAP_CLEARANCE, 4, msg, sizeof msg, &n);
+    if (!s && n > 0) s = hy_fail(HY_ERR_OVERLAP, "%s: objects overlap in the initial state: %s", name, msg);
+    if (s) {
+        hy_world_destroy(*out);
+        *out = NULL;
+    }
+    return s;
 }
 
 static hy_status load(const char* json, size_t length, const char* name, const char* base,
