@@ -3,6 +3,7 @@
  * after every substep). */
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "collision/collide.h"
 #include "engine/error.h"
@@ -45,8 +46,16 @@ static double rest_drift(const hy_object* o) {
 hy_status hy_world_update_sleep(hy_world* w, double dt) {
     if (!(w->def.sleep_time > 0.0)) return HY_OK;
     int32_t n = w->object_count;
-    unsigned char* woken = calloc((size_t)n + 1, 1); /* per island: struck */
-    if (!woken) return hy_fail(HY_ERR_NOMEM, "out of memory grouping %d objects for sleep", n);
+    if (w->sleep_capacity < n + 1) { /* grows with the objects; a steady step allocates nothing */
+        int32_t* p = realloc(w->sleep_parent, sizeof *p * ((size_t)n + 1));
+        if (p) w->sleep_parent = p;
+        unsigned char* f = p ? realloc(w->sleep_flag, (size_t)n + 1) : NULL;
+        if (!f) return hy_fail(HY_ERR_NOMEM, "out of memory grouping %d objects for sleep", n);
+        w->sleep_flag = f;
+        w->sleep_capacity = n + 1;
+    }
+    unsigned char* woken = w->sleep_flag; /* per island: struck */
+    memset(woken, 0, (size_t)n + 1);
     double drift = 0.25 * w->def.sleep_velocity * w->def.sleep_time;
     for (int32_t i = 0; i < n; i++) {
         hy_object* o = &w->objects[i];
@@ -69,15 +78,10 @@ hy_status hy_world_update_sleep(hy_world* w, double dt) {
             w->objects[i].asleep = 0;
             w->objects[i].rest_steps = 0;
         }
-    free(woken);
     int32_t need = (int32_t)ceil(w->def.sleep_time / dt);
-    int32_t* parent = malloc(sizeof *parent * ((size_t)n + 1));
-    unsigned char* keep = calloc((size_t)n + 1, 1); /* per root: a member may not sleep */
-    if (!parent || !keep) {
-        free(parent);
-        free(keep);
-        return hy_fail(HY_ERR_NOMEM, "out of memory grouping %d objects for sleep", n);
-    }
+    int32_t* parent = w->sleep_parent;
+    unsigned char* keep = w->sleep_flag; /* per root: a member may not sleep */
+    memset(keep, 0, (size_t)n + 1);
     for (int32_t i = 0; i < n; i++) parent[i] = i;
     const hy_collision_state* cs = w->collision;
     int contacts_known = cs && cs->object_count == n;
@@ -119,7 +123,5 @@ hy_status hy_world_update_sleep(hy_world* w, double dt) {
         o->body.w = v3(0, 0, 0);
         hy_body_pose_vertices(o, &o->body, o->x, o->v);
     }
-    free(parent);
-    free(keep);
     return HY_OK;
 }

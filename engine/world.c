@@ -182,6 +182,8 @@ HY_API void hy_world_destroy(hy_world* w) {
     hy_collision_state_destroy(w->collision);
     hy_prox_destroy(w->prox);
     free(w->last_contacts);
+    free(w->sleep_parent);
+    free(w->sleep_flag);
     hy_pool_destroy(w->pool);
     free(w);
 }

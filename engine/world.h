@@ -80,6 +80,10 @@ struct hy_world {
     struct hy_contact* last_contacts;
     int64_t last_contact_count, last_contact_capacity;
     int detect_round; /* detection calls so far in this substep */
+    /* sleep's scratch (engine/sleep.c), per object slot */
+    int32_t* sleep_parent;
+    unsigned char* sleep_flag;
+    int32_t sleep_capacity;
     struct hy_prox* prox; /* the proximity framework collision runs through; made on first use */
     hy_sched_stats sched_stats; /* of the last step */
     hy_resource_stats resource_stats[32];
