@@ -1549,26 +1549,33 @@ static void line_col(const unsigned char* s, size_t n, size_t off, int* line, in
 /* Whether the text ends inside a string or an open object or array: then
  * the file was cut short, which says more than "error at the last byte" (where
  * cJSON reports it). */
+/* Offset of the quote that closes the string opened at s[open] (escapes
+ * skipped), n when the text ends first. */
+static size_t string_end(const unsigned char* s, size_t n, size_t open) {
+    for (size_t i = open + 1; i < n; i++) {
+        if (s[i] == '\\') i++;
+        else if (s[i] == '"') return i;
+    }
+    return n;
+}
+
 static int truncated(const unsigned char* s, size_t n) {
     long depth = 0;
-    int in_string = 0;
     size_t last = n;
     for (size_t i = 0; i < n; i++) {
         unsigned char ch = s[i];
-        if (in_string) {
-            if (ch == '\\')
-                i++;
-            else if (ch == '"')
-                in_string = 0;
+        if (ch == '"') {
+            i = string_end(s, n, i);
+            if (i >= n) return 1; /* ends inside a string */
+            last = i;
             continue;
         }
-        if (ch == '"') in_string = 1;
         if (ch == '{' || ch == '[') depth++;
         if (ch == '}' || ch == ']') depth--;
         if (ch > 32) last = i;
     }
     if (last == n) return 1; /* empty or all whitespace */
-    return in_string || depth > 0 || s[last] == ':' || s[last] == ',';
+    return depth > 0 || s[last] == ':' || s[last] == ',';
 }
 
 /* Offset of the first comma that closes nothing but a '}' or ']' (outside
@@ -1576,17 +1583,12 @@ static int truncated(const unsigned char* s, size_t n) {
  * stops somewhere after it, on the next line or at the end of the file,
  * and the message should point at the comma itself. */
 static size_t trailing_comma(const unsigned char* s, size_t n) {
-    int in_string = 0;
     for (size_t i = 0; i < n; i++) {
         unsigned char ch = s[i];
-        if (in_string) {
-            if (ch == '\\')
-                i++;
-            else if (ch == '"')
-                in_string = 0;
+        if (ch == '"') {
+            i = string_end(s, n, i);
             continue;
         }
-        if (ch == '"') in_string = 1;
         if (ch != ',') continue;
         size_t k = i + 1;
         while (k < n && (s[k] == ' ' || s[k] == '\t' || s[k] == '\n' || s[k] == '\r')) k++;
