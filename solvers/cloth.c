@@ -91,6 +91,10 @@
  * coarse correction. */
 #define FINE_SWEEPS 1
 
+/* A held vertex's penalty over its largest diagonal entry: its normal
+ * velocity misses the target by about 1/HOLD_GAIN of what its springs ask. */
+#define HOLD_GAIN 1e3
+
 /* cos(75 deg): the far-vertex spring of an edge is a quad's other diagonal
  * (shear) when both opposite angles are larger than this. */
 #define SHEAR_COS 0.25881904510252074
@@ -135,6 +139,11 @@ struct hy_cloth_model {
     hy_amg* amg;         /* levels 1..; NULL when every vertex is fixed */
     double *r1, *z1;     /* 3 agg_count: level-1 residual and correction */
     double* t;           /* 3 nv: A z in the smoother */
+    /* contact constraints of the current solve (hy_cloth_solve_constrained) */
+    double* ch;          /* 9 nv: the penalties' sum of beta n n^T (kg), for held vertices */
+    double* cbeta;       /* nv: a held vertex's beta */
+    uint8_t* held;       /* nv: 1 when the vertex has a constraint in this solve */
+    int constrained;     /* some vertex is held */
 };
 
 /* ---- model construction */
@@ -470,7 +479,11 @@ hy_status hy_cloth_model_create(const double* rest, int32_t nv, const int32_t* t
     m->dv = alloc_doubles(3 * (int64_t)nv);
     m->bad = malloc((size_t)hy_pool_blocks(nv, VERTEX_GRAIN) * sizeof *m->bad);
     m->cg = hy_cg_workspace_create(3 * (int64_t)nv);
-    if (!m->block || !m->rhs_s || !m->b || !m->dinv || !m->dv || !m->bad || !m->cg) goto nomem;
+    m->ch = calloc(9 * (size_t)(nv > 0 ? nv : 1), sizeof *m->ch);
+    m->cbeta = calloc((size_t)(nv > 0 ? nv : 1), sizeof *m->cbeta);
+    m->held = calloc((size_t)(nv > 0 ? nv : 1), 1);
+    if (!m->block || !m->rhs_s || !m->b || !m->dinv || !m->dv || !m->bad || !m->cg || !m->ch || !m->cbeta || !m->held)
+        goto nomem;
     memset(m->dv, 0, (size_t)nv * 3 * sizeof *m->dv);
     *out = m;
     return HY_OK;
@@ -512,6 +525,9 @@ void hy_cloth_model_destroy(hy_cloth_model* m) {
     free(m->r1);
     free(m->z1);
     free(m->t);
+    free(m->ch);
+    free(m->cbeta);
+    free(m->held);
     free(m);
 }
 
@@ -655,6 +671,8 @@ static void level1_block(void* vctx, int64_t begin, int64_t end, int64_t block, 
             mk[0] += md;
             mk[4] += md;
             mk[8] += md;
+            if (m->constrained && m->held[v])
+                for (int a = 0; a < 9; a++) mk[a] += m->ch[9 * v + a];
             for (int32_t e = m->adj_start[v]; e < m->adj_start[v + 1]; e++) {
                 int32_t slot = m->adj_slot[e];
                 int to_fixed = m->fixed[m->adj_other[e]];
@@ -710,6 +728,12 @@ static void matvec_block(void* vctx, int64_t begin, int64_t end, int64_t block, 
             y1 += blk[3] * d1 + t * blk[1];
             y2 += blk[3] * d2 + t * blk[2];
         }
+        if (m->constrained && m->held[v]) {
+            const double* H = m->ch + 9 * v;
+            y0 += H[0] * x0 + H[1] * x1 + H[2] * x2;
+            y1 += H[3] * x0 + H[4] * x1 + H[5] * x2;
+            y2 += H[6] * x0 + H[7] * x1 + H[8] * x2;
+        }
         y[0] = y0;
         y[1] = y1;
         y[2] = y2;
@@ -728,7 +752,6 @@ static void cloth_matvec(void* vctx, const double* x, double* y) {
     c->mv.y = y;
     hy_pool_for(c->pool, c->mv.m->nv, VERTEX_GRAIN, matvec_block, &c->mv);
 }
-
 /* The preconditioner: one symmetric V-cycle (design notes). The finest
  * level is the cloth's own, matrix-free: damped block-Jacobi sweeps with
  * the exact matvec, restriction and prolongation by aggregate. */
@@ -823,6 +846,37 @@ static void commit_pass(void* vctx, int64_t begin, int64_t end, int64_t block, i
 hy_status hy_cloth_solve(hy_cloth_model* m, hy_pool* pool, const double* x0, const double* v0, double dt,
                          const double gravity[3], int32_t cg_max_iterations, double cg_tolerance, double* x1,
                          double* v1, hy_cloth_solve_stats* stats) {
+    return hy_cloth_solve_constrained(m, pool, x0, v0, dt, gravity, cg_max_iterations, cg_tolerance, NULL, 0, x1,
+                                      v1, stats);
+}
+
+/* Coulomb friction of the held vertices, after the solve: the velocity
+ * relative to the surface loses at most friction * impulse / mass of its
+ * tangential part (never reversing it); x1 follows v1. */
+static void constraint_friction(hy_cloth_model* m, const hy_cloth_constraint* cons, int32_t count,
+                                const double* x0, double dt, double* x1, double* v1) {
+    for (int32_t k = 0; k < count; k++) {
+        const hy_cloth_constraint* c = &cons[k];
+        int32_t v = c->vertex;
+        if (m->fixed[v] || !(c->impulse > 0) || !(c->friction > 0)) continue;
+        double rel[3], t[3];
+        for (int q = 0; q < 3; q++) rel[q] = v1[3 * v + q] - c->surface_velocity[q];
+        double vn = rel[0] * c->normal[0] + rel[1] * c->normal[1] + rel[2] * c->normal[2];
+        for (int q = 0; q < 3; q++) t[q] = rel[q] - vn * c->normal[q];
+        double len = sqrt(t[0] * t[0] + t[1] * t[1] + t[2] * t[2]);
+        if (!(len > 1e-12)) continue;
+        double cut = fmin(len, c->friction * c->impulse * m->inv_mass[v]) / len;
+        for (int q = 0; q < 3; q++) {
+            v1[3 * v + q] -= cut * t[q];
+            x1[3 * v + q] = x0[3 * v + q] + dt * v1[3 * v + q];
+        }
+    }
+}
+
+hy_status hy_cloth_solve_constrained(hy_cloth_model* m, hy_pool* pool, const double* x0, const double* v0, double dt,
+                                     const double gravity[3], int32_t cg_max_iterations, double cg_tolerance,
+                                     hy_cloth_constraint* cons, int32_t count, double* x1, double* v1,
+                                     hy_cloth_solve_stats* stats) {
     if (stats) {
         stats->cg_iterations = 0;
         stats->cg_relative_residual = 0.0;
@@ -833,6 +887,19 @@ hy_status hy_cloth_solve(hy_cloth_model* m, hy_pool* pool, const double* x0, con
     if (cg_max_iterations < 0 || !(cg_tolerance >= 0))
         return hy_fail(HY_ERR_INVALID_ARG, "cloth solve: bad CG settings (%d iterations, tolerance %g)",
                        cg_max_iterations, cg_tolerance);
+    if (count < 0 || (count > 0 && !cons))
+        return hy_fail(HY_ERR_INVALID_ARG, "cloth solve: %d constraints with constraints %s", count,
+                       cons ? "set" : "NULL");
+    for (int32_t k = 0; k < count; k++) {
+        const double* n = cons[k].normal;
+        double len = sqrt(n[0] * n[0] + n[1] * n[1] + n[2] * n[2]);
+        if (cons[k].vertex < 0 || cons[k].vertex >= m->nv || !(fabs(len - 1.0) <= 1e-6) ||
+            !isfinite(cons[k].normal_velocity))
+            return hy_fail(HY_ERR_INVALID_ARG,
+                           "cloth solve: constraint %d (vertex %d) needs a vertex in [0, %d), a unit normal and a "
+                           "finite velocity",
+                           k, cons[k].vertex, m->nv);
+    }
 
     step_ctx c = {.m = m, .x0 = x0, .v0 = v0, .x1 = x1, .v1 = v1, .dt = dt};
     for (int a = 0; a < 3; a++) c.g[a] = gravity[a];
@@ -841,6 +908,43 @@ hy_status hy_cloth_solve(hy_cloth_model* m, hy_pool* pool, const double* x0, con
     hy_pool_for(pool, m->nv, VERTEX_GRAIN, vertex_pass, &c);
 
     solve_ctx sc = {.pool = pool, .mv = {.m = m, .diag_scale = 1.0 + dt * m->params.air_damping}};
+    /* Constraints as stiff penalties (the held direction's diagonal gains
+     * beta n n^T, b gains beta n dn, dn the normal velocity change asked
+     * for): the system stays one SPD matrix, which the V-cycle's Galerkin
+     * levels see whole, and the normal velocity misses its target by
+     * (off-diagonal forces) / beta. beta = HOLD_GAIN times the largest
+     * diagonal entry of the vertex's block; a vertex may have several. */
+    m->constrained = 0;
+    for (int32_t k = 0; k < count; k++) {
+        int32_t v = cons[k].vertex;
+        cons[k].impulse = 0.0;
+        if (m->fixed[v]) continue;
+        if (!m->held[v]) {
+            double D[9];
+            if (!hy_amg_inverse3(m->dinv + 9 * v, D)) continue;
+            m->cbeta[v] = HOLD_GAIN * fmax(D[0], fmax(D[4], D[8]));
+            memset(m->ch + 9 * v, 0, 9 * sizeof(double));
+            m->held[v] = 1;
+        }
+        const double* n = cons[k].normal;
+        double dn = cons[k].normal_velocity - (n[0] * v0[3 * v] + n[1] * v0[3 * v + 1] + n[2] * v0[3 * v + 2]);
+        double beta = m->cbeta[v];
+        for (int a = 0; a < 3; a++) {
+            m->b[3 * v + a] += beta * dn * n[a];
+            for (int q = 0; q < 3; q++) m->ch[9 * v + 3 * a + q] += beta * n[a] * n[q];
+        }
+        m->constrained = 1;
+    }
+    /* the smoother's blocks: (D + H)^-1 */
+    for (int32_t k = 0; k < count; k++) {
+        int32_t v = cons[k].vertex;
+        if (m->held[v] != 1) continue;
+        double D[9];
+        hy_amg_inverse3(m->dinv + 9 * v, D);
+        for (int a = 0; a < 9; a++) D[a] += m->ch[9 * v + a];
+        hy_amg_inverse3(D, m->dinv + 9 * v);
+        m->held[v] = 2;
+    }
     if (m->amg) {
         level1_ctx lc = {.m = m, .mass = hy_amg_mass_blocks(m->amg), .W = hy_amg_coupling_blocks(m->amg),
                          .diag_scale = sc.mv.diag_scale};
@@ -854,14 +958,28 @@ hy_status hy_cloth_solve(hy_cloth_model* m, hy_pool* pool, const double* x0, con
         if (!sc.coarse) hy_error_clear();
     }
     double rel = 0.0;
-    int32_t it = hy_cg_solve_precond(pool, 3 * (int64_t)m->nv, cloth_matvec, &sc, cloth_precond, &sc, m->b,
-                                     m->dv, cg_tolerance, cg_max_iterations, m->cg, &rel);
+    int32_t it = hy_cg_solve_precond(pool, 3 * (int64_t)m->nv, cloth_matvec, &sc, cloth_precond, &sc, m->b, m->dv,
+                                     cg_tolerance, cg_max_iterations, m->cg, &rel);
     if (stats) {
         stats->cg_iterations = it;
         stats->cg_relative_residual = rel;
     }
+    if (m->constrained) {
+        /* a penalty's impulse, beta (dn - n . dv), is its constraint's */
+        for (int32_t k = 0; k < count; k++) {
+            int32_t v = cons[k].vertex;
+            if (!m->held[v]) continue;
+            const double* n = cons[k].normal;
+            double dn = cons[k].normal_velocity - (n[0] * v0[3 * v] + n[1] * v0[3 * v + 1] + n[2] * v0[3 * v + 2]);
+            const double* d = m->dv + 3 * v;
+            cons[k].impulse = m->cbeta[v] * (dn - (n[0] * d[0] + n[1] * d[1] + n[2] * d[2]));
+        }
+        for (int32_t k = 0; k < count; k++) m->held[cons[k].vertex] = 0;
+        m->constrained = 0;
+    }
 
     hy_pool_for(pool, m->nv, VERTEX_GRAIN, commit_pass, &c);
+    if (count > 0) constraint_friction(m, cons, count, x0, dt, x1, v1);
     int64_t blocks = hy_pool_blocks(m->nv, VERTEX_GRAIN);
     for (int64_t b = 0; b < blocks; b++) {
         if (m->bad[b] >= 0)

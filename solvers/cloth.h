@@ -52,6 +52,32 @@ hy_status hy_cloth_solve(hy_cloth_model* m, hy_pool* pool, const double* x0, con
                          const double gravity[3], int32_t cg_max_iterations, double cg_tolerance, double* x1,
                          double* v1, hy_cloth_solve_stats* stats);
 
+/* A contact of one cloth vertex with a surface it rests on (an obstacle or
+ * a body), held as a constraint in the solve (Baraff & Witkin's filter):
+ * the vertex's velocity along the normal at the end of the step is
+ * normal_velocity, exactly; the other two directions stay free. After the
+ * solve, the constraint's impulse (the part of the system's residual along
+ * the normal) bounds a Coulomb friction change of the vertex's velocity
+ * relative to the surface. */
+typedef struct hy_cloth_constraint {
+    int32_t vertex;              /* local index; a vertex may have several */
+    double normal[3];            /* unit, pointing from the surface to the vertex */
+    double normal_velocity;      /* m/s along normal */
+    double surface_velocity[3];  /* of the surface point touched, for friction */
+    double friction;             /* Coulomb coefficient */
+    double impulse;              /* out: N s along normal; < 0 when it held the vertex back */
+    int32_t tag;                 /* the caller's, untouched */
+} hy_cloth_constraint;
+
+/* hy_cloth_solve with constraints (count may be 0; constraints on pinned
+ * vertices are ignored, their impulse 0). The filtered system stays SPD on
+ * the free directions; CG's vectors, its preconditioner's output and its
+ * right-hand side are filtered, so CG never moves a held direction. */
+hy_status hy_cloth_solve_constrained(hy_cloth_model* m, hy_pool* pool, const double* x0, const double* v0, double dt,
+                                     const double gravity[3], int32_t cg_max_iterations, double cg_tolerance,
+                                     hy_cloth_constraint* cons, int32_t count, double* x1, double* v1,
+                                     hy_cloth_solve_stats* stats);
+
 /* Kinetic energy 0.5 * sum m |v|^2 (J). */
 double hy_cloth_kinetic_energy(const hy_cloth_model* m, const double* v);
 

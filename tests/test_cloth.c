@@ -1,7 +1,8 @@
 /* Tests the implicit mass-spring cloth (solvers/cloth.c): spring topology and masses on a grid, bad input,
  * free fall, a two-corner-pinned cloth coming to rest with a dt-independent sag, long-run stability of a
  * large cloth, NaN reporting, bit-identical states for 1, 2 and 3 threads, and the multigrid-preconditioned
- * solve reaching its tolerance in contact (a cloth draped on a ball) within a bounded iteration count. */
+ * solve reaching its tolerance in contact (a cloth draped on a ball) within a bounded iteration count, and
+ * contact constraints held in the solve (normal velocity, impulses, friction). */
 #include <stdint.h>
 #include <string.h>
 
@@ -394,6 +395,71 @@ static void test_determinism(void) {
     grid_free(&g);
 }
 
+/* Contact constraints (hy_cloth_solve_constrained): a horizontal cloth
+ * held on a floor under gravity ends the step with no normal velocity (to
+ * the penalty's 1/1000), each constraint's impulse carries its vertex's
+ * weight (m g dt in sum), a floor sliding under it drags it by at most
+ * friction * impulse / mass, and a constraint that holds a rising vertex
+ * back reports a negative impulse. */
+static void test_constraints(void) {
+    grid g = grid_make(12, 0.5, 0);
+    hy_cloth_params p = params_default();
+    hy_cloth_model* m = NULL;
+    CHECK_OK(hy_cloth_model_create(g.x, g.nv, g.tri, g.nt, &p, NULL, 0, &m));
+    double* v = calloc(3 * (size_t)g.nv, sizeof *v);
+    double* x1 = malloc(sizeof(double) * 3 * (size_t)g.nv);
+    double* v1 = malloc(sizeof(double) * 3 * (size_t)g.nv);
+    hy_cloth_constraint* c = calloc((size_t)g.nv, sizeof *c);
+    const double dt = 0.01, mu = 0.3, slide = 0.5;
+    for (int32_t k = 0; k < g.nv; k++) {
+        c[k].vertex = k;
+        c[k].normal[1] = 1.0;
+        c[k].surface_velocity[0] = slide;
+        c[k].friction = mu;
+    }
+    hy_cloth_solve_stats st;
+    CHECK_OK(hy_cloth_solve_constrained(m, NULL, g.x, v, dt, gravity, 200, 1e-10, c, g.nv, x1, v1, &st));
+    CHECK(st.cg_relative_residual <= 1e-10);
+    double total = 0.0, mass = 0.0, worst = 0.0, drag_err = 0.0;
+    const double* im = hy_cloth_inverse_masses(m);
+    for (int32_t k = 0; k < g.nv; k++) {
+        worst = fmax(worst, fabs(v1[3 * k + 1]));
+        total += c[k].impulse;
+        mass += 1.0 / im[k];
+        /* friction: the cloth starts at rest, the floor slides at 0.5 m/s;
+         * the drag is mu * impulse / m, below the slip */
+        double expect = fmin(slide, mu * c[k].impulse * im[k]);
+        drag_err = fmax(drag_err, fabs(v1[3 * k] - expect));
+        CHECK_NEAR(x1[3 * k], g.x[3 * k] + dt * v1[3 * k], 1e-15);
+    }
+    CHECK(worst < 1e-3 * 9.81 * dt);
+    CHECK_NEAR(total, mass * 9.81 * dt, 1e-3 * mass * 9.81 * dt);
+    CHECK(drag_err < 1e-12);
+    CHECK(v1[0] > 0.0);
+    /* a vertex moving up at 1 m/s, held at 0: the constraint pulls */
+    for (int32_t k = 0; k < g.nv; k++) v[3 * k + 1] = 1.0;
+    CHECK_OK(hy_cloth_solve_constrained(m, NULL, g.x, v, dt, gravity, 200, 1e-10, c, 1, x1, v1, &st));
+    CHECK(c[0].impulse < 0.0);
+    CHECK(fabs(v1[1]) < 1e-2);
+    /* bad constraints */
+    c[0].normal[1] = 2.0;
+    CHECK(hy_cloth_solve_constrained(m, NULL, g.x, v, dt, gravity, 200, 1e-10, c, 1, x1, v1, &st) ==
+          HY_ERR_INVALID_ARG);
+    c[0].normal[1] = 1.0;
+    c[0].vertex = g.nv;
+    CHECK(hy_cloth_solve_constrained(m, NULL, g.x, v, dt, gravity, 200, 1e-10, c, 1, x1, v1, &st) ==
+          HY_ERR_INVALID_ARG);
+    CHECK(hy_cloth_solve_constrained(m, NULL, g.x, v, dt, gravity, 200, 1e-10, NULL, 1, x1, v1, &st) ==
+          HY_ERR_INVALID_ARG);
+    hy_error_clear();
+    free(c);
+    free(v);
+    free(x1);
+    free(v1);
+    hy_cloth_model_destroy(m);
+    grid_free(&g);
+}
+
 int main(int argc, char** argv) {
     if (argc > 1 && strcmp(argv[1], "--long") == 0) {
         /* ctest's test_cloth_long: the issue's 215x215 cloth, 200 steps (the
@@ -410,6 +476,7 @@ int main(int argc, char** argv) {
     test_hanging_rest();
     test_determinism();
     test_drape_converges();
+    test_constraints();
     /* Quick stand-ins for the sanitizer runs (the full-size long run is
      * test_cloth --long): the long run on a small cloth and a few steps of
      * the full-size one. */
