@@ -25,6 +25,7 @@ typedef hy_status (*hy_detect_fn)(void* ctx, const double* X0, const double* X1,
 typedef struct hy_response_params {
     int32_t impulse_iterations; /* detection + impulse rounds before impact zones, default 6 */
     int32_t zone_iterations;    /* impact-zone rounds before freezing, default 32 */
+    int32_t sweeps;             /* Gauss-Seidel sweeps over a round's cloth contacts, default 4 */
     double separation;          /* target separating speed as a fraction of thickness/dt, default 0.1 */
 } hy_response_params;
 

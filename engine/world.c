@@ -10,6 +10,7 @@
 
 #include "collision/collide.h"
 #include "collision/response.h"
+#include "engine/cloth_contact.h"
 #include "engine/error.h"
 #include "sched/proximity.h"
 #include "engine/mesh.h"
@@ -57,6 +58,8 @@ static void free_object(hy_object* o) {
     free(o->x1);
     free(o->v1);
     hy_cloth_model_destroy(o->cloth);
+    free(o->rest_face);
+    free(o->cons);
     memset(o, 0, sizeof *o);
 }
 
@@ -670,25 +673,34 @@ HY_API int64_t hy_world_get_contacts(const hy_world* w, hy_contact_info* out, in
 }
 
 /* Predict x1, v1 of every object over dt from x, v (the solvers' phase). */
+static hy_status integrate_cloth(hy_world* w, hy_object* o, double dt, hy_step_stats* st) {
+    hy_cloth_constraint* cons = NULL;
+    int32_t count = 0;
+    hy_status s = w->def.collisions ? hy_cloth_contacts_build(w, o, dt, &cons, &count) : HY_OK;
+    hy_cloth_solve_stats cs = {0, 0.0};
+    if (!s)
+        s = hy_cloth_solve_constrained(o->cloth, w->pool, o->x, o->v, dt, w->def.gravity, w->def.cg_max_iterations,
+                                       w->def.cg_tolerance, cons, count, o->x1, o->v1, &cs);
+    if (s) {
+        hy_error_prefix("object '%s': ", o->name);
+        return s;
+    }
+    st->cg_iterations += cs.cg_iterations;
+    if (cs.cg_relative_residual > st->cg_relative_residual || isnan(cs.cg_relative_residual))
+        st->cg_relative_residual = cs.cg_relative_residual;
+    if (!(cs.cg_relative_residual <= w->def.cg_tolerance)) st->cg_capped++;
+    return HY_OK;
+}
+
+/* Rigid objects first: a cloth's contact constraints follow the surfaces
+ * it rests on to their end-of-step poses. */
 static hy_status integrate(hy_world* w, double dt, hy_step_stats* st) {
     for (int32_t i = 0; i < w->object_count; i++) {
         hy_object* o = &w->objects[i];
         if (!o->alive) continue;
         switch (o->kind) {
-        case HY_OBJECT_CLOTH: {
-            hy_cloth_solve_stats cs = {0, 0.0};
-            hy_status s = hy_cloth_solve(o->cloth, w->pool, o->x, o->v, dt, w->def.gravity,
-                                         w->def.cg_max_iterations, w->def.cg_tolerance, o->x1, o->v1, &cs);
-            if (s) {
-                hy_error_prefix("object '%s': ", o->name);
-                return s;
-            }
-            st->cg_iterations += cs.cg_iterations;
-            if (cs.cg_relative_residual > st->cg_relative_residual || isnan(cs.cg_relative_residual))
-                st->cg_relative_residual = cs.cg_relative_residual;
-            if (!(cs.cg_relative_residual <= w->def.cg_tolerance)) st->cg_capped++;
+        case HY_OBJECT_CLOTH:
             break;
-        }
         case HY_OBJECT_BODY:
             if (o->asleep) o->body1 = o->body;
             else hy_rigid_integrate(&o->inertia, &o->body, dt, w->def.gravity, o->gravity, &o->body1);
@@ -724,6 +736,12 @@ static hy_status integrate(hy_world* w, double dt, hy_step_stats* st) {
     for (int32_t i = 0; i < w->object_count; i++) {
         hy_object* o = &w->objects[i];
         if (o->alive && o->kind == HY_OBJECT_BODY) hy_body_pose_vertices(o, &o->body1, o->x1, o->v1);
+    }
+    for (int32_t i = 0; i < w->object_count; i++) {
+        hy_object* o = &w->objects[i];
+        if (!o->alive || o->kind != HY_OBJECT_CLOTH) continue;
+        hy_status s = integrate_cloth(w, o, dt, st);
+        if (s) return s;
     }
     return HY_OK;
 }
@@ -921,6 +939,7 @@ HY_API hy_status hy_world_step(hy_world* w) {
                 double detect = (st.ms[HY_PHASE_REFIT] - refit0) + (st.ms[HY_PHASE_TRAVERSE] - trav0);
                 st.ms[HY_PHASE_RESPONSE] += now_ms() - t0 - detect;
             }
+            if (!s) hy_cloth_contacts_record(w);
             if (!s) s = struck_bonds(w, &st);
             if (!s) s = check_finite(w);
             if (s) return s;

@@ -30,6 +30,9 @@ typedef struct hy_object {
     double* v1;
     /* cloth */
     hy_cloth_model* cloth;
+    int32_t* rest_face;         /* per vertex: the rigid features it rests on (engine/cloth_contact.c), or NULL */
+    hy_cloth_constraint* cons;  /* the last solve's contact constraints (room for 3 per vertex) */
+    int32_t cons_count;
     /* rigid body */
     hy_mass_properties mass;
     hy_rigid_inertia inertia;
