@@ -18,7 +18,8 @@
 static void help(void) {
     printf("usage: hyphys view SCENE [options]\n\n"
            "Open SCENE (a .json file, or a name from scenes/: cloth_ball, nbody, fracture, ...) in a\n"
-           "window and simulate it on a thread of its own.\n\n"
+           "window and simulate it on a thread of its own: the window draws the newest finished step\n"
+           "and answers input while a step runs.\n\n"
            "options:\n"
            "  --threads N         CPU worker threads (default: the scene's, else one per core)\n"
            "  --frames N          stop after N steps; with --screenshot, save and exit\n"
@@ -27,7 +28,9 @@ static void help(void) {
            "  --size WxH          window / screenshot size in pixels (default 1280x720)\n"
            "  --paused            start paused (space runs, n steps)\n"
            "  --contacts          start with the last step's contacts shown (key c)\n"
-           "  --fast              step as fast as possible (default: no faster than real time)\n"
+           "  --realtime          keep simulated time equal to wall time: wait when ahead; when\n"
+           "                      behind, skip drawn frames (never steps) and say so (HUD, stderr)\n"
+           "                      (default: step as fast as possible)\n"
            "  --no-hud            hide the statistics overlay\n"
            "  --camera Y,P[,Z]    start from yaw Y and pitch P (degrees) and zoom factor Z\n"
            "                      (default 34,26,1: framed on the scene from above right)\n"
@@ -45,7 +48,7 @@ static int view_main(int argc, char** argv) {
     o.frames = -1;
     o.width = 1280;
     o.height = 720;
-    o.realtime = 1;
+    o.realtime = 0;
     o.hud = 1;
     int frames_given = 0;
     hy_cli_sched so;
@@ -100,8 +103,10 @@ static int view_main(int argc, char** argv) {
             o.paused = 1;
         } else if (!strcmp(a, "--contacts")) {
             o.contacts = 1;
+        } else if (!strcmp(a, "--realtime")) {
+            o.realtime = 1;
         } else if (!strcmp(a, "--fast")) {
-            o.realtime = 0;
+            o.realtime = 0; /* the default; accepted from the days real time was */
         } else if (!strcmp(a, "--no-hud")) {
             o.hud = 0;
         } else if (a[0] == '-' && a[1] != '\0') {

@@ -10,10 +10,18 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cli/sched_opts.h"
 #include "engine/error.h"
+#include "viewer/rate.h"
 
-#define RATE_WINDOW 128 /* step completion times kept for the steps/s figure */
+/* Real time: how late the simulation may be before it says it is behind,
+ * when it counts as caught up again, and the most lateness it makes up by
+ * stepping back to back. A hiccup (a heavy contact step) is caught up; a
+ * scene that is simply too slow is not replayed in fast motion when it
+ * gets lighter: the clock it chases slides instead. */
+#define BEHIND_ENTER_S 0.25
+#define BEHIND_LEAVE_S 0.05
+#define CATCH_UP_MAX_S 0.5
+#define RATE_WINDOW_S 1.0 /* steps/s and the real-time factor: the last second */
 
 struct hy_viewer_sim {
     hy_viewer_sim_def def;
@@ -25,8 +33,6 @@ struct hy_viewer_sim {
     double* scratch; /* doubles for hy_object_get_positions */
     hy_contact_info* contact_scratch; /* HY_VIEWER_MAX_CONTACTS */
     size_t scratch_capacity;
-    double rate_times[RATE_WINDOW];
-    int64_t rate_count;
 
     /* three frame slots: write (sim thread), ready (published), front (renderer) */
     hy_viewer_frame slots[3];
@@ -40,6 +46,9 @@ struct hy_viewer_sim {
     pthread_t thread;
     int thread_started;
     int quit, paused, step_requests, reset_request, done, failed;
+    hy_viewer_rate steps;  /* completion times of the steps since the last (re)start */
+    int stepping;          /* 1 while the thread steps without waiting for a key */
+    int behind;            /* real time only: the simulation is late (BEHIND_*) */
     const char* policy_request; /* static string, or NULL */
     const char* policy;         /* the policy chosen with p (sim thread only), or NULL */
     char message[512];
@@ -148,24 +157,8 @@ static hy_status capture(hy_viewer_sim* s, hy_viewer_frame* f, int64_t step) {
     f->step = step;
     f->sim_time = (double)step * t->time_step;
     f->bonds = hy_world_get_bond_count(s->world);
+    f->state_hash = hy_world_hash(s->world);
     return HY_OK;
-}
-
-/* Recent steps per wall second, from the last RATE_WINDOW completion times
- * (at most the last two seconds of them). */
-static double note_rate(hy_viewer_sim* s, double t) {
-    s->rate_times[s->rate_count % RATE_WINDOW] = t;
-    s->rate_count++;
-    int64_t n = s->rate_count < RATE_WINDOW ? s->rate_count : RATE_WINDOW;
-    int64_t k = 1;
-    double oldest = t;
-    while (k < n) {
-        double tk = s->rate_times[(s->rate_count - 1 - k) % RATE_WINDOW];
-        if (t - tk > 2.0 && k > 1) break; /* slow steps: still use the one before */
-        oldest = tk;
-        k++;
-    }
-    return (k > 1 && t > oldest) ? (double)(k - 1) / (t - oldest) : 0.0;
 }
 
 /* Hand the written slot over (lock held). */
@@ -202,7 +195,6 @@ static void reset(hy_viewer_sim* s, char* msg, size_t size) {
     free_topology(&t);
     hy_world_destroy(s->world);
     s->world = w;
-    s->rate_count = 0;
 }
 
 /* Wait on the condition variable for at most `seconds` (lock held). */
@@ -219,12 +211,26 @@ static void wait_for(hy_viewer_sim* s, double seconds) {
     pthread_cond_timedwait(&s->wake, &s->lock, &ts);
 }
 
+/* Note a change of the behind state (lock held); the one stderr line is
+ * written by the caller after unlocking. Returns 1 when it just fell behind,
+ * with the real-time factor of the last second in *factor. */
+static int update_behind(hy_viewer_sim* s, double lag, double now, double* factor) {
+    if (!s->behind && lag > BEHIND_ENTER_S) {
+        s->behind = 1;
+        *factor = hy_viewer_rate_get(&s->steps, now, RATE_WINDOW_S) * s->topo.time_step;
+        return 1;
+    }
+    if (s->behind && lag < BEHIND_LEAVE_S) s->behind = 0;
+    return 0;
+}
+
 static void* run(void* arg) {
     hy_viewer_sim* s = arg;
     int64_t step = 0;
-    /* wall time at which the real-time clock read sim time 0 */
+    const double dt = s->topo.time_step;
+    /* real time: the wall time at which the simulated time was 0, so the
+     * wanted simulated time is now - clock0 */
     double clock0 = now_s();
-    int was_paused = 1;
     pthread_mutex_lock(&s->lock);
     while (!s->quit) {
         /* a reset comes first: reload outside the lock, publish step 0 */
@@ -239,12 +245,11 @@ static void* run(void* arg) {
             pthread_mutex_lock(&s->lock);
             if (ok && st == HY_OK) {
                 step = 0;
-                s->slots[s->write_slot].steps_per_s = 0.0;
                 publish(s);
                 s->done = 0;
                 s->failed = 0;
                 s->message[0] = '\0';
-                clock0 = now_s();
+                s->stepping = 0; /* the clock and the rate start again */
             } else {
                 snprintf(s->message, sizeof s->message, "%s", ok ? hy_last_error() : msg);
             }
@@ -254,26 +259,42 @@ static void* run(void* arg) {
         int want = !s->paused || s->step_requests > 0;
         s->done = limit || s->failed;
         if (!want || s->done) {
-            was_paused = 1;
+            s->stepping = 0;
+            s->behind = 0;
             pthread_cond_wait(&s->wake, &s->lock);
             continue;
         }
-        /* real time: do not run ahead of the wall clock (but never catch up
-         * by skipping; a slow step just makes the scene slow) */
-        if (was_paused) clock0 = now_s() - (double)step * s->topo.time_step;
-        was_paused = s->paused;
+        double now = now_s();
+        if (!s->stepping || s->paused) {
+            /* (re)starting, or one step by key: the clock and the rate count from here */
+            clock0 = now - (double)step * dt;
+            hy_viewer_rate_restart(&s->steps, now);
+            s->behind = 0;
+        }
+        s->stepping = !s->paused;
+        double factor = 0.0;
+        int fell_behind = 0;
         if (s->def.realtime && !s->paused) {
-            double ahead = clock0 + (double)step * s->topo.time_step - now_s();
-            if (ahead > 0.0005) {
-                wait_for(s, ahead);
+            /* keep simulated time equal to wall time: wait when early; when
+             * late, step back to back (never skip a step), making up at
+             * most CATCH_UP_MAX_S */
+            double lag = (now - clock0) - (double)step * dt;
+            if (lag < -0.0005) {
+                wait_for(s, -lag);
                 continue; /* re-check quit, pause and reset after waking */
             }
-            if (ahead < -0.25) clock0 = now_s() - (double)step * s->topo.time_step; /* fell behind: re-anchor */
+            if (lag > CATCH_UP_MAX_S) clock0 = now - (double)step * dt - CATCH_UP_MAX_S;
+            fell_behind = update_behind(s, lag, now, &factor);
         }
         if (s->step_requests > 0) s->step_requests--;
         const char* policy = s->policy_request;
         s->policy_request = NULL;
         pthread_mutex_unlock(&s->lock);
+
+        /* said once each time it falls behind, not every frame */
+        if (fell_behind)
+            fprintf(stderr, "hyphys view: behind real time: %.2gx (%.0f steps/s, %.0f wanted)\n", factor,
+                    dt > 0.0 ? factor / dt : 0.0, dt > 0.0 ? 1.0 / dt : 0.0);
 
         /* the step and the copy run without the lock */
         hy_status st = HY_OK;
@@ -284,9 +305,7 @@ static void* run(void* arg) {
         if (st == HY_OK) st = hy_world_step(s->world);
         char err[512] = "";
         if (st == HY_OK) {
-            hy_viewer_frame* f = &s->slots[s->write_slot];
-            st = capture(s, f, step + 1);
-            f->steps_per_s = note_rate(s, now_s());
+            st = capture(s, &s->slots[s->write_slot], step + 1);
             if (st != HY_OK) snprintf(err, sizeof err, "reading state failed: %s", hy_last_error());
         } else {
             snprintf(err, sizeof err, "step %lld failed (%s): %s", (long long)(step + 1), hy_status_name(st),
@@ -296,6 +315,7 @@ static void* run(void* arg) {
         pthread_mutex_lock(&s->lock);
         if (st == HY_OK) {
             step++;
+            hy_viewer_rate_note(&s->steps, now_s());
             publish(s);
         } else {
             /* the world keeps its last good state; stop and say why */
@@ -328,7 +348,7 @@ hy_status hy_viewer_sim_create(const hy_viewer_sim_def* def, hy_viewer_sim** out
     hy_status st = s->scene_path ? hy_scene_load(s->scene_path, &def->options, &s->world)
                                  : hy_fail(HY_ERR_NOMEM, "out of memory");
     if (st == HY_OK && def->has_sched) st = hy_world_set_scheduling(s->world, &def->sched);
-    if (st == HY_OK && def->has_sched) hy_cli_sched_fallback("view", s->world); /* "cuda" with no GPU: one line */
+    if (st == HY_OK && def->loaded) def->loaded(s->world, def->ctx);
     if (st == HY_OK) st = read_topology(s->world, &s->topo);
     if (st == HY_OK) {
         /* scratch big enough for the largest object */
@@ -445,6 +465,18 @@ int hy_viewer_sim_is_done(hy_viewer_sim* s) {
     int d = s->done;
     pthread_mutex_unlock(&s->lock);
     return d;
+}
+
+void hy_viewer_sim_get_rates(hy_viewer_sim* s, hy_viewer_sim_rates* out) {
+    double now = now_s();
+    pthread_mutex_lock(&s->lock);
+    /* stopped at the frame limit: the rate of the run's last second, as it ended */
+    double at = s->stepping ? now : hy_viewer_rate_last(&s->steps);
+    out->steps_per_s = s->stepping || (s->done && !s->failed) ? hy_viewer_rate_get(&s->steps, at, RATE_WINDOW_S) : 0.0;
+    out->realtime_factor = out->steps_per_s * s->topo.time_step;
+    out->stepping = s->stepping;
+    out->behind = s->behind;
+    pthread_mutex_unlock(&s->lock);
 }
 
 int hy_viewer_sim_get_message(hy_viewer_sim* s, char* buf, size_t size) {

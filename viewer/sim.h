@@ -8,10 +8,12 @@
  * one being drawn) mean neither thread ever waits for the other's work: the
  * renderer never waits for a step, and a slow frame never stalls the step.
  *
+ * No GL here: tests/test_viewer_sim.c runs it without a display.
  * Threads: create/destroy and every other call from the render thread. */
 #ifndef HY_VIEWER_SIM_H
 #define HY_VIEWER_SIM_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "hyphys/hyphys.h"
@@ -47,7 +49,7 @@ typedef struct hy_viewer_frame {
     hy_step_stats stats;  /* of the step that produced this frame (zeros at step 0) */
     int64_t step;         /* steps done since load or reset */
     double sim_time;      /* s */
-    double steps_per_s;   /* steps completed per wall second, recent */
+    uint64_t state_hash;  /* hy_world_hash of the state drawn: that of `hyphys run` after `step` steps */
     int32_t bonds;        /* intact bonds */
     uint64_t serial;      /* grows with every published frame, resets included */
     hy_sched_stats sched; /* the collision jobs of that step: policy, clock, makespan */
@@ -61,11 +63,26 @@ typedef struct hy_viewer_sim_def {
     const char* scene_path;
     hy_scene_options options;
     int64_t max_steps;  /* stop stepping after this many steps; < 0 = never */
-    int realtime;       /* 1 = do not run ahead of the wall clock */
+    int realtime;       /* 1 = keep simulated time equal to wall time (wait when early,
+                           step back to back when late); 0 = as fast as it can */
     int paused;         /* start paused */
     int has_sched;      /* 1: apply `sched` to the world after every load */
     hy_sched_def sched; /* its strings must outlive the sim */
+    /* optional: called once in hy_viewer_sim_create on the loaded world,
+     * on the creating thread (the viewer says there that "cuda" found no GPU) */
+    void (*loaded)(const hy_world* world, void* ctx);
+    void* ctx;
 } hy_viewer_sim_def;
+
+/* How fast the simulation goes, measured over the last wall second. */
+typedef struct hy_viewer_sim_rates {
+    double steps_per_s;     /* steps completed per wall second; at the frame limit, that of
+                               the run's last second; 0 when paused or failed */
+    double realtime_factor; /* simulated seconds per wall second (steps_per_s * time_step) */
+    int stepping;           /* 1 while running (not paused, not stopped) */
+    int behind;             /* real time only: more than 0.25 s late, until caught up
+                               (within 0.05 s); said once on stderr when it starts */
+} hy_viewer_sim_rates;
 
 /* Load the scene and publish its first frame; the thread is not started.
  * On failure hy_last_error() says why. */
@@ -95,6 +112,8 @@ void hy_viewer_sim_request_policy(hy_viewer_sim* sim, const char* policy);
 int hy_viewer_sim_is_done(hy_viewer_sim* sim);
 /* Copy the latest message (a failed step, a refused reset; "" if none) into
  * buf. Returns 1 if it reports an error that stopped the simulation. */
+/* The rates now (a step under way lowers them as it runs). Never waits for a step. */
+void hy_viewer_sim_get_rates(hy_viewer_sim* sim, hy_viewer_sim_rates* out);
 int hy_viewer_sim_get_message(hy_viewer_sim* sim, char* buf, size_t size);
 
 #endif

@@ -7,6 +7,7 @@
 #include <GLFW/glfw3.h>
 #include <errno.h>
 #include <math.h>
+#include <signal.h>
 #include <stb_image_write.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,13 +16,18 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "cli/sched_opts.h"
+#include "sched/policy.h"
 #include "viewer/camera.h"
 #include "viewer/hud.h"
+#include "viewer/rate.h"
 #include "viewer/render.h"
-#include "sched/policy.h"
 #include "viewer/sim.h"
 
-#define DRAW_WINDOW 64 /* frame times kept for the draw FPS */
+/* While the simulation is behind real time the window draws at most this
+ * many frames per second, leaving the cores to the steps: with --realtime
+ * frames are skipped, never steps. Input is still handled as it comes. */
+#define BEHIND_DRAW_FPS 10.0
 
 typedef struct app {
     const hy_viewer_options* opt;
@@ -34,10 +40,11 @@ typedef struct app {
     hy_viewer_camera cam;
     float lo[3], hi[3]; /* scene bounds at load */
     int wireframe, help, hud_on, contacts;
+    int realtime; /* the simulation chases the wall clock (--realtime, not in batch mode) */
     int drag; /* 0 none, 1 orbit, 2 pan */
     double mx, my;
     int want_screenshot, screenshot_count;
-    double draw_times[DRAW_WINDOW];
+    hy_viewer_rate draws; /* drawn frames, for the draw FPS (glfwGetTime seconds) */
     int64_t draw_count;
     char scene_name[128];
     char note[768]; /* a transient line (screenshot saved, ...) */
@@ -52,6 +59,14 @@ static char glfw_error[512];
 static void on_glfw_error(int code, const char* text) {
     snprintf(glfw_error, sizeof glfw_error, "%s (GLFW error 0x%x)", text ? text : "unknown", (unsigned)code);
 }
+
+/* Ctrl-C (or SIGTERM) in the terminal closes the window as Esc does: the
+ * simulation thread is stopped and joined, the trace written. */
+static volatile sig_atomic_t interrupted;
+static void on_signal(int sig) { interrupted = sig; }
+
+/* "cuda" with no GPU: one line, on the loaded world (sim.c knows no CLI) */
+static void on_loaded(const hy_world* w, void* ctx) { hy_cli_sched_fallback("view", w); }
 
 /* ------------------------------------------------------------ bounds */
 
@@ -164,14 +179,6 @@ static const unsigned char BAR_BACK[4] = {70, 72, 78, 200};
 /* bars in a pale neutral tone: object colours stay the only saturated ones */
 static const unsigned char BAR[4] = {200, 205, 215, 255};
 
-static double draw_fps(const app* a) {
-    int64_t n = a->draw_count < DRAW_WINDOW ? a->draw_count : DRAW_WINDOW;
-    if (n < 2) return 0.0;
-    double t1 = a->draw_times[(a->draw_count - 1) % DRAW_WINDOW];
-    double t0 = a->draw_times[(a->draw_count - n) % DRAW_WINDOW];
-    return t1 > t0 ? (double)(n - 1) / (t1 - t0) : 0.0;
-}
-
 static void draw_help(app* a, int w, int h) {
     static const char* lines[] = {
         "mouse   left drag: orbit   right/middle drag: pan   wheel: zoom",
@@ -212,8 +219,8 @@ static void draw_hud(app* a, int w, int h) {
         hy_viewer_hud_end(a->hud);
         return;
     }
-    char lines[16][768];
-    const unsigned char* colors[16];
+    char lines[17][768];
+    const unsigned char* colors[17];
     int n = 0;
     char msg[512];
     int failed = hy_viewer_sim_get_message(a->sim, msg, sizeof msg);
@@ -226,15 +233,22 @@ static void draw_hud(app* a, int w, int h) {
          (int)t->object_count, a->objects_by_kind[HY_OBJECT_CLOTH], a->objects_by_kind[HY_OBJECT_BODY],
          a->objects_by_kind[HY_OBJECT_OBSTACLE], (int)t->vertex_count, (int)t->triangle_count);
     LINE(WHITE, "step %lld   t = %.3f s   %s", (long long)f->step, f->sim_time, state);
+    hy_viewer_sim_rates rates;
+    hy_viewer_sim_get_rates(a->sim, &rates);
     {
-        char sim[64], drawn[64];
-        /* a paused rate would be stale; a finished run keeps its last rate */
-        if (paused && !done) snprintf(sim, sizeof sim, "sim paused");
-        else snprintf(sim, sizeof sim, "sim %.1f steps/s", f->steps_per_s);
+        /* both over the last second; the steps/s falls while a long step runs */
+        char sim[96], drawn[64];
+        if (!rates.stepping && rates.steps_per_s <= 0.0)
+            snprintf(sim, sizeof sim, "sim %s", failed || done ? "stopped" : "paused");
+        else
+            snprintf(sim, sizeof sim, "sim %.1f steps/s (%.2gx real time%s)", rates.steps_per_s,
+                     rates.realtime_factor, a->realtime ? ", --realtime" : "");
         if (a->draw_count < 2) snprintf(drawn, sizeof drawn, "draw - fps (off screen)");
-        else snprintf(drawn, sizeof drawn, "draw %.1f fps", draw_fps(a));
+        else snprintf(drawn, sizeof drawn, "draw %.1f fps", hy_viewer_rate_get(&a->draws, glfwGetTime(), 1.0));
         LINE(WHITE, "%s   %s   last step %.2f ms", sim, drawn, f->stats.ms_total);
     }
+    if (rates.behind)
+        LINE(WARN, "behind real time: %.2gx (drawing at most %.0f fps)", rates.realtime_factor, BEHIND_DRAW_FPS);
     LINE(WHITE, "contacts %lld   candidates %lld   exact tests %lld   CG iterations %d   bonds %d",
          (long long)f->stats.contacts, (long long)f->stats.candidates, (long long)f->stats.exact_tests,
          (int)f->stats.cg_iterations, (int)f->bonds);
@@ -480,6 +494,8 @@ int hy_viewer_run(const hy_viewer_options* opt) {
     def.paused = batch ? 0 : opt->paused;
     def.has_sched = opt->sched.cookie != 0;
     def.sched = opt->sched;
+    if (def.has_sched) def.loaded = on_loaded;
+    a.realtime = def.realtime;
     hy_status st = hy_viewer_sim_create(&def, &a.sim);
     if (st != HY_OK) {
         fprintf(stderr, "hyphys view: %s\n", hy_last_error()); /* the loader's message names the file */
@@ -541,8 +557,9 @@ int hy_viewer_run(const hy_viewer_options* opt) {
             fprintf(stderr, "hyphys view: %s\n", err);
             goto done;
         }
-        printf("screenshot: %s (%dx%d) after %lld steps, %d objects, colours", opt->screenshot, w, h,
-               (long long)a.frame->step, (int)a.topo->object_count);
+        /* the state hash is that of `hyphys run SCENE --frames N`: the picture is of step N */
+        printf("screenshot: %s (%dx%d) after %lld steps, state hash %016llx, %d objects, colours", opt->screenshot,
+               w, h, (long long)a.frame->step, (unsigned long long)a.frame->state_hash, (int)a.topo->object_count);
         int ncol = a.topo->object_count < 8 ? (int)a.topo->object_count : 8;
         for (int i = 0; i < ncol; i++) {
             unsigned char c[3];
@@ -555,13 +572,27 @@ int hy_viewer_run(const hy_viewer_options* opt) {
     }
 
     /* interactive loop: never waits for a step, only for events when idle */
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
     double t_start = glfwGetTime(), longest = 0.0, last = t_start;
-    while (!glfwWindowShouldClose(a.win)) {
-        int idle = hy_viewer_sim_get_paused(a.sim) || hy_viewer_sim_is_done(a.sim);
-        if (idle)
+    hy_viewer_rate_restart(&a.draws, t_start);
+    while (!glfwWindowShouldClose(a.win) && !interrupted) {
+        hy_viewer_sim_rates rates;
+        hy_viewer_sim_get_rates(a.sim, &rates);
+        int idle = !rates.stepping;
+        if (idle) {
             glfwWaitEventsTimeout(0.1); /* a paused scene need not redraw 60 times a second */
-        else
+        } else if (rates.behind && glfwGetTime() - last < 1.0 / BEHIND_DRAW_FPS) {
+            /* behind real time: skip this frame, handle input until the next one is due */
+            glfwWaitEventsTimeout(last + 1.0 / BEHIND_DRAW_FPS - glfwGetTime());
+            continue;
+        } else {
             glfwPollEvents();
+        }
         if (hy_viewer_sim_acquire(a.sim, &a.frame)) {
             hy_viewer_render_update(a.render, a.frame->positions);
             hy_viewer_render_set_contacts(a.render, a.frame->contacts, a.frame->contact_count);
@@ -593,9 +624,9 @@ int hy_viewer_run(const hy_viewer_options* opt) {
         glfwSwapBuffers(a.win);
         double now = glfwGetTime();
         /* the first frames compile shaders in the driver: not a steady-state figure */
-        if (!idle && a.draw_count >= 10 && now - last > longest) longest = now - last;
+        if (!idle && !rates.behind && a.draw_count >= 10 && now - last > longest) longest = now - last;
         last = now;
-        a.draw_times[a.draw_count % DRAW_WINDOW] = now;
+        hy_viewer_rate_note(&a.draws, now);
         a.draw_count++;
     }
     {
@@ -609,8 +640,13 @@ int hy_viewer_run(const hy_viewer_options* opt) {
     code = HY_EXIT_OK;
 
 done:
-    /* stop the simulation before its snapshots' GL users go away */
+    /* the window goes at once; a step under way (it may take seconds) ends
+     * before the thread is joined. The simulation stops before its
+     * snapshots' GL users go away. */
+    if (a.win) glfwHideWindow(a.win);
     if (hy_viewer_sim_destroy(a.sim) && code == HY_EXIT_OK) code = HY_EXIT_RUNTIME;
+    signal(SIGINT, SIG_DFL);
+    signal(SIGTERM, SIG_DFL);
     if (a.win) {
         glfwMakeContextCurrent(a.win);
         hy_viewer_hud_destroy(a.hud);

@@ -13,7 +13,7 @@ typedef struct hy_viewer_options {
     int64_t frames;         /* stop stepping after this many steps; < 0 = never */
     const char* screenshot; /* with frames: save a PNG after them and exit */
     int width, height;      /* window size, pixels */
-    int realtime;           /* 1 = no faster than the wall clock */
+    int realtime;           /* 1 = simulated time follows the wall clock (--realtime); 0 = as fast as it can */
     int hud;                /* 1 = draw the HUD */
     int paused;             /* start paused */
     int contacts;           /* start with the contact points shown (key c) */
