@@ -316,7 +316,8 @@ static void test_self(hy_pool* pool1, hy_pool* pool2) {
         for (int32_t i = 0; i < 3 * nv; i++) s.x1[i] = s.x0[i] + 0.3 * (2 * urand() - 1);
         hy_bvh_refit(b, s.x0, s.x1, thickness, pool1);
         CHECK(hy_bvh_check(b));
-        CHECK(hy_bvh_quality(b) >= 1.0 - 1e-12 || hy_bvh_quality(b) < 1.0); /* finite, reported */
+        double q = hy_bvh_quality(b); /* a built tree reports a finite, positive ratio (INFINITY: no tree) */
+        CHECK(isfinite(q) && q > 0.0);
         CHECK_OK(hy_bvh_traverse_self(tr, b, pool2, &c2));
         to_plist(&c2, &got);
         want.n = 0;
