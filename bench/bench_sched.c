@@ -1,5 +1,5 @@
-/* hyphys bench sched: scheduling quality of the iterative LP (issue 4,
- * item 8, quality half).
+/* hyphys bench sched: scheduling quality of the iterative LP (the quality
+ * half).
  *
  * For each machine size, --sets random job sets (hy_sched_problem_random:
  * job counts log-uniform in [MIN_JOBS, MAX_JOBS] per type, busy times up to

@@ -1,5 +1,5 @@
 /* Throughput of the scheduling policies on modeled machines, driven by job
- * streams recorded from real runs (issue 4, item 8, throughput half).
+ * streams recorded from real runs (the throughput half of `bench sched`).
  *
  * Streams: per scene, bench/sched_stream.c replays the recording that
  * `hyphys bench ccd` makes (recorded here the same way when missing) and
@@ -43,8 +43,8 @@
  * same charge the framework's virtual clock uses. lp's time-out compares
  * that modeled solving time, not the wall clock's, with the smallest
  * remaining busy time (lp_timeout 2), so runs repeat exactly; with the
- * time-out off lp's calls grow long enough to leave every resource about 8%
- * idle on Machine 2 (measured 2026-11-23: lp/ws 0.99 off, 1.04 on).
+ * time-out off lp's calls grow long enough to leave every resource idle a
+ * part of each frame (figures: docs/PERFORMANCE.md).
  * Every call's wall time is measured as well; `--call-cost` compares it
  * with the charge, which is how the model's constants were fitted. */
 #include "bench/sched_throughput.h"

@@ -1,4 +1,4 @@
-/* Throughput half of `hyphys bench sched` (issue 4, item 8): recorded job
+/* Throughput half of `hyphys bench sched`: recorded job
  * streams (bench/sched_stream.h) run through a discrete-event simulation of
  * the hybrid proximity framework on modeled machines, per policy; see
  * sched_throughput.c for the simulation. */

@@ -97,16 +97,16 @@ hy_status hy_sched_exhaustive_run(const hy_sched_problem* problem, hy_lp_solver 
 /* Modeled time of one scheduler call, for virtual clocks: 2 µs to gather the
  * queues and hand the jobs out, plus the policy's own time, fitted to what
  * the policies measure on the throughput bench's recorded streams (`hyphys
- * bench sched --part throughput --call-cost`, development machine, seventh
- * session of 2026-11-24) as a function of R = |R| and T, the types of the
+ * bench sched --part throughput --call-cost`; the fit and its machine:
+ * docs/PERFORMANCE.md) as a function of R = |R| and T, the types of the
  * problem that have jobs: lp (and exhaustive) 0.48 µs plus (0.0246·R² +
  * 0.0344·R·T) µs per LP solve (`iterations`; lp's polish counts as one;
  * O(R·2R) bookkeeping and an LP of R·T columns), ws and ws-exp 0.67 +
  * 0.0048·R² + 0.025·R·T, lau10 0.34 + 0.0081·R² + 0.0035·R·T, tan09 0.334 +
  * 0.0037·R² + 0.0045·R·T. At |R| = 6 an lp solve comes to 1.1 µs with one
- * type and 3.4 µs with all twelve. (Until 2026-11-24 the charge had no T:
- * every call was charged as if all 2R types were active, which charged the
- * streams' many one- and two-type calls about twice what they take.) */
+ * type and 3.4 µs with all twelve. T counts only the types with jobs: the
+ * streams' many one- and two-type calls take about half of what a charge
+ * for all 2R types would say. */
 double hy_sched_call_time(const char* policy, const hy_sched_problem* problem, int iterations);
 
 /* Monotonic wall clock in seconds (lp's time-out, benches). */

@@ -527,8 +527,8 @@ static void test_lp_polish(void) {
     }
     fprintf(stderr, "lp polish: lowered %d of 60 converged answers; after one LP it gains %.2f%%, the full "
                     "refinement %.2f%%\n", lower, 100 * gain_cut / 60, 100 * gain_full / 60);
-    /* measured 2026-11-23: the polish after one LP gets at least half of
-     * what the whole refinement gets; a broken polish gets nothing */
+    /* the polish after one LP gets at least half of what the whole
+     * refinement gets on these sets; a broken polish gets nothing */
     CHECK(gain_cut >= 0.5 * gain_full);
     CHECK(lower > 0);
     /* the default (lp_polish 3): an isolated set is polished as with 2;
@@ -568,7 +568,7 @@ static void test_lp_polish(void) {
  * one of the type's other resources would leave the makespan no higher and
  * take less time in all (the polish's prune step). Without the prune, rounding and the makespan's
  * blindness to non-critical resources leave such batches in some of these
- * sets (measured 2026-11-24: 0, 2, 6 and 9 of 200 at |R| = 3, 4, 5, 6). */
+ * sets (at |R| = 3 to 6, up to 9 of 200). */
 static int useless_batches(const hy_sched_problem* p, const hy_sched_assignment* a) {
     int R = p->model->resources, found = 0;
     for (int j = 0; j < 2 * R; j++)
@@ -666,7 +666,7 @@ static void test_lp_slack(void) {
  * need, so it spreads traversal over fewer resources (never more), for a
  * call makespan a little higher on average than for the same jobs alone
  * (the polish is a local search, so a single set may come out lower); the
- * answers stay valid. Measured 2026-11-24 at |R| = 6 over 200 sets. */
+ * answers stay valid. Checked at |R| = 6 over 200 sets. */
 static int traverse_producers(const hy_sched_model* m, const hy_sched_assignment* a) {
     int n = 0;
     for (int i = 0; i < m->resources; i++) {
