@@ -428,7 +428,7 @@ typedef struct hy_bvh_span {
     int32_t first, count;
 } hy_bvh_span;
 
-/* Most nodes in the serially split top of a build, and most subtrees (bvh.c
+/* Most nodes in the serially split top of a build, and most subtrees (bvh_build.c
  * stops splitting at 64 open ranges, each split making two nodes). */
 #define HY_BVH_TOP_MAX 256
 
