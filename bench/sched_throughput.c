@@ -273,7 +273,7 @@ static void end_batch(sim* s, int i) {
 }
 
 static double modeled_call(const sim* s) {
-    return hy_sched_call_time(s->policy->cls->name, &s->prob, s->a.iterations);
+    return hy_sched_call_time(s->policy->cls, &s->prob, s->a.iterations);
 }
 
 static hy_status call_scheduler(sim* s, double t) {

@@ -374,7 +374,7 @@ static void polish(const hy_sched_problem* prob, hy_sched_assignment* a) {
 static double spent(const hy_sched_options* o, const hy_sched_problem* prob, const hy_sched_assignment* a,
                     double t0) {
     if (o->lp_timeout == 1) return hy_sched_now() - t0;
-    return hy_sched_call_time("lp", prob, a->iterations);
+    return hy_sched_call_time(&hy_sched_policy_lp, prob, a->iterations);
 }
 
 /* The call's set fits in the time the busiest resource already has: each
@@ -570,6 +570,16 @@ static hy_status lp_assign(hy_sched_policy* p, const hy_sched_problem* prob, hy_
     return HY_OK;
 }
 
+double hy_sched_lp_call_time(const hy_sched_problem* problem, int iterations) {
+    double R = (double)problem->model->resources, T = (double)hy_sched_problem_types(problem);
+    return 1e-6 * (0.48 + (0.0246 * R * R + 0.0344 * R * T) * (double)iterations);
+}
+
 const hy_sched_policy_class hy_sched_policy_lp = {
-    "lp", "iterative LP over the expected-time model (Kim et al. 2013)", lp_init, lp_deinit, lp_assign,
+    .name = "lp",
+    .description = "iterative LP over the expected-time model (Kim et al. 2013)",
+    .init = lp_init,
+    .deinit = lp_deinit,
+    .assign = lp_assign,
+    .call_time = hy_sched_lp_call_time,
 };

@@ -113,7 +113,7 @@ static hy_status call_scheduler(hy_prox* p, double t, double* dt) {
                 return hy_fail(HY_ERR_NOMEM, "proximity framework: out of memory for queues");
     }
     double wall = hy_sched_now() - w0;
-    *dt = p->clock == HY_CLOCK_VIRTUAL ? hy_sched_call_time(p->policy->cls->name, &p->prob, p->a.iterations) : wall;
+    *dt = p->clock == HY_CLOCK_VIRTUAL ? hy_sched_call_time(p->policy->cls, &p->prob, p->a.iterations) : wall;
     p->last_call = *dt;
     p->stats.calls++;
     p->stats.iterations += p->a.iterations;

@@ -320,13 +320,23 @@ static void test_call_time(void) {
     hy_sched_problem_init(&all, &m);
     one.jobs[3] = 100;
     for (int j = 0; j < 12; j++) all.jobs[j] = 100;
-    CHECK(hy_sched_call_time("lp", &one, 0) >= 2e-6);
-    CHECK(hy_sched_call_time("lp", &one, 3) > hy_sched_call_time("lp", &one, 2));
-    CHECK(hy_sched_call_time("lp", &all, 3) > hy_sched_call_time("lp", &one, 3));
-    CHECK(hy_sched_call_time("exhaustive", &all, 3) == hy_sched_call_time("lp", &all, 3));
-    CHECK(hy_sched_call_time("ws", &all, 1) == hy_sched_call_time("ws", &all, 9));
-    CHECK(hy_sched_call_time("ws", &all, 1) > hy_sched_call_time("ws", &one, 1));
-    CHECK(hy_sched_call_time("tan09", &one, 0) >= 2e-6 && hy_sched_call_time("tan09", &one, 0) < 3e-6);
+    const hy_sched_policy_class *lp = &hy_sched_policy_lp, *ws = &hy_sched_policy_ws;
+    const hy_sched_policy_class* tan09 = &hy_sched_policy_tan09;
+    CHECK(hy_sched_call_time(lp, &one, 0) >= 2e-6);
+    CHECK(hy_sched_call_time(lp, &one, 3) > hy_sched_call_time(lp, &one, 2));
+    CHECK(hy_sched_call_time(lp, &all, 3) > hy_sched_call_time(lp, &one, 3));
+    CHECK(hy_sched_call_time(&hy_sched_policy_exhaustive, &all, 3) == hy_sched_call_time(lp, &all, 3));
+    CHECK(hy_sched_call_time(ws, &all, 1) == hy_sched_call_time(ws, &all, 9));
+    CHECK(hy_sched_call_time(ws, &all, 1) > hy_sched_call_time(ws, &one, 1));
+    CHECK(hy_sched_call_time(tan09, &one, 0) >= 2e-6 && hy_sched_call_time(tan09, &one, 0) < 3e-6);
+    /* every registered policy has its call time (the framework's virtual
+     * clock charges it), all at least the gather */
+    int n = 0;
+    for (const hy_sched_policy_class* const* c = hy_sched_policy_list(); *c; c++, n++) {
+        CHECK((*c)->call_time != NULL);
+        if ((*c)->call_time) CHECK(hy_sched_call_time(*c, &all, 1) > HY_SCHED_GATHER_TIME);
+    }
+    CHECK(n == 6);
 }
 
 static int64_t total_jobs(const hy_sched_problem* p) {
