@@ -77,9 +77,12 @@ static void real_name(hy_resource_kind kind, int device, char* buf, size_t cap) 
 
 typedef struct needs_ctx {
     hy_clock clock;
+    const hy_sched_model* profiles; /* model:NAME may name one of these */
     int count, real;
     int real_kind[HY_SCHED_MAX_RESOURCES], real_device[HY_SCHED_MAX_RESOURCES]; /* the first real ones */
 } needs_ctx;
+
+static const hy_device_profile* find_profile(const hy_sched_model* m, const char* name);
 
 /* Counts resources and checks every model: entry loads. */
 static hy_status count_entry(void* vctx, hy_resource_kind kind, int device, const char* arg, const char* token) {
@@ -101,6 +104,7 @@ static hy_status count_entry(void* vctx, hy_resource_kind kind, int device, cons
         c->real++;
         return HY_OK;
     }
+    if (find_profile(c->profiles, arg)) return HY_OK;
     hy_device_profile d;
     size_t n = strlen(arg);
     hy_status s = n > 5 && !strcmp(arg + n - 5, ".json") ? hy_device_profile_load(arg, &d)
@@ -109,14 +113,17 @@ static hy_status count_entry(void* vctx, hy_resource_kind kind, int device, cons
     return s;
 }
 
-int hy_prox_needs_profile(const char* devices, hy_clock clock) {
+static int needs_profile(const char* devices, hy_clock clock, const hy_sched_model* profiles) {
     needs_ctx c;
     memset(&c, 0, sizeof c);
     c.clock = clock;
+    c.profiles = profiles;
     if (each_entry(devices, count_entry, &c, NULL, 0)) return -1;
     if (c.real == 0) return 0;
     return c.count > 1 || clock == HY_CLOCK_VIRTUAL;
 }
+
+int hy_prox_needs_profile(const char* devices, hy_clock clock) { return needs_profile(devices, clock, NULL); }
 
 typedef struct build_ctx {
     hy_prox* p;
@@ -159,7 +166,9 @@ static hy_status add_entry(void* vctx, hy_resource_kind kind, int device, const 
     memset(&d, 0, sizeof d);
     if (kind == HY_RESOURCE_MODEL) {
         size_t n = strlen(arg);
-        hy_status s = n > 5 && !strcmp(arg + n - 5, ".json") ? hy_device_profile_load(arg, &d)
+        const hy_device_profile* given = find_profile(c->profiles, arg);
+        hy_status s = given                                    ? (d = *given, HY_OK)
+                      : n > 5 && !strcmp(arg + n - 5, ".json") ? hy_device_profile_load(arg, &d)
                                                                : hy_device_profile_builtin(arg, &d);
         if (s) {
             hy_error_prefix("device list: '%s': ", token);
@@ -194,7 +203,7 @@ static hy_status add_entry(void* vctx, hy_resource_kind kind, int device, const 
 hy_status hy_prox_create(const hy_prox_config* config, hy_prox** out) {
     if (!config || !out) return hy_fail(HY_ERR_INVALID_ARG, "hy_prox_create: NULL argument");
     *out = NULL;
-    int need = hy_prox_needs_profile(config->devices, config->clock);
+    int need = needs_profile(config->devices, config->clock, config->profiles);
     if (need < 0) return HY_ERR_INVALID_ARG; /* the message is set */
     hy_prox* p = calloc(1, sizeof *p);
     if (!p) return hy_fail(HY_ERR_NOMEM, "out of memory for the proximity framework");

@@ -41,6 +41,10 @@ struct hy_prox {
     /* the running batch per resource */
     int running[HY_SCHED_MAX_RESOURCES];
     double end[HY_SCHED_MAX_RESOURCES], last_end[HY_SCHED_MAX_RESOURCES];
+    int64_t made_traverse_first[HY_SCHED_MAX_RESOURCES]; /* TRAVERSE jobs it made (hy_prox_run_rounds), */
+    int64_t made_traverse[HY_SCHED_MAX_RESOURCES];       /* likewise */
+    int64_t traverse_next; /* the next TRAVERSE id */
+    int64_t* traverse_made; /* hy_prox_run_rounds's counter; NULL: TRAVERSE jobs make only LEAF jobs */
     int64_t made_first[HY_SCHED_MAX_RESOURCES]; /* LEAF jobs the batch made: ids [first, first + made), */
     int64_t made[HY_SCHED_MAX_RESOURCES];       /* numbered when it ran, released at its end */
     int64_t* ids;

@@ -101,6 +101,7 @@ static hy_status call_scheduler(hy_prox* p, double t, double* dt) {
         for (int j = 0; j < J; j++) p->prob.open[i][j] = (uint8_t)(wait && p->in[i][j].jobs > 0);
     }
     for (int j = 0; j < J; j++) p->prob.jobs[j] = p->out[hy_job_type_producer(j)][hy_job_type_kind(j)].jobs;
+    p->prob.next_round = p->traverse_made != NULL;
     hy_status s = hy_sched_policy_assign(p->policy, &p->prob, &p->a);
     if (s) return s;
     for (int i = 0; i < R; i++)
@@ -118,6 +119,11 @@ static hy_status call_scheduler(hy_prox* p, double t, double* dt) {
     p->stats.calls++;
     p->stats.iterations += p->a.iterations;
     p->stats.sched_time += *dt;
+    p->stats.sched_wall += wall;
+    double* by = p->stats.call_types[hy_sched_problem_types(&p->prob)];
+    by[0] += 1.0;
+    by[1] += wall;
+    by[2] += *dt;
     if (p->trace) {
         char args[160];
         snprintf(args, sizeof args, "\"policy\":\"%s\",\"iterations\":%d,\"expected_makespan_us\":%.3f",
@@ -157,6 +163,7 @@ static hy_status start_batch(hy_prox* p, int i, double t, const hy_prox_work* wo
             hy_status s = HY_OK;
             int64_t made = 0, units = -1;
             if (work->transfer) *work->transfer = 0.0;
+            if (p->traverse_made) *p->traverse_made = 0;
             if (kind == HY_JOB_TRAVERSE) {
                 if (n > p->ids_cap) {
                     int64_t* ids = realloc(p->ids, sizeof(int64_t) * (size_t)n);
@@ -169,6 +176,8 @@ static hy_status start_batch(hy_prox* p, int i, double t, const hy_prox_work* wo
                     for (int64_t id = q->v[r].a; id < q->v[r].b; id++) p->ids[k++] = id;
                 s = work->traverse(work->ctx, i, p->ids, n, &made, &units);
                 if (!s && made < 0) s = hy_fail(HY_ERR_INTERNAL, "proximity framework: negative LEAF count");
+                if (!s && p->traverse_made && *p->traverse_made < 0)
+                    s = hy_fail(HY_ERR_INTERNAL, "proximity framework: negative TRAVERSE count");
             } else {
                 for (int64_t r = q->head; r < q->n && !s; r++)
                     s = work->leaf(work->ctx, i, q->v[r].a, q->v[r].b - q->v[r].a);
@@ -195,6 +204,9 @@ static hy_status start_batch(hy_prox* p, int i, double t, const hy_prox_work* wo
             p->made_first[i] = p->leaf_next;
             p->made[i] = made;
             p->leaf_next += made;
+            p->made_traverse_first[i] = p->traverse_next;
+            p->made_traverse[i] = kind == HY_JOB_TRAVERSE && p->traverse_made ? *p->traverse_made : 0;
+            p->traverse_next += p->made_traverse[i];
             if (!p->res[i].modeled) {
                 double* L = p->learn[i][kind];
                 double x = (double)units, y = dt - trans;
@@ -208,6 +220,7 @@ static hy_status start_batch(hy_prox* p, int i, double t, const hy_prox_work* wo
             }
             p->stats.busy[i] += dt;
             p->stats.transfer[i] += trans;
+            if (p->res[i].modeled) p->stats.setup[i] += p->model.setup[i][j];
             p->stats.jobs[i][kind] += n;
             if (kind == HY_JOB_TRAVERSE) {
                 p->stats.traverse_work += units;
@@ -221,8 +234,13 @@ static hy_status start_batch(hy_prox* p, int i, double t, const hy_prox_work* wo
 }
 
 hy_status hy_prox_run(hy_prox* p, int64_t traverse_jobs, const hy_prox_work* work) {
+    return hy_prox_run_rounds(p, traverse_jobs, work, NULL);
+}
+
+hy_status hy_prox_run_rounds(hy_prox* p, int64_t traverse_jobs, const hy_prox_work* work, int64_t* traverse_made) {
     if (!p || !work || !work->traverse || !work->leaf || traverse_jobs < 0)
         return hy_fail(HY_ERR_INVALID_ARG, "hy_prox_run: bad argument");
+    p->traverse_made = traverse_made;
     int R = p->R;
     for (int i = 0; i < R; i++) {
         p->running[i] = 0;
@@ -235,6 +253,8 @@ hy_status hy_prox_run(hy_prox* p, int64_t traverse_jobs, const hy_prox_work* wor
     }
     if (p->trace && p->clock == HY_CLOCK_REAL) p->trace_base = hy_sched_now() - p->trace_open_wall;
     p->leaf_next = 0;
+    p->traverse_next = traverse_jobs;
+    memset(p->made_traverse, 0, sizeof p->made_traverse);
     memset(p->launch, 0, sizeof p->launch);
     if (!queue_push(&p->out[p->host][HY_JOB_TRAVERSE], 0, traverse_jobs))
         return hy_fail(HY_ERR_NOMEM, "proximity framework: out of memory for queues");
@@ -292,6 +312,13 @@ hy_status hy_prox_run(hy_prox* p, int64_t traverse_jobs, const hy_prox_work* wor
                 break;
             }
             p->made[i] = 0;
+            if (p->made_traverse[i] &&
+                !queue_push(&p->out[i][HY_JOB_TRAVERSE], p->made_traverse_first[i],
+                            p->made_traverse_first[i] + p->made_traverse[i])) {
+                s = hy_fail(HY_ERR_NOMEM, "proximity framework: out of memory for queues");
+                break;
+            }
+            p->made_traverse[i] = 0;
         }
         if (s) break;
     }
