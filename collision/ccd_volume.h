@@ -7,6 +7,7 @@
 #ifndef HY_COLLISION_CCD_VOLUME_H
 #define HY_COLLISION_CCD_VOLUME_H
 
+#include <float.h>
 #include <math.h>
 
 #include "collision/ccd_scalar.h"

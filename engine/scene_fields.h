@@ -9,6 +9,7 @@
 #define HY_ENGINE_SCENE_FIELDS_H
 
 #include <cjson/cJSON.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
