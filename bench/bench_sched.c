@@ -1,5 +1,5 @@
-/* hyphys bench sched: scheduling quality of the iterative LP (issue 4,
- * item 8, quality half).
+/* hyphys bench sched: scheduling quality of the iterative LP (the quality
+ * half).
  *
  * For each machine size, --sets random job sets (hy_sched_problem_random:
  * job counts log-uniform in [MIN_JOBS, MAX_JOBS] per type, busy times up to
@@ -80,10 +80,11 @@ void hy_bench_sched_help(void) {
            "Throughput: job streams recorded from real runs of each scene (TRAVERSE and\n"
            "LEAF jobs per traversal round, saved as DIR/NAME/jobs.csv on first use and\n"
            "made again when its first two frames are not what this build makes) run\n"
-           "through a discrete-event simulation of the framework on modeled machines\n"
-           "(virtual clock): Machine 1 = quad-core CPU, +GTX285, +GTX480 (Kim et al.\n"
-           "Fig. 4); Machine 2 = two hexa-core CPUs, +GTX285, +Tesla C2075, +GTX480,\n"
-           "+GTX580 (Fig. 5); policies lp, ws, ws-exp, lau10, tan09. Reports FPS, the\n"
+           "through the framework's own event loop on modeled machines (virtual clock,\n"
+           "as `hyphys run --clock virtual`): Machine 1 = quad-core CPU, +GTX285,\n"
+           "+GTX480 (Kim et al. Fig. 4); Machine 2 = two hexa-core CPUs, +GTX285, +Tesla\n"
+           "C2075, +GTX480, +GTX580 (Fig. 5); every registered policy but the\n"
+           "evaluation-only exhaustive (lp, lau10, tan09, ws, ws-exp). Reports FPS, the\n"
            "fluid bound (each frame's jobs spread over the resources at their per-job\n"
            "costs with no setups, transfers or round order: no policy beats it), and per\n"
            "resource the idle ratio and the shares of time in batch setups and in\n"

@@ -5,9 +5,9 @@
 #include <stdio.h>
 #include <string.h>
 
-/* Each benchmark scene's whole sequence (issue 37 names what each must
- * cover). The counts come from stepping the scenes at 2 threads and
- * watching `hyphys bench step --csv`'s kinetic_energy and contacts
+/* Each benchmark scene's whole sequence: the frames it takes to cover its
+ * events (first contact, landing, rest). The counts come from stepping the
+ * scenes at 2 threads and watching `hyphys bench step --csv`'s kinetic_energy and contacts
  * columns; a change to a scene may call for a new count here.
  * - nbody: the bodies first touch the bowl at frame 119 and land over
  *   the next hundred frames; in the scene's earlier, denser lattice the

@@ -1,5 +1,5 @@
 /* Job streams of the hybrid proximity framework recorded from real runs, for
- * the throughput half of `hyphys bench sched` (issue 4, item 8).
+ * the throughput half of `hyphys bench sched`.
  *
  * A stream holds, per replayed frame and per traversal round r, how many
  * TRAVERSE jobs (BVH node pairs) run in round r and how many LEAF jobs

@@ -1,5 +1,5 @@
 /* Throughput of the scheduling policies on modeled machines, driven by job
- * streams recorded from real runs (issue 4, item 8, throughput half).
+ * streams recorded from real runs (the throughput half of `bench sched`).
  *
  * Streams: per scene, bench/sched_stream.c replays the recording that
  * `hyphys bench ccd` makes (recorded here the same way when missing) and
@@ -7,46 +7,28 @@
  * RECORD_DIR/NAME/jobs.csv; later runs read that file once its first two
  * frames are made again from the recording, the same (hy_job_stream_matches).
  *
- * Simulation: a discrete-event loop over a virtual clock, one frame at a
- * time, following the framework loop of Kim et al. 2013:
- *  - every resource has an incoming queue (jobs assigned to it) and an
- *    outgoing queue (jobs it produced, typed by producer: j = 2·k + kind);
- *  - a resource with incoming jobs runs them as batches, one batch per job
- *    type (all its waiting jobs of that type), TRAVERSE types first, and is
- *    busy for the model's T(i, j, n) = setup + (proc + trans)·n;
- *  - when a batch of TRAVERSE jobs of round r ends, the resource's outgoing
- *    queue receives its share of round r + 1: of the T(r+1) traverse and
- *    L(r+1) leaf jobs the whole round r makes, the jobs done so far in round
- *    r make floor(done·T(r+1)/T(r)) (and the same for L), counted over all
- *    resources, so each round's totals come out exactly as recorded (the
- *    recording has counts per round, not which node pair made which);
- *  - when a resource's incoming queue has run dry (its last batch has been
- *    taken out to run, or it is idle) and jobs wait in outgoing queues, the
- *    scheduler (its own thread, one call at a time) gathers every outgoing
- *    queue into a hy_sched_problem — busy_i = the resource's expected
- *    remaining work under the model — and the active policy splits it; the
- *    jobs reach the incoming queues when the call ends. Calling as soon as
- *    the queue is empty, not when the resource has stopped, lets a call
- *    overlap the last batch (waiting for idleness was tried: every policy
- *    then pays its call time on each of the ~50 rounds of a frame with all
- *    resources idle, lp's ~30 µs most: 15% idle on Machine 2). A call is charged its modeled time by default (below), or
- *    with `measured` its real wall time (then the output depends on this
- *    machine's load and is not repeatable);
- *  - the frame starts with the round-0 jobs (the BVH front) in resource 0's
- *    outgoing queue (the host made them) and every resource idle, and ends
- *    when no job is left anywhere; frame time = that makespan.
- * FPS = frames / Σ frame times; idle ratio of a resource = 1 - its busy time
- * / Σ frame times; setup share = the time its batches spent in their setups
- * / Σ frame times.
+ * Simulation: the framework itself (sched/proximity.c) on the machine's
+ * modeled resources (model:NAME, its profiles), one frame per
+ * hy_prox_run_rounds, under its virtual clock: its queues, its event loop,
+ * its scheduler calls and their modeled charge (hy_sched_call_time, the
+ * policy class's call_time), so what the bench measures is what a run with
+ * `--clock virtual` does. The replay below says what each TRAVERSE batch
+ * makes. With `measured` the framework's real clock charges each scheduler
+ * call its wall time instead (then the output depends on this machine's
+ * load and is not repeatable); the batches, all on modeled resources, keep
+ * their modeled time. Every policy of the registry runs but the
+ * evaluation-only ones (exhaustive).
  *
- * Modeled scheduler call time: hy_sched_call_time (sched/policy.h), the
- * same charge the framework's virtual clock uses. lp's time-out compares
- * that modeled solving time, not the wall clock's, with the smallest
- * remaining busy time (lp_timeout 2), so runs repeat exactly; with the
- * time-out off lp's calls grow long enough to leave every resource about 8%
- * idle on Machine 2 (measured 2026-11-23: lp/ws 0.99 off, 1.04 on).
- * Every call's wall time is measured as well; `--call-cost` compares it
- * with the charge, which is how the model's constants were fitted. */
+ * FPS = frames / Σ frame times (the framework's makespans); idle ratio of a
+ * resource = 1 - its busy time / Σ frame times; setup share = the time its
+ * batches spent in their setups / Σ frame times.
+ *
+ * lp's time-out compares the modeled solving time (lp_timeout 2), not the
+ * wall clock's, with the smallest remaining busy time, so runs repeat
+ * exactly; with the time-out off lp's calls grow long enough to leave every
+ * resource idle a part of each frame (figures: docs/PERFORMANCE.md). Every
+ * call's wall time is measured as well; `--call-cost` compares it with the
+ * charge, which is how the call-time constants were fitted. */
 #include "bench/sched_throughput.h"
 
 #include <math.h>
@@ -59,10 +41,17 @@
 #include "engine/error.h"
 #include "engine/export.h"
 #include "sched/policy.h"
+#include "sched/proximity.h"
 
 
-static const char* const g_policies[] = {"lp", "ws", "ws-exp", "lau10", "tan09"};
-#define POLICY_COUNT (int)(sizeof g_policies / sizeof g_policies[0])
+/* The policies of the registry that schedule frames (not the
+ * evaluation-only ones), in registry order; returns their count. */
+static int frame_policies(const hy_sched_policy_class** out, int cap) {
+    int n = 0;
+    for (const hy_sched_policy_class* const* c = hy_sched_policy_list(); *c && n < cap; c++)
+        if (!(*c)->evaluation_only) out[n++] = *c;
+    return n;
+}
 
 /* ---- machines (Kim et al. Fig. 4 and Fig. 5 orders) */
 
@@ -176,222 +165,97 @@ static int load_stream(const hy_tp_options* o, const char* scene, const char* na
     return HY_EXIT_OK;
 }
 
-/* ---- the simulation */
+/* ---- the replay: the recorded rounds through the framework
+ *
+ * Each frame runs under the framework's own event loop and clock
+ * (sched/proximity.c, hy_prox_run_rounds): the round-0 node pairs are its
+ * initial TRAVERSE jobs, and the work functions compute nothing, they only
+ * say what a batch makes. A TRAVERSE batch of k round-r jobs makes its share
+ * of round r + 1: of the T(r+1) TRAVERSE and L(r+1) LEAF jobs the whole of
+ * round r makes, the jobs of round r run so far make floor(done·T(r+1)/T(r))
+ * (and the same for L), counted over all resources, so each round's totals
+ * come out exactly as recorded (the recording has counts per round, not
+ * which node pair made which). The framework numbers the TRAVERSE jobs a
+ * batch makes after every id so far, in the order the batches start: the
+ * order these functions see them in, which is how a job's round is known. */
 
-typedef struct sim {
-    const hy_sched_model* M;
-    hy_sched_policy* policy;
-    int measured;
-    int R, J, D;     /* resources, types, rounds of this frame (+1 slot) */
-    int64_t* in;     /* [i][j][r] jobs assigned to i */
-    int64_t* out;    /* [i][j][r] jobs produced by i (only j of producer i) */
-    int64_t* fly;    /* [i][j][r] assigned by the call in flight */
-    int64_t* run;    /* [i][r] the running batch's jobs by round */
+typedef struct replay {
     const hy_job_round* rounds;
-    int64_t* done;   /* [r] traverse jobs of round r finished (all resources) */
-    int running[HY_SCHED_MAX_RESOURCES];
-    int run_type[HY_SCHED_MAX_RESOURCES];
-    int64_t launch[HY_SCHED_MAX_RESOURCES][HY_SCHED_MAX_TYPES]; /* the policy's launch size (0: all) */
-    double end[HY_SCHED_MAX_RESOURCES];
-    double busy[HY_SCHED_MAX_RESOURCES];  /* accumulated over frames */
-    double setup[HY_SCHED_MAX_RESOURCES]; /* the part of busy spent in batch setups */
-    double transfer[HY_SCHED_MAX_RESOURCES]; /* the part of busy spent moving jobs another resource made */
-    double sched_until;
-    double last_call; /* duration of the last scheduler call */
-    int sched_busy;
-    int64_t calls;
-    double sched_time;
-    double call_wall; /* Σ the policy's measured wall time per call */
-    double by_types[HY_SCHED_MAX_TYPES + 1][3]; /* per active-type count: calls, Σ wall, Σ charge (µs) */
-    hy_sched_problem prob;
-    hy_sched_assignment a;
-} sim;
+    int nrounds;
+    int32_t* round_of;     /* round of each TRAVERSE id so far */
+    int64_t ids, cap;      /* TRAVERSE ids so far, round_of's room */
+    int64_t* done;         /* [r] TRAVERSE jobs of round r run so far (all resources) */
+    int64_t* batch;        /* [r] the batch's jobs of round r */
+    int64_t traverse_made; /* the framework's count of the batch's TRAVERSE jobs */
+} replay;
 
-static inline int64_t* at(const sim* s, int64_t* q, int i, int j, int r) {
-    return &q[((int64_t)i * s->J + j) * s->D + r];
-}
-
-static int64_t type_total(const sim* s, int64_t* q, int i, int j) {
-    int64_t n = 0;
-    for (int r = 0; r < s->D; r++) n += *at(s, q, i, j, r);
-    return n;
-}
-
-static int64_t queue_total(const sim* s, int64_t* q, int i) {
-    int64_t n = 0;
-    for (int j = 0; j < s->J; j++) n += type_total(s, q, i, j);
-    return n;
-}
-
-/* Start a batch on idle resource i if its incoming queue has jobs: all its
- * jobs of one type, or the policy's launch size of them, earliest rounds
- * first. */
-static void start_batch(sim* s, int i, double t) {
-    for (int pass = 0; pass < 2; pass++)
-        for (int j = pass; j < s->J; j += 2) {
-            int64_t n = type_total(s, s->in, i, j);
-            if (n == 0) continue;
-            if (s->launch[i][j] > 0 && n > s->launch[i][j]) n = s->launch[i][j];
-            int64_t left = n;
-            for (int r = 0; r < s->D; r++) {
-                int64_t* q = at(s, s->in, i, j, r);
-                int64_t take = *q < left ? *q : left;
-                s->run[(int64_t)i * s->D + r] = take;
-                *q -= take;
-                left -= take;
-            }
-            double dt = hy_sched_time(s->M, i, j, n);
-            s->running[i] = 1;
-            s->run_type[i] = j;
-            s->end[i] = t + dt;
-            s->busy[i] += dt;
-            s->setup[i] += s->M->setup[i][j];
-            s->transfer[i] += s->M->trans[i][j] * (double)n;
-            return;
-        }
-}
-
-/* Batch on i ends: traverse jobs make their share of the next round. */
-static void end_batch(sim* s, int i) {
-    s->running[i] = 0;
-    int j = s->run_type[i];
-    for (int r = 0; r < s->D; r++) {
-        int64_t k = s->run[(int64_t)i * s->D + r];
-        s->run[(int64_t)i * s->D + r] = 0;
-        if (k == 0 || hy_job_type_kind(j) != HY_JOB_TRAVERSE) continue;
-        int64_t T = s->rounds[r].traverse;
-        int64_t before = s->done[r], after = before + k;
-        s->done[r] = after;
-        if (r + 1 >= s->D - 1 || T <= 0) continue;
+static hy_status replay_traverse(void* ctx, int r, const int64_t* ids, int64_t n, int64_t* made, int64_t* work) {
+    (void)r;
+    (void)work; /* one unit a job: the streams count node pairs */
+    replay* x = ctx;
+    int lo = x->nrounds, hi = -1;
+    for (int64_t q = 0; q < n; q++) {
+        if (ids[q] < 0 || ids[q] >= x->ids) return hy_fail(HY_ERR_INTERNAL, "replay: unknown TRAVERSE id %lld", (long long)ids[q]);
+        int k = x->round_of[ids[q]];
+        x->batch[k]++;
+        if (k < lo) lo = k;
+        if (k > hi) hi = k;
+    }
+    int64_t leaf = 0;
+    for (int k = lo; k <= hi; k++) {
+        int64_t m = x->batch[k], T = x->rounds[k].traverse;
+        x->batch[k] = 0;
+        if (m == 0) continue;
+        int64_t before = x->done[k], after = before + m;
+        x->done[k] = after;
+        if (k + 1 >= x->nrounds || T <= 0) continue;
         /* products stay far below 2^63: counts per round are < 2^31 */
-        int64_t nt = s->rounds[r + 1].traverse, nl = s->rounds[r + 1].leaf;
+        int64_t nt = x->rounds[k + 1].traverse, nl = x->rounds[k + 1].leaf;
         int64_t add_t = after * nt / T - before * nt / T;
-        int64_t add_l = after * nl / T - before * nl / T;
-        *at(s, s->out, i, hy_job_type(i, HY_JOB_TRAVERSE), r + 1) += add_t;
-        *at(s, s->out, i, hy_job_type(i, HY_JOB_LEAF), 0) += add_l;
-    }
-}
-
-static double modeled_call(const sim* s) {
-    return hy_sched_call_time(s->policy->cls->name, &s->prob, s->a.iterations);
-}
-
-static hy_status call_scheduler(sim* s, double t) {
-    hy_sched_problem_init(&s->prob, s->M);
-    for (int i = 0; i < s->R; i++) {
-        double b = s->running[i] ? s->end[i] - t : 0.0;
-        int wait = hy_sched_batches_stay_open(s->running[i], s->end[i] - t, s->last_call);
-        for (int j = 0; j < s->J; j++) {
-            int64_t n = type_total(s, s->in, i, j);
-            b += hy_sched_time_launched(s->M, i, j, n, s->launch[i][j]);
-            s->prob.open[i][j] = (uint8_t)(wait && n > 0);
+        leaf += after * nl / T - before * nl / T;
+        if (x->ids + add_t > x->cap) {
+            int64_t cap = x->cap * 2 > x->ids + add_t ? x->cap * 2 : x->ids + add_t;
+            int32_t* v = realloc(x->round_of, sizeof(int32_t) * (size_t)cap);
+            if (!v) return hy_fail(HY_ERR_NOMEM, "replay: out of memory");
+            x->round_of = v;
+            x->cap = cap;
         }
-        s->prob.busy[i] = b > 0 ? b : 0.0;
+        for (int64_t q = 0; q < add_t; q++) x->round_of[x->ids++] = (int32_t)(k + 1);
+        x->traverse_made += add_t;
     }
-    for (int j = 0; j < s->J; j++) s->prob.jobs[j] = type_total(s, s->out, hy_job_type_producer(j), j);
-    s->prob.next_round = 1; /* a round's node pairs make the next round's */
-    double t0 = hy_cli_now();
-    hy_status st = hy_sched_policy_assign(s->policy, &s->prob, &s->a);
-    double wall = hy_cli_now() - t0;
-    if (st) return st;
-    for (int i = 0; i < s->R; i++)
-        for (int j = 0; j < s->J; j++)
-            if (s->a.count[i][j] > 0) s->launch[i][j] = s->a.launch[i][j];
-    /* hand out each type's jobs, earliest rounds first, resources in order */
-    for (int j = 0; j < s->J; j++) {
-        int k = hy_job_type_producer(j), r = 0;
-        for (int i = 0; i < s->R; i++) {
-            int64_t want = s->a.count[i][j];
-            while (want > 0) {
-                int64_t* src = at(s, s->out, k, j, r);
-                if (*src == 0) {
-                    r++;
-                    continue;
-                }
-                int64_t take = *src < want ? *src : want;
-                *src -= take;
-                *at(s, s->fly, i, j, r) += take;
-                want -= take;
-            }
-        }
-    }
-    double dt = s->measured ? wall : modeled_call(s);
-    s->call_wall += wall;
-    s->sched_busy = 1;
-    s->sched_until = t + dt;
-    s->last_call = dt;
-    s->calls++;
-    s->sched_time += dt;
-    int types = hy_sched_problem_types(&s->prob);
-    s->by_types[types][0] += 1;
-    s->by_types[types][1] += 1e6 * wall;
-    s->by_types[types][2] += 1e6 * dt;
+    *made = leaf;
     return HY_OK;
 }
 
-/* One frame; returns its makespan in *frame. */
-static hy_status sim_frame(sim* s, const hy_job_round* rounds, int nrounds, double* frame) {
-    s->rounds = rounds;
-    s->D = nrounds + 1; /* one spare slot: no round past the last is ever filled */
-    size_t q = (size_t)s->R * (size_t)s->J * (size_t)s->D;
-    s->in = calloc(q, sizeof(int64_t));
-    s->out = calloc(q, sizeof(int64_t));
-    s->fly = calloc(q, sizeof(int64_t));
-    s->run = calloc((size_t)s->R * (size_t)s->D, sizeof(int64_t));
-    s->done = calloc((size_t)s->D, sizeof(int64_t));
-    if (!s->in || !s->out || !s->fly || !s->run || !s->done) {
-        free(s->in);
-        free(s->out);
-        free(s->fly);
-        free(s->run);
-        free(s->done);
-        return hy_fail(HY_ERR_NOMEM, "simulation: out of memory");
-    }
-    for (int i = 0; i < s->R; i++) s->running[i] = 0;
-    s->sched_busy = 0;
-    if (nrounds > 0) *at(s, s->out, 0, hy_job_type(0, HY_JOB_TRAVERSE), 0) = rounds[0].traverse;
-    double t = 0.0;
-    hy_status st = HY_OK;
-    for (;;) {
-        for (int i = 0; i < s->R; i++)
-            if (!s->running[i]) start_batch(s, i, t);
-        if (!s->sched_busy) {
-            int dry = 0;
-            int64_t waiting = 0;
-            for (int i = 0; i < s->R; i++) {
-                dry |= queue_total(s, s->in, i) == 0;
-                waiting += queue_total(s, s->out, i);
-            }
-            if (dry && waiting > 0 && (st = call_scheduler(s, t))) break;
-        }
-        double next = INFINITY;
-        for (int i = 0; i < s->R; i++)
-            if (s->running[i] && s->end[i] < next) next = s->end[i];
-        if (s->sched_busy && s->sched_until < next) next = s->sched_until;
-        if (isinf(next)) break;
-        t = next;
-        for (int i = 0; i < s->R; i++)
-            if (s->running[i] && s->end[i] == t) end_batch(s, i);
-        if (s->sched_busy && s->sched_until == t) {
-            s->sched_busy = 0;
-            for (size_t k = 0; k < q; k++) {
-                s->in[k] += s->fly[k];
-                s->fly[k] = 0;
-            }
+static hy_status replay_leaf(void* ctx, int r, int64_t first, int64_t n) {
+    (void)ctx;
+    (void)r;
+    (void)first;
+    (void)n;
+    return HY_OK;
+}
+
+/* One frame through the framework; its makespan lands in the stats. */
+static hy_status replay_frame(hy_prox* p, replay* x, const hy_job_round* rounds, int nrounds) {
+    x->rounds = rounds;
+    x->nrounds = nrounds;
+    int64_t front = nrounds > 0 ? rounds[0].traverse : 0;
+    free(x->done);
+    free(x->batch);
+    x->done = calloc((size_t)nrounds + 1, sizeof(int64_t));
+    x->batch = calloc((size_t)nrounds + 1, sizeof(int64_t));
+    if (front > x->cap) {
+        int32_t* v = realloc(x->round_of, sizeof(int32_t) * (size_t)front);
+        if (v) {
+            x->round_of = v;
+            x->cap = front;
         }
     }
-    if (!st)
-        for (int i = 0; i < s->R; i++)
-            if (queue_total(s, s->in, i) || queue_total(s, s->out, i))
-                st = hy_fail(HY_ERR_INTERNAL, "simulation: jobs left on resource %d at the end of a frame", i);
-    *frame = t;
-    free(s->in);
-    free(s->out);
-    free(s->fly);
-    free(s->run);
-    free(s->done);
-    s->in = s->out = s->fly = s->run = s->done = NULL;
-    return st;
+    if (!x->done || !x->batch || front > x->cap) return hy_fail(HY_ERR_NOMEM, "replay: out of memory");
+    for (int64_t q = 0; q < front; q++) x->round_of[q] = 0;
+    x->ids = front;
+    hy_prox_work work = {x, replay_traverse, replay_leaf, 0, NULL};
+    return hy_prox_run_rounds(p, front, &work, &x->traverse_made);
 }
 
 /* ---- the fluid bound
@@ -456,41 +320,55 @@ static double fluid_bound_fps(const hy_job_stream* js, const hy_sched_model* M) 
     return total > 0 ? (double)js->frames / total : 0.0;
 }
 
+/* Every frame of the stream on configuration c under `policy`, through the
+ * framework: its model: resources are c's profiles, its clock the virtual
+ * one (scheduler calls charged their modeled time, hy_sched_call_time), or
+ * with `measured` the real one (calls charged their wall time; the
+ * batches, all on modeled resources, still their modeled time). */
 static hy_status simulate(const hy_job_stream* js, const config* c, const char* policy, int measured, hy_tp_row* row) {
-    sim* s = calloc(1, sizeof *s);
-    if (!s) return hy_fail(HY_ERR_NOMEM, "simulation: out of memory");
-    s->M = &c->model;
-    s->R = c->model.resources;
-    s->J = 2 * s->R;
-    s->measured = measured;
-    hy_sched_options o;
-    hy_sched_options_default(&o);
-    o.lp_timeout = 2; /* modeled solving time: the wall clock must not steer a virtual-clock run */
-    hy_status st = hy_sched_policy_create(policy, &o, &s->policy);
-    double total = 0.0;
-    for (int32_t f = 0; f < js->frames && !st; f++) {
-        double ft = 0.0;
-        st = sim_frame(s, js->rounds + js->first[f], js->first[f + 1] - js->first[f], &ft);
-        total += ft;
-    }
+    char devices[1024];
+    size_t len = 0;
+    for (int i = 0; i < c->model.resources && len < sizeof devices; i++)
+        len += (size_t)snprintf(devices + len, sizeof devices - len, "%smodel:%s", i ? "," : "", c->model.device[i].name);
+    hy_prox_config pc;
+    memset(&pc, 0, sizeof pc);
+    pc.policy = policy;
+    pc.devices = devices;
+    pc.clock = measured ? HY_CLOCK_REAL : HY_CLOCK_VIRTUAL;
+    pc.profiles = &c->model; /* model:NAME finds c's profiles by name (the hexa-core halves are no built-ins) */
+    hy_sched_options_default(&pc.options);
+    pc.options.lp_timeout = 2; /* modeled solving time: the wall clock must not steer a virtual-clock run */
+    hy_prox* p = NULL;
+    hy_status st = hy_prox_create(&pc, &p);
+    replay x;
+    memset(&x, 0, sizeof x);
+    for (int32_t f = 0; f < js->frames && !st; f++)
+        st = replay_frame(p, &x, js->rounds + js->first[f], js->first[f + 1] - js->first[f]);
     if (!st) {
-        double n = (double)js->frames;
+        const hy_prox_stats* ps = hy_prox_stats_get(p);
+        double n = (double)js->frames, total = ps->makespan;
         row->fps = total > 0 ? n / total : 0.0;
         row->frame_ms = 1e3 * total / n;
-        row->calls = (double)s->calls / n;
-        row->sched_ms = 1e3 * s->sched_time / n;
-        row->call_us_measured = s->calls ? 1e6 * s->call_wall / (double)s->calls : 0.0;
-        memcpy(row->by_types, s->by_types, sizeof row->by_types);
-        row->resources = s->R;
-        for (int i = 0; i < s->R; i++) {
+        row->calls = (double)ps->calls / n;
+        row->sched_ms = 1e3 * ps->sched_time / n;
+        row->call_us_measured = ps->calls ? 1e6 * ps->sched_wall / (double)ps->calls : 0.0;
+        for (int t = 0; t <= HY_SCHED_MAX_TYPES; t++) {
+            row->by_types[t][0] = ps->call_types[t][0];
+            row->by_types[t][1] = 1e6 * ps->call_types[t][1];
+            row->by_types[t][2] = 1e6 * ps->call_types[t][2];
+        }
+        row->resources = c->model.resources;
+        for (int i = 0; i < row->resources; i++) {
             snprintf(row->resource[i], sizeof row->resource[i], "%s", c->model.device[i].name);
-            row->idle[i] = total > 0 ? 1.0 - s->busy[i] / total : 0.0;
-            row->setup[i] = total > 0 ? s->setup[i] / total : 0.0;
-            row->transfer[i] = total > 0 ? s->transfer[i] / total : 0.0;
+            row->idle[i] = total > 0 ? 1.0 - ps->busy[i] / total : 0.0;
+            row->setup[i] = total > 0 ? ps->setup[i] / total : 0.0;
+            row->transfer[i] = total > 0 ? ps->transfer[i] / total : 0.0;
         }
     }
-    hy_sched_policy_destroy(s->policy);
-    free(s);
+    free(x.round_of);
+    free(x.done);
+    free(x.batch);
+    hy_prox_destroy(p);
     return st;
 }
 
@@ -502,7 +380,9 @@ int hy_tp_run(const hy_tp_options* o, hy_tp_row** rows_out, int* count_out) {
         fprintf(stderr, "hyphys bench sched: machine models: %s\n", hy_last_error());
         return HY_EXIT_RUNTIME;
     }
-    int total = o->scene_count * CONFIG_COUNT * POLICY_COUNT, n = 0;
+    const hy_sched_policy_class* policies[16];
+    int np = frame_policies(policies, 16);
+    int total = o->scene_count * CONFIG_COUNT * np, n = 0;
     hy_tp_row* rows = calloc((size_t)(total > 0 ? total : 1), sizeof *rows);
     if (!rows) return HY_EXIT_RUNTIME;
     for (int sc = 0; sc < o->scene_count; sc++) {
@@ -516,7 +396,7 @@ int hy_tp_run(const hy_tp_options* o, hy_tp_row** rows_out, int* count_out) {
         }
         for (int c = 0; c < CONFIG_COUNT; c++) {
             double bound = fluid_bound_fps(&js, &configs[c].model); /* the same for every policy */
-            for (int p = 0; p < POLICY_COUNT; p++) {
+            for (int p = 0; p < np; p++) {
                 hy_tp_row* r = &rows[n];
                 r->bound_fps = bound;
                 snprintf(r->scene, sizeof r->scene, "%s", name);
@@ -524,8 +404,8 @@ int hy_tp_run(const hy_tp_options* o, hy_tp_row** rows_out, int* count_out) {
                 snprintf(r->config, sizeof r->config, "%s", configs[c].name);
                 r->label = configs[c].label;
                 r->config_index = configs[c].index;
-                r->policy = g_policies[p];
-                if (simulate(&js, &configs[c], g_policies[p], o->measured, r)) {
+                r->policy = policies[p]->name;
+                if (simulate(&js, &configs[c], r->policy, o->measured, r)) {
                     fprintf(stderr, "hyphys bench sched: %s, %s %s, %s: %s\n", name, r->machine, r->config,
                             r->policy, hy_last_error());
                     hy_job_stream_free(&js);
@@ -575,7 +455,9 @@ static double fps_of(const hy_tp_row* rows, int count, const char* scene, const 
 
 typedef struct targets {
     int scenes;
-    double lp_over[POLICY_COUNT]; /* mean over scenes of lp / policy FPS, Machine 2 all six */
+    const char* policy[16];        /* the rows' policies but lp, in row order */
+    int policies;
+    double lp_over[16]; /* mean over scenes of lp / policy FPS, Machine 2 all six */
     int lp_monotonic;             /* lp FPS never falls when a resource is added (both machines, all scenes) */
     char first_fall[160];
 } targets;
@@ -588,11 +470,14 @@ static void compute_targets(const hy_tp_row* rows, int count, targets* t) {
         int dup = 0;
         for (int s = 0; s < t->scenes; s++) dup |= !strcmp(seen[s], rows[k].scene);
         if (!dup && t->scenes < 64) seen[t->scenes++] = rows[k].scene;
+        dup = !strcmp(rows[k].policy, "lp");
+        for (int p = 0; p < t->policies; p++) dup |= !strcmp(t->policy[p], rows[k].policy);
+        if (!dup && t->policies < 16) t->policy[t->policies++] = rows[k].policy;
     }
     for (int s = 0; s < t->scenes; s++) {
         double lp = fps_of(rows, count, seen[s], "machine2", 5, "lp");
-        for (int p = 0; p < POLICY_COUNT; p++) {
-            double x = fps_of(rows, count, seen[s], "machine2", 5, g_policies[p]);
+        for (int p = 0; p < t->policies; p++) {
+            double x = fps_of(rows, count, seen[s], "machine2", 5, t->policy[p]);
             t->lp_over[p] += x > 0 ? lp / x / t->scenes : 0.0;
         }
         static const char* machines[2] = {"machine1", "machine2"};
@@ -610,21 +495,29 @@ static void compute_targets(const hy_tp_row* rows, int count, targets* t) {
     }
 }
 
+/* lp / `policy` FPS from the targets, 0 when the rows lack the policy. */
+static double lp_over(const targets* t, const char* policy) {
+    for (int p = 0; p < t->policies; p++)
+        if (!strcmp(t->policy[p], policy)) return t->lp_over[p];
+    return 0.0;
+}
+
 void hy_tp_print_targets_json(FILE* f, const hy_tp_row* rows, int count) {
     targets t;
     compute_targets(rows, count, &t);
     fprintf(f, "{\"lp_over_ws\":%.4f,\"lp_over_ws_exp\":%.4f,\"lp_over_lau10\":%.4f,\"lp_over_tan09\":%.4f,"
                "\"lp_monotonic\":%s}",
-            t.lp_over[1], t.lp_over[2], t.lp_over[3], t.lp_over[4], t.lp_monotonic ? "true" : "false");
+            lp_over(&t, "ws"), lp_over(&t, "ws-exp"), lp_over(&t, "lau10"), lp_over(&t, "tan09"),
+            t.lp_monotonic ? "true" : "false");
 }
 
-/* Per policy and |R|, over every row: the mean wall time of a policy call
- * on this machine against the mean time the simulation charged for it
- * (modeled: hy_sched_call_time, whose 2 µs for gathering the queues and
- * handing the jobs out the bench does not time). How the call-time model
- * is checked and calibrated (docs/PERFORMANCE.md). */
+/* Per policy and |R|, over every row: the mean wall time of a scheduler
+ * call on this machine (the framework's: gathering the queues, the policy,
+ * handing the jobs out) against the mean time the simulation charged for it
+ * (modeled: hy_sched_call_time, the 2 µs gather plus the policy's own). How
+ * the call-time model is checked and calibrated (docs/PERFORMANCE.md). */
 static void print_call_cost(FILE* f, const hy_tp_row* rows, int count) {
-    fprintf(f, "\nscheduler call cost per policy and |R|, mean over the rows' calls (calls: per frame, summed over the rows;\nmeasured: the policy's own wall time on this machine; charged: what the simulation charged)\n");
+    fprintf(f, "\nscheduler call cost per policy and |R|, mean over the rows' calls (calls: per frame, summed over the rows;\nmeasured: the call's wall time on this machine; charged: what the simulation charged)\n");
     fprintf(f, "%-7s %4s %9s %12s %12s\n", "policy", "|R|", "calls", "measured_us", "charged_us");
     for (int k = 0; k < count; k++) {
         int seen = 0;
@@ -682,7 +575,7 @@ void hy_tp_print_text(FILE* f, const hy_tp_row* rows, int count, const hy_tp_opt
     compute_targets(rows, count, &t);
     fprintf(f, "\nMachine 2, all six resources, mean over %d scene(s): lp/ws %.3f (target >= 1.2), "
                "lp/ws-exp %.3f, lp/lau10 %.3f, lp/tan09 %.3f (targets >= 1.4)\n",
-            t.scenes, t.lp_over[1], t.lp_over[2], t.lp_over[3], t.lp_over[4]);
+            t.scenes, lp_over(&t, "ws"), lp_over(&t, "ws-exp"), lp_over(&t, "lau10"), lp_over(&t, "tan09"));
     if (t.lp_monotonic)
         fprintf(f, "lp FPS never falls when a resource is added: yes\n");
     else
@@ -730,12 +623,15 @@ int hy_tp_plot(const char* png, const hy_tp_row* rows, int count) {
         fprintf(stderr, "hyphys bench sched: gnuplot not found; skipping the plot %s (the CSV is written)\n", png);
         return 0;
     }
-    const char* scenes[16];
-    int ns = 0;
+    const char *scenes[16], *policies[16];
+    int ns = 0, np = 0;
     for (int k = 0; k < count; k++) {
         int dup = 0;
         for (int s = 0; s < ns; s++) dup |= !strcmp(scenes[s], rows[k].scene);
         if (!dup && ns < 16) scenes[ns++] = rows[k].scene;
+        dup = 0;
+        for (int p = 0; p < np; p++) dup |= !strcmp(policies[p], rows[k].policy);
+        if (!dup && np < 16) policies[np++] = rows[k].policy;
     }
     FILE* g = popen("gnuplot", "w");
     if (!g) {
@@ -753,13 +649,13 @@ int hy_tp_plot(const char* png, const hy_tp_row* rows, int count) {
             fprintf(g, "set title '%s, %s'\nset xrange [-0.3:%f]\n", scenes[s], m ? "Machine 2" : "Machine 1",
                     m ? 5.3 : 2.3);
             fprintf(g, "plot ");
-            for (int p = 0; p < POLICY_COUNT; p++)
-                fprintf(g, "%s'-' using 1:2:xtic(3) with linespoints lw 2 title '%s'", p ? ", " : "", g_policies[p]);
+            for (int p = 0; p < np; p++)
+                fprintf(g, "%s'-' using 1:2:xtic(3) with linespoints lw 2 title '%s'", p ? ", " : "", policies[p]);
             fprintf(g, "\n");
-            for (int p = 0; p < POLICY_COUNT; p++) {
+            for (int p = 0; p < np; p++) {
                 for (int k = 0; k < count; k++) {
                     const hy_tp_row* r = &rows[k];
-                    if (strcmp(r->scene, scenes[s]) || strcmp(r->machine, machines[m]) || strcmp(r->policy, g_policies[p]))
+                    if (strcmp(r->scene, scenes[s]) || strcmp(r->machine, machines[m]) || strcmp(r->policy, policies[p]))
                         continue;
                     fprintf(g, "%d %.6g \"%s\"\n", r->config_index, r->fps, r->label);
                 }

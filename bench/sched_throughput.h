@@ -1,7 +1,7 @@
-/* Throughput half of `hyphys bench sched` (issue 4, item 8): recorded job
- * streams (bench/sched_stream.h) run through a discrete-event simulation of
- * the hybrid proximity framework on modeled machines, per policy; see
- * sched_throughput.c for the simulation. */
+/* Throughput half of `hyphys bench sched`: recorded job streams
+ * (bench/sched_stream.h) run through the hybrid proximity framework's own
+ * event loop and virtual clock (sched/proximity.c) on modeled machines, per
+ * policy of the registry; see sched_throughput.c. */
 #ifndef HY_BENCH_SCHED_THROUGHPUT_H
 #define HY_BENCH_SCHED_THROUGHPUT_H
 
@@ -35,7 +35,7 @@ typedef struct hy_tp_row {
     double bound_fps;    /* no policy can beat it: each frame's jobs spread by a fluid LP over the
                             configuration at their per-job processing costs (no setups, no transfers,
                             no round order; 0 when unbounded) */
-    double call_us_measured; /* mean wall time of the policy's assign per call, µs (this machine; varies) */
+    double call_us_measured; /* mean wall time of a scheduler call, µs (this machine; varies) */
     /* by T, the types with jobs in the call's problem (0..2R): calls, their summed measured wall time
      * and summed charge, µs, over all frames */
     double by_types[HY_SCHED_MAX_TYPES + 1][3];

@@ -428,7 +428,7 @@ typedef struct hy_bvh_span {
     int32_t first, count;
 } hy_bvh_span;
 
-/* Most nodes in the serially split top of a build, and most subtrees (bvh.c
+/* Most nodes in the serially split top of a build, and most subtrees (bvh_build.c
  * stops splitting at 64 open ranges, each split making two nodes). */
 #define HY_BVH_TOP_MAX 256
 
@@ -577,7 +577,7 @@ typedef struct hy_bvh {
  *    that edge, or an altitude of it. A flat fan of fat triangles with a
  *    narrow notch between its first and last spokes passes the first
  *    three tests and only the clearance keeps its notch's contacts
- *    (tests/test_bvh.c).
+ *    (tests/test_bvh_cull.c).
  * The contour test is not optional: in the shared cloth-ball frames an open
  * fan of four triangles around vertex 34876 has a 58-degree cone, yet its
  * end spoke (10439, 34876) crosses its rim edge (10436, 34877) during the
@@ -585,7 +585,7 @@ typedef struct hy_bvh {
  * did before, like many cloth codes) drops that collision whenever the
  * tree puts the four in one leaf. Its contour is not star-shaped around
  * its mean point (one half-edge has that point on its right already at
- * t = 0), so it is kept (tests/test_ccd_frames.c; tests/test_bvh.c has a helical strip and
+ * t = 0), so it is kept (tests/test_ccd_frames.c; tests/test_bvh_cull.c has a helical strip and
  * two stacked squares with narrow cones that collide). Marks are made top
  * down after each build and refit; they depend on positions and topology
  * only, not on the pool. */

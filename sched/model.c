@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "engine/error.h"
+#include "engine/json_text.h"
 
 /* Share of ideal speed-up a CPU resource of several cores reaches on these
  * jobs; used to split an aggregate CPU profile into per-core resources. */
@@ -209,9 +210,8 @@ static hy_status read_json(const char* path, cJSON** out) {
     cJSON* j = cJSON_ParseWithOpts(buf, &end, 1);
     if (!j) {
         /* name the line of the first character cJSON could not take */
-        int line = 1;
-        const char* stop = end ? end : buf + len;
-        for (const char* c = buf; c < stop && *c; c++) line += *c == '\n';
+        int line, col;
+        hy_json_line_col((const unsigned char*)buf, len, end ? (size_t)(end - buf) : len, &line, &col);
         free(buf);
         return hy_fail(HY_ERR_PARSE, "%s:%d: malformed JSON", path, line);
     }

@@ -29,17 +29,8 @@ double hy_sched_now(void) {
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-double hy_sched_call_time(const char* policy, const hy_sched_problem* problem, int iterations) {
-    double R = (double)problem->model->resources, T = (double)hy_sched_problem_types(problem), us;
-    if (policy && (!strcmp(policy, "lp") || !strcmp(policy, "exhaustive")))
-        us = 0.48 + (0.0246 * R * R + 0.0344 * R * T) * (double)iterations;
-    else if (policy && (!strcmp(policy, "ws") || !strcmp(policy, "ws-exp")))
-        us = 0.67 + 0.0048 * R * R + 0.025 * R * T;
-    else if (policy && !strcmp(policy, "lau10"))
-        us = 0.34 + 0.0081 * R * R + 0.0035 * R * T;
-    else
-        us = 0.334 + 0.0037 * R * R + 0.0045 * R * T;
-    return 1e-6 * (2.0 + us);
+double hy_sched_call_time(const hy_sched_policy_class* cls, const hy_sched_problem* problem, int iterations) {
+    return HY_SCHED_GATHER_TIME + cls->call_time(problem, iterations);
 }
 
 void hy_sched_options_default(hy_sched_options* o) {

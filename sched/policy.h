@@ -50,6 +50,18 @@ typedef struct hy_sched_policy_class {
      * a->iterations and a->lp_initial. Called with a cleared assignment and
      * a checked problem; the caller computes a->makespan afterwards. */
     hy_status (*assign)(hy_sched_policy* p, const hy_sched_problem* problem, hy_sched_assignment* a);
+    /* Required. The modeled time of the policy's own part of one call, in
+     * seconds, for virtual clocks (hy_sched_call_time adds the gather): a
+     * function of R = |R|, T = the types of `problem` with jobs, and the
+     * `iterations` its answer reported. Fitted to what the policy measures
+     * on the throughput bench's recorded streams (`hyphys bench sched --part
+     * throughput --call-cost`; the fit: docs/PERFORMANCE.md). Any thread;
+     * pure. */
+    double (*call_time)(const hy_sched_problem* problem, int iterations);
+    /* 1: a yardstick for the other policies' answers, too slow past a few
+     * resources to run frames (exhaustive); runs that schedule frame after
+     * frame (the throughput bench) leave it out. 0 otherwise. */
+    int evaluation_only;
 } hy_sched_policy_class;
 
 struct hy_sched_policy {
@@ -95,19 +107,18 @@ hy_status hy_sched_exhaustive_run(const hy_sched_problem* problem, hy_lp_solver 
                                   hy_sched_assignment* a);
 
 /* Modeled time of one scheduler call, for virtual clocks: 2 µs to gather the
- * queues and hand the jobs out, plus the policy's own time, fitted to what
- * the policies measure on the throughput bench's recorded streams (`hyphys
- * bench sched --part throughput --call-cost`, development machine, seventh
- * session of 2026-11-24) as a function of R = |R| and T, the types of the
- * problem that have jobs: lp (and exhaustive) 0.48 µs plus (0.0246·R² +
- * 0.0344·R·T) µs per LP solve (`iterations`; lp's polish counts as one;
- * O(R·2R) bookkeeping and an LP of R·T columns), ws and ws-exp 0.67 +
- * 0.0048·R² + 0.025·R·T, lau10 0.34 + 0.0081·R² + 0.0035·R·T, tan09 0.334 +
- * 0.0037·R² + 0.0045·R·T. At |R| = 6 an lp solve comes to 1.1 µs with one
- * type and 3.4 µs with all twelve. (Until 2026-11-24 the charge had no T:
- * every call was charged as if all 2R types were active, which charged the
- * streams' many one- and two-type calls about twice what they take.) */
-double hy_sched_call_time(const char* policy, const hy_sched_problem* problem, int iterations);
+ * queues and hand the jobs out, plus the policy's own time (its class's
+ * call_time). */
+#define HY_SCHED_GATHER_TIME 2e-6
+double hy_sched_call_time(const hy_sched_policy_class* cls, const hy_sched_problem* problem, int iterations);
+
+/* lp's call time (sched/policy_lp.c), which exhaustive shares: 0.48 µs plus
+ * (0.0246·R² + 0.0344·R·T) µs per LP solve (`iterations`; lp's polish
+ * counts as one; O(R·2R) bookkeeping and an LP of R·T columns). At |R| = 6
+ * an lp solve comes to 1.1 µs with one type and 3.4 µs with all twelve. T
+ * counts only the types with jobs: the streams' many one- and two-type
+ * calls take about half of what a charge for all 2R types would say. */
+double hy_sched_lp_call_time(const hy_sched_problem* problem, int iterations);
 
 /* Monotonic wall clock in seconds (lp's time-out, benches). */
 double hy_sched_now(void);

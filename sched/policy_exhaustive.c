@@ -155,6 +155,9 @@ static hy_status exhaustive_assign(hy_sched_policy* p, const hy_sched_problem* p
 }
 
 const hy_sched_policy_class hy_sched_policy_exhaustive = {
-    "exhaustive", "every setup pattern solved as an LP, the best kept (evaluation only; small |R|)", NULL, NULL,
-    exhaustive_assign,
+    .name = "exhaustive",
+    .description = "every setup pattern solved as an LP, the best kept (evaluation only; small |R|)",
+    .assign = exhaustive_assign,
+    .call_time = hy_sched_lp_call_time, /* LP solves, as lp's */
+    .evaluation_only = 1,
 };

@@ -31,7 +31,16 @@ static hy_status lau10_assign(hy_sched_policy* p, const hy_sched_problem* prob, 
     return HY_OK;
 }
 
+/* Modeled call time (sched/policy.h): 0.34 + 0.0081·R² + 0.0035·R·T µs. */
+static double lau10_call_time(const hy_sched_problem* problem, int iterations) {
+    (void)iterations;
+    double R = (double)problem->model->resources, T = (double)hy_sched_problem_types(problem);
+    return 1e-6 * (0.34 + 0.0081 * R * R + 0.0035 * R * T);
+}
+
 const hy_sched_policy_class hy_sched_policy_lau10 = {
-    "lau10", "jobs stay on their producer; even split over all resources when the imbalance is high", NULL, NULL,
-    lau10_assign,
+    .name = "lau10",
+    .description = "jobs stay on their producer; even split over all resources when the imbalance is high",
+    .assign = lau10_assign,
+    .call_time = lau10_call_time,
 };

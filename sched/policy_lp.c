@@ -100,55 +100,26 @@ static void keep(const hy_sched_problem* prob, const hy_sched_lp* lp, hy_sched_a
  * LP's continuous view misses: rounding, and setups paid for a handful of
  * jobs when the refinement was cut short.
  *
- * Until the seventh session of 2026-11-24 it polished every answer
- * (lp_polish 2); the default is now 3, below. The exchange step is off
- * (lp_exchange 0). Both buy a lower expected makespan a call; they
- * differ in what they cost the framework. The polish costs about one LP
- * solve and is charged as one iteration. The exchange costs up to one
- * LP solve per (type, resource) pair a pass, and the scheduler is one
- * thread that answers one call at a time: on a frame of many small rounds
- * its solves are the resources' waiting time. Measured 2026-11-23 with
- * `hyphys bench sched` (lp_timeout 2, the modeled time-out a run uses):
- *   exchange on, polish when cut (the old default): |R| = 3 gap to
- *     exhaustive 0.89%, lp/ws on Machine 2 1.034, and cloth_ball's lp FPS
- *     falls from five resources to six (640 -> 590; the scheduler was busy
- *     1.0 ms of the frame's 1.7);
- *   exchange off, polish always: gap 0.98%, lp/ws 1.063, lp never falls
- *     when a resource is added (cloth_ball 636 -> 638), a third of the
- *     iterations a call.
- * With the exchange's solves free, exchange on is as good as off: what
- * costs frames is their time. Polishing only LEAF types gives lp/ws 1.19
- * (polish uncharged) but a gap of 1.7%: the moves that add a resource to
- * a TRAVERSE type lower a call's makespan and cost frames (the next
- * round's jobs come typed by more producers, each type a setup wherever it
- * goes).
- *
- * Hence the producer charge (2026-11-24): where the problem says that the
- * traversal goes on in rounds (hy_sched_problem.next_round, set by the
- * throughput bench), a move that makes a resource a new TRAVERSE producer
- * must lower the makespan by more than the setup of the next round's batch
- * its node pairs make (producer_charge). lp/ws on Machine 2 1.063 -> 1.160
- * (cloth_ball 638 -> 810 FPS; nbody 208.8 -> 208.3, fracture 110.1 ->
- * 111.1), still monotonic. Problems with no next round (the quality
- * bench's isolated sets, the step's framework, whose TRAVERSE job is a
- * whole subtree and makes only LEAF jobs) are polished as before: |R| = 3
- * gap 0.98%; charged there the gap would be 1.33%. Tried and dropped:
- * charging the LEAF batch of a new producer's children as well (the bench
- * 1.158; the framework's nbody step, if charged so, 4.27 -> 4.42 virtual
- * ms), crediting a move that retires a producer (1.106), and charging the
- * LP itself a producer's setups (1.089 to 1.155).
- *
- * Which answers to polish (seventh session of 2026-11-24; lp_polish 3, the
- * default). Where rounds follow, polishing an answer the refinement
- * converged on costs frames even when the polish is not charged: cloth_ball
- * on Machine 2 (all six) makes 851.6 FPS polishing only cut-short answers
- * against 821.0 polishing all, both charged the polish's iteration on every
- * call (without any polish 806.6: the cut-short answers need it). Not
- * charging the skipped polish gives 864.5; nbody 212.1 against 213.1,
- * fracture 111.0 and 111.0. lp/ws 1.183 -> 1.205. So with next_round set
- * only a cut-short refinement is polished (as lp_polish 1); an isolated
- * set's answer always is (as 2), which its gap to exhaustive needs (|R| =
- * 3: 0.948% polished, 2.85% polishing only cut-short answers). */
+ * The defaults, and why (their figures, and the options tried and dropped:
+ * docs/PERFORMANCE.md, "The lp policy's defaults"):
+ *  - No exchange step (lp_exchange 0). The exchange costs up to one LP solve
+ *    per (type, resource) pair a pass, and the scheduler is one thread that
+ *    answers one call at a time: on a frame of many small rounds its solves
+ *    are the resources' waiting time. The polish costs about one LP solve
+ *    and is charged as one iteration.
+ *  - The producer charge. Where the problem says that the traversal goes on
+ *    in rounds (hy_sched_problem.next_round), a move that makes a resource a
+ *    new TRAVERSE producer must lower the makespan by more than the setup of
+ *    the next round's batch its node pairs make (producer_charge): each
+ *    producer types the next round's jobs, each type a setup wherever it
+ *    goes. Problems with no next round (isolated sets; the step's framework,
+ *    whose TRAVERSE job is a whole subtree and makes only LEAF jobs) are
+ *    polished uncharged: their own makespan is all there is.
+ *  - Which answers to polish (lp_polish 3). Where rounds follow, only a
+ *    cut-short refinement's (as lp_polish 1): polishing an answer the
+ *    refinement converged on costs frames even uncharged, and the cut-short
+ *    answers need it. An isolated set's answer always (as 2): its gap to
+ *    exhaustive needs it. */
 
 #define POLISH_ROUNDS 16
 
@@ -273,10 +244,7 @@ static double producer_charge(const hy_sched_problem* prob, uint64_t producers, 
  * they go), the largest saving first; repeat until none qualifies (each
  * drop removes a pair, so at most R·J drops). The makespan never rises:
  * this only breaks ties among answers of equal makespan in favour of less
- * busy time. Measured 2026-11-24 (`hyphys bench sched`,
- * modeled): lp/ws on Machine 2 1.160 -> 1.169 (cloth_ball 810 -> 830 FPS,
- * nbody 208.3 -> 207.5, fracture 111.1 -> 111.0), |R| = 3 gap to exhaustive
- * 0.976% -> 0.948% (`--lp-timeout 2`), no visible change in µs per call. */
+ * busy time, which the next call sees as resources free sooner. */
 static void prune(const hy_sched_problem* prob, hy_sched_assignment* a) {
     const hy_sched_model* M = prob->model;
     int R = M->resources, J = 2 * R;
@@ -406,7 +374,7 @@ static void polish(const hy_sched_problem* prob, hy_sched_assignment* a) {
 static double spent(const hy_sched_options* o, const hy_sched_problem* prob, const hy_sched_assignment* a,
                     double t0) {
     if (o->lp_timeout == 1) return hy_sched_now() - t0;
-    return hy_sched_call_time("lp", prob, a->iterations);
+    return hy_sched_call_time(&hy_sched_policy_lp, prob, a->iterations);
 }
 
 /* The call's set fits in the time the busiest resource already has: each
@@ -416,9 +384,9 @@ static double spent(const hy_sched_options* o, const hy_sched_problem* prob, con
  * every answer's makespan, so this answer is optimal and no LP is solved
  * (mostly the short rounds near a frame's end, where a call's solving time
  * sits on the critical path). Returns 1 with *a filled, or 0 (*a as it
- * was). Tried: the resource where the type costs least among those
- * where it fits (with the producer charge): lp/ws 1.175 against 1.172,
- * the streams' noise, and a slower finish for the set. */
+ * was). Tried and dropped: the resource where the type costs least among
+ * those where it fits (with the producer charge): no gain beyond the
+ * streams' noise, and a slower finish for the set. */
 static int fits_in_slack(const hy_sched_problem* prob, hy_sched_assignment* a) {
     const hy_sched_model* M = prob->model;
     int R = M->resources, J = 2 * R;
@@ -602,6 +570,16 @@ static hy_status lp_assign(hy_sched_policy* p, const hy_sched_problem* prob, hy_
     return HY_OK;
 }
 
+double hy_sched_lp_call_time(const hy_sched_problem* problem, int iterations) {
+    double R = (double)problem->model->resources, T = (double)hy_sched_problem_types(problem);
+    return 1e-6 * (0.48 + (0.0246 * R * R + 0.0344 * R * T) * (double)iterations);
+}
+
 const hy_sched_policy_class hy_sched_policy_lp = {
-    "lp", "iterative LP over the expected-time model (Kim et al. 2013)", lp_init, lp_deinit, lp_assign,
+    .name = "lp",
+    .description = "iterative LP over the expected-time model (Kim et al. 2013)",
+    .init = lp_init,
+    .deinit = lp_deinit,
+    .assign = lp_assign,
+    .call_time = hy_sched_lp_call_time,
 };

@@ -13,8 +13,10 @@
  *   cuda        every GPU present; with none it adds nothing, and the
  *               framework says so (hy_prox_fallback), not an error;
  *   cuda:N      GPU N; an error when there is no GPU N;
- *   model:NAME  a modeled device: a built-in profile (hy_device_profile_builtin)
- *               or a profile file (NAME ending in .json). Its jobs are
+ *   model:NAME  a modeled device: the profile named NAME in the config's
+ *               profiles when there is one, else a built-in profile
+ *               (hy_device_profile_builtin) or a profile file (NAME ending
+ *               in .json). Its jobs are
  *               computed by the pool, so results are right, and it is charged
  *               the profile's time.
  *
@@ -66,7 +68,7 @@ typedef struct hy_prox_config {
     /* Model of the real cpu resource (and cuda ones), from `hyphys calibrate`.
      * Needed when there is more than one resource or the clock is virtual;
      * hy_prox_needs_profile says so before creating. */
-    const hy_sched_model* profiles; /* may be NULL; looked up by name "cpu" / "cuda:N" */
+    const hy_sched_model* profiles; /* may be NULL; looked up by name "cpu" / "cuda:N", and by NAME for model:NAME */
     hy_sched_options options;
 } hy_prox_config;
 
@@ -77,9 +79,15 @@ typedef struct hy_prox_stats {
     int runs;
     double makespan;   /* seconds on the framework's clock */
     double sched_time; /* seconds charged to scheduler calls */
+    double sched_wall; /* wall-clock seconds the scheduler calls took (whatever the clock charged) */
+    /* per T, the types with jobs in the call's problem (0..2R): calls, their
+     * wall-clock seconds, the seconds charged (how the call-time model is
+     * checked against what the policies take) */
+    double call_types[HY_SCHED_MAX_TYPES + 1][3];
     int64_t calls, batches, iterations;
     double busy[HY_SCHED_MAX_RESOURCES];     /* seconds */
     double transfer[HY_SCHED_MAX_RESOURCES]; /* seconds of busy spent on transfers (modeled, or a GPU's copies) */
+    double setup[HY_SCHED_MAX_RESOURCES];    /* seconds of busy spent in batch setups (modeled resources) */
     int64_t jobs[HY_SCHED_MAX_RESOURCES][HY_JOB_KINDS];
     int64_t traverse_work; /* units the TRAVERSE batches reported (node pairs), or their jobs */
 } hy_prox_stats;
@@ -137,8 +145,21 @@ void hy_prox_describe(const hy_prox* p, char* buf, size_t cap);
 /* Switch policy (between runs). */
 hy_status hy_prox_set_policy(hy_prox* p, const char* name);
 
-/* Run `traverse_jobs` initial TRAVERSE jobs and everything they make. */
+/* Run `traverse_jobs` initial TRAVERSE jobs and everything they make. A
+ * TRAVERSE job makes only LEAF jobs (the step's framework, whose TRAVERSE
+ * job is a whole subtree). */
 hy_status hy_prox_run(hy_prox* p, int64_t traverse_jobs, const hy_prox_work* work);
+
+/* hy_prox_run where the traversal goes on in rounds: work->traverse also
+ * adds to *traverse_made the TRAVERSE jobs its batch made (the next round's
+ * node pairs), numbered after every TRAVERSE id so far in the order the
+ * batches start (the initial jobs are 0..traverse_jobs-1). The framework
+ * zeroes *traverse_made before each TRAVERSE batch, releases those jobs
+ * into the resource's outgoing queue when the batch ends, as it does the
+ * LEAF jobs, and tells the policy that rounds follow
+ * (hy_sched_problem.next_round). The throughput bench replays recorded
+ * rounds this way. */
+hy_status hy_prox_run_rounds(hy_prox* p, int64_t traverse_jobs, const hy_prox_work* work, int64_t* traverse_made);
 
 void hy_prox_stats_reset(hy_prox* p);
 /* Summed since the last reset. */

@@ -103,23 +103,6 @@ int32_t hy_bonds_break_struck(hy_bond_set* s) {
     return broken;
 }
 
-static int mat3_inverse(const double m[9], double out[9]) {
-    double c0 = m[4] * m[8] - m[5] * m[7], c1 = m[5] * m[6] - m[3] * m[8], c2 = m[3] * m[7] - m[4] * m[6];
-    double det = m[0] * c0 + m[1] * c1 + m[2] * c2;
-    if (!(fabs(det) > 1e-300)) return 0;
-    double id = 1.0 / det;
-    out[0] = c0 * id;
-    out[1] = (m[2] * m[7] - m[1] * m[8]) * id;
-    out[2] = (m[1] * m[5] - m[2] * m[4]) * id;
-    out[3] = c1 * id;
-    out[4] = (m[0] * m[8] - m[2] * m[6]) * id;
-    out[5] = (m[2] * m[3] - m[0] * m[5]) * id;
-    out[6] = c2 * id;
-    out[7] = (m[1] * m[6] - m[0] * m[7]) * id;
-    out[8] = (m[0] * m[4] - m[1] * m[3]) * id;
-    return 1;
-}
-
 /* K = m^-1 I - [r]x I^-1 [r]x, the point-constraint effective inverse mass of one body. */
 static void add_point_mass(double K[9], double inv_mass, const double Iinv[9], hy_v3 r) {
     double S[9] = {0, -r.z, r.y, r.z, 0, -r.x, -r.y, r.x, 0};
@@ -168,7 +151,7 @@ static int pose_of(const hy_bond* b, const hy_bond_bodies* bodies, bond_pose* p)
     double K[9] = {0};
     add_point_mass(K, p->imA, p->IAi, p->rA);
     add_point_mass(K, p->imB, p->IBi, p->rB);
-    return mat3_inverse(K, p->Kinv);
+    return hy_mat3_inverse(K, p->Kinv);
 }
 
 int32_t hy_bonds_solve(hy_bond_set* s, const hy_bond_bodies* bodies, int32_t iterations) {
@@ -202,7 +185,7 @@ int32_t hy_bonds_solve(hy_bond_set* s, const hy_bond_bodies* bodies, int32_t ite
             /* angular: lock relative rotation rate */
             double KA[9], KAi[9];
             for (int k = 0; k < 9; k++) KA[k] = p.IAi[k] + p.IBi[k];
-            if (mat3_inverse(KA, KAi)) {
+            if (hy_mat3_inverse(KA, KAi)) {
                 hy_v3 L = v3_scale(mat_mul_v3(KAi, v3_sub(B->w, A->w)), -1.0);
                 B->w = v3_add(B->w, mat_mul_v3(p.IBi, L));
                 A->w = v3_sub(A->w, mat_mul_v3(p.IAi, L));

@@ -110,10 +110,10 @@ HY_API hy_status hy_mesh_mass_properties(hy_mesh_view mesh, double density, hy_m
 
 /* ------------------------------------------------------------ 3x3 helpers */
 
-static int mat3_inverse(const double m[9], double out[9]) {
+int hy_mat3_inverse(const double m[9], double out[9]) {
     double c0 = m[4] * m[8] - m[5] * m[7], c1 = m[5] * m[6] - m[3] * m[8], c2 = m[3] * m[7] - m[4] * m[6];
     double det = m[0] * c0 + m[1] * c1 + m[2] * c2;
-    if (!(fabs(det) > 0.0) || !isfinite(det)) return 0;
+    if (!(fabs(det) > HY_MAT3_MIN_DET) || !isfinite(det)) return 0;
     double id = 1.0 / det;
     out[0] = c0 * id;
     out[1] = (m[2] * m[7] - m[1] * m[8]) * id;
@@ -168,7 +168,7 @@ hy_status hy_rigid_inertia_from(const hy_mass_properties* mp, hy_rigid_inertia* 
     /* Symmetrise against rounding so R I R^T stays exactly symmetric. */
     for (int i = 0; i < 3; i++)
         for (int j = 0; j < 3; j++) out->inertia_body[3 * i + j] = 0.5 * (I[3 * i + j] + I[3 * j + i]);
-    if (!mat3_inverse(out->inertia_body, out->inv_inertia_body))
+    if (!hy_mat3_inverse(out->inertia_body, out->inv_inertia_body))
         return hy_fail(HY_ERR_INVALID_ARG, "rigid body inertia tensor is singular");
     return HY_OK;
 }
@@ -227,7 +227,7 @@ static hy_v3 solve_midpoint(const double Ib_inv[9], hy_v3 M0, double dt) {
                 double A = mx[3 * i] * P[j] + mx[3 * i + 1] * P[3 + j] + mx[3 * i + 2] * P[6 + j];
                 J[3 * i + j] = (i == j ? 1.0 : 0.0) - h * (A - wx[3 * i + j]);
             }
-        if (!mat3_inverse(J, Ji)) break;
+        if (!hy_mat3_inverse(J, Ji)) break;
         hy_v3 step = mat_mul_v3(Ji, F);
         Mm = v3_sub(Mm, step);
         if (!(v3_len(step) > 1e-15 * scale)) break;

@@ -28,6 +28,14 @@ hy_status hy_rigid_inertia_from(const hy_mass_properties* mp, hy_rigid_inertia* 
 void hy_rigid_integrate(const hy_rigid_inertia* in, const hy_rigid_state* s0, double dt, const double gravity[3],
                         int use_gravity, hy_rigid_state* s1);
 
+/* Inverse of the row-major 3x3 matrix m by cofactors, into out. Returns 0
+ * (out untouched) when m counts as singular: its determinant is NaN,
+ * infinite, or at most HY_MAT3_MIN_DET in magnitude (1/det would carry no
+ * trustworthy digits). Used for inertia tensors, the gyroscopic Newton step
+ * and the bonds' effective masses. */
+#define HY_MAT3_MIN_DET 1e-300
+int hy_mat3_inverse(const double m[9], double out[9]);
+
 /* World-frame inertia tensor R I R^T and its inverse. */
 void hy_rigid_world_inertia(const hy_rigid_inertia* in, hy_quat q, double I[9], double I_inv[9]);
 /* L = R I R^T w. */

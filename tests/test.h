@@ -1,5 +1,7 @@
 /* Minimal test macros: each failed check prints expression and values and
- * marks the test failed; TEST_END returns the exit code (77 = skipped). */
+ * marks the test failed; TEST_END returns the exit code (77 = skipped). A
+ * test that reaches TEST_END without running a single check fails: a test
+ * whose checks were all skipped by a wrong early return tests nothing. */
 #ifndef HY_TESTS_TEST_H
 #define HY_TESTS_TEST_H
 
@@ -50,6 +52,10 @@ static int hy_test_checks = 0;
 #define TEST_END()                                                                             \
     do {                                                                                       \
         fprintf(stderr, "%d checks, %d failed\n", hy_test_checks, hy_test_failures);           \
+        if (hy_test_checks == 0) {                                                             \
+            fprintf(stderr, "%s: no check ran\n", __FILE__);                                   \
+            return 1;                                                                          \
+        }                                                                                      \
         return hy_test_failures ? 1 : 0;                                                       \
     } while (0)
 

@@ -732,7 +732,8 @@ int main(void) {
     fprintf(stderr, "%s (devices: %d)\n", status, count);
     CHECK(status != NULL && status[0] != '\0' && strchr(status, '\n') == NULL);
     CHECK(strncmp(status, "cuda: ", 6) == 0);
-    CHECK(count >= 0);
+    /* no usable GPU (count 0) is exactly when the line ends in "CPU only" */
+    CHECK((count == 0) == (strstr(status, "CPU only") != NULL));
     CHECK(hy_cuda_device_count() == count); /* probed once */
 
     /* A device that does not exist: an error with a message, no crash. */

@@ -3,7 +3,8 @@
  * colliding scene equal the CPU-only run's for every policy and device set
  * (modeled devices, real and virtual clocks); the virtual clock repeats
  * exactly; the trace is valid JSON with a track per resource; bad device
- * lists and missing profiles are errors that name the culprit. */
+ * lists and missing profiles are errors that name the culprit; TRAVERSE
+ * jobs that make TRAVERSE jobs (rounds) run as the throughput bench needs. */
 #include <cjson/cJSON.h>
 #include <math.h>
 #include <stdint.h>
@@ -11,6 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "engine/error.h"
 #include "engine/world.h"
 #include "hyphys/hyphys.h"
 #include "sched/cuda.h"
@@ -564,8 +566,83 @@ static void trace_close_errors(void) {
     hy_world_destroy(w);
 }
 
+/* Rounds (hy_prox_run_rounds, as the throughput bench replays streams):
+ * TRAVERSE jobs make TRAVERSE jobs. A tree of node pairs 3 levels deep,
+ * each pair making two children and one LEAF job: every job runs once, ids
+ * are numbered after the initial ones in the order the batches start, the
+ * problems say that rounds follow, and the virtual clock repeats exactly. */
+typedef struct tree {
+    int64_t ids, leaves, traverse_made, ran;
+    int8_t depth[4096];
+} tree;
+
+static hy_status tree_traverse(void* ctx, int r, const int64_t* ids, int64_t n, int64_t* made, int64_t* work) {
+    (void)r;
+    (void)work;
+    tree* t = ctx;
+    for (int64_t q = 0; q < n; q++) {
+        if (ids[q] < 0 || ids[q] >= t->ids) return hy_fail(HY_ERR_INTERNAL, "tree: id %lld not made", (long long)ids[q]);
+        int d = t->depth[ids[q]];
+        t->ran++;
+        *made += 1;
+        if (d < 3) {
+            t->depth[t->ids++] = (int8_t)(d + 1);
+            t->depth[t->ids++] = (int8_t)(d + 1);
+            t->traverse_made += 2;
+        }
+    }
+    return HY_OK;
+}
+
+static hy_status tree_leaf(void* ctx, int r, int64_t first, int64_t n) {
+    (void)r;
+    (void)first;
+    ((tree*)ctx)->leaves += n;
+    return HY_OK;
+}
+
+static void rounds(void) {
+    const hy_sched_policy_class* const* list = hy_sched_policy_list();
+    double first_makespan = -1.0;
+    for (int k = 0; list[k]; k++) {
+        if (list[k]->evaluation_only) continue;
+        hy_prox_config c;
+        memset(&c, 0, sizeof c);
+        c.policy = list[k]->name;
+        c.devices = "model:cpu-m1,model:gtx285,model:gtx480";
+        c.clock = HY_CLOCK_VIRTUAL;
+        hy_sched_options_default(&c.options);
+        c.options.lp_timeout = 2;
+        hy_prox* x = NULL;
+        CHECK_OK(hy_prox_create(&c, &x));
+        if (!x) continue;
+        double makespan[2];
+        for (int again = 0; again < 2; again++) {
+            static tree t;
+            memset(&t, 0, sizeof t);
+            t.ids = 40; /* 40 roots: 40 * (1 + 2 + 4 + 8) node pairs in all */
+            hy_prox_stats_reset(x);
+            hy_prox_work w = {&t, tree_traverse, tree_leaf, 0, NULL};
+            CHECK_OK(hy_prox_run_rounds(x, 40, &w, &t.traverse_made));
+            const hy_prox_stats* st = hy_prox_stats_get(x);
+            CHECK(t.ran == 40 * 15 && t.ids == 40 * 15);
+            CHECK(t.leaves == 40 * 15);
+            int64_t tj = 0, lj = 0;
+            for (int i = 0; i < 3; i++) tj += st->jobs[i][HY_JOB_TRAVERSE], lj += st->jobs[i][HY_JOB_LEAF];
+            CHECK(tj == 40 * 15 && lj == 40 * 15);
+            CHECK(st->calls > 1 && st->call_types[0][0] == 0.0); /* every call had jobs */
+            makespan[again] = st->makespan;
+        }
+        CHECK(makespan[0] > 0.0 && makespan[0] == makespan[1]);
+        if (first_makespan < 0) first_makespan = makespan[0];
+        hy_prox_destroy(x);
+    }
+    CHECK(first_makespan > 0.0);
+}
+
 int main(void) {
     loop_alone();
+    rounds();
     reported_transfers();
     learned_costs();
     learned_line();

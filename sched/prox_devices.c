@@ -1,0 +1,273 @@
+/* The proximity framework's resources: device lists ("cpu,cuda:0,model:NAME")
+ * parsed into resources with their profiles, and the framework's create,
+ * destroy and settings (see proximity.h). */
+#include "sched/proximity.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine/error.h"
+#include "sched/cuda.h"
+#include "sched/prox_internal.h"
+
+/* ---- device lists */
+
+static hy_status parse_int(const char* s, int* out) {
+    char* end = NULL;
+    long v = strtol(s, &end, 10);
+    if (!*s || *end || v < 0 || v > 1023) return HY_ERR_INVALID_ARG;
+    *out = (int)v;
+    return HY_OK;
+}
+
+/* Calls fn for every resource of the list; counts cuda devices once.
+ * A plain "cuda" entry stands for every GPU present, so with none it adds
+ * nothing: that is the one fallback, said in note[cap] when note is not
+ * NULL. A numbered GPU ("cuda:7") names one device: when it is not there
+ * the list is refused, as any other entry naming nothing would be. */
+typedef hy_status (*entry_fn)(void* ctx, hy_resource_kind kind, int device, const char* arg, const char* token);
+
+static hy_status each_entry(const char* devices, entry_fn fn, void* ctx, char* note, size_t cap) {
+    const char* list = devices && *devices ? devices : "cpu";
+    char buf[1024];
+    if (strlen(list) >= sizeof buf) return hy_fail(HY_ERR_INVALID_ARG, "device list longer than %zu characters", sizeof buf - 1);
+    strcpy(buf, list);
+    if (note && cap) note[0] = '\0';
+    char* save = NULL;
+    for (char* tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+        while (*tok == ' ') tok++;
+        hy_status s;
+        if (!strcmp(tok, "cpu")) {
+            s = fn(ctx, HY_RESOURCE_CPU, 0, NULL, tok);
+        } else if (!strcmp(tok, "cuda")) {
+            int n = hy_cuda_device_count();
+            if (n == 0 && note && cap) snprintf(note, cap, "%s", hy_cuda_status());
+            s = HY_OK;
+            for (int d = 0; d < n && !s; d++) s = fn(ctx, HY_RESOURCE_CUDA, d, NULL, tok);
+        } else if (!strncmp(tok, "cuda:", 5)) {
+            int d = 0;
+            if (parse_int(tok + 5, &d))
+                return hy_fail(HY_ERR_INVALID_ARG, "device list: '%s': expected cuda:N with N a GPU index", tok);
+            int n = hy_cuda_device_count();
+            if (d >= n)
+                return hy_fail(HY_ERR_INVALID_ARG, "device list: '%s': no such GPU (%d present; %s)", tok, n,
+                               hy_cuda_status());
+            s = fn(ctx, HY_RESOURCE_CUDA, d, NULL, tok);
+        } else if (!strncmp(tok, "model:", 6) && tok[6]) {
+            s = fn(ctx, HY_RESOURCE_MODEL, 0, tok + 6, tok);
+        } else {
+            return hy_fail(HY_ERR_INVALID_ARG,
+                           "device list: unknown entry '%s' (expected cpu, cuda, cuda:N or model:NAME)", tok);
+        }
+        if (s) return s;
+    }
+    return HY_OK;
+}
+
+/* A real resource's name, as profiles and the stats know it: "cpu",
+ * "cuda:N". */
+static void real_name(hy_resource_kind kind, int device, char* buf, size_t cap) {
+    if (kind == HY_RESOURCE_CPU)
+        snprintf(buf, cap, "cpu");
+    else
+        snprintf(buf, cap, "cuda:%d", device);
+}
+
+typedef struct needs_ctx {
+    hy_clock clock;
+    const hy_sched_model* profiles; /* model:NAME may name one of these */
+    int count, real;
+    int real_kind[HY_SCHED_MAX_RESOURCES], real_device[HY_SCHED_MAX_RESOURCES]; /* the first real ones */
+} needs_ctx;
+
+static const hy_device_profile* find_profile(const hy_sched_model* m, const char* name);
+
+/* Counts resources and checks every model: entry loads. */
+static hy_status count_entry(void* vctx, hy_resource_kind kind, int device, const char* arg, const char* token) {
+    needs_ctx* c = vctx;
+    c->count++;
+    if (kind != HY_RESOURCE_MODEL) {
+        /* a repeated real resource is refused here, the one place it is
+         * checked: hy_prox_create reads the list with this first, and a
+         * run calls it before anything (a calibration) is done for it */
+        for (int i = 0; i < c->real && i < HY_SCHED_MAX_RESOURCES; i++)
+            if (c->real_kind[i] == (int)kind && (kind == HY_RESOURCE_CPU || c->real_device[i] == device)) {
+                if (kind == HY_RESOURCE_CPU) return hy_fail(HY_ERR_INVALID_ARG, "device list: 'cpu' listed twice");
+                return hy_fail(HY_ERR_INVALID_ARG, "device list: 'cuda:%d' listed twice", device);
+            }
+        if (c->real < HY_SCHED_MAX_RESOURCES) {
+            c->real_kind[c->real] = (int)kind;
+            c->real_device[c->real] = device;
+        }
+        c->real++;
+        return HY_OK;
+    }
+    if (find_profile(c->profiles, arg)) return HY_OK;
+    hy_device_profile d;
+    size_t n = strlen(arg);
+    hy_status s = n > 5 && !strcmp(arg + n - 5, ".json") ? hy_device_profile_load(arg, &d)
+                                                           : hy_device_profile_builtin(arg, &d);
+    if (s) hy_error_prefix("device list: '%s': ", token);
+    return s;
+}
+
+static int needs_profile(const char* devices, hy_clock clock, const hy_sched_model* profiles) {
+    needs_ctx c;
+    memset(&c, 0, sizeof c);
+    c.clock = clock;
+    c.profiles = profiles;
+    if (each_entry(devices, count_entry, &c, NULL, 0)) return -1;
+    if (c.real == 0) return 0;
+    return c.count > 1 || clock == HY_CLOCK_VIRTUAL;
+}
+
+int hy_prox_needs_profile(const char* devices, hy_clock clock) { return needs_profile(devices, clock, NULL); }
+
+typedef struct build_ctx {
+    hy_prox* p;
+    const hy_sched_model* profiles;
+    int need_model;
+} build_ctx;
+
+/* A resource's profile from the calibrated set, by name. */
+static const hy_device_profile* find_profile(const hy_sched_model* m, const char* name) {
+    for (int i = 0; m && i < m->resources; i++)
+        if (!strcmp(m->device[i].name, name)) return &m->device[i];
+    return NULL;
+}
+
+int hy_prox_profile_missing(const char* devices, const hy_sched_model* profiles, char* name, size_t cap) {
+    needs_ctx c;
+    memset(&c, 0, sizeof c);
+    if (each_entry(devices, count_entry, &c, NULL, 0)) return -1;
+    for (int i = 0; i < c.real && i < HY_SCHED_MAX_RESOURCES; i++) {
+        char want[64];
+        real_name((hy_resource_kind)c.real_kind[i], c.real_device[i], want, sizeof want);
+        if (!find_profile(profiles, want)) {
+            if (name && cap) snprintf(name, cap, "%s", want);
+            return 1;
+        }
+    }
+    return 0;
+}
+
+static hy_status add_entry(void* vctx, hy_resource_kind kind, int device, const char* arg, const char* token) {
+    build_ctx* c = vctx;
+    hy_prox* p = c->p;
+    if (p->R >= HY_SCHED_MAX_RESOURCES)
+        return hy_fail(HY_ERR_INVALID_ARG, "device list: more than %d resources", HY_SCHED_MAX_RESOURCES);
+    hy_resource* r = &p->res[p->R];
+    memset(r, 0, sizeof *r);
+    r->kind = kind;
+    r->device = device;
+    hy_device_profile d;
+    memset(&d, 0, sizeof d);
+    if (kind == HY_RESOURCE_MODEL) {
+        size_t n = strlen(arg);
+        const hy_device_profile* given = find_profile(c->profiles, arg);
+        hy_status s = given                                    ? (d = *given, HY_OK)
+                      : n > 5 && !strcmp(arg + n - 5, ".json") ? hy_device_profile_load(arg, &d)
+                                                               : hy_device_profile_builtin(arg, &d);
+        if (s) {
+            hy_error_prefix("device list: '%s': ", token);
+            return s;
+        }
+        snprintf(r->name, sizeof r->name, "model:%s", d.name);
+        r->modeled = 1;
+    } else {
+        real_name(kind, device, r->name, sizeof r->name);
+        const hy_device_profile* prof = find_profile(c->profiles, r->name);
+        if (prof) {
+            d = *prof;
+        } else if (c->need_model) {
+            return hy_fail(HY_ERR_INVALID_ARG,
+                           "resource '%s' has no calibrated profile (run `hyphys calibrate`); needed with more than "
+                           "one resource or the virtual clock",
+                           r->name);
+        } else {
+            snprintf(d.name, sizeof d.name, "%.47s", r->name);
+            d.kind = kind == HY_RESOURCE_CPU ? HY_DEVICE_CPU : HY_DEVICE_GPU;
+            d.cores = 1;
+        }
+        r->modeled = p->clock == HY_CLOCK_VIRTUAL;
+    }
+    hy_status s = hy_sched_model_add(&p->model, &d);
+    if (s) return s;
+    p->calibrated[p->R] = d;
+    p->R++;
+    return HY_OK;
+}
+
+hy_status hy_prox_create(const hy_prox_config* config, hy_prox** out) {
+    if (!config || !out) return hy_fail(HY_ERR_INVALID_ARG, "hy_prox_create: NULL argument");
+    *out = NULL;
+    int need = needs_profile(config->devices, config->clock, config->profiles);
+    if (need < 0) return HY_ERR_INVALID_ARG; /* the message is set */
+    hy_prox* p = calloc(1, sizeof *p);
+    if (!p) return hy_fail(HY_ERR_NOMEM, "out of memory for the proximity framework");
+    p->clock = config->clock;
+    p->options = config->options;
+    hy_sched_model_init(&p->model);
+    build_ctx c = {p, config->profiles, need};
+    hy_status s = each_entry(config->devices, add_entry, &c, p->fallback, sizeof p->fallback);
+    if (!s && p->R == 0) s = add_entry(&c, HY_RESOURCE_CPU, 0, NULL, "cpu");
+    if (!s) s = hy_sched_policy_create(config->policy ? config->policy : "lp", &config->options, &p->policy);
+    if (s) {
+        hy_prox_destroy(p);
+        return s;
+    }
+    p->host = 0;
+    for (int i = 0; i < p->R; i++)
+        if (p->res[i].kind == HY_RESOURCE_CPU || (p->res[i].kind == HY_RESOURCE_MODEL &&
+                                                  p->model.device[i].kind == HY_DEVICE_CPU)) {
+            p->host = i;
+            break;
+        }
+    *out = p;
+    return HY_OK;
+}
+
+void hy_prox_destroy(hy_prox* p) {
+    if (!p) return;
+    hy_prox_trace_close(p);
+    hy_sched_policy_destroy(p->policy);
+    for (int i = 0; i < HY_SCHED_MAX_RESOURCES; i++) {
+        for (int k = 0; k < HY_JOB_KINDS; k++) free(p->out[i][k].v);
+        for (int j = 0; j < HY_SCHED_MAX_TYPES; j++) {
+            free(p->in[i][j].v);
+            free(p->fly[i][j].v);
+        }
+    }
+    free(p->batch.v);
+    free(p->ids);
+    free(p);
+}
+
+int hy_prox_resource_count(const hy_prox* p) { return p->R; }
+const hy_resource* hy_prox_resource(const hy_prox* p, int r) { return r >= 0 && r < p->R ? &p->res[r] : NULL; }
+const hy_sched_model* hy_prox_model(const hy_prox* p) { return &p->model; }
+const char* hy_prox_policy_name(const hy_prox* p) { return p->policy->cls->name; }
+hy_clock hy_prox_clock(const hy_prox* p) { return p->clock; }
+const char* hy_prox_fallback(const hy_prox* p) { return p->fallback; }
+
+void hy_prox_describe(const hy_prox* p, char* buf, size_t cap) {
+    size_t n = (size_t)snprintf(buf, cap, "policy %s, %s clock, resources:", p->policy->cls->name,
+                                p->clock == HY_CLOCK_VIRTUAL ? "virtual" : "real");
+    for (int i = 0; i < p->R && n < cap; i++)
+        n += (size_t)snprintf(buf + n, cap - n, "%s %s%s", i ? "," : "", p->res[i].name,
+                              p->res[i].modeled ? " (modeled)" : "");
+}
+
+hy_status hy_prox_set_policy(hy_prox* p, const char* name) {
+    hy_sched_policy* np = NULL;
+    hy_status s = hy_sched_policy_create(name, &p->options, &np);
+    if (s) return s;
+    hy_sched_policy_destroy(p->policy);
+    p->policy = np;
+    return HY_OK;
+}
+
+void hy_prox_stats_reset(hy_prox* p) { memset(&p->stats, 0, sizeof p->stats); }
+const hy_prox_stats* hy_prox_stats_get(const hy_prox* p) { return &p->stats; }
