@@ -1,15 +1,17 @@
 /* Resting contacts of cloth on obstacles and bodies, held in the cloth
- * solve. The response (collision/response.c) finds the cloth vertices that
- * touch a rigid surface; the surface face each one touched at the end of
- * the step is kept with the cloth, and the next step's solve holds that
- * vertex's normal velocity to the surface's (Baraff & Witkin's filtered
- * constraint), with Coulomb friction from the constraint's impulse. The
- * solve then predicts a cloth that already rests on the surface and
- * follows it, so the response has little left to correct. A vertex whose
- * constraint pulled it back (the cloth lifting off) is let go. The contact
- * detection and response still run on every step and decide what is
- * collision free: a stale or missing constraint costs response rounds,
- * never a missed contact. */
+ * solve. The rigid features (faces, edges, vertices) that each cloth vertex
+ * touches in the response's last detection round are kept with the cloth
+ * (up to three per vertex: on a faceted surface the vertex meets the next
+ * facet or edge as it slides), and the next step's solve holds the
+ * vertex's normal velocity to the surface's (Baraff & Witkin's constraint,
+ * as a stiff penalty: hy_cloth_solve_constrained), with Coulomb friction
+ * from the constraint's impulse. The solve then predicts a cloth that
+ * already rests on the surface and follows it, so the response has little
+ * left to correct. A vertex whose constraints pulled it back in sum (the
+ * cloth lifting off) is let go. Detection and response still run on every
+ * step and decide what is collision free: a stale or missing constraint
+ * costs response rounds, never a missed contact. The kept features are
+ * part of the world's state, like the sleep timers. */
 #ifndef HY_ENGINE_CLOTH_CONTACT_H
 #define HY_ENGINE_CLOTH_CONTACT_H
 
@@ -20,9 +22,10 @@
  * other objects must be set). *cons points into the object's scratch. */
 hy_status hy_cloth_contacts_build(hy_world* w, hy_object* o, double dt, hy_cloth_constraint** cons, int32_t* count);
 
-/* After the response: keep, per cloth vertex, the rigid face it touches in
- * the last detection round (the closest one at the end of the step), and
- * drop the vertices whose constraint held them back in this step. */
+/* After the response: keep, per cloth vertex, the rigid features of the
+ * last detection round's contacts (the closest at the end of the step)
+ * and those it was held on that it still ends near; let go the vertices
+ * whose constraints held them back in this step. */
 void hy_cloth_contacts_record(hy_world* w);
 
 /* Forget the kept contacts of every cloth object (the object table or the
