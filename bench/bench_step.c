@@ -63,7 +63,7 @@ typedef struct step_hook {
  * in the public API); it shows when a scene's bodies come to rest. */
 typedef struct energy_ctx {
     int32_t count;
-    hy_object_id* ids;
+    hy_body_id* ids;
     double* mass;
 } energy_ctx;
 
@@ -83,10 +83,12 @@ static int energy_init(void** ctx, const hy_world* w, const step_opts* o) {
     for (int32_t i = 0; i < n; i++) {
         hy_object_id id;
         hy_object_kind kind;
+        hy_body_id body;
         hy_mass_properties mp;
         if (hy_world_get_object(w, i, &id) || hy_object_get_kind(w, id, &kind)) continue;
-        if (kind != HY_OBJECT_BODY || hy_body_get_mass_properties(w, id, &mp)) continue;
-        e->ids[e->count] = id;
+        if (kind != HY_OBJECT_BODY || hy_object_as_body(w, id, &body) || hy_body_get_mass_properties(w, body, &mp))
+            continue;
+        e->ids[e->count] = body;
         e->mass[e->count++] = mp.mass;
     }
     return HY_EXIT_OK;
@@ -283,9 +285,11 @@ int hy_bench_step_main(int argc, char** argv) {
     /* The sequence: each step timed by the step itself, then the hooks. */
     double t0 = hy_cli_now(), last_report = t0;
     long done = 0;
+    hy_world_def wd; /* the scene's step */
+    hy_world_get_def(w, &wd);
     for (long f = 0; f < frames && rc == HY_EXIT_OK; f++) {
         step_row* r = &rows[f];
-        if (hy_world_step(w) != HY_OK) {
+        if (hy_world_step(w, wd.time_step, wd.substeps) != HY_OK) {
             fprintf(stderr, WHO ": frame %ld: %s\n", f + 1, hy_last_error());
             rc = HY_EXIT_RUNTIME;
             break;

@@ -126,7 +126,7 @@ static hy_world* calibration_world(int threads, int size, double** X0, double** 
     hy_cloth_def cd = hy_cloth_def_default();
     cd.mesh = v;
     cd.mesh.positions = p;
-    hy_object_id id;
+    hy_cloth_id id;
     hy_status s = hy_cloth_add(w, &cd, &id);
     hy_mesh_destroy(grid);
     if (!s) s = hy_collision_state_sync(w);

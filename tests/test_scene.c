@@ -7,6 +7,7 @@
 
 #include "hyphys/hyphys.h"
 #include "test.h"
+#include "tests/world_step.h"
 
 #define SCENES HY_SOURCE_DIR "/scenes/"
 #define FIXTURES HY_SOURCE_DIR "/tests/data/scenes/"
@@ -80,6 +81,13 @@ static hy_object_id object_named(const hy_world* w, const char* name) {
     return none;
 }
 
+/* The body of that name ({0, 0}, which every call refuses, if none). */
+static hy_body_id body_named(const hy_world* w, const char* name) {
+    hy_body_id body = {0, 0};
+    if (hy_object_as_body(w, object_named(w, name), &body) != HY_OK) body = (hy_body_id){0, 0};
+    return body;
+}
+
 /* ------------------------------------------------------------ good scenes */
 
 static void test_benchmarks(void) {
@@ -121,7 +129,7 @@ static void test_benchmarks(void) {
         CHECK(hy_world_get_object_count(w) == 846);
         CHECK(hy_world_get_bond_count(w) == 2222);
         double v[3], om[3];
-        CHECK_OK(hy_body_get_velocity(w, object_named(w, "projectile"), v, om));
+        CHECK_OK(hy_body_get_velocity(w, body_named(w, "projectile"), v, om));
         CHECK_NEAR(v[2], 20.0, 1e-12); /* copied, not computed */
         hy_world_destroy(w);
     }
@@ -148,7 +156,7 @@ static void test_small_scenes(void) {
         CHECK(hy_world_get_triangle_count(w) == 8);
         /* scale 0.5 on a unit tetrahedron: volume 1/6 * 0.125. */
         hy_mass_properties mp;
-        CHECK_OK(hy_body_get_mass_properties(w, object_named(w, "tetra"), &mp));
+        CHECK_OK(hy_body_get_mass_properties(w, body_named(w, "tetra"), &mp));
         CHECK_NEAR(mp.volume, 0.125 / 6.0, 1e-12); /* rounding only */
         hy_world_destroy(w);
     }
@@ -187,7 +195,7 @@ static void test_fields_reach_world(void) {
     CHECK_OK(hy_world_get_def(w, &d));
     CHECK(d.time_step == 0.02 && d.substeps == 3 && d.threads == 2 && d.cg_max_iterations == 50);
     CHECK(d.gravity[1] == -1.0 && d.cg_tolerance == 1e-4 && d.collisions == 0);
-    hy_object_id cube = object_named(w, "cube");
+    hy_body_id cube = body_named(w, "cube");
     hy_mass_properties mp;
     CHECK_OK(hy_body_get_mass_properties(w, cube, &mp));
     /* Box 1 x 1 x 1 scaled to 2 x 1 x 1, density overridden to 2000. Tolerance:
@@ -205,10 +213,10 @@ static void test_fields_reach_world(void) {
     /* The scaled x extent (+-1) now lies along z. */
     int32_t nv = 0, nt = 0;
     const int32_t* tri;
-    CHECK_OK(hy_object_get_mesh(w, cube, &nv, &nt, &tri));
+    CHECK_OK(hy_object_get_mesh(w, hy_body_object(cube), &nv, &nt, &tri));
     CHECK(nt == 12 * 4);
     double* x = malloc(sizeof(double) * 3 * (size_t)nv);
-    CHECK_OK(hy_object_get_positions(w, cube, x, 3 * (size_t)nv));
+    CHECK_OK(hy_object_get_positions(w, hy_body_object(cube), x, 3 * (size_t)nv));
     double zmax = -1e9, xmax = -1e9;
     for (int32_t i = 0; i < nv; i++) zmax = fmax(zmax, x[3 * i + 2]), xmax = fmax(xmax, x[3 * i]);
     CHECK_NEAR(zmax, 4.0, 1e-9);
@@ -247,7 +255,7 @@ static void test_array(void) {
     /* Instance 5 = (i, j, k) = (2, 0, 1): x = (2 - 1) * 2, z = (1 - 0.5) * 4. A
      * box (odd instance) has its centre of mass at its origin. */
     double p[3], q[4];
-    CHECK_OK(hy_body_get_transform(w, object_named(w, "b_5"), p, q));
+    CHECK_OK(hy_body_get_transform(w, body_named(w, "b_5"), p, q));
     CHECK_NEAR(p[0], 2.0, 1e-12);
     CHECK_NEAR(p[1], 10.0, 1e-12);
     CHECK_NEAR(p[2], 2.0, 1e-12);
@@ -277,7 +285,7 @@ static void test_pins(void) {
         CHECK_OK(hy_world_get_object(w, 0, &id));
         double x0[60], x1[60];
         CHECK_OK(hy_object_get_positions(w, id, x0, 60));
-        for (int s = 0; s < 3; s++) CHECK_OK(hy_world_step(w));
+        for (int s = 0; s < 3; s++) CHECK_OK(hy_test_step(w));
         CHECK_OK(hy_object_get_positions(w, id, x1, 60));
         int still = 0;
         for (int i = 0; i < 20; i++) still += x0[3 * i + 1] == x1[3 * i + 1];
@@ -301,11 +309,11 @@ static void test_fracture_object(void) {
     CHECK(hy_world_get_object_count(w) == 2);
     CHECK(hy_world_get_bond_count(w) == 1);
     double p[3], q[4], v[3], om[3];
-    CHECK_OK(hy_body_get_transform(w, object_named(w, "f_1"), p, q));
+    CHECK_OK(hy_body_get_transform(w, body_named(w, "f_1"), p, q));
     CHECK_NEAR(p[0], 0.5, 1e-12);
     CHECK_NEAR(p[1], 1.0, 1e-12);
     /* The pieces move as one body: v + w x r with r = (0.5, 0, 0). */
-    CHECK_OK(hy_body_get_velocity(w, object_named(w, "f_1"), v, om));
+    CHECK_OK(hy_body_get_velocity(w, body_named(w, "f_1"), v, om));
     CHECK_NEAR(v[0], 1.0, 1e-12);
     CHECK_NEAR(v[2], -1.0, 1e-12);
     CHECK_NEAR(om[1], 2.0, 1e-12);

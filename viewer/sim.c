@@ -133,8 +133,8 @@ static hy_status capture(hy_viewer_sim* s, hy_viewer_frame* f, int64_t step) {
         float* dst = f->positions + 3 * (size_t)o->first_vertex;
         for (size_t k = 0; k < need; k++) dst[k] = (float)s->scratch[k];
     }
-    int64_t nc = step > 0 ? hy_world_get_contacts(s->world, s->contact_scratch, HY_VIEWER_MAX_CONTACTS) : 0;
-    if (nc < 0) nc = 0;
+    int64_t nc = 0;
+    if (step > 0 && hy_world_get_contacts(s->world, s->contact_scratch, HY_VIEWER_MAX_CONTACTS, &nc)) nc = 0;
     if (nc > HY_VIEWER_MAX_CONTACTS) nc = HY_VIEWER_MAX_CONTACTS;
     for (int64_t k = 0; k < nc; k++)
         for (int d = 0; d < 3; d++) f->contacts[3 * k + d] = (float)s->contact_scratch[k].point[d];
@@ -281,7 +281,9 @@ static void* run(void* arg) {
             st = hy_world_set_policy(s->world, policy);
             if (st == HY_OK) s->policy = policy; /* kept across resets */
         }
-        if (st == HY_OK) st = hy_world_step(s->world);
+        hy_world_def wd; /* the scene's step */
+        if (st == HY_OK) st = hy_world_get_def(s->world, &wd);
+        if (st == HY_OK) st = hy_world_step(s->world, wd.time_step, wd.substeps);
         char err[512] = "";
         if (st == HY_OK) {
             hy_viewer_frame* f = &s->slots[s->write_slot];
