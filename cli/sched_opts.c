@@ -12,7 +12,7 @@
 #include "cli/cli.h"
 #include "collision/collide.h"
 #include "engine/error.h"
-#include "engine/world.h"
+#include "engine/tools.h"
 #include "sched/cuda.h"
 #include "sched/model.h"
 #include "sched/proximity.h"
@@ -346,7 +346,9 @@ int hy_cli_sched_apply(const hy_cli_sched* o, const char* cmd, hy_world* w, int 
         return s == HY_ERR_NOMEM || s == HY_ERR_INTERNAL ? HY_EXIT_RUNTIME : HY_EXIT_USAGE;
     }
     hy_cli_sched_fallback(cmd, w);
-    hy_prox_describe(w->prox, desc, cap);
+    const struct hy_prox* prox = hy_world_prox(w);
+    if (prox) hy_prox_describe(prox, desc, cap);
+    else snprintf(desc, cap, "?");
     return HY_EXIT_OK;
 }
 

@@ -11,6 +11,7 @@
 #include "collision/collide.h"
 #include "collision/response.h"
 #include "engine/error.h"
+#include "engine/tools.h"
 #include "sched/proximity.h"
 #include "engine/mesh.h"
 
@@ -1113,6 +1114,8 @@ hy_status hy_world_ensure_prox(hy_world* w) {
     hy_sched_def d = hy_sched_def_default();
     return hy_world_set_scheduling(w, &d);
 }
+
+struct hy_prox* hy_world_prox(hy_world* w) { return w && !hy_world_ensure_prox(w) ? w->prox : NULL; }
 
 HY_API hy_status hy_world_set_scheduling(hy_world* w, const hy_sched_def* def) {
     if (!w || !def) return hy_fail(HY_ERR_INVALID_ARG, "hy_world_set_scheduling: NULL argument");
