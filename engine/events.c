@@ -84,7 +84,7 @@ hy_status hy_events_finish_step(hy_world* w) {
         }
     }
     /* this step's pairs, sorted, once each */
-    qsort(w->pair_keys, (size_t)w->pair_count, sizeof *w->pair_keys, cmp_key);
+    if (w->pair_count > 1) qsort(w->pair_keys, (size_t)w->pair_count, sizeof *w->pair_keys, cmp_key);
     int64_t n = 0;
     for (int64_t i = 0; i < w->pair_count; i++)
         if (n == 0 || w->pair_keys[n - 1] != w->pair_keys[i]) w->pair_keys[n++] = w->pair_keys[i];

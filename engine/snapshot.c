@@ -51,13 +51,13 @@ typedef struct cursor {
 } cursor;
 
 static void put(cursor* c, const void* p, size_t n) {
-    if (c->out) memcpy(c->out + c->at, p, n);
+    if (c->out && n > 0) memcpy(c->out + c->at, p, n); /* p may be NULL when n is 0 */
     c->at += n;
 }
 
 static int get(cursor* c, void* p, size_t n) {
     if (n > c->size - c->at) return 0;
-    memcpy(p, c->in + c->at, n);
+    if (n > 0) memcpy(p, c->in + c->at, n);
     c->at += n;
     return 1;
 }
