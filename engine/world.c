@@ -201,6 +201,12 @@ static hy_status check_world_def(const hy_world_def* d) {
         return hy_fail(HY_ERR_INVALID_ARG, "world.sleep_time must be >= 0 s, got %g", d->sleep_time);
     if (!(d->sleep_velocity > 0.0) || !isfinite(d->sleep_velocity))
         return hy_fail(HY_ERR_INVALID_ARG, "world.sleep_velocity must be > 0 m/s, got %g", d->sleep_velocity);
+    if (!d->enqueue_task != !d->finish_task)
+        return hy_fail(HY_ERR_INVALID_ARG, "world.enqueue_task and world.finish_task go together: %s is NULL",
+                       d->enqueue_task ? "finish_task" : "enqueue_task");
+    if (d->enqueue_task && d->threads < 1)
+        return hy_fail(HY_ERR_INVALID_ARG,
+                       "world.threads must be the host's worker count (>= 1) with a task system, got %d", d->threads);
     return HY_OK;
 }
 
@@ -214,7 +220,12 @@ HY_API hy_status hy_world_create(const hy_world_def* def, hy_world** out) {
     if (!w) return hy_fail(HY_ERR_NOMEM, "out of memory creating a world");
     w->def = *def;
     w->free_handle = -1;
-    w->pool = hy_pool_create(def->threads);
+    if (def->enqueue_task) {
+        struct hy_pool_tasks t = {def->enqueue_task, def->finish_task, def->user_task_context};
+        w->pool = hy_pool_create_tasks(def->threads, &t);
+    } else {
+        w->pool = hy_pool_create(def->threads);
+    }
     if (!w->pool) {
         free(w);
         return hy_fail(HY_ERR_NOMEM, "could not create the worker pool");

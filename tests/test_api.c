@@ -2,8 +2,11 @@
  * generation), body transform / velocity / forces / impulses, kinematic
  * bodies, user data, the step's dt and substeps, snapshot and restore
  * (same hash as the uninterrupted run), and contact events (begin / end /
- * touching) of a ball dropped onto a plane. */
+ * touching) of a ball dropped onto a plane, and a host task system in place
+ * of the world's pool (same hash). */
 #include <math.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -502,6 +505,136 @@ static void test_contact_events(void) {
     hy_world_destroy(w);
 }
 
+/* Host task systems for the world def's enqueue_task / finish_task. */
+typedef struct host {
+    int workers;
+    int scrambled;     /* 1: serial, ranges in reverse order, workers taken in turn */
+    atomic_long calls; /* enqueue calls */
+} host;
+
+/* A threaded host's task: workers 1.. on threads of their own, worker 0
+ * on the caller's thread in finish; ranges of 3 x min_range from a counter. */
+typedef struct host_task {
+    hy_task_fn* fn;
+    void* ctx;
+    int64_t n, range;
+    atomic_llong next;
+    pthread_t threads[8];
+    int nthreads;
+} host_task;
+
+typedef struct host_worker {
+    host_task* t;
+    int32_t id;
+} host_worker;
+
+static void host_work(host_task* t, int32_t worker) {
+    for (;;) {
+        int64_t b = atomic_fetch_add(&t->next, t->range);
+        if (b >= t->n) return;
+        t->fn(b, b + t->range < t->n ? b + t->range : t->n, worker, t->ctx);
+    }
+}
+
+static host_worker host_workers[8];
+
+static void* host_thread(void* arg) {
+    host_worker* hw = arg;
+    host_work(hw->t, hw->id);
+    return NULL;
+}
+
+static void* host_enqueue(hy_task_fn* fn, int64_t n, int64_t min_range, void* ctx, void* user) {
+    host* h = user;
+    atomic_fetch_add(&h->calls, 1);
+    if (h->scrambled) {
+        int64_t ranges = (n + min_range - 1) / min_range;
+        for (int64_t r = ranges - 1; r >= 0; r--) {
+            int64_t b = r * min_range, e = b + min_range < n ? b + min_range : n;
+            fn(b, e, (int32_t)(r % h->workers), ctx);
+        }
+        return NULL;
+    }
+    host_task* t = calloc(1, sizeof *t);
+    if (!t) abort();
+    t->fn = fn;
+    t->ctx = ctx;
+    t->n = n;
+    t->range = 3 * min_range;
+    atomic_init(&t->next, 0);
+    for (int i = 1; i < h->workers && i < 8; i++) {
+        host_workers[i] = (host_worker){t, i};
+        if (pthread_create(&t->threads[t->nthreads], NULL, host_thread, &host_workers[i]) == 0) t->nthreads++;
+    }
+    return t;
+}
+
+static void host_finish(void* task, void* user) {
+    (void)user;
+    host_task* t = task;
+    host_work(t, 0);
+    for (int i = 0; i < t->nthreads; i++) pthread_join(t->threads[i], NULL);
+    free(t);
+}
+
+/* A cloth on a ball and a box beside it, 25 steps: the hash. */
+static uint64_t run_tasks(int threads, host* h) {
+    hy_world_def d = hy_world_def_default();
+    d.threads = threads;
+    if (h) {
+        d.enqueue_task = host_enqueue;
+        d.finish_task = host_finish;
+        d.user_task_context = h;
+    }
+    hy_world* w = NULL;
+    CHECK_OK(hy_world_create(&d, &w));
+    if (!w) return 0;
+    CHECK(hy_world_get_thread_count(w) == threads);
+    hy_mesh *grid = NULL, *ico = NULL, *box = NULL;
+    CHECK_OK(hy_mesh_grid(20, 20, 0.8, 0.8, &grid));
+    CHECK_OK(hy_mesh_icosphere(0.2, 2, &ico));
+    CHECK_OK(hy_mesh_box(0.06, 0.06, 0.06, 1, &box));
+    hy_cloth_def cd = hy_cloth_def_default();
+    cd.mesh = hy_mesh_get_view(grid);
+    cd.position[1] = 0.23;
+    hy_cloth_id cloth;
+    CHECK_OK(hy_cloth_add(w, &cd, &cloth));
+    hy_obstacle_def od = hy_obstacle_def_default();
+    od.mesh = hy_mesh_get_view(ico);
+    hy_obstacle_id ball;
+    CHECK_OK(hy_obstacle_add(w, &od, &ball));
+    hy_body_id b = add_body(w, box, 0.12, 0.4);
+    (void)b;
+    for (int i = 0; i < 25; i++) CHECK_OK(hy_world_step(w, DT, 1));
+    uint64_t hash = hy_world_hash(w);
+    hy_mesh_destroy(grid);
+    hy_mesh_destroy(ico);
+    hy_mesh_destroy(box);
+    hy_world_destroy(w);
+    return hash;
+}
+
+/* The host's task system steps the world to the pool's hash; the def is
+ * checked. */
+static void test_task_system(void) {
+    uint64_t pool = run_tasks(3, NULL);
+    CHECK(pool == run_tasks(1, NULL));
+    host threaded = {3, 0, 0}, scrambled = {4, 1, 0};
+    CHECK(run_tasks(3, &threaded) == pool);
+    CHECK(atomic_load(&threaded.calls) > 25);
+    CHECK(run_tasks(4, &scrambled) == pool);
+    CHECK(atomic_load(&scrambled.calls) > 25);
+    hy_world_def d = hy_world_def_default();
+    d.enqueue_task = host_enqueue;
+    hy_world* w = NULL;
+    CHECK(hy_world_create(&d, &w) == HY_ERR_INVALID_ARG);
+    CHECK(strstr(hy_last_error(), "finish_task is NULL") != NULL);
+    d.finish_task = host_finish;
+    d.threads = 0;
+    CHECK(hy_world_create(&d, &w) == HY_ERR_INVALID_ARG);
+    CHECK(strstr(hy_last_error(), "worker count") != NULL);
+}
+
 int main(void) {
     test_ids_and_removal();
     uint64_t h0 = run_removed(0), h1 = run_removed(1);
@@ -511,5 +644,6 @@ int main(void) {
     test_step_arguments();
     test_snapshot();
     test_contact_events();
+    test_task_system();
     TEST_END();
 }

@@ -150,6 +150,25 @@ HY_API hy_status hy_mesh_load_obj(const char* path, hy_mesh** out);
 
 #define HY_DEF_COOKIE 0x48595048u /* "HYPH": set by every *_def_default() */
 
+/* A task system of the host program (as in Box2D v3): the world hands it
+ * its parallel loops instead of running its own worker threads.
+ *
+ * hy_task_fn runs the items [begin, end) of a loop; `worker` is the index
+ * of the host's thread running it, in [0, hy_world_def.threads): two calls
+ * running at the same time must have different workers (the world keeps
+ * scratch per worker). */
+typedef void hy_task_fn(int64_t begin, int64_t end, int32_t worker, void* task_context);
+/* Run task over [0, item_count), split into ranges of at least min_range
+ * items (the last may be shorter) in any order, on the host's workers,
+ * passing task_context through. Return a handle finish_task waits on, or
+ * NULL after running every item before returning. Called from the thread
+ * that steps the world, never from inside a task. */
+typedef void* hy_enqueue_task_fn(hy_task_fn* task, int64_t item_count, int64_t min_range, void* task_context,
+                                 void* user_context);
+/* Wait until every item of the task enqueue_task returned user_task for
+ * has run. */
+typedef void hy_finish_task_fn(void* user_task, void* user_context);
+
 typedef struct hy_world_def {
     double gravity[3];      /* m/s^2, default (0, -9.81, 0) */
     double time_step;       /* seconds per hy_world_step, > 0, default 1/60 */
@@ -164,6 +183,14 @@ typedef struct hy_world_def {
                                that is awake strikes it; 0 = never. default 0.5 */
     double sleep_velocity;  /* m/s: under it a body counts as at rest (its spin times its size
                                too). default 0.05 */
+    /* The host's task system: both or neither (default NULL: the world's own
+     * pool of `threads` workers). With them, `threads` is the host's worker
+     * count (1..256, not 0) and the world starts no thread. The state does
+     * not depend on how the host splits or orders the ranges: every loop's
+     * results are combined in a fixed order. */
+    hy_enqueue_task_fn* enqueue_task;
+    hy_finish_task_fn* finish_task;
+    void* user_task_context; /* passed to both */
     uint32_t cookie;        /* HY_DEF_COOKIE; do not touch */
 } hy_world_def;
 
