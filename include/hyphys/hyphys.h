@@ -53,6 +53,25 @@ HY_API const char* hy_last_error(void);
 /* Short constant name of a status ("HY_ERR_PARSE"). */
 HY_API const char* hy_status_name(hy_status s);
 
+/* ----------------------------------------------------------- memory */
+
+/* An allocator of the host program (as in Box2D v3): every block hyphys
+ * allocates for itself (worlds, objects, meshes, collision and solver
+ * scratch) comes from alloc and goes back through free. alloc returns
+ * `size` bytes aligned to `alignment` (a power of two, >= 16), or NULL
+ * when it cannot. Both may be called from the world's worker threads at
+ * once. Memory that the libraries hyphys uses allocate for themselves
+ * (cJSON, CHOLMOD, OpenBLAS, the CUDA runtime) does not pass through it. */
+typedef void* hy_alloc_fn(size_t size, size_t alignment, void* user_context);
+typedef void hy_free_fn(void* block, void* user_context);
+/* Install the allocator for the whole process; both NULL: the C library's
+ * again (the default). Only while hyphys holds no memory (before anything
+ * is created, or once all is destroyed) and no hyphys call runs:
+ * HY_ERR_INVALID_ARG otherwise, and with only one of the two. */
+HY_API hy_status hy_set_allocator(hy_alloc_fn* alloc, hy_free_fn* free, void* user_context);
+/* Blocks hyphys holds now, from whichever allocator. */
+HY_API hy_status hy_get_allocation_count(int64_t* out);
+
 /* ------------------------------------------------------------------ ids */
 
 typedef struct hy_world hy_world;
