@@ -43,7 +43,7 @@ int hy_bench_record(const char* scene, const char* dir, long frames, int threads
     }
     if (!quiet)
         fprintf(stderr, "recording %ld frames of %s into %s (%d triangles)\n", frames, path, dir,
-                hy_world_get_triangle_count(w));
+                hy_cli_triangles(w));
     /* What an earlier recording left goes first: its frames past this
      * one's end, and the job stream made from it. */
     char jobs[4200];

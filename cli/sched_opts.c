@@ -173,7 +173,7 @@ int hy_cli_calibrate(int threads, int repeats, int size, const char* path, int q
         fprintf(stderr, "hyphys calibrate: cannot build the sample: %s\n", hy_last_error());
         return HY_EXIT_RUNTIME;
     }
-    int nthreads = hy_world_get_thread_count(w);
+    int nthreads = hy_cli_threads(w);
     /* the cpu resource, then every GPU present */
     int gpus = hy_cuda_device_count();
     if (gpus > HY_SCHED_MAX_RESOURCES - 1) gpus = HY_SCHED_MAX_RESOURCES - 1;
@@ -336,7 +336,7 @@ int hy_cli_sched_def(const hy_cli_sched* o, const char* cmd, int threads, int qu
 int hy_cli_sched_apply(const hy_cli_sched* o, const char* cmd, hy_world* w, int quiet, char* desc, size_t cap) {
     hy_sched_def d;
     char path[4096];
-    int rc = hy_cli_sched_def(o, cmd, hy_world_get_thread_count(w), quiet, &d, path, sizeof path);
+    int rc = hy_cli_sched_def(o, cmd, hy_cli_threads(w), quiet, &d, path, sizeof path);
     if (rc) return rc;
     hy_status s = hy_world_set_scheduling(w, &d);
     if (s) {

@@ -649,7 +649,16 @@ HY_API hy_status hy_bond_add(hy_world* w, const hy_bond_def* d) {
     return HY_OK;
 }
 
-HY_API int32_t hy_world_get_bond_count(const hy_world* w) { return w ? w->bonds.intact : 0; }
+/* A world and an out pointer, or HY_ERR_INVALID_ARG naming the call. */
+static hy_status check_get(const hy_world* w, const void* out, const char* what) {
+    return w && out ? HY_OK : hy_fail(HY_ERR_INVALID_ARG, "%s: NULL argument", what);
+}
+
+HY_API hy_status hy_world_get_bond_count(const hy_world* w, int32_t* out) {
+    hy_status s = check_get(w, out, "hy_world_get_bond_count");
+    if (!s) *out = w->bonds.intact;
+    return s;
+}
 
 /* ---------------------------------------------------------- obstacle */
 
@@ -753,7 +762,11 @@ HY_API hy_status hy_object_get_thickness(const hy_world* w, hy_object_id id, dou
     return HY_OK;
 }
 
-HY_API int32_t hy_world_get_object_count(const hy_world* w) { return w ? w->object_count : 0; }
+HY_API hy_status hy_world_get_object_count(const hy_world* w, int32_t* out) {
+    hy_status s = check_get(w, out, "hy_world_get_object_count");
+    if (!s) *out = w->object_count;
+    return s;
+}
 
 HY_API hy_status hy_world_get_object(const hy_world* w, int32_t i, hy_object_id* out) {
     if (!w || !out) return hy_fail(HY_ERR_INVALID_ARG, "hy_world_get_object: NULL argument");
@@ -905,19 +918,29 @@ HY_API hy_status hy_object_get_velocities(const hy_world* w, hy_object_id id, do
     return copy_out(w, id, out, capacity, 1);
 }
 
-HY_API int32_t hy_world_get_triangle_count(const hy_world* w) {
+HY_API hy_status hy_world_get_triangle_count(const hy_world* w, int32_t* out) {
+    hy_status s = check_get(w, out, "hy_world_get_triangle_count");
+    if (s) return s;
     int32_t n = 0;
-    for (int32_t i = 0; w && i < w->object_count; i++) n += w->objects[i].nt;
-    return n;
+    for (int32_t i = 0; i < w->object_count; i++) n += w->objects[i].nt;
+    *out = n;
+    return HY_OK;
 }
 
-HY_API int32_t hy_world_get_vertex_count(const hy_world* w) {
+HY_API hy_status hy_world_get_vertex_count(const hy_world* w, int32_t* out) {
+    hy_status s = check_get(w, out, "hy_world_get_vertex_count");
+    if (s) return s;
     int32_t n = 0;
-    for (int32_t i = 0; w && i < w->object_count; i++) n += w->objects[i].nv;
-    return n;
+    for (int32_t i = 0; i < w->object_count; i++) n += w->objects[i].nv;
+    *out = n;
+    return HY_OK;
 }
 
-HY_API int32_t hy_world_get_thread_count(const hy_world* w) { return w ? hy_pool_size(w->pool) : 0; }
+HY_API hy_status hy_world_get_thread_count(const hy_world* w, int32_t* out) {
+    hy_status s = check_get(w, out, "hy_world_get_thread_count");
+    if (!s) *out = hy_pool_size(w->pool);
+    return s;
+}
 
 /* -------------------------------------------------------------- hash */
 
@@ -930,15 +953,18 @@ uint64_t hy_fnv1a(uint64_t h, const void* data, size_t n) {
     return h;
 }
 
-HY_API uint64_t hy_world_hash(const hy_world* w) {
+HY_API hy_status hy_world_hash(const hy_world* w, uint64_t* out) {
+    hy_status s = check_get(w, out, "hy_world_hash");
+    if (s) return s;
     uint64_t h = HY_FNV1A_INIT;
-    for (int32_t i = 0; w && i < w->object_count; i++) {
+    for (int32_t i = 0; i < w->object_count; i++) {
         const hy_object* o = &w->objects[i];
         if (!o->alive) continue;
         h = hy_fnv1a(h, o->x, sizeof(double) * 3 * (size_t)o->nv);
         h = hy_fnv1a(h, o->v, sizeof(double) * 3 * (size_t)o->nv);
     }
-    return h;
+    *out = h;
+    return HY_OK;
 }
 
 /* -------------------------------------------------------------- step */
@@ -1224,16 +1250,15 @@ static void keep_sched_stats(hy_world* w) {
     }
 }
 
-HY_API int32_t hy_world_get_sched_stats(const hy_world* w, hy_sched_stats* out, hy_resource_stats* res,
-                                        int32_t capacity) {
-    if (!w || !out || (capacity > 0 && !res)) {
-        hy_fail(HY_ERR_INVALID_ARG, "hy_world_get_sched_stats: NULL argument");
-        return -1;
-    }
+HY_API hy_status hy_world_get_sched_stats(const hy_world* w, hy_sched_stats* out, hy_resource_stats* res,
+                                          int32_t capacity, int32_t* count) {
+    if (!w || !out || (capacity > 0 && !res))
+        return hy_fail(HY_ERR_INVALID_ARG, "hy_world_get_sched_stats: NULL argument");
     *out = w->sched_stats;
     int32_t n = w->sched_stats.resources;
     for (int32_t i = 0; i < n && i < capacity && i < 32; i++) res[i] = w->resource_stats[i];
-    return n;
+    if (count) *count = n;
+    return HY_OK;
 }
 
 /* Bonds of bodies the response struck harder than their bonds can pass on

@@ -34,7 +34,9 @@ int main(void) {
     hy_body_get_transform(world, ball, p, NULL);
     hy_body_get_velocity(world, ball, v, w);
     printf("after 1 s: height %.4f m, speed %.4f m/s, spin %.4f rad/s\n", p[1], -v[1], w[1]);
-    printf("state hash %016llx\n", (unsigned long long)hy_world_hash(world));
+    uint64_t hash = 0;
+    hy_world_hash(world, &hash);
+    printf("state hash %016llx\n", (unsigned long long)hash);
     hy_world_destroy(world);
     return 0;
 }

@@ -149,14 +149,15 @@ int main(void) {
         }
         if (frame(world, floor, paddle, f, &begins, &ends)) return 1;
     }
-    uint64_t went_on = hy_world_hash(world);
+    uint64_t went_on = 0, reloaded = 0;
+    if (hy_world_hash(world, &went_on) != HY_OK) return fail("hash");
 
     /* load the game saved at frame 80 and play the same frames again */
     if (hy_world_restore(world, save, save_size) != HY_OK) return fail("restore");
     long b2 = 0, e2 = 0;
     for (int f = save_at; f < FRAMES; f++)
         if (frame(world, floor, paddle, f, &b2, &e2)) return 1;
-    uint64_t reloaded = hy_world_hash(world);
+    if (hy_world_hash(world, &reloaded) != HY_OK) return fail("hash");
     free(save);
 
     int landed = 0;

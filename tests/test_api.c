@@ -60,7 +60,7 @@ static void test_ids_and_removal(void) {
     hy_body_id c = add_body(w, box, 1.0, 1.0);
     hy_obstacle_id ground = add_plane(w);
     CHECK(a.index != b.index && b.index != c.index);
-    CHECK(hy_world_get_object_count(w) == 4);
+    CHECK(hy_test_object_count(w) == 4);
     /* a bond between b and c goes with b */
     hy_bond_def bond = hy_bond_def_default();
     bond.a = b;
@@ -68,14 +68,14 @@ static void test_ids_and_removal(void) {
     bond.anchor[0] = 0.5;
     bond.anchor[1] = 1.0;
     CHECK_OK(hy_bond_add(w, &bond));
-    CHECK(hy_world_get_bond_count(w) == 1);
+    CHECK(hy_test_bond_count(w) == 1);
     for (int i = 0; i < 5; i++) CHECK_OK(hy_world_step(w, DT, 1));
 
     double pc[3];
     CHECK_OK(hy_body_get_transform(w, c, pc, NULL));
     CHECK_OK(hy_body_remove(w, b));
-    CHECK(hy_world_get_object_count(w) == 3);
-    CHECK(hy_world_get_bond_count(w) == 0);
+    CHECK(hy_test_object_count(w) == 3);
+    CHECK(hy_test_bond_count(w) == 0);
     double p[3];
     CHECK(hy_body_get_transform(w, b, p, NULL) == HY_ERR_STALE_ID);
     CHECK(strstr(hy_last_error(), "does not name a live object") != NULL);
@@ -112,14 +112,14 @@ static void test_ids_and_removal(void) {
     hy_body_id forged = {ground.index, ground.generation};
     CHECK(hy_body_get_transform(w, forged, p, NULL) == HY_ERR_INVALID_ARG);
     CHECK(hy_body_remove(w, forged) == HY_ERR_INVALID_ARG);
-    CHECK(hy_world_get_object_count(w) == 4);
+    CHECK(hy_test_object_count(w) == 4);
     for (int i = 0; i < 5; i++) CHECK_OK(hy_world_step(w, DT, 1));
     /* removing every object leaves an empty world that still steps */
     CHECK_OK(hy_body_remove(w, a));
     CHECK_OK(hy_body_remove(w, c));
     CHECK_OK(hy_body_remove(w, d));
     CHECK_OK(hy_obstacle_remove(w, ground));
-    CHECK(hy_world_get_object_count(w) == 0);
+    CHECK(hy_test_object_count(w) == 0);
     CHECK_OK(hy_world_step(w, DT, 1));
     hy_mesh_destroy(box);
     hy_world_destroy(w);
@@ -144,7 +144,7 @@ static uint64_t run_removed(int with_extra) {
     CHECK_OK(hy_cloth_add(w, &cd, &cloth));
     if (with_extra) CHECK_OK(hy_body_remove(w, extra));
     for (int i = 0; i < 40; i++) CHECK_OK(hy_world_step(w, DT, 1));
-    uint64_t h = hy_world_hash(w);
+    uint64_t h = hy_test_hash(w);
     hy_mesh_destroy(box);
     hy_mesh_destroy(grid);
     hy_world_destroy(w);
@@ -303,6 +303,34 @@ static void test_step_arguments(void) {
     CHECK(strstr(hy_last_error(), "substeps") != NULL);
     CHECK(hy_world_step(w, DT, 65) == HY_ERR_INVALID_ARG);
     CHECK(hy_world_step(NULL, DT, 1) == HY_ERR_INVALID_ARG);
+    /* the getters return statuses too */
+    uint64_t hash = 0;
+    int32_t count = -1;
+    CHECK(hy_world_hash(NULL, &hash) == HY_ERR_INVALID_ARG);
+    CHECK(hy_world_hash(w, NULL) == HY_ERR_INVALID_ARG);
+    CHECK(hy_world_get_object_count(NULL, &count) == HY_ERR_INVALID_ARG);
+    CHECK(hy_world_get_object_count(w, NULL) == HY_ERR_INVALID_ARG);
+    CHECK(strstr(hy_last_error(), "hy_world_get_object_count") != NULL);
+    CHECK(hy_world_get_bond_count(NULL, &count) == HY_ERR_INVALID_ARG);
+    CHECK(hy_world_get_triangle_count(NULL, &count) == HY_ERR_INVALID_ARG);
+    CHECK(hy_world_get_vertex_count(NULL, &count) == HY_ERR_INVALID_ARG);
+    CHECK(hy_world_get_thread_count(NULL, &count) == HY_ERR_INVALID_ARG);
+    CHECK_OK(hy_world_get_object_count(w, &count));
+    CHECK(count == 1);
+    CHECK_OK(hy_world_get_triangle_count(w, &count));
+    CHECK(count == 12);
+    CHECK_OK(hy_world_get_vertex_count(w, &count));
+    CHECK(count == 8);
+    CHECK_OK(hy_world_get_thread_count(w, &count));
+    CHECK(count == 1);
+    CHECK_OK(hy_world_get_bond_count(w, &count));
+    CHECK(count == 0);
+    int32_t nres = -1;
+    hy_sched_stats ss;
+    CHECK(hy_world_get_sched_stats(NULL, &ss, NULL, 0, &nres) == HY_ERR_INVALID_ARG);
+    CHECK(hy_world_get_sched_stats(w, &ss, NULL, 2, &nres) == HY_ERR_INVALID_ARG);
+    CHECK_OK(hy_world_get_sched_stats(w, &ss, NULL, 0, &nres));
+    CHECK(nres == 0); /* no step yet */
     double p[3];
     for (int i = 0; i < 20; i++) CHECK_OK(hy_world_step(w, 0.01, 3));
     CHECK_OK(hy_body_get_transform(w, b, p, NULL));
@@ -355,17 +383,17 @@ static void test_snapshot(void) {
     CHECK(hy_world_snapshot(w, snap, size - 1, &written) == HY_ERR_INVALID_ARG);
     CHECK_OK(hy_world_snapshot(w, snap, size, &written));
     CHECK(written == size);
-    uint64_t at = hy_world_hash(w);
+    uint64_t at = hy_test_hash(w);
     steps(w, 40);
-    uint64_t want = hy_world_hash(w);
+    uint64_t want = hy_test_hash(w);
     hy_step_stats st;
     CHECK_OK(hy_world_get_stats(w, &st));
     CHECK(st.step_index == 70);
     /* same world */
     CHECK_OK(hy_world_restore(w, snap, size));
-    CHECK(hy_world_hash(w) == at);
+    CHECK(hy_test_hash(w) == at);
     steps(w, 40);
-    CHECK(hy_world_hash(w) == want);
+    CHECK(hy_test_hash(w) == want);
     CHECK_OK(hy_world_get_stats(w, &st));
     CHECK(st.step_index == 70);
     /* a world loaded again */
@@ -374,27 +402,27 @@ static void test_snapshot(void) {
     if (w2) {
         steps(w2, 3);
         CHECK_OK(hy_world_restore(w2, snap, size));
-        CHECK(hy_world_hash(w2) == at);
+        CHECK(hy_test_hash(w2) == at);
         steps(w2, 40);
-        CHECK(hy_world_hash(w2) == want);
+        CHECK(hy_test_hash(w2) == want);
         /* a world with other objects is refused, unchanged */
         hy_object_id first;
         CHECK_OK(hy_world_get_object(w2, 3, &first));
         CHECK_OK(hy_object_remove(w2, first));
-        uint64_t before = hy_world_hash(w2);
+        uint64_t before = hy_test_hash(w2);
         CHECK(hy_world_restore(w2, snap, size) == HY_ERR_INVALID_ARG);
         CHECK(strstr(hy_last_error(), "objects") != NULL);
-        CHECK(hy_world_hash(w2) == before);
+        CHECK(hy_test_hash(w2) == before);
         hy_world_destroy(w2);
     }
     /* a truncated or foreign buffer */
-    uint64_t before = hy_world_hash(w);
+    uint64_t before = hy_test_hash(w);
     CHECK(hy_world_restore(w, snap, size - 1) == HY_ERR_PARSE);
     CHECK(strstr(hy_last_error(), "truncated") != NULL);
     unsigned char junk[64] = {0};
     CHECK(hy_world_restore(w, junk, sizeof junk) == HY_ERR_PARSE);
     CHECK(strstr(hy_last_error(), "not a hyphys snapshot") != NULL);
-    CHECK(hy_world_hash(w) == before);
+    CHECK(hy_test_hash(w) == before);
     free(snap);
     hy_world_destroy(w);
 }
@@ -589,7 +617,7 @@ static uint64_t run_tasks(int threads, host* h) {
     hy_world* w = NULL;
     CHECK_OK(hy_world_create(&d, &w));
     if (!w) return 0;
-    CHECK(hy_world_get_thread_count(w) == threads);
+    CHECK(hy_test_thread_count(w) == threads);
     hy_mesh *grid = NULL, *ico = NULL, *box = NULL;
     CHECK_OK(hy_mesh_grid(20, 20, 0.8, 0.8, &grid));
     CHECK_OK(hy_mesh_icosphere(0.2, 2, &ico));
@@ -606,7 +634,7 @@ static uint64_t run_tasks(int threads, host* h) {
     hy_body_id b = add_body(w, box, 0.12, 0.4);
     (void)b;
     for (int i = 0; i < 25; i++) CHECK_OK(hy_world_step(w, DT, 1));
-    uint64_t hash = hy_world_hash(w);
+    uint64_t hash = hy_test_hash(w);
     hy_mesh_destroy(grid);
     hy_mesh_destroy(ico);
     hy_mesh_destroy(box);

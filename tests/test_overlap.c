@@ -99,7 +99,7 @@ static void test_nbody_initial_state(void) {
     int64_t n = -1;
     CHECK_OK(hy_world_find_overlaps(w, HY_OVERLAP_CLEARANCE, NULL, 0, &n));
     CHECK(n == 0);
-    CHECK(hy_world_get_object_count(w) == 641);
+    CHECK(hy_test_object_count(w) == 641);
     hy_world_destroy(w);
 }
 
@@ -126,7 +126,7 @@ static void test_fracture_impact(void) {
     hy_world* w = load(json, 1, &s);
     CHECK(s == HY_OK && w);
     if (!w) return;
-    int32_t n_obj = hy_world_get_object_count(w), bonds0 = hy_world_get_bond_count(w);
+    int32_t n_obj = hy_test_object_count(w), bonds0 = hy_test_bond_count(w);
     CHECK(n_obj == 25 && bonds0 == 46);
     double p0 = 0.0, ke0 = 0.0, ke_prev = 0.0;
     int64_t contacts = 0, bad_steps = 0, energy_grew = 0;
@@ -169,7 +169,7 @@ static void test_fracture_impact(void) {
     CHECK(energy_grew == 0);
     CHECK(ke_prev < 0.6 * ke0); /* the impact is inelastic */
     CHECK(contacts > 0);                          /* the projectile did hit the wall */
-    CHECK(hy_world_get_bond_count(w) < bonds0); /* and broke bonds */
+    CHECK(hy_test_bond_count(w) < bonds0); /* and broke bonds */
     hy_world_destroy(w);
 }
 

@@ -192,7 +192,7 @@ static int run(const char* policy, const char* devices, int virtual_clock, const
         hy_status s = hy_test_step(w);
         CHECK_OK(s);
         if (s) break;
-        out->hash[k] = hy_world_hash(w);
+        out->hash[k] = hy_test_hash(w);
         int64_t n = 0;
         CHECK_OK(hy_world_get_contacts(w, ci, 100000, &n));
         out->contact_count += n;
@@ -204,7 +204,8 @@ static int run(const char* policy, const char* devices, int virtual_clock, const
         out->contacts[k] = h;
         hy_sched_stats ss;
         hy_resource_stats rs[4];
-        int32_t nr = hy_world_get_sched_stats(w, &ss, rs, 4);
+        int32_t nr = 0;
+        CHECK_OK(hy_world_get_sched_stats(w, &ss, rs, 4, &nr));
         out->makespan[k] = ss.makespan_ms;
         for (int i = 0; i < nr && i < 4; i++) out->busy[k][i] = rs[i].busy_ms;
     }

@@ -43,7 +43,7 @@ static void test_body_errors_and_fall(void) {
     bd.density = -1.0;
     CHECK(hy_body_add(w, &bd, &body) != HY_OK);
     CHECK(strstr(hy_last_error(), "-1") != NULL);
-    CHECK(hy_world_get_object_count(w) == 0);
+    CHECK(hy_test_object_count(w) == 0);
     bd.density = 1000.0;
     bd.position[1] = 10.0;
     bd.linear_velocity[0] = 2.0;
@@ -95,14 +95,14 @@ static void test_nan_keeps_state(void) {
     uint64_t before = 0;
     int steps = 0;
     while (s == HY_OK && steps < 1000) {
-        before = hy_world_hash(w);
+        before = hy_test_hash(w);
         s = hy_test_step(w);
         steps++;
     }
     CHECK(s == HY_ERR_NUMERIC);
     CHECK(strstr(hy_last_error(), "falling-box") != NULL);
     CHECK(strstr(hy_last_error(), "vertex") != NULL);
-    CHECK(hy_world_hash(w) == before); /* the last good state is kept */
+    CHECK(hy_test_hash(w) == before); /* the last good state is kept */
     double x[3 * 8];
     CHECK_OK(hy_object_get_positions(w, hy_body_object(id), x, 24));
     int finite = 1;
@@ -139,16 +139,16 @@ static void test_bonds(void) {
          * impulse of 1000 kg * 1 m/s = 1000 N s */
         bond.strength = strong ? 1e6 : 10.0;
         CHECK_OK(hy_bond_add(w, &bond));
-        CHECK(hy_world_get_bond_count(w) == 1);
+        CHECK(hy_test_bond_count(w) == 1);
         for (int i = 0; i < 30; i++) CHECK_OK(hy_test_step(w));
         double pa[3], pb[3];
         CHECK_OK(hy_body_get_transform(w, a, pa, NULL));
         CHECK_OK(hy_body_get_transform(w, b, pb, NULL));
         if (strong) {
-            CHECK(hy_world_get_bond_count(w) == 1);
+            CHECK(hy_test_bond_count(w) == 1);
             CHECK_NEAR(pb[0] - pa[0], 1.004, 1e-3); /* held at the welded distance */
         } else {
-            CHECK(hy_world_get_bond_count(w) == 0);
+            CHECK(hy_test_bond_count(w) == 0);
             CHECK(pb[0] - pa[0] > 1.5); /* flew apart */
         }
         hy_mesh_destroy(box);
@@ -179,7 +179,7 @@ static uint64_t run_mixed(int threads) {
     hy_body_id body;
     CHECK_OK(hy_body_add(w, &bd, &body));
     for (int i = 0; i < 20; i++) CHECK_OK(hy_test_step(w));
-    uint64_t h = hy_world_hash(w);
+    uint64_t h = hy_test_hash(w);
     hy_mesh_destroy(grid);
     hy_mesh_destroy(ico);
     hy_world_destroy(w);
@@ -249,7 +249,7 @@ static void test_cloth_null_arrays(void) {
     cd.mesh.triangles = NULL;
     CHECK(hy_cloth_add(w, &cd, &id) == HY_ERR_INVALID_ARG);
     CHECK(strstr(hy_last_error(), "def.mesh.triangles is NULL") != NULL);
-    CHECK(hy_world_get_object_count(w) == 0);
+    CHECK(hy_test_object_count(w) == 0);
     cd.mesh = hy_mesh_get_view(grid);
     CHECK_OK(hy_cloth_add(w, &cd, &id));
     hy_mesh_destroy(grid);

@@ -61,7 +61,9 @@ static void free_topology(hy_viewer_topology* t) {
  * whole life; only positions travel in snapshots. */
 static hy_status read_topology(const hy_world* w, hy_viewer_topology* t) {
     memset(t, 0, sizeof *t);
-    int32_t n = hy_world_get_object_count(w);
+    int32_t n = 0;
+    hy_status sn = hy_world_get_object_count(w, &n);
+    if (sn) return sn;
     if (n <= 0) return hy_fail(HY_ERR_INVALID_ARG, "the scene has no objects to show");
     t->objects = calloc((size_t)n, sizeof *t->objects);
     if (!t->objects) return hy_fail(HY_ERR_NOMEM, "out of memory reading the scene");
@@ -143,11 +145,12 @@ static hy_status capture(hy_viewer_sim* s, hy_viewer_frame* f, int64_t step) {
         hy_world_get_stats(s->world, &f->stats);
     else
         memset(&f->stats, 0, sizeof f->stats);
-    int32_t nr = hy_world_get_sched_stats(s->world, &f->sched, f->resources, 8);
-    f->resource_count = nr < 0 ? 0 : nr > 8 ? 8 : nr;
+    int32_t nr = 0;
+    if (hy_world_get_sched_stats(s->world, &f->sched, f->resources, 8, &nr)) nr = 0;
+    f->resource_count = nr > 8 ? 8 : nr;
     f->step = step;
     f->sim_time = (double)step * t->time_step;
-    f->bonds = hy_world_get_bond_count(s->world);
+    hy_world_get_bond_count(s->world, &f->bonds); /* the world exists: cannot fail */
     return HY_OK;
 }
 

@@ -345,7 +345,7 @@ typedef struct hy_bond_def {
 HY_API hy_bond_def hy_bond_def_default(void);
 HY_API hy_status hy_bond_add(hy_world* world, const hy_bond_def* def);
 /* Bonds still intact. */
-HY_API int32_t hy_world_get_bond_count(const hy_world* world);
+HY_API hy_status hy_world_get_bond_count(const hy_world* world, int32_t* out);
 
 /* --------------------------------------------------------------- obstacle */
 
@@ -396,7 +396,7 @@ HY_API hy_status hy_object_set_name(hy_world* world, hy_object_id id, const char
 HY_API hy_status hy_object_get_thickness(const hy_world* world, hy_object_id id, double* out);
 /* Number of live objects and the id of the i-th (in insertion order;
  * removing an object shifts the later ones down by one). */
-HY_API int32_t hy_world_get_object_count(const hy_world* world);
+HY_API hy_status hy_world_get_object_count(const hy_world* world, int32_t* out);
 HY_API hy_status hy_world_get_object(const hy_world* world, int32_t i, hy_object_id* out);
 HY_API hy_status hy_object_get_mesh(const hy_world* world, hy_object_id id, int32_t* vertex_count,
                                     int32_t* triangle_count, const int32_t** triangles);
@@ -443,10 +443,11 @@ typedef struct hy_step_stats {
 HY_API hy_status hy_world_step(hy_world* world, double dt, int32_t substeps);
 /* Stats of the last completed step; valid until the next step. */
 HY_API hy_status hy_world_get_stats(const hy_world* world, hy_step_stats* out);
-HY_API int32_t hy_world_get_triangle_count(const hy_world* world);
-HY_API int32_t hy_world_get_vertex_count(const hy_world* world);
+/* Triangles and vertices of every live object. */
+HY_API hy_status hy_world_get_triangle_count(const hy_world* world, int32_t* out);
+HY_API hy_status hy_world_get_vertex_count(const hy_world* world, int32_t* out);
 /* Worker threads the world steps with (the caller's thread included). */
-HY_API int32_t hy_world_get_thread_count(const hy_world* world);
+HY_API hy_status hy_world_get_thread_count(const hy_world* world, int32_t* out);
 
 /* A colliding feature pair found at the start of the last step's collision
  * response (before any impulse): a vertex against a triangle, or an edge
@@ -501,7 +502,7 @@ HY_API hy_status hy_world_get_contact_events(const hy_world* world, hy_contact_e
 
 /* 64-bit FNV-1a hash of every object's positions and velocities (bit
  * patterns) in object order: equal hashes mean bit-identical states. */
-HY_API uint64_t hy_world_hash(const hy_world* world);
+HY_API hy_status hy_world_hash(const hy_world* world, uint64_t* out);
 
 /* ---------------------------------------------------------- snapshots */
 
@@ -637,10 +638,11 @@ typedef struct hy_sched_stats {
 } hy_sched_stats;
 
 /* Scheduling figures of the last step; writes up to capacity resource rows
- * (res may be NULL when capacity is 0) and returns the resource count, or
- * -1 on a NULL argument. */
-HY_API int32_t hy_world_get_sched_stats(const hy_world* world, hy_sched_stats* out, hy_resource_stats* res,
-                                        int32_t capacity);
+ * (res may be NULL when capacity is 0) and the resource count to *count
+ * (may be NULL). HY_ERR_INVALID_ARG on a NULL world or out, or res NULL
+ * with capacity > 0. */
+HY_API hy_status hy_world_get_sched_stats(const hy_world* world, hy_sched_stats* out, hy_resource_stats* res,
+                                          int32_t capacity, int32_t* count);
 
 /* ----------------------------------------------------------------- scenes */
 
