@@ -57,7 +57,7 @@ HY_API const char* hy_status_name(hy_status s);
 
 /* An allocator of the host program (as in Box2D v3): every block hyphys
  * allocates for itself (worlds, objects, meshes, collision and solver
- * scratch) comes from alloc and goes back through free. alloc returns
+ * scratch) comes from alloc and goes back through free_fn. alloc returns
  * `size` bytes aligned to `alignment` (a power of two, >= 16), or NULL
  * when it cannot. Both may be called from the world's worker threads at
  * once. Memory that the libraries hyphys uses allocate for themselves
@@ -68,7 +68,7 @@ typedef void hy_free_fn(void* block, void* user_context);
  * again (the default). Only while hyphys holds no memory (before anything
  * is created, or once all is destroyed) and no hyphys call runs:
  * HY_ERR_INVALID_ARG otherwise, and with only one of the two. */
-HY_API hy_status hy_set_allocator(hy_alloc_fn* alloc, hy_free_fn* free, void* user_context);
+HY_API hy_status hy_set_allocator(hy_alloc_fn* alloc, hy_free_fn* free_fn, void* user_context);
 /* Blocks hyphys holds now, from whichever allocator. */
 HY_API hy_status hy_get_allocation_count(int64_t* out);
 
