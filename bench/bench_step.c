@@ -63,14 +63,14 @@ typedef struct step_hook {
  * in the public API); it shows when a scene's bodies come to rest. */
 typedef struct energy_ctx {
     int32_t count;
-    hy_object_id* ids;
+    hy_body_id* ids;
     double* mass;
 } energy_ctx;
 
 static int energy_init(void** ctx, const hy_world* w, const step_opts* o) {
     (void)o;
     energy_ctx* e = calloc(1, sizeof *e);
-    int32_t n = hy_world_get_object_count(w);
+    int32_t n = hy_cli_objects(w);
     if (e) e->ids = malloc(sizeof *e->ids * (size_t)(n > 0 ? n : 1));
     if (e) e->mass = malloc(sizeof *e->mass * (size_t)(n > 0 ? n : 1));
     if (!e || !e->ids || !e->mass) {
@@ -83,10 +83,12 @@ static int energy_init(void** ctx, const hy_world* w, const step_opts* o) {
     for (int32_t i = 0; i < n; i++) {
         hy_object_id id;
         hy_object_kind kind;
+        hy_body_id body;
         hy_mass_properties mp;
         if (hy_world_get_object(w, i, &id) || hy_object_get_kind(w, id, &kind)) continue;
-        if (kind != HY_OBJECT_BODY || hy_body_get_mass_properties(w, id, &mp)) continue;
-        e->ids[e->count] = id;
+        if (kind != HY_OBJECT_BODY || hy_object_as_body(w, id, &body) || hy_body_get_mass_properties(w, body, &mp))
+            continue;
+        e->ids[e->count] = body;
         e->mass[e->count++] = mp.mass;
     }
     return HY_EXIT_OK;
@@ -277,22 +279,24 @@ int hy_bench_step_main(int argc, char** argv) {
         if ((rc = hooks[inited].init(&ctx[inited], w, &o)) == HY_EXIT_OK) inited++;
     if (rc == HY_EXIT_OK && !quiet)
         fprintf(stderr, "%s: %ld frames of %s (%s), %d triangles, %ld threads\n", WHO, frames, name,
-                frames == sequence ? what : "--frames", hy_world_get_triangle_count(w), threads);
-    int32_t bonds_initial = hy_world_get_bond_count(w);
+                frames == sequence ? what : "--frames", hy_cli_triangles(w), threads);
+    int32_t bonds_initial = hy_cli_bonds(w);
 
     /* The sequence: each step timed by the step itself, then the hooks. */
     double t0 = hy_cli_now(), last_report = t0;
     long done = 0;
+    hy_world_def wd; /* the scene's step */
+    hy_world_get_def(w, &wd);
     for (long f = 0; f < frames && rc == HY_EXIT_OK; f++) {
         step_row* r = &rows[f];
-        if (hy_world_step(w) != HY_OK) {
+        if (hy_world_step(w, wd.time_step, wd.substeps) != HY_OK) {
             fprintf(stderr, WHO ": frame %ld: %s\n", f + 1, hy_last_error());
             rc = HY_EXIT_RUNTIME;
             break;
         }
         hy_world_get_stats(w, &r->st);
         r->capped = step_capped(&r->st);
-        r->bonds = hy_world_get_bond_count(w);
+        r->bonds = hy_cli_bonds(w);
         for (int h = 0; h < HOOK_COUNT && rc == HY_EXIT_OK; h++)
             if (ctx[h]) rc = hooks[h].after_step(ctx[h], w, f + 1, r);
         if (rc) break;
@@ -341,12 +345,12 @@ int hy_bench_step_main(int argc, char** argv) {
             for (long f = 0; f < frames; f++) scratch[f] = rows[f].st.ms[p];
             spread(scratch, frames, &ph_med[p], &ph_p95[p]);
         }
-        uint64_t hash = hy_world_hash(w);
+        uint64_t hash = hy_cli_hash(w);
         if (json) {
             printf("{\"scene\":");
             hy_cli_json_string(stdout, name);
             printf(",\"threads\":%ld,\"frames\":%ld,\"sequence_frames\":%ld,\"triangles\":%d,\"first_contact_frame\":",
-                   threads, frames, sequence, hy_world_get_triangle_count(w));
+                   threads, frames, sequence, hy_cli_triangles(w));
             if (first_contact) printf("%ld", first_contact);
             else printf("null");
             printf(",\"fps\":%.4f,\"seconds\":%.6f,\"step_ms\":{\"median\":%.4f,\"p95\":%.4f,\"max\":%.4f},"
@@ -364,9 +368,9 @@ int hy_bench_step_main(int argc, char** argv) {
             printf("},\"cg_max_iterations\":%d,\"capped_steps\":%ld,\"contacts_per_frame\":%.1f,"
                    "\"bonds\":{\"initial\":%d,\"final\":%d},\"checked\":%s,\"hash\":\"%016" PRIx64 "\"}\n",
                    def.cg_max_iterations, capped, contacts / (double)frames, bonds_initial,
-                   hy_world_get_bond_count(w), o.check ? "true" : "false", hash);
+                   hy_cli_bonds(w), o.check ? "true" : "false", hash);
         } else {
-            printf("scene %s: %d triangles, %ld frames (%s), %ld threads\n", name, hy_world_get_triangle_count(w),
+            printf("scene %s: %d triangles, %ld frames (%s), %ld threads\n", name, hy_cli_triangles(w),
                    frames, frames == sequence ? "its whole sequence" : "set by --frames", threads);
             if (first_contact) printf("  first contact           frame %ld\n", first_contact);
             else printf("  first contact           none in these frames\n");
@@ -383,7 +387,7 @@ int hy_bench_step_main(int argc, char** argv) {
             printf("  contacts per frame      %10.1f\n", contacts / (double)frames);
             if (bonds_initial > 0)
                 printf("  bonds                   %d at the start, %d at the end\n", bonds_initial,
-                       hy_world_get_bond_count(w));
+                       hy_cli_bonds(w));
             if (o.check) printf("  --check                 no frame ends with intersecting triangles\n");
             printf("  state hash              %016" PRIx64 "\n", hash);
         }

@@ -43,7 +43,7 @@ int hy_bench_record(const char* scene, const char* dir, long frames, int threads
     }
     if (!quiet)
         fprintf(stderr, "recording %ld frames of %s into %s (%d triangles)\n", frames, path, dir,
-                hy_world_get_triangle_count(w));
+                hy_cli_triangles(w));
     /* What an earlier recording left goes first: its frames past this
      * one's end, and the job stream made from it. */
     char jobs[4200];
@@ -58,8 +58,10 @@ int hy_bench_record(const char* scene, const char* dir, long frames, int threads
     if (!st) st = hy_export_frame(w, dir, 0);
     if (!st) st = hy_export_source_write(dir, path, &src);
     if (st) rc = HY_EXIT_RUNTIME;
+    hy_world_def wd; /* the scene's step */
+    hy_world_get_def(w, &wd);
     for (long f = 0; f < frames && rc == HY_EXIT_OK; f++) {
-        if (hy_world_step(w) || hy_export_frame(w, dir, (int32_t)(f + 1))) rc = HY_EXIT_RUNTIME;
+        if (hy_world_step(w, wd.time_step, wd.substeps) || hy_export_frame(w, dir, (int32_t)(f + 1))) rc = HY_EXIT_RUNTIME;
         if (!quiet && rc == HY_EXIT_OK && ((f + 1) % 5 == 0 || f + 1 == frames))
             fprintf(stderr, "  frame %ld/%ld (%.1f s)\n", f + 1, frames, hy_cli_now() - t0);
     }

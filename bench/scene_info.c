@@ -5,6 +5,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "cli/cli.h"
+
 /* Each benchmark scene's whole sequence: the frames it takes to cover its
  * events (first contact, landing, rest). The counts come from stepping the
  * scenes at 2 threads and watching `hyphys bench step --csv`'s kinetic_energy and contacts
@@ -49,7 +51,7 @@ const char* hy_bench_sequences_text(void) {
 
 hy_status hy_bench_contact_distance(const hy_world* w, double* out, int* mixed) {
     double lo = 0.0, hi = 0.0;
-    int32_t n = hy_world_get_object_count(w);
+    int32_t n = hy_cli_objects(w);
     for (int32_t i = 0; i < n; i++) {
         hy_object_id id;
         double t;

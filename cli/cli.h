@@ -7,6 +7,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "hyphys/hyphys.h"
+
 #define HY_EXIT_OK 0
 #define HY_EXIT_RUNTIME 1
 #define HY_EXIT_USAGE 2
@@ -53,5 +55,38 @@ int hy_cli_make_dirs(const char* path, int parent_only, const char* who);
 /* s as a JSON string literal (quotes, backslashes and control characters
  * escaped), for names that come from the user (scene paths, profiles). */
 void hy_cli_json_string(FILE* f, const char* s);
+
+/* A world's counts and hash as values, for printing: the getters fail only
+ * on a NULL world or out pointer, which the commands never pass. */
+static inline int32_t hy_cli_triangles(const hy_world* w) {
+    int32_t n = 0;
+    hy_world_get_triangle_count(w, &n);
+    return n;
+}
+static inline int32_t hy_cli_vertices(const hy_world* w) {
+    int32_t n = 0;
+    hy_world_get_vertex_count(w, &n);
+    return n;
+}
+static inline int32_t hy_cli_objects(const hy_world* w) {
+    int32_t n = 0;
+    hy_world_get_object_count(w, &n);
+    return n;
+}
+static inline int32_t hy_cli_bonds(const hy_world* w) {
+    int32_t n = 0;
+    hy_world_get_bond_count(w, &n);
+    return n;
+}
+static inline int32_t hy_cli_threads(const hy_world* w) {
+    int32_t n = 0;
+    hy_world_get_thread_count(w, &n);
+    return n;
+}
+static inline uint64_t hy_cli_hash(const hy_world* w) {
+    uint64_t h = 0;
+    hy_world_hash(w, &h);
+    return h;
+}
 
 #endif

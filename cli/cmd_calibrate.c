@@ -60,7 +60,7 @@ static int calibrate_main(int argc, char** argv) {
             fprintf(stderr, "hyphys calibrate: %s\n", hy_last_error());
             return HY_EXIT_RUNTIME;
         }
-        hy_cli_profile_path(hy_world_get_thread_count(w), path, sizeof path);
+        hy_cli_profile_path(hy_cli_threads(w), path, sizeof path);
         hy_world_destroy(w);
     }
     return hy_cli_calibrate((int)threads, (int)repeats, (int)size, path, 0, json);

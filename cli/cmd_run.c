@@ -160,11 +160,11 @@ static int run_main(int argc, char** argv) {
         hy_world_destroy(w);
         return HY_EXIT_RUNTIME;
     }
-    int threads = hy_world_get_thread_count(w);
-    int32_t bonds_initial = hy_world_get_bond_count(w);
+    int threads = hy_cli_threads(w);
+    int32_t bonds_initial = hy_cli_bonds(w);
     if (!o.quiet && !o.json)
-        fprintf(stderr, "loaded %s: %d triangles, %d vertices, %d objects\n", path, hy_world_get_triangle_count(w),
-                hy_world_get_vertex_count(w), hy_world_get_object_count(w));
+        fprintf(stderr, "loaded %s: %d triangles, %d vertices, %d objects\n", path, hy_cli_triangles(w),
+                hy_cli_vertices(w), hy_cli_objects(w));
     char sched_desc[1024] = "";
     int rc0 = hy_cli_sched_apply(&o.sched, "run", w, o.quiet || o.json, sched_desc, sizeof sched_desc);
     if (rc0) {
@@ -224,7 +224,7 @@ static int run_main(int argc, char** argv) {
     memset(&sst, 0, sizeof sst);
     double sched_ms_total = 0.0;
     int64_t sched_calls = 0;
-    int nres = 0;
+    int32_t nres = 0;
     if (!ms) {
         fprintf(stderr, "hyphys run: out of memory\n");
         hy_world_destroy(w);
@@ -238,8 +238,10 @@ static int run_main(int argc, char** argv) {
     double t0 = hy_cli_now(), last_report = t0;
     hy_cli_progress pr;
     hy_cli_progress_start(&pr, t0);
+    hy_world_def wd; /* the scene's step */
+    hy_world_get_def(w, &wd);
     for (long f = 0; f < o.frames && !check_failed; f++) {
-        s = hy_world_step(w);
+        s = hy_world_step(w, wd.time_step, wd.substeps);
         if (s) {
             if (tty && !o.quiet) fputc('\n', stderr);
             fprintf(stderr, "hyphys run: frame %ld: %s\n", f + 1, hy_last_error());
@@ -250,7 +252,7 @@ static int run_main(int argc, char** argv) {
         hy_world_get_stats(w, &st);
         for (int p = 0; p < HY_PHASE_COUNT; p++) ms[(size_t)p * (size_t)o.frames + (size_t)f] = st.ms[p];
         ms[(size_t)HY_PHASE_COUNT * (size_t)o.frames + (size_t)f] = st.ms_total;
-        nres = hy_world_get_sched_stats(w, &sst, res_step, 32);
+        hy_world_get_sched_stats(w, &sst, res_step, 32, &nres); /* w and the arrays are set: cannot fail */
         ms[(size_t)(HY_PHASE_COUNT + 1) * (size_t)o.frames + (size_t)f] = sst.makespan_ms;
         sched_ms_total += sst.scheduler_ms;
         sched_calls += sst.calls;
@@ -317,11 +319,11 @@ static int run_main(int argc, char** argv) {
 
     /* Summary: what was computed is reported even after a failure. */
     char hash[32];
-    snprintf(hash, sizeof hash, "%016" PRIx64, hy_world_hash(w));
+    snprintf(hash, sizeof hash, "%016" PRIx64, hy_cli_hash(w));
     if (o.json) {
         printf("{\"scene\":");
         hy_cli_json_string(stdout, o.scene);
-        printf(",\"triangles\":%d,\"frames\":%ld,\"threads\":%d,\"ms_per_step\":{", hy_world_get_triangle_count(w),
+        printf(",\"triangles\":%d,\"frames\":%ld,\"threads\":%d,\"ms_per_step\":{", hy_cli_triangles(w),
                done, threads);
         for (int p = 0; p <= HY_PHASE_COUNT; p++) {
             const double* v = ms + (size_t)p * (size_t)o.frames;
@@ -345,7 +347,7 @@ static int run_main(int argc, char** argv) {
                    (long long)res_total[r].traverse_jobs, (long long)res_total[r].leaf_jobs, res_step[r].proc_us[0],
                    res_step[r].proc_us[1]);
         printf("]},\"bonds\":{\"initial\":%d,\"broken\":%d}", bonds_initial,
-               bonds_initial - hy_world_get_bond_count(w));
+               bonds_initial - hy_cli_bonds(w));
         const double* it = ms + (size_t)(HY_PHASE_COUNT + 2) * (size_t)o.frames;
         double it_max = 0.0;
         for (long f = 0; f < done; f++) it_max = it[f] > it_max ? it[f] : it_max;
@@ -354,7 +356,7 @@ static int run_main(int argc, char** argv) {
                hy_cli_percentile(it, done, 50), it_max, cg_residual_max, wdef.cg_tolerance, cg_capped_steps);
         printf(",\"state_hash\":\"%s\",\"ok\":%s}\n", hash, rc ? "false" : "true");
     } else {
-        printf("\nscene %s: %d triangles, %ld frames, %d threads\n", o.scene, hy_world_get_triangle_count(w), done,
+        printf("\nscene %s: %d triangles, %ld frames, %d threads\n", o.scene, hy_cli_triangles(w), done,
                threads);
         printf("%-10s %12s %12s\n", "phase", "median ms", "p95 ms");
         for (int p = 0; p <= HY_PHASE_COUNT; p++) {
@@ -376,7 +378,7 @@ static int run_main(int argc, char** argv) {
                        (long long)res_total[r].traverse_jobs, (long long)res_total[r].leaf_jobs);
         }
         if (bonds_initial > 0)
-            printf("bonds: %d at the start, %d broken\n", bonds_initial, bonds_initial - hy_world_get_bond_count(w));
+            printf("bonds: %d at the start, %d broken\n", bonds_initial, bonds_initial - hy_cli_bonds(w));
         const double* it = ms + (size_t)(HY_PHASE_COUNT + 2) * (size_t)o.frames;
         double it_max = 0.0;
         for (long f = 0; f < done; f++) it_max = it[f] > it_max ? it[f] : it_max;

@@ -12,7 +12,7 @@
 #include "cli/cli.h"
 #include "collision/collide.h"
 #include "engine/error.h"
-#include "engine/world.h"
+#include "engine/tools.h"
 #include "sched/cuda.h"
 #include "sched/model.h"
 #include "sched/proximity.h"
@@ -126,7 +126,7 @@ static hy_world* calibration_world(int threads, int size, double** X0, double** 
     hy_cloth_def cd = hy_cloth_def_default();
     cd.mesh = v;
     cd.mesh.positions = p;
-    hy_object_id id;
+    hy_cloth_id id;
     hy_status s = hy_cloth_add(w, &cd, &id);
     hy_mesh_destroy(grid);
     if (!s) s = hy_collision_state_sync(w);
@@ -173,7 +173,7 @@ int hy_cli_calibrate(int threads, int repeats, int size, const char* path, int q
         fprintf(stderr, "hyphys calibrate: cannot build the sample: %s\n", hy_last_error());
         return HY_EXIT_RUNTIME;
     }
-    int nthreads = hy_world_get_thread_count(w);
+    int nthreads = hy_cli_threads(w);
     /* the cpu resource, then every GPU present */
     int gpus = hy_cuda_device_count();
     if (gpus > HY_SCHED_MAX_RESOURCES - 1) gpus = HY_SCHED_MAX_RESOURCES - 1;
@@ -336,7 +336,7 @@ int hy_cli_sched_def(const hy_cli_sched* o, const char* cmd, int threads, int qu
 int hy_cli_sched_apply(const hy_cli_sched* o, const char* cmd, hy_world* w, int quiet, char* desc, size_t cap) {
     hy_sched_def d;
     char path[4096];
-    int rc = hy_cli_sched_def(o, cmd, hy_world_get_thread_count(w), quiet, &d, path, sizeof path);
+    int rc = hy_cli_sched_def(o, cmd, hy_cli_threads(w), quiet, &d, path, sizeof path);
     if (rc) return rc;
     hy_status s = hy_world_set_scheduling(w, &d);
     if (s) {
@@ -346,7 +346,9 @@ int hy_cli_sched_apply(const hy_cli_sched* o, const char* cmd, hy_world* w, int 
         return s == HY_ERR_NOMEM || s == HY_ERR_INTERNAL ? HY_EXIT_RUNTIME : HY_EXIT_USAGE;
     }
     hy_cli_sched_fallback(cmd, w);
-    hy_prox_describe(w->prox, desc, cap);
+    const struct hy_prox* prox = hy_world_prox(w);
+    if (prox) hy_prox_describe(prox, desc, cap);
+    else snprintf(desc, cap, "?");
     return HY_EXIT_OK;
 }
 

@@ -71,7 +71,7 @@ void hy_collision_state_destroy(hy_collision_state* cs) {
  * interpenetrating (and apart once the bond breaks). */
 static int may_collide(const hy_object* a, const hy_object* b, int same) {
     if (same) return a->kind == HY_OBJECT_CLOTH; /* rigid shapes cannot hit themselves */
-    if (a->kind == HY_OBJECT_OBSTACLE && b->kind == HY_OBJECT_OBSTACLE) return 0;
+    if (hy_object_is_driven(a) && hy_object_is_driven(b)) return 0; /* obstacles, kinematic bodies */
     return !(hy_object_is_static(a) && hy_object_is_static(b)); /* sleepers and the floor stay apart */
 }
 

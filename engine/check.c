@@ -83,8 +83,8 @@ HY_API hy_status hy_world_find_overlaps(const hy_world* w, hy_overlap_mode mode,
     for (int64_t i = 0; !st && i < n; i++) {
         const hy_tritri_hit* h = &hits[i];
         hy_overlap* o = &pairs[i];
-        o->a = (hy_object_id){(uint32_t)h->object_a, w->objects[h->object_a].generation};
-        o->b = (hy_object_id){(uint32_t)h->object_b, w->objects[h->object_b].generation};
+        o->a = hy_world_slot_id(w, h->object_a);
+        o->b = hy_world_slot_id(w, h->object_b);
         o->triangle_a = h->triangle_a;
         o->triangle_b = h->triangle_b;
         o->distance = h->distance;
@@ -94,8 +94,10 @@ HY_API hy_status hy_world_find_overlaps(const hy_world* w, hy_overlap_mode mode,
 }
 
 void hy_overlap_describe(const hy_world* w, const hy_overlap* o, char* out, size_t size) {
-    const char* na = o->a.index < (uint32_t)w->object_count ? w->objects[o->a.index].name : "?";
-    const char* nb = o->b.index < (uint32_t)w->object_count ? w->objects[o->b.index].name : "?";
+    const hy_object* oa = hy_world_resolve(w, o->a);
+    const hy_object* ob = hy_world_resolve(w, o->b);
+    const char* na = oa ? oa->name : "?";
+    const char* nb = ob ? ob->name : "?";
     if (o->distance > 0.0)
         snprintf(out, size, "'%s' triangle %d and '%s' triangle %d (%.3g m apart)", na, o->triangle_a, nb,
                  o->triangle_b, o->distance);

@@ -35,7 +35,7 @@ enum { FEATURE_INTS = 4, FEATURES = 3, VERTEX_INTS = FEATURE_INTS * FEATURES };
 /* Held vertices aim at (1 + HOLD_MARGIN) thicknesses from their features. */
 #define HOLD_MARGIN 0.05
 
-static hy_status ensure_arrays(hy_object* o) {
+hy_status hy_cloth_contacts_reserve(hy_object* o) {
     if (o->rest_face) return HY_OK;
     o->rest_face = malloc(sizeof *o->rest_face * VERTEX_INTS * (size_t)(o->nv > 0 ? o->nv : 1));
     o->cons = malloc(sizeof *o->cons * FEATURES * (size_t)(o->nv > 0 ? o->nv : 1));
@@ -84,7 +84,7 @@ static const hy_object* feature_object(const hy_world* w, const int32_t* f, int*
 hy_status hy_cloth_contacts_build(hy_world* w, hy_object* o, double dt, hy_cloth_constraint** cons, int32_t* count) {
     *cons = NULL;
     *count = 0;
-    hy_status s = ensure_arrays(o);
+    hy_status s = hy_cloth_contacts_reserve(o);
     if (s) return s;
     const double separation = hy_response_params_default().separation;
     int32_t n = 0;
@@ -204,7 +204,7 @@ void hy_cloth_contacts_record(hy_world* w) {
     for (int32_t i = 0; i < w->object_count; i++) {
         hy_object* o = &w->objects[i];
         if (!o->alive || o->kind != HY_OBJECT_CLOTH) continue;
-        if (ensure_arrays(o)) {
+        if (hy_cloth_contacts_reserve(o)) {
             hy_error_clear(); /* no constraints: the response alone keeps the cloth out */
             continue;
         }
@@ -274,11 +274,14 @@ void hy_cloth_contacts_record(hy_world* w) {
     }
 }
 
-void hy_cloth_contacts_clear(hy_world* w) {
-    for (int32_t i = 0; i < w->object_count; i++) {
-        hy_object* o = &w->objects[i];
-        if (!o->rest_face) continue;
+void hy_cloth_contacts_forget(hy_object* o) {
+    if (o->rest_face)
         for (int32_t k = 0; k < o->nv * FEATURES; k++) o->rest_face[FEATURE_INTS * k] = -1;
-        o->cons_count = 0;
-    }
+    o->cons_count = 0;
 }
+
+void hy_cloth_contacts_clear(hy_world* w) {
+    for (int32_t i = 0; i < w->object_count; i++) hy_cloth_contacts_forget(&w->objects[i]);
+}
+
+int64_t hy_cloth_contacts_state_ints(const hy_object* o) { return (int64_t)VERTEX_INTS * o->nv; }

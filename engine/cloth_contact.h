@@ -29,7 +29,14 @@ hy_status hy_cloth_contacts_build(hy_world* w, hy_object* o, double dt, hy_cloth
 void hy_cloth_contacts_record(hy_world* w);
 
 /* Forget the kept contacts of every cloth object (the object table or the
- * collision layout changed). */
+ * collision layout changed: the features name objects by slot). */
 void hy_cloth_contacts_clear(hy_world* w);
+
+/* The kept features of cloth object o as state (snapshots): int32 values
+ * per cloth, and the arrays made on demand (HY_ERR_NOMEM). */
+int64_t hy_cloth_contacts_state_ints(const hy_object* o);
+hy_status hy_cloth_contacts_reserve(hy_object* o);
+/* Forget cloth object o's kept features (none kept is a valid state). */
+void hy_cloth_contacts_forget(hy_object* o);
 
 #endif

@@ -75,7 +75,8 @@ hy_status hy_export_source_of(const char* scene_path, const hy_world* w, hy_expo
     hy_world_def def;
     if (hy_world_get_def(w, &def)) return hy_fail(HY_ERR_INVALID_ARG, "%s: no world", scene_path);
     out->scene_hash = h;
-    out->initial_hash = hy_world_hash(w);
+    hy_status hs = hy_world_hash(w, &out->initial_hash);
+    if (hs) return hs;
     out->collisions = def.collisions ? 1 : 0;
     return HY_OK;
 }

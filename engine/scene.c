@@ -153,13 +153,19 @@ static hy_status build(ctx* c, const plan* p, hy_world** out) {
                 in.d.cloth.pinned = p->pins[in.pins].idx;
                 in.d.cloth.pinned_count = p->pins[in.pins].n;
             }
-            s = hy_cloth_add(w, &in.d.cloth, &ids[i]);
+            hy_cloth_id id = {0, 0};
+            s = hy_cloth_add(w, &in.d.cloth, &id);
+            ids[i] = hy_cloth_object(id);
         } else if (in.kind == HY_OBJECT_BODY) {
             in.d.body.mesh = view;
-            s = hy_body_add(w, &in.d.body, &ids[i]);
+            hy_body_id id = {0, 0};
+            s = hy_body_add(w, &in.d.body, &id);
+            ids[i] = hy_body_object(id);
         } else {
             in.d.obstacle.mesh = view;
-            s = hy_obstacle_add(w, &in.d.obstacle, &ids[i]);
+            hy_obstacle_id id = {0, 0};
+            s = hy_obstacle_add(w, &in.d.obstacle, &id);
+            ids[i] = hy_obstacle_object(id);
         }
         if (!s) s = hy_object_set_name(w, ids[i], in.name);
         if (s) {
@@ -171,11 +177,11 @@ static hy_status build(ctx* c, const plan* p, hy_world** out) {
     }
     for (int32_t i = 0; !s && i < p->bond_count; i++) {
         hy_bond_def b = hy_bond_def_default();
-        b.a = ids[p->bonds[i].a];
-        b.b = ids[p->bonds[i].b];
         memcpy(b.anchor, p->bonds[i].anchor, sizeof b.anchor);
         b.strength = p->bonds[i].strength;
-        s = hy_bond_add(w, &b);
+        s = hy_object_as_body(w, ids[p->bonds[i].a], &b.a);
+        if (!s) s = hy_object_as_body(w, ids[p->bonds[i].b], &b.b);
+        if (!s) s = hy_bond_add(w, &b);
         if (s) {
             const inst* in = &p->insts[p->bonds[i].a];
             c->path_len = 0;

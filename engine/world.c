@@ -12,6 +12,7 @@
 #include "collision/response.h"
 #include "engine/cloth_contact.h"
 #include "engine/error.h"
+#include "engine/tools.h"
 #include "sched/proximity.h"
 #include "engine/mesh.h"
 
@@ -63,8 +64,16 @@ static void free_object(hy_object* o) {
     memset(o, 0, sizeof *o);
 }
 
-/* Reserve a slot and the per-vertex arrays of a new object. */
+/* Reserve a slot, room for its id and the per-vertex arrays of a new
+ * object (commit_object then cannot fail). */
 static hy_status new_object(hy_world* w, hy_object_kind kind, hy_mesh_view m, hy_object** out, int32_t* slot) {
+    if (w->free_handle < 0 && w->handle_count == w->handle_capacity) {
+        int32_t cap = w->handle_capacity ? 2 * w->handle_capacity : 16;
+        hy_handle* nh = realloc(w->handles, sizeof *nh * (size_t)cap);
+        if (!nh) return hy_fail(HY_ERR_NOMEM, "out of memory growing the id table");
+        w->handles = nh;
+        w->handle_capacity = cap;
+    }
     if (w->object_count == w->object_capacity) {
         int32_t cap = w->object_capacity ? 2 * w->object_capacity : 16;
         hy_object* no = realloc(w->objects, sizeof *no * (size_t)cap);
@@ -96,14 +105,33 @@ static hy_status new_object(hy_world* w, hy_object_kind kind, hy_mesh_view m, hy
     return HY_OK;
 }
 
+/* Give the new object in `slot` an id: a freed index (whose generation
+ * was raised when its object was removed) or a new one, generation 1. The
+ * default name counts ids, so names stay unique after removals. */
 static hy_object_id commit_object(hy_world* w, int32_t slot, const char* default_name) {
     hy_object* o = &w->objects[slot];
+    int32_t h;
+    if (w->free_handle >= 0) {
+        h = w->free_handle;
+        w->free_handle = w->handles[h].next_free;
+    } else {
+        h = w->handle_count++;
+        w->handles[h].generation = 1;
+    }
+    w->handles[h].slot = slot;
+    w->handles[h].next_free = -1;
     o->alive = 1;
-    o->generation = 1;
-    snprintf(o->name, sizeof o->name, "%s%d", default_name, slot);
+    o->handle = (uint32_t)h;
+    o->generation = w->handles[h].generation;
+    if (o->generation == 1) snprintf(o->name, sizeof o->name, "%s%d", default_name, h);
+    else snprintf(o->name, sizeof o->name, "%s%d.%u", default_name, h, o->generation);
     w->object_count++;
-    hy_object_id id = {(uint32_t)slot, o->generation};
-    return id;
+    return hy_world_slot_id(w, slot);
+}
+
+static int id_live(const hy_world* w, hy_object_id id) {
+    return id.generation != 0 && id.index < (uint32_t)w->handle_count && w->handles[id.index].slot >= 0 &&
+           w->handles[id.index].generation == id.generation;
 }
 
 hy_object* hy_world_resolve(const hy_world* w, hy_object_id id) {
@@ -111,12 +139,32 @@ hy_object* hy_world_resolve(const hy_world* w, hy_object_id id) {
         hy_fail(HY_ERR_INVALID_ARG, "world is NULL");
         return NULL;
     }
-    if (id.generation == 0 || id.index >= (uint32_t)w->object_count || !w->objects[id.index].alive ||
-        w->objects[id.index].generation != id.generation) {
+    if (!id_live(w, id)) {
         hy_fail(HY_ERR_STALE_ID, "object id {%u, %u} does not name a live object", id.index, id.generation);
         return NULL;
     }
-    return &w->objects[id.index];
+    return &w->objects[w->handles[id.index].slot];
+}
+
+static const char* kind_name(hy_object_kind k) {
+    return k == HY_OBJECT_CLOTH ? "cloth" : k == HY_OBJECT_BODY ? "rigid body" : "obstacle";
+}
+
+/* Resolve an id that must name an object of `kind`; `what` names the
+ * call in messages. */
+static hy_status resolve_kind(const hy_world* w, hy_object_id id, hy_object_kind kind, const char* what,
+                              hy_object** out) {
+    if (!w) return hy_fail(HY_ERR_INVALID_ARG, "%s: world is NULL", what);
+    hy_object* o = hy_world_resolve(w, id);
+    if (!o) {
+        hy_error_prefix("%s: ", what);
+        return HY_ERR_STALE_ID;
+    }
+    if (o->kind != kind)
+        return hy_fail(HY_ERR_INVALID_ARG, "%s: object '%s' is a %s, not a %s", what, o->name, kind_name(o->kind),
+                       kind_name(kind));
+    *out = o;
+    return HY_OK;
 }
 
 /* ------------------------------------------------------------- world */
@@ -156,6 +204,12 @@ static hy_status check_world_def(const hy_world_def* d) {
         return hy_fail(HY_ERR_INVALID_ARG, "world.sleep_time must be >= 0 s, got %g", d->sleep_time);
     if (!(d->sleep_velocity > 0.0) || !isfinite(d->sleep_velocity))
         return hy_fail(HY_ERR_INVALID_ARG, "world.sleep_velocity must be > 0 m/s, got %g", d->sleep_velocity);
+    if (!d->enqueue_task != !d->finish_task)
+        return hy_fail(HY_ERR_INVALID_ARG, "world.enqueue_task and world.finish_task go together: %s is NULL",
+                       d->enqueue_task ? "finish_task" : "enqueue_task");
+    if (d->enqueue_task && d->threads < 1)
+        return hy_fail(HY_ERR_INVALID_ARG,
+                       "world.threads must be the host's worker count (>= 1) with a task system, got %d", d->threads);
     return HY_OK;
 }
 
@@ -168,7 +222,13 @@ HY_API hy_status hy_world_create(const hy_world_def* def, hy_world** out) {
     hy_world* w = calloc(1, sizeof *w);
     if (!w) return hy_fail(HY_ERR_NOMEM, "out of memory creating a world");
     w->def = *def;
-    w->pool = hy_pool_create(def->threads);
+    w->free_handle = -1;
+    if (def->enqueue_task) {
+        struct hy_pool_tasks t = {def->enqueue_task, def->finish_task, def->user_task_context};
+        w->pool = hy_pool_create_tasks(def->threads, &t);
+    } else {
+        w->pool = hy_pool_create(def->threads);
+    }
     if (!w->pool) {
         free(w);
         return hy_fail(HY_ERR_NOMEM, "could not create the worker pool");
@@ -181,6 +241,8 @@ HY_API void hy_world_destroy(hy_world* w) {
     if (!w) return;
     for (int32_t i = 0; i < w->object_count; i++) free_object(&w->objects[i]);
     free(w->objects);
+    free(w->handles);
+    hy_events_free(w);
     hy_bond_set_free(&w->bonds);
     hy_collision_state_destroy(w->collision);
     hy_prox_destroy(w->prox);
@@ -215,7 +277,7 @@ HY_API hy_cloth_def hy_cloth_def_default(void) {
     return d;
 }
 
-HY_API hy_status hy_cloth_add(hy_world* w, const hy_cloth_def* d, hy_object_id* out) {
+HY_API hy_status hy_cloth_add(hy_world* w, const hy_cloth_def* d, hy_cloth_id* out) {
     if (!w || !d || !out) return hy_fail(HY_ERR_INVALID_ARG, "hy_cloth_add: NULL argument");
     if (d->cookie != HY_DEF_COOKIE)
         return hy_fail(HY_ERR_BAD_DEF, "cloth def not initialised with hy_cloth_def_default()");
@@ -244,7 +306,7 @@ HY_API hy_status hy_cloth_add(hy_world* w, const hy_cloth_def* d, hy_object_id* 
                         d->pinned[i], d->mesh.vertex_count);
     if (s) return s;
 
-    hy_object* o;
+    hy_object* o = NULL;
     int32_t slot;
     s = new_object(w, HY_OBJECT_CLOTH, d->mesh, &o, &slot);
     if (s) return s;
@@ -261,7 +323,9 @@ HY_API hy_status hy_cloth_add(hy_world* w, const hy_cloth_def* d, hy_object_id* 
     o->thickness = d->thickness;
     o->friction = d->friction;
     memcpy(o->x1, o->x, sizeof(double) * 3 * (size_t)o->nv);
-    *out = commit_object(w, slot, "cloth");
+    hy_object_id id = commit_object(w, slot, "cloth");
+    out->index = id.index;
+    out->generation = id.generation;
     return HY_OK;
 }
 
@@ -291,7 +355,7 @@ void hy_body_pose_vertices(hy_object* o, const hy_rigid_state* st, double* x, do
     }
 }
 
-HY_API hy_status hy_body_add(hy_world* w, const hy_body_def* d, hy_object_id* out) {
+HY_API hy_status hy_body_add(hy_world* w, const hy_body_def* d, hy_body_id* out) {
     if (!w || !d || !out) return hy_fail(HY_ERR_INVALID_ARG, "hy_body_add: NULL argument");
     if (d->cookie != HY_DEF_COOKIE)
         return hy_fail(HY_ERR_BAD_DEF, "body def not initialised with hy_body_def_default()");
@@ -311,7 +375,7 @@ HY_API hy_status hy_body_add(hy_world* w, const hy_body_def* d, hy_object_id* ou
     if (!s) s = hy_rigid_inertia_from(&mp, &in);
     if (s) return s;
 
-    hy_object* o;
+    hy_object* o = NULL;
     int32_t slot;
     s = new_object(w, HY_OBJECT_BODY, d->mesh, &o, &slot);
     if (s) return s;
@@ -334,30 +398,42 @@ HY_API hy_status hy_body_add(hy_world* w, const hy_body_def* d, hy_object_id* ou
     o->gravity = d->gravity != 0;
     hy_body_pose_vertices(o, &o->body, o->x, o->v);
     memcpy(o->x1, o->x, sizeof(double) * 3 * (size_t)o->nv);
-    *out = commit_object(w, slot, "body");
+    hy_object_id id = commit_object(w, slot, "body");
+    out->index = id.index;
+    out->generation = id.generation;
     return HY_OK;
 }
 
-static hy_object* resolve_body(const hy_world* w, hy_object_id id) {
-    hy_object* o = hy_world_resolve(w, id);
-    if (o && o->kind != HY_OBJECT_BODY) {
-        hy_fail(HY_ERR_INVALID_ARG, "object '%s' is not a rigid body", o->name);
-        return NULL;
-    }
-    return o;
+static hy_status get_body(const hy_world* w, hy_body_id id, const char* what, hy_object** out) {
+    return resolve_kind(w, hy_body_object(id), HY_OBJECT_BODY, what, out);
 }
 
+/* The status of an id that did not resolve (hy_world_resolve's message
+ * is already set). */
 static hy_status resolve_status(const hy_world* w, hy_object_id id) {
     if (!w) return HY_ERR_INVALID_ARG;
-    if (id.generation == 0 || id.index >= (uint32_t)w->object_count || !w->objects[id.index].alive ||
-        w->objects[id.index].generation != id.generation)
-        return HY_ERR_STALE_ID;
-    return HY_ERR_INVALID_ARG;
+    return id_live(w, id) ? HY_ERR_INVALID_ARG : HY_ERR_STALE_ID;
 }
 
-HY_API hy_status hy_body_get_transform(const hy_world* w, hy_object_id id, double position[3], double orientation[4]) {
-    hy_object* o = resolve_body(w, id);
-    if (!o) return resolve_status(w, id);
+/* A body moved or pushed by the caller wakes with its island, and its rest
+ * window starts again. */
+static void wake_body(hy_world* w, hy_object* o) {
+    o->rest_steps = 0;
+    if (!o->asleep) return;
+    int32_t island = o->island;
+    for (int32_t i = 0; i < w->object_count; i++) {
+        hy_object* b = &w->objects[i];
+        if (b->kind == HY_OBJECT_BODY && b->asleep && b->island == island) {
+            b->asleep = 0;
+            b->rest_steps = 0;
+        }
+    }
+}
+
+HY_API hy_status hy_body_get_transform(const hy_world* w, hy_body_id id, double position[3], double orientation[4]) {
+    hy_object* o = NULL;
+    hy_status s = get_body(w, id, "hy_body_get_transform", &o);
+    if (s) return s;
     if (position) v3_store(position, o->body.x);
     if (orientation) {
         orientation[0] = o->body.q.w;
@@ -368,33 +444,174 @@ HY_API hy_status hy_body_get_transform(const hy_world* w, hy_object_id id, doubl
     return HY_OK;
 }
 
-HY_API hy_status hy_body_get_velocity(const hy_world* w, hy_object_id id, double linear[3], double angular[3]) {
-    hy_object* o = resolve_body(w, id);
-    if (!o) return resolve_status(w, id);
+HY_API hy_status hy_body_set_transform(hy_world* w, hy_body_id id, const double position[3],
+                                       const double orientation[4]) {
+    hy_object* o = NULL;
+    hy_status s = get_body(w, id, "hy_body_set_transform", &o);
+    if (s) return s;
+    if (!position || !orientation) return hy_fail(HY_ERR_INVALID_ARG, "hy_body_set_transform: NULL argument");
+    hy_quat q;
+    s = check_vec(position, "hy_body_set_transform", "position");
+    if (!s) s = check_quat(orientation, "hy_body_set_transform", &q);
+    if (s) return s;
+    o->body.x = v3_load(position);
+    o->body.q = q;
+    o->body1 = o->body;
+    hy_body_pose_vertices(o, &o->body, o->x, o->v);
+    wake_body(w, o);
+    return HY_OK;
+}
+
+HY_API hy_status hy_body_get_velocity(const hy_world* w, hy_body_id id, double linear[3], double angular[3]) {
+    hy_object* o = NULL;
+    hy_status s = get_body(w, id, "hy_body_get_velocity", &o);
+    if (s) return s;
     if (linear) v3_store(linear, o->body.v);
     if (angular) v3_store(angular, o->body.w);
     return HY_OK;
 }
 
-HY_API hy_status hy_body_is_asleep(const hy_world* w, hy_object_id id, int32_t* out) {
-    hy_object* o = resolve_body(w, id);
-    if (!o) return resolve_status(w, id);
+HY_API hy_status hy_body_set_velocity(hy_world* w, hy_body_id id, const double linear[3], const double angular[3]) {
+    hy_object* o = NULL;
+    hy_status s = get_body(w, id, "hy_body_set_velocity", &o);
+    if (s) return s;
+    if (linear) s = check_vec(linear, "hy_body_set_velocity", "linear");
+    if (!s && angular) s = check_vec(angular, "hy_body_set_velocity", "angular");
+    if (s) return s;
+    if (linear) o->body.v = v3_load(linear);
+    if (angular) o->body.w = v3_load(angular);
+    o->body1 = o->body;
+    hy_body_pose_vertices(o, &o->body, o->x, o->v);
+    wake_body(w, o);
+    return HY_OK;
+}
+
+HY_API hy_status hy_body_apply_force(hy_world* w, hy_body_id id, const double force[3], const double point[3]) {
+    hy_object* o = NULL;
+    hy_status s = get_body(w, id, "hy_body_apply_force", &o);
+    if (s) return s;
+    if (!force) return hy_fail(HY_ERR_INVALID_ARG, "hy_body_apply_force: force is NULL");
+    s = check_vec(force, "hy_body_apply_force", "force");
+    if (!s && point) s = check_vec(point, "hy_body_apply_force", "point");
+    if (s) return s;
+    hy_v3 f = v3_load(force);
+    o->force = v3_add(o->force, f);
+    if (point) o->torque = v3_add(o->torque, v3_cross(v3_sub(v3_load(point), o->body.x), f));
+    wake_body(w, o);
+    return HY_OK;
+}
+
+HY_API hy_status hy_body_apply_torque(hy_world* w, hy_body_id id, const double torque[3]) {
+    hy_object* o = NULL;
+    hy_status s = get_body(w, id, "hy_body_apply_torque", &o);
+    if (s) return s;
+    if (!torque) return hy_fail(HY_ERR_INVALID_ARG, "hy_body_apply_torque: torque is NULL");
+    s = check_vec(torque, "hy_body_apply_torque", "torque");
+    if (s) return s;
+    o->torque = v3_add(o->torque, v3_load(torque));
+    wake_body(w, o);
+    return HY_OK;
+}
+
+/* Change the body's momentum by the linear impulse J and the angular one
+ * L (world frame), now, and its vertices' velocities with it. */
+static void push_body(hy_world* w, hy_object* o, hy_v3 J, hy_v3 L) {
+    double I[9], I_inv[9];
+    hy_rigid_world_inertia(&o->inertia, o->body.q, I, I_inv);
+    o->body.v = v3_mad(o->body.v, J, o->inertia.inv_mass);
+    o->body.w = v3_add(o->body.w, mat_mul_v3(I_inv, L));
+    o->body1 = o->body;
+    hy_body_pose_vertices(o, &o->body, o->x, o->v);
+    wake_body(w, o);
+}
+
+HY_API hy_status hy_body_apply_impulse(hy_world* w, hy_body_id id, const double impulse[3], const double point[3]) {
+    hy_object* o = NULL;
+    hy_status s = get_body(w, id, "hy_body_apply_impulse", &o);
+    if (s) return s;
+    if (!impulse) return hy_fail(HY_ERR_INVALID_ARG, "hy_body_apply_impulse: impulse is NULL");
+    s = check_vec(impulse, "hy_body_apply_impulse", "impulse");
+    if (!s && point) s = check_vec(point, "hy_body_apply_impulse", "point");
+    if (s) return s;
+    if (o->kinematic)
+        return hy_fail(HY_ERR_INVALID_ARG, "hy_body_apply_impulse: body '%s' is kinematic (set its velocity)", o->name);
+    hy_v3 J = v3_load(impulse);
+    hy_v3 L = point ? v3_cross(v3_sub(v3_load(point), o->body.x), J) : v3(0, 0, 0);
+    push_body(w, o, J, L);
+    return HY_OK;
+}
+
+HY_API hy_status hy_body_apply_angular_impulse(hy_world* w, hy_body_id id, const double impulse[3]) {
+    hy_object* o = NULL;
+    hy_status s = get_body(w, id, "hy_body_apply_angular_impulse", &o);
+    if (s) return s;
+    if (!impulse) return hy_fail(HY_ERR_INVALID_ARG, "hy_body_apply_angular_impulse: impulse is NULL");
+    s = check_vec(impulse, "hy_body_apply_angular_impulse", "impulse");
+    if (s) return s;
+    if (o->kinematic)
+        return hy_fail(HY_ERR_INVALID_ARG, "hy_body_apply_angular_impulse: body '%s' is kinematic (set its velocity)",
+                       o->name);
+    push_body(w, o, v3(0, 0, 0), v3_load(impulse));
+    return HY_OK;
+}
+
+/* Kinematic: the inverse mass and inertia are zero, so the response's
+ * impulses leave the body as it is (it counts as infinitely heavy); the
+ * mass properties stay for reading. */
+void hy_body_kinematic_inertia(hy_object* o, int kinematic) {
+    if (kinematic) {
+        o->inertia.inv_mass = 0.0;
+        memset(o->inertia.inv_inertia_body, 0, sizeof o->inertia.inv_inertia_body);
+    } else {
+        hy_rigid_inertia_from(&o->mass, &o->inertia); /* succeeded when the body was added */
+    }
+}
+
+HY_API hy_status hy_body_set_kinematic(hy_world* w, hy_body_id id, int32_t kinematic) {
+    hy_object* o = NULL;
+    hy_status s = get_body(w, id, "hy_body_set_kinematic", &o);
+    if (s) return s;
+    if (kinematic != 0 && kinematic != 1)
+        return hy_fail(HY_ERR_INVALID_ARG, "hy_body_set_kinematic: kinematic must be 0 or 1, got %d", kinematic);
+    if (o->kinematic == kinematic) return HY_OK;
+    o->kinematic = kinematic;
+    hy_body_kinematic_inertia(o, kinematic);
+    o->force = o->torque = v3(0, 0, 0);
+    wake_body(w, o);
+    return HY_OK;
+}
+
+HY_API hy_status hy_body_is_kinematic(const hy_world* w, hy_body_id id, int32_t* out) {
+    hy_object* o = NULL;
+    hy_status s = get_body(w, id, "hy_body_is_kinematic", &o);
+    if (s) return s;
+    if (!out) return hy_fail(HY_ERR_INVALID_ARG, "hy_body_is_kinematic: out is NULL");
+    *out = o->kinematic;
+    return HY_OK;
+}
+
+HY_API hy_status hy_body_is_asleep(const hy_world* w, hy_body_id id, int32_t* out) {
+    hy_object* o = NULL;
+    hy_status s = get_body(w, id, "hy_body_is_asleep", &o);
+    if (s) return s;
     if (!out) return hy_fail(HY_ERR_INVALID_ARG, "hy_body_is_asleep: out is NULL");
     *out = o->asleep;
     return HY_OK;
 }
 
-HY_API hy_status hy_body_get_angular_momentum(const hy_world* w, hy_object_id id, double out[3]) {
-    hy_object* o = resolve_body(w, id);
-    if (!o) return resolve_status(w, id);
+HY_API hy_status hy_body_get_angular_momentum(const hy_world* w, hy_body_id id, double out[3]) {
+    hy_object* o = NULL;
+    hy_status s = get_body(w, id, "hy_body_get_angular_momentum", &o);
+    if (s) return s;
     if (!out) return hy_fail(HY_ERR_INVALID_ARG, "hy_body_get_angular_momentum: out is NULL");
     v3_store(out, hy_rigid_angular_momentum(&o->inertia, &o->body));
     return HY_OK;
 }
 
-HY_API hy_status hy_body_get_mass_properties(const hy_world* w, hy_object_id id, hy_mass_properties* out) {
-    hy_object* o = resolve_body(w, id);
-    if (!o) return resolve_status(w, id);
+HY_API hy_status hy_body_get_mass_properties(const hy_world* w, hy_body_id id, hy_mass_properties* out) {
+    hy_object* o = NULL;
+    hy_status s = get_body(w, id, "hy_body_get_mass_properties", &o);
+    if (s) return s;
     if (!out) return hy_fail(HY_ERR_INVALID_ARG, "hy_body_get_mass_properties: out is NULL");
     *out = o->mass;
     return HY_OK;
@@ -414,18 +631,18 @@ HY_API hy_status hy_bond_add(hy_world* w, const hy_bond_def* d) {
     if (!w || !d) return hy_fail(HY_ERR_INVALID_ARG, "hy_bond_add: NULL argument");
     if (d->cookie != HY_DEF_COOKIE)
         return hy_fail(HY_ERR_BAD_DEF, "bond def not initialised with hy_bond_def_default()");
-    hy_object* a = resolve_body(w, d->a);
-    if (!a) return resolve_status(w, d->a);
-    hy_object* b = resolve_body(w, d->b);
-    if (!b) return resolve_status(w, d->b);
+    hy_object *a = NULL, *b = NULL;
+    hy_status s = get_body(w, d->a, "hy_bond_add: a", &a);
+    if (!s) s = get_body(w, d->b, "hy_bond_add: b", &b);
+    if (s) return s;
     if (a == b) return hy_fail(HY_ERR_INVALID_ARG, "bond joins body '%s' to itself", a->name);
     if (!finite3(d->anchor)) return hy_fail(HY_ERR_INVALID_ARG, "bond.anchor must be finite");
     if (!(d->strength > 0.0) || !isfinite(d->strength))
         return hy_fail(HY_ERR_INVALID_ARG, "bond.strength must be > 0, got %g", d->strength);
     hy_bond bond;
     memset(&bond, 0, sizeof bond);
-    bond.a = (int32_t)d->a.index;
-    bond.b = (int32_t)d->b.index;
+    bond.a = (int32_t)(a - w->objects);
+    bond.b = (int32_t)(b - w->objects);
     hy_v3 anchor = v3_load(d->anchor);
     /* Anchor in each body frame, so it follows the bodies. */
     bond.ra = quat_rotate((hy_quat){a->body.q.w, -a->body.q.x, -a->body.q.y, -a->body.q.z}, v3_sub(anchor, a->body.x));
@@ -435,7 +652,16 @@ HY_API hy_status hy_bond_add(hy_world* w, const hy_bond_def* d) {
     return HY_OK;
 }
 
-HY_API int32_t hy_world_get_bond_count(const hy_world* w) { return w ? w->bonds.intact : 0; }
+/* A world and an out pointer, or HY_ERR_INVALID_ARG naming the call. */
+static hy_status check_get(const hy_world* w, const void* out, const char* what) {
+    return w && out ? HY_OK : hy_fail(HY_ERR_INVALID_ARG, "%s: NULL argument", what);
+}
+
+HY_API hy_status hy_world_get_bond_count(const hy_world* w, int32_t* out) {
+    hy_status s = check_get(w, out, "hy_world_get_bond_count");
+    if (!s) *out = w->bonds.intact;
+    return s;
+}
 
 /* ---------------------------------------------------------- obstacle */
 
@@ -473,7 +699,7 @@ static void obstacle_vertices(const hy_object* o, double t, double* x, double* v
     }
 }
 
-HY_API hy_status hy_obstacle_add(hy_world* w, const hy_obstacle_def* d, hy_object_id* out) {
+HY_API hy_status hy_obstacle_add(hy_world* w, const hy_obstacle_def* d, hy_obstacle_id* out) {
     if (!w || !d || !out) return hy_fail(HY_ERR_INVALID_ARG, "hy_obstacle_add: NULL argument");
     if (d->cookie != HY_DEF_COOKIE)
         return hy_fail(HY_ERR_BAD_DEF, "obstacle def not initialised with hy_obstacle_def_default()");
@@ -487,7 +713,7 @@ HY_API hy_status hy_obstacle_add(hy_world* w, const hy_obstacle_def* d, hy_objec
     if (!s) s = check_nonneg(d->friction, "obstacle", "friction");
     if (!s) s = check_nonneg(d->thickness, "obstacle", "thickness");
     if (s) return s;
-    hy_object* o;
+    hy_object* o = NULL;
     int32_t slot;
     s = new_object(w, HY_OBJECT_OBSTACLE, d->mesh, &o, &slot);
     if (s) return s;
@@ -499,7 +725,9 @@ HY_API hy_status hy_obstacle_add(hy_world* w, const hy_obstacle_def* d, hy_objec
     o->thickness = d->thickness;
     obstacle_vertices(o, w->time, o->x, o->v);
     memcpy(o->x1, o->x, sizeof(double) * 3 * (size_t)o->nv);
-    *out = commit_object(w, slot, "obstacle");
+    hy_object_id id = commit_object(w, slot, "obstacle");
+    out->index = id.index;
+    out->generation = id.generation;
     return HY_OK;
 }
 
@@ -537,15 +765,133 @@ HY_API hy_status hy_object_get_thickness(const hy_world* w, hy_object_id id, dou
     return HY_OK;
 }
 
-HY_API int32_t hy_world_get_object_count(const hy_world* w) { return w ? w->object_count : 0; }
+HY_API hy_status hy_world_get_object_count(const hy_world* w, int32_t* out) {
+    hy_status s = check_get(w, out, "hy_world_get_object_count");
+    if (!s) *out = w->object_count;
+    return s;
+}
 
 HY_API hy_status hy_world_get_object(const hy_world* w, int32_t i, hy_object_id* out) {
     if (!w || !out) return hy_fail(HY_ERR_INVALID_ARG, "hy_world_get_object: NULL argument");
     if (i < 0 || i >= w->object_count)
         return hy_fail(HY_ERR_INVALID_ARG, "object index %d out of range [0, %d)", i, w->object_count);
-    out->index = (uint32_t)i;
-    out->generation = w->objects[i].generation;
+    *out = hy_world_slot_id(w, i);
     return HY_OK;
+}
+
+HY_API hy_status hy_object_set_user_data(hy_world* w, hy_object_id id, void* user_data) {
+    hy_object* o = hy_world_resolve(w, id);
+    if (!o) return resolve_status(w, id);
+    o->user_data = user_data;
+    return HY_OK;
+}
+
+HY_API hy_status hy_object_get_user_data(const hy_world* w, hy_object_id id, void** out) {
+    hy_object* o = hy_world_resolve(w, id);
+    if (!o) return resolve_status(w, id);
+    if (!out) return hy_fail(HY_ERR_INVALID_ARG, "hy_object_get_user_data: out is NULL");
+    *out = o->user_data;
+    return HY_OK;
+}
+
+HY_API hy_status hy_object_as_body(const hy_world* w, hy_object_id id, hy_body_id* out) {
+    hy_object* o = NULL;
+    hy_status s = resolve_kind(w, id, HY_OBJECT_BODY, "hy_object_as_body", &o);
+    if (s) return s;
+    if (!out) return hy_fail(HY_ERR_INVALID_ARG, "hy_object_as_body: out is NULL");
+    out->index = id.index;
+    out->generation = id.generation;
+    return HY_OK;
+}
+
+HY_API hy_status hy_object_as_cloth(const hy_world* w, hy_object_id id, hy_cloth_id* out) {
+    hy_object* o = NULL;
+    hy_status s = resolve_kind(w, id, HY_OBJECT_CLOTH, "hy_object_as_cloth", &o);
+    if (s) return s;
+    if (!out) return hy_fail(HY_ERR_INVALID_ARG, "hy_object_as_cloth: out is NULL");
+    out->index = id.index;
+    out->generation = id.generation;
+    return HY_OK;
+}
+
+HY_API hy_status hy_object_as_obstacle(const hy_world* w, hy_object_id id, hy_obstacle_id* out) {
+    hy_object* o = NULL;
+    hy_status s = resolve_kind(w, id, HY_OBJECT_OBSTACLE, "hy_object_as_obstacle", &o);
+    if (s) return s;
+    if (!out) return hy_fail(HY_ERR_INVALID_ARG, "hy_object_as_obstacle: out is NULL");
+    out->index = id.index;
+    out->generation = id.generation;
+    return HY_OK;
+}
+
+/* Bonds of a removed slot go; the later slots' move down by one. The
+ * bonds' index by object is made again on its next use. */
+static void remove_slot_bonds(hy_bond_set* bs, int32_t slot) {
+    int32_t kept = 0, intact = 0;
+    for (int32_t k = 0; k < bs->count; k++) {
+        hy_bond b = bs->bonds[k];
+        if (b.a == slot || b.b == slot) continue;
+        if (b.a > slot) b.a--;
+        if (b.b > slot) b.b--;
+        intact += !b.broken;
+        bs->bonds[kept++] = b;
+    }
+    bs->count = kept;
+    bs->intact = intact;
+    bs->indexed = -1;
+}
+
+HY_API hy_status hy_object_remove(hy_world* w, hy_object_id id) {
+    hy_object* o = hy_world_resolve(w, id);
+    if (!o) {
+        hy_error_prefix("hy_object_remove: ");
+        return resolve_status(w, id);
+    }
+    int32_t slot = (int32_t)(o - w->objects);
+    /* the id goes stale: its index is freed with a higher generation */
+    hy_handle* h = &w->handles[id.index];
+    h->slot = -1;
+    h->generation = id.generation == UINT32_MAX ? 1 : id.generation + 1;
+    h->next_free = w->free_handle;
+    w->free_handle = (int32_t)id.index;
+    remove_slot_bonds(&w->bonds, slot);
+    free_object(o);
+    /* close the gap: the others keep their order and their ids */
+    memmove(o, o + 1, sizeof *o * (size_t)(w->object_count - slot - 1));
+    w->object_count--;
+    memset(&w->objects[w->object_count], 0, sizeof *o);
+    for (int32_t i = slot; i < w->object_count; i++) w->handles[w->objects[i].handle].slot = i;
+    /* islands name slots, and what rested on the object may fall: wake all */
+    for (int32_t i = 0; i < w->object_count; i++)
+        if (w->objects[i].asleep) {
+            w->objects[i].asleep = 0;
+            w->objects[i].rest_steps = 0;
+        }
+    /* the collision state is laid out by slot: made again at the next step;
+     * the cloth's kept contacts name slots too */
+    hy_collision_state_destroy(w->collision);
+    w->collision = NULL;
+    w->last_contact_count = 0;
+    hy_cloth_contacts_clear(w);
+    return HY_OK;
+}
+
+HY_API hy_status hy_body_remove(hy_world* w, hy_body_id id) {
+    hy_object* o = NULL;
+    hy_status s = get_body(w, id, "hy_body_remove", &o);
+    return s ? s : hy_object_remove(w, hy_body_object(id));
+}
+
+HY_API hy_status hy_cloth_remove(hy_world* w, hy_cloth_id id) {
+    hy_object* o = NULL;
+    hy_status s = resolve_kind(w, hy_cloth_object(id), HY_OBJECT_CLOTH, "hy_cloth_remove", &o);
+    return s ? s : hy_object_remove(w, hy_cloth_object(id));
+}
+
+HY_API hy_status hy_obstacle_remove(hy_world* w, hy_obstacle_id id) {
+    hy_object* o = NULL;
+    hy_status s = resolve_kind(w, hy_obstacle_object(id), HY_OBJECT_OBSTACLE, "hy_obstacle_remove", &o);
+    return s ? s : hy_object_remove(w, hy_obstacle_object(id));
 }
 
 HY_API hy_status hy_object_get_mesh(const hy_world* w, hy_object_id id, int32_t* vertex_count,
@@ -577,19 +923,29 @@ HY_API hy_status hy_object_get_velocities(const hy_world* w, hy_object_id id, do
     return copy_out(w, id, out, capacity, 1);
 }
 
-HY_API int32_t hy_world_get_triangle_count(const hy_world* w) {
+HY_API hy_status hy_world_get_triangle_count(const hy_world* w, int32_t* out) {
+    hy_status s = check_get(w, out, "hy_world_get_triangle_count");
+    if (s) return s;
     int32_t n = 0;
-    for (int32_t i = 0; w && i < w->object_count; i++) n += w->objects[i].nt;
-    return n;
+    for (int32_t i = 0; i < w->object_count; i++) n += w->objects[i].nt;
+    *out = n;
+    return HY_OK;
 }
 
-HY_API int32_t hy_world_get_vertex_count(const hy_world* w) {
+HY_API hy_status hy_world_get_vertex_count(const hy_world* w, int32_t* out) {
+    hy_status s = check_get(w, out, "hy_world_get_vertex_count");
+    if (s) return s;
     int32_t n = 0;
-    for (int32_t i = 0; w && i < w->object_count; i++) n += w->objects[i].nv;
-    return n;
+    for (int32_t i = 0; i < w->object_count; i++) n += w->objects[i].nv;
+    *out = n;
+    return HY_OK;
 }
 
-HY_API int32_t hy_world_get_thread_count(const hy_world* w) { return w ? hy_pool_size(w->pool) : 0; }
+HY_API hy_status hy_world_get_thread_count(const hy_world* w, int32_t* out) {
+    hy_status s = check_get(w, out, "hy_world_get_thread_count");
+    if (!s) *out = hy_pool_size(w->pool);
+    return s;
+}
 
 /* -------------------------------------------------------------- hash */
 
@@ -602,15 +958,18 @@ uint64_t hy_fnv1a(uint64_t h, const void* data, size_t n) {
     return h;
 }
 
-HY_API uint64_t hy_world_hash(const hy_world* w) {
+HY_API hy_status hy_world_hash(const hy_world* w, uint64_t* out) {
+    hy_status s = check_get(w, out, "hy_world_hash");
+    if (s) return s;
     uint64_t h = HY_FNV1A_INIT;
-    for (int32_t i = 0; w && i < w->object_count; i++) {
+    for (int32_t i = 0; i < w->object_count; i++) {
         const hy_object* o = &w->objects[i];
         if (!o->alive) continue;
         h = hy_fnv1a(h, o->x, sizeof(double) * 3 * (size_t)o->nv);
         h = hy_fnv1a(h, o->v, sizeof(double) * 3 * (size_t)o->nv);
     }
-    return h;
+    *out = h;
+    return HY_OK;
 }
 
 /* -------------------------------------------------------------- step */
@@ -644,32 +1003,54 @@ static hy_status detect_and_keep(void* ctx, const double* X0, const double* X1, 
     hy_contact_list copy = {w->last_contacts, n, w->last_contact_capacity};
     hy_contacts_canonicalize(&copy);
     w->last_contact_count = copy.count;
-    return HY_OK;
+    return hy_events_note(w, w->last_contacts, w->last_contact_count);
 }
 
-HY_API int64_t hy_world_get_contacts(const hy_world* w, hy_contact_info* out, int64_t capacity) {
-    if (!w) {
-        hy_fail(HY_ERR_INVALID_ARG, "hy_world_get_contacts: world is NULL");
-        return -1;
-    }
+HY_API hy_status hy_world_get_contacts(const hy_world* w, hy_contact_info* out, int64_t capacity, int64_t* count) {
+    if (!w || !count) return hy_fail(HY_ERR_INVALID_ARG, "hy_world_get_contacts: NULL argument");
+    if (capacity < 0 || (capacity > 0 && !out))
+        return hy_fail(HY_ERR_INVALID_ARG, "hy_world_get_contacts: out is NULL or capacity %lld < 0",
+                       (long long)capacity);
+    *count = 0;
     const hy_collision_state* cs = w->collision;
-    if (!cs || cs->object_count != w->object_count) return 0;
+    if (!cs || cs->object_count != w->object_count) return HY_OK;
     for (int64_t k = 0; k < w->last_contact_count && k < capacity && out; k++) {
         const hy_contact* c = &w->last_contacts[k];
         hy_contact_info* info = &out[k];
         int32_t oa = cs->vertex_object[c->v[0]], ob = cs->vertex_object[c->v[c->type == HY_CONTACT_VF ? 1 : 2]];
         info->kind = c->type == HY_CONTACT_VF ? HY_CONTACT_KIND_VERTEX_FACE : HY_CONTACT_KIND_EDGE_EDGE;
-        info->a.index = (uint32_t)oa;
-        info->a.generation = w->objects[oa].generation;
-        info->b.index = (uint32_t)ob;
-        info->b.generation = w->objects[ob].generation;
+        info->a = hy_world_slot_id(w, oa);
+        info->b = hy_world_slot_id(w, ob);
         for (int q = 0; q < 4; q++) info->vertex[q] = c->v[q] - cs->object_offset[cs->vertex_object[c->v[q]]];
         const double* p0 = cs->X0 + 3 * (size_t)c->v[0];
         const double* p1 = cs->X0 + 3 * (size_t)c->v[1];
         for (int d = 0; d < 3; d++) info->point[d] = c->type == HY_CONTACT_VF ? p0[d] : 0.5 * (p0[d] + p1[d]);
         info->time_of_impact = c->toi;
     }
-    return w->last_contact_count;
+    *count = w->last_contact_count;
+    return HY_OK;
+}
+
+/* A kinematic body's pose after dt: moved by its own velocities only. */
+static void kinematic_advance(const hy_rigid_state* s0, double dt, hy_rigid_state* s1) {
+    *s1 = *s0;
+    s1->x = v3_mad(s0->x, s0->v, dt);
+    s1->q = quat_normalize(quat_mul(quat_from_rotvec(v3_scale(s0->w, dt)), s0->q));
+}
+
+/* A dynamic body over dt: the applied force and torque change its
+ * velocities first (held over the step, as gravity is), then it is
+ * integrated. Without them the integration is exactly as before. */
+static void body_advance(const hy_world* w, hy_object* o, double dt) {
+    hy_rigid_state s0 = o->body;
+    if (o->force.x != 0.0 || o->force.y != 0.0 || o->force.z != 0.0 || o->torque.x != 0.0 || o->torque.y != 0.0 ||
+        o->torque.z != 0.0) {
+        double I[9], I_inv[9];
+        hy_rigid_world_inertia(&o->inertia, s0.q, I, I_inv);
+        s0.v = v3_mad(s0.v, o->force, o->inertia.inv_mass * dt);
+        s0.w = v3_add(s0.w, v3_scale(mat_mul_v3(I_inv, o->torque), dt));
+    }
+    hy_rigid_integrate(&o->inertia, &s0, dt, w->def.gravity, o->gravity, &o->body1);
 }
 
 /* Predict x1, v1 of every object over dt from x, v (the solvers' phase). */
@@ -703,7 +1084,8 @@ static hy_status integrate(hy_world* w, double dt, hy_step_stats* st) {
             break;
         case HY_OBJECT_BODY:
             if (o->asleep) o->body1 = o->body;
-            else hy_rigid_integrate(&o->inertia, &o->body, dt, w->def.gravity, o->gravity, &o->body1);
+            else if (o->kinematic) kinematic_advance(&o->body, dt, &o->body1);
+            else body_advance(w, o, dt);
             break;
         case HY_OBJECT_OBSTACLE:
             obstacle_vertices(o, w->time + dt, o->x1, o->v1);
@@ -789,6 +1171,8 @@ hy_status hy_world_ensure_prox(hy_world* w) {
     hy_sched_def d = hy_sched_def_default();
     return hy_world_set_scheduling(w, &d);
 }
+
+struct hy_prox* hy_world_prox(hy_world* w) { return w && !hy_world_ensure_prox(w) ? w->prox : NULL; }
 
 HY_API hy_status hy_world_set_scheduling(hy_world* w, const hy_sched_def* def) {
     if (!w || !def) return hy_fail(HY_ERR_INVALID_ARG, "hy_world_set_scheduling: NULL argument");
@@ -886,16 +1270,15 @@ static void keep_sched_stats(hy_world* w) {
     }
 }
 
-HY_API int32_t hy_world_get_sched_stats(const hy_world* w, hy_sched_stats* out, hy_resource_stats* res,
-                                        int32_t capacity) {
-    if (!w || !out || (capacity > 0 && !res)) {
-        hy_fail(HY_ERR_INVALID_ARG, "hy_world_get_sched_stats: NULL argument");
-        return -1;
-    }
+HY_API hy_status hy_world_get_sched_stats(const hy_world* w, hy_sched_stats* out, hy_resource_stats* res,
+                                          int32_t capacity, int32_t* count) {
+    if (!w || !out || (capacity > 0 && !res))
+        return hy_fail(HY_ERR_INVALID_ARG, "hy_world_get_sched_stats: NULL argument");
     *out = w->sched_stats;
     int32_t n = w->sched_stats.resources;
     for (int32_t i = 0; i < n && i < capacity && i < 32; i++) res[i] = w->resource_stats[i];
-    return n;
+    if (count) *count = n;
+    return HY_OK;
 }
 
 /* Bonds of bodies the response struck harder than their bonds can pass on
@@ -913,14 +1296,36 @@ static hy_status struck_bonds(hy_world* w, hy_step_stats* st) {
     return HY_OK;
 }
 
-HY_API hy_status hy_world_step(hy_world* w) {
+/* Kinematic bodies end the substep where their own velocities take them:
+ * the response treats them as infinitely heavy, but an impact zone may
+ * still have moved them with what they struck. */
+static void keep_kinematic(hy_world* w, double dt) {
+    for (int32_t i = 0; i < w->object_count; i++) {
+        hy_object* o = &w->objects[i];
+        if (o->kind != HY_OBJECT_BODY || !o->kinematic || o->asleep) continue;
+        kinematic_advance(&o->body, dt, &o->body1);
+        hy_body_pose_vertices(o, &o->body1, o->x1, o->v1);
+    }
+}
+
+/* Forces and torques act over one step. */
+static void clear_forces(hy_world* w) {
+    for (int32_t i = 0; i < w->object_count; i++) w->objects[i].force = w->objects[i].torque = v3(0, 0, 0);
+}
+
+HY_API hy_status hy_world_step(hy_world* w, double time_step, int32_t substeps) {
     if (!w) return hy_fail(HY_ERR_INVALID_ARG, "hy_world_step: world is NULL");
+    if (!(time_step > 0.0) || !(time_step <= 1.0))
+        return hy_fail(HY_ERR_INVALID_ARG, "hy_world_step: dt must be in (0, 1] s, got %g", time_step);
+    if (substeps < 1 || substeps > 64)
+        return hy_fail(HY_ERR_INVALID_ARG, "hy_world_step: substeps must be in [1, 64], got %d", substeps);
     hy_step_stats st;
     memset(&st, 0, sizeof st);
     if (w->prox) hy_prox_stats_reset(w->prox);
     double t_start = now_ms();
-    double dt = w->def.time_step / w->def.substeps;
-    for (int32_t sub = 0; sub < w->def.substeps; sub++) {
+    double dt = time_step / substeps;
+    hy_events_clear_step(w);
+    for (int32_t sub = 0; sub < substeps; sub++) {
         double t0 = now_ms();
         hy_status s = integrate(w, dt, &st);
         if (!s) s = check_finite(w);
@@ -941,6 +1346,7 @@ HY_API hy_status hy_world_step(hy_world* w) {
             }
             if (!s) hy_cloth_contacts_record(w);
             if (!s) s = struck_bonds(w, &st);
+            if (!s) keep_kinematic(w, dt);
             if (!s) s = check_finite(w);
             if (s) return s;
         }
@@ -951,6 +1357,9 @@ HY_API hy_status hy_world_step(hy_world* w) {
         st.ms[HY_PHASE_COMMIT] += now_ms() - t0;
         if (s2) return s2;
     }
+    clear_forces(w);
+    hy_status se = hy_events_finish_step(w);
+    if (se) return se;
     w->step_index++;
     st.step_index = w->step_index;
     st.ms_total = now_ms() - t_start;

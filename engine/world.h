@@ -13,9 +13,11 @@
 
 typedef struct hy_object {
     hy_object_kind kind;
-    uint32_t generation;
+    uint32_t handle;     /* its id's index: the slot in the world's id table */
+    uint32_t generation; /* its id's generation */
     int alive;
     char name[64];
+    void* user_data;     /* the caller's, never dereferenced */
     /* topology (what the object is) */
     int32_t nv, nt;
     int32_t* tri;
@@ -45,6 +47,8 @@ typedef struct hy_object {
     int32_t island;     /* body, asleep: the group it fell asleep with (a slot of that group) */
     double restitution;
     int gravity;
+    int kinematic;      /* body: moved by its velocities only; inverse mass and inertia are 0 meanwhile */
+    hy_v3 force, torque; /* body: applied for the next step (N, N m, world frame) */
     /* obstacle: pose(t) = scripted motion applied to the initial pose */
     hy_v3 pos0, pivot;
     hy_quat q0;
@@ -54,11 +58,31 @@ typedef struct hy_object {
 /* A static obstacle (no scripted motion) or a sleeping body: two of these
  * cannot meet, so collision detection skips such pairs. */
 static inline int hy_object_is_static(const hy_object* o) {
+    if (o->kind == HY_OBJECT_BODY && o->kinematic)
+        return o->asleep || (o->body.v.x == 0.0 && o->body.v.y == 0.0 && o->body.v.z == 0.0 && o->body.w.x == 0.0 &&
+                             o->body.w.y == 0.0 && o->body.w.z == 0.0);
     if (o->kind == HY_OBJECT_BODY) return o->asleep;
     if (o->kind != HY_OBJECT_OBSTACLE) return 0;
     const double *lv = o->motion.linear_velocity, *av = o->motion.angular_velocity;
     return lv[0] == 0.0 && lv[1] == 0.0 && lv[2] == 0.0 && av[0] == 0.0 && av[1] == 0.0 && av[2] == 0.0;
 }
+
+/* An obstacle or a kinematic body: moved by the caller, not by contacts.
+ * Two of these never meet (collision detection skips such pairs). */
+static inline int hy_object_is_driven(const hy_object* o) {
+    return o->kind == HY_OBJECT_OBSTACLE || (o->kind == HY_OBJECT_BODY && o->kinematic);
+}
+
+/* Body: zero the inverse mass and inertia (kinematic) or make them again
+ * from the mass properties (dynamic). */
+void hy_body_kinematic_inertia(hy_object* o, int kinematic);
+
+/* One entry of the id table: which object slot an id index names now. */
+typedef struct hy_handle {
+    int32_t slot;        /* index into hy_world.objects; -1 when free */
+    uint32_t generation; /* of the object it names, or of the last one it named */
+    int32_t next_free;   /* free list link; -1 ends it */
+} hy_handle;
 
 /* x (and v when not NULL) of a body's vertices for rigid state st. */
 void hy_body_pose_vertices(hy_object* o, const hy_rigid_state* st, double* x, double* v);
@@ -68,12 +92,28 @@ hy_status hy_world_update_sleep(hy_world* w, double dt);
 
 struct hy_collision_state;
 struct hy_prox;
+struct hy_contact;
 
 struct hy_world {
     hy_world_def def;
     hy_pool* pool;
+    /* live objects, dense, in insertion order (removal closes the gap):
+     * collision and response see slots 0..object_count-1 only */
     hy_object* objects;
     int32_t object_count, object_capacity;
+    /* the id table: ids index it, it names slots */
+    hy_handle* handles;
+    int32_t handle_count, handle_capacity, free_handle;
+    /* contact events (engine/events.c): pairs of object slots found this
+     * step, the last step's pairs as ids, and the public lists */
+    int64_t* pair_keys; /* (slot a << 32) | slot b, a < b */
+    int64_t pair_count, pair_capacity;
+    hy_contact_pair* touching;
+    int64_t touching_count, touching_capacity;
+    hy_contact_pair* begin_events;
+    int64_t begin_count, begin_capacity;
+    hy_contact_pair* end_events;
+    int64_t end_count, end_capacity;
     hy_bond_set bonds;
     double time;
     int64_t step_index;
@@ -99,6 +139,19 @@ hy_status hy_world_ensure_prox(hy_world* w);
 void hy_obstacle_pose(const hy_object* o, double t, hy_v3* position, hy_quat* orientation);
 /* Resolve an id; NULL (and a HY_ERR_STALE_ID message) if stale. */
 hy_object* hy_world_resolve(const hy_world* w, hy_object_id id);
+/* The id of the object in a slot. */
+static inline hy_object_id hy_world_slot_id(const hy_world* w, int32_t slot) {
+    hy_object_id id = {w->objects[slot].handle, w->objects[slot].generation};
+    return id;
+}
+
+/* Contact events (engine/events.c): forget this step's pairs; note the
+ * object pairs of contacts (global vertex pairs through the collision
+ * state); after the step, make the begin / end / touching lists. */
+void hy_events_clear_step(hy_world* w);
+hy_status hy_events_note(hy_world* w, const struct hy_contact* contacts, int64_t count);
+hy_status hy_events_finish_step(hy_world* w);
+void hy_events_free(hy_world* w);
 
 /* 64-bit FNV-1a of n bytes, continuing from h (start from
  * HY_FNV1A_INIT): the state hash's and the recordings' (engine/export.c). */

@@ -18,7 +18,7 @@ int main(void) {
     body.mesh = hy_mesh_get_view(sphere);
     body.position[1] = 10.0;
     body.angular_velocity[1] = 2.0;
-    hy_object_id ball;
+    hy_body_id ball;
     if (hy_body_add(world, &body, &ball) != HY_OK) {
         fprintf(stderr, "body: %s\n", hy_last_error());
         return 1;
@@ -26,7 +26,7 @@ int main(void) {
     hy_mesh_destroy(sphere); /* the world keeps its own copy */
 
     for (int i = 0; i < 60; i++)
-        if (hy_world_step(world) != HY_OK) {
+        if (hy_world_step(world, def.time_step, def.substeps) != HY_OK) {
             fprintf(stderr, "step: %s\n", hy_last_error());
             return 1;
         }
@@ -34,7 +34,9 @@ int main(void) {
     hy_body_get_transform(world, ball, p, NULL);
     hy_body_get_velocity(world, ball, v, w);
     printf("after 1 s: height %.4f m, speed %.4f m/s, spin %.4f rad/s\n", p[1], -v[1], w[1]);
-    printf("state hash %016llx\n", (unsigned long long)hy_world_hash(world));
+    uint64_t hash = 0;
+    hy_world_hash(world, &hash);
+    printf("state hash %016llx\n", (unsigned long long)hash);
     hy_world_destroy(world);
     return 0;
 }

@@ -32,7 +32,8 @@ int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         if (w != NULL || hy_last_error()[0] == '\0') __builtin_trap();
         return 0;
     }
-    if (!w || hy_world_get_triangle_count(w) < 0) __builtin_trap();
+    int32_t triangles = -1;
+    if (!w || hy_world_get_triangle_count(w, &triangles) != HY_OK || triangles < 0) __builtin_trap();
     hy_world_destroy(w);
     return 0;
 }

@@ -28,6 +28,9 @@ struct hy_pool {
     void* ctx;
     int64_t n, grain;
     atomic_llong steals;
+    /* the host's task system (hy_pool_create_tasks): no threads of ours */
+    int external;
+    struct hy_pool_tasks tasks;
 };
 
 typedef struct worker_arg {
@@ -157,8 +160,23 @@ hy_pool* hy_pool_create(int threads) {
     return p;
 }
 
+hy_pool* hy_pool_create_tasks(int workers, const struct hy_pool_tasks* tasks) {
+    if (workers < 1 || workers > 256 || !tasks || !tasks->enqueue || !tasks->finish) return NULL;
+    hy_pool* p = calloc(1, sizeof *p);
+    if (!p) return NULL;
+    p->size = workers;
+    p->external = 1;
+    p->tasks = *tasks;
+    atomic_init(&p->steals, 0);
+    return p;
+}
+
 void hy_pool_destroy(hy_pool* p) {
     if (!p) return;
+    if (p->external) {
+        free(p);
+        return;
+    }
     pthread_mutex_lock(&p->lock);
     p->quit = 1;
     pthread_cond_broadcast(&p->start_cv);
@@ -177,6 +195,21 @@ int hy_pool_size(const hy_pool* p) { return p ? p->size : 1; }
 
 int64_t hy_pool_steals(const hy_pool* p) { return p ? atomic_load(&((hy_pool*)p)->steals) : 0; }
 
+/* One loop handed to the host's task system. */
+typedef struct hy_pool_job {
+    hy_block_fn fn;
+    void* ctx;
+    int64_t n, grain;
+} hy_pool_job;
+
+static void run_blocks(int64_t begin, int64_t end, int32_t worker, void* context) {
+    const hy_pool_job* j = context;
+    for (int64_t b = begin; b < end; b++) {
+        int64_t lo = b * j->grain, hi = lo + j->grain;
+        j->fn(j->ctx, lo, hi > j->n ? j->n : hi, b, worker);
+    }
+}
+
 void hy_pool_for(hy_pool* p, int64_t n, int64_t grain, hy_block_fn fn, void* ctx) {
     if (n <= 0) return;
     if (grain < 1) grain = 1;
@@ -187,6 +220,13 @@ void hy_pool_for(hy_pool* p, int64_t n, int64_t grain, hy_block_fn fn, void* ctx
             int64_t begin = b * grain, end = begin + grain;
             fn(ctx, begin, end > n ? n : end, b, 0);
         }
+        return;
+    }
+    if (p->external) {
+        /* the host's items are our blocks */
+        hy_pool_job job = {fn, ctx, n, grain};
+        void* t = p->tasks.enqueue(run_blocks, blocks, 1, &job, p->tasks.user_context);
+        if (t) p->tasks.finish(t, p->tasks.user_context);
         return;
     }
     /* Deal contiguous runs of blocks, one per worker. */

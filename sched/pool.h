@@ -22,6 +22,17 @@ typedef void (*hy_block_fn)(void* ctx, int64_t begin, int64_t end, int64_t block
 
 /* threads >= 1: the total including the caller; 0 = one per online core. */
 hy_pool* hy_pool_create(int threads);
+/* A pool whose loops run on the host's task system (hy_world_def's
+ * enqueue_task / finish_task; types in hyphys/hyphys.h): `workers` is the
+ * host's worker count, the range of the worker index a block is given.
+ * Blocks are the host's items, so results do not depend on its split. */
+struct hy_pool_tasks {
+    void* (*enqueue)(void (*task)(int64_t, int64_t, int32_t, void*), int64_t item_count, int64_t min_range,
+                     void* task_context, void* user_context);
+    void (*finish)(void* user_task, void* user_context);
+    void* user_context;
+};
+hy_pool* hy_pool_create_tasks(int workers, const struct hy_pool_tasks* tasks);
 void hy_pool_destroy(hy_pool* pool);
 int hy_pool_size(const hy_pool* pool);
 /* Number of blocks hy_pool_for(pool, n, grain, ...) will run. */

@@ -18,6 +18,7 @@
 #include "sched/cuda.h"
 #include "sched/proximity.h"
 #include "test.h"
+#include "tests/world_step.h"
 #include "scene_cloth_ball.h"
 
 /* ---- the loop alone, on a synthetic job graph */
@@ -190,11 +191,12 @@ static int run(const char* policy, const char* devices, int virtual_clock, const
     }
     hy_contact_info* ci = malloc(sizeof *ci * 100000);
     for (int k = 0; k < STEPS; k++) {
-        hy_status s = hy_world_step(w);
+        hy_status s = hy_test_step(w);
         CHECK_OK(s);
         if (s) break;
-        out->hash[k] = hy_world_hash(w);
-        int64_t n = hy_world_get_contacts(w, ci, 100000);
+        out->hash[k] = hy_test_hash(w);
+        int64_t n = 0;
+        CHECK_OK(hy_world_get_contacts(w, ci, 100000, &n));
         out->contact_count += n;
         uint64_t h = 1469598103934665603ull;
         for (int64_t i = 0; i < n && i < 100000; i++) {
@@ -204,7 +206,8 @@ static int run(const char* policy, const char* devices, int virtual_clock, const
         out->contacts[k] = h;
         hy_sched_stats ss;
         hy_resource_stats rs[4];
-        int32_t nr = hy_world_get_sched_stats(w, &ss, rs, 4);
+        int32_t nr = 0;
+        CHECK_OK(hy_world_get_sched_stats(w, &ss, rs, 4, &nr));
         out->makespan[k] = ss.makespan_ms;
         for (int i = 0; i < nr && i < 4; i++) out->busy[k][i] = rs[i].busy_ms;
     }
@@ -476,7 +479,7 @@ static void errors(void) {
     d.profile = NULL;
     d.devices = "cpu";
     CHECK_OK(hy_world_set_scheduling(w, &d));
-    CHECK_OK(hy_world_step(w));
+    CHECK_OK(hy_test_step(w));
     hy_world_destroy(w);
 }
 
@@ -528,7 +531,7 @@ static void scheduling_info(void) {
         CHECK(info.fell_back == 0 && info.fallback[0] == '\0' && info.resource_count == gpus);
         CHECK(!strcmp(info.resource[0].name, "cuda:0"));
     }
-    CHECK_OK(hy_world_step(w));
+    CHECK_OK(hy_test_step(w));
     hy_world_destroy(w);
 }
 
@@ -544,14 +547,14 @@ static void trace_close_errors(void) {
     if (access("/dev/full", W_OK) == 0) {
         d.trace = "/dev/full";
         CHECK_OK(hy_world_set_scheduling(w, &d));
-        for (int i = 0; i < 3; i++) CHECK_OK(hy_world_step(w));
+        for (int i = 0; i < 3; i++) CHECK_OK(hy_test_step(w));
         CHECK(hy_world_close_trace(w) == HY_ERR_IO);
         CHECK(strstr(hy_last_error(), "trace '/dev/full': write failed") != NULL);
         CHECK(hy_world_close_trace(w) == HY_OK); /* closed once */
     }
     d.trace = "test_prox_close.json";
     CHECK_OK(hy_world_set_scheduling(w, &d));
-    CHECK_OK(hy_world_step(w));
+    CHECK_OK(hy_test_step(w));
     CHECK_OK(hy_world_close_trace(w));
     FILE* f = fopen("test_prox_close.json", "r");
     CHECK(f != NULL);

@@ -7,6 +7,7 @@
 
 #include "hyphys/hyphys.h"
 #include "test.h"
+#include "tests/world_step.h"
 
 #define SCENES HY_SOURCE_DIR "/scenes/"
 #define FIXTURES HY_SOURCE_DIR "/tests/data/scenes/"
@@ -70,7 +71,7 @@ static void expect_fail_at(int line, hy_status got, hy_world* w, hy_status want,
 
 static hy_object_id object_named(const hy_world* w, const char* name) {
     hy_object_id none = {0, 0};
-    for (int32_t i = 0; i < hy_world_get_object_count(w); i++) {
+    for (int32_t i = 0; i < hy_test_object_count(w); i++) {
         hy_object_id id;
         const char* n = NULL;
         if (hy_world_get_object(w, i, &id) == HY_OK && hy_object_get_name(w, id, &n) == HY_OK && n &&
@@ -80,6 +81,13 @@ static hy_object_id object_named(const hy_world* w, const char* name) {
     return none;
 }
 
+/* The body of that name ({0, 0}, which every call refuses, if none). */
+static hy_body_id body_named(const hy_world* w, const char* name) {
+    hy_body_id body = {0, 0};
+    if (hy_object_as_body(w, object_named(w, name), &body) != HY_OK) body = (hy_body_id){0, 0};
+    return body;
+}
+
 /* ------------------------------------------------------------ good scenes */
 
 static void test_benchmarks(void) {
@@ -87,8 +95,8 @@ static void test_benchmarks(void) {
     hy_world* w = load_file(SCENES "cloth_ball.json");
     CHECK(w != NULL);
     if (w) {
-        CHECK(hy_world_get_triangle_count(w) == 92872);
-        CHECK(hy_world_get_object_count(w) == 2);
+        CHECK(hy_test_triangle_count(w) == 92872);
+        CHECK(hy_test_object_count(w) == 2);
         hy_object_id sheet = object_named(w, "sheet");
         int32_t nv = 0, nt = 0;
         const int32_t* tri = NULL;
@@ -103,9 +111,9 @@ static void test_benchmarks(void) {
     w = load_file(SCENES "nbody.json");
     CHECK(w != NULL);
     if (w) {
-        CHECK(hy_world_get_triangle_count(w) == 320 * 320 + 320 * 130 + 64 * 31);
-        CHECK(hy_world_get_triangle_count(w) == 145984);
-        CHECK(hy_world_get_object_count(w) == 641);
+        CHECK(hy_test_triangle_count(w) == 320 * 320 + 320 * 130 + 64 * 31);
+        CHECK(hy_test_triangle_count(w) == 145984);
+        CHECK(hy_test_object_count(w) == 641);
         hy_object_kind k = 0;
         CHECK_OK(hy_object_get_kind(w, object_named(w, "piece_639"), &k));
         CHECK(k == HY_OBJECT_BODY);
@@ -117,11 +125,11 @@ static void test_benchmarks(void) {
     w = load_file(SCENES "fracture.json");
     CHECK(w != NULL);
     if (w) {
-        CHECK(hy_world_get_triangle_count(w) == 252320 + 5 * 12);
-        CHECK(hy_world_get_object_count(w) == 846);
-        CHECK(hy_world_get_bond_count(w) == 2222);
+        CHECK(hy_test_triangle_count(w) == 252320 + 5 * 12);
+        CHECK(hy_test_object_count(w) == 846);
+        CHECK(hy_test_bond_count(w) == 2222);
         double v[3], om[3];
-        CHECK_OK(hy_body_get_velocity(w, object_named(w, "projectile"), v, om));
+        CHECK_OK(hy_body_get_velocity(w, body_named(w, "projectile"), v, om));
         CHECK_NEAR(v[2], 20.0, 1e-12); /* copied, not computed */
         hy_world_destroy(w);
     }
@@ -131,24 +139,24 @@ static void test_small_scenes(void) {
     hy_world* w = load_file(SCENES "cloth_small.json");
     CHECK(w != NULL);
     if (w) {
-        CHECK(hy_world_get_triangle_count(w) == 2 * 31 * 31);
+        CHECK(hy_test_triangle_count(w) == 2 * 31 * 31);
         hy_world_destroy(w);
     }
     w = load_file(SCENES "drop.json");
     CHECK(w != NULL);
     if (w) {
-        CHECK(hy_world_get_triangle_count(w) == 12 + 320);
-        CHECK(hy_world_get_object_count(w) == 2);
+        CHECK(hy_test_triangle_count(w) == 12 + 320);
+        CHECK(hy_test_object_count(w) == 2);
         hy_world_destroy(w);
     }
     /* A mesh file resolves against the scene's directory. */
     w = load_file(FIXTURES "scene_file_mesh.json");
     CHECK(w != NULL);
     if (w) {
-        CHECK(hy_world_get_triangle_count(w) == 8);
+        CHECK(hy_test_triangle_count(w) == 8);
         /* scale 0.5 on a unit tetrahedron: volume 1/6 * 0.125. */
         hy_mass_properties mp;
-        CHECK_OK(hy_body_get_mass_properties(w, object_named(w, "tetra"), &mp));
+        CHECK_OK(hy_body_get_mass_properties(w, body_named(w, "tetra"), &mp));
         CHECK_NEAR(mp.volume, 0.125 / 6.0, 1e-12); /* rounding only */
         hy_world_destroy(w);
     }
@@ -159,7 +167,7 @@ static void test_deterministic(void) {
     hy_world* a = load_file(SCENES "nbody.json");
     hy_world* b = load_file(SCENES "nbody.json");
     CHECK(a && b);
-    if (a && b) CHECK(hy_world_hash(a) == hy_world_hash(b));
+    if (a && b) CHECK(hy_test_hash(a) == hy_test_hash(b));
     hy_world_destroy(a);
     hy_world_destroy(b);
 }
@@ -187,7 +195,7 @@ static void test_fields_reach_world(void) {
     CHECK_OK(hy_world_get_def(w, &d));
     CHECK(d.time_step == 0.02 && d.substeps == 3 && d.threads == 2 && d.cg_max_iterations == 50);
     CHECK(d.gravity[1] == -1.0 && d.cg_tolerance == 1e-4 && d.collisions == 0);
-    hy_object_id cube = object_named(w, "cube");
+    hy_body_id cube = body_named(w, "cube");
     hy_mass_properties mp;
     CHECK_OK(hy_body_get_mass_properties(w, cube, &mp));
     /* Box 1 x 1 x 1 scaled to 2 x 1 x 1, density overridden to 2000. Tolerance:
@@ -205,10 +213,10 @@ static void test_fields_reach_world(void) {
     /* The scaled x extent (+-1) now lies along z. */
     int32_t nv = 0, nt = 0;
     const int32_t* tri;
-    CHECK_OK(hy_object_get_mesh(w, cube, &nv, &nt, &tri));
+    CHECK_OK(hy_object_get_mesh(w, hy_body_object(cube), &nv, &nt, &tri));
     CHECK(nt == 12 * 4);
     double* x = malloc(sizeof(double) * 3 * (size_t)nv);
-    CHECK_OK(hy_object_get_positions(w, cube, x, 3 * (size_t)nv));
+    CHECK_OK(hy_object_get_positions(w, hy_body_object(cube), x, 3 * (size_t)nv));
     double zmax = -1e9, xmax = -1e9;
     for (int32_t i = 0; i < nv; i++) zmax = fmax(zmax, x[3 * i + 2]), xmax = fmax(xmax, x[3 * i]);
     CHECK_NEAR(zmax, 4.0, 1e-9);
@@ -242,12 +250,12 @@ static void test_array(void) {
                            " \"array\": {\"count\": [3, 1, 2], \"spacing\": [2, 0, 4]}}]}");
     CHECK(w != NULL);
     if (!w) return;
-    CHECK(hy_world_get_object_count(w) == 6);
-    CHECK(hy_world_get_triangle_count(w) == 3 * 20 + 3 * 12);
+    CHECK(hy_test_object_count(w) == 6);
+    CHECK(hy_test_triangle_count(w) == 3 * 20 + 3 * 12);
     /* Instance 5 = (i, j, k) = (2, 0, 1): x = (2 - 1) * 2, z = (1 - 0.5) * 4. A
      * box (odd instance) has its centre of mass at its origin. */
     double p[3], q[4];
-    CHECK_OK(hy_body_get_transform(w, object_named(w, "b_5"), p, q));
+    CHECK_OK(hy_body_get_transform(w, body_named(w, "b_5"), p, q));
     CHECK_NEAR(p[0], 2.0, 1e-12);
     CHECK_NEAR(p[1], 10.0, 1e-12);
     CHECK_NEAR(p[2], 2.0, 1e-12);
@@ -277,7 +285,7 @@ static void test_pins(void) {
         CHECK_OK(hy_world_get_object(w, 0, &id));
         double x0[60], x1[60];
         CHECK_OK(hy_object_get_positions(w, id, x0, 60));
-        for (int s = 0; s < 3; s++) CHECK_OK(hy_world_step(w));
+        for (int s = 0; s < 3; s++) CHECK_OK(hy_test_step(w));
         CHECK_OK(hy_object_get_positions(w, id, x1, 60));
         int still = 0;
         for (int i = 0; i < 20; i++) still += x0[3 * i + 1] == x1[3 * i + 1];
@@ -298,14 +306,14 @@ static void test_fracture_object(void) {
                            " \"velocity\": [1, 0, 0], \"angular_velocity\": [0, 2, 0]}]}");
     CHECK(w != NULL);
     if (!w) return;
-    CHECK(hy_world_get_object_count(w) == 2);
-    CHECK(hy_world_get_bond_count(w) == 1);
+    CHECK(hy_test_object_count(w) == 2);
+    CHECK(hy_test_bond_count(w) == 1);
     double p[3], q[4], v[3], om[3];
-    CHECK_OK(hy_body_get_transform(w, object_named(w, "f_1"), p, q));
+    CHECK_OK(hy_body_get_transform(w, body_named(w, "f_1"), p, q));
     CHECK_NEAR(p[0], 0.5, 1e-12);
     CHECK_NEAR(p[1], 1.0, 1e-12);
     /* The pieces move as one body: v + w x r with r = (0.5, 0, 0). */
-    CHECK_OK(hy_body_get_velocity(w, object_named(w, "f_1"), v, om));
+    CHECK_OK(hy_body_get_velocity(w, body_named(w, "f_1"), v, om));
     CHECK_NEAR(v[0], 1.0, 1e-12);
     CHECK_NEAR(v[2], -1.0, 1e-12);
     CHECK_NEAR(om[1], 2.0, 1e-12);
@@ -318,13 +326,13 @@ static void test_load_string(void) {
     const char* json = "{\"objects\": [{\"type\": \"body\", \"mesh\": {\"file\": \"scene_tetra.obj\"}}]}";
     hy_world* w = NULL;
     CHECK_OK(hy_scene_load_string(json, strlen(json), FIXTURES "virtual.json", NULL, &w));
-    CHECK(w && hy_world_get_triangle_count(w) == 4);
+    CHECK(w && hy_test_triangle_count(w) == 4);
     hy_world_destroy(w);
     /* Length, not NUL, ends the text. */
     const char* two = "{\"objects\": []}{garbage";
     w = NULL;
     CHECK_OK(hy_scene_load_string(two, 15, NULL, NULL, &w));
-    CHECK(w && hy_world_get_object_count(w) == 0);
+    CHECK(w && hy_test_object_count(w) == 0);
     hy_world_destroy(w);
     EXPECT_STRING_FAIL(json, HY_ERR_IO, "bad.json:1: objects[0].mesh.file", "scene_tetra.obj");
 }

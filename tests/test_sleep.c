@@ -7,6 +7,7 @@
 
 #include "hyphys/hyphys.h"
 #include "test.h"
+#include "tests/world_step.h"
 
 /* A box 0.2 m above a floor slab and, far off, a ball moving towards it
  * at 3 m/s without gravity, which arrives after about 2 s. */
@@ -33,25 +34,26 @@ static hy_world* load(const char* sleep_time, int threads) {
     return w;
 }
 
-static hy_object_id named(hy_world* w, const char* name) {
+static hy_body_id named(hy_world* w, const char* name) {
     hy_object_id id = {0, 0};
-    for (int32_t i = 0; i < hy_world_get_object_count(w); i++) {
+    hy_body_id body = {0, 0};
+    for (int32_t i = 0; i < hy_test_object_count(w); i++) {
         const char* n = NULL;
         hy_world_get_object(w, i, &id);
-        if (!hy_object_get_name(w, id, &n) && !strcmp(n, name)) return id;
+        if (!hy_object_get_name(w, id, &n) && !strcmp(n, name) && !hy_object_as_body(w, id, &body)) return body;
     }
-    return (hy_object_id){0, 0};
+    return (hy_body_id){0, 0};
 }
 
 static void test_sleep_and_wake(void) {
     hy_world* w = load("0.5", 2);
     if (!w) return;
-    hy_object_id box = named(w, "box");
+    hy_body_id box = named(w, "box");
     int32_t asleep = -1, fell_asleep_at = -1, woke_at = -1;
     double rest[3] = {0, 0, 0};
     uint64_t hash_at_150 = 0;
     for (int step = 1; step <= 300; step++) {
-        CHECK_OK(hy_world_step(w));
+        CHECK_OK(hy_test_step(w));
         CHECK_OK(hy_body_is_asleep(w, box, &asleep));
         if (asleep && fell_asleep_at < 0) {
             fell_asleep_at = step;
@@ -63,7 +65,7 @@ static void test_sleep_and_wake(void) {
             CHECK(rest[1] > 0.1 && rest[1] < 0.1 + 0.003);
         }
         if (step == 150) {
-            hash_at_150 = hy_world_hash(w);
+            hash_at_150 = hy_test_hash(w);
             /* asleep, it has not moved since */
             double x[3];
             CHECK_OK(hy_body_get_transform(w, box, x, NULL));
@@ -83,18 +85,18 @@ static void test_sleep_and_wake(void) {
     /* the same run on one thread: the same state */
     w = load("0.5", 1);
     if (!w) return;
-    for (int step = 1; step <= 150; step++) CHECK_OK(hy_world_step(w));
-    CHECK(hy_world_hash(w) == hash_at_150);
+    for (int step = 1; step <= 150; step++) CHECK_OK(hy_test_step(w));
+    CHECK(hy_test_hash(w) == hash_at_150);
     hy_world_destroy(w);
 }
 
 static void test_sleep_off(void) {
     hy_world* w = load("0", 2);
     if (!w) return;
-    hy_object_id box = named(w, "box");
+    hy_body_id box = named(w, "box");
     int32_t asleep = 0, ever = 0;
     for (int step = 1; step <= 150; step++) {
-        CHECK_OK(hy_world_step(w));
+        CHECK_OK(hy_test_step(w));
         CHECK_OK(hy_body_is_asleep(w, box, &asleep));
         ever |= asleep;
     }

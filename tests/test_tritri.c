@@ -126,7 +126,7 @@ static void test_world(void) {
     CHECK_OK(hy_mesh_grid(5, 5, 1.0, 1.0, &grid));
     hy_cloth_def cd = hy_cloth_def_default();
     cd.mesh = hy_mesh_get_view(grid);
-    hy_object_id c;
+    hy_cloth_id c;
     CHECK_OK(hy_cloth_add(w, &cd, &c));
     int64_t n = -1;
     CHECK_OK(hy_tritri_count_world(w, &n, NULL, 0));
@@ -136,14 +136,14 @@ static void test_world(void) {
     CHECK_OK(hy_mesh_box(0.1, 0.1, 0.1, 1, &box));
     hy_obstacle_def od = hy_obstacle_def_default();
     od.mesh = hy_mesh_get_view(box);
-    hy_object_id b;
+    hy_obstacle_id b;
     CHECK_OK(hy_obstacle_add(w, &od, &b));
     hy_tritri_hit hits[64];
     CHECK_OK(hy_tritri_count_world(w, &n, hits, 64));
     CHECK(n > 0);
     for (int64_t i = 0; i < n && i < 64; i++) CHECK(hits[i].object_a == 0 && hits[i].object_b == 1);
     /* a second obstacle overlapping the first: obstacle pairs are not checked */
-    hy_object_id b2;
+    hy_obstacle_id b2;
     od.position[0] = 0.05;
     CHECK_OK(hy_obstacle_add(w, &od, &b2));
     int64_t n2 = -1;

@@ -111,9 +111,12 @@ static uint64_t reference(const char* path, int threads, int64_t n, float* posit
     hy_world* w = NULL;
     CHECK_OK(hy_scene_load(path, &o, &w));
     if (!w) return 0;
-    for (int64_t i = 0; i < n; i++) CHECK_OK(hy_world_step(w));
-    int32_t first = 0;
-    for (int32_t i = 0; i < hy_world_get_object_count(w); i++) {
+    hy_world_def def;
+    CHECK_OK(hy_world_get_def(w, &def));
+    for (int64_t i = 0; i < n; i++) CHECK_OK(hy_world_step(w, def.time_step, def.substeps));
+    int32_t first = 0, objects = 0;
+    CHECK_OK(hy_world_get_object_count(w, &objects));
+    for (int32_t i = 0; i < objects; i++) {
         hy_object_id id;
         int32_t nv = 0, nt = 0;
         const int32_t* tri = NULL;
@@ -125,7 +128,8 @@ static uint64_t reference(const char* path, int threads, int64_t n, float* posit
         for (int32_t k = 0; k < 3 * nv && k < 3 * 4096; k++) positions[3 * first + k] = (float)p[k];
         first += nv;
     }
-    uint64_t h = hy_world_hash(w);
+    uint64_t h = 0;
+    CHECK_OK(hy_world_hash(w, &h));
     hy_world_destroy(w);
     return h;
 }

@@ -70,7 +70,9 @@ static void free_topology(hy_viewer_topology* t) {
  * whole life; only positions travel in snapshots. */
 static hy_status read_topology(const hy_world* w, hy_viewer_topology* t) {
     memset(t, 0, sizeof *t);
-    int32_t n = hy_world_get_object_count(w);
+    int32_t n = 0;
+    hy_status sn = hy_world_get_object_count(w, &n);
+    if (sn) return sn;
     if (n <= 0) return hy_fail(HY_ERR_INVALID_ARG, "the scene has no objects to show");
     t->objects = calloc((size_t)n, sizeof *t->objects);
     if (!t->objects) return hy_fail(HY_ERR_NOMEM, "out of memory reading the scene");
@@ -142,8 +144,8 @@ static hy_status capture(hy_viewer_sim* s, hy_viewer_frame* f, int64_t step) {
         float* dst = f->positions + 3 * (size_t)o->first_vertex;
         for (size_t k = 0; k < need; k++) dst[k] = (float)s->scratch[k];
     }
-    int64_t nc = step > 0 ? hy_world_get_contacts(s->world, s->contact_scratch, HY_VIEWER_MAX_CONTACTS) : 0;
-    if (nc < 0) nc = 0;
+    int64_t nc = 0;
+    if (step > 0 && hy_world_get_contacts(s->world, s->contact_scratch, HY_VIEWER_MAX_CONTACTS, &nc)) nc = 0;
     if (nc > HY_VIEWER_MAX_CONTACTS) nc = HY_VIEWER_MAX_CONTACTS;
     for (int64_t k = 0; k < nc; k++)
         for (int d = 0; d < 3; d++) f->contacts[3 * k + d] = (float)s->contact_scratch[k].point[d];
@@ -152,12 +154,13 @@ static hy_status capture(hy_viewer_sim* s, hy_viewer_frame* f, int64_t step) {
         hy_world_get_stats(s->world, &f->stats);
     else
         memset(&f->stats, 0, sizeof f->stats);
-    int32_t nr = hy_world_get_sched_stats(s->world, &f->sched, f->resources, 8);
-    f->resource_count = nr < 0 ? 0 : nr > 8 ? 8 : nr;
+    int32_t nr = 0;
+    if (hy_world_get_sched_stats(s->world, &f->sched, f->resources, 8, &nr)) nr = 0;
+    f->resource_count = nr > 8 ? 8 : nr;
     f->step = step;
     f->sim_time = (double)step * t->time_step;
-    f->bonds = hy_world_get_bond_count(s->world);
-    f->state_hash = hy_world_hash(s->world);
+    hy_world_get_bond_count(s->world, &f->bonds); /* the world exists: cannot fail */
+    hy_world_hash(s->world, &f->state_hash);
     return HY_OK;
 }
 
@@ -302,7 +305,9 @@ static void* run(void* arg) {
             st = hy_world_set_policy(s->world, policy);
             if (st == HY_OK) s->policy = policy; /* kept across resets */
         }
-        if (st == HY_OK) st = hy_world_step(s->world);
+        hy_world_def wd; /* the scene's step */
+        if (st == HY_OK) st = hy_world_get_def(s->world, &wd);
+        if (st == HY_OK) st = hy_world_step(s->world, wd.time_step, wd.substeps);
         char err[512] = "";
         if (st == HY_OK) {
             st = capture(s, &s->slots[s->write_slot], step + 1);

@@ -53,21 +53,84 @@ HY_API const char* hy_last_error(void);
 /* Short constant name of a status ("HY_ERR_PARSE"). */
 HY_API const char* hy_status_name(hy_status s);
 
+/* ----------------------------------------------------------- memory */
+
+/* An allocator of the host program (as in Box2D v3): every block hyphys
+ * allocates for itself (worlds, objects, meshes, collision and solver
+ * scratch) comes from alloc and goes back through free_fn. alloc returns
+ * `size` bytes aligned to `alignment` (a power of two, >= 16), or NULL
+ * when it cannot. Both may be called from the world's worker threads at
+ * once. Memory that the libraries hyphys uses allocate for themselves
+ * (cJSON, CHOLMOD, OpenBLAS, the CUDA runtime) does not pass through it. */
+typedef void* hy_alloc_fn(size_t size, size_t alignment, void* user_context);
+typedef void hy_free_fn(void* block, void* user_context);
+/* Install the allocator for the whole process; both NULL: the C library's
+ * again (the default). Only while hyphys holds no memory (before anything
+ * is created, or once all is destroyed) and no hyphys call runs:
+ * HY_ERR_INVALID_ARG otherwise, and with only one of the two. */
+HY_API hy_status hy_set_allocator(hy_alloc_fn* alloc, hy_free_fn* free_fn, void* user_context);
+/* Blocks hyphys holds now, from whichever allocator. */
+HY_API hy_status hy_get_allocation_count(int64_t* out);
+
 /* ------------------------------------------------------------------ ids */
 
 typedef struct hy_world hy_world;
 
-/* Any object in a world: cloth, rigid body or obstacle. */
+/* Ids are small values, {index, generation}, handed out by the *_add
+ * calls. A removed object's id goes stale: every call given it returns
+ * HY_ERR_STALE_ID, even after its index is reused (the generation grows on
+ * each removal). {0, 0} never names a live object: an id struct zeroed is a
+ * safe "none".
+ *
+ * Typed ids say at compile time what kind of object a call takes:
+ * hy_body_id for rigid bodies, hy_cloth_id for cloths, hy_obstacle_id for
+ * obstacles (and one type per kind to come). hy_object_id names an object
+ * of any kind; the typed ids widen to it with hy_body_object() and the
+ * like, and hy_object_as_body() and the like narrow it back, checking the
+ * kind. A typed id and its object id share index and generation. */
 typedef struct hy_object_id {
-    uint32_t index;      /* slot in the world's object table */
+    uint32_t index;      /* slot in the world's id table */
     uint32_t generation; /* 0 never names a live object */
 } hy_object_id;
+
+typedef struct hy_body_id {
+    uint32_t index;
+    uint32_t generation;
+} hy_body_id;
+
+typedef struct hy_cloth_id {
+    uint32_t index;
+    uint32_t generation;
+} hy_cloth_id;
+
+typedef struct hy_obstacle_id {
+    uint32_t index;
+    uint32_t generation;
+} hy_obstacle_id;
 
 typedef enum hy_object_kind {
     HY_OBJECT_CLOTH = 1,
     HY_OBJECT_BODY = 2,
     HY_OBJECT_OBSTACLE = 3
 } hy_object_kind;
+
+/* Widening: always valid (a stale typed id gives a stale object id). */
+static inline hy_object_id hy_body_object(hy_body_id id) {
+    hy_object_id o = {id.index, id.generation};
+    return o;
+}
+static inline hy_object_id hy_cloth_object(hy_cloth_id id) {
+    hy_object_id o = {id.index, id.generation};
+    return o;
+}
+static inline hy_object_id hy_obstacle_object(hy_obstacle_id id) {
+    hy_object_id o = {id.index, id.generation};
+    return o;
+}
+/* 1 when two ids name the same object (same index and generation). */
+static inline int hy_object_id_equal(hy_object_id a, hy_object_id b) {
+    return a.index == b.index && a.generation == b.generation;
+}
 
 /* ----------------------------------------------------------------- meshes */
 
@@ -106,6 +169,25 @@ HY_API hy_status hy_mesh_load_obj(const char* path, hy_mesh** out);
 
 #define HY_DEF_COOKIE 0x48595048u /* "HYPH": set by every *_def_default() */
 
+/* A task system of the host program (as in Box2D v3): the world hands it
+ * its parallel loops instead of running its own worker threads.
+ *
+ * hy_task_fn runs the items [begin, end) of a loop; `worker` is the index
+ * of the host's thread running it, in [0, hy_world_def.threads): two calls
+ * running at the same time must have different workers (the world keeps
+ * scratch per worker). */
+typedef void hy_task_fn(int64_t begin, int64_t end, int32_t worker, void* task_context);
+/* Run task over [0, item_count), split into ranges of at least min_range
+ * items (the last may be shorter) in any order, on the host's workers,
+ * passing task_context through. Return a handle finish_task waits on, or
+ * NULL after running every item before returning. Called from the thread
+ * that steps the world, never from inside a task. */
+typedef void* hy_enqueue_task_fn(hy_task_fn* task, int64_t item_count, int64_t min_range, void* task_context,
+                                 void* user_context);
+/* Wait until every item of the task enqueue_task returned user_task for
+ * has run. */
+typedef void hy_finish_task_fn(void* user_task, void* user_context);
+
 typedef struct hy_world_def {
     double gravity[3];      /* m/s^2, default (0, -9.81, 0) */
     double time_step;       /* seconds per hy_world_step, > 0, default 1/60 */
@@ -120,6 +202,14 @@ typedef struct hy_world_def {
                                that is awake strikes it; 0 = never. default 0.5 */
     double sleep_velocity;  /* m/s: under it a body counts as at rest (its spin times its size
                                too). default 0.05 */
+    /* The host's task system: both or neither (default NULL: the world's own
+     * pool of `threads` workers). With them, `threads` is the host's worker
+     * count (1..256, not 0) and the world starts no thread. The state does
+     * not depend on how the host splits or orders the ranges: every loop's
+     * results are combined in a fixed order. */
+    hy_enqueue_task_fn* enqueue_task;
+    hy_finish_task_fn* finish_task;
+    void* user_task_context; /* passed to both */
     uint32_t cookie;        /* HY_DEF_COOKIE; do not touch */
 } hy_world_def;
 
@@ -154,7 +244,11 @@ typedef struct hy_cloth_def {
 } hy_cloth_def;
 
 HY_API hy_cloth_def hy_cloth_def_default(void);
-HY_API hy_status hy_cloth_add(hy_world* world, const hy_cloth_def* def, hy_object_id* out);
+/* Add a cloth; *out names it. HY_ERR_BAD_DEF, HY_ERR_INVALID_ARG (the
+ * message names the field), HY_ERR_NOMEM. */
+HY_API hy_status hy_cloth_add(hy_world* world, const hy_cloth_def* def, hy_cloth_id* out);
+/* Remove it (see hy_object_remove). */
+HY_API hy_status hy_cloth_remove(hy_world* world, hy_cloth_id id);
 
 /* ------------------------------------------------------------- rigid body */
 
@@ -173,7 +267,9 @@ typedef struct hy_body_def {
 } hy_body_def;
 
 HY_API hy_body_def hy_body_def_default(void);
-HY_API hy_status hy_body_add(hy_world* world, const hy_body_def* def, hy_object_id* out);
+HY_API hy_status hy_body_add(hy_world* world, const hy_body_def* def, hy_body_id* out);
+/* Remove it (see hy_object_remove): its bonds go with it. */
+HY_API hy_status hy_body_remove(hy_world* world, hy_body_id id);
 
 /* Mass properties of a closed mesh at a density (divergence theorem).
  * inertia is about the centre of mass, in the mesh frame, row-major 3x3. */
@@ -185,20 +281,63 @@ typedef struct hy_mass_properties {
 } hy_mass_properties;
 HY_API hy_status hy_mesh_mass_properties(hy_mesh_view mesh, double density, hy_mass_properties* out);
 
-/* Body state in the world frame. */
-HY_API hy_status hy_body_get_transform(const hy_world* world, hy_object_id id, double position[3],
+/* Body state in the world frame. The position is the centre of mass's
+ * (the def's position plus the rotated offset of the mesh's centre of
+ * mass); the orientation is (w,x,y,z). Any out pointer may be NULL. Every
+ * hy_body_* call returns HY_ERR_STALE_ID for a removed body and
+ * HY_ERR_INVALID_ARG for an id of another kind or a NULL/non-finite input. */
+HY_API hy_status hy_body_get_transform(const hy_world* world, hy_body_id id, double position[3],
                                        double orientation[4]);
+/* Move the body (a teleport: no sweep from the old pose, the next step's
+ * collision detection starts from the new one). The orientation is
+ * normalised; a zero quaternion is HY_ERR_INVALID_ARG. Velocities are kept.
+ * Wakes the body's island. */
+HY_API hy_status hy_body_set_transform(hy_world* world, hy_body_id id, const double position[3],
+                                       const double orientation[4]);
 /* Whether the body is asleep (hy_world_def.sleep_time): out 1 or 0. */
-HY_API hy_status hy_body_is_asleep(const hy_world* world, hy_object_id id, int32_t* out);
-HY_API hy_status hy_body_get_velocity(const hy_world* world, hy_object_id id, double linear[3],
+HY_API hy_status hy_body_is_asleep(const hy_world* world, hy_body_id id, int32_t* out);
+/* Velocity of the centre of mass (m/s) and angular velocity (rad/s, world
+ * frame). Either pointer may be NULL. */
+HY_API hy_status hy_body_get_velocity(const hy_world* world, hy_body_id id, double linear[3],
                                       double angular[3]);
-HY_API hy_status hy_body_get_angular_momentum(const hy_world* world, hy_object_id id, double out[3]);
-HY_API hy_status hy_body_get_mass_properties(const hy_world* world, hy_object_id id, hy_mass_properties* out);
+/* Set both (NULL keeps that one). Wakes the body's island. */
+HY_API hy_status hy_body_set_velocity(hy_world* world, hy_body_id id, const double linear[3],
+                                      const double angular[3]);
+HY_API hy_status hy_body_get_angular_momentum(const hy_world* world, hy_body_id id, double out[3]);
+HY_API hy_status hy_body_get_mass_properties(const hy_world* world, hy_body_id id, hy_mass_properties* out);
+
+/* A force (N) acting at a world point (m; NULL: the centre of mass) over
+ * the whole next step, as gravity does: the step adds force/m * h to the
+ * velocity and (point - centre) x force, through the world-frame inverse
+ * inertia, * h to the angular velocity in each substep of length h. Forces
+ * and torques add up until that step, which clears them. Ignored by
+ * kinematic bodies. Wakes the body's island. */
+HY_API hy_status hy_body_apply_force(hy_world* world, hy_body_id id, const double force[3], const double point[3]);
+/* A torque (N m, world frame) over the whole next step, like a force. */
+HY_API hy_status hy_body_apply_torque(hy_world* world, hy_body_id id, const double torque[3]);
+/* An impulse (N s) at a world point (NULL: the centre of mass), now: the
+ * linear momentum changes by exactly `impulse` (velocity by impulse/m) and
+ * the angular momentum by (point - centre) x impulse. HY_ERR_INVALID_ARG
+ * on a kinematic body (its velocity is the caller's to set). Wakes the
+ * body's island. */
+HY_API hy_status hy_body_apply_impulse(hy_world* world, hy_body_id id, const double impulse[3],
+                                       const double point[3]);
+/* An angular impulse (N m s, world frame), now. */
+HY_API hy_status hy_body_apply_angular_impulse(hy_world* world, hy_body_id id, const double impulse[3]);
+
+/* Kinematic bodies are driven by the caller: each step moves them by the
+ * velocities hy_body_set_velocity gave them (or they had), untouched by
+ * gravity, forces and contacts, as if of infinite mass; what they strike
+ * is pushed. They do not collide with obstacles or other kinematic bodies.
+ * 1 makes the body kinematic, 0 dynamic again (with its mass and the
+ * velocities it has). */
+HY_API hy_status hy_body_set_kinematic(hy_world* world, hy_body_id id, int32_t kinematic);
+HY_API hy_status hy_body_is_kinematic(const hy_world* world, hy_body_id id, int32_t* out);
 
 /* Breakable bond holding two bodies together (fracture). Breaks when the
  * impulse it must carry in one step exceeds strength (N*s). */
 typedef struct hy_bond_def {
-    hy_object_id a, b;
+    hy_body_id a, b;
     double anchor[3];   /* world point where the bond acts, m */
     double strength;    /* N*s, > 0, default 1 */
     uint32_t cookie;
@@ -206,7 +345,7 @@ typedef struct hy_bond_def {
 HY_API hy_bond_def hy_bond_def_default(void);
 HY_API hy_status hy_bond_add(hy_world* world, const hy_bond_def* def);
 /* Bonds still intact. */
-HY_API int32_t hy_world_get_bond_count(const hy_world* world);
+HY_API hy_status hy_world_get_bond_count(const hy_world* world, int32_t* out);
 
 /* --------------------------------------------------------------- obstacle */
 
@@ -222,9 +361,32 @@ typedef struct hy_obstacle_def {
 } hy_obstacle_def;
 
 HY_API hy_obstacle_def hy_obstacle_def_default(void);
-HY_API hy_status hy_obstacle_add(hy_world* world, const hy_obstacle_def* def, hy_object_id* out);
+HY_API hy_status hy_obstacle_add(hy_world* world, const hy_obstacle_def* def, hy_obstacle_id* out);
+/* Remove it (see hy_object_remove). */
+HY_API hy_status hy_obstacle_remove(hy_world* world, hy_obstacle_id id);
 
 /* -------------------------------------------------------- any object */
+
+/* Remove an object between steps: it is freed, its id and every copy of it
+ * go stale (HY_ERR_STALE_ID, also for a second remove), and its index may
+ * be handed to a later object with a higher generation. The other objects
+ * keep their ids and their order. A body's bonds are removed with it.
+ * Every sleeping body wakes (what rested on the object may fall); contact
+ * pairs that involved it end without an end event. The collision
+ * structures are rebuilt at the next step (as after an add). */
+HY_API hy_status hy_object_remove(hy_world* world, hy_object_id id);
+
+/* Narrowing: the typed id of an object of that kind; HY_ERR_INVALID_ARG
+ * (naming the object and its kind) for another kind, HY_ERR_STALE_ID for a
+ * removed object. */
+HY_API hy_status hy_object_as_body(const hy_world* world, hy_object_id id, hy_body_id* out);
+HY_API hy_status hy_object_as_cloth(const hy_world* world, hy_object_id id, hy_cloth_id* out);
+HY_API hy_status hy_object_as_obstacle(const hy_world* world, hy_object_id id, hy_obstacle_id* out);
+
+/* A pointer of the caller's, kept with the object and never dereferenced
+ * by hyphys (NULL until set). */
+HY_API hy_status hy_object_set_user_data(hy_world* world, hy_object_id id, void* user_data);
+HY_API hy_status hy_object_get_user_data(const hy_world* world, hy_object_id id, void** out);
 
 HY_API hy_status hy_object_get_kind(const hy_world* world, hy_object_id id, hy_object_kind* out);
 HY_API hy_status hy_object_get_name(const hy_world* world, hy_object_id id, const char** out);
@@ -232,8 +394,9 @@ HY_API hy_status hy_object_set_name(hy_world* world, hy_object_id id, const char
 /* Collision thickness of an object (its def's thickness, m). Two objects
  * collide within the mean of their thicknesses. */
 HY_API hy_status hy_object_get_thickness(const hy_world* world, hy_object_id id, double* out);
-/* Number of live objects and the id of the i-th (in insertion order). */
-HY_API int32_t hy_world_get_object_count(const hy_world* world);
+/* Number of live objects and the id of the i-th (in insertion order;
+ * removing an object shifts the later ones down by one). */
+HY_API hy_status hy_world_get_object_count(const hy_world* world, int32_t* out);
 HY_API hy_status hy_world_get_object(const hy_world* world, int32_t i, hy_object_id* out);
 HY_API hy_status hy_object_get_mesh(const hy_world* world, hy_object_id id, int32_t* vertex_count,
                                     int32_t* triangle_count, const int32_t** triangles);
@@ -271,17 +434,20 @@ typedef struct hy_step_stats {
                                   at cg_max_iterations, or on a breakdown */
 } hy_step_stats;
 
-/* Advance the world by def.time_step (in def.substeps substeps). On
- * HY_ERR_NUMERIC the state is that of the last substep that stayed finite
- * (with one substep: as before the call) and the message names the object
- * and vertex. */
-HY_API hy_status hy_world_step(hy_world* world);
+/* Advance the world by dt seconds (in (0, 1]) in `substeps` equal substeps
+ * (1..64); HY_ERR_INVALID_ARG outside those ranges. A world's def carries
+ * the scene's own choice (hy_world_get_def: time_step, substeps), which a
+ * caller stepping at the scene's rate passes here. On HY_ERR_NUMERIC the
+ * state is that of the last substep that stayed finite (with one substep:
+ * as before the call) and the message names the object and vertex. */
+HY_API hy_status hy_world_step(hy_world* world, double dt, int32_t substeps);
 /* Stats of the last completed step; valid until the next step. */
 HY_API hy_status hy_world_get_stats(const hy_world* world, hy_step_stats* out);
-HY_API int32_t hy_world_get_triangle_count(const hy_world* world);
-HY_API int32_t hy_world_get_vertex_count(const hy_world* world);
+/* Triangles and vertices of every live object. */
+HY_API hy_status hy_world_get_triangle_count(const hy_world* world, int32_t* out);
+HY_API hy_status hy_world_get_vertex_count(const hy_world* world, int32_t* out);
 /* Worker threads the world steps with (the caller's thread included). */
-HY_API int32_t hy_world_get_thread_count(const hy_world* world);
+HY_API hy_status hy_world_get_thread_count(const hy_world* world, int32_t* out);
 
 /* A colliding feature pair found at the start of the last step's collision
  * response (before any impulse): a vertex against a triangle, or an edge
@@ -298,14 +464,67 @@ typedef struct hy_contact_info {
 } hy_contact_info;
 
 /* Contacts of the last step in their canonical order. Writes at most
- * capacity of them to out (out may be NULL when capacity is 0) and returns
- * how many there are; -1 on a NULL world. With several substeps: those of
- * the last substep. */
-HY_API int64_t hy_world_get_contacts(const hy_world* world, hy_contact_info* out, int64_t capacity);
+ * capacity of them to out (out may be NULL when capacity is 0) and the
+ * number there are to *count (more than capacity: call again with room).
+ * With several substeps: those of the last substep. None after an object
+ * was added or removed, or a restore, until the next step.
+ * HY_ERR_INVALID_ARG on a NULL world or count, or out NULL with capacity > 0. */
+HY_API hy_status hy_world_get_contacts(const hy_world* world, hy_contact_info* out, int64_t capacity,
+                                       int64_t* count);
+
+/* Two different objects that touch: a.index's slot comes first in the
+ * world's object order. */
+typedef struct hy_contact_pair {
+    hy_object_id a, b;
+} hy_contact_pair;
+
+/* The last step's contact events between pairs of objects (self contact of
+ * a cloth is not an event). A pair touches in a step when collision
+ * detection found a contact between the two in any of its substeps, or
+ * when it touched in the step before and both are now at rest (a sleeping
+ * body on a static obstacle or another sleeper: not tested, still
+ * touching). begin: pairs that touch and did not in the step before; end:
+ * pairs that touched then and do not now (a pair whose object was removed
+ * ends without an event); touching: every pair that touches. Each list is
+ * in the world's object order. The arrays belong to the world and live
+ * until the next step, remove or restore. */
+typedef struct hy_contact_events {
+    const hy_contact_pair* begin;
+    int64_t begin_count;
+    const hy_contact_pair* end;
+    int64_t end_count;
+    const hy_contact_pair* touching;
+    int64_t touching_count;
+} hy_contact_events;
+
+/* Fill *out (all zero before the first step). HY_ERR_INVALID_ARG on NULL. */
+HY_API hy_status hy_world_get_contact_events(const hy_world* world, hy_contact_events* out);
 
 /* 64-bit FNV-1a hash of every object's positions and velocities (bit
  * patterns) in object order: equal hashes mean bit-identical states. */
-HY_API uint64_t hy_world_hash(const hy_world* world);
+HY_API hy_status hy_world_hash(const hy_world* world, uint64_t* out);
+
+/* ---------------------------------------------------------- snapshots */
+
+/* A snapshot is the world's whole changing state in a block of memory the
+ * caller owns: every live object's positions, velocities and rigid state
+ * (sleep, kinematic flag, pending forces), the bonds' broken flags, the
+ * clock, the step count and the touching pairs the next contact events are
+ * reckoned from. Restoring it and stepping on gives the states, to the
+ * bit, of the run that went on from where it was taken (the same hashes).
+ * What objects exist is not in it: restore needs the same live objects, by
+ * id, as when it was taken (the same world, or one built again the same
+ * way, as hy_scene_load does) and the same bonds; else HY_ERR_INVALID_ARG
+ * naming what differs, and the world is unchanged. The format is this
+ * build's own (a header checks it). */
+/* Bytes hy_world_snapshot needs now. */
+HY_API hy_status hy_world_snapshot_size(const hy_world* world, size_t* out);
+/* Write the snapshot into buffer (capacity bytes; HY_ERR_INVALID_ARG when
+ * short) and its size to *written (may be NULL). Between steps. */
+HY_API hy_status hy_world_snapshot(const hy_world* world, void* buffer, size_t capacity, size_t* written);
+/* Put the world back in the snapshot's state. HY_ERR_PARSE for a buffer
+ * that is not a whole snapshot of this format. */
+HY_API hy_status hy_world_restore(hy_world* world, const void* buffer, size_t size);
 
 /* ----------------------------------------------------------------- checks */
 
@@ -419,10 +638,11 @@ typedef struct hy_sched_stats {
 } hy_sched_stats;
 
 /* Scheduling figures of the last step; writes up to capacity resource rows
- * (res may be NULL when capacity is 0) and returns the resource count, or
- * -1 on a NULL argument. */
-HY_API int32_t hy_world_get_sched_stats(const hy_world* world, hy_sched_stats* out, hy_resource_stats* res,
-                                        int32_t capacity);
+ * (res may be NULL when capacity is 0) and the resource count to *count
+ * (may be NULL). HY_ERR_INVALID_ARG on a NULL world or out, or res NULL
+ * with capacity > 0. */
+HY_API hy_status hy_world_get_sched_stats(const hy_world* world, hy_sched_stats* out, hy_resource_stats* res,
+                                          int32_t capacity, int32_t* count);
 
 /* ----------------------------------------------------------------- scenes */
 
