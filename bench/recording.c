@@ -7,7 +7,7 @@
 #include <sys/stat.h>
 
 #include "cli/cli.h"
-#include "engine/error.h"
+#include "core/error.h"
 #include "engine/export.h"
 #include "hyphys/hyphys.h"
 

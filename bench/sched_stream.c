@@ -7,7 +7,7 @@
 
 #include "collision/bvh.h"
 #include "collision/frames.h"
-#include "engine/error.h"
+#include "core/error.h"
 #include "sched/pool.h"
 
 /* ---- breadth-first copy of the traversal of collision/traverse_hd.h

@@ -38,7 +38,7 @@
 #include "bench/recording.h"
 #include "bench/sched_stream.h"
 #include "cli/cli.h"
-#include "engine/error.h"
+#include "core/error.h"
 #include "engine/export.h"
 #include "sched/policy.h"
 #include "sched/proximity.h"

@@ -11,7 +11,7 @@
 
 #include "cli/cli.h"
 #include "collision/collide.h"
-#include "engine/error.h"
+#include "core/error.h"
 #include "engine/tools.h"
 #include "sched/cuda.h"
 #include "sched/model.h"

@@ -37,7 +37,7 @@
 #include <xmmintrin.h>
 #endif
 
-#include "engine/hd.h"
+#include "core/hd.h"
 #include "hyphys/hyphys.h"
 #include "sched/pool.h"
 

@@ -4,7 +4,7 @@
 #ifndef HY_COLLISION_CCD_HEAP_H
 #define HY_COLLISION_CCD_HEAP_H
 
-#include "engine/hd.h"
+#include "core/hd.h"
 
 typedef struct hy_ccd_box {
     double lo[3], hi[3];    /* t, u, v */

@@ -50,7 +50,7 @@
 #include "collision/ccd_scalar.h"
 #include "collision/ccd_volume.h"
 #include "collision/closest.h"
-#include "engine/hd.h"
+#include "core/hd.h"
 
 /* Deepest bisection per parameter: keeps u, 1-u, v exact dyadics. */
 #define HY_CCD_MAX_LEVEL 50

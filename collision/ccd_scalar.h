@@ -7,7 +7,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "engine/hd.h"
+#include "core/hd.h"
 
 /* Finite operands only (inputs are checked): plain compares, no libm call. */
 HY_HD double hy_ccd_min(double a, double b) { return a < b ? a : b; }

@@ -11,7 +11,7 @@
 #include <math.h>
 
 #include "collision/ccd_scalar.h"
-#include "engine/hd.h"
+#include "core/hd.h"
 
 #if defined(__SSE2__) && !defined(__CUDACC__)
 #include <emmintrin.h>

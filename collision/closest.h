@@ -8,7 +8,7 @@
 #ifndef HY_COLLISION_CLOSEST_H
 #define HY_COLLISION_CLOSEST_H
 
-#include "engine/hd.h"
+#include "core/hd.h"
 
 HY_HD double hy_clamp01(double x) { return x < 0.0 ? 0.0 : (x > 1.0 ? 1.0 : x); }
 

@@ -8,7 +8,7 @@
 #include "collision/ccd.h"
 #include "collision/filter.h"
 #include "collision/leaf.h"
-#include "engine/error.h"
+#include "core/error.h"
 #include "engine/world.h"
 #include "sched/cuda.h"
 #include "sched/proximity.h"

@@ -35,7 +35,7 @@
 #include <stdint.h>
 
 #include "collision/traverse.h"
-#include "engine/simd.h"
+#include "core/simd.h"
 
 /* Pairs gathered at a time: the array stays in L1 (24 coordinates of 64
  * pairs and padding, 13 KB). */
@@ -531,7 +531,7 @@ static void pairs_avx2(const hy_feature_pair* pairs, int64_t n, const double* xx
 
 #pragma GCC pop_options
 
-static int simd_state = -1; /* engine/simd.h */
+static int simd_state = -1; /* core/simd.h */
 
 static int simd_on(void) { return hy_simd_on(&simd_state); }
 

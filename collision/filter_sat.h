@@ -8,7 +8,7 @@
 #include <float.h>
 #include <math.h>
 
-#include "engine/hd.h"
+#include "core/hd.h"
 
 /* The CPU's SSE2 path of the projections (same values as the scalar one,
  * which device code runs). */

@@ -13,7 +13,7 @@
 
 #include "collision/ccd.h"
 #include "collision/filter.h"
-#include "engine/error.h"
+#include "core/error.h"
 #include "engine/world.h"
 
 /* Candidates per block of the exact pass: large enough that the pool's

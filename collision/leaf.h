@@ -19,7 +19,7 @@
 #include "collision/ccd_query.h"
 #include "collision/filter.h"
 #include "collision/filter_sat.h"
-#include "engine/hd.h"
+#include "core/hd.h"
 
 /* Device work cap: the step's 256 boxes. The heap (56 bytes a box) is
  * per-thread local memory, so it is kept no larger than the step needs. */

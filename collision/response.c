@@ -30,7 +30,7 @@
 #include "collision/ccd.h"
 #include "collision/closest.h"
 #include "collision/collide.h"
-#include "engine/error.h"
+#include "core/error.h"
 #include "engine/world.h"
 
 hy_response_params hy_response_params_default(void) {

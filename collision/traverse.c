@@ -29,8 +29,8 @@
 #include <string.h>
 
 #include "collision/traverse_hd.h"
-#include "engine/error.h"
-#include "engine/simd.h"
+#include "core/error.h"
+#include "core/simd.h"
 
 /* Node pairs in the front: enough for the pool to balance uneven subtrees
  * on a few cores, few enough that expanding it serially is cheap. Fixed so
@@ -164,7 +164,7 @@ static hy_trav_mesh mesh_view(const hy_bvh* b) {
 }
 
 #if defined(HY_TRAV_HAVE_AVX2)
-static int simd_state = -1; /* engine/simd.h */
+static int simd_state = -1; /* core/simd.h */
 
 static int simd_on(void) { return hy_simd_on(&simd_state); }
 

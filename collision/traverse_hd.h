@@ -19,7 +19,7 @@
 
 #include "collision/bvh.h"
 #include "collision/traverse.h"
-#include "engine/hd.h"
+#include "core/hd.h"
 
 /* What traversal reads of one hy_bvh (see there), node_count nodes,
  * triangle_count slots. */

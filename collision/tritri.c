@@ -15,7 +15,7 @@
 #include <string.h>
 
 #include "collision/closest.h"
-#include "engine/error.h"
+#include "core/error.h"
 
 /* ------------------------------------------- exact expansion arithmetic */
 

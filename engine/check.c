@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine/error.h"
+#include "core/error.h"
 #include "engine/world.h"
 
 /* Every live object's vertices and triangles as one list, with the world's

@@ -7,7 +7,7 @@
 #include "collision/closest.h"
 #include "collision/collide.h"
 #include "collision/response.h"
-#include "engine/error.h"
+#include "core/error.h"
 
 /* Per cloth vertex, FEATURES features of 4 int32: the surface's object
  * slot (-1: none) and the touched feature's vertices, local to that object:

@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "collision/collide.h"
-#include "engine/error.h"
+#include "core/error.h"
 #include "engine/world.h"
 
 static int64_t pair_key(int32_t a, int32_t b) {

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine/error.h"
+#include "core/error.h"
 #include "engine/world.h"
 
 static hy_status write_all(FILE* f, const void* p, size_t n, const char* path) {

@@ -10,8 +10,8 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "engine/error.h"
-#include "engine/mesh.h"
+#include "core/error.h"
+#include "core/mesh.h"
 
 #define PI 3.14159265358979323846
 

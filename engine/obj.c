@@ -23,8 +23,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine/error.h"
-#include "engine/mesh.h"
+#include "core/error.h"
+#include "core/mesh.h"
 
 /* Sizes the loader accepts: as the generators, well inside int32 indexing. */
 #define MAX_VERTICES (INT32_C(1) << 26)

@@ -15,8 +15,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine/error.h"
-#include "engine/mesh.h"
+#include "core/error.h"
+#include "core/mesh.h"
 
 /* As the OBJ loader: well inside int32 indexing. */
 #define MAX_VERTICES (INT64_C(1) << 26)

@@ -19,7 +19,7 @@
 
 #include <stddef.h>
 
-#include "engine/mesh.h"
+#include "core/mesh.h"
 
 /* Load a PLY file into a new mesh (*out, owned by the caller, freed with
  * hy_mesh_destroy). On failure *out is NULL and hy_last_error() says why. */

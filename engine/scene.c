@@ -7,7 +7,7 @@
  * touches a world, and on any failure it destroys it before returning.
  *
  * The parts: typed field checks and messages that name the line
- * (engine/scene_fields.h, engine/json_text.c), the plan
+ * (engine/scene_fields.h, core/json_text.c), the plan
  * (engine/scene_plan.h), what each object kind needs checked
  * (engine/scene_objects.c); here the top level, the build and the entry
  * points. */
@@ -22,11 +22,11 @@
 #include <sys/stat.h>
 
 #include "engine/check.h"
-#include "engine/error.h"
-#include "engine/hd.h"
-#include "engine/mesh.h"
+#include "core/error.h"
+#include "core/hd.h"
+#include "core/mesh.h"
 #include "hyphys/hyphys.h"
-#include "engine/json_text.h"
+#include "core/json_text.h"
 #include "engine/scene_plan.h"
 
 static int inst_name_cmp(const void* a, const void* b) {

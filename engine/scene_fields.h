@@ -15,8 +15,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "engine/error.h"
-#include "engine/json_text.h"
+#include "core/error.h"
+#include "core/json_text.h"
 #include "hyphys/hyphys.h"
 
 /* ------------------------------------------------------------ context */

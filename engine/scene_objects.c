@@ -13,9 +13,9 @@
 #include <sys/stat.h>
 
 #include "engine/check.h"
-#include "engine/error.h"
-#include "engine/hd.h"
-#include "engine/mesh.h"
+#include "core/error.h"
+#include "core/hd.h"
+#include "core/mesh.h"
 #include "hyphys/hyphys.h"
 #include "engine/scene_plan.h"
 

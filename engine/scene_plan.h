@@ -8,7 +8,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "engine/mesh.h"
+#include "core/mesh.h"
 #include "engine/scene_fields.h"
 #include "hyphys/hyphys.h"
 

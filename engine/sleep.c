@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "collision/collide.h"
-#include "engine/error.h"
+#include "core/error.h"
 #include "engine/world.h"
 
 static int32_t find_root(int32_t* parent, int32_t x) {

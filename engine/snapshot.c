@@ -19,7 +19,7 @@
 
 #include "collision/collide.h"
 #include "engine/cloth_contact.h"
-#include "engine/error.h"
+#include "core/error.h"
 #include "engine/world.h"
 
 #define SNAP_MAGIC 0x4e535948u /* "HYSN" */

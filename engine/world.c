@@ -11,10 +11,10 @@
 #include "collision/collide.h"
 #include "collision/response.h"
 #include "engine/cloth_contact.h"
-#include "engine/error.h"
+#include "core/error.h"
 #include "engine/tools.h"
 #include "sched/proximity.h"
-#include "engine/mesh.h"
+#include "core/mesh.h"
 
 /* ------------------------------------------------------------ helpers */
 

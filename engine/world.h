@@ -4,7 +4,7 @@
 
 #include <stdint.h>
 
-#include "engine/hd.h"
+#include "core/hd.h"
 #include "hyphys/hyphys.h"
 #include "sched/pool.h"
 #include "solvers/bonds.h"

@@ -27,7 +27,7 @@
 #include "sched/cuda.h"
 
 extern "C" {
-#include "engine/error.h"
+#include "core/error.h"
 }
 
 /* GPUs handled (more are left out, and the status line says so). */

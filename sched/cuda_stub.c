@@ -4,7 +4,7 @@
  * this file when CUDA is built. */
 #include "sched/cuda.h"
 
-#include "engine/error.h"
+#include "core/error.h"
 
 int hy_cuda_device_count(void) { return 0; }
 

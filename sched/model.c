@@ -7,8 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine/error.h"
-#include "engine/json_text.h"
+#include "core/error.h"
+#include "core/json_text.h"
 
 /* Share of ideal speed-up a CPU resource of several cores reaches on these
  * jobs; used to split an aggregate CPU profile into per-core resources. */

@@ -7,7 +7,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "engine/error.h"
+#include "core/error.h"
 
 static const hy_sched_policy_class* const g_policies[] = {
     &hy_sched_policy_lp, &hy_sched_policy_lau10, &hy_sched_policy_tan09,

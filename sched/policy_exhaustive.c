@@ -22,7 +22,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "engine/error.h"
+#include "core/error.h"
 #include "sched/policy.h"
 
 /* 2^(R·T) grows fast: R = 3 with all 6 types is 262,144 patterns (117,649

@@ -3,7 +3,7 @@
  * after Lauterbach et al. 2010, who rebalance GPU work queues evenly when
  * their imbalance passes a threshold). It looks at the model only to measure
  * the imbalance, never to weigh resources against each other. */
-#include "engine/error.h"
+#include "core/error.h"
 #include "sched/policy.h"
 
 static hy_status lau10_assign(hy_sched_policy* p, const hy_sched_problem* prob, hy_sched_assignment* a) {

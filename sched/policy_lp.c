@@ -24,7 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine/error.h"
+#include "core/error.h"
 #include "sched/policy.h"
 
 /* Relative slack when comparing LP makespans: equal within round-off. */

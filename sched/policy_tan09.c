@@ -2,7 +2,7 @@
  * al. 2009): jobs are dealt out in blocks of options.block to the resources
  * in turn, ignoring the cost model. The turn carries over from one job type
  * to the next, so many small types do not all land on resource 0. */
-#include "engine/error.h"
+#include "core/error.h"
 #include "sched/policy.h"
 
 static hy_status tan09_assign(hy_sched_policy* p, const hy_sched_problem* prob, hy_sched_assignment* a) {

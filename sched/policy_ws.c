@@ -32,7 +32,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "engine/error.h"
+#include "core/error.h"
 #include "sched/policy.h"
 
 typedef struct sim {

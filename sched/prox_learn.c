@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine/error.h"
+#include "core/error.h"
 #include "sched/cuda.h"
 #include "sched/prox_internal.h"
 

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine/error.h"
+#include "core/error.h"
 #include "solvers/spchol.h"
 
 /* Coarsening stops at this many nodes (three unknowns each): a factor of

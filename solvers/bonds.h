@@ -14,7 +14,7 @@
 
 #include <stdint.h>
 
-#include "engine/hd.h"
+#include "core/hd.h"
 #include "solvers/rigid.h"
 
 typedef struct hy_bond {

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine/error.h"
+#include "core/error.h"
 #include "solvers/cg.h"
 #include "solvers/amg.h"
 

@@ -5,8 +5,8 @@
 #include <math.h>
 #include <string.h>
 
-#include "engine/error.h"
-#include "engine/mesh.h"
+#include "core/error.h"
+#include "core/mesh.h"
 
 /* ------------------------------------------------------------ mass properties */
 

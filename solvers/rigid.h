@@ -3,7 +3,7 @@
 #ifndef HY_SOLVERS_RIGID_H
 #define HY_SOLVERS_RIGID_H
 
-#include "engine/hd.h"
+#include "core/hd.h"
 #include "hyphys/hyphys.h"
 
 typedef struct hy_rigid_inertia {

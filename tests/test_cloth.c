@@ -6,7 +6,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "engine/error.h"
+#include "core/error.h"
 #include "solvers/cloth.h"
 #include "test.h"
 #include "tests/world_step.h"

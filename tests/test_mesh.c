@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine/mesh.h"
+#include "core/mesh.h"
 #include "hyphys/hyphys.h"
 #include "test.h"
 

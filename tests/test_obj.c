@@ -5,7 +5,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "engine/mesh.h"
+#include "core/mesh.h"
 #include "hyphys/hyphys.h"
 #include "test.h"
 

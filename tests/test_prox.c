@@ -12,7 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "engine/error.h"
+#include "core/error.h"
 #include "engine/world.h"
 #include "hyphys/hyphys.h"
 #include "sched/cuda.h"

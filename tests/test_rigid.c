@@ -2,8 +2,8 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "engine/hd.h"
-#include "engine/mesh.h"
+#include "core/hd.h"
+#include "core/mesh.h"
 #include "hyphys/hyphys.h"
 #include "solvers/rigid.h"
 #include "test.h"

@@ -8,7 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "engine/error.h"
+#include "core/error.h"
 #include "hyphys/hyphys.h"
 #include "sched/policy.h"
 #include "test.h"

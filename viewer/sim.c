@@ -10,7 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "engine/error.h"
+#include "core/error.h"
 #include "viewer/rate.h"
 
 /* Real time: how late the simulation may be before it says it is behind,

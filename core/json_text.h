@@ -4,8 +4,8 @@
  * text better than the offset where cJSON stopped (a cut-short text, a
  * trailing comma). Shared by the scene loader (engine/scene.c) and the
  * device profiles (sched/model.c). Pure functions of their arguments. */
-#ifndef HY_ENGINE_JSON_TEXT_H
-#define HY_ENGINE_JSON_TEXT_H
+#ifndef HY_CORE_JSON_TEXT_H
+#define HY_CORE_JSON_TEXT_H
 
 #include <cjson/cJSON.h>
 #include <stddef.h>

@@ -1,5 +1,5 @@
 /* The allocator hook (hy_set_allocator) and the library's allocation calls
- * (engine/alloc.h), which engine/alloc_redirect.h puts in place of the C
+ * (core/alloc.h), which core/alloc_redirect.h puts in place of the C
  * library's in every library source.
  *
  * With no allocator set, each call is the C library's own, so blocks are
@@ -9,7 +9,7 @@
  * in use (realloc copies them). The two kinds of block cannot be mixed, so
  * the allocator may change only while hyphys holds no block: a count of
  * live blocks says when. */
-#include "engine/alloc.h"
+#include "core/alloc.h"
 
 /* this file is the one that calls the C library */
 #undef malloc
@@ -26,7 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine/error.h"
+#include "core/error.h"
 #include "hyphys/hyphys.h"
 
 static hy_alloc_fn* g_alloc;

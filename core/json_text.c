@@ -5,7 +5,7 @@
  * step with the parsed tree until the item is reached: the text is known to
  * be valid JSON by then, so the walk is a few lines, and it runs only when a
  * message is written. */
-#include "engine/json_text.h"
+#include "core/json_text.h"
 
 #include <string.h>
 

@@ -1,8 +1,8 @@
 /* Small vector math shared by C and CUDA code. Under nvcc HY_HD marks a
  * function __host__ __device__ so both sides compute the same result; the
  * build disables floating-point contraction on both. */
-#ifndef HY_ENGINE_HD_H
-#define HY_ENGINE_HD_H
+#ifndef HY_CORE_HD_H
+#define HY_CORE_HD_H
 
 #include <math.h>
 

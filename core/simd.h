@@ -3,8 +3,8 @@
  * collision/traverse_avx.c). Each path keeps one int, -1 until first read:
  * then on exactly when the CPU has AVX2. Tests turn a path off to compare
  * it with the scalar code it must match. */
-#ifndef HY_ENGINE_SIMD_H
-#define HY_ENGINE_SIMD_H
+#ifndef HY_CORE_SIMD_H
+#define HY_CORE_SIMD_H
 
 /* 1 when the CPU runs AVX2 (always 0 off x86-64 GCC builds). */
 int hy_cpu_avx2(void);

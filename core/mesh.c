@@ -1,10 +1,10 @@
-#include "engine/mesh.h"
+#include "core/mesh.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine/error.h"
+#include "core/error.h"
 
 hy_status hy_mesh_alloc(int32_t vertex_count, int32_t triangle_count, hy_mesh** out) {
     *out = NULL;

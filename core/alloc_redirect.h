@@ -1,20 +1,20 @@
 /* Forced into every library source by the build (-include, CMakeLists.txt):
  * the C library's allocation calls become the hy_mem_* ones of
- * engine/alloc.c, so every block hyphys allocates for itself comes from the
+ * core/alloc.c, so every block hyphys allocates for itself comes from the
  * allocator hy_set_allocator installed (the C library's by default) without
  * each module naming it. The standard headers are included first, so their
  * declarations keep their names. Memory that a third-party library
  * allocates and frees itself (cJSON, CHOLMOD, OpenBLAS, the CUDA runtime)
  * and the CUDA sources (compiled apart) are not routed. */
-#ifndef HY_ENGINE_ALLOC_REDIRECT_H
-#define HY_ENGINE_ALLOC_REDIRECT_H
+#ifndef HY_CORE_ALLOC_REDIRECT_H
+#define HY_CORE_ALLOC_REDIRECT_H
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/types.h>
 
-#include "engine/alloc.h"
+#include "core/alloc.h"
 
 #define malloc(n) hy_mem_alloc(n)
 #define calloc(n, size) hy_mem_calloc(n, size)

@@ -1,4 +1,4 @@
-#include "engine/simd.h"
+#include "core/simd.h"
 
 int hy_cpu_avx2(void) {
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)

@@ -1,6 +1,6 @@
 /* Owned triangle mesh behind the public hy_mesh handle. */
-#ifndef HY_ENGINE_MESH_H
-#define HY_ENGINE_MESH_H
+#ifndef HY_CORE_MESH_H
+#define HY_CORE_MESH_H
 
 #include <stdint.h>
 

@@ -1,6 +1,6 @@
 /* Error reporting: a thread-local message behind hy_last_error(). */
-#ifndef HY_ENGINE_ERROR_H
-#define HY_ENGINE_ERROR_H
+#ifndef HY_CORE_ERROR_H
+#define HY_CORE_ERROR_H
 
 #include <assert.h>
 #include <stdarg.h>

@@ -1,9 +1,9 @@
-/* The library's allocation calls (engine/alloc_redirect.h puts them in place
+/* The library's allocation calls (core/alloc_redirect.h puts them in place
  * of the C library's): the allocator of hy_set_allocator when one is set,
  * the C library's otherwise, and a count of the blocks live. Same contracts
  * as malloc, calloc, realloc, free, aligned_alloc, strdup and getline. */
-#ifndef HY_ENGINE_ALLOC_H
-#define HY_ENGINE_ALLOC_H
+#ifndef HY_CORE_ALLOC_H
+#define HY_CORE_ALLOC_H
 
 #include <stddef.h>
 #include <stdio.h>
