@@ -55,6 +55,8 @@ typedef struct resolver {
     int group_failed;           /* out of memory: contacts were applied one by one */
     int impulse_failed;         /* out of memory recording a pair impulse */
     int32_t* mover;             /* fail-safe, per unit: moving obstacle it follows, or -1 (stays) */
+    int64_t* swept;             /* a round's violated cloth contacts, for its extra sweeps */
+    int64_t swept_capacity;
 } resolver;
 
 /* The violated contacts between two rigid objects (bodies or obstacles) of
@@ -928,7 +930,7 @@ static void scatter(resolver* r) {
 hy_status hy_collision_resolve(hy_world* w, double dt, hy_detect_fn detect, void* detect_ctx,
                                const hy_response_params* params, hy_step_stats* stats) {
     hy_collision_state* cs = w->collision;
-    resolver r = {w, cs, dt, cs->body_inv_inertia, NULL, NULL, 0, 0, 0, 0, NULL};
+    resolver r = {w, cs, dt, cs->body_inv_inertia, NULL, NULL, 0, 0, 0, 0, NULL, NULL, 0};
     cs->pair_impulse_count = 0;
     gather(&r);
     hy_contact_list* contacts = &cs->contacts;
@@ -942,27 +944,38 @@ hy_status hy_collision_resolve(hy_world* w, double dt, hy_detect_fn detect, void
         if (s) {
             free(r.groups);
             free(r.group_solve);
+            free(r.swept);
             return s;
         }
         hy_contacts_canonicalize(contacts);
         rounds++;
         if (it == 0) stats->contacts += contacts->count;
-        int64_t violated = 0, violated_rigid = 0;
+        int64_t violated = 0, violated_rigid = 0, swept = 0;
+        if (r.swept_capacity < contacts->count) {
+            int64_t* p = realloc(r.swept, sizeof *p * (size_t)contacts->count);
+            if (p) {
+                r.swept = p;
+                r.swept_capacity = contacts->count;
+            }
+        }
         for (int64_t k = 0; k < contacts->count; k++) {
             int v = resolve_contact(&r, &contacts->items[k], params->separation, 1, 1);
             violated += v;
-            if (v && !touches_cloth(&r, &contacts->items[k])) violated_rigid++;
+            if (!v) continue;
+            if (!touches_cloth(&r, &contacts->items[k])) violated_rigid++;
+            else if (r.swept_capacity >= contacts->count) r.swept[swept++] = k;
         }
         apply_groups(&r, params->separation);
-        /* More Gauss-Seidel sweeps over the round's cloth contacts: a
-         * vertex in several contacts is pushed by each in turn, and a
-         * sweep costs far less than the next round's detection (rigid
-         * pairs were swept in their groups) */
-        for (int32_t sweep = 1; violated > 0 && sweep < params->sweeps; sweep++) {
+        /* More Gauss-Seidel sweeps over the round's violated cloth
+         * contacts: a vertex in several contacts is pushed by each in
+         * turn, and a sweep costs far less than the next round's
+         * detection (rigid pairs were swept in their groups; a contact met
+         * in the first pass and undone by a later push is the next
+         * round's) */
+        for (int32_t sweep = 1; swept > 0 && sweep < params->sweeps; sweep++) {
             int64_t again = 0;
-            for (int64_t k = 0; k < contacts->count; k++)
-                if (touches_cloth(&r, &contacts->items[k]))
-                    again += resolve_contact(&r, &contacts->items[k], params->separation, 1, 1);
+            for (int64_t j = 0; j < swept; j++)
+                again += resolve_contact(&r, &contacts->items[r.swept[j]], params->separation, 1, 1);
             if (!again) break;
         }
         if (violated == 0) {
@@ -970,6 +983,7 @@ hy_status hy_collision_resolve(hy_world* w, double dt, hy_detect_fn detect, void
             scatter(&r);
             free(r.groups);
             free(r.group_solve);
+            free(r.swept);
             return impulses_kept(&r);
         }
         update_positions(&r);
@@ -993,6 +1007,7 @@ hy_status hy_collision_resolve(hy_world* w, double dt, hy_detect_fn detect, void
         if (s) {
             free(r.groups);
             free(r.group_solve);
+            free(r.swept);
             return s;
         }
         hy_contacts_canonicalize(contacts);
@@ -1015,6 +1030,7 @@ hy_status hy_collision_resolve(hy_world* w, double dt, hy_detect_fn detect, void
             scatter(&r);
             free(r.groups);
             free(r.group_solve);
+            free(r.swept);
             return impulses_kept(&r);
         }
         move_zones(&r, cs->zone_parent, cs->zone_member);
@@ -1024,6 +1040,7 @@ hy_status hy_collision_resolve(hy_world* w, double dt, hy_detect_fn detect, void
     if (!s) scatter(&r);
     free(r.groups);
     free(r.group_solve);
+    free(r.swept);
     free(r.mover);
     return s ? s : impulses_kept(&r);
 }

@@ -54,6 +54,20 @@
  * their inverse mass is 0. Vertices that no triangle with area touches have
  * no mass and are treated the same way (held in place).
  *
+ * Contact constraints (hy_cloth_solve_constrained) hold one direction of a
+ * vertex instead: its velocity along a contact normal. Filtering them the
+ * same way (S A S with S = I - n n^T per held vertex, the V-cycle wrapped in
+ * S) doubled the iterations on cloth_ball and hit the cap: the coarse
+ * levels, built from the unfiltered matrix, kept correcting along held
+ * directions. They are stiff penalties instead: beta n n^T joins the
+ * vertex's diagonal block and beta n dn its right-hand side, so the system
+ * stays one SPD matrix that the Galerkin levels see whole (the level-1
+ * mass blocks gain the same terms), at the price of a normal velocity that
+ * misses its target by (the springs' pull) / beta; beta is HOLD_GAIN times
+ * the largest diagonal entry of the block. The impulse each constraint
+ * took, beta (dn - n . dv), decides friction after the solve and tells
+ * the caller where the cloth pulls away.
+ *
  * Preconditioner. With dt^2 k / m in the thousands (cloth_ball: ~7700 for
  * the stretch springs) Jacobi-PCG needs O(sqrt(kappa)) iterations: ~1000
  * for 1e-6 once the cloth is no longer in free fall (where b is uniform and
