@@ -1,4 +1,7 @@
-/* Collision response (see response.h).
+/* Collision response (see response.h). One file of just over a thousand
+ * lines: its stages (impulse rounds, rigid groups, impact zones, the
+ * fail-safe) share the resolver's state and per-vertex helpers, which a
+ * split would have to publish to each other.
  *
  * Rounds of detection and impulses: every contact of a round gets an
  * inelastic (or, between rigid bodies and obstacles, restitutive) normal

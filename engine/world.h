@@ -137,6 +137,8 @@ hy_status hy_world_ensure_prox(hy_world* w);
 
 /* Obstacle pose at time t. */
 void hy_obstacle_pose(const hy_object* o, double t, hy_v3* position, hy_quat* orientation);
+/* x (and v when not NULL) of an obstacle's vertices at time t. */
+void hy_obstacle_vertices(const hy_object* o, double t, double* x, double* v);
 /* Resolve an id; NULL (and a HY_ERR_STALE_ID message) if stale. */
 hy_object* hy_world_resolve(const hy_world* w, hy_object_id id);
 /* The id of the object in a slot. */

@@ -1,3 +1,7 @@
+/* The implicit mass-spring cloth (see cloth.h and the design notes below).
+ * One file of just over a thousand lines: the model's construction, the
+ * matrix-free step and its multigrid preconditioner all read the model's
+ * private layout (the vertex->spring CSR, the aggregates). */
 #include "solvers/cloth.h"
 
 #include <cblas.h>

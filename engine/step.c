@@ -1,0 +1,427 @@
+/* The step pipeline (read it top-down in hy_world_step): integrate, detect
+ * and respond, commit, sleep; the contacts it keeps, and the scheduling
+ * settings its collision jobs run with. */
+#include "engine/world.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "collision/collide.h"
+#include "collision/response.h"
+#include "core/error.h"
+#include "engine/cloth_contact.h"
+#include "engine/tools.h"
+#include "sched/proximity.h"
+
+static double now_ms(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return 1e3 * (double)ts.tv_sec + 1e-6 * (double)ts.tv_nsec;
+}
+
+static int finite3(const double* p) { return isfinite(p[0]) && isfinite(p[1]) && isfinite(p[2]); }
+
+/* -------------------------------------------------------------- step */
+
+HY_API const char* hy_phase_name(hy_phase p) {
+    static const char* names[HY_PHASE_COUNT] = {"integrate", "refit", "traverse", "response", "commit"};
+    return (unsigned)p < HY_PHASE_COUNT ? names[p] : "unknown";
+}
+
+static hy_rigid_state* bond_state(void* ctx, int32_t slot) { return &((hy_world*)ctx)->objects[slot].body1; }
+static const hy_rigid_inertia* bond_inertia(void* ctx, int32_t slot) {
+    return &((hy_world*)ctx)->objects[slot].inertia;
+}
+
+/* The world's detector, keeping a canonical copy of what the first round
+ * of each substep finds (hy_world_get_contacts). */
+static hy_status detect_and_keep(void* ctx, const double* X0, const double* X1, hy_contact_list* out,
+                                 hy_step_stats* st) {
+    hy_world* w = ctx;
+    int64_t before = out->count;
+    hy_status s = hy_collide_detect(w, X0, X1, out, st);
+    if (s || w->detect_round++ > 0) return s;
+    int64_t n = out->count - before;
+    if (n > w->last_contact_capacity) {
+        hy_contact* c = realloc(w->last_contacts, sizeof *c * (size_t)n);
+        if (!c) return hy_fail(HY_ERR_NOMEM, "out of memory for %lld contacts", (long long)n);
+        w->last_contacts = c;
+        w->last_contact_capacity = n;
+    }
+    if (n > 0) memcpy(w->last_contacts, out->items + before, sizeof(hy_contact) * (size_t)n);
+    hy_contact_list copy = {w->last_contacts, n, w->last_contact_capacity};
+    hy_contacts_canonicalize(&copy);
+    w->last_contact_count = copy.count;
+    return hy_events_note(w, w->last_contacts, w->last_contact_count);
+}
+
+HY_API hy_status hy_world_get_contacts(const hy_world* w, hy_contact_info* out, int64_t capacity, int64_t* count) {
+    if (!w || !count) return hy_fail(HY_ERR_INVALID_ARG, "hy_world_get_contacts: NULL argument");
+    if (capacity < 0 || (capacity > 0 && !out))
+        return hy_fail(HY_ERR_INVALID_ARG, "hy_world_get_contacts: out is NULL or capacity %lld < 0",
+                       (long long)capacity);
+    *count = 0;
+    const hy_collision_state* cs = w->collision;
+    if (!cs || cs->object_count != w->object_count) return HY_OK;
+    for (int64_t k = 0; k < w->last_contact_count && k < capacity && out; k++) {
+        const hy_contact* c = &w->last_contacts[k];
+        hy_contact_info* info = &out[k];
+        int32_t oa = cs->vertex_object[c->v[0]], ob = cs->vertex_object[c->v[c->type == HY_CONTACT_VF ? 1 : 2]];
+        info->kind = c->type == HY_CONTACT_VF ? HY_CONTACT_KIND_VERTEX_FACE : HY_CONTACT_KIND_EDGE_EDGE;
+        info->a = hy_world_slot_id(w, oa);
+        info->b = hy_world_slot_id(w, ob);
+        for (int q = 0; q < 4; q++) info->vertex[q] = c->v[q] - cs->object_offset[cs->vertex_object[c->v[q]]];
+        const double* p0 = cs->X0 + 3 * (size_t)c->v[0];
+        const double* p1 = cs->X0 + 3 * (size_t)c->v[1];
+        for (int d = 0; d < 3; d++) info->point[d] = c->type == HY_CONTACT_VF ? p0[d] : 0.5 * (p0[d] + p1[d]);
+        info->time_of_impact = c->toi;
+    }
+    *count = w->last_contact_count;
+    return HY_OK;
+}
+
+/* A kinematic body's pose after dt: moved by its own velocities only. */
+static void kinematic_advance(const hy_rigid_state* s0, double dt, hy_rigid_state* s1) {
+    *s1 = *s0;
+    s1->x = v3_mad(s0->x, s0->v, dt);
+    s1->q = quat_normalize(quat_mul(quat_from_rotvec(v3_scale(s0->w, dt)), s0->q));
+}
+
+/* A dynamic body over dt: the applied force and torque change its
+ * velocities first (held over the step, as gravity is), then it is
+ * integrated. Without them the integration is exactly as before. */
+static void body_advance(const hy_world* w, hy_object* o, double dt) {
+    hy_rigid_state s0 = o->body;
+    if (o->force.x != 0.0 || o->force.y != 0.0 || o->force.z != 0.0 || o->torque.x != 0.0 || o->torque.y != 0.0 ||
+        o->torque.z != 0.0) {
+        double I[9], I_inv[9];
+        hy_rigid_world_inertia(&o->inertia, s0.q, I, I_inv);
+        s0.v = v3_mad(s0.v, o->force, o->inertia.inv_mass * dt);
+        s0.w = v3_add(s0.w, v3_scale(mat_mul_v3(I_inv, o->torque), dt));
+    }
+    hy_rigid_integrate(&o->inertia, &s0, dt, w->def.gravity, o->gravity, &o->body1);
+}
+
+/* Predict x1, v1 of every object over dt from x, v (the solvers' phase). */
+static hy_status integrate_cloth(hy_world* w, hy_object* o, double dt, hy_step_stats* st) {
+    hy_cloth_constraint* cons = NULL;
+    int32_t count = 0;
+    hy_status s = w->def.collisions ? hy_cloth_contacts_build(w, o, dt, &cons, &count) : HY_OK;
+    hy_cloth_solve_stats cs = {0, 0.0};
+    if (!s)
+        s = hy_cloth_solve_constrained(o->cloth, w->pool, o->x, o->v, dt, w->def.gravity, w->def.cg_max_iterations,
+                                       w->def.cg_tolerance, cons, count, o->x1, o->v1, &cs);
+    if (s) {
+        hy_error_prefix("object '%s': ", o->name);
+        return s;
+    }
+    st->cg_iterations += cs.cg_iterations;
+    if (cs.cg_relative_residual > st->cg_relative_residual || isnan(cs.cg_relative_residual))
+        st->cg_relative_residual = cs.cg_relative_residual;
+    if (!(cs.cg_relative_residual <= w->def.cg_tolerance)) st->cg_capped++;
+    return HY_OK;
+}
+
+/* Rigid objects first: a cloth's contact constraints follow the surfaces
+ * it rests on to their end-of-step poses. */
+static hy_status integrate(hy_world* w, double dt, hy_step_stats* st) {
+    for (int32_t i = 0; i < w->object_count; i++) {
+        hy_object* o = &w->objects[i];
+        if (!o->alive) continue;
+        switch (o->kind) {
+        case HY_OBJECT_CLOTH:
+            break;
+        case HY_OBJECT_BODY:
+            if (o->asleep) o->body1 = o->body;
+            else if (o->kinematic) kinematic_advance(&o->body, dt, &o->body1);
+            else body_advance(w, o, dt);
+            break;
+        case HY_OBJECT_OBSTACLE:
+            hy_obstacle_vertices(o, w->time + dt, o->x1, o->v1);
+            break;
+        }
+    }
+    /* Bonds correct the bonded bodies' velocities; their poses then follow
+     * the corrected velocities over the step, and the anchors' drift is
+     * closed on the poses (a fifth per step, as a Baumgarte factor of 0.2
+     * would, without adding velocity). */
+    if (w->bonds.intact > 0) {
+        hy_bond_bodies bb = {bond_state, bond_inertia, w};
+        st->bonds_broken += hy_bonds_solve(&w->bonds, &bb, 8);
+        for (int32_t k = 0; k < w->bonds.count; k++) {
+            const hy_bond* b = &w->bonds.bonds[k];
+            int32_t ends[2] = {b->a, b->b};
+            for (int e = 0; e < 2; e++) {
+                hy_object* o = &w->objects[ends[e]];
+                o->body1.x = v3_mad(o->body.x, o->body1.v, dt);
+                o->body1.q = quat_normalize(quat_mul(quat_from_rotvec(v3_scale(o->body1.w, dt)), o->body.q));
+            }
+        }
+        hy_bonds_project(&w->bonds, &bb, 0.2, 2);
+        for (int32_t k = 0; k < w->bonds.count; k++) { /* sleepers stay where they are */
+            const hy_bond* b = &w->bonds.bonds[k];
+            if (w->objects[b->a].asleep) w->objects[b->a].body1 = w->objects[b->a].body;
+            if (w->objects[b->b].asleep) w->objects[b->b].body1 = w->objects[b->b].body;
+        }
+    }
+    for (int32_t i = 0; i < w->object_count; i++) {
+        hy_object* o = &w->objects[i];
+        if (o->alive && o->kind == HY_OBJECT_BODY) hy_body_pose_vertices(o, &o->body1, o->x1, o->v1);
+    }
+    for (int32_t i = 0; i < w->object_count; i++) {
+        hy_object* o = &w->objects[i];
+        if (!o->alive || o->kind != HY_OBJECT_CLOTH) continue;
+        hy_status s = integrate_cloth(w, o, dt, st);
+        if (s) return s;
+    }
+    return HY_OK;
+}
+
+/* NaN/inf anywhere in the candidate state: name the object and vertex. */
+static hy_status check_finite(const hy_world* w) {
+    for (int32_t i = 0; i < w->object_count; i++) {
+        const hy_object* o = &w->objects[i];
+        for (int32_t k = 0; k < o->nv; k++)
+            if (!finite3(o->x1 + 3 * k) || !finite3(o->v1 + 3 * k))
+                return hy_fail(HY_ERR_NUMERIC,
+                               "step %lld: object '%s' vertex %d became non-finite; state kept at the last finite substep",
+                               (long long)w->step_index + 1, o->name, k);
+    }
+    return HY_OK;
+}
+
+static void commit(hy_world* w) {
+    for (int32_t i = 0; i < w->object_count; i++) {
+        hy_object* o = &w->objects[i];
+        if (!o->alive) continue;
+        double* t = o->x;
+        o->x = o->x1;
+        o->x1 = t;
+        t = o->v;
+        o->v = o->v1;
+        o->v1 = t;
+        if (o->kind == HY_OBJECT_BODY) o->body = o->body1;
+    }
+}
+
+/* ------------------------------------------------------------- scheduling */
+
+HY_API hy_sched_def hy_sched_def_default(void) {
+    hy_sched_def d;
+    memset(&d, 0, sizeof d);
+    d.policy = "lp";
+    d.devices = "cpu";
+    d.cookie = HY_DEF_COOKIE;
+    return d;
+}
+
+hy_status hy_world_ensure_prox(hy_world* w) {
+    if (w->prox) return HY_OK;
+    hy_sched_def d = hy_sched_def_default();
+    return hy_world_set_scheduling(w, &d);
+}
+
+struct hy_prox* hy_world_prox(hy_world* w) { return w && !hy_world_ensure_prox(w) ? w->prox : NULL; }
+
+HY_API hy_status hy_world_set_scheduling(hy_world* w, const hy_sched_def* def) {
+    if (!w || !def) return hy_fail(HY_ERR_INVALID_ARG, "hy_world_set_scheduling: NULL argument");
+    if (def->cookie != HY_DEF_COOKIE)
+        return hy_fail(HY_ERR_BAD_DEF, "hy_world_set_scheduling: def not initialised by hy_sched_def_default()");
+    hy_sched_model profiles;
+    hy_sched_model_init(&profiles);
+    if (def->profile) {
+        hy_status s = hy_sched_model_load(def->profile, &profiles);
+        if (s) return s;
+    }
+    hy_prox_config c;
+    memset(&c, 0, sizeof c);
+    c.policy = def->policy;
+    c.devices = def->devices;
+    c.clock = def->virtual_clock ? HY_CLOCK_VIRTUAL : HY_CLOCK_REAL;
+    c.profiles = def->profile ? &profiles : NULL;
+    hy_sched_options_default(&c.options);
+    /* the scheduler's own decisions must not read the wall clock, or the
+     * assignment (and so the timeline) would change from run to run: lp's
+     * time-out compares its modeled solving time instead */
+    c.options.lp_timeout = 2;
+    hy_prox* p = NULL;
+    hy_status s = hy_prox_create(&c, &p);
+    if (!s && def->trace) s = hy_prox_trace_open(p, def->trace);
+    if (s) {
+        hy_prox_destroy(p);
+        return s;
+    }
+    hy_prox_destroy(w->prox);
+    w->prox = p;
+    return HY_OK;
+}
+
+_Static_assert(HY_SCHED_INFO_RESOURCES >= HY_SCHED_MAX_RESOURCES, "hy_sched_info holds every resource");
+
+HY_API hy_status hy_world_get_scheduling(const hy_world* w, hy_sched_info* out) {
+    if (!w || !out) return hy_fail(HY_ERR_INVALID_ARG, "hy_world_get_scheduling: NULL argument");
+    memset(out, 0, sizeof *out);
+    if (!w->prox) {
+        /* what hy_world_ensure_prox will make at the first step */
+        snprintf(out->policy, sizeof out->policy, "lp");
+        out->resource_count = 1;
+        snprintf(out->resource[0].name, sizeof out->resource[0].name, "cpu");
+        return HY_OK;
+    }
+    snprintf(out->policy, sizeof out->policy, "%s", hy_prox_policy_name(w->prox));
+    out->virtual_clock = hy_prox_clock(w->prox) == HY_CLOCK_VIRTUAL;
+    int n = hy_prox_resource_count(w->prox);
+    out->resource_count = n < HY_SCHED_INFO_RESOURCES ? n : HY_SCHED_INFO_RESOURCES;
+    for (int i = 0; i < out->resource_count; i++) {
+        const hy_resource* r = hy_prox_resource(w->prox, i);
+        snprintf(out->resource[i].name, sizeof out->resource[i].name, "%s", r->name);
+        out->resource[i].modeled = r->modeled;
+    }
+    snprintf(out->fallback, sizeof out->fallback, "%s", hy_prox_fallback(w->prox));
+    out->fell_back = out->fallback[0] != '\0';
+    return HY_OK;
+}
+
+HY_API hy_status hy_world_close_trace(hy_world* w) {
+    if (!w) return hy_fail(HY_ERR_INVALID_ARG, "hy_world_close_trace: NULL argument");
+    return w->prox ? hy_prox_trace_close(w->prox) : HY_OK;
+}
+
+HY_API hy_status hy_world_set_policy(hy_world* w, const char* policy) {
+    if (!w || !policy) return hy_fail(HY_ERR_INVALID_ARG, "hy_world_set_policy: NULL argument");
+    hy_status s = hy_world_ensure_prox(w);
+    return s ? s : hy_prox_set_policy(w->prox, policy);
+}
+
+/* Copy the framework's figures of this step into the world's snapshot. */
+static void keep_sched_stats(hy_world* w) {
+    memset(&w->sched_stats, 0, sizeof w->sched_stats);
+    if (!w->prox) return;
+    const hy_prox_stats* ps = hy_prox_stats_get(w->prox);
+    hy_sched_stats* o = &w->sched_stats;
+    snprintf(o->policy, sizeof o->policy, "%s", hy_prox_policy_name(w->prox));
+    o->virtual_clock = hy_prox_clock(w->prox) == HY_CLOCK_VIRTUAL;
+    o->resources = hy_prox_resource_count(w->prox);
+    o->makespan_ms = 1e3 * ps->makespan;
+    o->scheduler_ms = 1e3 * ps->sched_time;
+    o->calls = ps->calls;
+    for (int i = 0; i < o->resources && i < 32; i++) {
+        hy_resource_stats* r = &w->resource_stats[i];
+        const hy_resource* res = hy_prox_resource(w->prox, i);
+        snprintf(r->name, sizeof r->name, "%s", res->name);
+        r->modeled = res->modeled;
+        r->busy_ms = 1e3 * ps->busy[i];
+        r->transfer_ms = 1e3 * ps->transfer[i];
+        r->traverse_jobs = ps->jobs[i][HY_JOB_TRAVERSE];
+        r->leaf_jobs = ps->jobs[i][HY_JOB_LEAF];
+        const hy_sched_model* m = hy_prox_model(w->prox);
+        for (int k = 0; k < HY_JOB_KINDS; k++) r->proc_us[k] = 1e6 * m->device[i].cost[k].proc;
+    }
+}
+
+HY_API hy_status hy_world_get_sched_stats(const hy_world* w, hy_sched_stats* out, hy_resource_stats* res,
+                                          int32_t capacity, int32_t* count) {
+    if (!w || !out || (capacity > 0 && !res))
+        return hy_fail(HY_ERR_INVALID_ARG, "hy_world_get_sched_stats: NULL argument");
+    *out = w->sched_stats;
+    int32_t n = w->sched_stats.resources;
+    for (int32_t i = 0; i < n && i < capacity && i < 32; i++) res[i] = w->resource_stats[i];
+    if (count) *count = n;
+    return HY_OK;
+}
+
+/* Bonds of bodies the response struck harder than their bonds can pass on
+ * break (hy_bonds_break_struck): the blows are the rigid pairs' contact
+ * impulses of the response. */
+static hy_status struck_bonds(hy_world* w, hy_step_stats* st) {
+    const hy_collision_state* cs = w->collision;
+    if (w->bonds.intact == 0 || !cs) return HY_OK;
+    for (int64_t i = 0; i < cs->pair_impulse_count; i++) {
+        const hy_pair_impulse* p = &cs->pair_impulse[i];
+        if (!hy_bonds_blow(&w->bonds, w->object_count, p->a, p->b, p->impulse))
+            return hy_fail(HY_ERR_NOMEM, "out of memory indexing %d bonds", w->bonds.count);
+    }
+    st->bonds_broken += hy_bonds_break_struck(&w->bonds);
+    return HY_OK;
+}
+
+/* Kinematic bodies end the substep where their own velocities take them:
+ * the response treats them as infinitely heavy, but an impact zone may
+ * still have moved them with what they struck. */
+static void keep_kinematic(hy_world* w, double dt) {
+    for (int32_t i = 0; i < w->object_count; i++) {
+        hy_object* o = &w->objects[i];
+        if (o->kind != HY_OBJECT_BODY || !o->kinematic || o->asleep) continue;
+        kinematic_advance(&o->body, dt, &o->body1);
+        hy_body_pose_vertices(o, &o->body1, o->x1, o->v1);
+    }
+}
+
+/* Forces and torques act over one step. */
+static void clear_forces(hy_world* w) {
+    for (int32_t i = 0; i < w->object_count; i++) w->objects[i].force = w->objects[i].torque = v3(0, 0, 0);
+}
+
+HY_API hy_status hy_world_step(hy_world* w, double time_step, int32_t substeps) {
+    if (!w) return hy_fail(HY_ERR_INVALID_ARG, "hy_world_step: world is NULL");
+    if (!(time_step > 0.0) || !(time_step <= 1.0))
+        return hy_fail(HY_ERR_INVALID_ARG, "hy_world_step: dt must be in (0, 1] s, got %g", time_step);
+    if (substeps < 1 || substeps > 64)
+        return hy_fail(HY_ERR_INVALID_ARG, "hy_world_step: substeps must be in [1, 64], got %d", substeps);
+    hy_step_stats st;
+    memset(&st, 0, sizeof st);
+    if (w->prox) hy_prox_stats_reset(w->prox);
+    double t_start = now_ms();
+    double dt = time_step / substeps;
+    hy_events_clear_step(w);
+    for (int32_t sub = 0; sub < substeps; sub++) {
+        double t0 = now_ms();
+        hy_status s = integrate(w, dt, &st);
+        if (!s) s = check_finite(w);
+        st.ms[HY_PHASE_INTEGRATE] += now_ms() - t0;
+        if (s) return s;
+        if (!w->def.collisions) w->last_contact_count = 0;
+        if (w->def.collisions) {
+            t0 = now_ms();
+            s = hy_collision_state_sync(w);
+            if (!s) {
+                hy_response_params rp = hy_response_params_default();
+                double refit0 = st.ms[HY_PHASE_REFIT], trav0 = st.ms[HY_PHASE_TRAVERSE];
+                w->detect_round = 0;
+                w->last_contact_count = 0;
+                s = hy_collision_resolve(w, dt, detect_and_keep, w, &rp, &st);
+                double detect = (st.ms[HY_PHASE_REFIT] - refit0) + (st.ms[HY_PHASE_TRAVERSE] - trav0);
+                st.ms[HY_PHASE_RESPONSE] += now_ms() - t0 - detect;
+            }
+            if (!s) hy_cloth_contacts_record(w);
+            if (!s) s = struck_bonds(w, &st);
+            if (!s) keep_kinematic(w, dt);
+            if (!s) s = check_finite(w);
+            if (s) return s;
+        }
+        t0 = now_ms();
+        commit(w);
+        w->time += dt;
+        hy_status s2 = hy_world_update_sleep(w, dt);
+        st.ms[HY_PHASE_COMMIT] += now_ms() - t0;
+        if (s2) return s2;
+    }
+    clear_forces(w);
+    hy_status se = hy_events_finish_step(w);
+    if (se) return se;
+    w->step_index++;
+    st.step_index = w->step_index;
+    st.ms_total = now_ms() - t_start;
+    w->stats = st;
+    keep_sched_stats(w);
+    return HY_OK;
+}
+
+HY_API hy_status hy_world_get_stats(const hy_world* w, hy_step_stats* out) {
+    if (!w || !out) return hy_fail(HY_ERR_INVALID_ARG, "hy_world_get_stats: NULL argument");
+    *out = w->stats;
+    return HY_OK;
+}
