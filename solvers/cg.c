@@ -167,8 +167,8 @@ static double reduce(const hy_cg_workspace* w, int64_t blocks, int k) {
 }
 
 static int32_t solve(hy_pool* pool, int64_t n, hy_matvec_fn matvec, void* ctx, const double* inv_diag,
-                     hy_precond_fn precond, void* pctx, const double* b, double* x, double tol,
-                     int32_t max_iterations, hy_cg_workspace* w, double* rel_residual) {
+                     hy_precond_fn precond, void* pctx, const hy_cg_norm* norm, const double* b, double* x,
+                     double tol, int32_t max_iterations, hy_cg_workspace* w, double* rel_residual) {
     if (rel_residual) *rel_residual = 0.0;
     if (!w || n <= 0 || n > w->n || !matvec || !b || !x) return 0;
     int64_t blocks = hy_pool_blocks(n, HY_CG_GRAIN);
@@ -208,6 +208,11 @@ static int32_t solve(hy_pool* pool, int64_t n, hy_matvec_fn matvec, void* ctx, c
         bnorm = sqrt(reduce(w, blocks, 0));
     }
 
+    /* the caller's measure of convergence: its norm, against its reference
+     * vector (scaled with b: the norm is homogeneous) */
+    if (norm) bnorm = sqrt(norm->norm2(norm->ctx, norm->reference ? norm->reference : b)) * scale;
+    if (norm && !(bnorm > 0.0)) bnorm = sqrt(reduce(w, blocks, 0));
+
     /* r = b - A x for the caller's starting guess (warm starts pay off). */
     matvec(ctx, x, w->q);
     hy_pool_for(pool, n, HY_CG_GRAIN, start_block, &c);
@@ -217,8 +222,9 @@ static int32_t solve(hy_pool* pool, int64_t n, hy_matvec_fn matvec, void* ctx, c
     }
     double rz = reduce(w, blocks, 0);
     double rr = reduce(w, blocks, 1);
+    double res = norm ? sqrt(norm->norm2(norm->ctx, w->r)) : sqrt(rr);
     int32_t it = 0;
-    while (it < max_iterations && sqrt(rr) > tol * bnorm) {
+    while (it < max_iterations && res > tol * bnorm) {
         matvec(ctx, w->p, w->q);
         hy_pool_for(pool, n, HY_CG_GRAIN, pq_block, &c);
         double pq = reduce(w, blocks, 0);
@@ -228,8 +234,9 @@ static int32_t solve(hy_pool* pool, int64_t n, hy_matvec_fn matvec, void* ctx, c
         c.alpha = rz / pq;
         hy_pool_for(pool, n, HY_CG_GRAIN, update_block, &c);
         rr = reduce(w, blocks, 1);
+        res = norm ? sqrt(norm->norm2(norm->ctx, w->r)) : sqrt(rr);
         it++;
-        if (sqrt(rr) <= tol * bnorm) break;
+        if (res <= tol * bnorm) break;
         if (precond) {
             precond(pctx, w->r, w->z);
             hy_pool_for(pool, n, HY_CG_GRAIN, rz_block, &c);
@@ -243,18 +250,24 @@ static int32_t solve(hy_pool* pool, int64_t n, hy_matvec_fn matvec, void* ctx, c
         double back = 1.0 / scale; /* a power of 2: exact */
         for (int64_t i = 0; i < n; i++) x[i] *= back;
     }
-    if (rel_residual) *rel_residual = sqrt(rr) / bnorm;
+    if (rel_residual) *rel_residual = res / bnorm;
     return it;
 }
 
 int32_t hy_cg_solve(hy_pool* pool, int64_t n, hy_matvec_fn matvec, void* ctx, const double* inv_diag,
                     const double* b, double* x, double tol, int32_t max_iterations, hy_cg_workspace* w,
                     double* rel_residual) {
-    return solve(pool, n, matvec, ctx, inv_diag, NULL, NULL, b, x, tol, max_iterations, w, rel_residual);
+    return solve(pool, n, matvec, ctx, inv_diag, NULL, NULL, NULL, b, x, tol, max_iterations, w, rel_residual);
 }
 
 int32_t hy_cg_solve_precond(hy_pool* pool, int64_t n, hy_matvec_fn matvec, void* ctx, hy_precond_fn precond,
                             void* pctx, const double* b, double* x, double tol, int32_t max_iterations,
                             hy_cg_workspace* w, double* rel_residual) {
-    return solve(pool, n, matvec, ctx, NULL, precond, pctx, b, x, tol, max_iterations, w, rel_residual);
+    return solve(pool, n, matvec, ctx, NULL, precond, pctx, NULL, b, x, tol, max_iterations, w, rel_residual);
+}
+
+int32_t hy_cg_solve_norm(hy_pool* pool, int64_t n, hy_matvec_fn matvec, void* ctx, hy_precond_fn precond, void* pctx,
+                         const hy_cg_norm* norm, const double* b, double* x, double tol, int32_t max_iterations,
+                         hy_cg_workspace* w, double* rel_residual) {
+    return solve(pool, n, matvec, ctx, NULL, precond, pctx, norm, b, x, tol, max_iterations, w, rel_residual);
 }

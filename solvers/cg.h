@@ -33,4 +33,19 @@ int32_t hy_cg_solve_precond(hy_pool* pool, int64_t n, hy_matvec_fn matvec, void*
                             void* pctx, const double* b, double* x, double tol, int32_t max_iterations,
                             hy_cg_workspace* w, double* rel_residual);
 
+/* A measure of convergence of the caller's own: CG stops when
+ * sqrt(norm2(r)) <= tol * sqrt(norm2(reference)) (reference NULL: b).
+ * norm2 must be a squared norm (homogeneous of degree 2), deterministic
+ * for any pool size. For systems whose rows differ in scale, such as stiff
+ * penalty rows, whose residual would otherwise decide alone. */
+typedef struct hy_cg_norm {
+    double (*norm2)(void* ctx, const double* v);
+    void* ctx;
+    const double* reference;
+} hy_cg_norm;
+
+int32_t hy_cg_solve_norm(hy_pool* pool, int64_t n, hy_matvec_fn matvec, void* ctx, hy_precond_fn precond, void* pctx,
+                         const hy_cg_norm* norm, const double* b, double* x, double tol, int32_t max_iterations,
+                         hy_cg_workspace* w, double* rel_residual);
+
 #endif
