@@ -1,7 +1,7 @@
 /* hyphys bench ccd: collision detection replayed over a scene's recorded
  * sequence.
  *
- * A recording (docs/FRAMES.md) of the scene is made on first use with the
+ * A recording (docs/guide/FRAMES.md) of the scene is made on first use with the
  * same code as `hyphys run --export-frames` (collisions on, so the motion is
  * the simulation's), then every consecutive pair of frames goes through the
  * whole-step pipeline of collision/frames.h: BVH refit (rebuilt when it

@@ -22,7 +22,7 @@ static void help(void) {
            "  --threads N         worker threads, 0 = one per core (default: the scene's)\n"
            "  --no-collisions     integration only (skip collision detection and response)\n"
            "  --csv FILE          write one row per step (ms per phase, counts)\n"
-           "  --export-frames DIR write the topology once and positions per frame (docs/FRAMES.md)\n"
+           "  --export-frames DIR write the topology once and positions per frame (docs/guide/FRAMES.md)\n"
            "  --json              print the summary as JSON instead of a table\n"
            "  --quiet             no progress output\n"
            "  --check             test the initial state and every step's end state for intersecting\n"

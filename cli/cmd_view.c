@@ -39,7 +39,7 @@ static void help(void) {
            "      s screenshot,"
            "      f frame,"
            " h help overlay, Esc quit. Mouse: left drag orbit, right/middle drag pan, wheel zoom.\n"
-           "See docs/VIEWER.md. Needs a display with OpenGL 3.3 (xvfb-run works).\n");
+           "See docs/guide/VIEWER.md. Needs a display with OpenGL 3.3 (xvfb-run works).\n");
 }
 
 static int view_main(int argc, char** argv) {

@@ -14,7 +14,7 @@
 #include "collision/ccd_query.h"
 
 /* Acceptance at 2x the rounding bound: near misses closer than that are
- * beyond what double arithmetic can separate anyway (docs/CCD.md). */
+ * beyond what double arithmetic can separate anyway (docs/design/CCD.md). */
 #define ACCEPT_FACTOR 2.0
 #define TWIST_REL 1e-9
 #define TOI_BITS 16

@@ -5,7 +5,7 @@
  * negative, including the degenerate sliding / parallel / coplanar cases).
  * They may report a few pairs that pass close without touching. *toi gets a
  * time of impact no later than the true first contact (0 <= toi <= 1).
- * Vertex order follows the shared data set (docs/CCD.md). */
+ * Vertex order follows the shared data set (docs/design/CCD.md). */
 #ifndef HY_COLLISION_CCD_H
 #define HY_COLLISION_CCD_H
 

@@ -2,7 +2,7 @@
  * future CUDA twin (HY_HD, no FMA contraction: the build passes
  * -ffp-contract=off to both).
  *
- * Method (docs/CCD.md has the full argument). Both elementary tests reduce to
+ * Method (docs/design/CCD.md has the full argument). Both elementary tests reduce to
  * "does F(t, u, v) = 0 for some (t, u, v) in [0,1]^3", where F is the vector
  * from a point of one primitive to a point of the other at time t:
  *
@@ -25,7 +25,7 @@
  * rigorous rounding bound: per axis k, with m_k the largest |coordinate| of
  * the 8 inputs on that axis, every computed corner value differs from the
  * exact one by at most eps_k = 48 u m_k + DBL_MIN (u the unit roundoff of
- * the arithmetic type; the derivation, 34 u m_k, is in docs/CCD.md). Corner
+ * the arithmetic type; the derivation, 34 u m_k, is in docs/design/CCD.md). Corner
  * parameters are dyadic rationals (bisection of [0,1] to at most
  * HY_CCD_MAX_LEVEL levels), so they and 1 - u are exact.
  *

@@ -84,7 +84,7 @@ HY_HD void HY_CCD_FN(hy_ccd_problem_bounds)(HY_CCD_FN(hy_ccd_problem) * pr, cons
     for (int k = 0; k < 3; k++) {
         HY_CCD_REAL m = 0;
         for (int i = 0; i < 8; i++) m = HY_CCD_FN(hy_ccd_rmax)(m, HY_CCD_FN(hy_ccd_rabs)((HY_CCD_REAL)x[i][k]));
-        /* 34 units derived in docs/CCD.md; 48 leaves room for the O(u^2)
+        /* 34 units derived in docs/design/CCD.md; 48 leaves room for the O(u^2)
          * terms and for rounding in this product. */
         pr->eps[k] = 48 * HY_CCD_UNIT * m + (HY_CCD_REAL)DBL_MIN;
         pr->axis_thr[k] = (pr->eps[k] + (HY_CCD_REAL)md) * (1 + 4 * HY_CCD_UNIT);

@@ -1,4 +1,4 @@
-/* Frame export and replay (docs/FRAMES.md).
+/* Frame export and replay (docs/guide/FRAMES.md).
  *
  * DIR/topology.bin, written once:
  *   char magic[8] = "HYTOPO1\0"; uint32 version = 1; uint32 object_count;

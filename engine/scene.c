@@ -1,4 +1,4 @@
-/* JSON scene loader (the format is documented in docs/SCENES.md).
+/* JSON scene loader (the format is documented in docs/guide/SCENES.md).
  *
  * Loading runs in two phases so that a bad scene never leaves a half-built
  * world behind: check() reads and validates every field into a plan (meshes

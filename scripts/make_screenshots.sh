@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Makes the viewer screenshots shown in README.md and docs/VIEWER.md
+# Makes the viewer screenshots shown in README.md and docs/guide/VIEWER.md
 # (docs/img/view_SCENE.png) with the current sources, under Xvfb with Mesa's
 # software renderer, and records what they were made from in
 # docs/img/screens.txt (scripts/screens_stamp.sh, then one line per

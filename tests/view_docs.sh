@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
-# Tests that the viewer screenshots of README.md and docs/VIEWER.md show what
+# Tests that the viewer screenshots of README.md and docs/guide/VIEWER.md show what
 # the viewer draws today. docs/img/screens.txt records what they were made
 # from (scripts/make_screenshots.sh writes it with the pictures): the
 # SHA-256 of the viewer's sources and of each scene shown, then each
 # picture's SHA-256, object colours and command. This fails when the tree's
 # viewer or scenes differ from those (the pictures are stale: it names the
 # command that makes them again), when a picture differs from its record
-# (replaced by hand), when README.md or docs/VIEWER.md shows a picture that
+# (replaced by hand), when README.md or docs/guide/VIEWER.md shows a picture that
 # is not recorded, and when a picture does not pass
 # scripts/check_screenshot.py (one colour, or no object colours).
 # Needs no display: it reads files only.
@@ -39,7 +39,7 @@ done < <(grep '^png ' "$stamp")
 [ $listed -ge 3 ] || { echo "FAIL: screens.txt records $listed pictures, expected the three benchmark scenes"; fail=1; }
 
 # the pictures the docs show are the recorded ones
-for doc in README.md docs/VIEWER.md; do
+for doc in README.md docs/guide/VIEWER.md; do
     for name in $(grep -o 'img/view_[a-z_]*\.png' "$src/$doc" | sed 's|img/||' | sort -u); do
         grep -q "^png $name " "$stamp" || { echo "FAIL: $doc shows $name, which screens.txt does not record"; fail=1; }
     done

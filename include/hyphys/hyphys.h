@@ -656,7 +656,7 @@ typedef struct hy_scene_options {
 } hy_scene_options;
 HY_API hy_scene_options hy_scene_options_default(void);
 
-/* Load a JSON scene (see docs/SCENES.md) into a new world. Everything is
+/* Load a JSON scene (see docs/guide/SCENES.md) into a new world. Everything is
  * checked before the world is built: on failure *out is NULL and the
  * message names file, line and object. */
 HY_API hy_status hy_scene_load(const char* path, const hy_scene_options* options, hy_world** out);
