@@ -23,7 +23,7 @@
 #include "collision/frames.h"
 #include "engine/export.h"
 #include "hyphys/hyphys.h"
-#include "sched/pool.h"
+#include "core/pool.h"
 
 #define WHO "hyphys bench ccd"
 

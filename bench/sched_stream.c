@@ -8,7 +8,7 @@
 #include "collision/bvh.h"
 #include "collision/frames.h"
 #include "core/error.h"
-#include "sched/pool.h"
+#include "core/pool.h"
 
 /* ---- breadth-first copy of the traversal of collision/traverse_hd.h
  * Kept in step with hy_trav_expand() and hy_trav_leaf_pair/_self() there;

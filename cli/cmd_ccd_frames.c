@@ -12,7 +12,7 @@
 #include "collision/filter.h"
 #include "collision/frames.h"
 #include "engine/ply.h"
-#include "sched/pool.h"
+#include "core/pool.h"
 
 static void help(void) {
     printf("usage: hyphys ccd-frames DIR [--threads N] [--repeats R] [--thickness D] [--refit] [--no-filter]\n"

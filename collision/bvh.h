@@ -39,7 +39,7 @@
 
 #include "core/hd.h"
 #include "hyphys/hyphys.h"
-#include "sched/pool.h"
+#include "core/pool.h"
 
 typedef struct hy_aabb {
     double lo[3], hi[3];

@@ -13,8 +13,8 @@
 
 #include "collision/ccd.h"
 #include "collision/filter.h"
+#include "core/hash.h"
 #include "core/error.h"
-#include "engine/world.h"
 
 /* Candidates per block of the exact pass: large enough that the pool's
  * per-block cost vanishes, small enough to balance tests of uneven cost. */

@@ -28,7 +28,7 @@
 #include "collision/bvh.h"
 #include "collision/traverse.h"
 #include "hyphys/hyphys.h"
-#include "sched/pool.h"
+#include "core/pool.h"
 
 typedef struct hy_frames_def {
     double thickness;  /* contact distance, >= 0 (0 = touching); passed to the CCD tests */

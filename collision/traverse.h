@@ -20,7 +20,7 @@
 
 #include "collision/bvh.h"
 #include "hyphys/hyphys.h"
-#include "sched/pool.h"
+#include "core/pool.h"
 
 typedef enum hy_feature_kind {
     HY_FEATURE_VF = 0, /* vertex of mesh A against triangle of mesh B (self: both the one mesh) */

@@ -943,15 +943,6 @@ HY_API hy_status hy_world_get_thread_count(const hy_world* w, int32_t* out) {
 
 /* -------------------------------------------------------------- hash */
 
-uint64_t hy_fnv1a(uint64_t h, const void* data, size_t n) {
-    const unsigned char* p = data;
-    for (size_t i = 0; i < n; i++) {
-        h ^= p[i];
-        h *= 1099511628211ull;
-    }
-    return h;
-}
-
 HY_API hy_status hy_world_hash(const hy_world* w, uint64_t* out) {
     hy_status s = check_get(w, out, "hy_world_hash");
     if (s) return s;

@@ -4,9 +4,10 @@
 
 #include <stdint.h>
 
+#include "core/hash.h"
 #include "core/hd.h"
 #include "hyphys/hyphys.h"
-#include "sched/pool.h"
+#include "core/pool.h"
 #include "solvers/bonds.h"
 #include "solvers/cloth.h"
 #include "solvers/rigid.h"
@@ -154,10 +155,5 @@ void hy_events_clear_step(hy_world* w);
 hy_status hy_events_note(hy_world* w, const struct hy_contact* contacts, int64_t count);
 hy_status hy_events_finish_step(hy_world* w);
 void hy_events_free(hy_world* w);
-
-/* 64-bit FNV-1a of n bytes, continuing from h (start from
- * HY_FNV1A_INIT): the state hash's and the recordings' (engine/export.c). */
-#define HY_FNV1A_INIT 14695981039346656037ull
-uint64_t hy_fnv1a(uint64_t h, const void* data, size_t n);
 
 #endif

@@ -19,7 +19,7 @@
 #include <stdint.h>
 
 #include "hyphys/hyphys.h"
-#include "sched/pool.h"
+#include "core/pool.h"
 
 /* Greedy aggregation of a graph of n nodes (CSR adj_start/adj; entries may
  * repeat; nodes with skip[i] set, skip may be NULL, join nothing). Pass 1

@@ -7,7 +7,7 @@
 
 #include <stdint.h>
 
-#include "sched/pool.h"
+#include "core/pool.h"
 
 /* y = A x for vectors of length n. */
 typedef void (*hy_matvec_fn)(void* ctx, const double* x, double* y);

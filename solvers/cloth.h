@@ -10,7 +10,7 @@
 #include <stdint.h>
 
 #include "hyphys/hyphys.h"
-#include "sched/pool.h"
+#include "core/pool.h"
 
 typedef struct hy_cloth_params {
     double density;           /* kg/m^2 */

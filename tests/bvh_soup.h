@@ -17,7 +17,7 @@
 #include "collision/ccd.h"
 #include "collision/traverse.h"
 #include "hyphys/hyphys.h"
-#include "sched/pool.h"
+#include "core/pool.h"
 #include "test.h"
 
 static uint64_t rng = 0x9E3779B97F4A7C15ull;

@@ -13,7 +13,7 @@
 #include "collision/traverse.h"
 #include "engine/ply.h"
 #include "hyphys/hyphys.h"
-#include "sched/pool.h"
+#include "core/pool.h"
 #include "test.h"
 
 #define SCENE HY_DATA_DIR "/ccd-frames/cloth-funnel"

@@ -30,7 +30,7 @@
 #include "core/mesh.h"
 #include "engine/ply.h"
 #include "hyphys/hyphys.h"
-#include "sched/pool.h"
+#include "core/pool.h"
 #include "sched/cuda.h"
 #include "ccd_query_files.h"
 #include "test.h"

@@ -3,7 +3,7 @@
 #include <stdatomic.h>
 #include <string.h>
 
-#include "sched/pool.h"
+#include "core/pool.h"
 #include "test.h"
 
 typedef struct ctx {

@@ -1,4 +1,4 @@
-#include "sched/pool.h"
+#include "core/pool.h"
 
 #include <pthread.h>
 #include <stdatomic.h>

@@ -10,8 +10,8 @@
  *
  * Threads: one hy_pool_for at a time per pool, called from one thread; the
  * calling thread works as worker 0. */
-#ifndef HY_SCHED_POOL_H
-#define HY_SCHED_POOL_H
+#ifndef HY_CORE_POOL_H
+#define HY_CORE_POOL_H
 
 #include <stdint.h>
 
