@@ -161,10 +161,18 @@ static void cantilever(hy_pool* pool, int n, double ratio[2]) {
 
 /* Converging on Euler-Bernoulli: 8 cells through the height within 7%
  * (6.3% measured), nearer than 4 cells; HY_TEST_FULL=1: 12 cells within 5%
- * (2.9% measured under gravity; 104k tetrahedra, ~25 s on one core). */
+ * (2.9% measured under gravity; 104k tetrahedra, ~25 s on one core).
+ * Sanitizer builds: 4 cells, 0.793 measured. */
 static void test_cantilever(hy_pool* pool) {
     double r4[2], r8[2];
     cantilever(pool, 4, r4);
+    /* sanitizer builds (HY_TEST_SANITIZER=1, unoptimised): the 4-cell beam
+     * only, the same code paths */
+    const char* quick = getenv("HY_TEST_SANITIZER");
+    if (quick && quick[0] == '1') {
+        CHECK(r4[0] > 0.75 && r4[0] < 0.85 && r4[1] > 0.75 && r4[1] < 0.85);
+        return;
+    }
     cantilever(pool, 8, r8);
     for (int c = 0; c < 2; c++) {
         CHECK(fabs(r8[c] - 1.0) < 0.07);
