@@ -1,0 +1,91 @@
+/* Corotational linear finite elements on tetrahedra, with implicit
+ * (backward) Euler.
+ *
+ * The model (rest shape, element gradients, volumes, lumped masses,
+ * material, fixed vertices) is built once from a tet mesh and is const
+ * during a step apart from its scratch; positions and velocities are passed
+ * in and out, as for the cloth (solvers/cloth.h), so the engine can keep
+ * x0/v0 and the candidate x1/v1 apart for collision detection.
+ *
+ * Orientation: a tetrahedron (a, b, c, d) is positive when
+ * det(b - a, c - a, d - a) > 0. The model refuses a rest element that is
+ * not positive or whose volume is below 1e-12 of its longest edge cubed. */
+#ifndef HY_SOLVERS_FEM_H
+#define HY_SOLVERS_FEM_H
+
+#include <stdint.h>
+
+#include "hyphys/hyphys.h"
+#include "sched/pool.h"
+
+typedef struct hy_fem_params {
+    double young;             /* Young's modulus, Pa, > 0 */
+    double poisson;           /* Poisson ratio, in [0, 0.5) */
+    double density;           /* kg/m^3, > 0 */
+    double damping_mass;      /* Rayleigh alpha, 1/s, >= 0: damping force -alpha M v */
+    double damping_stiffness; /* Rayleigh beta, s, >= 0: damping force -beta K v */
+} hy_fem_params;
+
+typedef struct hy_fem_model hy_fem_model;
+
+typedef struct hy_fem_solve_stats {
+    int32_t cg_iterations;
+    double cg_relative_residual; /* final ||b - A dv|| / ||b|| (0 for b = 0) */
+} hy_fem_solve_stats;
+
+/* rest: 3*nv rest positions (m); tets: 4*nt vertex indices, each element
+ * positive (see above); fixed: indices of vertices held where they are
+ * (may repeat; NULL with fixed_count 0). Every vertex must belong to a
+ * tetrahedron (it would have no mass). Inputs are copied. Statuses:
+ * HY_ERR_INVALID_ARG naming the parameter, element or vertex at fault
+ * (bad index, degenerate or inverted element, non-finite position,
+ * material out of range), HY_ERR_NOMEM. */
+hy_status hy_fem_model_create(const double* rest, int32_t nv, const int32_t* tets, int32_t nt,
+                              const hy_fem_params* params, const int32_t* fixed, int32_t fixed_count,
+                              hy_fem_model** out);
+void hy_fem_model_destroy(hy_fem_model* m);
+int32_t hy_fem_vertex_count(const hy_fem_model* m);
+int32_t hy_fem_tet_count(const hy_fem_model* m);
+/* Lumped mass per vertex in kg (a quarter of each incident element's);
+ * lives as long as the model. */
+const double* hy_fem_masses(const hy_fem_model* m);
+/* Rest volume of each element in m^3; lives as long as the model. */
+const double* hy_fem_volumes(const hy_fem_model* m);
+
+/* One backward-Euler step of length dt from (x0, v0) under gravity (m/s^2)
+ * and optional external forces f_ext (3*nv, N; NULL for none). The
+ * corotated elastic force f(x) = -R K (R^T x - X) is linearised once per
+ * step with each element's rotation R taken at x0, and
+ *   (M (1 + dt alpha) + (dt beta + dt^2) K') dv
+ *       = dt (f(x0) - (beta + dt) K' v0 - alpha M v0 + M g + f_ext),
+ * K' = R K R^T, is solved by CG preconditioned with the inverse 3x3
+ * diagonal blocks, until ||b - A dv|| <= cg_tolerance ||b|| or
+ * cg_max_iterations; then v1 = v0 + dv, x1 = x0 + dt v1. Fixed vertices
+ * keep x1 = x0, v1 = 0. x1/v1 may alias x0/v0. Deterministic for any pool
+ * size; allocates nothing (scratch lives in the model, so one model is
+ * stepped by one thread at a time). A step depends only on its inputs.
+ * HY_ERR_INVALID_ARG for NULL or bad settings; HY_ERR_NUMERIC naming the
+ * first non-finite vertex (x1/v1 then unspecified). */
+hy_status hy_fem_solve(hy_fem_model* m, hy_pool* pool, const double* x0, const double* v0, double dt,
+                       const double gravity[3], const double* f_ext, int32_t cg_max_iterations, double cg_tolerance,
+                       double* x1, double* v1, hy_fem_solve_stats* stats);
+
+/* The corotated elastic forces at x: f = -R K (R^T x - X) per element,
+ * summed per vertex (3*nv, N), fixed vertices included. Deterministic for
+ * any pool size. */
+hy_status hy_fem_elastic_forces(hy_fem_model* m, hy_pool* pool, const double* x, double* f);
+
+/* Elastic energy of the corotated strain at x, sum over elements of
+ * V/2 (2 mu e:e + lambda tr(e)^2), e = sym(R^T F) - I (J). */
+double hy_fem_elastic_energy(const hy_fem_model* m, const double* x);
+/* Kinetic energy 0.5 * sum m |v|^2 (J). */
+double hy_fem_kinetic_energy(const hy_fem_model* m, const double* v);
+
+/* The rotation R of the polar decomposition F = R S (R proper, det +1),
+ * with the smallest singular value's sign flipped when det F < 0 (Irving
+ * et al. 2004), so an inverted element is rotated back towards positive.
+ * Total: a flat or zero F gives a rotation too, never NaN for finite F.
+ * Row-major 3x3. Exposed for tests. */
+void hy_fem_polar_rotation(const double F[9], double R[9]);
+
+#endif
