@@ -16,7 +16,7 @@
 #include <stdint.h>
 
 #include "hyphys/hyphys.h"
-#include "sched/pool.h"
+#include "core/pool.h"
 
 typedef struct hy_fem_params {
     double young;             /* Young's modulus, Pa, > 0 */
