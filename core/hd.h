@@ -5,6 +5,7 @@
 #define HY_CORE_HD_H
 
 #include <math.h>
+#include <stdint.h>
 
 #ifdef __CUDACC__
 #define HY_HD __host__ __device__ static inline
@@ -82,6 +83,17 @@ HY_HD hy_v3 quat_rotate(hy_quat q, hy_v3 a) {
     double m[9];
     quat_to_mat(q, m);
     return mat_mul_v3(m, a);
+}
+
+/* 0.5 sum m_i |v_i|^2 of n lumped masses (J): the cloth's and the FEM
+ * solids' kinetic energy. */
+static inline double hy_lumped_kinetic_energy(const double* mass, const double* v, int32_t n) {
+    double e = 0.0;
+    for (int32_t i = 0; i < n; i++) {
+        const double* w = v + 3 * i;
+        e += mass[i] * (w[0] * w[0] + w[1] * w[1] + w[2] * w[2]);
+    }
+    return 0.5 * e;
 }
 
 #endif

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "core/error.h"
+#include "core/hd.h"
 #include "solvers/cg.h"
 #include "solvers/amg.h"
 
@@ -1085,11 +1086,5 @@ hy_status hy_cloth_solve_constrained(hy_cloth_model* m, hy_pool* pool, const dou
 }
 
 double hy_cloth_kinetic_energy(const hy_cloth_model* m, const double* v) {
-    if (!m || !v) return 0.0;
-    double e = 0.0;
-    for (int32_t i = 0; i < m->nv; i++) {
-        const double* w = v + 3 * i;
-        e += m->mass[i] * (w[0] * w[0] + w[1] * w[1] + w[2] * w[2]);
-    }
-    return 0.5 * e;
+    return m && v ? hy_lumped_kinetic_energy(m->mass, v, m->nv) : 0.0;
 }

@@ -42,6 +42,7 @@
 #include <string.h>
 
 #include "core/error.h"
+#include "core/hd.h"
 #include "solvers/cg.h"
 
 #define ELEM_GRAIN 512
@@ -703,11 +704,5 @@ double hy_fem_elastic_energy(const hy_fem_model* m, const double* x) {
 }
 
 double hy_fem_kinetic_energy(const hy_fem_model* m, const double* v) {
-    if (!m || !v) return 0.0;
-    double e = 0.0;
-    for (int32_t i = 0; i < m->nv; i++) {
-        const double* w = v + 3 * i;
-        e += m->mass[i] * (w[0] * w[0] + w[1] * w[1] + w[2] * w[2]);
-    }
-    return 0.5 * e;
+    return m && v ? hy_lumped_kinetic_energy(m->mass, v, m->nv) : 0.0;
 }
