@@ -1006,6 +1006,7 @@ hy_status hy_cloth_solve_constrained(hy_cloth_model* m, hy_pool* pool, const dou
      * (off-diagonal forces) / beta. beta = HOLD_GAIN times the largest
      * diagonal entry of the vertex's block; a vertex may have several. */
     m->constrained = 0;
+    if (count > 0) memcpy(m->bfree, m->b, 3 * (size_t)m->nv * sizeof *m->b); /* the convergence reference */
     for (int32_t k = 0; k < count; k++) {
         int32_t v = cons[k].vertex;
         cons[k].impulse = 0.0;
@@ -1018,7 +1019,6 @@ hy_status hy_cloth_solve_constrained(hy_cloth_model* m, hy_pool* pool, const dou
             m->held[v] = 1;
             m->cdim[v] = 0;
         }
-        if (!m->constrained) memcpy(m->bfree, m->b, 3 * (size_t)m->nv * sizeof *m->b);
         const double* n = cons[k].normal;
         double dn = cons[k].normal_velocity - (n[0] * v0[3 * v] + n[1] * v0[3 * v + 1] + n[2] * v0[3 * v + 2]);
         double beta = m->cbeta[v];
