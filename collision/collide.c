@@ -7,6 +7,7 @@
 
 #include "collision/ccd.h"
 #include "collision/filter.h"
+#include "collision/front_memo.h"
 #include "collision/leaf.h"
 #include "core/error.h"
 #include "engine/world.h"
@@ -24,6 +25,10 @@ void hy_collision_state_destroy(hy_collision_state* cs) {
     for (int32_t i = 0; cs->bvh && i < cs->object_count; i++) hy_bvh_destroy(cs->bvh[i]);
     free(cs->bvh);
     hy_traverser_destroy(cs->traverser);
+    hy_front_memo_destroy(cs->front_memo);
+    free(cs->front_leaf_first);
+    free(cs->front_leaf_count);
+    free(cs->front_scratch);
     hy_candidates_free(&cs->candidates);
     hy_contact_list_free(&cs->contacts);
     free(cs->pair_impulse);
@@ -104,7 +109,8 @@ hy_status hy_collision_state_sync(hy_world* w) {
     cs->refit_status = calloc((size_t)no + 1, sizeof(hy_status));
     cs->refit_x = calloc((size_t)no + 1, sizeof(double*));
     cs->traverser = hy_traverser_create();
-    if (!cs->vertex_object || !cs->object_offset || !cs->X0 || !cs->X1 || !cs->V || !cs->inv_mass || !cs->mass ||
+    cs->front_memo = hy_front_memo_create();
+    if (!cs->front_memo || !cs->vertex_object || !cs->object_offset || !cs->X0 || !cs->X1 || !cs->V || !cs->inv_mass || !cs->mass ||
         !cs->body_inv_inertia || !cs->zone_parent || !cs->zone_member || !cs->zone_acc || !cs->zone_obstacle ||
         !cs->zone_pinned || !cs->bvh || !cs->order || !cs->refit_status || !cs->refit_x || !cs->traverser) {
         hy_collision_state_destroy(cs);
@@ -383,6 +389,8 @@ static hy_status work_traverse(void* vctx, int r, const int64_t* ids, int64_t n,
         const hy_feature_pair* fp;
         int32_t job;
         int64_t m = hy_traverse_output(cs->traverser, ids[k], &fp, &job);
+        cs->front_leaf_first[ids[k]] = cs->leaf_count;
+        cs->front_leaf_count[ids[k]] = m;
         if (m == 0) continue;
         memcpy(cs->leaf + cs->leaf_count, fp, sizeof *fp * (size_t)m);
         for (int64_t q = 0; q < m; q++) cs->leaf_tjob[cs->leaf_count + q] = job;
@@ -675,7 +683,10 @@ hy_status hy_collide_detect(void* world, const double* X0, const double* X1, hy_
         }
     }
     if (!s) s = memo_begin(cs, X0, X1);
-    if (!s && cs->round == 1) cs->jobs_memo_count[cs->jobs_cur] = 0; /* a new step */
+    if (!s && cs->round == 1) {
+        cs->jobs_memo_count[cs->jobs_cur] = 0; /* a new step */
+        hy_front_memo_clear(cs->front_memo);
+    }
     /* jobs whose trees did not change since the last round are given
      * again (into the other buffer, with this round's traversed jobs
      * added after the run); the rest are traversed */
@@ -715,6 +726,20 @@ hy_status hy_collide_detect(void* world, const double* X0, const double* X1, hy_
     if (!s && !w->prox) s = hy_world_ensure_prox(w);
     int64_t front = 0;
     if (!s) s = hy_traverse_begin(cs->traverser, cs->tjobs, cs->tjob_count, w->pool, &front);
+    int64_t front_made = front;
+    if (!s)
+        s = hy_front_memo_select(cs->front_memo, cs->traverser, cs->tjob_lo, cs->tjob_hi, cs->bvh, cs->vertex_round,
+                                 cs->round, &front);
+    cs->fronts_reused = front_made - front;
+    if (!s && front > cs->front_leaf_cap) {
+        int64_t* f = realloc(cs->front_leaf_first, sizeof *f * (size_t)front);
+        if (f) cs->front_leaf_first = f;
+        int64_t* c = realloc(cs->front_leaf_count, sizeof *c * (size_t)front);
+        if (c) cs->front_leaf_count = c;
+        if (!f || !c) s = hy_fail(HY_ERR_NOMEM, "out of memory for %lld traversal front pairs", (long long)front);
+        else cs->front_leaf_cap = front;
+    }
+    for (int64_t f = 0; f < front && !s; f++) cs->front_leaf_first[f] = cs->front_leaf_count[f] = -1;
     cs->leaf_count = 0;
     detect_ctx dc = {w, cs, X0, X1, hy_ccd_options_step(), 1, 0, 0.0};
     hy_prox_work work = {&dc, work_traverse, work_leaf, hy_traverse_front_tests(cs->traverser), &dc.transfer};
@@ -728,6 +753,41 @@ hy_status hy_collide_detect(void* world, const double* X0, const double* X1, hy_
         if (!hy_contact_push(out, leaf_contact(cs, k))) s = hy_fail(HY_ERR_NOMEM, "out of memory for contacts");
     }
     if (!s) st->candidates += cs->leaf_count;
+    /* the run front pairs' answers join the front memo; the kept ones are
+     * given again */
+    for (int64_t f = 0; f < front && !s; f++) {
+        int64_t first = cs->front_leaf_first[f], count = cs->front_leaf_count[f], exact = 0, nc = 0;
+        if (first < 0) {
+            s = hy_fail(HY_ERR_INTERNAL, "traversal front pair %lld was not run", (long long)f);
+            break;
+        }
+        if (count > cs->front_scratch_cap) {
+            hy_contact* c = realloc(cs->front_scratch, sizeof *c * (size_t)count);
+            if (!c) {
+                s = hy_fail(HY_ERR_NOMEM, "out of memory for %lld contacts", (long long)count);
+                break;
+            }
+            cs->front_scratch = c;
+            cs->front_scratch_cap = count;
+        }
+        for (int64_t k = first; k < first + count; k++) {
+            exact += cs->hit[k] >> 1;
+            if (cs->hit[k] & 1) cs->front_scratch[nc++] = leaf_contact(cs, k);
+        }
+        s = hy_front_memo_record(cs->front_memo, f, count, exact, cs->front_scratch, nc);
+    }
+    int64_t nkept = s ? 0 : hy_front_memo_kept_count(cs->front_memo);
+    for (int64_t i = 0; i < nkept && !s; i++) {
+        int32_t job;
+        int64_t cand, exact, count;
+        const hy_contact* c;
+        hy_front_memo_kept(cs->front_memo, i, &job, &cand, &exact, &c, &count);
+        st->candidates += cand;
+        st->exact_tests += exact;
+        ncontacts += count;
+        for (int64_t q = 0; q < count && !s; q++)
+            if (!hy_contact_push(out, c[q])) s = hy_fail(HY_ERR_NOMEM, "out of memory for contacts");
+    }
     /* this round's traversed jobs join the memo: per job its counts, then
      * its contacts in candidate order */
     memo_jobs = memo_jobs && !s && njobs > 0 && jobs_reserve(cs, nk, njobs, cs->jobs_contacts_count[nk] + ncontacts);
@@ -742,6 +802,15 @@ hy_status hy_collide_detect(void* world, const double* X0, const double* X1, hy_
             e->exact += cs->hit[k] >> 1;
             e->count += cs->hit[k] & 1;
         }
+        for (int64_t i = 0; i < nkept; i++) {
+            int32_t job;
+            int64_t cand, exact, count;
+            const hy_contact* kc;
+            hy_front_memo_kept(cs->front_memo, i, &job, &cand, &exact, &kc, &count);
+            m[job].candidates += cand;
+            m[job].exact += exact;
+            m[job].count += count;
+        }
         int64_t at = cs->jobs_contacts_count[nk];
         for (int32_t j = 0; j < cs->tjob_count; j++) {
             m[j].first = at;
@@ -754,6 +823,14 @@ hy_status hy_collide_detect(void* world, const double* X0, const double* X1, hy_
                 hy_job_memo* e = &m[cs->leaf_tjob[k]];
                 c[e->first + e->count++] = leaf_contact(cs, k);
             }
+        for (int64_t i = 0; i < nkept; i++) {
+            int32_t job;
+            int64_t cand, exact, count;
+            const hy_contact* kc;
+            hy_front_memo_kept(cs->front_memo, i, &job, &cand, &exact, &kc, &count);
+            memcpy(c + m[job].first + m[job].count, kc, sizeof *kc * (size_t)count);
+            m[job].count += count;
+        }
         cs->jobs_contacts_count[nk] = at;
         cs->jobs_memo_count[nk] += cs->tjob_count;
         qsort(cs->jobs_memo[nk], (size_t)cs->jobs_memo_count[nk], sizeof *m, compare_job_memo);
@@ -761,6 +838,7 @@ hy_status hy_collide_detect(void* world, const double* X0, const double* X1, hy_
         cs->jobs_memo_count[nk] = 0; /* no jobs, or out of memory: every job is traversed next round */
     }
     cs->jobs_cur = nk;
+    if (!s) s = hy_front_memo_end(cs->front_memo);
     double t2 = now_ms();
     cs->ms_traverse = t2 - t1;
     st->ms[HY_PHASE_TRAVERSE] += t2 - t1;

@@ -83,6 +83,16 @@ typedef struct hy_collision_state {
     int64_t jobs_contacts_count[2], jobs_contacts_cap[2];
     int jobs_cur;
     int64_t jobs_reused;             /* jobs of the last detect call given from the memo */
+    /* Front pairs of the traversed jobs whose subtrees did not change since
+     * the round that answered them are given that answer again
+     * (collision/front_memo.h); per front pair run this round, where its
+     * candidates start in the LEAF list and how many. */
+    struct hy_front_memo* front_memo;
+    int64_t *front_leaf_first, *front_leaf_count;
+    int64_t front_leaf_cap;
+    hy_contact* front_scratch; /* one pair's contacts on their way to the memo */
+    int64_t front_scratch_cap;
+    int64_t fronts_reused;     /* front pairs of the last detect call given from the memo */
 } hy_collision_state;
 
 /* Build (or rebuild after objects were added) the world's collision state. */

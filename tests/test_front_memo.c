@@ -1,0 +1,143 @@
+/* Tests the traversal front's memo across the detection rounds of one step
+ * (collision/front_memo.h): a round after the response moved a patch of
+ * the cloth gives again the answers of the front pairs whose subtrees did
+ * not move, and finds exactly the contacts, candidates and exact tests
+ * that a fresh collision state finds, over several rounds that move
+ * different patches (an answer kept twice is checked against the round
+ * that made it). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "collision/collide.h"
+#include "collision/traverse_hd.h"
+#include "engine/world.h"
+#include "hyphys/hyphys.h"
+#include "test.h"
+#include "tests/world_step.h"
+
+static const char* cloth_ball_json =
+    "{\"solver\": {\"time_step\": 0.01, \"substeps\": 1},"
+    " \"materials\": {\"cotton\": {\"density\": 0.15, \"stretch_stiffness\": 1000, \"shear_stiffness\": 100,"
+    "   \"bend_stiffness\": 0.5, \"damping\": 0.01, \"air_damping\": 0.02, \"thickness\": 0.002, \"friction\": 0.6},"
+    "   \"rubber\": {\"friction\": 0.8, \"thickness\": 0.002}},"
+    " \"objects\": ["
+    "  {\"type\": \"cloth\", \"name\": \"sheet\", \"material\": \"cotton\","
+    "   \"mesh\": {\"generator\": \"grid\", \"vertices\": [48, 48], \"size\": [2.0, 2.0]},"
+    "   \"transform\": {\"position\": [0, 0.65, 0]}},"
+    "  {\"type\": \"obstacle\", \"name\": \"ball\", \"material\": \"rubber\","
+    "   \"mesh\": {\"generator\": \"icosphere\", \"radius\": 0.5, \"subdivisions\": 3},"
+    "   \"motion\": {\"rotate\": {\"axis\": [0, 1, 0], \"rate\": 2.0, \"pivot\": [0, 0, 0]}}}]}";
+
+static hy_world* load(int threads) {
+    hy_scene_options o = hy_scene_options_default();
+    o.threads = threads;
+    hy_world* w = NULL;
+    if (hy_scene_load_string(cloth_ball_json, strlen(cloth_ball_json), "test_front_memo", &o, &w))
+        fprintf(stderr, "scene: %s\n", hy_last_error());
+    return w;
+}
+
+static int same_list(const hy_contact_list* a, const hy_contact_list* b) {
+    if (a->count != b->count) return 0;
+    for (int64_t k = 0; k < a->count; k++) {
+        const hy_contact *p = &a->items[k], *q = &b->items[k];
+        if (p->type != q->type || p->toi != q->toi || memcmp(p->v, q->v, sizeof p->v) != 0) return 0;
+    }
+    return 1;
+}
+
+/* Detection in a new collision state: no memo of any kind. */
+static hy_status detect_fresh(hy_world* w, const double* X0, const double* X1, hy_contact_list* out,
+                              hy_step_stats* st) {
+    hy_collision_state_destroy(w->collision);
+    w->collision = NULL;
+    hy_status s = hy_collision_state_sync(w);
+    if (!s) s = hy_collide_detect(w, X0, X1, out, st);
+    if (!s) hy_contacts_canonicalize(out);
+    return s;
+}
+
+static void test_rounds(int threads) {
+    /* two identical worlds: one keeps its memo over the rounds, the other
+     * detects fresh each time */
+    hy_world* w = load(threads);
+    hy_world* f = load(threads);
+    CHECK(w && f);
+    if (!w || !f) {
+        hy_world_destroy(w);
+        hy_world_destroy(f);
+        return;
+    }
+    for (int i = 0; i < 30; i++) {
+        CHECK_OK(hy_test_step(w));
+        CHECK_OK(hy_test_step(f));
+    }
+    CHECK(hy_test_hash(w) == hy_test_hash(f));
+    const hy_collision_state* cs = w->collision;
+    size_t n = cs ? 3 * (size_t)cs->vertex_count : 0;
+    int32_t nv = w->objects[0].nv; /* the cloth, rows of 48 vertices */
+    double* X0 = malloc(sizeof(double) * (n + 1));
+    double* X1 = malloc(sizeof(double) * (n + 1));
+    CHECK(cs && X0 && X1);
+    if (!cs || !X0 || !X1) {
+        free(X0);
+        free(X1);
+        hy_world_destroy(w);
+        hy_world_destroy(f);
+        return;
+    }
+    for (int32_t i = 0; i < w->object_count; i++) {
+        const hy_object* o = &w->objects[i];
+        memcpy(X0 + 3 * (size_t)cs->object_offset[i], o->x, sizeof(double) * 3 * (size_t)o->nv);
+    }
+    /* the cloth sinks 3 mm (into its thickness on the ball) */
+    memcpy(X1, X0, sizeof(double) * n);
+    for (int32_t v = 0; v < nv; v++) X1[3 * (size_t)v + 1] -= 0.003;
+    /* rounds 2-5 lift a band of rows each: one over the top of the ball,
+     * one on its side, the first again (answers of round 2 there are now
+     * stale), and none (the jobs' memo then gives the whole traversal) */
+    const int32_t bands[4][2] = {{22, 25}, {12, 15}, {23, 26}, {0, 0}};
+    hy_contact_list a = {0}, b = {0};
+    int64_t differ = 0, reused[5] = {0}, fronts[5] = {0}, contacts = 0, jobs_last = 0;
+    for (int r = 0; r < 5; r++) {
+        if (r > 0)
+            for (int32_t v = 48 * bands[r - 1][0]; v < 48 * bands[r - 1][1] && v < nv; v++)
+                X1[3 * (size_t)v + 1] += 0.0015;
+        hy_step_stats sa, sb;
+        memset(&sa, 0, sizeof sa);
+        memset(&sb, 0, sizeof sb);
+        a.count = b.count = 0;
+        CHECK_OK(hy_collide_detect(w, X0, X1, &a, &sa));
+        hy_contacts_canonicalize(&a);
+        reused[r] = w->collision->fronts_reused;
+        fronts[r] = reused[r] + hy_traverse_front(w->collision->traverser, NULL);
+        jobs_last = w->collision->jobs_reused;
+        CHECK_OK(detect_fresh(f, X0, X1, &b, &sb));
+        contacts += a.count;
+        differ += !same_list(&a, &b) || sa.candidates != sb.candidates || sa.exact_tests != sb.exact_tests;
+    }
+    fprintf(stderr,
+            "front memo (%d threads): %lld contacts over 5 rounds; front pairs given again %lld/%lld, %lld/%lld, "
+            "%lld/%lld, %lld/%lld, %lld/%lld; %lld rounds differ from fresh\n",
+            threads, (long long)contacts, (long long)reused[0], (long long)fronts[0], (long long)reused[1],
+            (long long)fronts[1], (long long)reused[2], (long long)fronts[2], (long long)reused[3],
+            (long long)fronts[3], (long long)reused[4], (long long)fronts[4], (long long)differ);
+    CHECK(contacts > 500);
+    CHECK(reused[0] == 0); /* the step's first round runs every pair */
+    for (int r = 1; r < 4; r++) CHECK(reused[r] > 0 && reused[r] < fronts[r]);
+    CHECK(jobs_last > 0 && fronts[4] == 0); /* nothing moved: every job given again */
+    CHECK(differ == 0);
+    hy_contact_list_free(&a);
+    hy_contact_list_free(&b);
+    free(X0);
+    free(X1);
+    hy_world_destroy(w);
+    hy_world_destroy(f);
+}
+
+int main(void) {
+    test_rounds(1);
+    test_rounds(2);
+    TEST_END();
+}
