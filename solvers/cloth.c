@@ -1,7 +1,7 @@
-/* The implicit mass-spring cloth (see cloth.h and the design notes below).
- * One file of just over a thousand lines: the model's construction, the
- * matrix-free step and its multigrid preconditioner all read the model's
- * private layout (the vertex->spring CSR, the aggregates). */
+/* The implicit mass-spring cloth (see cloth.h and the design notes below):
+ * the model's construction, the step and its contact constraints. The
+ * step's matrix-free product and multigrid preconditioner are in
+ * cloth_precond.c. */
 #include "solvers/cloth.h"
 
 #include <cblas.h>
@@ -11,8 +11,7 @@
 
 #include "core/error.h"
 #include "core/hd.h"
-#include "solvers/cg.h"
-#include "solvers/amg.h"
+#include "solvers/cloth_internal.h"
 
 /* Design notes
  *
@@ -41,19 +40,6 @@
  *     S = alpha I + beta d d^T,  alpha = dt^2 k g,  beta = dt^2 k (1-g) + dt c,
  * and A = M(1 + dt air) + sum over springs of S placed as a graph Laplacian.
  *
- * Matrix-free. A is never assembled. Per step one pass over the springs
- * stores (d, alpha, beta) -- five doubles, against nine for a general block
- * or a sparse block matrix's row/column bookkeeping -- and the matvec
- * rebuilds each spring block from them on the fly: no assembly or index
- * search per step, 40 bytes per spring read per matvec, ~12 flops per
- * spring end. A block-CSR matrix would read 72+ bytes per block plus its
- * indices for the same work, and cost an assembly pass each step. The
- * matvec gathers per vertex over a vertex->spring CSR built once, so every
- * output row is written by one block: no atomics, no colouring, and the sum
- * order is fixed (the vertex's springs in index order), hence bit-identical
- * for any thread count. Measured on a 215x215 cloth (275k springs, 2-core
- * EPYC VM): ~1.6 ms per CG iteration on 1 thread, ~0.95 ms on 2.
- *
  * Pinned vertices are handled by filtering (Baraff-Witkin): their rows of
  * b, of the preconditioner and of A x are zero, so CG never moves them, and
  * their inverse mass is 0. Vertices that no triangle with area touches have
@@ -79,42 +65,8 @@
  * free directions' residual at 3-6% of their forces. Converged honestly,
  * the draped cloth takes about 115-130, as it did before the constraints.
  *
- * Preconditioner. With dt^2 k / m in the thousands (cloth_ball: ~7700 for
- * the stretch springs) Jacobi-PCG needs O(sqrt(kappa)) iterations: ~1000
- * for 1e-6 once the cloth is no longer in free fall (where b is uniform and
- * one iteration does). The slow modes are smooth ones, so CG is
- * preconditioned by one symmetric V-cycle of aggregation multigrid
- * (solvers/amg.h): level 1 groups each free vertex with its free stretch
- * and shear neighbours (3x3 vertices on a grid), its 3x3 blocks are the
- * Galerkin product with the piecewise-constant prolongation (summed from
- * the spring blocks each step, no sparse products), coarser levels repeat
- * that down to a few hundred nodes, factored by CHOLMOD. On this level the
- * smoother is damped block-Jacobi (exact 3x3 diagonal blocks), one sweep
- * before and after the coarse correction, with the matrix-free matvec: a
- * preconditioned iteration costs three matvecs. The V-cycle is the same
- * linear SPD map for a whole solve (pre- and post-smoothing mirror each
- * other), as CG needs, and is rebuilt from (x0, v0) alone each step, so a
- * step still depends only on its inputs.
- * Measured on cloth_ball (tolerance 1e-6): 24-50 iterations in the first
- * contact frames, 110-126 once the cloth has draped (frame 45 on), against the
- * 200 cap and ~1000 needed with Jacobi. Rejected: an exact sparse Cholesky
- * of A each step (28M entries in L, 15 GFlop, ~1 s on 215x215; the same
- * factor lagged is too big even to apply per iteration); Gauss-Seidel
- * (multicoloured) smoothing, an exact level-1 solve and an over-corrected
- * coarse step: each at most ~10% fewer iterations for more work. What
- * bounds the count is the coarse space (translations only): rotations of
- * the draped patches or a smoothed prolongation would be the next step. */
-
-/* Springs per block in the per-spring pass, vertices per block in the
- * per-vertex passes: ~35-70 blocks for a 215x215 cloth, enough to steal
- * from, few enough that the pool hand-off is noise. */
-#define SPRING_GRAIN 4096
-#define VERTEX_GRAIN 1024
-#define AGG_GRAIN 256
-
-/* Damped block-Jacobi sweeps on the cloth's level, before and after the
- * coarse correction. */
-#define FINE_SWEEPS 1
+ * The matrix-free product and the multigrid preconditioner are in
+ * solvers/cloth_precond.c (their design notes there). */
 
 /* A held vertex's penalty over its largest diagonal entry: its normal
  * velocity misses the target by about 1/HOLD_GAIN of what its springs ask. */
@@ -123,57 +75,6 @@
 /* cos(75 deg): the far-vertex spring of an edge is a quad's other diagonal
  * (shear) when both opposite angles are larger than this. */
 #define SHEAR_COS 0.25881904510252074
-
-enum { SPRING_STRETCH = 0, SPRING_SHEAR = 1, SPRING_BEND = 2 };
-
-struct hy_cloth_model {
-    int32_t nv, ns;
-    int32_t type_count[3];
-    hy_cloth_params params;
-    /* springs */
-    int32_t* ends;    /* 2 * ns: (i, j) */
-    double* rest;     /* ns: rest length L */
-    double* stiff;    /* ns: k */
-    double* damp;     /* ns: c = damping * k */
-    /* vertices */
-    double* mass;     /* nv */
-    double* inv_mass; /* nv: 0 for fixed */
-    uint8_t* fixed;   /* nv: pinned or massless */
-    /* vertex -> spring CSR, entries in spring order */
-    int32_t* adj_start; /* nv + 1 */
-    int32_t* adj_split;  /* nv: entries [start, split) have v as end i, the rest as end j */
-    int32_t* adj_spring; /* 2 * ns: spring index */
-    int32_t* adj_other;  /* 2 * ns: the spring's other vertex */
-    /* The same two, premultiplied for the matvec (5 doubles per spring
-     * block, 3 per vertex): its inner loop is instruction-bound. */
-    int32_t* adj_spring5;
-    int32_t* adj_other3;
-    /* per-step scratch (no allocation in hy_cloth_solve) */
-    double* block;    /* 5 * ns: d[3], alpha, beta */
-    double* rhs_s;    /* 3 * ns: dt (f + dt K (vj - vi)) on end i */
-    double* b;        /* 3 * nv */
-    double* dinv;     /* 9 * nv: inverse diagonal blocks (the smoother) */
-    double* dv;       /* 3 * nv: the solution */
-    int32_t* bad;     /* per vertex block: first non-finite vertex or -1 */
-    hy_cg_workspace* cg;
-    /* the multigrid preconditioner (design notes) */
-    int32_t* agg;        /* nv: the vertex's aggregate (level-1 node), -1 for fixed */
-    int32_t agg_count;
-    int32_t *mem_start, *mem; /* each aggregate's vertices, ascending */
-    int32_t* adj_slot;   /* 2 ns: per CSR entry, its block in level 1's pattern, -1 inside an aggregate or fixed */
-    hy_amg* amg;         /* levels 1..; NULL when every vertex is fixed */
-    double *r1, *z1;     /* 3 agg_count: level-1 residual and correction */
-    double* t;           /* 3 nv: A z in the smoother */
-    /* contact constraints of the current solve (hy_cloth_solve_constrained) */
-    double* ch;          /* 9 nv: the penalties' sum of beta n n^T (kg), for held vertices */
-    double* cbeta;       /* nv: a held vertex's beta */
-    uint8_t* held;       /* nv: 1 when the vertex has a constraint in this solve */
-    double* cbasis;      /* 9 nv: an orthonormal basis of a held vertex's held directions */
-    uint8_t* cdim;       /* nv: its size (0-3) */
-    double* partial;     /* per vertex block: the convergence norm's partial sums */
-    double* bfree;       /* 3 nv: b before the penalties (the convergence reference) */
-    int constrained;     /* some vertex is held */
-};
 
 /* ---- model construction */
 
@@ -227,10 +128,6 @@ static double cos_at(const double* x, int32_t f, int32_t a, int32_t b) {
     return uw / sqrt(uu * ww);
 }
 
-static double* alloc_doubles(int64_t n) {
-    size_t bytes = ((size_t)(n > 0 ? n : 1) * sizeof(double) + 63) & ~(size_t)63;
-    return aligned_alloc(64, bytes);
-}
 
 static hy_status check_param(const char* name, double v, int positive) {
     if (!isfinite(v) || v < 0 || (positive && v == 0))
@@ -256,59 +153,6 @@ static double twice_area(const double* rest, const int32_t* v, double* longest2)
     return sqrt(c[0] * c[0] + c[1] * c[1] + c[2] * c[2]);
 }
 
-/* The preconditioner's hierarchy (see the design notes): aggregates of
- * the free vertices over the stretch and shear springs, level 1's pattern
- * over every spring, and the coarser levels below it. */
-static hy_status build_multigrid(hy_cloth_model* m) {
-    int32_t nv = m->nv;
-    int64_t ne = 2 * (int64_t)m->ns;
-    int32_t strong_springs = m->type_count[SPRING_STRETCH] + m->type_count[SPRING_SHEAR];
-    int32_t* s_start = calloc((size_t)nv + 1, sizeof *s_start);
-    int32_t* s_adj = malloc((size_t)(ne > 0 ? ne : 1) * sizeof *s_adj);
-    m->agg = malloc((size_t)nv * sizeof *m->agg);
-    m->adj_slot = malloc((size_t)(ne > 0 ? ne : 1) * sizeof *m->adj_slot);
-    if (!s_start || !s_adj || !m->agg || !m->adj_slot) {
-        free(s_start);
-        free(s_adj);
-        return hy_fail(HY_ERR_NOMEM, "cloth: out of memory for the preconditioner (%d vertices)", nv);
-    }
-    for (int32_t v = 0; v < nv; v++) {
-        s_start[v + 1] = s_start[v];
-        for (int32_t e = m->adj_start[v]; e < m->adj_start[v + 1]; e++)
-            if (m->adj_spring[e] < strong_springs) s_adj[s_start[v + 1]++] = m->adj_other[e];
-    }
-    m->agg_count = hy_amg_aggregate(nv, s_start, s_adj, m->fixed, m->agg);
-    free(s_start);
-    free(s_adj);
-    if (m->agg_count < 0) return hy_fail(HY_ERR_NOMEM, "cloth: out of memory for aggregates (%d vertices)", nv);
-    if (m->agg_count == 0) return HY_OK; /* every vertex fixed: nothing to solve */
-    int32_t *c_start = NULL, *c_col = NULL;
-    hy_status st = hy_amg_coarse_pattern(nv, m->adj_start, m->adj_other, m->agg, m->agg_count, &c_start, &c_col,
-                                         m->adj_slot);
-    if (st == HY_OK) st = hy_amg_create(m->agg_count, c_start, c_col, &m->amg);
-    free(c_start);
-    free(c_col);
-    if (st != HY_OK) return st;
-    int32_t nc = m->agg_count;
-    m->mem_start = calloc((size_t)nc + 1, sizeof *m->mem_start);
-    m->mem = malloc((size_t)nv * sizeof *m->mem);
-    m->r1 = alloc_doubles(3 * (int64_t)nc);
-    m->z1 = alloc_doubles(3 * (int64_t)nc);
-    m->t = alloc_doubles(3 * (int64_t)nv);
-    int32_t* fill = malloc((size_t)nc * sizeof *fill);
-    if (!m->mem_start || !m->mem || !m->r1 || !m->z1 || !m->t || !fill) {
-        free(fill);
-        return hy_fail(HY_ERR_NOMEM, "cloth: out of memory for the preconditioner (%d vertices)", nv);
-    }
-    for (int32_t v = 0; v < nv; v++)
-        if (m->agg[v] >= 0) m->mem_start[m->agg[v] + 1]++;
-    for (int32_t k = 0; k < nc; k++) m->mem_start[k + 1] += m->mem_start[k];
-    memcpy(fill, m->mem_start, (size_t)nc * sizeof *fill);
-    for (int32_t v = 0; v < nv; v++)
-        if (m->agg[v] >= 0) m->mem[fill[m->agg[v]]++] = v;
-    free(fill);
-    return HY_OK;
-}
 
 hy_status hy_cloth_model_create(const double* rest, int32_t nv, const int32_t* tri, int32_t nt,
                                 const hy_cloth_params* params, const int32_t* pinned, int32_t pinned_count,
@@ -494,7 +338,7 @@ hy_status hy_cloth_model_create(const double* rest, int32_t nv, const int32_t* t
         m->adj_other3[e] = 3 * m->adj_other[e];
     }
 
-    hy_status ps = build_multigrid(m);
+    hy_status ps = hy_cloth_build_multigrid(m);
     if (ps != HY_OK) {
         hy_cloth_model_destroy(m);
         return ps;
@@ -683,184 +527,6 @@ static void vertex_pass(void* vctx, int64_t begin, int64_t end, int64_t block, i
     }
 }
 
-/* Level 1 of the preconditioner, per aggregate K (Galerkin product with
- * the piecewise-constant prolongation, see amg.h): its mass block sums its
- * vertices' M (1 + dt air) and the springs that tie them to fixed
- * vertices; each spring to another aggregate L adds -S to W_KL. Springs
- * inside K cancel and are skipped. Members ascending, each vertex's
- * springs in CSR order: a fixed sum order. */
-typedef struct level1_ctx {
-    hy_cloth_model* m;
-    double *mass, *W;
-    double diag_scale;
-} level1_ctx;
-
-static void level1_block(void* vctx, int64_t begin, int64_t end, int64_t block, int worker) {
-    const level1_ctx* c = vctx;
-    const hy_cloth_model* m = c->m;
-    const int32_t* c_start = hy_amg_level1_rows(m->amg);
-    for (int64_t K = begin; K < end; K++) {
-        double* mk = c->mass + 9 * K;
-        memset(mk, 0, 9 * sizeof *mk);
-        memset(c->W + 9 * (int64_t)c_start[K], 0, 9 * (size_t)(c_start[K + 1] - c_start[K]) * sizeof(double));
-        for (int32_t p = m->mem_start[K]; p < m->mem_start[K + 1]; p++) {
-            int32_t v = m->mem[p];
-            double md = m->mass[v] * c->diag_scale;
-            mk[0] += md;
-            mk[4] += md;
-            mk[8] += md;
-            if (m->constrained && m->held[v])
-                for (int a = 0; a < 9; a++) mk[a] += m->ch[9 * v + a];
-            for (int32_t e = m->adj_start[v]; e < m->adj_start[v + 1]; e++) {
-                int32_t slot = m->adj_slot[e];
-                int to_fixed = m->fixed[m->adj_other[e]];
-                if (slot < 0 && !to_fixed) continue;
-                const double* blk = m->block + 5 * m->adj_spring[e];
-                double* dst = to_fixed ? mk : c->W + 9 * (int64_t)slot;
-                double sign = to_fixed ? 1.0 : -1.0;
-                for (int a = 0; a < 3; a++)
-                    for (int q = 0; q < 3; q++)
-                        dst[3 * a + q] += sign * ((a == q ? blk[3] : 0.0) + blk[4] * blk[a] * blk[q]);
-            }
-        }
-    }
-}
-
-/* y = A x, gathered per vertex: y_v = M_v x_v + sum over v's springs of
- * S_s (x_v - x_other), in the CSR's fixed order. Rejected: a spring pass
- * computing t_s = S_s (x_i - x_j) once, then a vertex pass adding +-t_s. It
- * halves the flops but writes and re-reads 24 bytes per spring, and
- * measured ~15% slower on a 215x215 cloth; this loop is load-bound, not
- * flop-bound. Fixed rows are 0; fixed entries of x are 0 by construction
- * (CG's vectors stay filtered), so columns need no mask. */
-typedef struct matvec_ctx {
-    const hy_cloth_model* m;
-    const double* x;
-    double* y;
-    double diag_scale; /* 1 + dt air */
-} matvec_ctx;
-
-static void matvec_block(void* vctx, int64_t begin, int64_t end, int64_t block, int worker) {
-    const matvec_ctx* c = vctx;
-    const hy_cloth_model* m = c->m;
-    const double* x = c->x;
-    const double* blocks = m->block;
-    const int32_t *spring5 = m->adj_spring5, *other3 = m->adj_other3;
-    for (int64_t v = begin; v < end; v++) {
-        double* y = c->y + 3 * v;
-        if (m->fixed[v]) {
-            y[0] = y[1] = y[2] = 0.0;
-            continue;
-        }
-        const double* xv = x + 3 * v;
-        const double x0 = xv[0], x1 = xv[1], x2 = xv[2];
-        double md = m->mass[v] * c->diag_scale;
-        double y0 = md * x0, y1 = md * x1, y2 = md * x2;
-        const int32_t e1 = m->adj_start[v + 1];
-        for (int32_t e = m->adj_start[v]; e < e1; e++) {
-            const double* blk = blocks + spring5[e];
-            const double* xo = x + other3[e];
-            double d0 = x0 - xo[0], d1 = x1 - xo[1], d2 = x2 - xo[2];
-            double t = blk[4] * (blk[0] * d0 + blk[1] * d1 + blk[2] * d2);
-            y0 += blk[3] * d0 + t * blk[0];
-            y1 += blk[3] * d1 + t * blk[1];
-            y2 += blk[3] * d2 + t * blk[2];
-        }
-        if (m->constrained && m->held[v]) {
-            const double* H = m->ch + 9 * v;
-            y0 += H[0] * x0 + H[1] * x1 + H[2] * x2;
-            y1 += H[3] * x0 + H[4] * x1 + H[5] * x2;
-            y2 += H[6] * x0 + H[7] * x1 + H[8] * x2;
-        }
-        y[0] = y0;
-        y[1] = y1;
-        y[2] = y2;
-    }
-}
-
-typedef struct solve_ctx {
-    hy_pool* pool;
-    matvec_ctx mv;
-    int coarse; /* the hierarchy was set up: the V-cycle has its coarse levels */
-} solve_ctx;
-
-static void cloth_matvec(void* vctx, const double* x, double* y) {
-    solve_ctx* c = vctx;
-    c->mv.x = x;
-    c->mv.y = y;
-    hy_pool_for(c->pool, c->mv.m->nv, VERTEX_GRAIN, matvec_block, &c->mv);
-}
-/* The preconditioner: one symmetric V-cycle (design notes). The finest
- * level is the cloth's own, matrix-free: damped block-Jacobi sweeps with
- * the exact matvec, restriction and prolongation by aggregate. */
-typedef struct fine_ctx {
-    const hy_cloth_model* m;
-    const double* r;
-    double* z;
-    const double* t; /* A z, NULL for the first sweep from z = 0 */
-} fine_ctx;
-
-/* z += omega D^-1 (r - t), or z = omega D^-1 r with t NULL. */
-static void fine_jacobi_block(void* vctx, int64_t begin, int64_t end, int64_t block, int worker) {
-    const fine_ctx* c = vctx;
-    const double* dinv = c->m->dinv;
-    for (int64_t v = begin; v < end; v++) {
-        const double* Di = dinv + 9 * v;
-        double d[3];
-        for (int q = 0; q < 3; q++) d[q] = c->t ? c->r[3 * v + q] - c->t[3 * v + q] : c->r[3 * v + q];
-        double* z = c->z + 3 * v;
-        for (int q = 0; q < 3; q++) {
-            double u = HY_AMG_OMEGA * (Di[3 * q] * d[0] + Di[3 * q + 1] * d[1] + Di[3 * q + 2] * d[2]);
-            z[q] = c->t ? z[q] + u : u;
-        }
-    }
-}
-
-static void fine_restrict_block(void* vctx, int64_t begin, int64_t end, int64_t block, int worker) {
-    const fine_ctx* c = vctx;
-    const hy_cloth_model* m = c->m;
-    for (int64_t K = begin; K < end; K++) {
-        double s[3] = {0, 0, 0};
-        for (int32_t q = m->mem_start[K]; q < m->mem_start[K + 1]; q++) {
-            int64_t v = m->mem[q];
-            for (int p = 0; p < 3; p++) s[p] += c->r[3 * v + p] - c->t[3 * v + p];
-        }
-        for (int p = 0; p < 3; p++) m->r1[3 * K + p] = s[p];
-    }
-}
-
-static void fine_prolong_block(void* vctx, int64_t begin, int64_t end, int64_t block, int worker) {
-    const fine_ctx* c = vctx;
-    const hy_cloth_model* m = c->m;
-    for (int64_t v = begin; v < end; v++) {
-        if (m->agg[v] < 0) continue;
-        const double* zc = m->z1 + 3 * (int64_t)m->agg[v];
-        for (int p = 0; p < 3; p++) c->z[3 * v + p] += zc[p];
-    }
-}
-
-static void cloth_precond(void* vctx, const double* r, double* z) {
-    solve_ctx* sc = vctx;
-    const hy_cloth_model* m = sc->mv.m;
-    hy_pool* pool = sc->pool;
-    fine_ctx c = {.m = m, .r = r, .z = z, .t = NULL};
-    hy_pool_for(pool, m->nv, VERTEX_GRAIN, fine_jacobi_block, &c);
-    if (!sc->coarse) return;
-    c.t = m->t;
-    for (int s = 1; s < FINE_SWEEPS; s++) {
-        cloth_matvec(sc, z, m->t);
-        hy_pool_for(pool, m->nv, VERTEX_GRAIN, fine_jacobi_block, &c);
-    }
-    cloth_matvec(sc, z, m->t);
-    hy_pool_for(pool, m->agg_count, AGG_GRAIN, fine_restrict_block, &c);
-    hy_amg_vcycle(m->amg, pool, m->r1, m->z1);
-    hy_pool_for(pool, m->nv, VERTEX_GRAIN, fine_prolong_block, &c);
-    for (int s = 0; s < FINE_SWEEPS; s++) {
-        cloth_matvec(sc, z, m->t);
-        hy_pool_for(pool, m->nv, VERTEX_GRAIN, fine_jacobi_block, &c);
-    }
-}
-
 /* CG's measure of convergence with held vertices: a held direction's
  * residual is its penalty's (beta times the velocity it misses), so it
  * counts 1/HOLD_GAIN of itself, as a free row's would for the same miss;
@@ -1039,21 +705,10 @@ hy_status hy_cloth_solve_constrained(hy_cloth_model* m, hy_pool* pool, const dou
         hy_amg_inverse3(D, m->dinv + 9 * v);
         m->held[v] = 2;
     }
-    if (m->amg) {
-        level1_ctx lc = {.m = m, .mass = hy_amg_mass_blocks(m->amg), .W = hy_amg_coupling_blocks(m->amg),
-                         .diag_scale = sc.mv.diag_scale};
-        hy_pool_for(pool, m->agg_count, AGG_GRAIN, level1_block, &lc);
-        /* The coarse matrices are SPD in exact arithmetic (P^T A P, P of
-         * full rank); a factor that fails in floating point (masses
-         * near the bottom of the double range, under a free cloth's
-         * singular Laplacian) leaves the smoother alone as the
-         * preconditioner for this step: CG still converges, slower. */
-        sc.coarse = hy_amg_setup(m->amg, pool) == HY_OK;
-        if (!sc.coarse) hy_error_clear();
-    }
+    sc.coarse = hy_cloth_precond_setup(m, pool, sc.mv.diag_scale);
     double rel = 0.0;
     hy_cg_norm held = {held_norm2, &sc, m->bfree};
-    int32_t it = hy_cg_solve_norm(pool, 3 * (int64_t)m->nv, cloth_matvec, &sc, cloth_precond, &sc,
+    int32_t it = hy_cg_solve_norm(pool, 3 * (int64_t)m->nv, hy_cloth_matvec, &sc, hy_cloth_precond, &sc,
                                   m->constrained ? &held : NULL, m->b, m->dv, cg_tolerance, cg_max_iterations, m->cg,
                                   &rel);
     if (stats) {
