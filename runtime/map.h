@@ -1,4 +1,5 @@
-/* Mapping partitions onto PUs with METIS (k-way, target part weights).
+/* Mapping partitions onto PUs with METIS (recursive bisection up to 8 PUs,
+ * k-way beyond; target part weights).
  *
  * Vertices are partitions weighted by their measured cost, edges the data
  * they share (bytes), and the target part weights the PUs' speeds. METIS's

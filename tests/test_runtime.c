@@ -350,6 +350,9 @@ typedef struct scene {
     int n_of_pair[2 * MAXOBJ];
     double work_per_item;
     int cpu_only_object; /* -1 none: this object integrates with a CPU-only kind */
+    int heavy_step;      /* from this step on (-1 never), objects 0, 3, 6... cost 8 times more: the map
+                            made from the first steps' costs is then unbalanced and stealing must fix it */
+    int step;
 } scene;
 
 static void force_fn(void* const* b, void* arg) {
@@ -396,6 +399,7 @@ static void scene_make(scene* sc, int nobj, int chain, int nmin, int nmax, doubl
     sc->nobj = nobj;
     sc->work_per_item = work_per_item;
     sc->cpu_only_object = -1;
+    sc->heavy_step = -1;
     uint64_t x = seed;
     for (int i = 0; i < nobj; i++) {
         x = x * 6364136223846793005ull + 1442695040888963407ull;
@@ -434,9 +438,12 @@ static hy_status scene_submit(scene* sc, hy_rt_graph* g) {
     hy_rt_graph_reset(g);
     hy_status s = HY_OK;
     double w = sc->work_per_item;
+    int heavy = sc->heavy_step >= 0 && sc->step >= sc->heavy_step;
+    sc->step++;
     for (int i = 0; i < sc->nobj && !s; i++) {
         obj* o = &sc->o[i];
-        s = hy_rt_graph_submit(g, &k_force, i, w * o->n, &o->n, (int32_t[]){o->hf, o->hx}, NULL);
+        double scale = heavy && i % 3 == 0 ? 8.0 : 1.0;
+        s = hy_rt_graph_submit(g, &k_force, i, scale * w * o->n, &o->n, (int32_t[]){o->hf, o->hx}, NULL);
     }
     for (int p = 0; p < sc->npairs && !s; p++) {
         obj* a = &sc->o[sc->pa[p]];
@@ -612,6 +619,7 @@ static void test_step_bytes(void) {
 static void test_affinity_stealing(void) {
     static scene base;
     scene_make(&base, 36, 6, 4, MAXN, 1e-6, 19);
+    base.heavy_step = 2;
     hy_rt_machine m;
     CHECK_OK(hy_rt_machine_profile("cpu", 0, 4, &m));
     int64_t steals[5] = {0}, outside[5] = {0};
