@@ -4,8 +4,11 @@
  * threshold belongs on a CPU, otherwise on a GPU. Each group is mapped with
  * METIS onto its kind when the graph changes, and a thief steals only what
  * its kind should run. A CPU that fails to steal raises the threshold (it
- * will accept larger partitions), a GPU that fails lowers it. On a machine
- * with one kind of PU this is affinity. */
+ * will accept larger partitions), a GPU that fails lowers it. A steal
+ * across kinds also has to finish the partition sooner than its owner
+ * would (hy_rt_policy_class.steal_only_if_faster): the threshold alone lets
+ * a core that keeps failing take a large partition at the end of a step. On
+ * a machine with one kind of PU this is affinity. */
 #include "runtime/policy.h"
 
 #include <math.h>
@@ -25,6 +28,13 @@ static double ratio(const hy_rt_sim* s, int32_t p) {
         g = s->est_time[2 * p + HY_RT_GPU];
     }
     return g > 0 ? c / g : 1.0;
+}
+
+/* The kind partition p belongs on under the current threshold. */
+static hy_rt_pu_kind wanted_kind(const hy_rt_sim* s, int32_t p) {
+    if (!(s->eligible[p] & (1u << HY_RT_GPU))) return HY_RT_CPU;
+    if (!(s->eligible[p] & (1u << HY_RT_CPU))) return HY_RT_GPU;
+    return ratio(s, p) < s->threshold ? HY_RT_CPU : HY_RT_GPU;
 }
 
 static hy_status map(hy_rt_sim* s, int changed) {
@@ -50,9 +60,7 @@ static hy_status map(hy_rt_sim* s, int changed) {
         return hy_fail(HY_ERR_NOMEM, "priority: out of memory");
     }
     for (int32_t p = 0; p < s->npart; p++) {
-        int cpu = ratio(s, p) < s->threshold;
-        if (!(s->eligible[p] & (1u << HY_RT_GPU))) cpu = 1;
-        if (!(s->eligible[p] & (1u << HY_RT_CPU))) cpu = 0;
+        int cpu = wanted_kind(s, p) == HY_RT_CPU;
         on_cpu[p] = (uint8_t)cpu;
         on_gpu[p] = (uint8_t)!cpu;
     }
@@ -94,4 +102,5 @@ const hy_rt_policy_class hy_rt_policy_priority = {
     .map = map,
     .may_steal = may_steal,
     .steal_failed = steal_failed,
+    .steal_only_if_faster = 1,
 };

@@ -297,6 +297,7 @@ typedef struct run_state {
     int32_t nheap;
     double pu_time[HY_RT_MAX_PUS];
     uint8_t parked[HY_RT_MAX_PUS];
+    uint8_t failed[HY_RT_MAX_PUS]; /* has failed to steal since it last ran a task */
 } run_state;
 
 /* First task of p, in submission order, that is ready and not started; -1 if none. */
@@ -324,6 +325,7 @@ static hy_status start_task(hy_rt_sim* s, run_state* r, int32_t q, int32_t t) {
     double run = xfer + hy_rt_machine_task_time(&s->m, q, task);
     double finish = r->pu_time[q] + run;
     r->started[t] = 1;
+    r->failed[q] = 0;
     r->pstarted[task->partition] = 1;
     r->ran_on[task->partition] |= (uint8_t)(1u << pu->kind);
     r->measured[task->partition] += run;
@@ -333,6 +335,28 @@ static hy_status start_task(hy_rt_sim* s, run_state* r, int32_t q, int32_t t) {
     r->pu_time[q] = finish;
     heap_push(r->heap, &r->nheap, (event){finish, t});
     return HY_OK;
+}
+
+double hy_rt_sim_part_time(const hy_rt_sim* s, int32_t p, hy_rt_pu_kind k) {
+    double t = s->kind_time[2 * p + k];
+    return t >= 0 ? t : s->est_time[2 * p + k];
+}
+
+/* 1 when thief q would finish partition p before its owner v: v first ends
+ * its current task and the unstarted part of the partitions ahead of p in
+ * its queue. */
+static int faster_on_thief(const hy_rt_sim* s, const run_state* r, int32_t q, int32_t v, int32_t p) {
+    hy_rt_pu_kind kq = s->m.pu[q].kind, kv = s->m.pu[v].kind;
+    double now = r->pu_time[q];
+    double victim = r->pu_time[v] > now ? r->pu_time[v] : now;
+    for (int32_t p2 = 0; p2 < p; p2++) {
+        if (s->owner[p2] != v) continue;
+        int32_t total = r->pstart[p2 + 1] - r->pstart[p2], left = 0;
+        for (int32_t i = r->cursor[p2]; i < r->pstart[p2 + 1]; i++) left += !r->started[r->plist[i]];
+        if (total) victim += hy_rt_sim_part_time(s, p2, kv) * (double)left / (double)total;
+    }
+    victim += hy_rt_sim_part_time(s, p, kv);
+    return now + s->m.steal_cost + hy_rt_sim_part_time(s, p, kq) < victim;
 }
 
 /* One steal round of idle PU q: 1 when it took a partition. */
@@ -345,6 +369,9 @@ static int steal(hy_rt_sim* s, run_state* r, int32_t q) {
         for (int32_t p = 0; p < s->npart; p++) {
             if (s->owner[p] != v || r->pstarted[p] || !(s->eligible[p] & kind) || ready_task(r, p) < 0) continue;
             if (!s->policy->may_steal(s, q, p)) continue;
+            if (s->policy->steal_only_if_faster && s->m.pu[q].kind != s->m.pu[v].kind &&
+                !faster_on_thief(s, r, q, v, p))
+                continue;
             s->stats.steals_outside_affinity += !hy_rt_sim_in_affinity(s, q, p);
             s->owner[p] = q;
             s->stats.steals++;
@@ -352,8 +379,11 @@ static int steal(hy_rt_sim* s, run_state* r, int32_t q) {
             return 1;
         }
     }
+    /* The policy hears of one failure per idle spell: a PU waiting through
+     * many completions would otherwise count each of them. */
     s->stats.steal_fails++;
-    if (s->policy->steal_failed) s->policy->steal_failed(s, q);
+    if (s->policy->steal_failed && !r->failed[q]) s->policy->steal_failed(s, q);
+    r->failed[q] = 1;
     return 0;
 }
 

@@ -60,8 +60,15 @@ typedef struct hy_rt_policy_class {
     /* Optional (NULL: no stealing). 1 when PU `thief` may steal partition p
      * (which has not started, is ready and runs on the thief's kind). */
     int (*may_steal)(const hy_rt_sim* s, int32_t thief, int32_t p);
-    /* Optional. A steal round of PU `thief` found nothing. */
+    /* Optional. A steal round of PU `thief` found nothing (called once per
+     * idle spell of the thief, not per round). */
     void (*steal_failed)(hy_rt_sim* s, int32_t thief);
+    /* 1: on a machine with both kinds of PU, steal a partition only when the
+     * thief would finish it before the victim would (the victim's queue
+     * ahead of it counted), by the per-kind times (measured, else modeled).
+     * Keeps a core from taking a large partition at the end of a step that a
+     * GPU would have finished sooner. 0: no such check. */
+    int steal_only_if_faster;
 } hy_rt_policy_class;
 
 struct hy_rt_sim {
@@ -99,6 +106,9 @@ void hy_rt_sim_destroy(hy_rt_sim* s);
 hy_status hy_rt_sim_step(hy_rt_sim* s, hy_rt_graph* g, hy_rt_step_stats* stats);
 
 /* For policies. */
+/* Modeled time of partition p on a PU of kind k: the last measured one, else
+ * the model's estimate for this step. */
+double hy_rt_sim_part_time(const hy_rt_sim* s, int32_t p, hy_rt_pu_kind k);
 /* 1 when PU q is in partition p's affinity list. */
 int hy_rt_sim_in_affinity(const hy_rt_sim* s, int32_t q, int32_t p);
 /* Map the partitions with part_mask[p] != 0 (NULL: all) onto the PUs of

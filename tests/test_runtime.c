@@ -73,6 +73,23 @@ static void test_dependencies(void) {
     CHECK(strstr(hy_last_error(), "handle 7") != NULL);
     CHECK(hy_rt_graph_submit(g, &k_r, -1, 0, NULL, &ha, NULL) == HY_ERR_INVALID_ARG);
     CHECK(hy_rt_graph_submit(g, &k_r, 0, -1.0, NULL, &ha, NULL) == HY_ERR_INVALID_ARG);
+    /* an interaction joins the partition with less work so far (1 has 5, 2 has 2) */
+    int32_t t;
+    CHECK_OK(hy_rt_graph_submit(g, &k_r, 1, 5.0, NULL, &ha, NULL));
+    CHECK_OK(hy_rt_graph_submit(g, &k_r, 2, 2.0, NULL, &ha, NULL));
+    CHECK_OK(hy_rt_graph_submit_pair(g, &k_rr, 1, 2, 1.0, NULL, ab, &t));
+    CHECK(g->tasks[t].partition == 2);
+    CHECK_OK(hy_rt_graph_submit_pair(g, &k_rr, 2, 1, 3.0, NULL, ab, &t));
+    CHECK(g->tasks[t].partition == 2); /* 2 has 3 now, 1 has 5... */
+    CHECK_OK(hy_rt_graph_submit_pair(g, &k_rr, 2, 1, 0.0, NULL, ab, &t));
+    CHECK(g->tasks[t].partition == 1); /* ...and then 6 against 5 */
+    /* the partition graph: a and b are shared by partitions 0, 1 and 2 */
+    hy_rt_pedge* e;
+    int32_t ne;
+    CHECK_OK(hy_rt_graph_partition_edges(g, &e, &ne));
+    CHECK(ne == 3 && e[0].a == 0 && e[0].b == 1 && e[1].a == 0 && e[1].b == 2 && e[2].a == 1 && e[2].b == 2);
+    CHECK(ne == 3 && e[0].bytes == 16 && e[1].bytes == 16 && e[2].bytes == 16);
+    free(e);
     hy_rt_graph_destroy(g);
 }
 
@@ -666,6 +683,37 @@ static void test_threshold_direction(void) {
     CHECK(sb[4].threshold < 6.0 * 1.1 && ss[4].threshold > 0.01);
 }
 
+/* The map is made when the partition graph changes and kept otherwise. */
+static void test_remap_on_change(void) {
+    static scene sc;
+    scene_make(&sc, 12, 12, 8, 32, 1e-6, 31);
+    hy_rt_machine m;
+    CHECK_OK(hy_rt_machine_profile("cpu", 0, 3, &m));
+    hy_rt_graph* g;
+    hy_rt_sim* s;
+    CHECK_OK(hy_rt_graph_create(&g));
+    CHECK_OK(scene_register(&sc, g));
+    CHECK_OK(hy_rt_sim_create(&m, "affinity", 3, &s));
+    int remapped[5], calls[5];
+    for (int k = 0; k < 5; k++) {
+        if (k == 3) { /* a new contact: objects 0 and 7 */
+            sc.pa[sc.npairs] = 0;
+            sc.pb[sc.npairs] = 7;
+            sc.n_of_pair[sc.npairs++] = sc.o[0].n < sc.o[7].n ? sc.o[0].n : sc.o[7].n;
+        }
+        hy_rt_step_stats st;
+        CHECK_OK(scene_submit(&sc, g));
+        CHECK_OK(hy_rt_sim_step(s, g, &st));
+        remapped[k] = st.remapped;
+        calls[k] = st.metis_calls;
+    }
+    CHECK(remapped[0] == 1 && calls[0] == (hy_rt_map_have_metis() ? 1 : 0));
+    CHECK(remapped[1] == 0 && remapped[2] == 0 && calls[1] == 0 && calls[2] == 0);
+    CHECK(remapped[3] == 1 && remapped[4] == 0);
+    hy_rt_sim_destroy(s);
+    hy_rt_graph_destroy(g);
+}
+
 int main(void) {
     test_dependencies();
     test_order_on_executors();
@@ -677,6 +725,7 @@ int main(void) {
     test_same_results_everywhere();
     test_reproducible_makespans();
     test_affinity_stealing();
+    test_remap_on_change();
     test_threshold_direction();
     TEST_END();
 }
