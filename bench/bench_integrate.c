@@ -42,11 +42,6 @@ void hy_bench_integrate_help(void) {
            "of a 64-partition graph in µs. --tasks defaults to 100000, --repeats to 5.\n");
 }
 
-static int cmp_double(const void* a, const void* b) {
-    double x = *(const double*)a, y = *(const double*)b;
-    return (x > y) - (x < y);
-}
-
 static hy_status submit_all(hy_rt_graph* g, const int32_t* h, int32_t n) {
     hy_rt_graph_reset(g);
     for (int32_t t = 0; t < n; t++) {
@@ -91,8 +86,7 @@ static double metis_map_us(void) {
         if (hy_rt_map(NV, cost, ne, e, 8, speed, part, NULL)) return -1;
         t[i] = hy_cli_now() - t0;
     }
-    qsort(t, 50, sizeof *t, cmp_double);
-    return 1e6 * t[25];
+    return 1e6 * hy_cli_percentile(t, 50, 50);
 }
 
 int hy_bench_integrate_main(int argc, char** argv) {
@@ -166,14 +160,13 @@ int hy_bench_integrate_main(int argc, char** argv) {
             run[r] = 1e9 * (t2 - t1 - critical) / (double)tasks;
         }
         hy_rt_exec_destroy(e);
-        qsort(sub, (size_t)repeats, sizeof *sub, cmp_double);
-        qsort(run, (size_t)repeats, sizeof *run, cmp_double);
-        double sm = sub[repeats / 2], rm = run[repeats / 2];
+        double sm = hy_cli_percentile(sub, repeats, 50), rm = hy_cli_percentile(run, repeats, 50);
         if (json)
             printf("%s{\"threads\":%ld,\"submit_ns\":%.1f,\"run_ns\":%.1f,\"total_ns\":%.1f}", th > 1 ? "," : "", th,
                    sm, rm, sm + rm);
         else
-            printf("%ld,%ld,%d,%.1f,%.1f,%.1f,%.1f,%.1f\n", th, tasks, chain, sub[0], sm, run[0], rm, sm + rm);
+            printf("%ld,%ld,%d,%.1f,%.1f,%.1f,%.1f,%.1f\n", th, tasks, chain, hy_cli_percentile(sub, repeats, 0), sm,
+                   hy_cli_percentile(run, repeats, 0), rm, sm + rm);
     }
     double us = metis_map_us();
     if (json) printf("],\"metis_map_us\":%.1f}\n", us);
