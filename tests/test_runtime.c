@@ -149,6 +149,20 @@ static void test_order_on_executors(void) {
         }
         hy_rt_exec_destroy(e);
     }
+    /* a kind with only a CUDA implementation never runs on the CPU executor */
+    static const hy_rt_kind k_gpu_only = {"gpu-only", 1, {HY_RT_R}, NULL, stamp};
+    hy_rt_graph* g2;
+    hy_rt_exec* e2;
+    CHECK_OK(hy_rt_graph_create(&g2));
+    CHECK_OK(hy_rt_exec_create(2, &e2));
+    int32_t h2;
+    CHECK_OK(hy_rt_graph_register(g2, data, sizeof *data, &h2));
+    CHECK_OK(hy_rt_graph_submit(g2, &k_gpu_only, 0, 0, &r_slot[0], &h2, NULL));
+    atomic_store(&g_clock, 0);
+    CHECK(hy_rt_exec_run(e2, g2) == HY_ERR_UNSUPPORTED && atomic_load(&g_clock) == 0);
+    CHECK(strstr(hy_last_error(), "gpu-only") != NULL);
+    hy_rt_exec_destroy(e2);
+    hy_rt_graph_destroy(g2);
     /* the modeled executor, stealing on four cores */
     hy_rt_machine m;
     CHECK_OK(hy_rt_machine_profile("cpu", 0, 4, &m));
