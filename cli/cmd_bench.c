@@ -6,13 +6,15 @@
 #include "cli/cli.h"
 
 #define HY_WEAK __attribute__((weak))
-/* argv[0] is the subject name ("ccd", "step", "sched"); returns the exit code. */
+/* argv[0] is the subject name ("ccd", "step", "sched", "integrate"); returns the exit code. */
 extern int hy_bench_ccd_main(int argc, char** argv) HY_WEAK;
 extern void hy_bench_ccd_help(void) HY_WEAK;
 extern int hy_bench_step_main(int argc, char** argv) HY_WEAK;
 extern void hy_bench_step_help(void) HY_WEAK;
 extern int hy_bench_sched_main(int argc, char** argv) HY_WEAK;
 extern void hy_bench_sched_help(void) HY_WEAK;
+extern int hy_bench_integrate_main(int argc, char** argv) HY_WEAK;
+extern void hy_bench_integrate_help(void) HY_WEAK;
 
 typedef struct bench_subject {
     const char* name;
@@ -29,6 +31,8 @@ static int subjects(bench_subject* out) {
          hy_bench_step_main, hy_bench_step_help},
         {"sched", "scheduling quality and modeled throughput of the policies", hy_bench_sched_main,
          hy_bench_sched_help},
+        {"integrate", "the integration runtime's per-task overhead and METIS map cost (--overhead)",
+         hy_bench_integrate_main, hy_bench_integrate_help},
     };
     int n = 0;
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
@@ -64,4 +68,4 @@ static int bench_main(int argc, char** argv) {
     return HY_EXIT_USAGE;
 }
 
-const hy_command hy_cmd_bench = {"bench", "run a benchmark (ccd, step, sched)", bench_main, bench_help};
+const hy_command hy_cmd_bench = {"bench", "run a benchmark (ccd, step, sched, integrate)", bench_main, bench_help};

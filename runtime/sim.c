@@ -1,0 +1,502 @@
+/* The modeled executor: a discrete-event run of one step under a virtual
+ * clock, with partition ownership, stealing and measured costs. */
+#include "runtime/sim.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/hash.h"
+#include "runtime/map.h"
+#include "runtime/policy.h"
+
+/* The threshold starts where both kinds are equally fast and moves by 10%
+ * per failed steal round: enough to cross a few partitions' ratios within a
+ * step, small enough not to swing past them. */
+#define THRESHOLD_START 1.0
+#define THRESHOLD_STEP 1.1
+
+hy_status hy_rt_sim_create(const hy_rt_machine* m, const char* policy, uint64_t seed, hy_rt_sim** out) {
+    if (!m || !out) return hy_fail(HY_ERR_INVALID_ARG, "hy_rt_sim_create: NULL argument");
+    *out = NULL;
+    if (m->npu < 1) return hy_fail(HY_ERR_INVALID_ARG, "machine %s has no PU", m->name);
+    const hy_rt_policy_class* cls;
+    hy_status s = hy_rt_policy_lookup(policy, &cls);
+    if (s) return s;
+    hy_rt_sim* sim = calloc(1, sizeof *sim);
+    if (!sim) return hy_fail(HY_ERR_NOMEM, "out of memory creating a sim");
+    sim->m = *m;
+    sim->policy = cls;
+    sim->rng = seed;
+    sim->threshold = THRESHOLD_START;
+    sim->threshold_step = THRESHOLD_STEP;
+    *out = sim;
+    return HY_OK;
+}
+
+void hy_rt_sim_destroy(hy_rt_sim* s) {
+    if (!s) return;
+    free(s->owner);
+    free(s->cost);
+    free(s->kind_time);
+    free(s->est_time);
+    free(s->eligible);
+    free(s->edges);
+    free(s->adj_start);
+    free(s->adj);
+    free(s);
+}
+
+/* splitmix64: the victims' choice */
+static uint64_t next_random(uint64_t* x) {
+    uint64_t z = (*x += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+int32_t hy_rt_sim_count_kind(const hy_rt_sim* s, hy_rt_pu_kind k) {
+    int32_t n = 0;
+    for (int32_t q = 0; q < s->m.npu; q++) n += s->m.pu[q].kind == k;
+    return n;
+}
+
+int hy_rt_sim_in_affinity(const hy_rt_sim* s, int32_t q, int32_t p) {
+    if (s->adj_start[p] == s->adj_start[p + 1]) return 1;
+    for (int32_t i = s->adj_start[p]; i < s->adj_start[p + 1]; i++)
+        if (s->owner[s->adj[i]] == q) return 1;
+    return 0;
+}
+
+void hy_rt_sim_map_round_robin(hy_rt_sim* s, const uint8_t* part_mask, unsigned kind_mask) {
+    int32_t pus[HY_RT_MAX_PUS], np = 0;
+    for (int32_t q = 0; q < s->m.npu; q++)
+        if (kind_mask & (1u << s->m.pu[q].kind)) pus[np++] = q;
+    if (!np) return;
+    for (int32_t p = 0; p < s->npart; p++)
+        if (!part_mask || part_mask[p]) s->owner[p] = pus[p % np];
+}
+
+hy_status hy_rt_sim_map_metis(hy_rt_sim* s, const uint8_t* part_mask, unsigned kind_mask) {
+    int32_t pus[HY_RT_MAX_PUS], np = 0;
+    double speed[HY_RT_MAX_PUS];
+    for (int32_t q = 0; q < s->m.npu; q++)
+        if (kind_mask & (1u << s->m.pu[q].kind)) {
+            speed[np] = s->m.pu[q].speed;
+            pus[np++] = q;
+        }
+    if (!np || !s->npart) return HY_OK;
+    int single = kind_mask == 1u || kind_mask == 2u ? (kind_mask == 2u) : -1;
+    int32_t* index = malloc((size_t)s->npart * sizeof *index);
+    int32_t* verts = malloc((size_t)s->npart * sizeof *verts);
+    int32_t* part = malloc((size_t)s->npart * sizeof *part);
+    double* cost = malloc((size_t)s->npart * sizeof *cost);
+    hy_rt_pedge* e = malloc((size_t)(s->nedges ? s->nedges : 1) * sizeof *e);
+    hy_status st = HY_OK;
+    if (!index || !verts || !part || !cost || !e) {
+        st = hy_fail(HY_ERR_NOMEM, "out of memory mapping %d partitions", s->npart);
+        goto done;
+    }
+    int32_t nv = 0, ne = 0;
+    for (int32_t p = 0; p < s->npart; p++) {
+        index[p] = -1;
+        if (part_mask && !part_mask[p]) continue;
+        double c = single >= 0 && s->kind_time[2 * p + single] >= 0 ? s->kind_time[2 * p + single] : s->cost[p];
+        cost[nv] = c;
+        verts[nv] = p;
+        index[p] = nv++;
+    }
+    for (int32_t i = 0; i < s->nedges; i++) {
+        int32_t a = index[s->edges[i].a], b = index[s->edges[i].b];
+        if (a < 0 || b < 0) continue;
+        e[ne].a = a;
+        e[ne].b = b;
+        e[ne].bytes = s->edges[i].bytes;
+        ne++;
+    }
+    int calls = 0;
+    st = hy_rt_map(nv, cost, ne, e, np, speed, part, &calls);
+    s->stats.metis_calls += calls;
+    if (!st)
+        for (int32_t i = 0; i < nv; i++) s->owner[verts[i]] = pus[part[i]];
+done:
+    free(index);
+    free(verts);
+    free(part);
+    free(cost);
+    free(e);
+    return st;
+}
+
+/* Grow the per-partition arrays to n; new partitions have no owner, their
+ * submitted work as cost and no measurement. */
+static hy_status grow_partitions(hy_rt_sim* s, const hy_rt_graph* g) {
+    int32_t n = g->npartitions;
+    if (n > s->cap_part) {
+        int32_t c = s->cap_part ? s->cap_part : 16;
+        while (c < n) c *= 2;
+        int32_t* owner = realloc(s->owner, (size_t)c * sizeof *owner);
+        if (owner) s->owner = owner;
+        double* cost = realloc(s->cost, (size_t)c * sizeof *cost);
+        if (cost) s->cost = cost;
+        double* kt = realloc(s->kind_time, (size_t)c * 2 * sizeof *kt);
+        if (kt) s->kind_time = kt;
+        double* et = realloc(s->est_time, (size_t)c * 2 * sizeof *et);
+        if (et) s->est_time = et;
+        uint8_t* el = realloc(s->eligible, (size_t)c);
+        if (el) s->eligible = el;
+        int32_t* as = realloc(s->adj_start, ((size_t)c + 1) * sizeof *as);
+        if (as) s->adj_start = as;
+        if (!owner || !cost || !kt || !et || !el || !as)
+            return hy_fail(HY_ERR_NOMEM, "out of memory for %d partitions", n);
+        for (int32_t p = s->cap_part; p < c; p++) {
+            s->owner[p] = -1;
+            s->cost[p] = -1;
+            s->kind_time[2 * p] = s->kind_time[2 * p + 1] = -1;
+        }
+        s->cap_part = c;
+    }
+    for (int32_t p = 0; p < n; p++)
+        if (s->cost[p] < 0) s->cost[p] = g->partition_work[p];
+    s->npart = n;
+    return HY_OK;
+}
+
+/* Which kinds each task and partition can run on here: a modeled GPU runs
+ * the CPU implementation in the CUDA one's place, so it needs both. */
+static unsigned task_kinds(const hy_rt_kind* k) {
+    return (k->cpu_fn ? 1u << HY_RT_CPU : 0u) | (k->cpu_fn && k->cuda_fn ? 1u << HY_RT_GPU : 0u);
+}
+
+static hy_status check_and_estimate(hy_rt_sim* s, const hy_rt_graph* g) {
+    unsigned present = 0;
+    int32_t first[HY_RT_PU_KINDS] = {-1, -1};
+    for (int32_t q = s->m.npu - 1; q >= 0; q--) {
+        present |= 1u << s->m.pu[q].kind;
+        first[s->m.pu[q].kind] = q;
+    }
+    for (int32_t p = 0; p < s->npart; p++) {
+        s->eligible[p] = 3;
+        s->est_time[2 * p] = s->est_time[2 * p + 1] = 0;
+    }
+    for (int32_t t = 0; t < g->ntasks; t++) {
+        const hy_rt_task* task = &g->tasks[t];
+        unsigned k = task_kinds(task->kind);
+        if (!(k & present))
+            return hy_fail(HY_ERR_UNSUPPORTED,
+                           "task %d (kind %s) has no implementation for any PU of machine %s%s", t, task->kind->name,
+                           s->m.name, task->kind->cpu_fn ? "" : " (a modeled GPU needs the CPU implementation)");
+        s->eligible[task->partition] &= (uint8_t)k;
+        for (int kind = 0; kind < HY_RT_PU_KINDS; kind++)
+            if (first[kind] >= 0) s->est_time[2 * task->partition + kind] += hy_rt_machine_task_time(&s->m, first[kind], task);
+    }
+    for (int32_t p = 0; p < s->npart; p++)
+        if (!(s->eligible[p] & present))
+            return hy_fail(HY_ERR_UNSUPPORTED, "partition %d: its tasks share no kind of PU of machine %s", p,
+                           s->m.name);
+    return HY_OK;
+}
+
+/* The partition graph, its CSR and signature; 1 in *changed when it differs
+ * from the last step's. */
+static hy_status build_partition_graph(hy_rt_sim* s, const hy_rt_graph* g, int* changed) {
+    free(s->edges);
+    s->edges = NULL;
+    hy_status st = hy_rt_graph_partition_edges(g, &s->edges, &s->nedges);
+    if (st) return st;
+    free(s->adj);
+    s->adj = malloc((size_t)(2 * s->nedges + 1) * sizeof *s->adj);
+    if (!s->adj) return hy_fail(HY_ERR_NOMEM, "out of memory for the partition graph");
+    for (int32_t p = 0; p <= s->npart; p++) s->adj_start[p] = 0;
+    for (int32_t i = 0; i < s->nedges; i++) {
+        s->adj_start[s->edges[i].a + 1]++;
+        s->adj_start[s->edges[i].b + 1]++;
+    }
+    for (int32_t p = 0; p < s->npart; p++) s->adj_start[p + 1] += s->adj_start[p];
+    int32_t* fill = calloc((size_t)s->npart + 1, sizeof *fill);
+    if (!fill) return hy_fail(HY_ERR_NOMEM, "out of memory for the partition graph");
+    uint64_t sig = hy_fnv1a(HY_FNV1A_INIT, &s->npart, sizeof s->npart);
+    for (int32_t i = 0; i < s->nedges; i++) {
+        int32_t a = s->edges[i].a, b = s->edges[i].b;
+        s->adj[s->adj_start[a] + fill[a]++] = b;
+        s->adj[s->adj_start[b] + fill[b]++] = a;
+        sig = hy_fnv1a(sig, &a, sizeof a);
+        sig = hy_fnv1a(sig, &b, sizeof b);
+    }
+    free(fill);
+    *changed = s->step == 0 || sig != s->graph_sig;
+    s->graph_sig = sig;
+    return HY_OK;
+}
+
+/* Partitions whose owner cannot run them go, in index order, to the PU that
+ * can and has the least modeled load. */
+static void fix_owners(hy_rt_sim* s) {
+    double load[HY_RT_MAX_PUS] = {0};
+    for (int32_t p = 0; p < s->npart; p++) {
+        int32_t q = s->owner[p];
+        if (q >= 0 && q < s->m.npu && (s->eligible[p] & (1u << s->m.pu[q].kind)))
+            load[q] += s->est_time[2 * p + s->m.pu[q].kind];
+        else
+            s->owner[p] = -1;
+    }
+    for (int32_t p = 0; p < s->npart; p++) {
+        if (s->owner[p] >= 0) continue;
+        int32_t best = -1;
+        for (int32_t q = 0; q < s->m.npu; q++)
+            if ((s->eligible[p] & (1u << s->m.pu[q].kind)) && (best < 0 || load[q] < load[best])) best = q;
+        s->owner[p] = best;
+        load[best] += s->est_time[2 * p + s->m.pu[best].kind];
+    }
+}
+
+/* ---- the event loop */
+
+typedef struct event {
+    double t;
+    int32_t task;
+} event;
+
+static int event_before(const event* a, const event* b) { return a->t < b->t || (a->t == b->t && a->task < b->task); }
+
+static void heap_push(event* h, int32_t* n, event e) {
+    int32_t i = (*n)++;
+    while (i > 0 && event_before(&e, &h[(i - 1) / 2])) {
+        h[i] = h[(i - 1) / 2];
+        i = (i - 1) / 2;
+    }
+    h[i] = e;
+}
+
+static event heap_pop(event* h, int32_t* n) {
+    event top = h[0], last = h[--(*n)];
+    int32_t i = 0;
+    for (;;) {
+        int32_t c = 2 * i + 1;
+        if (c >= *n) break;
+        if (c + 1 < *n && event_before(&h[c + 1], &h[c])) c++;
+        if (!event_before(&h[c], &last)) break;
+        h[i] = h[c];
+        i = c;
+    }
+    if (*n) h[i] = last;
+    return top;
+}
+
+typedef struct run_state {
+    hy_rt_graph* g;
+    int32_t* pstart;    /* tasks of partition p: plist[pstart[p] .. pstart[p+1]) in submission order */
+    int32_t* plist;
+    int32_t* cursor;    /* per partition: tasks before it have started */
+    int32_t* pending;   /* per task: predecessors not finished */
+    uint8_t* started;   /* per task */
+    uint8_t* pstarted;  /* per partition: a task has started */
+    uint8_t* ran_on;    /* per partition: bit k = a task ran on kind k */
+    double* measured;   /* per partition: modeled time of its tasks this step */
+    event* heap;
+    int32_t nheap;
+    double pu_time[HY_RT_MAX_PUS];
+    uint8_t parked[HY_RT_MAX_PUS];
+    uint8_t failed[HY_RT_MAX_PUS]; /* has failed to steal since it last ran a task */
+} run_state;
+
+/* First task of p, in submission order, that is ready and not started; -1 if none. */
+static int32_t ready_task(run_state* r, int32_t p) {
+    while (r->cursor[p] < r->pstart[p + 1] && r->started[r->plist[r->cursor[p]]]) r->cursor[p]++;
+    for (int32_t i = r->cursor[p]; i < r->pstart[p + 1]; i++) {
+        int32_t t = r->plist[i];
+        if (!r->started[t] && r->pending[t] == 0) return t;
+    }
+    return -1;
+}
+
+static hy_status start_task(hy_rt_sim* s, run_state* r, int32_t q, int32_t t) {
+    hy_rt_task* task = &r->g->tasks[t];
+    const hy_rt_pu* pu = &s->m.pu[q];
+    void* bufs[HY_RT_MAX_ARGS];
+    double xfer = 0;
+    for (int i = 0; i < task->kind->nargs; i++) {
+        hy_status st = hy_rt_data_acquire(&s->m.net, &r->g->handles[task->handles[i]].data, pu->mem,
+                                          (int)task->kind->modes[i], &bufs[i], &xfer);
+        if (st) return st;
+    }
+    /* a modeled GPU computes with the CPU implementation */
+    task->kind->cpu_fn(bufs, task->arg);
+    double run = xfer + hy_rt_machine_task_time(&s->m, q, task);
+    double finish = r->pu_time[q] + run;
+    r->started[t] = 1;
+    r->failed[q] = 0;
+    r->pstarted[task->partition] = 1;
+    r->ran_on[task->partition] |= (uint8_t)(1u << pu->kind);
+    r->measured[task->partition] += run;
+    s->stats.busy[q] += run;
+    s->stats.pu_tasks[q]++;
+    s->stats.transfer_time += xfer;
+    r->pu_time[q] = finish;
+    heap_push(r->heap, &r->nheap, (event){finish, t});
+    return HY_OK;
+}
+
+double hy_rt_sim_part_time(const hy_rt_sim* s, int32_t p, hy_rt_pu_kind k) {
+    double t = s->kind_time[2 * p + k];
+    return t >= 0 ? t : s->est_time[2 * p + k];
+}
+
+/* 1 when thief q would finish partition p before its owner v: v first ends
+ * its current task and the unstarted part of the partitions ahead of p in
+ * its queue. */
+static int faster_on_thief(const hy_rt_sim* s, const run_state* r, int32_t q, int32_t v, int32_t p) {
+    hy_rt_pu_kind kq = s->m.pu[q].kind, kv = s->m.pu[v].kind;
+    double now = r->pu_time[q];
+    double victim = r->pu_time[v] > now ? r->pu_time[v] : now;
+    for (int32_t p2 = 0; p2 < p; p2++) {
+        if (s->owner[p2] != v) continue;
+        int32_t total = r->pstart[p2 + 1] - r->pstart[p2], left = 0;
+        for (int32_t i = r->cursor[p2]; i < r->pstart[p2 + 1]; i++) left += !r->started[r->plist[i]];
+        if (total) victim += hy_rt_sim_part_time(s, p2, kv) * (double)left / (double)total;
+    }
+    victim += hy_rt_sim_part_time(s, p, kv);
+    return now + s->m.steal_cost + hy_rt_sim_part_time(s, p, kq) < victim;
+}
+
+/* One steal round of idle PU q: 1 when it took a partition. */
+static int steal(hy_rt_sim* s, run_state* r, int32_t q) {
+    if (!s->policy->may_steal || s->m.npu < 2) return 0;
+    unsigned kind = 1u << s->m.pu[q].kind;
+    for (int32_t a = 0; a < s->m.npu - 1; a++) {
+        int32_t v = (int32_t)(next_random(&s->rng) % (uint64_t)(s->m.npu - 1));
+        if (v >= q) v++;
+        for (int32_t p = 0; p < s->npart; p++) {
+            if (s->owner[p] != v || r->pstarted[p] || !(s->eligible[p] & kind) || ready_task(r, p) < 0) continue;
+            if (!s->policy->may_steal(s, q, p)) continue;
+            if (s->policy->steal_only_if_faster && s->m.pu[q].kind != s->m.pu[v].kind &&
+                !faster_on_thief(s, r, q, v, p))
+                continue;
+            s->stats.steals_outside_affinity += !hy_rt_sim_in_affinity(s, q, p);
+            s->owner[p] = q;
+            s->stats.steals++;
+            r->pu_time[q] += s->m.steal_cost;
+            return 1;
+        }
+    }
+    /* The policy hears of one failure per idle spell: a PU waiting through
+     * many completions would otherwise count each of them. */
+    s->stats.steal_fails++;
+    if (s->policy->steal_failed && !r->failed[q]) s->policy->steal_failed(s, q);
+    r->failed[q] = 1;
+    return 0;
+}
+
+static hy_status run_events(hy_rt_sim* s, run_state* r) {
+    hy_rt_graph* g = r->g;
+    int32_t done = 0;
+    while (done < g->ntasks) {
+        int32_t q = -1;
+        for (int32_t i = 0; i < s->m.npu; i++)
+            if (!r->parked[i] && (q < 0 || r->pu_time[i] < r->pu_time[q])) q = i;
+        /* finish what ends before the next PU acts, waking the waiting ones */
+        if (r->nheap && (q < 0 || r->heap[0].t <= r->pu_time[q])) {
+            event e = heap_pop(r->heap, &r->nheap);
+            done++;
+            if (e.t > s->stats.makespan) s->stats.makespan = e.t;
+            for (int32_t k = g->tasks[e.task].succ_head; k >= 0; k = g->edges[k].next) r->pending[g->edges[k].to]--;
+            for (int32_t i = 0; i < s->m.npu; i++)
+                if (r->parked[i]) {
+                    r->parked[i] = 0;
+                    r->pu_time[i] = e.t;
+                }
+            continue;
+        }
+        if (q < 0)
+            return hy_fail(HY_ERR_INTERNAL, "sim: %d of %d tasks cannot start on machine %s", g->ntasks - done,
+                           g->ntasks, s->m.name);
+        int32_t t = -1;
+        for (int32_t p = 0; p < s->npart && t < 0; p++)
+            if (s->owner[p] == q) t = ready_task(r, p);
+        if (t >= 0) {
+            hy_status st = start_task(s, r, q, t);
+            if (st) return st;
+        } else if (!steal(s, r, q)) {
+            r->parked[q] = 1;
+        }
+    }
+    return HY_OK;
+}
+
+hy_status hy_rt_sim_step(hy_rt_sim* s, hy_rt_graph* g, hy_rt_step_stats* stats) {
+    if (!s || !g) return hy_fail(HY_ERR_INVALID_ARG, "hy_rt_sim_step: NULL argument");
+    memset(&s->stats, 0, sizeof s->stats);
+    if (g->ntasks == 0) {
+        s->step++;
+        if (stats) *stats = s->stats;
+        return HY_OK;
+    }
+    hy_status st = grow_partitions(s, g);
+    if (!st) st = check_and_estimate(s, g);
+    int changed = 0;
+    if (!st) st = build_partition_graph(s, g, &changed);
+    if (st) return st;
+    hy_rt_memnet_reset_counts(&s->m.net);
+    if ((st = s->policy->map(s, changed))) return st;
+    fix_owners(s);
+
+    int32_t n = g->ntasks, P = s->npart;
+    run_state r;
+    memset(&r, 0, sizeof r);
+    r.g = g;
+    r.pstart = calloc((size_t)P + 1, sizeof *r.pstart);
+    r.plist = malloc((size_t)(n ? n : 1) * sizeof *r.plist);
+    r.cursor = malloc((size_t)(P ? P : 1) * sizeof *r.cursor);
+    r.pending = malloc((size_t)(n ? n : 1) * sizeof *r.pending);
+    r.started = calloc((size_t)(n ? n : 1), 1);
+    r.pstarted = calloc((size_t)(P ? P : 1), 1);
+    r.ran_on = calloc((size_t)(P ? P : 1), 1);
+    r.measured = calloc((size_t)(P ? P : 1), sizeof *r.measured);
+    r.heap = malloc((size_t)(n ? n : 1) * sizeof *r.heap);
+    if (!r.pstart || !r.plist || !r.cursor || !r.pending || !r.started || !r.pstarted || !r.ran_on || !r.measured ||
+        !r.heap) {
+        st = hy_fail(HY_ERR_NOMEM, "sim: out of memory for %d tasks", n);
+        goto done;
+    }
+    for (int32_t t = 0; t < n; t++) {
+        r.pstart[g->tasks[t].partition + 1]++;
+        r.pending[t] = g->tasks[t].npred;
+    }
+    for (int32_t p = 0; p < P; p++) {
+        r.pstart[p + 1] += r.pstart[p];
+        r.cursor[p] = r.pstart[p];
+    }
+    for (int32_t t = 0; t < n; t++) r.plist[r.cursor[g->tasks[t].partition]++] = t;
+    for (int32_t p = 0; p < P; p++) r.cursor[p] = r.pstart[p];
+
+    if ((st = run_events(s, &r))) goto done;
+
+    /* results back on the host (bytes counted, time not charged) */
+    for (int32_t h = 0; h < g->nhandles; h++) {
+        void* ptr;
+        if ((st = hy_rt_data_acquire(&s->m.net, &g->handles[h].data, HY_RT_HOST, HY_RT_R, &ptr, NULL))) goto done;
+    }
+    /* measurements: a partition that ran on one kind gives that kind's time */
+    for (int32_t p = 0; p < P; p++) {
+        if (!r.ran_on[p]) continue;
+        s->cost[p] = r.measured[p];
+        if (r.ran_on[p] == 1u << HY_RT_CPU) s->kind_time[2 * p + HY_RT_CPU] = r.measured[p];
+        if (r.ran_on[p] == 1u << HY_RT_GPU) s->kind_time[2 * p + HY_RT_GPU] = r.measured[p];
+    }
+    s->stats.tasks = n;
+    s->stats.threshold = s->threshold;
+    for (int32_t c = 0; c < s->m.net.nchannels; c++) s->stats.channel_bytes[c] = s->m.net.channels[c].bytes;
+    s->step++;
+    if (stats) *stats = s->stats;
+done:
+    free(r.pstart);
+    free(r.plist);
+    free(r.cursor);
+    free(r.pending);
+    free(r.started);
+    free(r.pstarted);
+    free(r.ran_on);
+    free(r.measured);
+    free(r.heap);
+    return st;
+}

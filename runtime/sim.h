@@ -1,0 +1,125 @@
+/* The modeled executor: one step of a task graph on a modeled machine,
+ * under a virtual clock, with partitions placed by a policy and moved by
+ * work stealing.
+ *
+ * At the start of a step the policy maps partitions onto PUs (owner[]); a PU
+ * then runs, in submission order, the ready tasks of the partitions it owns
+ * (a task is ready when its predecessors have finished in virtual time). Its
+ * arguments are acquired in the PU's memory (transfers along the cheapest
+ * path, charged to the task), its implementation runs for real on those
+ * copies, and it finishes after the transfers plus
+ * overhead + work / speed. A PU with nothing ready tries to steal: up to
+ * |PU| - 1 random victims (seeded: the clock and every choice are
+ * deterministic), taking the first partition of the victim's queue that has
+ * not started, has a ready task, runs on the thief's kind and that the
+ * policy allows. Stolen partitions stay with the thief the next step
+ * (temporal locality) unless the policy maps again. A PU that finds nothing
+ * waits for the next task to finish. At the end of the step every handle is
+ * made valid on the host (the bytes are counted; the time is not charged).
+ *
+ * The affinity list of a partition is the set of PUs owning a partition
+ * that shares data with it, recomputed from the current owners; a partition
+ * that shares nothing has every PU in its list.
+ *
+ * Results are computed by the CPU implementations and are the same for
+ * every policy and machine; times are modeled.
+ *
+ * Threads: a sim is used from one thread at a time. */
+#ifndef HY_RUNTIME_SIM_H
+#define HY_RUNTIME_SIM_H
+
+#include "runtime/machine.h"
+#include "runtime/task.h"
+
+typedef struct hy_rt_step_stats {
+    double makespan;                  /* modeled seconds from the step's start to its last task's end */
+    int32_t tasks;
+    int32_t steals;                   /* partitions moved by stealing */
+    int32_t steal_fails;              /* steal rounds that found nothing */
+    int32_t steals_outside_affinity;  /* steals whose thief was not in the partition's affinity list */
+    int32_t metis_calls;
+    int32_t remapped;                 /* 1 when the policy mapped from scratch this step */
+    double threshold;                 /* priority: the CPU/GPU ratio threshold after the step */
+    double transfer_time;             /* modeled seconds spent in transfers, summed over tasks */
+    int64_t channel_bytes[HY_RT_MAX_CHANNELS]; /* per channel of the machine's net, this step */
+    double busy[HY_RT_MAX_PUS];       /* modeled seconds each PU ran tasks */
+    int32_t pu_tasks[HY_RT_MAX_PUS];
+} hy_rt_step_stats;
+
+typedef struct hy_rt_sim hy_rt_sim;
+
+typedef struct hy_rt_policy_class {
+    const char* name;
+    const char* description;
+    /* Required. Runs at the start of each step: set s->owner[p] for every
+     * partition (entries of -1 are new partitions). `changed`: the partition
+     * graph differs from the previous step's (always 1 the first step). An
+     * owner whose kind cannot run the partition is moved afterwards to the
+     * least loaded PU that can. */
+    hy_status (*map)(hy_rt_sim* s, int changed);
+    /* Optional (NULL: no stealing). 1 when PU `thief` may steal partition p
+     * (which has not started, is ready and runs on the thief's kind). */
+    int (*may_steal)(const hy_rt_sim* s, int32_t thief, int32_t p);
+    /* Optional. A steal round of PU `thief` found nothing (called once per
+     * idle spell of the thief, not per round). */
+    void (*steal_failed)(hy_rt_sim* s, int32_t thief);
+    /* 1: on a machine with both kinds of PU, steal a partition only when the
+     * thief would finish it before the victim would (the victim's queue
+     * ahead of it counted), by the per-kind times (measured, else modeled).
+     * Keeps a core from taking a large partition at the end of a step that a
+     * GPU would have finished sooner. 0: no such check. */
+    int steal_only_if_faster;
+} hy_rt_policy_class;
+
+struct hy_rt_sim {
+    hy_rt_machine m;
+    const hy_rt_policy_class* policy;
+    uint64_t rng;
+    int64_t step;
+    int32_t npart, cap_part;
+    int32_t* owner;        /* per partition: its PU */
+    double* cost;          /* per partition: last measured modeled time (its work before it ran) */
+    double* kind_time;     /* [2p + kind]: last measured time on a PU of that kind, < 0 unknown */
+    double* est_time;      /* [2p + kind]: this step's modeled time on the first PU of that kind (no transfers) */
+    uint8_t* eligible;     /* per partition: bit k = every task runs on kind k */
+    hy_rt_pedge* edges;    /* the partition graph of this step */
+    int32_t nedges;
+    int32_t* adj_start;    /* CSR of partition neighbours (npart + 1) */
+    int32_t* adj;
+    uint64_t graph_sig;
+    double threshold;      /* priority: CPU/GPU time ratio below which a partition belongs on a CPU */
+    double threshold_step; /* factor the threshold moves by on a failed steal */
+    int warmup;            /* priority: steps spent measuring each kind */
+    hy_rt_step_stats stats;
+};
+
+/* A sim of machine m (copied) under the policy named `policy`
+ * (runtime/policy.h lists them; an unknown name gives HY_ERR_INVALID_ARG
+ * with the list). `seed` drives the victims' choice. */
+hy_status hy_rt_sim_create(const hy_rt_machine* m, const char* policy, uint64_t seed, hy_rt_sim** out);
+void hy_rt_sim_destroy(hy_rt_sim* s);
+
+/* Run one step of g. *stats (may be NULL) gets the step's figures.
+ * HY_ERR_UNSUPPORTED naming the task or partition when a task has no
+ * implementation for any PU of the machine, or a partition's tasks share no
+ * PU kind. */
+hy_status hy_rt_sim_step(hy_rt_sim* s, hy_rt_graph* g, hy_rt_step_stats* stats);
+
+/* For policies. */
+/* Modeled time of partition p on a PU of kind k: the last measured one, else
+ * the model's estimate for this step. */
+double hy_rt_sim_part_time(const hy_rt_sim* s, int32_t p, hy_rt_pu_kind k);
+/* 1 when PU q is in partition p's affinity list. */
+int hy_rt_sim_in_affinity(const hy_rt_sim* s, int32_t q, int32_t p);
+/* Map the partitions with part_mask[p] != 0 (NULL: all) onto the PUs of
+ * kinds in kind_mask (bit k) with METIS (runtime/map.h), costs from
+ * s->cost (or kind_time of that kind when known), edges from the partition
+ * graph restricted to them. */
+hy_status hy_rt_sim_map_metis(hy_rt_sim* s, const uint8_t* part_mask, unsigned kind_mask);
+/* Partition p onto PU p mod |PUs of kind_mask| for every p with
+ * part_mask[p] != 0 (NULL: all). */
+void hy_rt_sim_map_round_robin(hy_rt_sim* s, const uint8_t* part_mask, unsigned kind_mask);
+/* Number of PUs of kind k. */
+int32_t hy_rt_sim_count_kind(const hy_rt_sim* s, hy_rt_pu_kind k);
+
+#endif

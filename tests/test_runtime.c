@@ -1,0 +1,745 @@
+/* Tests the integration runtime (runtime/): dependency inference from access order (RAW, WAR, WAW, checked
+ * on the real executor at 1-4 threads and on the modeled one), the data layer's valid bits, cheapest paths and
+ * bytes per channel with and without peer access, METIS mapping and its traps (one part, more parts than
+ * vertices, no edges, disconnected graphs, float target weights, calls from two threads), stealing within
+ * affinity lists, the priority threshold's direction, the same results for every policy, machine and thread
+ * count, and bit-reproducible virtual-clock makespans. */
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "core/hash.h"
+#include "runtime/exec.h"
+#include "runtime/map.h"
+#include "runtime/policy.h"
+#include "runtime/sim.h"
+#include "test.h"
+
+/* ---- dependency inference */
+
+static atomic_int g_clock;
+
+/* each task stamps the order it ran in (arg: its slot) */
+static void stamp(void* const* bufs, void* arg) {
+    (void)bufs;
+    *(int*)arg = atomic_fetch_add(&g_clock, 1);
+}
+
+static const hy_rt_kind k_w = {"w", 1, {HY_RT_W}, stamp, NULL};
+static const hy_rt_kind k_r = {"r", 1, {HY_RT_R}, stamp, NULL};
+static const hy_rt_kind k_rw = {"rw", 1, {HY_RT_RW}, stamp, NULL};
+static const hy_rt_kind k_rr = {"rr", 2, {HY_RT_R, HY_RT_R}, stamp, NULL};
+static const hy_rt_kind k_rwr = {"rwr", 2, {HY_RT_RW, HY_RT_R}, stamp, NULL};
+
+static int preds_are(const hy_rt_graph* g, int32_t t, const int32_t* want, int32_t n) {
+    int32_t got[16];
+    int32_t m = hy_rt_graph_preds(g, t, got, 16);
+    if (m != n) return 0;
+    for (int32_t i = 0; i < n; i++)
+        if (got[i] != want[i]) return 0;
+    return 1;
+}
+
+static void test_dependencies(void) {
+    hy_rt_graph* g;
+    CHECK_OK(hy_rt_graph_create(&g));
+    double a = 0, b = 0;
+    int32_t ha, hb;
+    CHECK_OK(hy_rt_graph_register(g, &a, sizeof a, &ha));
+    CHECK_OK(hy_rt_graph_register(g, &b, sizeof b, &hb));
+    int slot[8];
+    int32_t aa[2] = {ha, ha}, ab[2] = {ha, hb};
+    CHECK_OK(hy_rt_graph_submit(g, &k_w, 0, 0, &slot[0], &ha, NULL));   /* 0: W a */
+    CHECK_OK(hy_rt_graph_submit(g, &k_r, 0, 0, &slot[1], &ha, NULL));   /* 1: R a       RAW 0 */
+    CHECK_OK(hy_rt_graph_submit(g, &k_r, 1, 0, &slot[2], &ha, NULL));   /* 2: R a       RAW 0 */
+    CHECK_OK(hy_rt_graph_submit(g, &k_w, 1, 0, &slot[3], &ha, NULL));   /* 3: W a       WAW 0, WAR 1 2 */
+    CHECK_OK(hy_rt_graph_submit(g, &k_rw, 2, 0, &slot[4], &hb, NULL));  /* 4: RW b      none */
+    CHECK_OK(hy_rt_graph_submit(g, &k_rr, 2, 0, &slot[5], ab, NULL));   /* 5: R a, R b  RAW 3 4 */
+    CHECK_OK(hy_rt_graph_submit(g, &k_rwr, 0, 0, &slot[6], aa, NULL));  /* 6: RW a, R a WAW 3, WAR 5 */
+    CHECK_OK(hy_rt_graph_submit(g, &k_w, 0, 0, &slot[7], &hb, NULL));   /* 7: W b       WAW 4, WAR 5 */
+    CHECK(preds_are(g, 0, NULL, 0));
+    CHECK(preds_are(g, 1, (int32_t[]){0}, 1));
+    CHECK(preds_are(g, 2, (int32_t[]){0}, 1));
+    CHECK(preds_are(g, 3, (int32_t[]){0, 1, 2}, 3));
+    CHECK(preds_are(g, 4, NULL, 0));
+    CHECK(preds_are(g, 5, (int32_t[]){3, 4}, 2));
+    CHECK(preds_are(g, 6, (int32_t[]){3, 5}, 2));
+    CHECK(preds_are(g, 7, (int32_t[]){4, 5}, 2));
+    CHECK(g->tasks[6].npred == 2 && g->tasks[3].npred == 3);
+    /* bad input names what is wrong */
+    int32_t bad = 7;
+    CHECK(hy_rt_graph_submit(g, &k_r, 0, 0, NULL, &bad, NULL) == HY_ERR_INVALID_ARG);
+    CHECK(strstr(hy_last_error(), "handle 7") != NULL);
+    CHECK(hy_rt_graph_submit(g, &k_r, -1, 0, NULL, &ha, NULL) == HY_ERR_INVALID_ARG);
+    CHECK(hy_rt_graph_submit(g, &k_r, 0, -1.0, NULL, &ha, NULL) == HY_ERR_INVALID_ARG);
+    /* an interaction joins the partition with less work so far (1 has 5, 2 has 2) */
+    int32_t t;
+    CHECK_OK(hy_rt_graph_submit(g, &k_r, 1, 5.0, NULL, &ha, NULL));
+    CHECK_OK(hy_rt_graph_submit(g, &k_r, 2, 2.0, NULL, &ha, NULL));
+    CHECK_OK(hy_rt_graph_submit_pair(g, &k_rr, 1, 2, 1.0, NULL, ab, &t));
+    CHECK(g->tasks[t].partition == 2);
+    CHECK_OK(hy_rt_graph_submit_pair(g, &k_rr, 2, 1, 3.0, NULL, ab, &t));
+    CHECK(g->tasks[t].partition == 2); /* 2 has 3 now, 1 has 5... */
+    CHECK_OK(hy_rt_graph_submit_pair(g, &k_rr, 2, 1, 0.0, NULL, ab, &t));
+    CHECK(g->tasks[t].partition == 1); /* ...and then 6 against 5 */
+    /* the partition graph: a and b are shared by partitions 0, 1 and 2 */
+    hy_rt_pedge* e;
+    int32_t ne;
+    CHECK_OK(hy_rt_graph_partition_edges(g, &e, &ne));
+    CHECK(ne == 3 && e[0].a == 0 && e[0].b == 1 && e[1].a == 0 && e[1].b == 2 && e[2].a == 1 && e[2].b == 2);
+    CHECK(ne == 3 && e[0].bytes == 16 && e[1].bytes == 16 && e[2].bytes == 16);
+    free(e);
+    hy_rt_graph_destroy(g);
+}
+
+/* Random accesses: every pair of tasks that touch one handle, one of them
+ * writing, must run in submission order, on any executor. */
+#define RN 1500
+#define RH 12
+static int r_slot[RN];
+static int32_t r_args[RN][2];
+static const hy_rt_kind* r_kind[RN];
+
+static int random_order_kept(void) {
+    for (int i = 0; i < RN; i++)
+        for (int j = i + 1; j < RN; j++) {
+            int conflict = 0;
+            for (int x = 0; x < r_kind[i]->nargs; x++)
+                for (int y = 0; y < r_kind[j]->nargs; y++)
+                    if (r_args[i][x] == r_args[j][y] && ((r_kind[i]->modes[x] | r_kind[j]->modes[y]) & HY_RT_W))
+                        conflict = 1;
+            if (conflict && r_slot[i] >= r_slot[j]) return 0;
+        }
+    return 1;
+}
+
+static hy_rt_graph* random_graph(double* data) {
+    static const hy_rt_kind* kinds[] = {&k_w, &k_r, &k_rw, &k_rr, &k_rwr};
+    hy_rt_graph* g;
+    if (hy_rt_graph_create(&g)) return NULL;
+    int32_t h[RH];
+    for (int i = 0; i < RH; i++)
+        if (hy_rt_graph_register(g, &data[i], sizeof *data, &h[i])) return NULL;
+    uint64_t x = 99;
+    for (int t = 0; t < RN; t++) {
+        x = x * 6364136223846793005ull + 1442695040888963407ull;
+        r_kind[t] = kinds[(x >> 33) % 5];
+        r_args[t][0] = h[(x >> 40) % RH];
+        r_args[t][1] = h[(x >> 50) % RH];
+        if (hy_rt_graph_submit(g, r_kind[t], (int32_t)(t % 7), 1e-6, &r_slot[t], r_args[t], NULL)) return NULL;
+    }
+    return g;
+}
+
+static void test_order_on_executors(void) {
+    double data[RH] = {0};
+    hy_rt_graph* g = random_graph(data);
+    CHECK(g != NULL);
+    if (!g) return;
+    for (int threads = 1; threads <= 4; threads++) {
+        hy_rt_exec* e;
+        CHECK_OK(hy_rt_exec_create(threads, &e));
+        for (int rep = 0; rep < 3; rep++) {
+            atomic_store(&g_clock, 0);
+            memset(r_slot, 0xff, sizeof r_slot);
+            CHECK_OK(hy_rt_exec_run(e, g));
+            CHECK(atomic_load(&g_clock) == RN);
+            CHECK(random_order_kept());
+        }
+        hy_rt_exec_destroy(e);
+    }
+    /* a kind with only a CUDA implementation never runs on the CPU executor */
+    static const hy_rt_kind k_gpu_only = {"gpu-only", 1, {HY_RT_R}, NULL, stamp};
+    hy_rt_graph* g2;
+    hy_rt_exec* e2;
+    CHECK_OK(hy_rt_graph_create(&g2));
+    CHECK_OK(hy_rt_exec_create(2, &e2));
+    int32_t h2;
+    CHECK_OK(hy_rt_graph_register(g2, data, sizeof *data, &h2));
+    CHECK_OK(hy_rt_graph_submit(g2, &k_gpu_only, 0, 0, &r_slot[0], &h2, NULL));
+    atomic_store(&g_clock, 0);
+    CHECK(hy_rt_exec_run(e2, g2) == HY_ERR_UNSUPPORTED && atomic_load(&g_clock) == 0);
+    CHECK(strstr(hy_last_error(), "gpu-only") != NULL);
+    hy_rt_exec_destroy(e2);
+    hy_rt_graph_destroy(g2);
+    /* the modeled executor, stealing on four cores */
+    hy_rt_machine m;
+    CHECK_OK(hy_rt_machine_profile("cpu", 0, 4, &m));
+    hy_rt_sim* s;
+    CHECK_OK(hy_rt_sim_create(&m, "ws", 5, &s));
+    atomic_store(&g_clock, 0);
+    hy_rt_step_stats st;
+    CHECK_OK(hy_rt_sim_step(s, g, &st));
+    CHECK(atomic_load(&g_clock) == RN && st.tasks == RN);
+    CHECK(random_order_kept());
+    hy_rt_sim_destroy(s);
+    hy_rt_graph_destroy(g);
+}
+
+/* ---- data layer */
+
+static void fill(unsigned char* p, size_t n, unsigned char seed) {
+    for (size_t i = 0; i < n; i++) p[i] = (unsigned char)(seed + 7 * i);
+}
+
+static int same(const void* p, size_t n, unsigned char seed) {
+    unsigned char ref[1000];
+    fill(ref, n, seed);
+    return !memcmp(p, ref, n);
+}
+
+static void test_valid_bits_and_paths(int peer) {
+    hy_rt_memnet net;
+    hy_rt_memnet_init(&net);
+    int32_t g0, g1;
+    CHECK_OK(hy_rt_memnet_add_memory(&net, "gpu0", &g0));
+    CHECK_OK(hy_rt_memnet_add_memory(&net, "gpu1", &g1));
+    CHECK_OK(hy_rt_memnet_add_channel(&net, HY_RT_HOST, g0, 1e-5, 1e9)); /* channel 0 */
+    CHECK_OK(hy_rt_memnet_add_channel(&net, HY_RT_HOST, g1, 1e-5, 1e9)); /* channel 1 */
+    if (peer) CHECK_OK(hy_rt_memnet_add_channel(&net, g0, g1, 5e-6, 2e9)); /* channel 2 */
+    unsigned char host[1000];
+    fill(host, sizeof host, 1);
+    hy_rt_data d;
+    hy_rt_data_init(&d, host, sizeof host);
+    void* p;
+    double t = 0;
+    /* read on gpu0: one copy over channel 0; host and gpu0 valid */
+    CHECK_OK(hy_rt_data_acquire(&net, &d, g0, HY_RT_R, &p, &t));
+    CHECK(net.channels[0].bytes == 1000 && net.channels[1].bytes == 0);
+    CHECK(d.valid == ((1u << HY_RT_HOST) | (1u << g0)));
+    CHECK(same(p, 1000, 1));
+    CHECK_NEAR(t, 1e-5 + 1000 / 1e9, 1e-18);
+    /* reading again costs nothing */
+    t = 0;
+    CHECK_OK(hy_rt_data_acquire(&net, &d, g0, HY_RT_R, &p, &t));
+    CHECK(t == 0 && net.channels[0].bytes == 1000);
+    /* write on gpu1: no copy, every other bit cleared */
+    CHECK_OK(hy_rt_data_acquire(&net, &d, g1, HY_RT_W, &p, &t));
+    fill(p, 1000, 2);
+    CHECK(d.valid == 1u << g1);
+    CHECK(net.channels[0].bytes == 1000 && net.channels[1].bytes == 0);
+    /* read on gpu0: through the host without peer access, directly with it */
+    t = 0;
+    CHECK_OK(hy_rt_data_acquire(&net, &d, g0, HY_RT_R, &p, &t));
+    CHECK(same(p, 1000, 2));
+    if (!peer) {
+        CHECK(net.channels[1].bytes == 1000 && net.channels[0].bytes == 2000);
+        CHECK(d.valid == ((1u << HY_RT_HOST) | (1u << g0) | (1u << g1)));
+        CHECK(same(host, 1000, 2));
+        CHECK_NEAR(t, 2 * (1e-5 + 1000 / 1e9), 1e-18);
+    } else {
+        CHECK(net.channels[2].bytes == 1000 && net.channels[1].bytes == 0 && net.channels[0].bytes == 1000);
+        CHECK(d.valid == ((1u << g0) | (1u << g1)));
+        CHECK(same(host, 1000, 1)); /* the host copy is still the stale one */
+        CHECK_NEAR(t, 5e-6 + 1000 / 2e9, 1e-18);
+        /* read-write on the host: from a GPU over one channel, then only the host valid */
+        CHECK_OK(hy_rt_data_acquire(&net, &d, HY_RT_HOST, HY_RT_RW, &p, NULL));
+        CHECK(same(host, 1000, 2) && d.valid == 1u << HY_RT_HOST);
+        CHECK(net.channels[0].bytes + net.channels[1].bytes == 2000);
+    }
+    hy_rt_memnet_reset_counts(&net);
+    CHECK(net.channels[0].bytes == 0 && net.channels[1].bytes == 0);
+    hy_rt_data_free(&d);
+}
+
+/* The cheapest path depends on the size: latency wins for small transfers,
+ * bandwidth for large ones. */
+static void test_cheapest_path(void) {
+    hy_rt_memnet net;
+    hy_rt_memnet_init(&net);
+    int32_t a, b, c;
+    CHECK_OK(hy_rt_memnet_add_memory(&net, "a", &a));
+    CHECK_OK(hy_rt_memnet_add_memory(&net, "b", &b));
+    CHECK_OK(hy_rt_memnet_add_memory(&net, "c", &c));
+    CHECK_OK(hy_rt_memnet_add_channel(&net, a, b, 1e-6, 1e8));         /* 0: direct, slow */
+    CHECK_OK(hy_rt_memnet_add_channel(&net, a, HY_RT_HOST, 1e-5, 1e10)); /* 1 */
+    CHECK_OK(hy_rt_memnet_add_channel(&net, HY_RT_HOST, b, 1e-5, 1e10)); /* 2 */
+    int32_t path[HY_RT_MAX_MEMS];
+    double t;
+    CHECK(hy_rt_memnet_path(&net, a, b, 100, path, &t) == 1 && path[0] == 0);
+    CHECK_NEAR(t, 1e-6 + 100 / 1e8, 1e-18);
+    CHECK(hy_rt_memnet_path(&net, a, b, 10000000, path, &t) == 2 && path[0] == 1 && path[1] == 2);
+    CHECK_NEAR(t, 2e-5 + 2 * 1e7 / 1e10, 1e-15);
+    CHECK(hy_rt_memnet_path(&net, b, a, 10000000, path, &t) == 2 && path[0] == 2 && path[1] == 1);
+    CHECK(hy_rt_memnet_path(&net, a, c, 100, path, &t) == -1); /* c is not connected */
+    CHECK(hy_rt_memnet_path(&net, a, a, 100, path, &t) == 0 && t == 0);
+    char buf[16];
+    hy_rt_data d;
+    hy_rt_data_init(&d, buf, sizeof buf);
+    void* p;
+    CHECK(hy_rt_data_acquire(&net, &d, c, HY_RT_R, &p, NULL) == HY_ERR_INVALID_ARG);
+    CHECK(strstr(hy_last_error(), "memory c") != NULL);
+    CHECK(hy_rt_memnet_add_channel(&net, a, a, 0, 1) == HY_ERR_INVALID_ARG);
+    CHECK(hy_rt_memnet_add_channel(&net, a, b, 0, 0) == HY_ERR_INVALID_ARG);
+    hy_rt_data_free(&d);
+}
+
+/* ---- METIS mapping and its traps */
+
+static void loads(int32_t nv, const double* cost, const int32_t* part, int32_t np, double* out) {
+    for (int32_t p = 0; p < np; p++) out[p] = 0;
+    for (int32_t v = 0; v < nv; v++) out[part[v]] += cost[v];
+}
+
+static hy_rt_pedge g_ring[100];
+static double g_ones[100];
+static int32_t g_ring_part[100];
+static const double g_speeds3[3] = {0.1, 0.2, 0.7};
+
+static void* map_ring_many(void* arg) {
+    int32_t part[100];
+    int* ok = arg;
+    *ok = 1;
+    for (int i = 0; i < 20; i++) {
+        if (hy_rt_map(100, g_ones, 100, g_ring, 3, g_speeds3, part, NULL)) *ok = 0;
+        if (memcmp(part, g_ring_part, sizeof part)) *ok = 0;
+    }
+    return NULL;
+}
+
+static void test_mapping(void) {
+    int32_t part[100];
+    double ld[8];
+    int calls = 0;
+    for (int i = 0; i < 100; i++) g_ones[i] = 1;
+    double c3[3] = {1, 3, 2};
+    double sp8[8] = {1, 1, 1, 1, 6, 6, 6, 6.5};
+    /* one part: METIS is not called */
+    CHECK_OK(hy_rt_map(3, c3, 0, NULL, 1, sp8, part, &calls));
+    CHECK(calls == 0 && part[0] == 0 && part[1] == 0 && part[2] == 0);
+    /* more parts than vertices: one each, costliest on the fastest */
+    CHECK_OK(hy_rt_map(3, c3, 0, NULL, 8, sp8, part, &calls));
+    CHECK(calls == 0 && part[1] == 7 && part[2] == 4 && part[0] == 5);
+    /* no edges: greedy by speed, METIS not called (loads 2 and 8 finish together) */
+    double sp2[2] = {1, 4};
+    CHECK_OK(hy_rt_map(10, g_ones, 0, NULL, 2, sp2, part, &calls));
+    loads(10, g_ones, part, 2, ld);
+    CHECK(calls == 0 && ld[0] == 2 && ld[1] == 8);
+    /* bad input */
+    double sp_bad[2] = {1, 0};
+    CHECK(hy_rt_map(10, g_ones, 0, NULL, 2, sp_bad, part, NULL) == HY_ERR_INVALID_ARG);
+    hy_rt_pedge bad_edge = {3, 3, 8};
+    CHECK(hy_rt_map(10, g_ones, 1, &bad_edge, 2, sp2, part, NULL) == HY_ERR_INVALID_ARG);
+    if (!hy_rt_map_have_metis()) {
+        fprintf(stderr, "no METIS in this build: METIS traps not tested\n");
+        return;
+    }
+    /* disconnected: two chains of 8 on two equal PUs; METIS runs (no
+     * contiguity option) and splits them evenly */
+    hy_rt_pedge chains[14];
+    for (int i = 0; i < 7; i++) {
+        chains[i] = (hy_rt_pedge){i, i + 1, 100};
+        chains[7 + i] = (hy_rt_pedge){8 + i, 9 + i, 100};
+    }
+    double sp_eq[2] = {1, 1};
+    calls = 0;
+    CHECK_OK(hy_rt_map(16, g_ones, 14, chains, 2, sp_eq, part, &calls));
+    loads(16, g_ones, part, 2, ld);
+    int cut = 0;
+    for (int i = 0; i < 14; i++) cut += part[chains[i].a] != part[chains[i].b];
+    CHECK(calls == 1);
+    CHECK(ld[0] >= 7 && ld[0] <= 9);
+    CHECK(cut <= 2);
+    /* float target weights that do not sum to 1 exactly (1/3 each), and
+     * uneven ones: parts follow the speeds */
+    for (int i = 0; i < 100; i++) {
+        g_ring[i] = (hy_rt_pedge){i < 99 ? i : 0, i < 99 ? i + 1 : 99, 64};
+    }
+    double sp_third[3] = {1, 1, 1};
+    CHECK_OK(hy_rt_map(30, g_ones, 29, g_ring, 3, sp_third, part, &calls));
+    loads(30, g_ones, part, 3, ld);
+    CHECK(ld[0] >= 8 && ld[0] <= 12 && ld[1] >= 8 && ld[1] <= 12 && ld[2] >= 8 && ld[2] <= 12);
+    CHECK_OK(hy_rt_map(100, g_ones, 100, g_ring, 3, g_speeds3, g_ring_part, &calls));
+    loads(100, g_ones, g_ring_part, 3, ld);
+    CHECK(ld[0] >= 6 && ld[0] <= 14 && ld[1] >= 15 && ld[1] <= 25 && ld[2] >= 63 && ld[2] <= 77);
+    /* same input, same map, from two threads at once */
+    pthread_t th[2];
+    int ok[2] = {0, 0};
+    for (int i = 0; i < 2; i++) pthread_create(&th[i], NULL, map_ring_many, &ok[i]);
+    for (int i = 0; i < 2; i++) pthread_join(th[i], NULL);
+    CHECK(ok[0] && ok[1]);
+}
+
+/* ---- a synthetic scene: objects with x, v, f; per step a force task per
+ * object, a coupling task per interacting pair, an integration task per
+ * object */
+
+#define MAXOBJ 48
+#define MAXN 256
+
+typedef struct obj {
+    int n;
+    double x[MAXN], v[MAXN], f[MAXN];
+    int32_t hx, hv, hf;
+} obj;
+
+typedef struct scene {
+    int nobj, npairs;
+    obj o[MAXOBJ];
+    int pa[2 * MAXOBJ], pb[2 * MAXOBJ];
+    int n_of_pair[2 * MAXOBJ];
+    double work_per_item;
+    int cpu_only_object; /* -1 none: this object integrates with a CPU-only kind */
+    int heavy_step;      /* from this step on (-1 never), objects 0, 3, 6... cost 8 times more: the map
+                            made from the first steps' costs is then unbalanced and stealing must fix it */
+    int step;
+} scene;
+
+static void force_fn(void* const* b, void* arg) {
+    const int n = *(const int*)arg;
+    double* f = b[0];
+    const double* x = b[1];
+    for (int i = 0; i < n; i++) f[i] = -4.0 * x[i] - 0.01 * x[i] * x[i] * x[i];
+}
+
+static void couple_fn(void* const* b, void* arg) {
+    const int n = *(const int*)arg;
+    double* fa = b[0];
+    double* fb = b[1];
+    const double* xa = b[2];
+    const double* xb = b[3];
+    for (int i = 0; i < n; i++) {
+        double d = 0.5 * (xb[i] - xa[i]);
+        fa[i] += d;
+        fb[i] -= d;
+    }
+}
+
+static void integrate_fn(void* const* b, void* arg) {
+    const int n = *(const int*)arg;
+    double* x = b[0];
+    double* v = b[1];
+    const double* f = b[2];
+    for (int i = 0; i < n; i++) {
+        v[i] = 0.999 * v[i] + 0.01 * f[i];
+        x[i] += 0.01 * v[i];
+    }
+}
+
+/* the pointers only say that a CUDA kernel exists: a modeled GPU runs cpu_fn */
+static const hy_rt_kind k_force = {"force", 2, {HY_RT_W, HY_RT_R}, force_fn, force_fn};
+static const hy_rt_kind k_couple = {"couple", 4, {HY_RT_RW, HY_RT_RW, HY_RT_R, HY_RT_R}, couple_fn, couple_fn};
+static const hy_rt_kind k_integrate = {"integrate", 3, {HY_RT_RW, HY_RT_RW, HY_RT_R}, integrate_fn, integrate_fn};
+static const hy_rt_kind k_integrate_cpu = {"integrate-cpu", 3, {HY_RT_RW, HY_RT_RW, HY_RT_R}, integrate_fn, NULL};
+
+/* nobj objects of random sizes in [nmin, nmax], in chains of `chain` objects
+ * (each coupled to the next), plus a few pairs across chains. */
+static void scene_make(scene* sc, int nobj, int chain, int nmin, int nmax, double work_per_item, uint64_t seed) {
+    memset(sc, 0, sizeof *sc);
+    sc->nobj = nobj;
+    sc->work_per_item = work_per_item;
+    sc->cpu_only_object = -1;
+    sc->heavy_step = -1;
+    uint64_t x = seed;
+    for (int i = 0; i < nobj; i++) {
+        x = x * 6364136223846793005ull + 1442695040888963407ull;
+        obj* o = &sc->o[i];
+        o->n = nmin + (int)((x >> 33) % (uint64_t)(nmax - nmin + 1));
+        for (int k = 0; k < o->n; k++) o->x[k] = sin(0.37 * (i + 1) + 0.11 * k);
+    }
+    for (int i = 0; i + 1 < nobj; i++)
+        if ((i + 1) % chain) {
+            sc->pa[sc->npairs] = i;
+            sc->pb[sc->npairs++] = i + 1;
+        }
+    for (int i = 0; i + chain + 1 < nobj; i += 2 * chain + 1) {
+        sc->pa[sc->npairs] = i;
+        sc->pb[sc->npairs++] = i + chain + 1;
+    }
+    for (int p = 0; p < sc->npairs; p++) {
+        int na = sc->o[sc->pa[p]].n, nb = sc->o[sc->pb[p]].n;
+        sc->n_of_pair[p] = na < nb ? na : nb;
+    }
+}
+
+static hy_status scene_register(scene* sc, hy_rt_graph* g) {
+    hy_status s = HY_OK;
+    for (int i = 0; i < sc->nobj && !s; i++) {
+        obj* o = &sc->o[i];
+        size_t bytes = (size_t)o->n * sizeof(double);
+        s = hy_rt_graph_register(g, o->x, bytes, &o->hx);
+        if (!s) s = hy_rt_graph_register(g, o->v, bytes, &o->hv);
+        if (!s) s = hy_rt_graph_register(g, o->f, bytes, &o->hf);
+    }
+    return s;
+}
+
+static hy_status scene_submit(scene* sc, hy_rt_graph* g) {
+    hy_rt_graph_reset(g);
+    hy_status s = HY_OK;
+    double w = sc->work_per_item;
+    int heavy = sc->heavy_step >= 0 && sc->step >= sc->heavy_step;
+    sc->step++;
+    for (int i = 0; i < sc->nobj && !s; i++) {
+        obj* o = &sc->o[i];
+        double scale = heavy && i % 3 == 0 ? 8.0 : 1.0;
+        s = hy_rt_graph_submit(g, &k_force, i, scale * w * o->n, &o->n, (int32_t[]){o->hf, o->hx}, NULL);
+    }
+    for (int p = 0; p < sc->npairs && !s; p++) {
+        obj* a = &sc->o[sc->pa[p]];
+        obj* b = &sc->o[sc->pb[p]];
+        s = hy_rt_graph_submit_pair(g, &k_couple, sc->pa[p], sc->pb[p], w * sc->n_of_pair[p], &sc->n_of_pair[p],
+                                    (int32_t[]){a->hf, b->hf, a->hx, b->hx}, NULL);
+    }
+    for (int i = 0; i < sc->nobj && !s; i++) {
+        obj* o = &sc->o[i];
+        const hy_rt_kind* k = i == sc->cpu_only_object ? &k_integrate_cpu : &k_integrate;
+        s = hy_rt_graph_submit(g, k, i, 2 * w * o->n, &o->n, (int32_t[]){o->hx, o->hv, o->hf}, NULL);
+    }
+    return s;
+}
+
+static uint64_t scene_hash(const scene* sc) {
+    uint64_t h = HY_FNV1A_INIT;
+    for (int i = 0; i < sc->nobj; i++) {
+        h = hy_fnv1a(h, sc->o[i].x, (size_t)sc->o[i].n * sizeof(double));
+        h = hy_fnv1a(h, sc->o[i].v, (size_t)sc->o[i].n * sizeof(double));
+    }
+    return h;
+}
+
+/* The reference: the tasks run in submission order on the host, no runtime. */
+static uint64_t scene_reference(scene* sc, int steps) {
+    hy_rt_graph* g;
+    if (hy_rt_graph_create(&g) || scene_register(sc, g)) return 0;
+    for (int k = 0; k < steps; k++) {
+        if (scene_submit(sc, g)) return 0;
+        for (int32_t t = 0; t < g->ntasks; t++) {
+            void* bufs[HY_RT_MAX_ARGS];
+            for (int i = 0; i < g->tasks[t].kind->nargs; i++)
+                bufs[i] = g->handles[g->tasks[t].handles[i]].data.copy[HY_RT_HOST];
+            g->tasks[t].kind->cpu_fn(bufs, g->tasks[t].arg);
+        }
+    }
+    hy_rt_graph_destroy(g);
+    return scene_hash(sc);
+}
+
+/* Run `steps` steps on a fresh copy of `base` with the policy on machine m;
+ * stats of each step into st (may be NULL). Returns the state hash, 0 on error. */
+static uint64_t scene_sim(const scene* base, const hy_rt_machine* m, const char* policy, int steps,
+                          hy_rt_step_stats* st, int32_t* owner_of_cpu_only) {
+    static scene sc;
+    sc = *base;
+    hy_rt_graph* g;
+    hy_rt_sim* s;
+    if (hy_rt_graph_create(&g)) return 0;
+    if (scene_register(&sc, g) || hy_rt_sim_create(m, policy, 42, &s)) {
+        hy_rt_graph_destroy(g);
+        return 0;
+    }
+    uint64_t h = 0;
+    int k = 0;
+    for (; k < steps; k++)
+        if (scene_submit(&sc, g) || hy_rt_sim_step(s, g, st ? &st[k] : NULL)) break;
+    if (k == steps) h = scene_hash(&sc);
+    if (owner_of_cpu_only && sc.cpu_only_object >= 0) *owner_of_cpu_only = s->owner[sc.cpu_only_object];
+    hy_rt_sim_destroy(s);
+    hy_rt_graph_destroy(g);
+    return h;
+}
+
+static uint64_t scene_exec(const scene* base, int threads, int steps) {
+    static scene sc;
+    sc = *base;
+    hy_rt_graph* g;
+    hy_rt_exec* e;
+    if (hy_rt_graph_create(&g)) return 0;
+    if (scene_register(&sc, g) || hy_rt_exec_create(threads, &e)) {
+        hy_rt_graph_destroy(g);
+        return 0;
+    }
+    uint64_t h = 0;
+    int k = 0;
+    for (; k < steps; k++)
+        if (scene_submit(&sc, g) || hy_rt_exec_run(e, g)) break;
+    if (k == steps) h = scene_hash(&sc);
+    hy_rt_exec_destroy(e);
+    hy_rt_graph_destroy(g);
+    return h;
+}
+
+/* ---- results, reproducibility */
+
+static void test_same_results_everywhere(void) {
+    static scene base, ref;
+    scene_make(&base, 40, 5, 8, MAXN, 1e-7, 7);
+    base.cpu_only_object = 3;
+    ref = base;
+    const int steps = 4;
+    uint64_t want = scene_reference(&ref, steps);
+    CHECK(want != 0);
+    for (int threads = 1; threads <= 4; threads++) CHECK(scene_exec(&base, threads, steps) == want);
+    struct {
+        const char* profile;
+        int gpus, cpus;
+    } machines[] = {{"cpu", 0, 1}, {"cpu", 0, 4}, {"hermann8", 8, 0}, {"hermann8", 8, 4}, {"hermann4", 4, 4},
+                    {"hermann4", 1, 2}};
+    for (const hy_rt_policy_class* const* c = hy_rt_policy_list(); *c; c++)
+        for (size_t i = 0; i < sizeof machines / sizeof machines[0]; i++) {
+            hy_rt_machine m;
+            CHECK_OK(hy_rt_machine_profile(machines[i].profile, machines[i].gpus, machines[i].cpus, &m));
+            int32_t owner = -1;
+            hy_rt_step_stats st[4];
+            uint64_t got = scene_sim(&base, &m, (*c)->name, steps, st, &owner);
+            if (machines[i].cpus == 0) {
+                /* the CPU-only kind cannot run on a GPU-only machine */
+                CHECK(got == 0);
+                CHECK(strstr(hy_last_error(), "integrate-cpu") != NULL);
+                continue;
+            }
+            if (got != want) fprintf(stderr, "policy %s on %s %d+%d differs\n", (*c)->name, machines[i].profile,
+                                     machines[i].gpus, machines[i].cpus);
+            CHECK(got == want);
+            /* the partition holding a CPU-only task stays on CPUs */
+            CHECK(owner >= 0 && m.pu[owner].kind == HY_RT_CPU);
+        }
+    /* an unknown policy answers with the list */
+    hy_rt_machine m;
+    CHECK_OK(hy_rt_machine_profile("cpu", 0, 2, &m));
+    hy_rt_sim* s = NULL;
+    CHECK(hy_rt_sim_create(&m, "lifo", 1, &s) == HY_ERR_INVALID_ARG && s == NULL);
+    CHECK(strstr(hy_last_error(), "round-robin, static, ws, affinity, priority") != NULL);
+    CHECK(hy_rt_machine_profile("hermann4", 4, 5, &m) == HY_ERR_INVALID_ARG);
+}
+
+static void test_reproducible_makespans(void) {
+    static scene base;
+    scene_make(&base, 32, 4, 4, MAXN, 2e-7, 11);
+    hy_rt_machine m;
+    CHECK_OK(hy_rt_machine_profile("hermann4", 4, 4, &m));
+    for (const hy_rt_policy_class* const* c = hy_rt_policy_list(); *c; c++) {
+        hy_rt_step_stats a[6], b[6];
+        memset(a, 0, sizeof a);
+        memset(b, 0, sizeof b);
+        uint64_t ha = scene_sim(&base, &m, (*c)->name, 6, a, NULL);
+        uint64_t hb = scene_sim(&base, &m, (*c)->name, 6, b, NULL);
+        CHECK(ha != 0 && ha == hb);
+        int same_bits = 1, positive = 1;
+        for (int k = 0; k < 6; k++) {
+            if (memcmp(&a[k].makespan, &b[k].makespan, sizeof(double)) || a[k].steals != b[k].steals ||
+                memcmp(a[k].channel_bytes, b[k].channel_bytes, sizeof a[k].channel_bytes))
+                same_bits = 0;
+            if (!(a[k].makespan > 0)) positive = 0;
+        }
+        CHECK(same_bits);
+        CHECK(positive);
+    }
+}
+
+/* ---- transfers in a step: one object on one modeled GPU */
+
+static void test_step_bytes(void) {
+    static scene base;
+    scene_make(&base, 1, 1, 100, 100, 1e-7, 3);
+    hy_rt_machine m;
+    CHECK_OK(hy_rt_machine_profile("hermann4", 1, 0, &m));
+    hy_rt_step_stats st[2];
+    CHECK(scene_sim(&base, &m, "static", 2, st, NULL) != 0);
+    const int64_t b = 100 * 8;
+    /* step 1: x up for the force, v up for the integration, x v f back;
+     * step 2: the GPU copies are still valid, only the three come back */
+    CHECK(st[0].channel_bytes[0] == 5 * b);
+    CHECK(st[1].channel_bytes[0] == 3 * b);
+    CHECK(st[0].pu_tasks[0] == 2 && st[0].transfer_time > 0 && st[1].transfer_time == 0);
+}
+
+/* ---- stealing */
+
+static void test_affinity_stealing(void) {
+    static scene base;
+    scene_make(&base, 36, 6, 4, MAXN, 1e-6, 19);
+    base.heavy_step = 2;
+    hy_rt_machine m;
+    CHECK_OK(hy_rt_machine_profile("cpu", 0, 4, &m));
+    int64_t steals[5] = {0}, outside[5] = {0};
+    const char* names[5] = {"round-robin", "static", "ws", "affinity", "priority"};
+    for (int i = 0; i < 5; i++) {
+        hy_rt_step_stats st[6];
+        CHECK(scene_sim(&base, &m, names[i], 6, st, NULL) != 0);
+        for (int k = 0; k < 6; k++) {
+            steals[i] += st[k].steals;
+            outside[i] += st[k].steals_outside_affinity;
+        }
+    }
+    fprintf(stderr, "steals (outside affinity): rr %lld (%lld), static %lld, ws %lld (%lld), affinity %lld (%lld), "
+            "priority %lld (%lld)\n", (long long)steals[0], (long long)outside[0], (long long)steals[1],
+            (long long)steals[2], (long long)outside[2], (long long)steals[3], (long long)outside[3],
+            (long long)steals[4], (long long)outside[4]);
+    CHECK(steals[0] == 0 && steals[1] == 0);
+    CHECK(outside[2] > 0);                    /* plain stealing ignores affinity... */
+    CHECK(steals[3] > 0 && outside[3] == 0);  /* ...affinity steals, and only from its lists */
+    CHECK(steals[4] > 0 && outside[4] == 0);
+}
+
+/* Large partitions (GPU much faster) leave CPUs without anything they may
+ * steal: the threshold rises. Small ones (launch overhead dominates) leave
+ * GPUs idle: it falls. */
+static void test_threshold_direction(void) {
+    static scene big, small;
+    scene_make(&big, 16, 4, 200, MAXN, 5e-6, 23);
+    scene_make(&small, 16, 4, 4, 8, 1e-7, 29);
+    hy_rt_machine m;
+    CHECK_OK(hy_rt_machine_profile("hermann4", 2, 2, &m));
+    hy_rt_step_stats sb[5], ss[5];
+    CHECK(scene_sim(&big, &m, "priority", 5, sb, NULL) != 0);
+    CHECK(scene_sim(&small, &m, "priority", 5, ss, NULL) != 0);
+    fprintf(stderr, "threshold after steps 2-5: big %g %g %g, small %g %g %g\n", sb[2].threshold, sb[3].threshold,
+            sb[4].threshold, ss[2].threshold, ss[3].threshold, ss[4].threshold);
+    /* warm-up steps leave it alone */
+    CHECK(sb[0].threshold == 1.0 && sb[1].threshold == 1.0 && ss[1].threshold == 1.0);
+    CHECK(sb[2].threshold > 1.0);
+    CHECK(ss[2].threshold < 1.0);
+    /* and stays within one factor of the partitions' ratios: at most the
+     * GPU's speed-up of 6 for large ones, at least ~0.02 for the small ones
+     * (a few µs on a core against 50 µs launches per task) */
+    CHECK(sb[4].threshold < 6.0 * 1.1 && ss[4].threshold > 0.01);
+}
+
+/* The map is made when the partition graph changes and kept otherwise. */
+static void test_remap_on_change(void) {
+    static scene sc;
+    scene_make(&sc, 12, 12, 8, 32, 1e-6, 31);
+    hy_rt_machine m;
+    CHECK_OK(hy_rt_machine_profile("cpu", 0, 3, &m));
+    hy_rt_graph* g;
+    hy_rt_sim* s;
+    CHECK_OK(hy_rt_graph_create(&g));
+    CHECK_OK(scene_register(&sc, g));
+    CHECK_OK(hy_rt_sim_create(&m, "affinity", 3, &s));
+    int remapped[5], calls[5];
+    for (int k = 0; k < 5; k++) {
+        if (k == 3) { /* a new contact: objects 0 and 7 */
+            sc.pa[sc.npairs] = 0;
+            sc.pb[sc.npairs] = 7;
+            sc.n_of_pair[sc.npairs++] = sc.o[0].n < sc.o[7].n ? sc.o[0].n : sc.o[7].n;
+        }
+        hy_rt_step_stats st;
+        CHECK_OK(scene_submit(&sc, g));
+        CHECK_OK(hy_rt_sim_step(s, g, &st));
+        remapped[k] = st.remapped;
+        calls[k] = st.metis_calls;
+    }
+    CHECK(remapped[0] == 1 && calls[0] == (hy_rt_map_have_metis() ? 1 : 0));
+    CHECK(remapped[1] == 0 && remapped[2] == 0 && calls[1] == 0 && calls[2] == 0);
+    CHECK(remapped[3] == 1 && remapped[4] == 0);
+    hy_rt_sim_destroy(s);
+    hy_rt_graph_destroy(g);
+}
+
+int main(void) {
+    test_dependencies();
+    test_order_on_executors();
+    test_valid_bits_and_paths(0);
+    test_valid_bits_and_paths(1);
+    test_cheapest_path();
+    test_mapping();
+    test_step_bytes();
+    test_same_results_everywhere();
+    test_reproducible_makespans();
+    test_affinity_stealing();
+    test_remap_on_change();
+    test_threshold_direction();
+    TEST_END();
+}
