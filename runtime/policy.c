@@ -5,7 +5,7 @@
 
 static const hy_rt_policy_class* const g_policies[] = {
     &hy_rt_policy_round_robin, &hy_rt_policy_static, &hy_rt_policy_ws,
-    &hy_rt_policy_affinity,    &hy_rt_policy_priority, NULL,
+    &hy_rt_policy_affinity,    &hy_rt_policy_priority, &hy_rt_policy_lp, NULL,
 };
 
 const hy_rt_policy_class* const* hy_rt_policy_list(void) { return g_policies; }

@@ -7,7 +7,9 @@
  * robin when the graph changes, then plain random stealing), affinity (METIS
  * when the graph changes, stealing only from the affinity list), priority
  * (affinity plus the CPU/GPU time ratio threshold, after warm-up steps that
- * measure each partition on each kind). */
+ * measure each partition on each kind), lp (the learned expected-time
+ * model and an LP minimising the makespan place whole partitions, METIS
+ * arranges each kind's, affinity stealing corrects). */
 #ifndef HY_RUNTIME_POLICY_H
 #define HY_RUNTIME_POLICY_H
 
@@ -25,5 +27,6 @@ extern const hy_rt_policy_class hy_rt_policy_static;
 extern const hy_rt_policy_class hy_rt_policy_ws;
 extern const hy_rt_policy_class hy_rt_policy_affinity;
 extern const hy_rt_policy_class hy_rt_policy_priority;
+extern const hy_rt_policy_class hy_rt_policy_lp;
 
 #endif

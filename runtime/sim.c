@@ -4,7 +4,9 @@
 
 #include <math.h>
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include "core/hash.h"
 #include "runtime/map.h"
@@ -30,6 +32,12 @@ hy_status hy_rt_sim_create(const hy_rt_machine* m, const char* policy, uint64_t 
     sim->rng = seed;
     sim->threshold = THRESHOLD_START;
     sim->threshold_step = THRESHOLD_STEP;
+    for (int k = 0; k < HY_RT_PU_KINDS; k++) {
+        sim->fit[k].setup = sim->fit[k].prior_setup = 0;
+        sim->fit[k].unit = 1;
+    }
+    for (int32_t q = m->npu - 1; q >= 0; q--) sim->fit[m->pu[q].kind].setup = sim->fit[m->pu[q].kind].prior_setup =
+                                                  m->pu[q].overhead;
     *out = sim;
     return HY_OK;
 }
@@ -44,7 +52,27 @@ void hy_rt_sim_destroy(hy_rt_sim* s) {
     free(s->edges);
     free(s->adj_start);
     free(s->adj);
+    free(s->part_tasks);
+    free(s->part_work);
     free(s);
+}
+
+void hy_rt_sim_set_trace(hy_rt_sim* s, hy_rt_trace* t) {
+    s->trace = t;
+    if (!t) return;
+    char name[64];
+    for (int32_t q = 0; q < s->m.npu; q++) {
+        snprintf(name, sizeof name, "%s (modeled)", s->m.pu[q].name);
+        hy_rt_trace_track(t, q, name);
+    }
+    snprintf(name, sizeof name, "scheduler (%s)", s->policy->name);
+    hy_rt_trace_track(t, s->m.npu, name);
+}
+
+static double wall_now(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
 /* splitmix64: the victims' choice */
@@ -63,9 +91,13 @@ int32_t hy_rt_sim_count_kind(const hy_rt_sim* s, hy_rt_pu_kind k) {
 
 int hy_rt_sim_in_affinity(const hy_rt_sim* s, int32_t q, int32_t p) {
     if (s->adj_start[p] == s->adj_start[p + 1]) return 1;
+    int owns = 0;
     for (int32_t i = s->adj_start[p]; i < s->adj_start[p + 1]; i++)
         if (s->owner[s->adj[i]] == q) return 1;
-    return 0;
+    for (int32_t p2 = 0; p2 < s->npart && !owns; p2++) owns = s->owner[p2] == q;
+    /* a PU that owns nothing has no data to keep together: without this,
+     * a PU whose partitions were all stolen would never be in a list again */
+    return !owns;
 }
 
 void hy_rt_sim_map_round_robin(hy_rt_sim* s, const uint8_t* part_mask, unsigned kind_mask) {
@@ -145,9 +177,13 @@ static hy_status grow_partitions(hy_rt_sim* s, const hy_rt_graph* g) {
         if (et) s->est_time = et;
         uint8_t* el = realloc(s->eligible, (size_t)c);
         if (el) s->eligible = el;
+        int32_t* pt = realloc(s->part_tasks, (size_t)c * sizeof *pt);
+        if (pt) s->part_tasks = pt;
+        double* pw = realloc(s->part_work, (size_t)c * sizeof *pw);
+        if (pw) s->part_work = pw;
         int32_t* as = realloc(s->adj_start, ((size_t)c + 1) * sizeof *as);
         if (as) s->adj_start = as;
-        if (!owner || !cost || !kt || !et || !el || !as)
+        if (!owner || !cost || !kt || !et || !el || !as || !pt || !pw)
             return hy_fail(HY_ERR_NOMEM, "out of memory for %d partitions", n);
         for (int32_t p = s->cap_part; p < c; p++) {
             s->owner[p] = -1;
@@ -178,6 +214,8 @@ static hy_status check_and_estimate(hy_rt_sim* s, const hy_rt_graph* g) {
     for (int32_t p = 0; p < s->npart; p++) {
         s->eligible[p] = 3;
         s->est_time[2 * p] = s->est_time[2 * p + 1] = 0;
+        s->part_tasks[p] = 0;
+        s->part_work[p] = 0;
     }
     for (int32_t t = 0; t < g->ntasks; t++) {
         const hy_rt_task* task = &g->tasks[t];
@@ -187,6 +225,8 @@ static hy_status check_and_estimate(hy_rt_sim* s, const hy_rt_graph* g) {
                            "task %d (kind %s) has no implementation for any PU of machine %s%s", t, task->kind->name,
                            s->m.name, task->kind->cpu_fn ? "" : " (a modeled GPU needs the CPU implementation)");
         s->eligible[task->partition] &= (uint8_t)k;
+        s->part_tasks[task->partition]++;
+        s->part_work[task->partition] += task->work;
         for (int kind = 0; kind < HY_RT_PU_KINDS; kind++)
             if (first[kind] >= 0) s->est_time[2 * task->partition + kind] += hy_rt_machine_task_time(&s->m, first[kind], task);
     }
@@ -250,6 +290,60 @@ static void fix_owners(hy_rt_sim* s) {
     }
 }
 
+double hy_rt_sim_expected(const hy_rt_sim* s, int32_t p, int32_t q) {
+    const hy_rt_cost_fit* f = &s->fit[s->m.pu[q].kind];
+    return f->setup * s->part_tasks[p] + f->unit * s->part_work[p] / s->m.pu[q].speed;
+}
+
+/* Learning (hy_rt_cost_fit): older steps weigh half as much per step; the
+ * bounds keep one odd step from sending the model far from the machine's
+ * constants. */
+#define FIT_DECAY 0.5
+#define FIT_RANGE 16.0
+#define FIT_SETUP_MAX 1e-3
+
+static void fit_add(hy_rt_cost_fit* f, double n, double w, double y) {
+    f->nn += n * n;
+    f->nw += n * w;
+    f->ww += w * w;
+    f->ny += n * y;
+    f->wy += w * y;
+    f->samples++;
+}
+
+static void fit_solve(hy_rt_cost_fit* f) {
+    if (!(f->ww > 0)) return;
+    double setup_max = fmax(FIT_RANGE * f->prior_setup, FIT_SETUP_MAX);
+    double det = f->nn * f->ww - f->nw * f->nw;
+    double setup = f->setup, unit;
+    if (det > 0.01 * f->nn * f->ww) { /* task counts spread enough to tell setup from unit */
+        setup = (f->ny * f->ww - f->wy * f->nw) / det;
+        setup = fmin(fmax(setup, 0.0), setup_max);
+    }
+    unit = (f->wy - setup * f->nw) / f->ww;
+    f->setup = setup;
+    f->unit = fmin(fmax(unit, 1.0 / FIT_RANGE), FIT_RANGE);
+}
+
+/* Each partition ran whole on the PU that owns it at the end of the step
+ * (only partitions that have not started are stolen). */
+static void learn(hy_rt_sim* s, const uint8_t* ran_on, const double* measured) {
+    for (int k = 0; k < HY_RT_PU_KINDS; k++) {
+        hy_rt_cost_fit* f = &s->fit[k];
+        f->nn *= FIT_DECAY;
+        f->nw *= FIT_DECAY;
+        f->ww *= FIT_DECAY;
+        f->ny *= FIT_DECAY;
+        f->wy *= FIT_DECAY;
+    }
+    for (int32_t p = 0; p < s->npart; p++) {
+        if (!ran_on[p]) continue;
+        int32_t q = s->owner[p];
+        fit_add(&s->fit[s->m.pu[q].kind], s->part_tasks[p], s->part_work[p] / s->m.pu[q].speed, measured[p]);
+    }
+    for (int k = 0; k < HY_RT_PU_KINDS; k++) fit_solve(&s->fit[k]);
+}
+
 /* ---- the event loop */
 
 typedef struct event {
@@ -290,6 +384,7 @@ typedef struct run_state {
     int32_t* cursor;    /* per partition: tasks before it have started */
     int32_t* pending;   /* per task: predecessors not finished */
     uint8_t* started;   /* per task */
+    uint8_t* cross;     /* per task: a successor belongs to another partition */
     uint8_t* pstarted;  /* per partition: a task has started */
     uint8_t* ran_on;    /* per partition: bit k = a task ran on kind k */
     double* measured;   /* per partition: modeled time of its tasks this step */
@@ -316,14 +411,26 @@ static hy_status start_task(hy_rt_sim* s, run_state* r, int32_t q, int32_t t) {
     void* bufs[HY_RT_MAX_ARGS];
     double xfer = 0;
     for (int i = 0; i < task->kind->nargs; i++) {
+        double before = xfer;
+        const hy_rt_data* d = &r->g->handles[task->handles[i]].data;
         hy_status st = hy_rt_data_acquire(&s->m.net, &r->g->handles[task->handles[i]].data, pu->mem,
                                           (int)task->kind->modes[i], &bufs[i], &xfer);
         if (st) return st;
+        if (s->trace && xfer > before) {
+            char args[96];
+            snprintf(args, sizeof args, "\"handle\":%d,\"bytes\":%zu,\"task\":%d", task->handles[i], d->bytes, t);
+            hy_rt_trace_span(s->trace, "transfer", "transfer", q, r->pu_time[q] + before, xfer - before, args);
+        }
     }
     /* a modeled GPU computes with the CPU implementation */
     task->kind->cpu_fn(bufs, task->arg);
     double run = xfer + hy_rt_machine_task_time(&s->m, q, task);
     double finish = r->pu_time[q] + run;
+    if (s->trace) {
+        char args[64];
+        snprintf(args, sizeof args, "\"task\":%d,\"partition\":%d", t, task->partition);
+        hy_rt_trace_span(s->trace, task->kind->name, "task", q, r->pu_time[q] + xfer, run - xfer, args);
+    }
     r->started[t] = 1;
     r->failed[q] = 0;
     r->pstarted[task->partition] = 1;
@@ -369,10 +476,18 @@ static int steal(hy_rt_sim* s, run_state* r, int32_t q) {
         for (int32_t p = 0; p < s->npart; p++) {
             if (s->owner[p] != v || r->pstarted[p] || !(s->eligible[p] & kind) || ready_task(r, p) < 0) continue;
             if (!s->policy->may_steal(s, q, p)) continue;
-            if (s->policy->steal_only_if_faster && s->m.pu[q].kind != s->m.pu[v].kind &&
+            if (s->policy->steal_only_if_faster &&
+                (s->m.pu[q].kind != s->m.pu[v].kind || s->policy->steal_only_if_faster > 1) &&
                 !faster_on_thief(s, r, q, v, p))
                 continue;
-            s->stats.steals_outside_affinity += !hy_rt_sim_in_affinity(s, q, p);
+            int outside = !hy_rt_sim_in_affinity(s, q, p);
+            s->stats.steals_outside_affinity += outside;
+            if (s->trace) {
+                char args[96];
+                snprintf(args, sizeof args, "\"partition\":%d,\"victim\":%d,\"outside_affinity\":%d", p, v,
+                         outside);
+                hy_rt_trace_instant(s->trace, "steal", "steal", q, r->pu_time[q], args);
+            }
             s->owner[p] = q;
             s->stats.steals++;
             r->pu_time[q] += s->m.steal_cost;
@@ -410,7 +525,15 @@ static hy_status run_events(hy_rt_sim* s, run_state* r) {
         if (q < 0)
             return hy_fail(HY_ERR_INTERNAL, "sim: %d of %d tasks cannot start on machine %s", g->ntasks - done,
                            g->ntasks, s->m.name);
+        /* tasks that other partitions wait for first (the earliest
+         * submitted), so that their owners are not held up behind this
+         * PU's partitions; then partitions in order, each to its end */
         int32_t t = -1;
+        for (int32_t p = 0; p < s->npart; p++) {
+            if (s->owner[p] != q) continue;
+            int32_t c = ready_task(r, p);
+            if (c >= 0 && r->cross[c] && (t < 0 || c < t)) t = c;
+        }
         for (int32_t p = 0; p < s->npart && t < 0; p++)
             if (s->owner[p] == q) t = ready_task(r, p);
         if (t >= 0) {
@@ -437,8 +560,15 @@ hy_status hy_rt_sim_step(hy_rt_sim* s, hy_rt_graph* g, hy_rt_step_stats* stats) 
     if (!st) st = build_partition_graph(s, g, &changed);
     if (st) return st;
     hy_rt_memnet_reset_counts(&s->m.net);
+    double w0 = s->trace ? wall_now() : 0;
     if ((st = s->policy->map(s, changed))) return st;
     fix_owners(s);
+    if (s->trace && s->stats.remapped) {
+        char args[96];
+        snprintf(args, sizeof args, "\"metis_calls\":%d,\"wall_us\":%.1f,\"step\":%lld", s->stats.metis_calls,
+                 1e6 * (wall_now() - w0), (long long)s->step);
+        hy_rt_trace_instant(s->trace, s->stats.metis_calls ? "map (METIS)" : "map", "map", s->m.npu, 0.0, args);
+    }
 
     int32_t n = g->ntasks, P = s->npart;
     run_state r;
@@ -449,11 +579,12 @@ hy_status hy_rt_sim_step(hy_rt_sim* s, hy_rt_graph* g, hy_rt_step_stats* stats) 
     r.cursor = malloc((size_t)(P ? P : 1) * sizeof *r.cursor);
     r.pending = malloc((size_t)(n ? n : 1) * sizeof *r.pending);
     r.started = calloc((size_t)(n ? n : 1), 1);
+    r.cross = calloc((size_t)(n ? n : 1), 1);
     r.pstarted = calloc((size_t)(P ? P : 1), 1);
     r.ran_on = calloc((size_t)(P ? P : 1), 1);
     r.measured = calloc((size_t)(P ? P : 1), sizeof *r.measured);
     r.heap = malloc((size_t)(n ? n : 1) * sizeof *r.heap);
-    if (!r.pstart || !r.plist || !r.cursor || !r.pending || !r.started || !r.pstarted || !r.ran_on || !r.measured ||
+    if (!r.pstart || !r.plist || !r.cursor || !r.pending || !r.started || !r.cross || !r.pstarted || !r.ran_on || !r.measured ||
         !r.heap) {
         st = hy_fail(HY_ERR_NOMEM, "sim: out of memory for %d tasks", n);
         goto done;
@@ -461,6 +592,8 @@ hy_status hy_rt_sim_step(hy_rt_sim* s, hy_rt_graph* g, hy_rt_step_stats* stats) 
     for (int32_t t = 0; t < n; t++) {
         r.pstart[g->tasks[t].partition + 1]++;
         r.pending[t] = g->tasks[t].npred;
+        for (int32_t k = g->tasks[t].succ_head; k >= 0; k = g->edges[k].next)
+            if (g->tasks[g->edges[k].to].partition != g->tasks[t].partition) r.cross[t] = 1;
     }
     for (int32_t p = 0; p < P; p++) {
         r.pstart[p + 1] += r.pstart[p];
@@ -483,6 +616,8 @@ hy_status hy_rt_sim_step(hy_rt_sim* s, hy_rt_graph* g, hy_rt_step_stats* stats) 
         if (r.ran_on[p] == 1u << HY_RT_CPU) s->kind_time[2 * p + HY_RT_CPU] = r.measured[p];
         if (r.ran_on[p] == 1u << HY_RT_GPU) s->kind_time[2 * p + HY_RT_GPU] = r.measured[p];
     }
+    learn(s, r.ran_on, r.measured);
+    if (s->trace) s->trace->base += s->stats.makespan;
     s->stats.tasks = n;
     s->stats.threshold = s->threshold;
     for (int32_t c = 0; c < s->m.net.nchannels; c++) s->stats.channel_bytes[c] = s->m.net.channels[c].bytes;
@@ -494,6 +629,7 @@ done:
     free(r.cursor);
     free(r.pending);
     free(r.started);
+    free(r.cross);
     free(r.pstarted);
     free(r.ran_on);
     free(r.measured);

@@ -18,8 +18,10 @@
  * made valid on the host (the bytes are counted; the time is not charged).
  *
  * The affinity list of a partition is the set of PUs owning a partition
- * that shares data with it, recomputed from the current owners; a partition
- * that shares nothing has every PU in its list.
+ * that shares data with it, recomputed from the current owners, plus the
+ * PUs that own no partition at all (they have no data to keep together,
+ * and would otherwise starve once their partitions were stolen); a
+ * partition that shares nothing has every PU in its list.
  *
  * Results are computed by the CPU implementations and are the same for
  * every policy and machine; times are modeled.
@@ -30,6 +32,7 @@
 
 #include "runtime/machine.h"
 #include "runtime/task.h"
+#include "runtime/trace.h"
 
 typedef struct hy_rt_step_stats {
     double makespan;                  /* modeled seconds from the step's start to its last task's end */
@@ -47,6 +50,24 @@ typedef struct hy_rt_step_stats {
 } hy_rt_step_stats;
 
 typedef struct hy_rt_sim hy_rt_sim;
+
+/* The expected-time model of a kind of PU, in the form of the proximity
+ * framework's (sched/model.h): a partition of n tasks and w seconds of
+ * reference work takes setup·n + unit·w / speed on a PU of that kind (unit
+ * is 1 where the PU's speed says all, and absorbs what it leaves out: the
+ * transfers, the contention). Starts from the machine's constants (setup
+ * the first PU's overhead, unit 1) and is refitted after every step by
+ * least squares over the partitions that ran on that kind, older steps
+ * weighing half as much per step; setup within [0, max(16 prior, 1 ms)],
+ * unit within [1/16, 16]; with partitions too alike in their task counts
+ * to separate the two (the system nearly singular), setup is kept and unit
+ * alone is fitted. */
+typedef struct hy_rt_cost_fit {
+    double setup, unit;              /* seconds per task; factor on work / speed */
+    double prior_setup;
+    double nn, nw, ww, ny, wy;       /* decayed sums of the normal equations */
+    int32_t samples;                 /* partitions seen, all steps */
+} hy_rt_cost_fit;
 
 typedef struct hy_rt_policy_class {
     const char* name;
@@ -67,7 +88,8 @@ typedef struct hy_rt_policy_class {
      * thief would finish it before the victim would (the victim's queue
      * ahead of it counted), by the per-kind times (measured, else modeled).
      * Keeps a core from taking a large partition at the end of a step that a
-     * GPU would have finished sooner. 0: no such check. */
+     * GPU would have finished sooner. 2: the same check for every steal,
+     * between PUs of one kind too. 0: no such check. */
     int steal_only_if_faster;
 } hy_rt_policy_class;
 
@@ -90,6 +112,10 @@ struct hy_rt_sim {
     double threshold;      /* priority: CPU/GPU time ratio below which a partition belongs on a CPU */
     double threshold_step; /* factor the threshold moves by on a failed steal */
     int warmup;            /* priority: steps spent measuring each kind */
+    int32_t* part_tasks;   /* per partition: its tasks this step */
+    double* part_work;     /* per partition: its reference work this step */
+    hy_rt_cost_fit fit[HY_RT_PU_KINDS];
+    hy_rt_trace* trace;    /* NULL: none (hy_rt_sim_set_trace) */
     hy_rt_step_stats stats;
 };
 
@@ -98,6 +124,14 @@ struct hy_rt_sim {
  * with the list). `seed` drives the victims' choice. */
 hy_status hy_rt_sim_create(const hy_rt_machine* m, const char* policy, uint64_t seed, hy_rt_sim** out);
 void hy_rt_sim_destroy(hy_rt_sim* s);
+
+/* Record the following steps into t (NULL: stop): one track per PU, named
+ * "(modeled)", and a scheduler track after them; tasks and their transfers
+ * as spans on the virtual clock, steals as instants on the thief's track,
+ * each mapping as an instant on the scheduler track with its METIS calls
+ * and its wall time (not charged to the virtual clock). Steps follow each
+ * other: t->base moves on by each makespan. The sim does not own t. */
+void hy_rt_sim_set_trace(hy_rt_sim* s, hy_rt_trace* t);
 
 /* Run one step of g. *stats (may be NULL) gets the step's figures.
  * HY_ERR_UNSUPPORTED naming the task or partition when a task has no
@@ -119,6 +153,9 @@ hy_status hy_rt_sim_map_metis(hy_rt_sim* s, const uint8_t* part_mask, unsigned k
 /* Partition p onto PU p mod |PUs of kind_mask| for every p with
  * part_mask[p] != 0 (NULL: all). */
 void hy_rt_sim_map_round_robin(hy_rt_sim* s, const uint8_t* part_mask, unsigned kind_mask);
+/* Expected seconds of partition p on PU q under the learned model
+ * (hy_rt_cost_fit), transfers and waiting not counted separately. */
+double hy_rt_sim_expected(const hy_rt_sim* s, int32_t p, int32_t q);
 /* Number of PUs of kind k. */
 int32_t hy_rt_sim_count_kind(const hy_rt_sim* s, hy_rt_pu_kind k);
 

@@ -9,6 +9,8 @@
 #include <stdint.h>
 #include <string.h>
 
+#include <cjson/cJSON.h>
+
 #include "core/hash.h"
 #include "runtime/exec.h"
 #include "runtime/map.h"
@@ -600,7 +602,7 @@ static void test_same_results_everywhere(void) {
     CHECK_OK(hy_rt_machine_profile("cpu", 0, 2, &m));
     hy_rt_sim* s = NULL;
     CHECK(hy_rt_sim_create(&m, "lifo", 1, &s) == HY_ERR_INVALID_ARG && s == NULL);
-    CHECK(strstr(hy_last_error(), "round-robin, static, ws, affinity, priority") != NULL);
+    CHECK(strstr(hy_last_error(), "round-robin, static, ws, affinity, priority, lp") != NULL);
     CHECK(hy_rt_machine_profile("hermann4", 4, 5, &m) == HY_ERR_INVALID_ARG);
 }
 
@@ -652,7 +654,7 @@ static void test_affinity_stealing(void) {
     scene_make(&base, 36, 6, 4, MAXN, 1e-6, 19);
     base.heavy_step = 2;
     hy_rt_machine m;
-    CHECK_OK(hy_rt_machine_profile("cpu", 0, 4, &m));
+    CHECK_OK(hy_rt_machine_profile("cpu", 0, 6, &m));
     int64_t steals[5] = {0}, outside[5] = {0};
     const char* names[5] = {"round-robin", "static", "ws", "affinity", "priority"};
     for (int i = 0; i < 5; i++) {
@@ -695,6 +697,181 @@ static void test_threshold_direction(void) {
      * GPU's speed-up of 6 for large ones, at least ~0.02 for the small ones
      * (a few µs on a core against 50 µs launches per task) */
     CHECK(sb[4].threshold < 6.0 * 1.1 && ss[4].threshold > 0.01);
+}
+
+/* ---- lp */
+
+/* The learned model: after a few steps on a mixed machine, the expected
+ * time of each partition on its PU is close to what it measured there
+ * (12% on average), and the fit stayed in its bounds. */
+static void test_lp_model(void) {
+    static scene sc;
+    scene_make(&sc, 24, 4, 16, MAXN, 2e-7, 37);
+    hy_rt_machine m;
+    CHECK_OK(hy_rt_machine_profile("hermann4", 2, 2, &m));
+    hy_rt_graph* g;
+    hy_rt_sim* s;
+    CHECK_OK(hy_rt_graph_create(&g));
+    CHECK_OK(scene_register(&sc, g));
+    CHECK_OK(hy_rt_sim_create(&m, "lp", 5, &s));
+    CHECK(s->fit[HY_RT_GPU].setup == 50e-6 && s->fit[HY_RT_CPU].setup == 1e-6 && s->fit[HY_RT_GPU].unit == 1.0);
+    for (int k = 0; k < 5; k++) {
+        CHECK_OK(scene_submit(&sc, g));
+        CHECK_OK(hy_rt_sim_step(s, g, NULL));
+    }
+    CHECK(s->fit[HY_RT_CPU].samples > 0 && s->fit[HY_RT_GPU].samples > 0);
+    int checked = 0;
+    double err_sum = 0, err_max = 0;
+    for (int32_t p = 0; p < s->npart; p++) {
+        int32_t q = s->owner[p];
+        double meas = s->kind_time[2 * p + s->m.pu[q].kind];
+        if (meas <= 0) continue;
+        checked++;
+        double err = fabs(hy_rt_sim_expected(s, p, q) - meas) / meas;
+        err_sum += err;
+        err_max = fmax(err_max, err);
+    }
+    fprintf(stderr, "lp model: %d partitions, relative error mean %.3f max %.3f; GPU setup %.3g s unit %.3g, CPU "
+            "setup %.3g unit %.3g\n", checked, err_sum / checked, err_max, s->fit[HY_RT_GPU].setup, s->fit[HY_RT_GPU].unit, s->fit[HY_RT_CPU].setup,
+            s->fit[HY_RT_CPU].unit);
+    /* what the model leaves out (transfers, which depend on where the
+     * neighbours ran) keeps it from being exact */
+    CHECK(checked == s->npart && err_sum / checked < 0.12 && err_max < 0.4);
+    for (int k = 0; k < HY_RT_PU_KINDS; k++)
+        CHECK(s->fit[k].unit >= 1.0 / 16 && s->fit[k].unit <= 16 && s->fit[k].setup >= 0 && s->fit[k].setup <= 1e-3);
+    /* affinity lists: a PU that owns nothing is in every one */
+    for (int32_t p = 0; p < s->npart; p++) s->owner[p] = 0;
+    int in1 = 0, in0 = 0, linked = 0;
+    for (int32_t p = 0; p < s->npart; p++) {
+        in1 += hy_rt_sim_in_affinity(s, 1, p);
+        in0 += hy_rt_sim_in_affinity(s, 0, p);
+    }
+    CHECK(in1 == s->npart && in0 == s->npart);
+    s->owner[s->npart - 1] = 1;
+    for (int32_t p = 0; p + 1 < s->npart; p++) {
+        int near_last = 0;
+        for (int32_t i = s->adj_start[p]; i < s->adj_start[p + 1]; i++) near_last |= s->adj[i] == s->npart - 1;
+        if (s->adj_start[p] == s->adj_start[p + 1] || near_last) continue;
+        linked++;
+        if (hy_rt_sim_in_affinity(s, 1, p)) in1 = -1;
+    }
+    CHECK(linked > 0 && in1 != -1);
+    hy_rt_sim_destroy(s);
+    hy_rt_graph_destroy(g);
+}
+
+/* Objects of spread sizes, never touching, on GPUs and cores: the LP
+ * places them at once (small ones on cores, where a GPU's per-task cost
+ * would dominate) and is at least as fast as priority after its warm-up,
+ * on every mix of 1-4 GPUs and 1-4 cores (virtual clock: deterministic). */
+static void test_lp_vs_priority(void) {
+    static scene base;
+    scene_make(&base, 48, 1, 4, MAXN, 2e-6, 41);
+    base.npairs = 0;
+    int worse = 0, runs = 0;
+    double ratio_sum = 0;
+    for (int gpus = 1; gpus <= 4; gpus++)
+        for (int cpus = 1; cpus <= 4; cpus++) {
+            hy_rt_machine m;
+            CHECK_OK(hy_rt_machine_profile("hermann4", gpus, cpus, &m));
+            hy_rt_step_stats a[8], b[8];
+            CHECK(scene_sim(&base, &m, "lp", 8, a, NULL) != 0);
+            CHECK(scene_sim(&base, &m, "priority", 8, b, NULL) != 0);
+            double ta = 0, tb = 0;
+            for (int k = 4; k < 8; k++) {
+                ta += a[k].makespan;
+                tb += b[k].makespan;
+            }
+            runs++;
+            worse += ta > tb * (1 + 1e-9);
+            ratio_sum += tb / ta;
+            CHECK(a[0].remapped == 1 && a[0].steals_outside_affinity == 0);
+        }
+    fprintf(stderr, "lp vs priority: slower on %d of %d machines, mean speed ratio %.3f\n", worse, runs,
+            ratio_sum / runs);
+    CHECK(worse == 0);
+}
+
+/* ---- trace */
+
+static void test_trace(void) {
+    static scene sc;
+    scene_make(&sc, 20, 4, 16, MAXN, 1e-6, 43);
+    sc.heavy_step = 1;
+    hy_rt_machine m;
+    CHECK_OK(hy_rt_machine_profile("hermann4", 2, 2, &m));
+    const char* path = "test_runtime_trace.json";
+    hy_rt_trace* t = NULL;
+    CHECK_OK(hy_rt_trace_open(path, "virtual", &t));
+    hy_rt_graph* g;
+    hy_rt_sim* s;
+    CHECK_OK(hy_rt_graph_create(&g));
+    CHECK_OK(scene_register(&sc, g));
+    CHECK_OK(hy_rt_sim_create(&m, "affinity", 9, &s));
+    hy_rt_sim_set_trace(s, t);
+    int tasks = 0, steals = 0, maps = 0, metis = 0;
+    double span = 0;
+    for (int k = 0; k < 3; k++) {
+        hy_rt_step_stats st;
+        CHECK_OK(scene_submit(&sc, g));
+        CHECK_OK(hy_rt_sim_step(s, g, &st));
+        tasks += st.tasks;
+        steals += st.steals;
+        maps += st.remapped;
+        metis += st.metis_calls;
+        span += st.makespan;
+    }
+    hy_rt_sim_destroy(s);
+    hy_rt_graph_destroy(g);
+    CHECK_OK(hy_rt_trace_close(t));
+    FILE* f = fopen(path, "rb");
+    CHECK(f != NULL);
+    if (!f) return;
+    static char text[4 << 20];
+    size_t n = fread(text, 1, sizeof text - 1, f);
+    fclose(f);
+    remove(path);
+    text[n] = 0;
+    cJSON* root = cJSON_Parse(text);
+    CHECK(root != NULL);
+    if (!root) return;
+    const cJSON* ev = cJSON_GetObjectItemCaseSensitive(root, "traceEvents");
+    int names = 0, xt = 0, xs = 0, inst_steal = 0, inst_map = 0, metis_in_trace = 0, bad_tid = 0;
+    double last_end = 0;
+    const cJSON* e;
+    cJSON_ArrayForEach(e, ev) {
+        const char* ph = cJSON_GetObjectItemCaseSensitive(e, "ph")->valuestring;
+        const char* cat = cJSON_IsString(cJSON_GetObjectItemCaseSensitive(e, "cat"))
+                              ? cJSON_GetObjectItemCaseSensitive(e, "cat")->valuestring
+                              : "";
+        int tid = cJSON_GetObjectItemCaseSensitive(e, "tid")->valueint;
+        if (tid < 0 || tid > m.npu) bad_tid++;
+        if (!strcmp(ph, "M")) names++;
+        if (!strcmp(ph, "X") && !strcmp(cat, "task")) {
+            xt++;
+            double end = cJSON_GetObjectItemCaseSensitive(e, "ts")->valuedouble +
+                         cJSON_GetObjectItemCaseSensitive(e, "dur")->valuedouble;
+            if (end > last_end) last_end = end;
+        }
+        if (!strcmp(ph, "X") && !strcmp(cat, "transfer")) xs++;
+        if (!strcmp(ph, "i") && !strcmp(cat, "steal")) inst_steal++;
+        if (!strcmp(ph, "i") && !strcmp(cat, "map")) {
+            inst_map++;
+            metis_in_trace +=
+                cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(e, "args"), "metis_calls")->valueint;
+        }
+    }
+    fprintf(stderr, "trace: %d tasks, %d transfers, %d steals, %d maps\n", xt, xs, inst_steal, inst_map);
+    CHECK(names == m.npu + 1 && bad_tid == 0);
+    CHECK(xt == tasks && xs > 0);
+    CHECK(inst_steal == steals && steals > 0);
+    CHECK(inst_map == maps && metis_in_trace == metis);
+    /* the steps follow each other on one timeline */
+    CHECK_NEAR(last_end, 1e6 * span, 1e-3 * 1e6 * span);
+    cJSON_Delete(root);
+    /* a trace that cannot be opened names the file */
+    CHECK(hy_rt_trace_open("no-such-folder/t.json", "virtual", &t) == HY_ERR_IO && t == NULL);
+    CHECK(strstr(hy_last_error(), "no-such-folder/t.json") != NULL);
 }
 
 /* The map is made when the partition graph changes and kept otherwise. */
@@ -741,5 +918,8 @@ int main(void) {
     test_affinity_stealing();
     test_remap_on_change();
     test_threshold_direction();
+    test_lp_model();
+    test_lp_vs_priority();
+    test_trace();
     TEST_END();
 }
