@@ -1,5 +1,7 @@
-/* hyphys bench integrate --overhead: the integration runtime's own cost on
- * this machine (runtime/).
+/* hyphys bench integrate: the integration runtime (runtime/) on modeled
+ * machines with FEM-shaped workloads (experiments "gpus", "bars", "mixed";
+ * bench/integrate_scenes.h), one modeled run as a trace (--trace), and the
+ * runtime's own cost on this machine ("overhead", alone with --overhead).
  *
  * Per-task overhead: a graph of --tasks empty tasks over 256 handles (task t
  * reads and writes handle t mod 256 and reads handle 7t+3 mod 256, so every
@@ -18,14 +20,27 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <errno.h>
+#include <math.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "bench/integrate_scenes.h"
 #include "cli/cli.h"
 #include "runtime/exec.h"
 #include "runtime/map.h"
+#include "runtime/policy.h"
+#include "runtime/trace.h"
 
 void hy_bench_integrate_help(void);
 int hy_bench_integrate_main(int argc, char** argv);
 
 #define HANDLES 256
+/* Steps left out of the means: priority's warm-up (2 steps) and lp's
+ * learning (3) map afresh every step; the means are of the steady state. */
+#define WARM_STEPS 4
+#define DEFAULT_STEPS 24
+#define MAX_STEPS 200
 
 static void empty_task(void* const* bufs, void* arg) {
     (void)bufs;
@@ -35,11 +50,31 @@ static void empty_task(void* const* bufs, void* arg) {
 static const hy_rt_kind k_empty = {"empty", 2, {HY_RT_RW, HY_RT_R}, empty_task, NULL};
 
 void hy_bench_integrate_help(void) {
-    printf("usage: hyphys bench integrate --overhead [--tasks N] [--threads N] [--repeats R] [--json]\n\n"
-           "The integration runtime's own cost on this machine: per-task overhead of\n"
-           "empty tasks with dependencies on the real CPU executor, (wall - critical\n"
-           "path) / tasks, for 1..N threads (default 2), and the cost of one METIS map\n"
-           "of a 64-partition graph in µs. --tasks defaults to 100000, --repeats to 5.\n");
+    printf("usage: hyphys bench integrate [--json] [--out DIR] [--steps N] [--only LIST]\n"
+           "       hyphys bench integrate --overhead [--tasks N] [--threads N] [--repeats R] [--json]\n"
+           "       hyphys bench integrate --trace FILE [--scene S] [--policy P] [--machine M] [--gpus G]\n"
+           "                              [--cpus C] [--block B] [--steps N]\n\n"
+           "Modeled experiments (virtual clock, the machines of Hermann et al. 2010;\n"
+           "workload from FEM step costs measured here, not a recorded scene):\n"
+           "  gpus   fem64 on hermann8 with 1, 2, 4, 8 GPUs: speedup over one GPU\n"
+           "  bars   fem_bars on hermann4, 4 GPUs + 4 CPUs: ms per step by block size\n"
+           "  mixed  fem_independent on hermann4 with 0-4 GPUs and 0-4 CPUs: speedup\n"
+           "         over one CPU\n"
+           "and overhead: the real per-task runtime overhead, (wall - critical path) /\n"
+           "tasks, and one METIS map of a 64-partition graph in us. Means are over the\n"
+           "steps after the first %d. --only picks experiments (comma list, default\n"
+           "all four); --steps defaults to %d. CSV, gnuplot script and PNG of each\n"
+           "experiment go to --out DIR (default a new integrate-YYYYMMDD-HHMMSS in the\n"
+           "current folder); existing files are never overwritten.\n\n"
+           "--overhead: that experiment alone; --tasks defaults to 100000, --threads\n"
+           "to 2, --repeats to 5.\n"
+           "--trace FILE: one modeled run as Chrome/Perfetto trace events, one track\n"
+           "per PU (tasks, transfers, steals) and a scheduler track (maps, METIS\n"
+           "calls): --scene fem64|fem_bars|fem_independent (default fem_independent),\n"
+           "--policy (default lp), --machine hermann4|hermann8|cpu (default hermann4)\n"
+           "with --gpus and --cpus (default 4, 4),\n"
+           "--block particles for fem_bars (default 2000).\n",
+           WARM_STEPS, DEFAULT_STEPS);
 }
 
 static hy_status submit_all(hy_rt_graph* g, const int32_t* h, int32_t n) {
@@ -89,30 +124,9 @@ static double metis_map_us(void) {
     return 1e6 * hy_cli_percentile(t, 50, 50);
 }
 
-int hy_bench_integrate_main(int argc, char** argv) {
-    long tasks = 100000, threads = 2, repeats = 5;
-    int json = 0, overhead = 0;
-    for (int i = 1; i < argc; i++) {
-        const char* a = argv[i];
-        if (!strcmp(a, "--overhead")) {
-            overhead = 1;
-        } else if (!strcmp(a, "--json")) {
-            json = 1;
-        } else if (!strcmp(a, "--tasks") && i + 1 < argc) {
-            if (!hy_cli_parse_int(a, argv[++i], 1000, 10000000, &tasks)) return HY_EXIT_USAGE;
-        } else if (!strcmp(a, "--threads") && i + 1 < argc) {
-            if (!hy_cli_parse_int(a, argv[++i], 1, 256, &threads)) return HY_EXIT_USAGE;
-        } else if (!strcmp(a, "--repeats") && i + 1 < argc) {
-            if (!hy_cli_parse_int(a, argv[++i], 1, 1000, &repeats)) return HY_EXIT_USAGE;
-        } else {
-            fprintf(stderr, "hyphys bench integrate: unknown or incomplete option '%s' (try --help)\n", a);
-            return HY_EXIT_USAGE;
-        }
-    }
-    if (!overhead) {
-        fprintf(stderr, "hyphys bench integrate: only --overhead is available (try --help)\n");
-        return HY_EXIT_USAGE;
-    }
+/* The overhead experiment. nested: inside the experiments' JSON object
+ * (key "overhead"), else the whole output. */
+static int run_overhead(long tasks, long threads, long repeats, int json, int nested) {
     static double handle_data[HANDLES];
     int32_t h[HANDLES];
     hy_rt_graph* g = NULL;
@@ -139,7 +153,7 @@ int hy_bench_integrate_main(int argc, char** argv) {
         hy_rt_graph_destroy(g);
         return HY_EXIT_RUNTIME;
     }
-    if (json) printf("{\"tasks\":%ld,\"chain\":%d,\"overhead\":[", tasks, chain);
+    if (json) printf(nested ? "\"overhead\":{\"tasks\":%ld,\"chain\":%d,\"threads\":[" : "{\"tasks\":%ld,\"chain\":%d,\"overhead\":[", tasks, chain);
     else printf("threads,tasks,chain,submit_ns_min,submit_ns_median,run_ns_min,run_ns_median,total_ns_median\n");
     int rc = HY_EXIT_OK;
     for (long th = 1; th <= threads && rc == HY_EXIT_OK; th++) {
@@ -169,11 +183,440 @@ int hy_bench_integrate_main(int argc, char** argv) {
                    hy_cli_percentile(run, repeats, 0), rm, sm + rm);
     }
     double us = metis_map_us();
-    if (json) printf("],\"metis_map_us\":%.1f}\n", us);
+    if (json) printf("],\"metis_map_us\":%.1f}%s", us, nested ? "" : "\n");
     else printf("metis_map_us,%.1f\n", us);
     free(sub);
     free(run);
     hy_rt_graph_destroy(g);
     if (rc) fprintf(stderr, "hyphys bench integrate: %s\n", hy_last_error());
     return rc;
+}
+
+/* ---- the modeled experiments */
+
+#define NOTE "modeled; workload from measured FEM costs, not a recorded scene"
+
+typedef struct bench_out {
+    const char* dir;
+    int json, plot;
+    int first;  /* JSON: no member printed yet */
+} bench_out;
+
+/* A new file in the output folder; never replaces one ("wx"). */
+static FILE* out_file(const bench_out* o, const char* name) {
+    char path[4096];
+    snprintf(path, sizeof path, "%s/%s", o->dir, name);
+    FILE* f = fopen(path, "wx");
+    if (!f)
+        fprintf(stderr, "hyphys bench integrate: cannot create '%s': %s\n", path,
+                errno == EEXIST ? "it exists (files are never overwritten; choose another --out)" : strerror(errno));
+    return f;
+}
+
+static int out_close(FILE* f, const bench_out* o, const char* name) {
+    int bad = ferror(f);
+    bad |= fclose(f) != 0;
+    if (bad) fprintf(stderr, "hyphys bench integrate: %s/%s: write failed\n", o->dir, name);
+    return !bad;
+}
+
+/* Writes NAME.gp (reads NAME.csv, draws NAME.png) and runs gnuplot on it
+ * when there is one. */
+static int plot(const bench_out* o, const char* name, const char* script) {
+    char gp[64];
+    snprintf(gp, sizeof gp, "%s.gp", name);
+    FILE* f = out_file(o, gp);
+    if (!f) return 0;
+    fprintf(f, "# %s: hyphys bench integrate (" NOTE ")\n"
+               "set terminal pngcairo noenhanced size 720,460 font 'sans,9'\nset output '%s.png'\n"
+               "set datafile separator ','\nset key top left\nset grid\n%s",
+            name, name, script);
+    if (!out_close(f, o, gp)) return 0;
+    if (!o->plot) return 1;
+    if (strchr(o->dir, '\'') || system("command -v gnuplot >/dev/null 2>&1") != 0) {
+        fprintf(stderr, "hyphys bench integrate: gnuplot not run; %s/%s is written\n", o->dir, gp);
+        return 1;
+    }
+    FILE* g = popen("gnuplot", "w");
+    if (!g) return 1;
+    fprintf(g, "cd '%s'\nload '%s'\n", o->dir, gp);
+    if (pclose(g) != 0) fprintf(stderr, "hyphys bench integrate: gnuplot failed on %s/%s\n", o->dir, gp);
+    return 1;
+}
+
+static double steady_mean(const double* ms, int steps) {
+    double sum = 0;
+    for (int k = WARM_STEPS; k < steps; k++) sum += ms[k];
+    return sum / (steps - WARM_STEPS);
+}
+
+static void json_key(bench_out* o, const char* key) {
+    printf("%s\"%s\":", o->first ? "" : ",", key);
+    o->first = 0;
+}
+
+/* One run; every run of a scene must give `*want` (0: take it). */
+static int run_one(hy_iscene_kind kind, int block, const hy_fem_costs* c, const char* profile, int gpus, int cpus,
+                   const char* policy, int steps, double* ms, uint64_t* want, int* same) {
+    hy_rt_machine m;
+    uint64_t h = 0;
+    hy_status s = hy_rt_machine_profile(profile, gpus, cpus, &m);
+    if (!s) s = hy_iscene_run(kind, block, c, &m, policy, steps, ms, &h, NULL, NULL);
+    if (s) {
+        fprintf(stderr, "hyphys bench integrate: %s, %s %d+%d, %s: %s\n", hy_iscene_name(kind), profile, gpus, cpus,
+                policy, hy_last_error());
+        return 0;
+    }
+    if (!*want) *want = h;
+    if (h != *want) *same = 0;
+    return 1;
+}
+
+static const char* const k_gpus_policies[] = {"round-robin", "static", "ws", "affinity", "priority", "lp"};
+static const char* const k_bars_policies[] = {"round-robin", "static", "affinity", "priority", "lp"};
+static const char* const k_mixed_policies[] = {"ws", "priority", "lp"};
+#define NPOL(a) ((int)(sizeof a / sizeof a[0]))
+
+static int exp_gpus(bench_out* o, const hy_fem_costs* c, int steps, double* eight_over_one) {
+    static const int G[4] = {1, 2, 4, 8};
+    static double ms[NPOL(k_gpus_policies)][4][MAX_STEPS];
+    uint64_t want = 0;
+    int same = 1;
+    for (int p = 0; p < NPOL(k_gpus_policies); p++)
+        for (int g = 0; g < 4; g++)
+            if (!run_one(HY_ISCENE_FEM64, 0, c, "hermann8", G[g], 0, k_gpus_policies[p], steps, ms[p][g], &want, &same))
+                return 0;
+    FILE* f = out_file(o, "gpus.csv");
+    FILE* fs = f ? out_file(o, "gpus_steps.csv") : NULL;
+    if (!f || !fs) {
+        if (f) fclose(f);
+        return 0;
+    }
+    fprintf(f, "gpus,policy,ms,speedup\n");
+    fprintf(fs, "gpus,policy,step,ms,speedup\n");
+    if (o->json) {
+        json_key(o, "gpus");
+        printf("[");
+    } else {
+        printf("gpus: fem64 on hermann8, GPUs only (%s); speedup over one GPU, mean of steps %d-%d\n", NOTE,
+               WARM_STEPS, steps - 1);
+    }
+    *eight_over_one = INFINITY;
+    for (int p = 0; p < NPOL(k_gpus_policies); p++)
+        for (int g = 0; g < 4; g++) {
+            double one = steady_mean(ms[p][0], steps), t = steady_mean(ms[p][g], steps), sp = one / t;
+            fprintf(f, "%d,%s,%.4f,%.4f\n", G[g], k_gpus_policies[p], 1e3 * t, sp);
+            for (int k = 0; k < steps; k++)
+                fprintf(fs, "%d,%s,%d,%.4f,%.4f\n", G[g], k_gpus_policies[p], k, 1e3 * ms[p][g][k],
+                        ms[p][0][k] / ms[p][g][k]);
+            if (G[g] == 8 && strcmp(k_gpus_policies[p], "round-robin") && strcmp(k_gpus_policies[p], "static") &&
+                sp < *eight_over_one)
+                *eight_over_one = sp;
+            if (o->json)
+                printf("%s{\"gpus\":%d,\"policy\":\"%s\",\"speedup\":%.3f,\"ms\":%.4f}", p || g ? "," : "", G[g],
+                       k_gpus_policies[p], sp, 1e3 * t);
+            else
+                printf("  %-12s %d GPUs  %8.3f ms  x%.2f\n", k_gpus_policies[p], G[g], 1e3 * t, sp);
+        }
+    if (o->json) printf("],\"gpus_same_hash\":%s", same ? "true" : "false");
+    else printf("  same state hash for every run: %s\n", same ? "yes" : "NO");
+    int ok = out_close(f, o, "gpus.csv") & out_close(fs, o, "gpus_steps.csv");
+    ok &= plot(o, "gpus",
+               "set title 'fem64 on hermann8 (modeled): speedup over one GPU'\nset xlabel 'GPUs'\n"
+               "set ylabel 'speedup'\nset logscale x 2\nset xtics (1,2,4,8)\nset yrange [0:*]\n"
+               "plot for [p in 'round-robin static ws affinity priority lp'] 'gpus.csv' using "
+               "(strcol(2) eq p ? $1 : 1/0):4 with linespoints lw 2 title p, x with lines dt 2 lc 'gray' title 'linear'\n");
+    return ok && same;
+}
+
+static int exp_bars(bench_out* o, const hy_fem_costs* c, int steps, int* fast_ok) {
+    static const int B[4] = {500, 1000, 2000, 3000};
+    static double ms[4][NPOL(k_bars_policies)][MAX_STEPS];
+    int same = 1;
+    for (int b = 0; b < 4; b++) {
+        uint64_t want = 0;
+        for (int p = 0; p < NPOL(k_bars_policies); p++)
+            if (!run_one(HY_ISCENE_BARS, B[b], c, "hermann4", 4, 4, k_bars_policies[p], steps, ms[b][p], &want, &same))
+                return 0;
+    }
+    FILE* f = out_file(o, "bars.csv");
+    if (!f) return 0;
+    fprintf(f, "block,policy,ms\n");
+    if (o->json) {
+        json_key(o, "bars");
+        printf("[");
+    } else {
+        printf("bars: fem_bars on hermann4, 4 GPUs + 4 CPUs (%s); ms per step, mean of steps %d-%d\n", NOTE,
+               WARM_STEPS, steps - 1);
+    }
+    *fast_ok = 1;
+    for (int b = 0; b < 4; b++) {
+        double t[NPOL(k_bars_policies)];
+        for (int p = 0; p < NPOL(k_bars_policies); p++) {
+            t[p] = 1e3 * steady_mean(ms[b][p], steps);
+            fprintf(f, "%d,%s,%.4f\n", B[b], k_bars_policies[p], t[p]);
+            if (o->json)
+                printf("%s{\"block\":%d,\"policy\":\"%s\",\"ms\":%.4f}", b || p ? "," : "", B[b], k_bars_policies[p],
+                       t[p]);
+            else
+                printf("  block %4d  %-12s %8.3f ms\n", B[b], k_bars_policies[p], t[p]);
+        }
+        /* affinity (2) and priority (3) under round-robin (0) and static (1) */
+        for (int p = 2; p <= 3; p++)
+            if (!(t[p] < t[0] && t[p] < t[1])) *fast_ok = 0;
+    }
+    if (o->json) printf("],\"bars_same_hash\":%s", same ? "true" : "false");
+    else printf("  same state hash for every run of a block size: %s\n", same ? "yes" : "NO");
+    int ok = out_close(f, o, "bars.csv");
+    ok &= plot(o, "bars",
+               "set title 'fem\\_bars on hermann4, 4 GPUs + 4 CPUs (modeled)'\nset xlabel 'particles per block'\n"
+               "set ylabel 'ms per step'\nset yrange [0:*]\n"
+               "plot for [p in 'round-robin static affinity priority lp'] 'bars.csv' using "
+               "(strcol(2) eq p ? $1 : 1/0):3 with linespoints lw 2 title p\n");
+    return ok && same;
+}
+
+typedef struct mixed_result {
+    double sp[NPOL(k_mixed_policies)][5][5]; /* [policy][gpus][cpus] */
+} mixed_result;
+
+static int exp_mixed(bench_out* o, const hy_fem_costs* c, int steps, mixed_result* res) {
+    static double ms[MAX_STEPS], one_ms[MAX_STEPS];
+    uint64_t want = 0;
+    int same = 1;
+    if (!run_one(HY_ISCENE_INDEPENDENT, 0, c, "hermann4", 0, 1, "static", steps, one_ms, &want, &same)) return 0;
+    double one = steady_mean(one_ms, steps);
+    FILE* f = out_file(o, "mixed.csv");
+    if (!f) return 0;
+    fprintf(f, "gpus,cpus,policy,ms,speedup\n");
+    if (o->json) {
+        json_key(o, "mixed");
+        printf("[");
+    } else {
+        printf("mixed: fem_independent on hermann4 (%s); speedup over one CPU (%.3f ms), mean of steps %d-%d\n", NOTE,
+               1e3 * one, WARM_STEPS, steps - 1);
+    }
+    int n = 0;
+    for (int p = 0; p < NPOL(k_mixed_policies); p++)
+        for (int g = 0; g <= 4; g++)
+            for (int cp = 0; cp <= 4; cp++) {
+                res->sp[p][g][cp] = 0;
+                if (!g && !cp) continue;
+                if (!run_one(HY_ISCENE_INDEPENDENT, 0, c, "hermann4", g, cp, k_mixed_policies[p], steps, ms, &want,
+                             &same)) {
+                    fclose(f);
+                    return 0;
+                }
+                double t = steady_mean(ms, steps), sp = one / t;
+                res->sp[p][g][cp] = sp;
+                fprintf(f, "%d,%d,%s,%.4f,%.4f\n", g, cp, k_mixed_policies[p], 1e3 * t, sp);
+                if (o->json)
+                    printf("%s{\"gpus\":%d,\"cpus\":%d,\"policy\":\"%s\",\"speedup\":%.3f}", n++ ? "," : "", g, cp,
+                           k_mixed_policies[p], sp);
+                else
+                    printf("  %-9s %d GPUs %d CPUs  x%.2f\n", k_mixed_policies[p], g, cp, sp);
+            }
+    if (o->json) printf("],\"mixed_same_hash\":%s", same ? "true" : "false");
+    else printf("  same state hash for every run: %s\n", same ? "yes" : "NO");
+    int ok = out_close(f, o, "mixed.csv");
+    ok &= plot(o, "mixed",
+               "set title 'fem\\_independent on hermann4 (modeled): speedup over one CPU'\nset xlabel 'CPUs'\n"
+               "set ylabel 'speedup'\nset yrange [0:*]\nset key outside right\n"
+               "plot for [p in 'ws priority lp'] for [g=0:4] 'mixed.csv' using "
+               "((strcol(3) eq p && $1 == g) ? $2 : 1/0):5 with linespoints lw 2 title sprintf('%s, %d GPUs', p, g)\n");
+    return ok && same;
+}
+
+/* ---- trace */
+
+static int run_trace(const char* path, const char* scene, const char* profile, const char* policy, int gpus, int cpus,
+                     int block, int steps, const hy_fem_costs* c) {
+    hy_iscene_kind kind;
+    if (!strcmp(scene, "fem64")) kind = HY_ISCENE_FEM64;
+    else if (!strcmp(scene, "fem_bars")) kind = HY_ISCENE_BARS;
+    else if (!strcmp(scene, "fem_independent")) kind = HY_ISCENE_INDEPENDENT;
+    else {
+        fprintf(stderr, "hyphys bench integrate: unknown scene '%s' (known: fem64, fem_bars, fem_independent)\n",
+                scene);
+        return HY_EXIT_USAGE;
+    }
+    hy_rt_machine m;
+    hy_rt_trace* t = NULL;
+    static double ms[MAX_STEPS];
+    hy_rt_step_stats sum;
+    uint64_t h;
+    hy_status s = hy_rt_machine_profile(profile, gpus, cpus, &m);
+    if (!s) s = hy_rt_trace_open(path, "virtual", &t);
+    if (!s) s = hy_iscene_run(kind, block, c, &m, policy, steps, ms, &h, &sum, t);
+    hy_status s2 = hy_rt_trace_close(t);
+    if (!s) s = s2;
+    if (s) {
+        fprintf(stderr, "hyphys bench integrate: %s\n", hy_last_error());
+        return HY_EXIT_RUNTIME;
+    }
+    printf("trace %s: %s on %s %d GPUs + %d CPUs, %s, %d steps (%s): %.3f ms per step, %d steals, "
+           "%d METIS calls, state hash %016llx\n",
+           path, scene, profile, gpus, cpus, policy, steps, NOTE, 1e3 * sum.makespan / steps, sum.steals, sum.metis_calls,
+           (unsigned long long)h);
+    return HY_EXIT_OK;
+}
+
+static int want_exp(const char* only, const char* name) {
+    if (!only) return 1;
+    size_t n = strlen(name);
+    for (const char* p = only; (p = strstr(p, name)); p += n)
+        if ((p == only || p[-1] == ',') && (p[n] == ',' || !p[n])) return 1;
+    return 0;
+}
+
+int hy_bench_integrate_main(int argc, char** argv) {
+    long tasks = 100000, threads = 2, repeats = 5, steps = DEFAULT_STEPS, gpus = 4, cpus = 4, block = 2000;
+    int json = 0, overhead = 0;
+    const char *out = NULL, *only = NULL, *trace = NULL, *scene = "fem_independent", *policy = "lp",
+               *machine = "hermann4";
+    for (int i = 1; i < argc; i++) {
+        const char* a = argv[i];
+        if (!strcmp(a, "--overhead")) {
+            overhead = 1;
+        } else if (!strcmp(a, "--json")) {
+            json = 1;
+        } else if (!strcmp(a, "--tasks") && i + 1 < argc) {
+            if (!hy_cli_parse_int(a, argv[++i], 1000, 10000000, &tasks)) return HY_EXIT_USAGE;
+        } else if (!strcmp(a, "--threads") && i + 1 < argc) {
+            if (!hy_cli_parse_int(a, argv[++i], 1, 256, &threads)) return HY_EXIT_USAGE;
+        } else if (!strcmp(a, "--repeats") && i + 1 < argc) {
+            if (!hy_cli_parse_int(a, argv[++i], 1, 1000, &repeats)) return HY_EXIT_USAGE;
+        } else if (!strcmp(a, "--steps") && i + 1 < argc) {
+            if (!hy_cli_parse_int(a, argv[++i], WARM_STEPS + 1, MAX_STEPS, &steps)) return HY_EXIT_USAGE;
+        } else if (!strcmp(a, "--gpus") && i + 1 < argc) {
+            if (!hy_cli_parse_int(a, argv[++i], 0, 8, &gpus)) return HY_EXIT_USAGE;
+        } else if (!strcmp(a, "--cpus") && i + 1 < argc) {
+            if (!hy_cli_parse_int(a, argv[++i], 0, 8, &cpus)) return HY_EXIT_USAGE;
+        } else if (!strcmp(a, "--block") && i + 1 < argc) {
+            if (!hy_cli_parse_int(a, argv[++i], 64, 100000, &block)) return HY_EXIT_USAGE;
+        } else if (!strcmp(a, "--out") && i + 1 < argc) {
+            out = argv[++i];
+        } else if (!strcmp(a, "--only") && i + 1 < argc) {
+            only = argv[++i];
+        } else if (!strcmp(a, "--trace") && i + 1 < argc) {
+            trace = argv[++i];
+        } else if (!strcmp(a, "--machine") && i + 1 < argc) {
+            machine = argv[++i];
+        } else if (!strcmp(a, "--scene") && i + 1 < argc) {
+            scene = argv[++i];
+        } else if (!strcmp(a, "--policy") && i + 1 < argc) {
+            policy = argv[++i];
+        } else {
+            fprintf(stderr, "hyphys bench integrate: unknown or incomplete option '%s' (try --help)\n", a);
+            return HY_EXIT_USAGE;
+        }
+    }
+    if (overhead) return run_overhead(tasks, threads, repeats, json, 0);
+    const hy_rt_policy_class* cls;
+    if (hy_rt_policy_lookup(policy, &cls)) {
+        fprintf(stderr, "hyphys bench integrate: %s\n", hy_last_error());
+        return HY_EXIT_USAGE;
+    }
+    if (only)
+        for (const char* p = only; *p;) {
+            size_t n = strcspn(p, ",");
+            if (!((n == 4 && !strncmp(p, "gpus", 4)) || (n == 4 && !strncmp(p, "bars", 4)) ||
+                  (n == 5 && !strncmp(p, "mixed", 5)) || (n == 8 && !strncmp(p, "overhead", 8)))) {
+                fprintf(stderr, "hyphys bench integrate: --only '%s': known experiments are gpus, bars, mixed, overhead\n",
+                        only);
+                return HY_EXIT_USAGE;
+            }
+            p += n + (p[n] == ',');
+        }
+    hy_fem_costs costs;
+    if (hy_fem_costs_measure(7, &costs)) {
+        fprintf(stderr, "hyphys bench integrate: measuring FEM costs: %s\n", hy_last_error());
+        return HY_EXIT_RUNTIME;
+    }
+    if (trace) return run_trace(trace, scene, machine, policy, (int)gpus, (int)cpus, (int)block, (int)steps, &costs);
+
+    char dir[64];
+    if (!out) {
+        time_t now = time(NULL);
+        struct tm tm;
+        gmtime_r(&now, &tm);
+        strftime(dir, sizeof dir, "integrate-%Y%m%d-%H%M%S", &tm);
+        if (mkdir(dir, 0777) != 0) {
+            fprintf(stderr, "hyphys bench integrate: cannot create '%s': %s\n", dir, strerror(errno));
+            return HY_EXIT_RUNTIME;
+        }
+        out = dir;
+    } else if (!hy_cli_make_dirs(out, 0, "hyphys bench integrate")) {
+        return HY_EXIT_RUNTIME;
+    }
+    bench_out o = {out, json, 1, 1};
+    if (json) {
+        printf("{\"note\":\"" NOTE "\",\"out\":");
+        hy_cli_json_string(stdout, out);
+        printf(",\"steps\":%ld,\"warm_steps\":%d,\"cg_iterations\":%d,\"fem_costs\":[", steps, WARM_STEPS,
+               HY_FEM_CG_ITERATIONS);
+        for (int k = 0; k < HY_FEM_COST_SIZES; k++)
+            printf("%s{\"particles\":%d,\"step_ms\":%.3f,\"setup_ms\":%.3f,\"iteration_ms\":%.4f}", k ? "," : "",
+                   costs.particles[k], 1e3 * costs.step[k], 1e3 * costs.setup[k], 1e3 * costs.iteration[k]);
+        printf("]");
+        o.first = 0;
+    } else {
+        printf("FEM step costs measured here (one thread, %d CG iterations):\n", HY_FEM_CG_ITERATIONS);
+        for (int k = 0; k < HY_FEM_COST_SIZES; k++)
+            printf("  %5d particles: step %.3f ms = setup %.3f + %d x iteration %.4f\n", costs.particles[k],
+                   1e3 * costs.step[k], 1e3 * costs.setup[k], HY_FEM_CG_ITERATIONS, 1e3 * costs.iteration[k]);
+        printf("  fitted: setup %.1f us + %.4f us per particle, iteration %.1f us + %.4f us per particle\n",
+               1e6 * costs.setup_a, 1e6 * costs.setup_b, 1e6 * costs.iter_a, 1e6 * costs.iter_b);
+    }
+    int ok = 1;
+    double eight = 0;
+    int bars_ok = 0;
+    mixed_result mix;
+    int have_gpus = 0, have_bars = 0, have_mixed = 0;
+    if (want_exp(only, "gpus")) ok &= have_gpus = exp_gpus(&o, &costs, (int)steps, &eight);
+    if (want_exp(only, "bars")) ok &= have_bars = exp_bars(&o, &costs, (int)steps, &bars_ok);
+    if (want_exp(only, "mixed")) ok &= have_mixed = exp_mixed(&o, &costs, (int)steps, &mix);
+    if (want_exp(only, "overhead")) {
+        if (json) printf(",");
+        ok &= run_overhead(tasks, threads, repeats, json, json) == HY_EXIT_OK;
+    }
+    /* targets */
+    double prio44 = 0, sum44 = 0, ws44 = 0, ws40 = 0;
+    int lp_ge = 1;
+    if (have_mixed) {
+        prio44 = mix.sp[1][4][4];
+        sum44 = mix.sp[1][4][0] + mix.sp[1][0][4];
+        ws44 = mix.sp[0][4][4];
+        ws40 = mix.sp[0][4][0];
+        for (int g = 0; g <= 4; g++)
+            for (int c = 0; c <= 4; c++)
+                if ((g || c) && mix.sp[2][g][c] < mix.sp[1][g][c] * (1 - 1e-9)) lp_ge = 0;
+    }
+    if (json) {
+        printf(",\"targets\":{");
+        int n = 0;
+        if (have_gpus) printf("%s\"gpus8_min_speedup\":%.3f,\"gpus8_at_least_6\":%s", n++ ? "," : "", eight,
+                              eight >= 6 ? "true" : "false");
+        if (have_bars) printf("%s\"bars_affinity_priority_beat_rr_static\":%s", n++ ? "," : "", bars_ok ? "true" : "false");
+        if (have_mixed)
+            printf("%s\"mixed_priority_4_4\":%.3f,\"mixed_priority_4_0_plus_0_4\":%.3f,\"mixed_priority_cooperative\":%s,"
+                   "\"mixed_ws_4_4\":%.3f,\"mixed_ws_4_0\":%.3f,\"mixed_ws_speed_down\":%s,\"mixed_lp_ge_priority\":%s",
+                   n++ ? "," : "", prio44, sum44, prio44 > sum44 ? "true" : "false", ws44, ws40,
+                   ws44 < ws40 ? "true" : "false", lp_ge ? "true" : "false");
+        printf("}}\n");
+    } else {
+        printf("targets:\n");
+        if (have_gpus) printf("  8 GPUs >= 6x one GPU on fem64 (stealing policies, least): %.2f  %s\n", eight,
+                              eight >= 6 ? "met" : "NOT met");
+        if (have_bars) printf("  affinity and priority faster than round-robin and static at every block size: %s\n",
+                              bars_ok ? "met" : "NOT met");
+        if (have_mixed) {
+            printf("  priority 4+4 (%.2f) > priority 4+0 + 0+4 (%.2f): %s\n", prio44, sum44,
+                   prio44 > sum44 ? "met" : "NOT met");
+            printf("  ws 4+4 (%.2f) < ws 4+0 (%.2f): %s\n", ws44, ws40, ws44 < ws40 ? "met" : "NOT met");
+            printf("  lp >= priority on every mixed configuration: %s\n", lp_ge ? "met" : "NOT met");
+        }
+        printf("output: %s\n", out);
+    }
+    return ok ? HY_EXIT_OK : HY_EXIT_RUNTIME;
 }

@@ -1,0 +1,356 @@
+/* Workloads of `hyphys bench integrate` (see integrate_scenes.h). */
+#include "bench/integrate_scenes.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "core/hash.h"
+#include "core/pool.h"
+#include "core/tetmesh.h"
+#include "solvers/fem.h"
+
+/* A pair task's cost as a share of the smaller object's step: the contact
+ * or attachment forces and their Jacobian blocks, a few percent of the
+ * implicit solve they feed. */
+#define CONTACT_SHARE 0.1
+/* The share of the setup that updates positions at the end of the step. */
+#define UPDATE_SHARE 0.1
+
+/* ---- measured FEM costs */
+
+static double median(double* t, int n) {
+    for (int i = 1; i < n; i++)
+        for (int j = i; j > 0 && t[j - 1] > t[j]; j--) {
+            double x = t[j];
+            t[j] = t[j - 1];
+            t[j - 1] = x;
+        }
+    return t[n / 2];
+}
+
+static void fit_line(const int32_t* x, const double* y, double* a, double* b) {
+    double sx = 0, sy = 0, sxx = 0, sxy = 0, n = HY_FEM_COST_SIZES;
+    for (int k = 0; k < HY_FEM_COST_SIZES; k++) {
+        sx += x[k];
+        sy += y[k];
+        sxx += (double)x[k] * x[k];
+        sxy += x[k] * y[k];
+    }
+    *b = (n * sxy - sx * sy) / (n * sxx - sx * sx);
+    *a = (sy - *b * sx) / n;
+    if (*a < 0) { /* through the origin */
+        *a = 0;
+        *b = sxy / sxx;
+    }
+}
+
+/* Median seconds per step of `steps` steps with `iters` CG iterations. */
+static hy_status time_steps(hy_fem_model* m, hy_pool* pool, double* x, double* v, int steps, int iters, double* out) {
+    const double grav[3] = {0, -9.81, 0};
+    double t[64];
+    hy_status s = HY_OK;
+    for (int i = 0; i <= steps && !s; i++) {
+        double t0 = hy_cli_now();
+        s = hy_fem_solve(m, pool, x, v, 0.01, grav, NULL, iters, 0.0, x, v, NULL);
+        if (i) t[i - 1] = hy_cli_now() - t0;
+    }
+    if (!s) *out = median(t, steps);
+    return s;
+}
+
+hy_status hy_fem_costs_measure(int steps, hy_fem_costs* out) {
+    /* cubes of 8^3 ... 15^3 particles: 512 to 3,375 */
+    static const int cells[HY_FEM_COST_SIZES] = {7, 9, 11, 13, 14};
+    memset(out, 0, sizeof *out);
+    if (steps < 1 || steps > 63) return hy_fail(HY_ERR_INVALID_ARG, "fem costs: steps must be in [1, 63]");
+    hy_pool* pool = hy_pool_create(1);
+    if (!pool) return hy_fail(HY_ERR_NOMEM, "fem costs: no pool");
+    hy_status s = HY_OK;
+    const hy_fem_params par = {.young = 1e6, .poisson = 0.35, .density = 1000, .damping_mass = 0.1,
+                               .damping_stiffness = 0.01};
+    for (int k = 0; k < HY_FEM_COST_SIZES && !s; k++) {
+        int c = cells[k];
+        hy_tetmesh* mesh = NULL;
+        s = hy_tetmesh_box((double[3]){0, 0, 0}, (double[3]){0.5, 0.5, 0.5}, c, c, c, &mesh);
+        if (s) break;
+        int32_t nv = mesh->vertex_count, nfix = 0;
+        int32_t* fixed = malloc((size_t)nv * sizeof *fixed);
+        double* x = malloc(3 * (size_t)nv * sizeof *x);
+        double* v = calloc(3 * (size_t)nv, sizeof *v);
+        hy_fem_model* m = NULL;
+        if (!fixed || !x || !v) s = hy_fail(HY_ERR_NOMEM, "fem costs: out of memory");
+        if (!s) {
+            for (int32_t i = 0; i < nv; i++)
+                if (mesh->positions[3 * i + 1] == 0.0) fixed[nfix++] = i;
+            memcpy(x, mesh->positions, 3 * (size_t)nv * sizeof *x);
+            s = hy_fem_model_create(mesh->positions, nv, mesh->tets, mesh->tet_count, &par, fixed, nfix, &m);
+        }
+        double t5 = 0, tn = 0;
+        if (!s) s = time_steps(m, pool, x, v, steps, 5, &t5);
+        if (!s) s = time_steps(m, pool, x, v, steps, HY_FEM_CG_ITERATIONS, &tn);
+        if (!s) {
+            out->particles[k] = nv;
+            out->step[k] = tn;
+            out->iteration[k] = fmax(tn - t5, 0.0) / (HY_FEM_CG_ITERATIONS - 5);
+            out->setup[k] = fmax(tn - HY_FEM_CG_ITERATIONS * out->iteration[k], 0.0);
+        }
+        hy_fem_model_destroy(m);
+        free(fixed);
+        free(x);
+        free(v);
+        hy_tetmesh_destroy(mesh);
+    }
+    hy_pool_destroy(pool);
+    if (s) return s;
+    fit_line(out->particles, out->setup, &out->setup_a, &out->setup_b);
+    fit_line(out->particles, out->iteration, &out->iter_a, &out->iter_b);
+    return HY_OK;
+}
+
+/* ---- the tasks' CPU implementations (also standing for their CUDA ones:
+ * a modeled GPU runs the CPU implementation) */
+
+typedef struct pair_arg {
+    int32_t n;
+} pair_arg;
+
+static void pair_fn(void* const* b, void* arg) {
+    const int32_t n = ((const pair_arg*)arg)->n;
+    double* fa = b[0];
+    double* fb = b[1];
+    const double* xa = b[2];
+    const double* xb = b[3];
+    for (int32_t i = 0; i < 3 * n; i += 3) {
+        double d = 1e-3 * (xb[i] - xa[i]);
+        fa[i] += d;
+        fb[i] -= d;
+    }
+}
+
+static void assemble_fn(void* const* b, void* arg) {
+    const int32_t n = *(const int32_t*)arg;
+    double* v = b[0];
+    double* f = b[1];
+    const double* x = b[2];
+    for (int32_t i = 0; i < 3 * n; i++) {
+        v[i] = 0.99 * v[i] + 1e-2 * f[i] - 1e-4 * x[i];
+        f[i] = 0;
+    }
+}
+
+/* a CG iteration: a light touch (every 97th value), order-dependent */
+static void cg_fn(void* const* b, void* arg) {
+    const int32_t n = *(const int32_t*)arg;
+    double* v = b[0];
+    for (int32_t i = 0; i < 3 * n; i += 97) v[i] = 0.999 * v[i] + 1e-5 * v[(i + 1) % (3 * n)];
+}
+
+static void update_fn(void* const* b, void* arg) {
+    const int32_t n = *(const int32_t*)arg;
+    double* x = b[0];
+    const double* v = b[1];
+    for (int32_t i = 0; i < 3 * n; i++) x[i] += 1e-2 * v[i];
+}
+
+static const hy_rt_kind k_contact = {"contact", 4, {HY_RT_RW, HY_RT_RW, HY_RT_R, HY_RT_R}, pair_fn, pair_fn};
+static const hy_rt_kind k_attach = {"attach", 4, {HY_RT_RW, HY_RT_RW, HY_RT_R, HY_RT_R}, pair_fn, pair_fn};
+static const hy_rt_kind k_assemble = {"fem-assemble", 3, {HY_RT_RW, HY_RT_RW, HY_RT_R}, assemble_fn, assemble_fn};
+static const hy_rt_kind k_cg = {"fem-cg", 1, {HY_RT_RW}, cg_fn, cg_fn};
+static const hy_rt_kind k_update = {"fem-update", 2, {HY_RT_RW, HY_RT_R}, update_fn, update_fn};
+
+/* ---- scenes */
+
+const char* hy_iscene_name(hy_iscene_kind kind) {
+    static const char* names[] = {"fem64", "fem_bars", "fem_independent"};
+    return names[kind];
+}
+
+static uint64_t lcg(uint64_t* x) {
+    *x = *x * 6364136223846793005ull + 1442695040888963407ull;
+    return *x >> 33;
+}
+
+hy_status hy_iscene_create(hy_iscene_kind kind, int block, const hy_fem_costs* costs, hy_iscene* out) {
+    memset(out, 0, sizeof *out);
+    out->kind = kind;
+    uint64_t seed = 0x5eed0000u + (uint64_t)kind;
+    if (kind == HY_ISCENE_FEM64) {
+        out->nobj = 64;
+        for (int i = 0; i < 64; i++) out->n[i] = 2600 + (int32_t)(lcg(&seed) % 801);
+    } else if (kind == HY_ISCENE_BARS) {
+        if (block < 64 || block > 100000)
+            return hy_fail(HY_ERR_INVALID_ARG, "fem_bars: block of %d particles not in [64, 100000]", block);
+        out->nobj = 30;
+        for (int b = 0, i = 0; b < 12; b++)
+            for (int k = 0; k < (b < 6 ? 3 : 2); k++, i++) {
+                out->n[i] = block;
+                out->bar[i] = b;
+            }
+    } else {
+        out->nobj = 64;
+        for (int i = 0; i < 64; i++) out->n[i] = 512 + (int32_t)(lcg(&seed) % 2489);
+    }
+    size_t total = 0;
+    for (int i = 0; i < out->nobj; i++) {
+        out->setup[i] = hy_fem_setup_cost(costs, out->n[i]);
+        out->iter[i] = hy_fem_iteration_cost(costs, out->n[i]);
+        total += 9 * (size_t)out->n[i];
+    }
+    out->data = malloc(total * sizeof *out->data);
+    if (!out->data) return hy_fail(HY_ERR_NOMEM, "%s: out of memory", hy_iscene_name(kind));
+    double* p = out->data;
+    for (int i = 0; i < out->nobj; i++) {
+        size_t m = 3 * (size_t)out->n[i];
+        out->x[i] = p;
+        out->v[i] = p + m;
+        out->f[i] = p + 2 * m;
+        p += 3 * m;
+        for (size_t k = 0; k < m; k++) {
+            out->x[i][k] = sin(0.37 * (i + 1) + 0.011 * (double)k);
+            out->v[i][k] = 0;
+            out->f[i][k] = 0;
+        }
+    }
+    return HY_OK;
+}
+
+void hy_iscene_destroy(hy_iscene* sc) {
+    free(sc->data);
+    sc->data = NULL;
+}
+
+/* fem64's contacts at a step: pile neighbours (4x4x4 grid) in a fixed
+ * shuffled order, the first `active` of them, active rising to 31 and
+ * falling again in epochs of 4 steps (the pile settling, then sliding
+ * apart). */
+static void fem64_pairs(hy_iscene* sc) {
+    int cand[192][2], nc = 0;
+    for (int i = 0; i < 64; i++) {
+        int x = i % 4, y = (i / 4) % 4, z = i / 16;
+        if (x + 1 < 4) cand[nc][0] = i, cand[nc++][1] = i + 1;
+        if (y + 1 < 4) cand[nc][0] = i, cand[nc++][1] = i + 4;
+        if (z + 1 < 4) cand[nc][0] = i, cand[nc++][1] = i + 16;
+    }
+    uint64_t seed = 77;
+    for (int i = nc - 1; i > 0; i--) {
+        int j = (int)(lcg(&seed) % (uint64_t)(i + 1));
+        int a = cand[i][0], b = cand[i][1];
+        cand[i][0] = cand[j][0], cand[i][1] = cand[j][1];
+        cand[j][0] = a, cand[j][1] = b;
+    }
+    int epoch = sc->step / 4;
+    int active = (int)lround(31.0 * sin(3.14159265358979 * (epoch + 0.5) / 6.0));
+    if (epoch >= 6) active = 4;
+    sc->npairs = 0;
+    for (int k = 0; k < active; k++) {
+        int a = cand[k][0], b = cand[k][1];
+        sc->pa[sc->npairs] = a < b ? a : b;
+        sc->pb[sc->npairs++] = a < b ? b : a;
+    }
+}
+
+/* blocks are numbered bar by bar; the k-th block of bar b neighbours the
+ * k-th of bar b + 1 when both bars are that long */
+static void bars_pairs(hy_iscene* sc) {
+    int first[13] = {0}, len[12] = {0};
+    for (int i = 0; i < sc->nobj; i++) len[sc->bar[i]]++;
+    for (int b = 0; b < 12; b++) first[b + 1] = first[b] + len[b];
+    sc->npairs = 0;
+    for (int b = 0; b < 12; b++)
+        for (int k = 0; k < len[b]; k++) {
+            int i = first[b] + k;
+            if (k + 1 < len[b]) sc->pa[sc->npairs] = i, sc->pb[sc->npairs++] = i + 1;
+            if (b + 1 < 12 && k < len[b + 1]) sc->pa[sc->npairs] = i, sc->pb[sc->npairs++] = first[b + 1] + k;
+        }
+}
+
+/* fem_bars: the CG of a bending bar needs more iterations as it swings
+ * away from rest; bars are out of phase. */
+static double cost_scale(const hy_iscene* sc, int i) {
+    if (sc->kind != HY_ISCENE_BARS) return 1.0;
+    return 1.0 + 0.35 * sin(0.5 * sc->step + 0.9 * sc->bar[i] + 0.3 * i);
+}
+
+static hy_status submit(hy_iscene* sc, hy_rt_graph* g, pair_arg* pargs) {
+    hy_rt_graph_reset(g);
+    if (sc->kind == HY_ISCENE_FEM64) fem64_pairs(sc);
+    else if (sc->kind == HY_ISCENE_BARS) bars_pairs(sc);
+    else sc->npairs = 0;
+    hy_status s = HY_OK;
+    for (int k = 0; k < sc->npairs && !s; k++) {
+        int a = sc->pa[k], b = sc->pb[k];
+        pargs[k].n = sc->n[a] < sc->n[b] ? sc->n[a] : sc->n[b];
+        double c = sc->setup[a] < sc->setup[b] ? sc->setup[a] : sc->setup[b];
+        s = hy_rt_graph_submit_pair(g, sc->kind == HY_ISCENE_BARS ? &k_attach : &k_contact, a, b, CONTACT_SHARE * c,
+                                    &pargs[k], (int32_t[]){sc->hf[a], sc->hf[b], sc->hx[a], sc->hx[b]}, NULL);
+    }
+    for (int i = 0; i < sc->nobj && !s; i++) {
+        double scale = cost_scale(sc, i);
+        s = hy_rt_graph_submit(g, &k_assemble, i, (1 - UPDATE_SHARE) * scale * sc->setup[i], &sc->n[i],
+                               (int32_t[]){sc->hv[i], sc->hf[i], sc->hx[i]}, NULL);
+        for (int k = 0; k < HY_FEM_CG_ITERATIONS && !s; k++)
+            s = hy_rt_graph_submit(g, &k_cg, i, scale * sc->iter[i], &sc->n[i], &sc->hv[i], NULL);
+        if (!s)
+            s = hy_rt_graph_submit(g, &k_update, i, UPDATE_SHARE * scale * sc->setup[i], &sc->n[i],
+                                   (int32_t[]){sc->hx[i], sc->hv[i]}, NULL);
+    }
+    sc->step++;
+    return s;
+}
+
+static void stats_add(hy_rt_step_stats* sum, const hy_rt_step_stats* st) {
+    sum->makespan += st->makespan;
+    sum->tasks += st->tasks;
+    sum->steals += st->steals;
+    sum->steal_fails += st->steal_fails;
+    sum->steals_outside_affinity += st->steals_outside_affinity;
+    sum->metis_calls += st->metis_calls;
+    sum->remapped += st->remapped;
+    sum->threshold = st->threshold;
+    sum->transfer_time += st->transfer_time;
+    for (int c = 0; c < HY_RT_MAX_CHANNELS; c++) sum->channel_bytes[c] += st->channel_bytes[c];
+    for (int q = 0; q < HY_RT_MAX_PUS; q++) {
+        sum->busy[q] += st->busy[q];
+        sum->pu_tasks[q] += st->pu_tasks[q];
+    }
+}
+
+hy_status hy_iscene_run(hy_iscene_kind kind, int block, const hy_fem_costs* costs, const hy_rt_machine* m,
+                        const char* policy, int steps, double* makespan, uint64_t* hash, hy_rt_step_stats* sum,
+                        hy_rt_trace* trace) {
+    hy_iscene sc;
+    hy_rt_graph* g = NULL;
+    hy_rt_sim* sim = NULL;
+    pair_arg pargs[HY_ISCENE_MAX_PAIRS];
+    hy_status s = hy_iscene_create(kind, block, costs, &sc);
+    if (!s) s = hy_rt_graph_create(&g);
+    for (int i = 0; i < sc.nobj && !s; i++) {
+        size_t bytes = 3 * (size_t)sc.n[i] * sizeof(double);
+        s = hy_rt_graph_register(g, sc.x[i], bytes, &sc.hx[i]);
+        if (!s) s = hy_rt_graph_register(g, sc.v[i], bytes, &sc.hv[i]);
+        if (!s) s = hy_rt_graph_register(g, sc.f[i], bytes, &sc.hf[i]);
+    }
+    if (!s) s = hy_rt_sim_create(m, policy, 42, &sim);
+    if (!s && trace) hy_rt_sim_set_trace(sim, trace);
+    if (sum) memset(sum, 0, sizeof *sum);
+    for (int k = 0; k < steps && !s; k++) {
+        hy_rt_step_stats st;
+        s = submit(&sc, g, pargs);
+        if (!s) s = hy_rt_sim_step(sim, g, &st);
+        if (!s) {
+            makespan[k] = st.makespan;
+            if (sum) stats_add(sum, &st);
+        }
+    }
+    if (!s && hash) {
+        uint64_t h = HY_FNV1A_INIT;
+        for (int i = 0; i < sc.nobj; i++) h = hy_fnv1a(h, sc.x[i], 6 * (size_t)sc.n[i] * sizeof(double));
+        *hash = h;
+    }
+    hy_rt_sim_destroy(sim);
+    hy_rt_graph_destroy(g);
+    hy_iscene_destroy(&sc);
+    return s;
+}

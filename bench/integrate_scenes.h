@@ -1,0 +1,95 @@
+/* Workloads of `hyphys bench integrate`: task graphs shaped like the FEM
+ * scenes (fem64, fem_bars, fem_independent), with per-task costs taken from
+ * timed steps of the real FEM solver (solvers/fem.h) on this machine, run
+ * on modeled machines (runtime/sim.h).
+ *
+ * They are modeled: the FEM objects are not in the world, so no scene is
+ * recorded; each object is three handles (positions, velocities, contact
+ * forces: 3 doubles per particle each) and per step
+ *   contact / attach  (RW force a, RW force b, R x a, R x b) per pair,
+ *                     joining the partition with less work
+ *   fem-assemble      (RW v, RW force, R x): rotations, forces, the system
+ *   fem-cg            (RW v) x HY_FEM_CG_ITERATIONS: one CG iteration each
+ *   fem-update        (RW x, R v): positions
+ * whose CPU implementations do a cheap, deterministic update of the data,
+ * so every policy and machine must give the same state hash. One task per
+ * CG iteration because a GPU launches kernels and synchronises per
+ * iteration: its per-task cost (runtime/machine.h) is paid per iteration,
+ * which is what makes small objects poor on a GPU. A pair task costs
+ * CONTACT_SHARE of the smaller object's assembly. */
+#ifndef HY_BENCH_INTEGRATE_SCENES_H
+#define HY_BENCH_INTEGRATE_SCENES_H
+
+#include <stdint.h>
+
+#include "runtime/sim.h"
+
+#define HY_ISCENE_MAX_OBJ 64
+#define HY_ISCENE_MAX_PAIRS 192
+#define HY_FEM_COST_SIZES 5
+
+/* CG iterations per step: a fixed count, as interactive FEM runs it. */
+#define HY_FEM_CG_ITERATIONS 25
+
+/* Seconds of one implicit FEM step of a block, split into the part outside
+ * the CG (rotations, forces, assembly: `setup`) and one CG iteration
+ * (`iteration`), measured here against the particle count, with a line
+ * a + b * particles fitted to each. */
+typedef struct hy_fem_costs {
+    int32_t particles[HY_FEM_COST_SIZES];
+    double step[HY_FEM_COST_SIZES];       /* a whole step with HY_FEM_CG_ITERATIONS iterations */
+    double setup[HY_FEM_COST_SIZES];
+    double iteration[HY_FEM_COST_SIZES];
+    double setup_a, setup_b, iter_a, iter_b;
+} hy_fem_costs;
+
+/* Times `steps` steps (after one untimed) of a cube block of each size,
+ * clamped at its base under gravity, on one thread, with 5 and with
+ * HY_FEM_CG_ITERATIONS CG iterations (tolerance 0, so all run): the
+ * difference of the medians gives an iteration, the rest the setup. */
+hy_status hy_fem_costs_measure(int steps, hy_fem_costs* out);
+static inline double hy_fem_setup_cost(const hy_fem_costs* c, double n) { return c->setup_a + c->setup_b * n; }
+static inline double hy_fem_iteration_cost(const hy_fem_costs* c, double n) { return c->iter_a + c->iter_b * n; }
+
+typedef enum hy_iscene_kind { HY_ISCENE_FEM64 = 0, HY_ISCENE_BARS = 1, HY_ISCENE_INDEPENDENT = 2 } hy_iscene_kind;
+
+typedef struct hy_iscene {
+    hy_iscene_kind kind;
+    int nobj;
+    int32_t n[HY_ISCENE_MAX_OBJ];   /* particles */
+    double setup[HY_ISCENE_MAX_OBJ]; /* reference-core seconds per step outside the CG (measured line) */
+    double iter[HY_ISCENE_MAX_OBJ];  /* reference-core seconds per CG iteration (measured line) */
+    int bar[HY_ISCENE_MAX_OBJ];     /* fem_bars: the bar of each block */
+    double* data;                   /* x, v, f of every object, one allocation */
+    double* x[HY_ISCENE_MAX_OBJ];
+    double* v[HY_ISCENE_MAX_OBJ];
+    double* f[HY_ISCENE_MAX_OBJ];
+    int32_t hx[HY_ISCENE_MAX_OBJ], hv[HY_ISCENE_MAX_OBJ], hf[HY_ISCENE_MAX_OBJ];
+    int npairs;                     /* this step's pairs */
+    int pa[HY_ISCENE_MAX_PAIRS], pb[HY_ISCENE_MAX_PAIRS];
+    int step;
+} hy_iscene;
+
+/* fem64: 64 blocks of about 3,000 particles (2,600-3,400) in a 4x4x4 pile;
+ * contacts between pile neighbours come and go in epochs of 4 steps, from a
+ * few to 31 at the peak (mid-run).
+ * fem_bars: 30 blocks of `block` particles in 12 side-by-side bars (6 of
+ * 3, 6 of 2) attached to a wall; each block is attached to its neighbours:
+ * the next block of its bar and the block at the same place in the next
+ * bar. A bar's cost per step swings by +-35% as it bends (its setup and
+ * iterations: contacts and stiffness changes), out of phase between bars.
+ * fem_independent: 64 blocks of 512-3,000 particles, never touching.
+ * `block` is used by fem_bars only. */
+hy_status hy_iscene_create(hy_iscene_kind kind, int block, const hy_fem_costs* costs, hy_iscene* out);
+void hy_iscene_destroy(hy_iscene* sc);
+const char* hy_iscene_name(hy_iscene_kind kind);
+
+/* Run `steps` steps of a fresh copy of the scene on machine m under the
+ * policy; makespan of each step into ms[] (modeled seconds), the state hash
+ * into *hash, and stats summed over the steps into *sum (may be NULL).
+ * `trace` (may be NULL) records the run. */
+hy_status hy_iscene_run(hy_iscene_kind kind, int block, const hy_fem_costs* costs, const hy_rt_machine* m,
+                        const char* policy, int steps, double* makespan, uint64_t* hash, hy_rt_step_stats* sum,
+                        hy_rt_trace* trace);
+
+#endif
