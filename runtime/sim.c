@@ -546,14 +546,8 @@ static hy_status run_events(hy_rt_sim* s, run_state* r) {
     return HY_OK;
 }
 
-hy_status hy_rt_sim_step(hy_rt_sim* s, hy_rt_graph* g, hy_rt_step_stats* stats) {
-    if (!s || !g) return hy_fail(HY_ERR_INVALID_ARG, "hy_rt_sim_step: NULL argument");
+hy_status hy_rt_sim_begin_step(hy_rt_sim* s, const hy_rt_graph* g) {
     memset(&s->stats, 0, sizeof s->stats);
-    if (g->ntasks == 0) {
-        s->step++;
-        if (stats) *stats = s->stats;
-        return HY_OK;
-    }
     hy_status st = grow_partitions(s, g);
     if (!st) st = check_and_estimate(s, g);
     int changed = 0;
@@ -569,6 +563,35 @@ hy_status hy_rt_sim_step(hy_rt_sim* s, hy_rt_graph* g, hy_rt_step_stats* stats) 
                  1e6 * (wall_now() - w0), (long long)s->step);
         hy_rt_trace_instant(s->trace, s->stats.metis_calls ? "map (METIS)" : "map", "map", s->m.npu, 0.0, args);
     }
+    return HY_OK;
+}
+
+void hy_rt_sim_end_step(hy_rt_sim* s, const hy_rt_graph* g, const uint8_t* ran_on, const double* measured) {
+    /* a partition that ran on one kind gives that kind's time */
+    for (int32_t p = 0; p < s->npart; p++) {
+        if (!ran_on[p]) continue;
+        s->cost[p] = measured[p];
+        if (ran_on[p] == 1u << HY_RT_CPU) s->kind_time[2 * p + HY_RT_CPU] = measured[p];
+        if (ran_on[p] == 1u << HY_RT_GPU) s->kind_time[2 * p + HY_RT_GPU] = measured[p];
+    }
+    learn(s, ran_on, measured);
+    if (s->trace) s->trace->base += s->stats.makespan;
+    s->stats.tasks = g->ntasks;
+    s->stats.threshold = s->threshold;
+    for (int32_t c = 0; c < s->m.net.nchannels; c++) s->stats.channel_bytes[c] = s->m.net.channels[c].bytes;
+    s->step++;
+}
+
+hy_status hy_rt_sim_step(hy_rt_sim* s, hy_rt_graph* g, hy_rt_step_stats* stats) {
+    if (!s || !g) return hy_fail(HY_ERR_INVALID_ARG, "hy_rt_sim_step: NULL argument");
+    if (g->ntasks == 0) {
+        memset(&s->stats, 0, sizeof s->stats);
+        s->step++;
+        if (stats) *stats = s->stats;
+        return HY_OK;
+    }
+    hy_status st = hy_rt_sim_begin_step(s, g);
+    if (st) return st;
 
     int32_t n = g->ntasks, P = s->npart;
     run_state r;
@@ -609,19 +632,7 @@ hy_status hy_rt_sim_step(hy_rt_sim* s, hy_rt_graph* g, hy_rt_step_stats* stats) 
         void* ptr;
         if ((st = hy_rt_data_acquire(&s->m.net, &g->handles[h].data, HY_RT_HOST, HY_RT_R, &ptr, NULL))) goto done;
     }
-    /* measurements: a partition that ran on one kind gives that kind's time */
-    for (int32_t p = 0; p < P; p++) {
-        if (!r.ran_on[p]) continue;
-        s->cost[p] = r.measured[p];
-        if (r.ran_on[p] == 1u << HY_RT_CPU) s->kind_time[2 * p + HY_RT_CPU] = r.measured[p];
-        if (r.ran_on[p] == 1u << HY_RT_GPU) s->kind_time[2 * p + HY_RT_GPU] = r.measured[p];
-    }
-    learn(s, r.ran_on, r.measured);
-    if (s->trace) s->trace->base += s->stats.makespan;
-    s->stats.tasks = n;
-    s->stats.threshold = s->threshold;
-    for (int32_t c = 0; c < s->m.net.nchannels; c++) s->stats.channel_bytes[c] = s->m.net.channels[c].bytes;
-    s->step++;
+    hy_rt_sim_end_step(s, g, r.ran_on, r.measured);
     if (stats) *stats = s->stats;
 done:
     free(r.pstart);

@@ -139,6 +139,15 @@ void hy_rt_sim_set_trace(hy_rt_sim* s, hy_rt_trace* t);
  * PU kind. */
 hy_status hy_rt_sim_step(hy_rt_sim* s, hy_rt_graph* g, hy_rt_step_stats* stats);
 
+/* For executors that run a step themselves (runtime/team.h): the first
+ * half of hy_rt_sim_step (per-partition costs and kinds, the partition
+ * graph, the policy's map into s->owner, the trace's map event), then,
+ * after the step ran, the second (measured seconds per partition, ran_on[p]
+ * bit k when p ran on kind k; the learned model; the step count). s->stats
+ * is the step's figures in between; the executor adds its own. */
+hy_status hy_rt_sim_begin_step(hy_rt_sim* s, const hy_rt_graph* g);
+void hy_rt_sim_end_step(hy_rt_sim* s, const hy_rt_graph* g, const uint8_t* ran_on, const double* measured);
+
 /* For policies. */
 /* Modeled time of partition p on a PU of kind k: the last measured one, else
  * the model's estimate for this step. */

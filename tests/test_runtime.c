@@ -8,6 +8,7 @@
 #include <stdatomic.h>
 #include <stdint.h>
 #include <string.h>
+#include <time.h>
 
 #include <cjson/cJSON.h>
 
@@ -16,6 +17,7 @@
 #include "runtime/map.h"
 #include "runtime/policy.h"
 #include "runtime/sim.h"
+#include "runtime/team.h"
 #include "test.h"
 
 /* ---- dependency inference */
@@ -792,6 +794,94 @@ static void test_lp_vs_priority(void) {
     CHECK(worse == 0);
 }
 
+/* ---- several real CPU PUs */
+
+static uint64_t scene_team(const scene* base, const char* pus, const char* policy, int steps, int* steals) {
+    static scene sc;
+    sc = *base;
+    int threads[8], npu;
+    hy_rt_graph* g;
+    hy_rt_team* t;
+    if (hy_rt_team_parse(pus, &npu, threads, 8) || hy_rt_graph_create(&g)) return 0;
+    if (scene_register(&sc, g) || hy_rt_team_create(npu, threads, policy, 5, &t)) {
+        hy_rt_graph_destroy(g);
+        return 0;
+    }
+    uint64_t h = 0;
+    int k = 0;
+    for (; k < steps; k++) {
+        hy_rt_step_stats st;
+        if (scene_submit(&sc, g) || hy_rt_team_run(t, g, &st)) break;
+        *steals += st.steals;
+    }
+    if (k == steps) h = scene_hash(&sc);
+    hy_rt_team_destroy(t);
+    hy_rt_graph_destroy(g);
+    return h;
+}
+
+static void nap(void* const* bufs, void* arg) {
+    (void)bufs;
+    if (*(const int*)arg) nanosleep(&(struct timespec){0, 1000000}, NULL);
+}
+
+static const hy_rt_kind k_nap = {"nap", 1, {HY_RT_RW}, nap, NULL};
+
+static void test_team(void) {
+    static scene base, ref;
+    scene_make(&base, 30, 5, 8, MAXN, 1e-7, 47);
+    base.heavy_step = 1;
+    ref = base;
+    const int steps = 3;
+    uint64_t want = scene_reference(&ref, steps);
+    CHECK(want != 0);
+    const char* sets[] = {"cpu:1", "cpu:1,cpu:1", "cpu:2,cpu:1", "cpu:1,cpu:1,cpu:1,cpu:1"};
+    int runs = 0, same = 0;
+    for (const hy_rt_policy_class* const* c = hy_rt_policy_list(); *c; c++)
+        for (size_t i = 0; i < sizeof sets / sizeof sets[0]; i++) {
+            int steals = 0;
+            uint64_t got = scene_team(&base, sets[i], (*c)->name, steps, &steals);
+            runs++;
+            same += got == want;
+            if (got != want) fprintf(stderr, "team %s under %s differs\n", sets[i], (*c)->name);
+        }
+    CHECK(runs > 0 && same == runs);
+    /* real stealing: ws maps partitions round robin onto two PUs; the even
+     * ones sleep 1 ms per task, the odd ones are empty, so the second PU
+     * runs dry at once and takes even partitions that have not started */
+    hy_rt_graph* g;
+    CHECK_OK(hy_rt_graph_create(&g));
+    static double cell[20];
+    static int sleeps[20];
+    int32_t h[20];
+    for (int p = 0; p < 20; p++) {
+        sleeps[p] = p % 2 == 0;
+        CHECK_OK(hy_rt_graph_register(g, &cell[p], sizeof cell[p], &h[p]));
+        CHECK_OK(hy_rt_graph_submit(g, &k_nap, p, 1e-3 * sleeps[p], &sleeps[p], &h[p], NULL));
+    }
+    hy_rt_team* t;
+    CHECK_OK(hy_rt_team_create(2, (int[]){1, 1}, "ws", 3, &t));
+    hy_rt_step_stats st;
+    CHECK_OK(hy_rt_team_run(t, g, &st));
+    fprintf(stderr, "team: %d steals, PU tasks %d + %d, %.2f ms\n", st.steals, st.pu_tasks[0], st.pu_tasks[1],
+            1e3 * st.makespan);
+    CHECK(st.steals > 0 && st.pu_tasks[0] + st.pu_tasks[1] == 20 && st.pu_tasks[1] > 10);
+    /* stolen partitions stay with the thief the next step */
+    int moved = 0;
+    for (int p = 0; p < 20; p += 2) moved += hy_rt_team_sim(t)->owner[p] == 1;
+    CHECK(moved == st.steals);
+    hy_rt_team_destroy(t);
+    hy_rt_graph_destroy(g);
+    /* bad PU lists name the item */
+    int threads[4], npu;
+    CHECK(hy_rt_team_parse("cpu:1,gpu:1", &npu, threads, 4) == HY_ERR_INVALID_ARG);
+    CHECK(strstr(hy_last_error(), "gpu:1") != NULL);
+    CHECK(hy_rt_team_parse("cpu:0", &npu, threads, 4) == HY_ERR_INVALID_ARG);
+    CHECK_OK(hy_rt_team_parse("cpu:2,cpu:1", &npu, threads, 4));
+    CHECK(npu == 2 && threads[0] == 2 && threads[1] == 1);
+    CHECK(hy_rt_team_create(1, (int[]){1}, "lifo", 1, &t) == HY_ERR_INVALID_ARG);
+}
+
 /* ---- trace */
 
 static void test_trace(void) {
@@ -921,5 +1011,6 @@ int main(void) {
     test_lp_model();
     test_lp_vs_priority();
     test_trace();
+    test_team();
     TEST_END();
 }

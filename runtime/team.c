@@ -1,0 +1,354 @@
+/* The real executor of several CPU PUs (see team.h). */
+#include "runtime/team.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+typedef struct worker_arg {
+    struct hy_rt_team* team;
+    int32_t pu;
+} worker_arg;
+
+struct hy_rt_team {
+    hy_rt_sim* sim;          /* PUs, owners, measured costs, the policy */
+    int nthreads;
+    pthread_t tids[HY_RT_TEAM_MAX_THREADS];
+    worker_arg args[HY_RT_TEAM_MAX_THREADS];
+    pthread_mutex_t lock;
+    pthread_cond_t work_cv;  /* workers: a new run, a finished task, quit */
+    pthread_cond_t done_cv;  /* the caller: the run is over */
+    int quit;
+    uint64_t epoch;          /* bumped per run */
+    uint64_t rng;            /* victims' order, under lock */
+    /* the current run, under lock */
+    hy_rt_graph* g;
+    int32_t remaining;       /* tasks not finished */
+    int32_t inside;          /* workers inside the run */
+    int32_t cap_tasks, cap_parts;
+    int32_t* pending;        /* per task: predecessors not finished */
+    uint8_t* started;        /* per task */
+    uint8_t* cross;          /* per task: a successor is in another partition */
+    int32_t* pstart;         /* tasks of partition p: plist[pstart[p] .. pstart[p+1]) */
+    int32_t* plist;
+    int32_t* cursor;         /* per partition: tasks before it have started */
+    uint8_t* pstarted;       /* per partition */
+    uint8_t* ran_on;         /* per partition: kinds it ran on (CPU) */
+    double* measured;        /* per partition: seconds its tasks ran */
+    uint8_t failed[HY_RT_MAX_PUS]; /* the PU failed to steal since it last ran a task */
+    double t0;               /* the run's start */
+    hy_rt_trace* trace;
+};
+
+static double now(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* splitmix64 */
+static uint64_t next_random(uint64_t* x) {
+    uint64_t z = (*x += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+/* First ready, unstarted task of p in submission order; -1 if none. Under lock. */
+static int32_t ready_task(hy_rt_team* t, int32_t p) {
+    while (t->cursor[p] < t->pstart[p + 1] && t->started[t->plist[t->cursor[p]]]) t->cursor[p]++;
+    for (int32_t i = t->cursor[p]; i < t->pstart[p + 1]; i++) {
+        int32_t k = t->plist[i];
+        if (!t->started[k] && t->pending[k] == 0) return k;
+    }
+    return -1;
+}
+
+/* A task for PU q from its own partitions, as the modeled executor picks:
+ * tasks that other partitions wait for first, then partitions in order. */
+static int32_t pick_own(hy_rt_team* t, int32_t q) {
+    const hy_rt_sim* s = t->sim;
+    int32_t best = -1;
+    for (int32_t p = 0; p < s->npart; p++) {
+        if (s->owner[p] != q) continue;
+        int32_t c = ready_task(t, p);
+        if (c >= 0 && t->cross[c] && (best < 0 || c < best)) best = c;
+    }
+    for (int32_t p = 0; p < s->npart && best < 0; p++)
+        if (s->owner[p] == q) best = ready_task(t, p);
+    return best;
+}
+
+/* One steal round of PU q: a task of the partition taken, or -1. */
+static int32_t steal(hy_rt_team* t, int32_t q) {
+    hy_rt_sim* s = t->sim;
+    int32_t npu = s->m.npu;
+    if (!s->policy->may_steal || npu < 2) return -1;
+    int32_t first = (int32_t)(next_random(&t->rng) % (uint64_t)(npu - 1));
+    for (int32_t a = 0; a < npu - 1; a++) {
+        int32_t v = (first + a) % (npu - 1);
+        if (v >= q) v++;
+        for (int32_t p = 0; p < s->npart; p++) {
+            if (s->owner[p] != v || t->pstarted[p]) continue;
+            int32_t k = ready_task(t, p);
+            if (k < 0 || !s->policy->may_steal(s, q, p)) continue;
+            int outside = !hy_rt_sim_in_affinity(s, q, p);
+            s->stats.steals_outside_affinity += outside;
+            s->stats.steals++;
+            s->owner[p] = q;
+            if (t->trace) {
+                char args[96];
+                snprintf(args, sizeof args, "\"partition\":%d,\"victim\":%d,\"outside_affinity\":%d", p, v, outside);
+                hy_rt_trace_instant(t->trace, "steal", "steal", q, now() - t->t0, args);
+            }
+            return k;
+        }
+    }
+    s->stats.steal_fails++;
+    if (s->policy->steal_failed && !t->failed[q]) s->policy->steal_failed(s, q);
+    t->failed[q] = 1;
+    return -1;
+}
+
+/* Work in the current run until no task is left. Called and returns with
+ * the lock held. */
+static void work(hy_rt_team* t, int32_t q) {
+    t->inside++;
+    while (t->remaining > 0) {
+        int32_t k = pick_own(t, q);
+        if (k < 0) k = steal(t, q);
+        if (k < 0) {
+            pthread_cond_wait(&t->work_cv, &t->lock);
+            continue;
+        }
+        hy_rt_graph* g = t->g;
+        const hy_rt_task* task = &g->tasks[k];
+        t->started[k] = 1;
+        t->failed[q] = 0;
+        t->pstarted[task->partition] = 1;
+        pthread_mutex_unlock(&t->lock);
+        void* bufs[HY_RT_MAX_ARGS];
+        for (int i = 0; i < task->kind->nargs; i++) bufs[i] = g->handles[task->handles[i]].data.copy[HY_RT_HOST];
+        double a = now();
+        task->kind->cpu_fn(bufs, task->arg);
+        double b = now();
+        pthread_mutex_lock(&t->lock);
+        t->measured[task->partition] += b - a;
+        t->ran_on[task->partition] = 1u << HY_RT_CPU;
+        t->sim->stats.busy[q] += b - a;
+        t->sim->stats.pu_tasks[q]++;
+        if (t->trace) {
+            char args[64];
+            snprintf(args, sizeof args, "\"task\":%d,\"partition\":%d", k, task->partition);
+            hy_rt_trace_span(t->trace, task->kind->name, "task", q, a - t->t0, b - a, args);
+        }
+        for (int32_t e = task->succ_head; e >= 0; e = g->edges[e].next) t->pending[g->edges[e].to]--;
+        t->remaining--;
+        /* new ready tasks, or the end: every waiting worker looks again */
+        pthread_cond_broadcast(&t->work_cv);
+    }
+    if (--t->inside == 0) pthread_cond_signal(&t->done_cv);
+}
+
+static void* worker(void* arg) {
+    worker_arg* w = arg;
+    hy_rt_team* t = w->team;
+    uint64_t seen = 0;
+    pthread_mutex_lock(&t->lock);
+    for (;;) {
+        while (!t->quit && t->epoch == seen) pthread_cond_wait(&t->work_cv, &t->lock);
+        if (t->quit) break;
+        seen = t->epoch;
+        work(t, w->pu);
+    }
+    pthread_mutex_unlock(&t->lock);
+    return NULL;
+}
+
+hy_status hy_rt_team_parse(const char* text, int* npu, int* threads, int cap) {
+    if (!text || !npu || !threads) return hy_fail(HY_ERR_INVALID_ARG, "PU list: NULL argument");
+    *npu = 0;
+    const char* p = text;
+    while (*p) {
+        size_t n = strcspn(p, ",");
+        char item[32];
+        if (n == 0 || n >= sizeof item) return hy_fail(HY_ERR_INVALID_ARG, "PU list '%s': empty or long item", text);
+        memcpy(item, p, n);
+        item[n] = 0;
+        char* end = NULL;
+        long k = strncmp(item, "cpu:", 4) ? -1 : strtol(item + 4, &end, 10);
+        if (k < 1 || k > HY_RT_TEAM_MAX_THREADS || !end || *end)
+            return hy_fail(HY_ERR_INVALID_ARG, "PU list '%s': item '%s' is not cpu:N with N in [1, %d]", text, item,
+                           HY_RT_TEAM_MAX_THREADS);
+        if (*npu >= cap) return hy_fail(HY_ERR_INVALID_ARG, "PU list '%s': more than %d PUs", text, cap);
+        threads[(*npu)++] = (int)k;
+        p += n + (p[n] == ',');
+    }
+    if (!*npu) return hy_fail(HY_ERR_INVALID_ARG, "PU list '%s' names no PU", text);
+    return HY_OK;
+}
+
+hy_status hy_rt_team_create(int npu, const int* threads, const char* policy, uint64_t seed, hy_rt_team** out) {
+    if (!threads || !out) return hy_fail(HY_ERR_INVALID_ARG, "hy_rt_team_create: NULL argument");
+    *out = NULL;
+    if (npu < 1 || npu > HY_RT_MAX_PUS) return hy_fail(HY_ERR_INVALID_ARG, "team: %d PUs not in [1, %d]", npu, HY_RT_MAX_PUS);
+    int total = 0;
+    for (int q = 0; q < npu; q++) {
+        if (threads[q] < 1) return hy_fail(HY_ERR_INVALID_ARG, "team: PU %d has %d threads", q, threads[q]);
+        total += threads[q];
+    }
+    if (total > HY_RT_TEAM_MAX_THREADS)
+        return hy_fail(HY_ERR_INVALID_ARG, "team: %d threads in all, at most %d", total, HY_RT_TEAM_MAX_THREADS);
+    /* the PUs as the policies see them: host cores, speed = threads */
+    hy_rt_machine m;
+    hy_rt_machine_init(&m, "cpu-team");
+    hy_status s = HY_OK;
+    for (int q = 0; q < npu && !s; q++) {
+        char name[16];
+        snprintf(name, sizeof name, "cpu%d", q);
+        s = hy_rt_machine_add_pu(&m, name, HY_RT_CPU, HY_RT_HOST, (double)threads[q], 1e-6, NULL);
+    }
+    hy_rt_team* t = s ? NULL : calloc(1, sizeof *t);
+    if (!s && !t) s = hy_fail(HY_ERR_NOMEM, "out of memory creating a team");
+    if (!s) s = hy_rt_sim_create(&m, policy, seed, &t->sim);
+    if (s) {
+        free(t);
+        return s;
+    }
+    t->rng = seed;
+    pthread_mutex_init(&t->lock, NULL);
+    pthread_cond_init(&t->work_cv, NULL);
+    pthread_cond_init(&t->done_cv, NULL);
+    for (int q = 0, i = 0; q < npu; q++)
+        for (int k = 0; k < threads[q]; k++, i++) {
+            t->args[i].team = t;
+            t->args[i].pu = q;
+            if (pthread_create(&t->tids[i], NULL, worker, &t->args[i])) {
+                hy_rt_team_destroy(t);
+                return hy_fail(HY_ERR_NOMEM, "team: could not start thread %d", i);
+            }
+            t->nthreads = i + 1;
+        }
+    *out = t;
+    return HY_OK;
+}
+
+void hy_rt_team_destroy(hy_rt_team* t) {
+    if (!t) return;
+    pthread_mutex_lock(&t->lock);
+    t->quit = 1;
+    pthread_cond_broadcast(&t->work_cv);
+    pthread_mutex_unlock(&t->lock);
+    for (int i = 0; i < t->nthreads; i++) pthread_join(t->tids[i], NULL);
+    pthread_mutex_destroy(&t->lock);
+    pthread_cond_destroy(&t->work_cv);
+    pthread_cond_destroy(&t->done_cv);
+    hy_rt_sim_destroy(t->sim);
+    free(t->pending);
+    free(t->started);
+    free(t->cross);
+    free(t->plist);
+    free(t->pstart);
+    free(t->cursor);
+    free(t->pstarted);
+    free(t->ran_on);
+    free(t->measured);
+    free(t);
+}
+
+void hy_rt_team_set_trace(hy_rt_team* t, hy_rt_trace* tr) {
+    t->trace = tr;
+    hy_rt_sim_set_trace(t->sim, tr);
+}
+
+const hy_rt_sim* hy_rt_team_sim(const hy_rt_team* t) { return t->sim; }
+
+/* Per-run arrays for n tasks and P partitions. */
+static hy_status reserve(hy_rt_team* t, int32_t n, int32_t P) {
+    if (n > t->cap_tasks) {
+        free(t->pending);
+        free(t->started);
+        free(t->cross);
+        free(t->plist);
+        t->pending = malloc((size_t)n * sizeof *t->pending);
+        t->started = malloc((size_t)n);
+        t->cross = malloc((size_t)n);
+        t->plist = malloc((size_t)n * sizeof *t->plist);
+        t->cap_tasks = t->pending && t->started && t->cross && t->plist ? n : 0;
+    }
+    if (P > t->cap_parts) {
+        free(t->pstart);
+        free(t->cursor);
+        free(t->pstarted);
+        free(t->ran_on);
+        free(t->measured);
+        t->pstart = malloc(((size_t)P + 1) * sizeof *t->pstart);
+        t->cursor = malloc((size_t)P * sizeof *t->cursor);
+        t->pstarted = malloc((size_t)P);
+        t->ran_on = malloc((size_t)P);
+        t->measured = malloc((size_t)P * sizeof *t->measured);
+        t->cap_parts = t->pstart && t->cursor && t->pstarted && t->ran_on && t->measured ? P : 0;
+    }
+    if (t->cap_tasks < n || t->cap_parts < P)
+        return hy_fail(HY_ERR_NOMEM, "team: out of memory for %d tasks in %d partitions", n, P);
+    return HY_OK;
+}
+
+hy_status hy_rt_team_run(hy_rt_team* t, hy_rt_graph* g, hy_rt_step_stats* stats) {
+    if (!t || !g) return hy_fail(HY_ERR_INVALID_ARG, "hy_rt_team_run: NULL argument");
+    for (int32_t k = 0; k < g->ntasks; k++)
+        if (!g->tasks[k].kind->cpu_fn)
+            return hy_fail(HY_ERR_UNSUPPORTED, "task %d (kind %s) has no CPU implementation", k, g->tasks[k].kind->name);
+    for (int32_t h = 0; h < g->nhandles; h++)
+        if (!(g->handles[h].data.valid & (1u << HY_RT_HOST)))
+            return hy_fail(HY_ERR_INVALID_ARG, "handle %d is not valid on the host", h);
+    hy_rt_sim* s = t->sim;
+    if (g->ntasks == 0) {
+        memset(&s->stats, 0, sizeof s->stats);
+        if (stats) *stats = s->stats;
+        return HY_OK;
+    }
+    /* the workers are all waiting: the state is the caller's until the epoch moves */
+    pthread_mutex_lock(&t->lock);
+    hy_status st = hy_rt_sim_begin_step(s, g);
+    int32_t n = g->ntasks, P = s->npart;
+    if (!st) st = reserve(t, n, P);
+    if (st) {
+        pthread_mutex_unlock(&t->lock);
+        return st;
+    }
+    memset(t->pstart, 0, ((size_t)P + 1) * sizeof *t->pstart);
+    memset(t->started, 0, (size_t)n);
+    memset(t->cross, 0, (size_t)n);
+    memset(t->pstarted, 0, (size_t)P);
+    memset(t->ran_on, 0, (size_t)P);
+    memset(t->failed, 0, sizeof t->failed);
+    for (int32_t p = 0; p < P; p++) t->measured[p] = 0;
+    for (int32_t k = 0; k < n; k++) {
+        t->pstart[g->tasks[k].partition + 1]++;
+        t->pending[k] = g->tasks[k].npred;
+        for (int32_t e = g->tasks[k].succ_head; e >= 0; e = g->edges[e].next)
+            if (g->tasks[g->edges[e].to].partition != g->tasks[k].partition) t->cross[k] = 1;
+    }
+    for (int32_t p = 0; p < P; p++) {
+        t->pstart[p + 1] += t->pstart[p];
+        t->cursor[p] = t->pstart[p];
+    }
+    for (int32_t k = 0; k < n; k++) t->plist[t->cursor[g->tasks[k].partition]++] = k;
+    for (int32_t p = 0; p < P; p++) t->cursor[p] = t->pstart[p];
+    t->g = g;
+    t->remaining = n;
+    t->t0 = now();
+    t->epoch++;
+    pthread_cond_broadcast(&t->work_cv);
+    /* over when every task ran and every worker has left the run (a worker
+     * may still be inside, about to see that nothing is left) */
+    while (t->remaining > 0 || t->inside > 0) pthread_cond_wait(&t->done_cv, &t->lock);
+    s->stats.makespan = now() - t->t0;
+    hy_rt_sim_end_step(s, g, t->ran_on, t->measured);
+    if (stats) *stats = s->stats;
+    pthread_mutex_unlock(&t->lock);
+    return HY_OK;
+}
