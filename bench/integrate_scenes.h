@@ -23,6 +23,7 @@
 #include <stdint.h>
 
 #include "runtime/sim.h"
+#include "runtime/team.h"
 
 #define HY_ISCENE_MAX_OBJ 64
 #define HY_ISCENE_MAX_PAIRS 192
@@ -45,9 +46,15 @@ typedef struct hy_fem_costs {
 
 /* Times `steps` steps (after one untimed) of a cube block of each size,
  * clamped at its base under gravity, on one thread, with 5 and with
- * HY_FEM_CG_ITERATIONS CG iterations (tolerance 0, so all run): the
- * difference of the medians gives an iteration, the rest the setup. */
+ * HY_FEM_CG_ITERATIONS CG iterations (tolerance 0, so all run), the
+ * fastest step of each (the least disturbed on a shared machine): the
+ * difference gives an iteration, the rest the setup. */
 hy_status hy_fem_costs_measure(int steps, hy_fem_costs* out);
+/* Read costs that a run wrote (fem_costs.csv: a header, then
+ * particles,step_ms,setup_ms,iteration_ms[,...] for each of the
+ * HY_FEM_COST_SIZES sizes), so that figures can be made again from the same
+ * measurement. HY_ERR_IO / HY_ERR_PARSE naming the file and line. */
+hy_status hy_fem_costs_load(const char* path, hy_fem_costs* out);
 static inline double hy_fem_setup_cost(const hy_fem_costs* c, double n) { return c->setup_a + c->setup_b * n; }
 static inline double hy_fem_iteration_cost(const hy_fem_costs* c, double n) { return c->iter_a + c->iter_b * n; }
 
@@ -91,5 +98,15 @@ const char* hy_iscene_name(hy_iscene_kind kind);
 hy_status hy_iscene_run(hy_iscene_kind kind, int block, const hy_fem_costs* costs, const hy_rt_machine* m,
                         const char* policy, int steps, double* makespan, uint64_t* hash, hy_rt_step_stats* sum,
                         hy_rt_trace* trace);
+
+/* Real work on real CPU PUs (runtime/team.h): `nobj` FEM blocks of
+ * 512-1,000 particles (the fem_independent sizes' low end, so a run stays
+ * short), never touching, each one "fem-step" task per step that runs
+ * hy_fem_solve (HY_FEM_CG_ITERATIONS iterations) on its block. The PU list
+ * is hy_rt_team_parse's ("cpu:1,cpu:1"). Wall seconds of each step into
+ * wall[], the state hash of every block's positions and velocities into
+ * *hash, steals summed into *steals. */
+hy_status hy_real_fem_run(int nobj, const char* pus, const char* policy, int steps, double* wall, uint64_t* hash,
+                          int* steals);
 
 #endif

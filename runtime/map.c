@@ -80,6 +80,8 @@ static hy_status map_one_each(int32_t nv, const double* cost, int32_t np, const 
     return HY_OK;
 }
 
+#define METIS_MIN_PER_PU 4
+
 #ifdef HY_HAVE_METIS
 static pthread_mutex_t g_metis_lock = PTHREAD_MUTEX_INITIALIZER;
 
@@ -178,7 +180,11 @@ hy_status hy_rt_map(int32_t nv, const double* cost, int32_t ne, const hy_rt_pedg
     }
     if (nv <= np) return map_one_each(nv, cost, np, speed, part);
 #ifdef HY_HAVE_METIS
-    if (ne > 0) {
+    /* METIS only with a few partitions per PU: with fewer, its recursive
+     * bisection can leave a side with fewer vertices than parts (skewed
+     * costs or speeds), which it reports on stdout ("Cannot bisect a graph
+     * with 0 vertices", "too many parts") before failing */
+    if (ne > 0 && nv >= METIS_MIN_PER_PU * np) {
         hy_status s;
         if (metis_calls) (*metis_calls)++;
         if (!map_metis(nv, cost, ne, edges, np, speed, part, &s)) return HY_OK;

@@ -9,6 +9,9 @@
  *   partition goes to the fastest PU and so on, one each;
  * - no edges at all (objects that never touch): longest-processing-time
  *   greedy over the speeds, METIS not called (it has nothing to cut);
+ * - fewer than 4 partitions per PU: the same greedy map; METIS's recursive
+ *   bisection can then leave a side with fewer vertices than parts, which
+ *   it reports on stdout (corrupting a bench's JSON) before failing;
  * - disconnected graphs with edges: METIS runs without the contiguity
  *   option, which fails on them;
  * - target weights are floats that METIS wants summing to 1: normalised in

@@ -14,14 +14,18 @@
  *      (x_pq: the share of p's work PU q runs);
  *   3. rounds to whole partitions: a partition the LP gives wholly to one PU
  *      stays there; the split ones go, largest first, to the PU where they
- *      would end soonest;
+ *      would end soonest; then a local search moves or swaps partitions
+ *      off the most loaded PU while that lowers the expected makespan;
  *   4. rearranges each kind's partitions over that kind's PUs with METIS
  *      (fewer shared handles across PUs, so fewer transfers and steals
  *      outside the affinity lists), kept only when its expected makespan is
  *      within METIS_SLACK of the rounded LP's.
  * Otherwise each PU starts from the partitions it ran last step. A PU then
- * steals within the affinity list, and across kinds only when it would
- * finish the partition before its owner. Without GLPK in the build, step 2
+ * steals within the affinity list, only once every task of its own
+ * partitions has started (a PU waiting on another's results is not short
+ * of work: stealing then takes the partitions the plan gave to others, who
+ * steal back later, larger ones), and only a partition it would finish
+ * before its owner would. Without GLPK in the build, step 2
  * is skipped and step 3 places every partition greedily. */
 #include "runtime/policy.h"
 
@@ -40,7 +44,7 @@
 #define LEARN_STEPS 3
 /* Between graph changes, a fresh plan replaces the PUs' last partitions
  * when it is expected to take at most this factor of their time. */
-#define REPLAN_GAIN 0.9
+#define REPLAN_GAIN 0.97
 
 typedef struct plan {
     int32_t np, nq;
@@ -104,6 +108,48 @@ done:
 }
 #endif
 
+/* Local search on a whole-partition plan: move a partition off the most
+ * loaded PU, or swap it with one of another PU's, when that lowers the
+ * larger of the two PUs' loads below the maximum; the best such change
+ * each round, at most POLISH_ROUNDS rounds. Rounding loses most where a
+ * few large partitions were split; this takes much of that back. */
+#define POLISH_ROUNDS 64
+
+static void polish(plan* pl, double* load) {
+    int32_t np = pl->np, nq = pl->nq;
+    for (int round = 0; round < POLISH_ROUNDS; round++) {
+        int32_t qa = 0;
+        for (int32_t q = 1; q < nq; q++)
+            if (load[q] > load[qa]) qa = q;
+        double M = load[qa], best = M * (1 - 1e-9);
+        int32_t bp = -1, bq = -1, bp2 = -1;
+        for (int32_t p = 0; p < np; p++) {
+            if (pl->pu[p] != qa) continue;
+            double tpa = pl->t[p * nq + qa];
+            for (int32_t q = 0; q < nq; q++) {
+                double tpq = pl->t[p * nq + q];
+                if (q == qa || tpq < 0) continue;
+                double m = fmax(load[qa] - tpa, load[q] + tpq);
+                if (m < best) best = m, bp = p, bq = q, bp2 = -1;
+                for (int32_t p2 = 0; p2 < np; p2++) {
+                    if (pl->pu[p2] != q || pl->t[p2 * nq + qa] < 0) continue;
+                    m = fmax(load[qa] - tpa + pl->t[p2 * nq + qa], load[q] - pl->t[p2 * nq + q] + tpq);
+                    if (m < best) best = m, bp = p, bq = q, bp2 = p2;
+                }
+            }
+        }
+        if (bp < 0) return;
+        load[qa] -= pl->t[bp * nq + qa];
+        load[bq] += pl->t[bp * nq + bq];
+        pl->pu[bp] = bq;
+        if (bp2 >= 0) {
+            load[bq] -= pl->t[bp2 * nq + bq];
+            load[qa] += pl->t[bp2 * nq + qa];
+            pl->pu[bp2] = qa;
+        }
+    }
+}
+
 /* Step 3: whole partitions from the shares (all split when no LP ran). */
 static void round_plan(plan* pl, int have_lp) {
     int32_t np = pl->np, nq = pl->nq;
@@ -147,6 +193,7 @@ static void round_plan(plan* pl, int have_lp) {
     }
     free(split);
     free(big);
+    polish(pl, load);
 }
 
 /* Expected makespan of an assignment (pu[p] for every partition): each
@@ -269,4 +316,5 @@ const hy_rt_policy_class hy_rt_policy_lp = {
     .map = map,
     .may_steal = may_steal,
     .steal_only_if_faster = 2,
+    .steal_when_dry = 1,
 };

@@ -466,9 +466,21 @@ static int faster_on_thief(const hy_rt_sim* s, const run_state* r, int32_t q, in
     return now + s->m.steal_cost + hy_rt_sim_part_time(s, p, kq) < victim;
 }
 
+/* 1 when a partition PU q owns has a task that has not started. */
+static int has_unstarted(const hy_rt_sim* s, run_state* r, int32_t q) {
+    for (int32_t p = 0; p < s->npart; p++) {
+        if (s->owner[p] != q) continue;
+        while (r->cursor[p] < r->pstart[p + 1] && r->started[r->plist[r->cursor[p]]]) r->cursor[p]++;
+        for (int32_t i = r->cursor[p]; i < r->pstart[p + 1]; i++)
+            if (!r->started[r->plist[i]]) return 1;
+    }
+    return 0;
+}
+
 /* One steal round of idle PU q: 1 when it took a partition. */
 static int steal(hy_rt_sim* s, run_state* r, int32_t q) {
     if (!s->policy->may_steal || s->m.npu < 2) return 0;
+    if (s->policy->steal_when_dry && has_unstarted(s, r, q)) return 0;
     unsigned kind = 1u << s->m.pu[q].kind;
     for (int32_t a = 0; a < s->m.npu - 1; a++) {
         int32_t v = (int32_t)(next_random(&s->rng) % (uint64_t)(s->m.npu - 1));

@@ -91,6 +91,10 @@ typedef struct hy_rt_policy_class {
      * GPU would have finished sooner. 2: the same check for every steal,
      * between PUs of one kind too. 0: no such check. */
     int steal_only_if_faster;
+    /* 1: a PU steals only once every task of the partitions it owns has
+     * started; one whose tasks wait on other PUs' results does not. 0: any
+     * PU with nothing ready tries. */
+    int steal_when_dry;
 } hy_rt_policy_class;
 
 struct hy_rt_sim {

@@ -86,6 +86,12 @@ static int32_t steal(hy_rt_team* t, int32_t q) {
     hy_rt_sim* s = t->sim;
     int32_t npu = s->m.npu;
     if (!s->policy->may_steal || npu < 2) return -1;
+    if (s->policy->steal_when_dry)
+        for (int32_t p = 0; p < s->npart; p++) {
+            if (s->owner[p] != q) continue;
+            for (int32_t i = t->cursor[p]; i < t->pstart[p + 1]; i++)
+                if (!t->started[t->plist[i]]) return -1;
+        }
     int32_t first = (int32_t)(next_random(&t->rng) % (uint64_t)(npu - 1));
     for (int32_t a = 0; a < npu - 1; a++) {
         int32_t v = (first + a) % (npu - 1);
