@@ -31,7 +31,7 @@ static int subjects(bench_subject* out) {
          hy_bench_step_main, hy_bench_step_help},
         {"sched", "scheduling quality and modeled throughput of the policies", hy_bench_sched_main,
          hy_bench_sched_help},
-        {"integrate", "the integration runtime's per-task overhead and METIS map cost (--overhead)",
+        {"integrate", "the integration runtime: modeled gpus/bars/mixed experiments, real CPU PUs, overhead",
          hy_bench_integrate_main, hy_bench_integrate_help},
     };
     int n = 0;
