@@ -51,6 +51,7 @@ static const hy_rt_kind k_empty = {"empty", 2, {HY_RT_RW, HY_RT_R}, empty_task, 
 
 void hy_bench_integrate_help(void) {
     printf("usage: hyphys bench integrate [--json] [--out DIR] [--steps N] [--only LIST] [--fem-costs CSV]\n"
+           "                              [--no-plot]\n"
            "       hyphys bench integrate --overhead [--tasks N] [--threads N] [--repeats R] [--json]\n"
            "       hyphys bench integrate --pus LIST [--policy P] [--objects N] [--steps N] [--json]\n"
            "       hyphys bench integrate --trace FILE [--scene S] [--policy P] [--machine M] [--gpus G]\n"
@@ -66,7 +67,8 @@ void hy_bench_integrate_help(void) {
            "steps after the first %d. --only picks experiments (comma list, default\n"
            "all four); --steps defaults to %d. CSV, gnuplot script and PNG of each\n"
            "experiment go to --out DIR (default a new integrate-YYYYMMDD-HHMMSS in the\n"
-           "current folder); existing files are never overwritten. The FEM costs are\n"
+           "current folder); existing files are never overwritten; --no-plot writes\n"
+           "the gnuplot scripts without running gnuplot. The FEM costs are\n"
            "measured at the start (fastest of 9 steps per size, one thread) and written\n"
            "there as fem_costs.csv; --fem-costs CSV reads such a file instead, to make\n"
            "the same figures again (docs/integrate/measured_fem_costs.csv holds the\n"
@@ -517,7 +519,7 @@ static int want_exp(const char* only, const char* name) {
 int hy_bench_integrate_main(int argc, char** argv) {
     long tasks = 100000, threads = 2, repeats = 5, steps = DEFAULT_STEPS, gpus = 4, cpus = 4, block = 2000,
          objects = 16;
-    int json = 0, overhead = 0;
+    int json = 0, overhead = 0, no_plot = 0;
     const char *out = NULL, *only = NULL, *trace = NULL, *scene = "fem_independent", *policy = "lp",
                *machine = "hermann4", *pus = NULL,
                *costs_path = NULL;
@@ -534,7 +536,7 @@ int hy_bench_integrate_main(int argc, char** argv) {
         } else if (!strcmp(a, "--repeats") && i + 1 < argc) {
             if (!hy_cli_parse_int(a, argv[++i], 1, 1000, &repeats)) return HY_EXIT_USAGE;
         } else if (!strcmp(a, "--steps") && i + 1 < argc) {
-            if (!hy_cli_parse_int(a, argv[++i], WARM_STEPS + 1, MAX_STEPS, &steps)) return HY_EXIT_USAGE;
+            if (!hy_cli_parse_int(a, argv[++i], 1, MAX_STEPS, &steps)) return HY_EXIT_USAGE;
         } else if (!strcmp(a, "--gpus") && i + 1 < argc) {
             if (!hy_cli_parse_int(a, argv[++i], 0, 8, &gpus)) return HY_EXIT_USAGE;
         } else if (!strcmp(a, "--cpus") && i + 1 < argc) {
@@ -547,6 +549,8 @@ int hy_bench_integrate_main(int argc, char** argv) {
             only = argv[++i];
         } else if (!strcmp(a, "--trace") && i + 1 < argc) {
             trace = argv[++i];
+        } else if (!strcmp(a, "--no-plot")) {
+            no_plot = 1;
         } else if (!strcmp(a, "--fem-costs") && i + 1 < argc) {
             costs_path = argv[++i];
         } else if (!strcmp(a, "--pus") && i + 1 < argc) {
@@ -576,6 +580,11 @@ int hy_bench_integrate_main(int argc, char** argv) {
     const hy_rt_policy_class* cls;
     if (hy_rt_policy_lookup(policy, &cls)) {
         fprintf(stderr, "hyphys bench integrate: %s\n", hy_last_error());
+        return HY_EXIT_USAGE;
+    }
+    if (!trace && steps <= WARM_STEPS) {
+        fprintf(stderr, "hyphys bench integrate: the experiments need --steps above %d (the means leave out the first %d)\n",
+                WARM_STEPS, WARM_STEPS);
         return HY_EXIT_USAGE;
     }
     if (only)
@@ -611,7 +620,7 @@ int hy_bench_integrate_main(int argc, char** argv) {
     } else if (!hy_cli_make_dirs(out, 0, "hyphys bench integrate")) {
         return HY_EXIT_RUNTIME;
     }
-    bench_out o = {out, json, 1, 1};
+    bench_out o = {out, json, !no_plot, 1};
     /* the measurement, for --fem-costs later (a file read is its own record) */
     FILE* fc = costs_path ? NULL : out_file(&o, "fem_costs.csv");
     if (!costs_path && !fc) return HY_EXIT_RUNTIME;

@@ -1,0 +1,79 @@
+#!/usr/bin/env bash
+# Tests `hyphys bench integrate` on the documented FEM costs
+# (docs/integrate/measured_fem_costs.csv, so no timing enters): the JSON has
+# the issue's keys with one row per configuration and the same state hash in
+# every run, the CSVs and gnuplot scripts are written, a second run prints
+# exactly the same (virtual clock) and refuses to overwrite the first's
+# files, --trace writes a valid trace with one track per PU, --pus runs real
+# FEM steps on two CPU PUs with the single thread's hash, and bad input
+# exits 2 (usage) or 1 (a bad costs file, naming its line).
+set -u
+CLI=${HY_CLI:?HY_CLI not set}
+SRC=${HY_SOURCE_DIR:?HY_SOURCE_DIR not set}
+fail=0
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+check() { # description, condition result
+    if [ "$2" -ne 0 ]; then echo "FAIL: $1"; fail=1; else echo "ok: $1"; fi
+}
+COSTS="$SRC/docs/integrate/measured_fem_costs.csv"
+run() { "$CLI" bench integrate --fem-costs "$COSTS" --steps 5 --no-plot --json "$@"; }
+
+out1=$(run --only gpus,bars,mixed --out "$tmp/a" 2>"$tmp/err1")
+check "first run exits 0" $?
+out2=$(run --only bars --out "$tmp/b" 2>/dev/null)
+check "second run exits 0" $?
+[ "$(printf '%s' "$out1" | grep -o '"bars":\[[^]]*\]')" = "$(printf '%s' "$out2" | grep -o '"bars":\[[^]]*\]')" ]
+check "identical bars figures across runs (virtual clock)" $?
+for f in gpus.csv gpus_steps.csv gpus.gp bars.csv bars.gp mixed.csv mixed.gp; do
+    [ -s "$tmp/a/$f" ]; check "$f written" $?
+done
+[ ! -e "$tmp/a/fem_costs.csv" ]; check "no fem_costs.csv when the costs were read" $?
+printf '%s' "$out1" | python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+assert d["note"].startswith("modeled; workload from measured FEM costs"), d["note"]
+assert len(d["gpus"]) == 4 * 6 and {r["gpus"] for r in d["gpus"]} == {1, 2, 4, 8}
+assert all(abs(r["speedup"] - 1) < 1e-9 for r in d["gpus"] if r["gpus"] == 1)
+assert all(r["speedup"] > 1 for r in d["gpus"] if r["gpus"] > 1)
+assert len(d["bars"]) == 4 * 5 and all(r["ms"] > 0 for r in d["bars"])
+assert {r["policy"] for r in d["bars"]} == {"round-robin", "static", "affinity", "priority", "lp"}
+assert len(d["mixed"]) == 24 * 3 and {r["policy"] for r in d["mixed"]} == {"ws", "priority", "lp"}
+assert all(abs(r["speedup"] - 1) < 0.01 for r in d["mixed"] if (r["gpus"], r["cpus"]) == (0, 1))
+assert d["gpus_same_hash"] and d["bars_same_hash"] and d["mixed_same_hash"]
+t = d["targets"]
+assert set(t) >= {"gpus8_at_least_6", "bars_affinity_priority_beat_rr_static", "mixed_priority_cooperative",
+                  "mixed_ws_speed_down", "lp_ge_priority_everywhere"}, t
+'
+check "JSON keys, rows and hashes" $?
+run --only bars --out "$tmp/a" >/dev/null 2>"$tmp/err3"
+[ $? -eq 1 ] && grep -q "never overwritten" "$tmp/err3"; check "existing files are not overwritten" $?
+
+"$CLI" bench integrate --fem-costs "$COSTS" --trace "$tmp/t.json" --scene fem_bars --block 500 --policy lp \
+    --gpus 2 --cpus 2 --steps 5 >"$tmp/trace.txt"
+check "trace run exits 0" $?
+python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+ev = d["traceEvents"]
+names = [e["args"]["name"] for e in ev if e["ph"] == "M"]
+assert names == ["gpu0 (modeled)", "gpu1 (modeled)", "cpu0 (modeled)", "cpu1 (modeled)", "scheduler (lp)"], names
+tasks = [e for e in ev if e["ph"] == "X" and e["cat"] == "task"]
+# 30 blocks of 27 tasks, 18 attachments along the bars and 27 across
+assert len(tasks) == 5 * (18 + 27 + 30 * 27), len(tasks)
+assert any(e.get("cat") == "map" for e in ev)
+' "$tmp/t.json"
+check "trace: a track per PU, every task" $?
+
+real=$("$CLI" bench integrate --pus cpu:1,cpu:1 --policy ws --objects 4 --steps 2 --json)
+check "real run exits 0" $?
+printf '%s' "$real" | grep -q '"same_hash":true'; check "real run: the single thread's hash" $?
+
+"$CLI" bench integrate --only nothing >/dev/null 2>&1; [ $? -eq 2 ]; check "unknown experiment exits 2" $?
+"$CLI" bench integrate --pus cpu:1 --policy lifo >/dev/null 2>&1; [ $? -eq 2 ]; check "unknown policy exits 2" $?
+"$CLI" bench integrate --pus gpu:1 >/dev/null 2>"$tmp/err4"; [ $? -eq 1 ] && grep -q "gpu:1" "$tmp/err4"
+check "a bad PU list names its item" $?
+printf 'particles,step_ms,setup_ms,iteration_ms\n512,2.8,0.6\n' >"$tmp/bad.csv"
+"$CLI" bench integrate --fem-costs "$tmp/bad.csv" --out "$tmp/c" >/dev/null 2>"$tmp/err5"
+[ $? -eq 1 ] && grep -q "bad.csv:2" "$tmp/err5"; check "a bad costs file names its line" $?
+exit $fail
