@@ -11,6 +11,7 @@
 #include "core/hash.h"
 #include "runtime/map.h"
 #include "runtime/policy.h"
+#include "runtime/queues.h"
 
 /* The threshold starts where both kinds are equally fast and moves by 10%
  * per failed steal round: enough to cross a few partitions' ratios within a
@@ -69,14 +70,13 @@ void hy_rt_sim_set_trace(hy_rt_sim* s, hy_rt_trace* t) {
     hy_rt_trace_track(t, s->m.npu, name);
 }
 
-static double wall_now(void) {
+double hy_rt_wall_seconds(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-/* splitmix64: the victims' choice */
-static uint64_t next_random(uint64_t* x) {
+uint64_t hy_rt_random(uint64_t* x) {
     uint64_t z = (*x += 0x9e3779b97f4a7c15ull);
     z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
     z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
@@ -379,13 +379,7 @@ static event heap_pop(event* h, int32_t* n) {
 
 typedef struct run_state {
     hy_rt_graph* g;
-    int32_t* pstart;    /* tasks of partition p: plist[pstart[p] .. pstart[p+1]) in submission order */
-    int32_t* plist;
-    int32_t* cursor;    /* per partition: tasks before it have started */
-    int32_t* pending;   /* per task: predecessors not finished */
-    uint8_t* started;   /* per task */
-    uint8_t* cross;     /* per task: a successor belongs to another partition */
-    uint8_t* pstarted;  /* per partition: a task has started */
+    hy_rt_queues q;
     uint8_t* ran_on;    /* per partition: bit k = a task ran on kind k */
     double* measured;   /* per partition: modeled time of its tasks this step */
     event* heap;
@@ -394,16 +388,6 @@ typedef struct run_state {
     uint8_t parked[HY_RT_MAX_PUS];
     uint8_t failed[HY_RT_MAX_PUS]; /* has failed to steal since it last ran a task */
 } run_state;
-
-/* First task of p, in submission order, that is ready and not started; -1 if none. */
-static int32_t ready_task(run_state* r, int32_t p) {
-    while (r->cursor[p] < r->pstart[p + 1] && r->started[r->plist[r->cursor[p]]]) r->cursor[p]++;
-    for (int32_t i = r->cursor[p]; i < r->pstart[p + 1]; i++) {
-        int32_t t = r->plist[i];
-        if (!r->started[t] && r->pending[t] == 0) return t;
-    }
-    return -1;
-}
 
 static hy_status start_task(hy_rt_sim* s, run_state* r, int32_t q, int32_t t) {
     hy_rt_task* task = &r->g->tasks[t];
@@ -431,9 +415,8 @@ static hy_status start_task(hy_rt_sim* s, run_state* r, int32_t q, int32_t t) {
         snprintf(args, sizeof args, "\"task\":%d,\"partition\":%d", t, task->partition);
         hy_rt_trace_span(s->trace, task->kind->name, "task", q, r->pu_time[q] + xfer, run - xfer, args);
     }
-    r->started[t] = 1;
+    hy_rt_queues_start(&r->q, r->g, t);
     r->failed[q] = 0;
-    r->pstarted[task->partition] = 1;
     r->ran_on[task->partition] |= (uint8_t)(1u << pu->kind);
     r->measured[task->partition] += run;
     s->stats.busy[q] += run;
@@ -458,35 +441,26 @@ static int faster_on_thief(const hy_rt_sim* s, const run_state* r, int32_t q, in
     double victim = r->pu_time[v] > now ? r->pu_time[v] : now;
     for (int32_t p2 = 0; p2 < p; p2++) {
         if (s->owner[p2] != v) continue;
-        int32_t total = r->pstart[p2 + 1] - r->pstart[p2], left = 0;
-        for (int32_t i = r->cursor[p2]; i < r->pstart[p2 + 1]; i++) left += !r->started[r->plist[i]];
+        const hy_rt_queues* qs = &r->q;
+        int32_t total = qs->pstart[p2 + 1] - qs->pstart[p2], left = 0;
+        for (int32_t i = qs->cursor[p2]; i < qs->pstart[p2 + 1]; i++) left += !qs->started[qs->plist[i]];
         if (total) victim += hy_rt_sim_part_time(s, p2, kv) * (double)left / (double)total;
     }
     victim += hy_rt_sim_part_time(s, p, kv);
     return now + s->m.steal_cost + hy_rt_sim_part_time(s, p, kq) < victim;
 }
 
-/* 1 when a partition PU q owns has a task that has not started. */
-static int has_unstarted(const hy_rt_sim* s, run_state* r, int32_t q) {
-    for (int32_t p = 0; p < s->npart; p++) {
-        if (s->owner[p] != q) continue;
-        while (r->cursor[p] < r->pstart[p + 1] && r->started[r->plist[r->cursor[p]]]) r->cursor[p]++;
-        for (int32_t i = r->cursor[p]; i < r->pstart[p + 1]; i++)
-            if (!r->started[r->plist[i]]) return 1;
-    }
-    return 0;
-}
-
 /* One steal round of idle PU q: 1 when it took a partition. */
 static int steal(hy_rt_sim* s, run_state* r, int32_t q) {
     if (!s->policy->may_steal || s->m.npu < 2) return 0;
-    if (s->policy->steal_when_dry && has_unstarted(s, r, q)) return 0;
+    if (s->policy->steal_when_dry && hy_rt_queues_unstarted(&r->q, s->owner, q)) return 0;
     unsigned kind = 1u << s->m.pu[q].kind;
     for (int32_t a = 0; a < s->m.npu - 1; a++) {
-        int32_t v = (int32_t)(next_random(&s->rng) % (uint64_t)(s->m.npu - 1));
+        int32_t v = (int32_t)(hy_rt_random(&s->rng) % (uint64_t)(s->m.npu - 1));
         if (v >= q) v++;
         for (int32_t p = 0; p < s->npart; p++) {
-            if (s->owner[p] != v || r->pstarted[p] || !(s->eligible[p] & kind) || ready_task(r, p) < 0) continue;
+            if (s->owner[p] != v || r->q.pstarted[p] || !(s->eligible[p] & kind) || hy_rt_queues_ready(&r->q, p) < 0)
+                continue;
             if (!s->policy->may_steal(s, q, p)) continue;
             if (s->policy->steal_only_if_faster &&
                 (s->m.pu[q].kind != s->m.pu[v].kind || s->policy->steal_only_if_faster > 1) &&
@@ -526,7 +500,7 @@ static hy_status run_events(hy_rt_sim* s, run_state* r) {
             event e = heap_pop(r->heap, &r->nheap);
             done++;
             if (e.t > s->stats.makespan) s->stats.makespan = e.t;
-            for (int32_t k = g->tasks[e.task].succ_head; k >= 0; k = g->edges[k].next) r->pending[g->edges[k].to]--;
+            hy_rt_queues_finish(&r->q, g, e.task);
             for (int32_t i = 0; i < s->m.npu; i++)
                 if (r->parked[i]) {
                     r->parked[i] = 0;
@@ -537,17 +511,7 @@ static hy_status run_events(hy_rt_sim* s, run_state* r) {
         if (q < 0)
             return hy_fail(HY_ERR_INTERNAL, "sim: %d of %d tasks cannot start on machine %s", g->ntasks - done,
                            g->ntasks, s->m.name);
-        /* tasks that other partitions wait for first (the earliest
-         * submitted), so that their owners are not held up behind this
-         * PU's partitions; then partitions in order, each to its end */
-        int32_t t = -1;
-        for (int32_t p = 0; p < s->npart; p++) {
-            if (s->owner[p] != q) continue;
-            int32_t c = ready_task(r, p);
-            if (c >= 0 && r->cross[c] && (t < 0 || c < t)) t = c;
-        }
-        for (int32_t p = 0; p < s->npart && t < 0; p++)
-            if (s->owner[p] == q) t = ready_task(r, p);
+        int32_t t = hy_rt_queues_pick(&r->q, s->owner, q);
         if (t >= 0) {
             hy_status st = start_task(s, r, q, t);
             if (st) return st;
@@ -566,13 +530,13 @@ hy_status hy_rt_sim_begin_step(hy_rt_sim* s, const hy_rt_graph* g) {
     if (!st) st = build_partition_graph(s, g, &changed);
     if (st) return st;
     hy_rt_memnet_reset_counts(&s->m.net);
-    double w0 = s->trace ? wall_now() : 0;
+    double w0 = s->trace ? hy_rt_wall_seconds() : 0;
     if ((st = s->policy->map(s, changed))) return st;
     fix_owners(s);
     if (s->trace && s->stats.remapped) {
         char args[96];
         snprintf(args, sizeof args, "\"metis_calls\":%d,\"wall_us\":%.1f,\"step\":%lld", s->stats.metis_calls,
-                 1e6 * (wall_now() - w0), (long long)s->step);
+                 1e6 * (hy_rt_wall_seconds() - w0), (long long)s->step);
         hy_rt_trace_instant(s->trace, s->stats.metis_calls ? "map (METIS)" : "map", "map", s->m.npu, 0.0, args);
     }
     return HY_OK;
@@ -609,33 +573,14 @@ hy_status hy_rt_sim_step(hy_rt_sim* s, hy_rt_graph* g, hy_rt_step_stats* stats) 
     run_state r;
     memset(&r, 0, sizeof r);
     r.g = g;
-    r.pstart = calloc((size_t)P + 1, sizeof *r.pstart);
-    r.plist = malloc((size_t)(n ? n : 1) * sizeof *r.plist);
-    r.cursor = malloc((size_t)(P ? P : 1) * sizeof *r.cursor);
-    r.pending = malloc((size_t)(n ? n : 1) * sizeof *r.pending);
-    r.started = calloc((size_t)(n ? n : 1), 1);
-    r.cross = calloc((size_t)(n ? n : 1), 1);
-    r.pstarted = calloc((size_t)(P ? P : 1), 1);
     r.ran_on = calloc((size_t)(P ? P : 1), 1);
     r.measured = calloc((size_t)(P ? P : 1), sizeof *r.measured);
     r.heap = malloc((size_t)(n ? n : 1) * sizeof *r.heap);
-    if (!r.pstart || !r.plist || !r.cursor || !r.pending || !r.started || !r.cross || !r.pstarted || !r.ran_on || !r.measured ||
-        !r.heap) {
+    if (!r.ran_on || !r.measured || !r.heap) {
         st = hy_fail(HY_ERR_NOMEM, "sim: out of memory for %d tasks", n);
         goto done;
     }
-    for (int32_t t = 0; t < n; t++) {
-        r.pstart[g->tasks[t].partition + 1]++;
-        r.pending[t] = g->tasks[t].npred;
-        for (int32_t k = g->tasks[t].succ_head; k >= 0; k = g->edges[k].next)
-            if (g->tasks[g->edges[k].to].partition != g->tasks[t].partition) r.cross[t] = 1;
-    }
-    for (int32_t p = 0; p < P; p++) {
-        r.pstart[p + 1] += r.pstart[p];
-        r.cursor[p] = r.pstart[p];
-    }
-    for (int32_t t = 0; t < n; t++) r.plist[r.cursor[g->tasks[t].partition]++] = t;
-    for (int32_t p = 0; p < P; p++) r.cursor[p] = r.pstart[p];
+    if ((st = hy_rt_queues_fill(&r.q, g, P))) goto done;
 
     if ((st = run_events(s, &r))) goto done;
 
@@ -647,13 +592,7 @@ hy_status hy_rt_sim_step(hy_rt_sim* s, hy_rt_graph* g, hy_rt_step_stats* stats) 
     hy_rt_sim_end_step(s, g, r.ran_on, r.measured);
     if (stats) *stats = s->stats;
 done:
-    free(r.pstart);
-    free(r.plist);
-    free(r.cursor);
-    free(r.pending);
-    free(r.started);
-    free(r.cross);
-    free(r.pstarted);
+    hy_rt_queues_free(&r.q);
     free(r.ran_on);
     free(r.measured);
     free(r.heap);

@@ -169,6 +169,10 @@ void hy_rt_sim_map_round_robin(hy_rt_sim* s, const uint8_t* part_mask, unsigned 
 /* Expected seconds of partition p on PU q under the learned model
  * (hy_rt_cost_fit), transfers and waiting not counted separately. */
 double hy_rt_sim_expected(const hy_rt_sim* s, int32_t p, int32_t q);
+/* splitmix64 step of *state: the victims' choice of the executors. */
+uint64_t hy_rt_random(uint64_t* state);
+/* Seconds on the monotonic clock. */
+double hy_rt_wall_seconds(void);
 /* Number of PUs of kind k. */
 int32_t hy_rt_sim_count_kind(const hy_rt_sim* s, hy_rt_pu_kind k);
 

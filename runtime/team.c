@@ -1,11 +1,12 @@
 /* The real executor of several CPU PUs (see team.h). */
 #include "runtime/team.h"
 
+#include "runtime/queues.h"
+
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 typedef struct worker_arg {
     struct hy_rt_team* team;
@@ -27,14 +28,8 @@ struct hy_rt_team {
     hy_rt_graph* g;
     int32_t remaining;       /* tasks not finished */
     int32_t inside;          /* workers inside the run */
-    int32_t cap_tasks, cap_parts;
-    int32_t* pending;        /* per task: predecessors not finished */
-    uint8_t* started;        /* per task */
-    uint8_t* cross;          /* per task: a successor is in another partition */
-    int32_t* pstart;         /* tasks of partition p: plist[pstart[p] .. pstart[p+1]) */
-    int32_t* plist;
-    int32_t* cursor;         /* per partition: tasks before it have started */
-    uint8_t* pstarted;       /* per partition */
+    hy_rt_queues q;
+    int32_t cap_parts;
     uint8_t* ran_on;         /* per partition: kinds it ran on (CPU) */
     double* measured;        /* per partition: seconds its tasks ran */
     uint8_t failed[HY_RT_MAX_PUS]; /* the PU failed to steal since it last ran a task */
@@ -42,63 +37,19 @@ struct hy_rt_team {
     hy_rt_trace* trace;
 };
 
-static double now(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-/* splitmix64 */
-static uint64_t next_random(uint64_t* x) {
-    uint64_t z = (*x += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-}
-
-/* First ready, unstarted task of p in submission order; -1 if none. Under lock. */
-static int32_t ready_task(hy_rt_team* t, int32_t p) {
-    while (t->cursor[p] < t->pstart[p + 1] && t->started[t->plist[t->cursor[p]]]) t->cursor[p]++;
-    for (int32_t i = t->cursor[p]; i < t->pstart[p + 1]; i++) {
-        int32_t k = t->plist[i];
-        if (!t->started[k] && t->pending[k] == 0) return k;
-    }
-    return -1;
-}
-
-/* A task for PU q from its own partitions, as the modeled executor picks:
- * tasks that other partitions wait for first, then partitions in order. */
-static int32_t pick_own(hy_rt_team* t, int32_t q) {
-    const hy_rt_sim* s = t->sim;
-    int32_t best = -1;
-    for (int32_t p = 0; p < s->npart; p++) {
-        if (s->owner[p] != q) continue;
-        int32_t c = ready_task(t, p);
-        if (c >= 0 && t->cross[c] && (best < 0 || c < best)) best = c;
-    }
-    for (int32_t p = 0; p < s->npart && best < 0; p++)
-        if (s->owner[p] == q) best = ready_task(t, p);
-    return best;
-}
-
 /* One steal round of PU q: a task of the partition taken, or -1. */
 static int32_t steal(hy_rt_team* t, int32_t q) {
     hy_rt_sim* s = t->sim;
     int32_t npu = s->m.npu;
     if (!s->policy->may_steal || npu < 2) return -1;
-    if (s->policy->steal_when_dry)
-        for (int32_t p = 0; p < s->npart; p++) {
-            if (s->owner[p] != q) continue;
-            for (int32_t i = t->cursor[p]; i < t->pstart[p + 1]; i++)
-                if (!t->started[t->plist[i]]) return -1;
-        }
-    int32_t first = (int32_t)(next_random(&t->rng) % (uint64_t)(npu - 1));
+    if (s->policy->steal_when_dry && hy_rt_queues_unstarted(&t->q, s->owner, q)) return -1;
+    int32_t first = (int32_t)(hy_rt_random(&t->rng) % (uint64_t)(npu - 1));
     for (int32_t a = 0; a < npu - 1; a++) {
         int32_t v = (first + a) % (npu - 1);
         if (v >= q) v++;
         for (int32_t p = 0; p < s->npart; p++) {
-            if (s->owner[p] != v || t->pstarted[p]) continue;
-            int32_t k = ready_task(t, p);
+            if (s->owner[p] != v || t->q.pstarted[p]) continue;
+            int32_t k = hy_rt_queues_ready(&t->q, p);
             if (k < 0 || !s->policy->may_steal(s, q, p)) continue;
             int outside = !hy_rt_sim_in_affinity(s, q, p);
             s->stats.steals_outside_affinity += outside;
@@ -107,7 +58,7 @@ static int32_t steal(hy_rt_team* t, int32_t q) {
             if (t->trace) {
                 char args[96];
                 snprintf(args, sizeof args, "\"partition\":%d,\"victim\":%d,\"outside_affinity\":%d", p, v, outside);
-                hy_rt_trace_instant(t->trace, "steal", "steal", q, now() - t->t0, args);
+                hy_rt_trace_instant(t->trace, "steal", "steal", q, hy_rt_wall_seconds() - t->t0, args);
             }
             return k;
         }
@@ -123,7 +74,7 @@ static int32_t steal(hy_rt_team* t, int32_t q) {
 static void work(hy_rt_team* t, int32_t q) {
     t->inside++;
     while (t->remaining > 0) {
-        int32_t k = pick_own(t, q);
+        int32_t k = hy_rt_queues_pick(&t->q, t->sim->owner, q);
         if (k < 0) k = steal(t, q);
         if (k < 0) {
             pthread_cond_wait(&t->work_cv, &t->lock);
@@ -131,15 +82,14 @@ static void work(hy_rt_team* t, int32_t q) {
         }
         hy_rt_graph* g = t->g;
         const hy_rt_task* task = &g->tasks[k];
-        t->started[k] = 1;
+        hy_rt_queues_start(&t->q, g, k);
         t->failed[q] = 0;
-        t->pstarted[task->partition] = 1;
         pthread_mutex_unlock(&t->lock);
         void* bufs[HY_RT_MAX_ARGS];
         for (int i = 0; i < task->kind->nargs; i++) bufs[i] = g->handles[task->handles[i]].data.copy[HY_RT_HOST];
-        double a = now();
+        double a = hy_rt_wall_seconds();
         task->kind->cpu_fn(bufs, task->arg);
-        double b = now();
+        double b = hy_rt_wall_seconds();
         pthread_mutex_lock(&t->lock);
         t->measured[task->partition] += b - a;
         t->ran_on[task->partition] = 1u << HY_RT_CPU;
@@ -150,7 +100,7 @@ static void work(hy_rt_team* t, int32_t q) {
             snprintf(args, sizeof args, "\"task\":%d,\"partition\":%d", k, task->partition);
             hy_rt_trace_span(t->trace, task->kind->name, "task", q, a - t->t0, b - a, args);
         }
-        for (int32_t e = task->succ_head; e >= 0; e = g->edges[e].next) t->pending[g->edges[e].to]--;
+        hy_rt_queues_finish(&t->q, g, k);
         t->remaining--;
         /* new ready tasks, or the end: every waiting worker looks again */
         pthread_cond_broadcast(&t->work_cv);
@@ -252,13 +202,7 @@ void hy_rt_team_destroy(hy_rt_team* t) {
     pthread_cond_destroy(&t->work_cv);
     pthread_cond_destroy(&t->done_cv);
     hy_rt_sim_destroy(t->sim);
-    free(t->pending);
-    free(t->started);
-    free(t->cross);
-    free(t->plist);
-    free(t->pstart);
-    free(t->cursor);
-    free(t->pstarted);
+    hy_rt_queues_free(&t->q);
     free(t->ran_on);
     free(t->measured);
     free(t);
@@ -271,34 +215,16 @@ void hy_rt_team_set_trace(hy_rt_team* t, hy_rt_trace* tr) {
 
 const hy_rt_sim* hy_rt_team_sim(const hy_rt_team* t) { return t->sim; }
 
-/* Per-run arrays for n tasks and P partitions. */
-static hy_status reserve(hy_rt_team* t, int32_t n, int32_t P) {
-    if (n > t->cap_tasks) {
-        free(t->pending);
-        free(t->started);
-        free(t->cross);
-        free(t->plist);
-        t->pending = malloc((size_t)n * sizeof *t->pending);
-        t->started = malloc((size_t)n);
-        t->cross = malloc((size_t)n);
-        t->plist = malloc((size_t)n * sizeof *t->plist);
-        t->cap_tasks = t->pending && t->started && t->cross && t->plist ? n : 0;
-    }
+/* Per-partition arrays for P partitions. */
+static hy_status reserve(hy_rt_team* t, int32_t P) {
     if (P > t->cap_parts) {
-        free(t->pstart);
-        free(t->cursor);
-        free(t->pstarted);
         free(t->ran_on);
         free(t->measured);
-        t->pstart = malloc(((size_t)P + 1) * sizeof *t->pstart);
-        t->cursor = malloc((size_t)P * sizeof *t->cursor);
-        t->pstarted = malloc((size_t)P);
         t->ran_on = malloc((size_t)P);
         t->measured = malloc((size_t)P * sizeof *t->measured);
-        t->cap_parts = t->pstart && t->cursor && t->pstarted && t->ran_on && t->measured ? P : 0;
+        t->cap_parts = t->ran_on && t->measured ? P : 0;
     }
-    if (t->cap_tasks < n || t->cap_parts < P)
-        return hy_fail(HY_ERR_NOMEM, "team: out of memory for %d tasks in %d partitions", n, P);
+    if (t->cap_parts < P) return hy_fail(HY_ERR_NOMEM, "team: out of memory for %d partitions", P);
     return HY_OK;
 }
 
@@ -320,39 +246,24 @@ hy_status hy_rt_team_run(hy_rt_team* t, hy_rt_graph* g, hy_rt_step_stats* stats)
     pthread_mutex_lock(&t->lock);
     hy_status st = hy_rt_sim_begin_step(s, g);
     int32_t n = g->ntasks, P = s->npart;
-    if (!st) st = reserve(t, n, P);
+    if (!st) st = reserve(t, P);
+    if (!st) st = hy_rt_queues_fill(&t->q, g, P);
     if (st) {
         pthread_mutex_unlock(&t->lock);
         return st;
     }
-    memset(t->pstart, 0, ((size_t)P + 1) * sizeof *t->pstart);
-    memset(t->started, 0, (size_t)n);
-    memset(t->cross, 0, (size_t)n);
-    memset(t->pstarted, 0, (size_t)P);
     memset(t->ran_on, 0, (size_t)P);
     memset(t->failed, 0, sizeof t->failed);
     for (int32_t p = 0; p < P; p++) t->measured[p] = 0;
-    for (int32_t k = 0; k < n; k++) {
-        t->pstart[g->tasks[k].partition + 1]++;
-        t->pending[k] = g->tasks[k].npred;
-        for (int32_t e = g->tasks[k].succ_head; e >= 0; e = g->edges[e].next)
-            if (g->tasks[g->edges[e].to].partition != g->tasks[k].partition) t->cross[k] = 1;
-    }
-    for (int32_t p = 0; p < P; p++) {
-        t->pstart[p + 1] += t->pstart[p];
-        t->cursor[p] = t->pstart[p];
-    }
-    for (int32_t k = 0; k < n; k++) t->plist[t->cursor[g->tasks[k].partition]++] = k;
-    for (int32_t p = 0; p < P; p++) t->cursor[p] = t->pstart[p];
     t->g = g;
     t->remaining = n;
-    t->t0 = now();
+    t->t0 = hy_rt_wall_seconds();
     t->epoch++;
     pthread_cond_broadcast(&t->work_cv);
     /* over when every task ran and every worker has left the run (a worker
      * may still be inside, about to see that nothing is left) */
     while (t->remaining > 0 || t->inside > 0) pthread_cond_wait(&t->done_cv, &t->lock);
-    s->stats.makespan = now() - t->t0;
+    s->stats.makespan = hy_rt_wall_seconds() - t->t0;
     hy_rt_sim_end_step(s, g, t->ran_on, t->measured);
     if (stats) *stats = s->stats;
     pthread_mutex_unlock(&t->lock);

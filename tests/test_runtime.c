@@ -2,8 +2,10 @@
  * on the real executor at 1-4 threads and on the modeled one), the data layer's valid bits, cheapest paths and
  * bytes per channel with and without peer access, METIS mapping and its traps (one part, more parts than
  * vertices, no edges, disconnected graphs, float target weights, calls from two threads), stealing within
- * affinity lists, the priority threshold's direction, the same results for every policy, machine and thread
- * count, and bit-reproducible virtual-clock makespans. */
+ * affinity lists, the priority threshold's direction, the same results for every policy, machine, thread
+ * count and set of real CPU PUs, bit-reproducible virtual-clock makespans, lp's learned model and its speed
+ * against priority on mixed machines, the trace's events against the step stats, and real stealing between
+ * CPU PUs. */
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
@@ -544,22 +546,35 @@ static uint64_t scene_sim(const scene* base, const hy_rt_machine* m, const char*
     return h;
 }
 
-static uint64_t scene_exec(const scene* base, int threads, int steps) {
+/* Run `steps` steps on a fresh copy of `base` on the real executor of one
+ * PU with `threads` threads (pus NULL), or on a team of the PUs listed
+ * (hy_rt_team_parse) under `policy`, steals summed into *steals. Returns
+ * the state hash, 0 on error. */
+static uint64_t scene_real(const scene* base, int threads, const char* pus, const char* policy, int steps,
+                           int* steals) {
     static scene sc;
     sc = *base;
+    int team_threads[8], npu = 0;
     hy_rt_graph* g;
-    hy_rt_exec* e;
+    hy_rt_exec* e = NULL;
+    hy_rt_team* t = NULL;
+    if (pus && hy_rt_team_parse(pus, &npu, team_threads, 8)) return 0;
     if (hy_rt_graph_create(&g)) return 0;
-    if (scene_register(&sc, g) || hy_rt_exec_create(threads, &e)) {
+    if (scene_register(&sc, g) || (pus ? hy_rt_team_create(npu, team_threads, policy, 5, &t)
+                                       : hy_rt_exec_create(threads, &e))) {
         hy_rt_graph_destroy(g);
         return 0;
     }
     uint64_t h = 0;
     int k = 0;
-    for (; k < steps; k++)
-        if (scene_submit(&sc, g) || hy_rt_exec_run(e, g)) break;
+    for (; k < steps; k++) {
+        hy_rt_step_stats st = {0};
+        if (scene_submit(&sc, g) || (t ? hy_rt_team_run(t, g, &st) : hy_rt_exec_run(e, g))) break;
+        if (steals) *steals += st.steals;
+    }
     if (k == steps) h = scene_hash(&sc);
     hy_rt_exec_destroy(e);
+    hy_rt_team_destroy(t);
     hy_rt_graph_destroy(g);
     return h;
 }
@@ -574,7 +589,7 @@ static void test_same_results_everywhere(void) {
     const int steps = 4;
     uint64_t want = scene_reference(&ref, steps);
     CHECK(want != 0);
-    for (int threads = 1; threads <= 4; threads++) CHECK(scene_exec(&base, threads, steps) == want);
+    for (int threads = 1; threads <= 4; threads++) CHECK(scene_real(&base, threads, NULL, NULL, steps, NULL) == want);
     struct {
         const char* profile;
         int gpus, cpus;
@@ -599,6 +614,18 @@ static void test_same_results_everywhere(void) {
             /* the partition holding a CPU-only task stays on CPUs */
             CHECK(owner >= 0 && m.pu[owner].kind == HY_RT_CPU);
         }
+    /* several real CPU PUs, every policy: the same results, whatever steals */
+    const char* sets[] = {"cpu:1", "cpu:1,cpu:1", "cpu:2,cpu:1", "cpu:1,cpu:1,cpu:1,cpu:1"};
+    int runs = 0, same = 0;
+    for (const hy_rt_policy_class* const* c = hy_rt_policy_list(); *c; c++)
+        for (size_t i = 0; i < sizeof sets / sizeof sets[0]; i++) {
+            int steals = 0;
+            uint64_t got = scene_real(&base, 0, sets[i], (*c)->name, steps, &steals);
+            runs++;
+            same += got == want;
+            if (got != want) fprintf(stderr, "team %s under %s differs\n", sets[i], (*c)->name);
+        }
+    CHECK(runs > 0 && same == runs);
     /* an unknown policy answers with the list */
     hy_rt_machine m;
     CHECK_OK(hy_rt_machine_profile("cpu", 0, 2, &m));
@@ -796,30 +823,6 @@ static void test_lp_vs_priority(void) {
 
 /* ---- several real CPU PUs */
 
-static uint64_t scene_team(const scene* base, const char* pus, const char* policy, int steps, int* steals) {
-    static scene sc;
-    sc = *base;
-    int threads[8], npu;
-    hy_rt_graph* g;
-    hy_rt_team* t;
-    if (hy_rt_team_parse(pus, &npu, threads, 8) || hy_rt_graph_create(&g)) return 0;
-    if (scene_register(&sc, g) || hy_rt_team_create(npu, threads, policy, 5, &t)) {
-        hy_rt_graph_destroy(g);
-        return 0;
-    }
-    uint64_t h = 0;
-    int k = 0;
-    for (; k < steps; k++) {
-        hy_rt_step_stats st;
-        if (scene_submit(&sc, g) || hy_rt_team_run(t, g, &st)) break;
-        *steals += st.steals;
-    }
-    if (k == steps) h = scene_hash(&sc);
-    hy_rt_team_destroy(t);
-    hy_rt_graph_destroy(g);
-    return h;
-}
-
 static void nap(void* const* bufs, void* arg) {
     (void)bufs;
     if (*(const int*)arg) nanosleep(&(struct timespec){0, 1000000}, NULL);
@@ -828,24 +831,6 @@ static void nap(void* const* bufs, void* arg) {
 static const hy_rt_kind k_nap = {"nap", 1, {HY_RT_RW}, nap, NULL};
 
 static void test_team(void) {
-    static scene base, ref;
-    scene_make(&base, 30, 5, 8, MAXN, 1e-7, 47);
-    base.heavy_step = 1;
-    ref = base;
-    const int steps = 3;
-    uint64_t want = scene_reference(&ref, steps);
-    CHECK(want != 0);
-    const char* sets[] = {"cpu:1", "cpu:1,cpu:1", "cpu:2,cpu:1", "cpu:1,cpu:1,cpu:1,cpu:1"};
-    int runs = 0, same = 0;
-    for (const hy_rt_policy_class* const* c = hy_rt_policy_list(); *c; c++)
-        for (size_t i = 0; i < sizeof sets / sizeof sets[0]; i++) {
-            int steals = 0;
-            uint64_t got = scene_team(&base, sets[i], (*c)->name, steps, &steals);
-            runs++;
-            same += got == want;
-            if (got != want) fprintf(stderr, "team %s under %s differs\n", sets[i], (*c)->name);
-        }
-    CHECK(runs > 0 && same == runs);
     /* real stealing: ws maps partitions round robin onto two PUs; the even
      * ones sleep 1 ms per task, the odd ones are empty, so the second PU
      * runs dry at once and takes even partitions that have not started */
