@@ -533,10 +533,10 @@ hy_status hy_rt_sim_begin_step(hy_rt_sim* s, const hy_rt_graph* g) {
     double w0 = s->trace ? hy_rt_wall_seconds() : 0;
     if ((st = s->policy->map(s, changed))) return st;
     fix_owners(s);
-    if (s->trace && s->stats.remapped) {
-        char args[96];
-        snprintf(args, sizeof args, "\"metis_calls\":%d,\"wall_us\":%.1f,\"step\":%lld", s->stats.metis_calls,
-                 1e6 * (hy_rt_wall_seconds() - w0), (long long)s->step);
+    if (s->trace && (s->stats.remapped || s->stats.metis_calls)) {
+        char args[128];
+        snprintf(args, sizeof args, "\"metis_calls\":%d,\"remapped\":%d,\"wall_us\":%.1f,\"step\":%lld",
+                 s->stats.metis_calls, s->stats.remapped, 1e6 * (hy_rt_wall_seconds() - w0), (long long)s->step);
         hy_rt_trace_instant(s->trace, s->stats.metis_calls ? "map (METIS)" : "map", "map", s->m.npu, 0.0, args);
     }
     return HY_OK;

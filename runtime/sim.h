@@ -132,8 +132,9 @@ void hy_rt_sim_destroy(hy_rt_sim* s);
 /* Record the following steps into t (NULL: stop): one track per PU, named
  * "(modeled)", and a scheduler track after them; tasks and their transfers
  * as spans on the virtual clock, steals as instants on the thief's track,
- * each mapping as an instant on the scheduler track with its METIS calls
- * and its wall time (not charged to the virtual clock). Steps follow each
+ * each mapping (a step whose policy mapped afresh or called METIS, whether
+ * it kept the result or not) as an instant on the scheduler track with its
+ * METIS calls and its wall time (not charged to the virtual clock). Steps follow each
  * other: t->base moves on by each makespan. The sim does not own t. */
 void hy_rt_sim_set_trace(hy_rt_sim* s, hy_rt_trace* t);
 
