@@ -75,7 +75,7 @@ void hy_bench_integrate_help(void) {
            "documented run's).\n\n"
            "--overhead: that experiment alone; --tasks defaults to 100000, --threads\n"
            "to 2, --repeats to 5.\n"
-           "--pus LIST: real FEM steps (one task per block, --objects blocks of 512-1,000\n"
+           "--pus LIST [--trace FILE]: real FEM steps (one task per block, --objects blocks of 512-1,000\n"
            "particles, default 16) on real CPU PUs, e.g. cpu:1,cpu:1 (each cpu:N a group\n"
            "of N worker threads), placed by --policy (default lp) with real stealing;\n"
            "wall time per step against one thread, and the state hash checked equal.\n"
@@ -481,12 +481,16 @@ static int run_trace(const char* path, const char* scene, const char* profile, c
 
 /* ---- real CPU PUs */
 
-static int run_real(const char* pus, const char* policy, int steps, int objects, int json) {
+static int run_real(const char* pus, const char* policy, int steps, int objects, int json, const char* trace_path) {
     static double wall[MAX_STEPS], ref_wall[MAX_STEPS];
     uint64_t h = 0, ref = 0;
     int steals = 0, ref_steals = 0;
-    hy_status s = hy_real_fem_run(objects, "cpu:1", "static", steps, ref_wall, &ref, &ref_steals);
-    if (!s) s = hy_real_fem_run(objects, pus, policy, steps, wall, &h, &steals);
+    hy_rt_trace* tr = NULL;
+    hy_status s = hy_real_fem_run(objects, "cpu:1", "static", steps, ref_wall, &ref, &ref_steals, NULL);
+    if (!s && trace_path) s = hy_rt_trace_open(trace_path, "real", &tr);
+    if (!s) s = hy_real_fem_run(objects, pus, policy, steps, wall, &h, &steals, tr);
+    hy_status s2 = hy_rt_trace_close(tr);
+    if (!s) s = s2;
     if (s) {
         fprintf(stderr, "hyphys bench integrate: %s\n", hy_last_error());
         return HY_EXIT_RUNTIME;
@@ -575,7 +579,7 @@ int hy_bench_integrate_main(int argc, char** argv) {
             fprintf(stderr, "hyphys bench integrate: %s\n", hy_last_error());
             return HY_EXIT_USAGE;
         }
-        return run_real(pus, policy, (int)steps, (int)objects, json);
+        return run_real(pus, policy, (int)steps, (int)objects, json, trace);
     }
     const hy_rt_policy_class* cls;
     if (hy_rt_policy_lookup(policy, &cls)) {

@@ -420,7 +420,7 @@ static void fem_step_fn(void* const* b, void* arg) {
 static const hy_rt_kind k_fem_step = {"fem-step", 2, {HY_RT_RW, HY_RT_RW}, fem_step_fn, NULL};
 
 hy_status hy_real_fem_run(int nobj, const char* pus, const char* policy, int steps, double* wall, uint64_t* hash,
-                          int* steals) {
+                          int* steals, hy_rt_trace* trace) {
     if (nobj < 1 || nobj > HY_ISCENE_MAX_OBJ)
         return hy_fail(HY_ERR_INVALID_ARG, "real run: %d objects not in [1, %d]", nobj, HY_ISCENE_MAX_OBJ);
     int threads[HY_RT_MAX_PUS], npu;
@@ -464,6 +464,7 @@ hy_status hy_real_fem_run(int nobj, const char* pus, const char* policy, int ste
         if (!s) s = hy_rt_graph_register(g, o[i].v, bytes, &hx[2 * i + 1]);
     }
     if (!s) s = hy_rt_team_create(npu, threads, policy, 42, &team);
+    if (!s && trace) hy_rt_team_set_trace(team, trace);
     *steals = 0;
     for (int k = 0; k < steps && !s; k++) {
         hy_rt_graph_reset(g);

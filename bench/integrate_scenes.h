@@ -105,8 +105,9 @@ hy_status hy_iscene_run(hy_iscene_kind kind, int block, const hy_fem_costs* cost
  * hy_fem_solve (HY_FEM_CG_ITERATIONS iterations) on its block. The PU list
  * is hy_rt_team_parse's ("cpu:1,cpu:1"). Wall seconds of each step into
  * wall[], the state hash of every block's positions and velocities into
- * *hash, steals summed into *steals. */
+ * *hash, steals summed into *steals; `trace` (may be NULL) records the
+ * run on the real clock. */
 hy_status hy_real_fem_run(int nobj, const char* pus, const char* policy, int steps, double* wall, uint64_t* hash,
-                          int* steals);
+                          int* steals, hy_rt_trace* trace);
 
 #endif

@@ -210,7 +210,15 @@ void hy_rt_team_destroy(hy_rt_team* t) {
 
 void hy_rt_team_set_trace(hy_rt_team* t, hy_rt_trace* tr) {
     t->trace = tr;
-    hy_rt_sim_set_trace(t->sim, tr);
+    t->sim->trace = tr; /* its map events; the tracks are named here */
+    if (!tr) return;
+    char name[64];
+    for (int32_t q = 0; q < t->sim->m.npu; q++) {
+        snprintf(name, sizeof name, "%s (%d threads)", t->sim->m.pu[q].name, (int)t->sim->m.pu[q].speed);
+        hy_rt_trace_track(tr, q, name);
+    }
+    snprintf(name, sizeof name, "scheduler (%s)", t->sim->policy->name);
+    hy_rt_trace_track(tr, t->sim->m.npu, name);
 }
 
 const hy_rt_sim* hy_rt_team_sim(const hy_rt_team* t) { return t->sim; }

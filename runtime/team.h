@@ -49,8 +49,9 @@ hy_status hy_rt_team_parse(const char* text, int* npu, int* threads, int cap);
  * implementation (checked before anything runs). */
 hy_status hy_rt_team_run(hy_rt_team* t, hy_rt_graph* g, hy_rt_step_stats* stats);
 
-/* Record the following steps into tr (NULL: stop): one track per PU, tasks
- * as spans on the real clock (from the run's start, steps one after the
+/* Record the following steps into tr (NULL: stop): one track per PU
+ * ("cpu0 (2 threads)") and a scheduler track, tasks as spans on the real
+ * clock (from the run's start, steps one after the
  * other), steals as instants, maps on the scheduler track. */
 void hy_rt_team_set_trace(hy_rt_team* t, hy_rt_trace* tr);
 

@@ -846,8 +846,29 @@ static void test_team(void) {
     }
     hy_rt_team* t;
     CHECK_OK(hy_rt_team_create(2, (int[]){1, 1}, "ws", 3, &t));
+    const char* path = "test_runtime_team_trace.json";
+    hy_rt_trace* tr = NULL;
+    CHECK_OK(hy_rt_trace_open(path, "real", &tr));
+    hy_rt_team_set_trace(t, tr);
     hy_rt_step_stats st;
     CHECK_OK(hy_rt_team_run(t, g, &st));
+    hy_rt_team_set_trace(t, NULL);
+    CHECK_OK(hy_rt_trace_close(tr));
+    /* the trace: a track per PU and the scheduler's, every task, every steal */
+    FILE* f = fopen(path, "rb");
+    static char text[1 << 16];
+    size_t n = f ? fread(text, 1, sizeof text - 1, f) : 0;
+    if (f) fclose(f);
+    remove(path);
+    text[n] = 0;
+    int tracks = 0, spans = 0, steal_marks = 0;
+    for (const char* c = text; (c = strstr(c, "\"ph\":\"")); c += 6) {
+        tracks += c[6] == 'M';
+        spans += c[6] == 'X';
+    }
+    for (const char* c = text; (c = strstr(c, "\"cat\":\"steal\"")); c += 8) steal_marks++;
+    CHECK(strstr(text, "cpu0 (1 threads)") != NULL && strstr(text, "scheduler (ws)") != NULL);
+    CHECK(tracks == 3 && spans == 20 && steal_marks == st.steals);
     fprintf(stderr, "team: %d steals, PU tasks %d + %d, %.2f ms\n", st.steals, st.pu_tasks[0], st.pu_tasks[1],
             1e3 * st.makespan);
     CHECK(st.steals > 0 && st.pu_tasks[0] + st.pu_tasks[1] == 20 && st.pu_tasks[1] > 10);
