@@ -9,19 +9,21 @@
 
 #include <stddef.h>
 
-typedef int hy_cuda_error;                   /* cudaError_t */
-typedef struct { unsigned x, y, z; } hy_dim3; /* dim3 */
-typedef struct hy_cuda_stream_st *hy_cuda_stream;  /* cudaStream_t */
-typedef struct hy_cuda_kernel_st *hy_cuda_kernel;  /* cudaKernel_t */
+typedef int hy_cuda_error; /* cudaError_t */
+typedef struct {
+    unsigned x, y, z;
+} hy_dim3; /* dim3 */
+typedef struct hy_cuda_stream_st* hy_cuda_stream; /* cudaStream_t */
+typedef struct hy_cuda_kernel_st* hy_cuda_kernel; /* cudaKernel_t */
 
 enum {
-  HY_CUDA_SUCCESS = 0,
-  HY_CUDA_ERROR_INVALID_VALUE = 1,
-  HY_CUDA_ERROR_MEMORY_ALLOCATION = 2,
-  HY_CUDA_ERROR_MISSING_CONFIGURATION = 52,
-  HY_CUDA_ERROR_INVALID_DEVICE_FUNCTION = 98,
-  HY_CUDA_ERROR_INVALID_DEVICE = 101,
-  HY_CUDA_ERROR_INVALID_RESOURCE_HANDLE = 400
+    HY_CUDA_SUCCESS = 0,
+    HY_CUDA_ERROR_INVALID_VALUE = 1,
+    HY_CUDA_ERROR_MEMORY_ALLOCATION = 2,
+    HY_CUDA_ERROR_MISSING_CONFIGURATION = 52,
+    HY_CUDA_ERROR_INVALID_DEVICE_FUNCTION = 98,
+    HY_CUDA_ERROR_INVALID_DEVICE = 101,
+    HY_CUDA_ERROR_INVALID_RESOURCE_HANDLE = 400
 };
 
 /* cudaMemcpyKind */

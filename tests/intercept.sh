@@ -17,11 +17,12 @@ lib=$B/libhyphys_intercept.so
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 export HY_CUDART_DOUBLE_DEVICES=3 HY_CUDART_DOUBLE_KERNELS=$D/libcudart_double_kernels.so
-# Sanitizer builds: the program is built with ASan, whose runtime must be the
-# first library loaded, so it goes in front of the interceptor.
+# Sanitizer builds: the program is built with ASan (or TSan), whose runtime
+# must be the first library loaded, so it goes in front of the interceptor.
 preload=$lib
 case "${HY_EXTRA_CFLAGS:-}" in
 *address*) preload="$(${HY_C_COMPILER:-cc} -print-file-name=libasan.so):$lib" ;;
+*thread*) preload="$(${HY_C_COMPILER:-cc} -print-file-name=libtsan.so):$lib" ;;
 esac
 fail() { echo "FAIL: $*"; exit 1; }
 # the devices of the log's launches, in order, as one word: "012012012"

@@ -26,9 +26,9 @@
 #define HY_DBL_MAX_PARAMS 16
 
 typedef struct hy_dbl_kernel {
-  int nparams;
-  size_t param_size[HY_DBL_MAX_PARAMS];
-  void (*run)(void **args, hy_dim3 grid, hy_dim3 block);
+    int nparams;
+    size_t param_size[HY_DBL_MAX_PARAMS];
+    void (*run)(void** args, hy_dim3 grid, hy_dim3 block);
 } hy_dbl_kernel;
 
 #endif
