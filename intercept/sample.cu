@@ -6,6 +6,8 @@
 #include <cstdio>
 #include <vector>
 
+#include "sample_report.h"
+
 extern "C" __global__ void sample_axpy(float a, const float* x, float* y, int n) {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i < n) y[i] = a * x[i] + y[i];
@@ -62,16 +64,9 @@ int main() {
     cudaSetDevice(0);
     cudaDeviceSynchronize();
     cudaMemcpy(hy.data(), y, n * sizeof(float), cudaMemcpyDeviceToHost);
-    double sy = 0, sz = 0;
-    for (int i = 0; i < n; i++) sy += hy[i], sz += hz[i];
     cudaFree(x);
     cudaFree(y);
     cudaFree(z);
     cudaStreamDestroy(s);
-    int err = (int)cudaGetLastError();
-    printf("sample: runtime %d\n", version);
-    printf("sample: launches %d, current device kept after %d\n", launches, kept);
-    printf("sample: sum y %.2f (expect 1498750.00), sum z %.2f (expect 506500.00)\n", sy, sz);
-    printf("sample: last error %d\n", err);
-    return sy == 1498750.0 && sz == 506500.0 && kept == launches && err == 0 ? 0 : 1;
+    return hy_sample_report(hy.data(), hz.data(), n, version, launches, kept, (int)cudaGetLastError());
 }

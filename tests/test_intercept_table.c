@@ -16,13 +16,17 @@ typedef struct fake {
     int last_src, last_dst;
 } fake;
 
+/* the failure armed in *slot, disarmed */
+static int take(int* slot) {
+    int e = *slot;
+    *slot = 0;
+    return e;
+}
+
 static int fake_alloc(void* ctx, int device, size_t size, void** out) {
     fake* f = ctx;
-    if (f->fail_alloc) {
-        int e = f->fail_alloc;
-        f->fail_alloc = 0;
-        return e;
-    }
+    int e = take(&f->fail_alloc);
+    if (e) return e;
     f->allocs++;
     *out = malloc(size);
     return 0;
@@ -36,11 +40,8 @@ static int fake_free(void* ctx, int device, void* p) {
 
 static int fake_copy(void* ctx, void* dst, int dst_device, const void* src, int src_device, size_t size) {
     fake* f = ctx;
-    if (f->fail_copy) {
-        int e = f->fail_copy;
-        f->fail_copy = 0;
-        return e;
-    }
+    int e = take(&f->fail_copy);
+    if (e) return e;
     f->copies++;
     f->last_src = src_device;
     f->last_dst = dst_device;

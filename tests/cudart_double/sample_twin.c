@@ -15,6 +15,7 @@
  *   report. */
 #include "intercept/cuda_abi.h"
 #include "intercept/intercept.h"
+#include "intercept/sample_report.h"
 
 #include <dlfcn.h>
 #include <stdio.h>
@@ -210,16 +211,9 @@ int main(int argc, char** argv) {
     cudaSetDevice(0);
     cudaDeviceSynchronize();
     cudaMemcpy(hy, y, n * sizeof(float), HY_CUDA_D2H);
-    double sy = 0, sz = 0;
-    for (int i = 0; i < n; i++) sy += hy[i], sz += hz[i];
     cudaFree(x);
     cudaFree(y);
     cudaFree(z);
     cudaStreamDestroy(s);
-    int err = (int)cudaGetLastError();
-    printf("sample: runtime %d\n", version);
-    printf("sample: launches %d, current device kept after %d\n", launches, kept);
-    printf("sample: sum y %.2f (expect 1498750.00), sum z %.2f (expect 506500.00)\n", sy, sz);
-    printf("sample: last error %d\n", err);
-    return sy == 1498750.0 && sz == 506500.0 && kept == launches && err == 0 ? 0 : 1;
+    return hy_sample_report(hy, hz, n, version, launches, kept, (int)cudaGetLastError());
 }
