@@ -8,7 +8,7 @@
 # where the policy says, pointer arguments lie on the launch's device, calls
 # the interceptor does not wrap reach the runtime, and the counts of launches.
 # The nvcc-built sample (intercept/sample.cu, CUDA builds) must behave as its
-# C twin does.
+# C twin does; two threads launching at once must both be served.
 set -euo pipefail
 B=$HY_BUILD_DIR
 D=$B/cudart_double
@@ -129,4 +129,10 @@ if [ -x "$B/intercept_sample" ]; then
 else
     echo "nvcc sample: not built (no CUDA compiler, or a sanitizer build)"
 fi
+# 7. two threads at once, each the whole sample on its own blocks, through
+#    one interceptor (the TSan build runs this too): both right, 18 launches
+run threads LD_PRELOAD="$preload" -- "$twin" threads
+[ "$(grep -c "current device kept after 9" "$work/threads.out")" = 2 ] || fail "threads: $(cat "$work/threads.out")"
+no_violation threads
+grep -q "^hyphys-intercept launches=18 configured=18 .* kept=0 translated=18 " "$work/threads.report" || fail "threads: $(cat "$work/threads.report")"
 echo "intercept: all checks passed"

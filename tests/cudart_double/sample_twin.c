@@ -5,12 +5,13 @@
  * tested against the CUDA runtime double where nvcc is absent, and under the
  * sanitizers. It prints what sample.cu prints.
  *
- * usage: sample_twin [cuda13|cuda13_ptsz|api|api_ptsz|policy|bad]
+ * usage: sample_twin [cuda13|cuda13_ptsz|api|api_ptsz|policy|threads|bad]
  *   the launch entry point the stubs use: __cudaLaunchKernel (nvcc 12.x/13),
  *   its per-thread-stream form, cudaLaunchKernel with the stub (the API, and
  *   older nvcc), or its per-thread form. `policy` runs the cuda13 path with
  *   a placement policy of its own given to the interceptor through its
- *   control API (launch k on device count-1 - k mod count). `bad` runs one
+ *   control API (launch k on device count-1 - k mod count). `threads` runs
+ *   the sample in two threads at once, each on its own blocks. `bad` runs one
  *   launch on device 1 with device 0's pointers, which the double must
  *   report. */
 #include "intercept/cuda_abi.h"
@@ -18,6 +19,7 @@
 #include "intercept/sample_report.h"
 
 #include <dlfcn.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -50,39 +52,38 @@ hy_cuda_error __cudaLaunchKernel_ptsz(hy_cuda_kernel, hy_dim3, hy_dim3, void**, 
 enum { CUDA13, CUDA13_PTSZ, API, API_PTSZ };
 static int entry = CUDA13;
 
+/* Each kernel's handle, looked up once, after registration (nvcc's stubs do
+ * it in a thread-safe static initialiser at the first launch). */
+static hy_cuda_kernel axpy_handle, scale_handle, fill_handle;
+
 /* The body of every host stub: take the configuration the launch pushed and
- * launch through the chosen entry point. The handle is looked up once per
- * stub, as nvcc's static initialiser does. */
-static void stub_launch(const void* stub, hy_cuda_kernel* handle, void** args) {
-    if (!*handle) __cudaGetKernel(handle, stub);
+ * launch through the chosen entry point. */
+static void stub_launch(const void* stub, hy_cuda_kernel handle, void** args) {
     hy_dim3 grid, block;
     size_t shared;
     hy_cuda_stream stream;
     if (__cudaPopCallConfiguration(&grid, &block, &shared, &stream) != 0) return;
     switch (entry) {
-        case CUDA13: __cudaLaunchKernel(*handle, grid, block, args, shared, stream); break;
-        case CUDA13_PTSZ: __cudaLaunchKernel_ptsz(*handle, grid, block, args, shared, stream); break;
+        case CUDA13: __cudaLaunchKernel(handle, grid, block, args, shared, stream); break;
+        case CUDA13_PTSZ: __cudaLaunchKernel_ptsz(handle, grid, block, args, shared, stream); break;
         case API: cudaLaunchKernel(stub, grid, block, args, shared, stream); break;
         default: cudaLaunchKernel_ptsz(stub, grid, block, args, shared, stream); break;
     }
 }
 
 static void sample_axpy(float a, const float* x, float* y, int n) {
-    static hy_cuda_kernel h;
     void* args[] = {&a, &x, &y, &n};
-    stub_launch((const void*)sample_axpy, &h, args);
+    stub_launch((const void*)sample_axpy, axpy_handle, args);
 }
 
 static void sample_scale(float* y, float s, int n) {
-    static hy_cuda_kernel h;
     void* args[] = {&y, &s, &n};
-    stub_launch((const void*)sample_scale, &h, args);
+    stub_launch((const void*)sample_scale, scale_handle, args);
 }
 
 static void sample_fill(float* z, float v, int n) {
-    static hy_cuda_kernel h;
     void* args[] = {&z, &v, &n};
-    stub_launch((const void*)sample_fill, &h, args);
+    stub_launch((const void*)sample_fill, fill_handle, args);
 }
 
 /* kernel<<<grid, block, 0, stream>>>(...): push, and call the stub when the
@@ -106,6 +107,9 @@ __attribute__((constructor)) static void register_module(void) {
     __cudaRegisterFunction(module, (const char*)sample_scale, (char*)"sample_scale", "sample_scale", -1, 0, 0, 0, 0, 0);
     __cudaRegisterFunction(module, (const char*)sample_fill, (char*)"sample_fill", "sample_fill", -1, 0, 0, 0, 0, 0);
     __cudaRegisterFatBinaryEnd(module);
+    __cudaGetKernel(&axpy_handle, (const void*)sample_axpy);
+    __cudaGetKernel(&scale_handle, (const void*)sample_scale);
+    __cudaGetKernel(&fill_handle, (const void*)sample_fill);
     atexit(unregister_module);
 }
 
@@ -158,19 +162,8 @@ static int bad_launch(void) {
     return 0;
 }
 
-int main(int argc, char** argv) {
-    static const char* names[] = {"cuda13", "cuda13_ptsz", "api", "api_ptsz"};
-    if (argc > 1 && strcmp(argv[1], "bad") == 0) return bad_launch();
-    if (argc > 1 && strcmp(argv[1], "policy") == 0) {
-        if (use_policy() != 0) return 1;
-        argc = 1;
-    }
-    for (entry = 0; argc > 1 && entry < 4 && strcmp(argv[1], names[entry]) != 0; entry++) {
-    }
-    if (entry == 4) {
-        fprintf(stderr, "usage: sample_twin [cuda13|cuda13_ptsz|api|api_ptsz|policy|bad]\n");
-        return 2;
-    }
+/* The sample's work, as intercept/sample.cu's main does it; its exit status. */
+static int scenario(void) {
     enum { n = 1000 };
     int count = 0, version = 0, kept = 0, launches = 0, dev = -1;
     cudaRuntimeGetVersion(&version);
@@ -178,7 +171,7 @@ int main(int argc, char** argv) {
         printf("no device\n");
         return 1;
     }
-    static float hx[n], hy[n], hz[n];
+    float hx[n], hy[n], hz[n];
     for (int i = 0; i < n; i++) hx[i] = (float)i, hy[i] = 1.0f;
     cudaSetDevice(0);
     float *x, *y, *z;
@@ -216,4 +209,33 @@ int main(int argc, char** argv) {
     cudaFree(z);
     cudaStreamDestroy(s);
     return hy_sample_report(hy, hz, n, version, launches, kept, (int)cudaGetLastError());
+}
+
+static void* scenario_thread(void* status) {
+    *(int*)status = scenario();
+    return NULL;
+}
+
+int main(int argc, char** argv) {
+    static const char* names[] = {"cuda13", "cuda13_ptsz", "api", "api_ptsz"};
+    if (argc > 1 && strcmp(argv[1], "bad") == 0) return bad_launch();
+    if (argc > 1 && strcmp(argv[1], "policy") == 0) {
+        if (use_policy() != 0) return 1;
+        argc = 1;
+    }
+    if (argc > 1 && strcmp(argv[1], "threads") == 0) {
+        /* two threads, each the whole sample on blocks of its own */
+        pthread_t th[2];
+        int status[2] = {1, 1};
+        for (int i = 0; i < 2; i++) pthread_create(&th[i], NULL, scenario_thread, &status[i]);
+        for (int i = 0; i < 2; i++) pthread_join(th[i], NULL);
+        return status[0] || status[1];
+    }
+    for (entry = 0; argc > 1 && entry < 4 && strcmp(argv[1], names[entry]) != 0; entry++) {
+    }
+    if (entry == 4) {
+        fprintf(stderr, "usage: sample_twin [cuda13|cuda13_ptsz|api|api_ptsz|policy|threads|bad]\n");
+        return 2;
+    }
+    return scenario();
 }
