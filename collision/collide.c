@@ -744,8 +744,8 @@ hy_status hy_collide_detect(void* world, const double* X0, const double* X1, hy_
     if (!s) s = hy_traverse_begin(cs->traverser, cs->tjobs, cs->tjob_count, w->pool, &front);
     int64_t front_made = front;
     if (!s)
-        s = hy_front_memo_select(cs->front_memo, cs->traverser, cs->tjob_lo, cs->tjob_hi, cs->bvh, cs->vertex_round,
-                                 cs->round, &front);
+        s = hy_front_memo_select(cs->front_memo, cs->traverser, cs->tjob_lo, cs->tjob_hi, cs->bvh, cs->object_deforms,
+                                 cs->vertex_round, cs->round, &front);
     cs->fronts_reused = front_made - front;
     if (!s && front > cs->front_leaf_cap) {
         int64_t* f = realloc(cs->front_leaf_first, sizeof *f * (size_t)front);
