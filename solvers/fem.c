@@ -60,6 +60,7 @@ struct hy_fem_model {
     int32_t* inc_start; /* nv + 1: vertex -> incident corners */
     int32_t* inc;       /* 4 * nt: 4 * element + corner, element order per vertex */
     /* scratch of one step */
+    double diag_scale, k_scale; /* the prepared system's 1 + dt alpha and dt beta + dt^2 */
     double* rgrad; /* 12 * nt: R b_i, the gradients rotated by the step's R */
     double* efor;  /* 12 * nt corner forces */
     double* rhs;   /* 3 * nv */
@@ -347,10 +348,9 @@ static void gather(const hy_fem_model* m, int32_t v, double out[3]) {
 
 typedef struct step_ctx {
     hy_fem_model* m;
-    const double *x0, *v0, *f_ext, *p;
-    double *x1, *v1, *y, *f;
+    const double *x0, *v0, *f_ext, *p, *extra, *dv;
+    double *x1, *v1, *y, *f, *rhs;
     double dt, g[3];
-    double diag_scale, k_scale; /* m (1 + dt alpha) and dt beta + dt^2 */
 } step_ctx;
 
 /* Right-hand side and the inverse diagonal blocks. */
@@ -358,7 +358,7 @@ static void rhs_block(void* vctx, int64_t begin, int64_t end, int64_t block, int
     step_ctx* c = vctx;
     hy_fem_model* m = c->m;
     for (int64_t v = begin; v < end; v++) {
-        double* r = m->rhs + 3 * v;
+        double* r = c->rhs + 3 * v;
         double* P = m->pinv + 9 * v;
         if (m->fixed[v]) {
             r[0] = r[1] = r[2] = 0.0;
@@ -381,10 +381,12 @@ static void rhs_block(void* vctx, int64_t begin, int64_t end, int64_t block, int
                 for (int q = 0; q < 3; q++) D[3 * a + q] += V * (m->mu + m->lambda) * rb[a] * rb[q];
             }
         }
-        for (int a = 0; a < 9; a++) D[a] *= c->k_scale;
-        for (int a = 0; a < 3; a++) D[4 * a] += mv * c->diag_scale;
+        for (int a = 0; a < 9; a++) D[a] *= m->k_scale;
+        for (int a = 0; a < 3; a++) D[4 * a] += mv * m->diag_scale;
+        if (c->extra)
+            for (int a = 0; a < 9; a++) D[a] += c->extra[9 * v + a];
         if (!inverse3(D, P))
-            for (int a = 0; a < 9; a++) P[a] = (a % 4 == 0) ? 1.0 / (mv * c->diag_scale) : 0.0;
+            for (int a = 0; a < 9; a++) P[a] = (a % 4 == 0) ? 1.0 / (mv * m->diag_scale) : 0.0;
     }
 }
 
@@ -398,25 +400,17 @@ static void matvec_block(void* vctx, int64_t begin, int64_t end, int64_t block, 
             y[0] = p[0], y[1] = p[1], y[2] = p[2];
             continue;
         }
-        double k[3], s = m->mass[v] * c->diag_scale;
+        double k[3], s = m->mass[v] * m->diag_scale;
         gather(m, (int32_t)v, k);
-        for (int a = 0; a < 3; a++) y[a] = s * p[a] + c->k_scale * k[a];
+        for (int a = 0; a < 3; a++) y[a] = s * p[a] + m->k_scale * k[a];
     }
 }
 
-typedef struct solve_ctx {
-    hy_pool* pool;
-    step_ctx* sc;
-} solve_ctx;
-
-static void fem_matvec(void* vctx, const double* p, double* y) {
-    solve_ctx* s = vctx;
-    hy_fem_model* m = s->sc->m;
+void hy_fem_apply(hy_fem_model* m, hy_pool* pool, const double* p, double* y) {
     elem_ctx ec = {.m = m, .p = p};
-    hy_pool_for(s->pool, m->nt, ELEM_GRAIN, apply_block, &ec);
-    s->sc->p = p;
-    s->sc->y = y;
-    hy_pool_for(s->pool, m->nv, VERTEX_GRAIN, matvec_block, s->sc);
+    hy_pool_for(pool, m->nt, ELEM_GRAIN, apply_block, &ec);
+    step_ctx c = {.m = m, .p = p, .y = y};
+    hy_pool_for(pool, m->nv, VERTEX_GRAIN, matvec_block, &c);
 }
 
 static void precond_block(void* vctx, int64_t begin, int64_t end, int64_t block, int worker) {
@@ -429,11 +423,9 @@ static void precond_block(void* vctx, int64_t begin, int64_t end, int64_t block,
     }
 }
 
-static void fem_precond(void* vctx, const double* r, double* z) {
-    solve_ctx* s = vctx;
-    s->sc->p = r;
-    s->sc->y = z;
-    hy_pool_for(s->pool, s->sc->m->nv, VERTEX_GRAIN, precond_block, s->sc);
+void hy_fem_precondition(hy_fem_model* m, hy_pool* pool, const double* r, double* z) {
+    step_ctx c = {.m = m, .p = r, .y = z};
+    hy_pool_for(pool, m->nv, VERTEX_GRAIN, precond_block, &c);
 }
 
 static void commit_block(void* vctx, int64_t begin, int64_t end, int64_t block, int worker) {
@@ -447,7 +439,7 @@ static void commit_block(void* vctx, int64_t begin, int64_t end, int64_t block, 
                 c->x1[k] = c->x0[k];
                 c->v1[k] = 0.0;
             } else {
-                double w = c->v0[k] + m->dv[k];
+                double w = c->v0[k] + c->dv[k];
                 c->v1[k] = w;
                 c->x1[k] = c->x0[k] + c->dt * w;
             }
@@ -626,10 +618,48 @@ hy_status hy_fem_model_create(const double* rest, int32_t nv, const int32_t* tet
 
 int32_t hy_fem_vertex_count(const hy_fem_model* m) { return m ? m->nv : 0; }
 int32_t hy_fem_tet_count(const hy_fem_model* m) { return m ? m->nt : 0; }
+const uint8_t* hy_fem_fixed(const hy_fem_model* m) { return m ? m->fixed : NULL; }
 const double* hy_fem_masses(const hy_fem_model* m) { return m ? m->mass : NULL; }
 const double* hy_fem_volumes(const hy_fem_model* m) { return m ? m->vol : NULL; }
 
 /* ---- step */
+
+hy_status hy_fem_prepare(hy_fem_model* m, hy_pool* pool, const double* x0, const double* v0, double dt,
+                         const double gravity[3], const double* f_ext, const double* extra_diag, double* rhs) {
+    if (!m || !pool || !x0 || !v0 || !gravity || !rhs)
+        return hy_fail(HY_ERR_INVALID_ARG, "fem solve: NULL model, pool, state, gravity or right-hand side");
+    if (!(dt > 0) || !isfinite(dt)) return hy_fail(HY_ERR_INVALID_ARG, "fem solve: dt must be > 0, got %g", dt);
+    step_ctx c = {.m = m, .x0 = x0, .v0 = v0, .f_ext = f_ext, .extra = extra_diag, .rhs = rhs, .dt = dt};
+    for (int a = 0; a < 3; a++) c.g[a] = gravity[a];
+    m->diag_scale = 1.0 + dt * m->alpha;
+    m->k_scale = dt * m->beta + dt * dt;
+    /* rotations at x0; f(x0) - (beta + dt) K' v0 in one pass, K being linear */
+    elem_ctx ec = {.m = m, .x = x0, .v = v0, .vscale = m->beta + dt};
+    hy_pool_for(pool, m->nt, ELEM_GRAIN, rotate_block, &ec);
+    hy_pool_for(pool, m->nv, VERTEX_GRAIN, rhs_block, &c);
+    return HY_OK;
+}
+
+hy_status hy_fem_commit(hy_fem_model* m, hy_pool* pool, const double* x0, const double* v0, const double* dv,
+                        double dt, double* x1, double* v1) {
+    step_ctx c = {.m = m, .x0 = x0, .v0 = v0, .dv = dv, .x1 = x1, .v1 = v1, .dt = dt};
+    hy_pool_for(pool, m->nv, VERTEX_GRAIN, commit_block, &c);
+    int64_t blocks = hy_pool_blocks(m->nv, VERTEX_GRAIN);
+    for (int64_t b = 0; b < blocks; b++)
+        if (m->bad[b] >= 0)
+            return hy_fail(HY_ERR_NUMERIC, "fem: vertex %d is not finite after the step (dt %g)", m->bad[b], dt);
+    return HY_OK;
+}
+
+static void fem_matvec(void* ctx, const double* p, double* y) {
+    void** s = ctx;
+    hy_fem_apply(s[0], s[1], p, y);
+}
+
+static void fem_precond(void* ctx, const double* r, double* z) {
+    void** s = ctx;
+    hy_fem_precondition(s[0], s[1], r, z);
+}
 
 hy_status hy_fem_solve(hy_fem_model* m, hy_pool* pool, const double* x0, const double* v0, double dt,
                        const double gravity[3], const double* f_ext, int32_t cg_max_iterations, double cg_tolerance,
@@ -640,36 +670,21 @@ hy_status hy_fem_solve(hy_fem_model* m, hy_pool* pool, const double* x0, const d
     }
     if (!m || !pool || !x0 || !v0 || !gravity || !x1 || !v1)
         return hy_fail(HY_ERR_INVALID_ARG, "fem solve: NULL model, pool, state or gravity");
-    if (!(dt > 0) || !isfinite(dt)) return hy_fail(HY_ERR_INVALID_ARG, "fem solve: dt must be > 0, got %g", dt);
     if (cg_max_iterations < 0 || !(cg_tolerance >= 0))
         return hy_fail(HY_ERR_INVALID_ARG, "fem solve: bad CG settings (%d iterations, tolerance %g)",
                        cg_max_iterations, cg_tolerance);
-    step_ctx c = {.m = m, .x0 = x0, .v0 = v0, .f_ext = f_ext, .x1 = x1, .v1 = v1, .dt = dt};
-    for (int a = 0; a < 3; a++) c.g[a] = gravity[a];
-    c.diag_scale = 1.0 + dt * m->alpha;
-    c.k_scale = dt * m->beta + dt * dt;
-
-    /* rotations at x0; f(x0) - (beta + dt) K' v0 in one pass, K being linear */
-    elem_ctx ec = {.m = m, .x = x0, .v = v0, .vscale = m->beta + dt};
-    hy_pool_for(pool, m->nt, ELEM_GRAIN, rotate_block, &ec);
-    hy_pool_for(pool, m->nv, VERTEX_GRAIN, rhs_block, &c);
-
+    hy_status st = hy_fem_prepare(m, pool, x0, v0, dt, gravity, f_ext, NULL, m->rhs);
+    if (st) return st;
     memset(m->dv, 0, 3 * (size_t)m->nv * sizeof *m->dv);
-    solve_ctx s = {.pool = pool, .sc = &c};
+    void* s[2] = {m, pool};
     double rel = 0.0;
-    int32_t it = hy_cg_solve_precond(pool, 3 * (int64_t)m->nv, fem_matvec, &s, fem_precond, &s, m->rhs, m->dv,
+    int32_t it = hy_cg_solve_precond(pool, 3 * (int64_t)m->nv, fem_matvec, s, fem_precond, s, m->rhs, m->dv,
                                      cg_tolerance, cg_max_iterations, m->cg, &rel);
     if (stats) {
         stats->cg_iterations = it;
         stats->cg_relative_residual = rel;
     }
-    hy_pool_for(pool, m->nv, VERTEX_GRAIN, commit_block, &c);
-    int64_t blocks = hy_pool_blocks(m->nv, VERTEX_GRAIN);
-    for (int64_t b = 0; b < blocks; b++)
-        if (m->bad[b] >= 0)
-            return hy_fail(HY_ERR_NUMERIC, "fem: vertex %d is not finite after the step (dt %g, %d CG iterations)",
-                           m->bad[b], dt, it);
-    return HY_OK;
+    return hy_fem_commit(m, pool, x0, v0, m->dv, dt, x1, v1);
 }
 
 hy_status hy_fem_elastic_forces(hy_fem_model* m, hy_pool* pool, const double* x, double* f) {
@@ -706,3 +721,24 @@ double hy_fem_elastic_energy(const hy_fem_model* m, const double* x) {
 double hy_fem_kinetic_energy(const hy_fem_model* m, const double* v) {
     return m && v ? hy_lumped_kinetic_energy(m->mass, v, m->nv) : 0.0;
 }
+
+/* ---- as an implicit object (solvers/implicit.h) */
+
+static int32_t ops_count(const void* m) { return hy_fem_vertex_count(m); }
+static const double* ops_masses(const void* m) { return hy_fem_masses(m); }
+static const uint8_t* ops_fixed(const void* m) { return hy_fem_fixed(m); }
+static hy_status ops_prepare(void* m, hy_pool* pool, const double* x0, const double* v0, double dt, const double g[3],
+                             const double* f_ext, const double* extra_diag, double* rhs) {
+    return hy_fem_prepare(m, pool, x0, v0, dt, g, f_ext, extra_diag, rhs);
+}
+static void ops_apply(void* m, hy_pool* pool, const double* p, double* y) { hy_fem_apply(m, pool, p, y); }
+static void ops_precondition(void* m, hy_pool* pool, const double* r, double* z) {
+    hy_fem_precondition(m, pool, r, z);
+}
+static hy_status ops_commit(void* m, hy_pool* pool, const double* x0, const double* v0, const double* dv, double dt,
+                            double* x1, double* v1) {
+    return hy_fem_commit(m, pool, x0, v0, dv, dt, x1, v1);
+}
+
+const hy_implicit_ops hy_fem_ops = {"fem",      ops_count,        ops_masses, ops_fixed,
+                                    ops_prepare, ops_apply, ops_precondition, ops_commit};

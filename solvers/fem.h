@@ -17,6 +17,7 @@
 
 #include "hyphys/hyphys.h"
 #include "core/pool.h"
+#include "solvers/implicit.h"
 
 typedef struct hy_fem_params {
     double young;             /* Young's modulus, Pa, > 0 */
@@ -69,6 +70,24 @@ const double* hy_fem_volumes(const hy_fem_model* m);
 hy_status hy_fem_solve(hy_fem_model* m, hy_pool* pool, const double* x0, const double* v0, double dt,
                        const double gravity[3], const double* f_ext, int32_t cg_max_iterations, double cg_tolerance,
                        double* x1, double* v1, hy_fem_solve_stats* stats);
+
+/* The step's parts (solvers/implicit.h), for a solve coupled with other
+ * objects: hy_fem_solve is prepare, CG on apply and precondition from
+ * dv = 0, then commit. prepare takes the rotations at x0 and writes rhs
+ * (3*nv); extra_diag (9*nv or NULL) joins the preconditioner's diagonal
+ * blocks. apply and precondition use the prepared step's dt and
+ * rotations. commit fails with HY_ERR_NUMERIC naming the first non-finite
+ * vertex. */
+hy_status hy_fem_prepare(hy_fem_model* m, hy_pool* pool, const double* x0, const double* v0, double dt,
+                         const double gravity[3], const double* f_ext, const double* extra_diag, double* rhs);
+void hy_fem_apply(hy_fem_model* m, hy_pool* pool, const double* p, double* y);
+void hy_fem_precondition(hy_fem_model* m, hy_pool* pool, const double* r, double* z);
+hy_status hy_fem_commit(hy_fem_model* m, hy_pool* pool, const double* x0, const double* v0, const double* dv,
+                        double dt, double* x1, double* v1);
+/* 1 per fixed vertex (nv); lives as long as the model. */
+const uint8_t* hy_fem_fixed(const hy_fem_model* m);
+/* The operations above as an implicit object (void* model = hy_fem_model*). */
+extern const hy_implicit_ops hy_fem_ops;
 
 /* The corotated elastic forces at x: f = -R K (R^T x - X) per element,
  * summed per vertex (3*nv, N), fixed vertices included. Deterministic for
