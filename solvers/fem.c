@@ -43,6 +43,7 @@
 
 #include "core/error.h"
 #include "core/hd.h"
+#include "core/tetmesh.h"
 #include "solvers/cg.h"
 
 #define ELEM_GRAIN 512
@@ -75,23 +76,6 @@ struct hy_fem_model {
 static double det3(const double A[9]) {
     return A[0] * (A[4] * A[8] - A[5] * A[7]) - A[1] * (A[3] * A[8] - A[5] * A[6]) +
            A[2] * (A[3] * A[7] - A[4] * A[6]);
-}
-
-/* Inverse of an SPD block; 0 when it is singular or not finite. */
-static int inverse3(const double A[9], double out[9]) {
-    double d = det3(A);
-    if (!(fabs(d) > 0) || !isfinite(d)) return 0;
-    double s = 1.0 / d;
-    out[0] = (A[4] * A[8] - A[5] * A[7]) * s;
-    out[1] = (A[2] * A[7] - A[1] * A[8]) * s;
-    out[2] = (A[1] * A[5] - A[2] * A[4]) * s;
-    out[3] = (A[5] * A[6] - A[3] * A[8]) * s;
-    out[4] = (A[0] * A[8] - A[2] * A[6]) * s;
-    out[5] = (A[2] * A[3] - A[0] * A[5]) * s;
-    out[6] = (A[3] * A[7] - A[4] * A[6]) * s;
-    out[7] = (A[1] * A[6] - A[0] * A[7]) * s;
-    out[8] = (A[0] * A[4] - A[1] * A[3]) * s;
-    return 1;
 }
 
 /* ---- polar decomposition */
@@ -162,7 +146,7 @@ static int newton_polar(const double A[9], double R[9]) {
     int last = 0;
     memcpy(X, A, sizeof X);
     for (int it = 0; it < 20; it++) {
-        if (!inverse3(X, Xi)) return 0;
+        if (!hy_block3_inverse(X, Xi)) return 0;
         double nx = 0, ni = 0, diff = 0;
         for (int a = 0; a < 9; a++) nx += X[a] * X[a], ni += Xi[a] * Xi[a];
         double g = sqrt(sqrt(ni / nx));
@@ -348,8 +332,8 @@ static void gather(const hy_fem_model* m, int32_t v, double out[3]) {
 
 typedef struct step_ctx {
     hy_fem_model* m;
-    const double *x0, *v0, *f_ext, *p, *extra, *dv;
-    double *x1, *v1, *y, *f, *rhs;
+    const double *x0, *v0, *f_ext, *p, *extra;
+    double *y, *f, *rhs;
     double dt, g[3];
 } step_ctx;
 
@@ -385,7 +369,7 @@ static void rhs_block(void* vctx, int64_t begin, int64_t end, int64_t block, int
         for (int a = 0; a < 3; a++) D[4 * a] += mv * m->diag_scale;
         if (c->extra)
             for (int a = 0; a < 9; a++) D[a] += c->extra[9 * v + a];
-        if (!inverse3(D, P))
+        if (!hy_block3_inverse(D, P))
             for (int a = 0; a < 9; a++) P[a] = (a % 4 == 0) ? 1.0 / (mv * m->diag_scale) : 0.0;
     }
 }
@@ -413,41 +397,8 @@ void hy_fem_apply(hy_fem_model* m, hy_pool* pool, const double* p, double* y) {
     hy_pool_for(pool, m->nv, VERTEX_GRAIN, matvec_block, &c);
 }
 
-static void precond_block(void* vctx, int64_t begin, int64_t end, int64_t block, int worker) {
-    step_ctx* c = vctx;
-    for (int64_t v = begin; v < end; v++) {
-        const double* P = c->m->pinv + 9 * v;
-        const double* r = c->p + 3 * v;
-        double* z = c->y + 3 * v;
-        for (int a = 0; a < 3; a++) z[a] = P[3 * a] * r[0] + P[3 * a + 1] * r[1] + P[3 * a + 2] * r[2];
-    }
-}
-
 void hy_fem_precondition(hy_fem_model* m, hy_pool* pool, const double* r, double* z) {
-    step_ctx c = {.m = m, .p = r, .y = z};
-    hy_pool_for(pool, m->nv, VERTEX_GRAIN, precond_block, &c);
-}
-
-static void commit_block(void* vctx, int64_t begin, int64_t end, int64_t block, int worker) {
-    step_ctx* c = vctx;
-    hy_fem_model* m = c->m;
-    m->bad[block] = -1;
-    for (int64_t v = begin; v < end; v++) {
-        for (int a = 0; a < 3; a++) {
-            size_t k = 3 * (size_t)v + (size_t)a;
-            if (m->fixed[v]) {
-                c->x1[k] = c->x0[k];
-                c->v1[k] = 0.0;
-            } else {
-                double w = c->v0[k] + c->dv[k];
-                c->v1[k] = w;
-                c->x1[k] = c->x0[k] + c->dt * w;
-            }
-            if (!isfinite(c->x1[k]) || !isfinite(c->v1[k])) {
-                if (m->bad[block] < 0) m->bad[block] = (int32_t)v;
-            }
-        }
-    }
+    hy_implicit_block_precondition(pool, m->nv, m->pinv, r, z);
 }
 
 static void forces_block(void* vctx, int64_t begin, int64_t end, int64_t block, int worker) {
@@ -534,7 +485,7 @@ hy_status hy_fem_model_create(const double* rest, int32_t nv, const int32_t* tet
     m->rhs = malloc(3 * snv * sizeof *m->rhs);
     m->dv = malloc(3 * snv * sizeof *m->dv);
     m->pinv = malloc(9 * snv * sizeof *m->pinv);
-    m->bad = malloc((size_t)hy_pool_blocks(nv, VERTEX_GRAIN) * sizeof *m->bad);
+    m->bad = malloc((size_t)hy_pool_blocks(nv, HY_IMPLICIT_GRAIN) * sizeof *m->bad);
     m->cg = hy_cg_workspace_create(3 * (int64_t)nv);
     if (!m->tet || !m->rest || !m->grad || !m->vol || !m->mass || !m->fixed || !m->inc_start || !m->inc ||
         !m->rgrad || !m->efor || !m->rhs || !m->dv || !m->pinv || !m->bad || !m->cg) {
@@ -547,47 +498,20 @@ hy_status hy_fem_model_create(const double* rest, int32_t nv, const int32_t* tet
     /* elements: indices, volume, orientation, gradients, lumped mass */
     for (int32_t e = 0; e < nt; e++) {
         const int32_t* t = tets + 4 * e;
-        for (int i = 0; i < 4; i++)
-            if (t[i] < 0 || t[i] >= nv) {
-                hy_fem_model_destroy(m);
-                return hy_fail(HY_ERR_INVALID_ARG, "fem: tetrahedron %d: vertex index %d out of range [0, %d)", e,
-                               t[i], nv);
-            }
-        double Dm[9], longest = 0.0;
-        for (int i = 1; i < 4; i++)
-            for (int a = 0; a < 3; a++) Dm[3 * a + (i - 1)] = rest[3 * t[i] + a] - rest[3 * t[0] + a];
-        for (int i = 0; i < 4; i++)
-            for (int j = i + 1; j < 4; j++) {
-                double l2 = 0.0;
-                for (int a = 0; a < 3; a++) {
-                    double d = rest[3 * t[j] + a] - rest[3 * t[i] + a];
-                    l2 += d * d;
-                }
-                longest = fmax(longest, sqrt(l2));
-            }
-        double det = det3(Dm);
-        if (!(fabs(det) > 1e-12 * longest * longest * longest) || !isfinite(det)) {
+        double Dm[9], volume;
+        hy_status bad = hy_tet_check(rest, nv, tets, e, "fem", Dm, &volume);
+        if (bad) {
             hy_fem_model_destroy(m);
-            return hy_fail(HY_ERR_INVALID_ARG,
-                           "fem: tetrahedron %d (vertices %d %d %d %d) is degenerate: volume %g m^3 with longest "
-                           "edge %g m",
-                           e, t[0], t[1], t[2], t[3], det / 6.0, longest);
-        }
-        if (det < 0) {
-            hy_fem_model_destroy(m);
-            return hy_fail(HY_ERR_INVALID_ARG,
-                           "fem: tetrahedron %d (vertices %d %d %d %d) is inverted: volume %g m^3 (swap two "
-                           "vertices to make det(b-a, c-a, d-a) > 0)",
-                           e, t[0], t[1], t[2], t[3], det / 6.0);
+            return bad;
         }
         double inv[9];
-        inverse3(Dm, inv);
+        hy_block3_inverse(Dm, inv);
         /* b_i (i = 1..3) is row i-1 of Dm^-1; b_0 = -(b_1 + b_2 + b_3) */
         double* b = m->grad + 12 * e;
         for (int i = 1; i < 4; i++)
             for (int c = 0; c < 3; c++) b[3 * i + c] = inv[3 * (i - 1) + c];
         for (int c = 0; c < 3; c++) b[c] = -(b[3 + c] + b[6 + c] + b[9 + c]);
-        m->vol[e] = det / 6.0;
+        m->vol[e] = volume;
         for (int i = 0; i < 4; i++) {
             m->mass[t[i]] += 0.25 * params->density * m->vol[e];
             m->inc_start[t[i] + 1]++;
@@ -642,13 +566,7 @@ hy_status hy_fem_prepare(hy_fem_model* m, hy_pool* pool, const double* x0, const
 
 hy_status hy_fem_commit(hy_fem_model* m, hy_pool* pool, const double* x0, const double* v0, const double* dv,
                         double dt, double* x1, double* v1) {
-    step_ctx c = {.m = m, .x0 = x0, .v0 = v0, .dv = dv, .x1 = x1, .v1 = v1, .dt = dt};
-    hy_pool_for(pool, m->nv, VERTEX_GRAIN, commit_block, &c);
-    int64_t blocks = hy_pool_blocks(m->nv, VERTEX_GRAIN);
-    for (int64_t b = 0; b < blocks; b++)
-        if (m->bad[b] >= 0)
-            return hy_fail(HY_ERR_NUMERIC, "fem: vertex %d is not finite after the step (dt %g)", m->bad[b], dt);
-    return HY_OK;
+    return hy_implicit_commit(pool, m->nv, m->fixed, x0, v0, dv, dt, x1, v1, m->bad, "fem");
 }
 
 static void fem_matvec(void* ctx, const double* p, double* y) {

@@ -35,4 +35,22 @@ typedef struct hy_implicit_ops {
                         double* x1, double* v1);
 } hy_implicit_ops;
 
+/* Helpers the implicit objects share. */
+
+/* out = A^-1 for a row-major 3x3 A; 0 (out untouched) when det A is 0 or
+ * not finite. */
+int hy_block3_inverse(const double A[9], double out[9]);
+
+/* Vertices per block of the helpers' loops (and of `bad` below). */
+#define HY_IMPLICIT_GRAIN 1024
+
+/* z = blocks r: the inverse diagonal blocks (9 per vertex) applied. */
+void hy_implicit_block_precondition(hy_pool* pool, int32_t nv, const double* blocks, const double* r, double* z);
+
+/* v1 = v0 + dv, x1 = x0 + dt v1; fixed vertices keep x1 = x0, v1 = 0.
+ * bad: hy_pool_blocks(nv, HY_IMPLICIT_GRAIN) ints of scratch. HY_ERR_NUMERIC
+ * naming `who` and the first vertex whose x1 or v1 is not finite. */
+hy_status hy_implicit_commit(hy_pool* pool, int32_t nv, const uint8_t* fixed, const double* x0, const double* v0,
+                             const double* dv, double dt, double* x1, double* v1, int32_t* bad, const char* who);
+
 #endif
