@@ -100,6 +100,12 @@ double hy_fem_elastic_energy(const hy_fem_model* m, const double* x);
 /* Kinetic energy 0.5 * sum m |v|^2 (J). */
 double hy_fem_kinetic_energy(const hy_fem_model* m, const double* v);
 
+/* The matvec's element kernel runs four elements at once in vector
+ * registers, in AVX2 ones where the CPU has them (core/simd.h). on = 1
+ * asks for AVX2 (granted only with it), 0 turns it off, -1 leaves it;
+ * returns the setting before. Both give the same bits; for tests. */
+int hy_fem_simd(int on);
+
 /* The rotation R of the polar decomposition F = R S (R proper, det +1),
  * with the smallest singular value's sign flipped when det F < 0 (Irving
  * et al. 2004), so an inverted element is rotated back towards positive.
