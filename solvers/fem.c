@@ -533,21 +533,9 @@ hy_status hy_fem_model_create(const double* rest, int32_t nv, const int32_t* tet
                               hy_fem_model** out) {
     if (!out) return hy_fail(HY_ERR_INVALID_ARG, "fem: NULL out");
     *out = NULL;
-    if (!rest || !tets || !params || nv <= 0 || nt <= 0 || fixed_count < 0 || (fixed_count > 0 && !fixed))
-        return hy_fail(HY_ERR_INVALID_ARG, "fem: need rest positions, tetrahedra and params (nv %d, nt %d, %d fixed)",
-                       nv, nt, fixed_count);
-    if (nt > INT32_MAX / 12 || nv > INT32_MAX / 9)
-        return hy_fail(HY_ERR_INVALID_ARG, "fem: mesh too large (%d vertices, %d tetrahedra)", nv, nt);
-    hy_status st = check_params(params);
+    hy_status st = hy_implicit_check_input("fem", rest, nv, tets, nt, params, fixed, fixed_count);
+    if (!st) st = check_params(params);
     if (st) return st;
-    for (int32_t v = 0; v < nv; v++)
-        for (int a = 0; a < 3; a++)
-            if (!isfinite(rest[3 * v + a]))
-                return hy_fail(HY_ERR_INVALID_ARG, "fem: vertex %d has a non-finite rest position", v);
-    for (int32_t k = 0; k < fixed_count; k++)
-        if (fixed[k] < 0 || fixed[k] >= nv)
-            return hy_fail(HY_ERR_INVALID_ARG, "fem: fixed[%d] = %d is not a vertex index in [0, %d)", k, fixed[k],
-                           nv);
 
     hy_fem_model* m = calloc(1, sizeof *m);
     if (!m) return hy_fail(HY_ERR_NOMEM, "fem: out of memory");
@@ -662,40 +650,14 @@ hy_status hy_fem_commit(hy_fem_model* m, hy_pool* pool, const double* x0, const 
     return hy_implicit_commit(pool, m->nv, m->fixed, x0, v0, dv, dt, x1, v1, m->bad, "fem");
 }
 
-static void fem_matvec(void* ctx, const double* p, double* y) {
-    void** s = ctx;
-    hy_fem_apply(s[0], s[1], p, y);
-}
-
-static void fem_precond(void* ctx, const double* r, double* z) {
-    void** s = ctx;
-    hy_fem_precondition(s[0], s[1], r, z);
-}
-
 hy_status hy_fem_solve(hy_fem_model* m, hy_pool* pool, const double* x0, const double* v0, double dt,
                        const double gravity[3], const double* f_ext, int32_t cg_max_iterations, double cg_tolerance,
                        double* x1, double* v1, hy_fem_solve_stats* stats) {
-    if (stats) {
-        stats->cg_iterations = 0;
-        stats->cg_relative_residual = 0.0;
-    }
-    if (!m || !pool || !x0 || !v0 || !gravity || !x1 || !v1)
-        return hy_fail(HY_ERR_INVALID_ARG, "fem solve: NULL model, pool, state or gravity");
-    if (cg_max_iterations < 0 || !(cg_tolerance >= 0))
-        return hy_fail(HY_ERR_INVALID_ARG, "fem solve: bad CG settings (%d iterations, tolerance %g)",
-                       cg_max_iterations, cg_tolerance);
-    hy_status st = hy_fem_prepare(m, pool, x0, v0, dt, gravity, f_ext, NULL, m->rhs);
-    if (st) return st;
-    memset(m->dv, 0, 3 * (size_t)m->nv * sizeof *m->dv);
-    void* s[2] = {m, pool};
-    double rel = 0.0;
-    int32_t it = hy_cg_solve_precond(pool, 3 * (int64_t)m->nv, fem_matvec, s, fem_precond, s, m->rhs, m->dv,
-                                     cg_tolerance, cg_max_iterations, m->cg, &rel);
-    if (stats) {
-        stats->cg_iterations = it;
-        stats->cg_relative_residual = rel;
-    }
-    return hy_fem_commit(m, pool, x0, v0, m->dv, dt, x1, v1);
+    if (stats) stats->cg_iterations = 0, stats->cg_relative_residual = 0.0;
+    if (!m) return hy_fail(HY_ERR_INVALID_ARG, "fem solve: NULL model");
+    return hy_implicit_step(&hy_fem_ops, m, pool, x0, v0, dt, gravity, f_ext, cg_max_iterations, cg_tolerance, x1, v1,
+                            m->rhs, m->dv, m->cg, stats ? &stats->cg_iterations : NULL,
+                            stats ? &stats->cg_relative_residual : NULL, "fem");
 }
 
 hy_status hy_fem_elastic_forces(hy_fem_model* m, hy_pool* pool, const double* x, double* f) {
@@ -735,21 +697,4 @@ double hy_fem_kinetic_energy(const hy_fem_model* m, const double* v) {
 
 /* ---- as an implicit object (solvers/implicit.h) */
 
-static int32_t ops_count(const void* m) { return hy_fem_vertex_count(m); }
-static const double* ops_masses(const void* m) { return hy_fem_masses(m); }
-static const uint8_t* ops_fixed(const void* m) { return hy_fem_fixed(m); }
-static hy_status ops_prepare(void* m, hy_pool* pool, const double* x0, const double* v0, double dt, const double g[3],
-                             const double* f_ext, const double* extra_diag, double* rhs) {
-    return hy_fem_prepare(m, pool, x0, v0, dt, g, f_ext, extra_diag, rhs);
-}
-static void ops_apply(void* m, hy_pool* pool, const double* p, double* y) { hy_fem_apply(m, pool, p, y); }
-static void ops_precondition(void* m, hy_pool* pool, const double* r, double* z) {
-    hy_fem_precondition(m, pool, r, z);
-}
-static hy_status ops_commit(void* m, hy_pool* pool, const double* x0, const double* v0, const double* dv, double dt,
-                            double* x1, double* v1) {
-    return hy_fem_commit(m, pool, x0, v0, dv, dt, x1, v1);
-}
-
-const hy_implicit_ops hy_fem_ops = {"fem",      ops_count,        ops_masses, ops_fixed,
-                                    ops_prepare, ops_apply, ops_precondition, ops_commit};
+HY_DEFINE_IMPLICIT_OPS(hy_fem_ops, "fem", hy_fem_model, hy_fem);
