@@ -200,7 +200,8 @@ static void test_momentum(hy_pool* pool) {
 }
 
 static void test_bad_input(void) {
-    double x[15] = {0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0, 1, 0, 0, -1};
+    /* a sixth vertex (2, 2, 2) that no tetrahedron uses */
+    double x[18] = {0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0, 1, 0, 0, -1, 2, 2, 2};
     int32_t good[8] = {0, 1, 2, 3, 0, 2, 1, 4}, inverted[8] = {0, 1, 2, 3, 0, 1, 2, 4};
     hy_ms_params p = params(100, 10);
     hy_ms_model* m = NULL;
