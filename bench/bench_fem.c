@@ -163,7 +163,8 @@ int hy_bench_fem_main(int argc, char** argv) {
                    "\"steps\":%ld,\"cg_iterations\":%ld,\"runs\":[",
                    5 * cells, cells, cells, nv, mesh->tet_count, steps, cg_iterations);
             for (int r = 0; r < nruns; r++)
-                printf("%s{\"threads\":%ld,\"ms_per_step\":{\"median\":%.3f,\"min\":%.3f,\"mean\":%.3f},\"cpu_ms_per_step\":%.3f,"
+                printf("%s{\"threads\":%ld,\"ms_per_step\":{\"median\":%.3f,\"min\":%.3f,\"mean\":%.3f},"
+                       "\"cpu_ms_per_step\":%.3f,"
                        "\"cg_relative_residual\":%.3e,\"hash\":\"%016" PRIx64 "\"}",
                        r ? "," : "", runs[r].threads, runs[r].median_ms, runs[r].min_ms, runs[r].mean_ms,
                        runs[r].cpu_ms, runs[r].residual, runs[r].hash);

@@ -76,7 +76,8 @@ static void test_rest(hy_pool* pool) {
         double g[3] = {0, 0, 0};
         for (int s = 0; s < 50; s++) CHECK_OK(hy_ms_solve(m, pool, x, v, 0.01, g, NULL, 100, 1e-10, x, v, NULL));
         double moved = 0, speed = 0;
-        for (int32_t k = 0; k < 3 * nv; k++) moved = fmax(moved, fabs(x[k] - mesh->positions[k])), speed = fmax(speed, fabs(v[k]));
+        for (int32_t k = 0; k < 3 * nv; k++)
+            moved = fmax(moved, fabs(x[k] - mesh->positions[k])), speed = fmax(speed, fabs(v[k]));
         CHECK(moved == 0.0 && speed == 0.0);
         free(x);
         free(v);
@@ -156,7 +157,8 @@ static void test_hanging(hy_pool* pool) {
     }
     double expect = 0.5 * (lo + hi) - y0;
     double v[12] = {0}, grav[3] = {0, 0, -g};
-    for (int step = 0; step < 400; step++) CHECK_OK(hy_ms_solve(m, pool, x, v, 0.02, grav, NULL, 50, 1e-12, x, v, NULL));
+    for (int step = 0; step < 400; step++)
+        CHECK_OK(hy_ms_solve(m, pool, x, v, 0.02, grav, NULL, 50, 1e-12, x, v, NULL));
     double got = -x[2] - y0;
     fprintf(stderr, "hanging tetrahedron: apex mass %.6g kg, stretch %.9g m, expected %.9g m (%.2e relative)\n",
             mass, got, expect, fabs(got - expect) / expect);
