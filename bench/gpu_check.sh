@@ -2,10 +2,12 @@
 # The checks and timings that need a GPU, in one go (a lent GPU machine's
 # time is short): the CUDA test (normal and HY_TEST_FULL), state hashes of
 # the CPU-only run against runs with cuda resources under every policy,
-# the calibrated profiles, and step timings.
+# the calibrated profiles, step timings, and the CUDA interceptor on the
+# nvcc-built sample program.
 #
 # usage: bench/gpu_check.sh BUILD_DIR OUT_DIR [FRAMES]
-#   BUILD_DIR holds hyphys and test_cuda (a CUDA build; see README);
+#   BUILD_DIR holds hyphys, test_cuda, intercept_sample and
+#   libhyphys_intercept.so (a CUDA build; see README);
 #   OUT_DIR gets the logs, the JSON of every run and summary.txt.
 # Exit 0 when every check passed (timings are not checks).
 set -u
@@ -80,5 +82,37 @@ for scene in nbody cloth_ball fracture; do
         done
     done
 done
+# 5. CUDA interception: the sample program (intercept/sample.cu, built with
+#    -cudart shared) alone and with libhyphys_intercept.so preloaded, under
+#    round-robin and, with several GPUs, everything on GPU 1: the same output,
+#    and the report counts every launch the sample says it made
+ngpu=$(nvidia-smi -L 2>/dev/null | grep -c "^GPU")
+if [ -x "$B/intercept_sample" ] && [ -f "$B/libhyphys_intercept.so" ]; then
+    "$B/intercept_sample" > "$O/intercept_plain.out" 2> "$O/intercept_plain.err"
+    rc=$?
+    n=$(sed -n 's/^sample: launches \([0-9]*\),.*/\1/p' "$O/intercept_plain.out")
+    say "intercept_sample alone: exit $rc, $n launches"
+    [ "$rc" = 0 ] && [ -n "$n" ] || fail=1
+    pols=round-robin
+    [ "${ngpu:-0}" -gt 1 ] && pols="$pols fixed:1"
+    for pol in $pols; do
+        f="$O/intercept_${pol/:/}"
+        HY_INTERCEPT_POLICY=$pol HY_INTERCEPT_REPORT="$f.report" LD_PRELOAD="$B/libhyphys_intercept.so" \
+            "$B/intercept_sample" > "$f.out" 2> "$f.err"
+        rc=$?
+        rep=$(head -1 "$f.report" 2>/dev/null)
+        per=$(awk -F= '/^hyphys-intercept device=/ { s += $3 } END { print s + 0 }' "$f.report" 2>/dev/null)
+        if [ "$rc" = 0 ] && cmp -s "$O/intercept_plain.out" "$f.out" && [ -n "$n" ] &&
+            echo "$rep" | grep -q "launches=$n configured=$n " && [ "${per:-0}" = "$n" ]; then
+            say "intercept_sample under $pol: same output, $n launches counted ($rep)"
+        else
+            say "intercept_sample under $pol: exit $rc, output $(cmp -s "$O/intercept_plain.out" "$f.out" && echo same || echo DIFFERS), report: ${rep:-none} (per device $per)"
+            fail=1
+        fi
+    done
+else
+    say "intercept: $B/intercept_sample or libhyphys_intercept.so missing (a CUDA build makes both)"
+    fail=1
+fi
 say "checks: $([ $fail = 0 ] && echo passed || echo FAILED)"
 exit $fail

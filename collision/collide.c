@@ -26,6 +26,7 @@ void hy_collision_state_destroy(hy_collision_state* cs) {
     free(cs->bvh);
     hy_traverser_destroy(cs->traverser);
     hy_front_memo_destroy(cs->front_memo);
+    free(cs->object_deforms);
     free(cs->front_leaf_first);
     free(cs->front_leaf_count);
     free(cs->front_scratch);
@@ -98,6 +99,7 @@ hy_status hy_collision_state_sync(hy_world* w) {
     cs->V = malloc(sizeof(double) * 3 * (n + 1));
     cs->inv_mass = calloc(n + 1, sizeof(double));
     cs->mass = calloc(n + 1, sizeof(double));
+    cs->object_deforms = calloc((size_t)no + 1, 1);
     cs->body_inv_inertia = calloc(9 * ((size_t)no + 1), sizeof(double));
     cs->zone_parent = malloc(sizeof(int32_t) * (n + 1));
     cs->zone_member = malloc(n + 1);
@@ -110,7 +112,7 @@ hy_status hy_collision_state_sync(hy_world* w) {
     cs->refit_x = calloc((size_t)no + 1, sizeof(double*));
     cs->traverser = hy_traverser_create();
     cs->front_memo = hy_front_memo_create();
-    if (!cs->front_memo || !cs->vertex_object || !cs->object_offset || !cs->X0 || !cs->X1 || !cs->V || !cs->inv_mass || !cs->mass ||
+    if (!cs->front_memo || !cs->object_deforms || !cs->vertex_object || !cs->object_offset || !cs->X0 || !cs->X1 || !cs->V || !cs->inv_mass || !cs->mass ||
         !cs->body_inv_inertia || !cs->zone_parent || !cs->zone_member || !cs->zone_acc || !cs->zone_obstacle ||
         !cs->zone_pinned || !cs->bvh || !cs->order || !cs->refit_status || !cs->refit_x || !cs->traverser) {
         hy_collision_state_destroy(cs);
@@ -121,6 +123,7 @@ hy_status hy_collision_state_sync(hy_world* w) {
         hy_object* o = &w->objects[i];
         cs->object_offset[i] = off;
         for (int32_t k = 0; k < o->nv; k++) cs->vertex_object[off + k] = i;
+        cs->object_deforms[i] = o->kind == HY_OBJECT_CLOTH;
         if (o->kind == HY_OBJECT_CLOTH) {
             const double* m = hy_cloth_masses(o->cloth);
             const double* im = hy_cloth_inverse_masses(o->cloth);
@@ -282,14 +285,27 @@ static hy_status memo_begin(hy_collision_state* cs, const double* X0, const doub
     return HY_OK;
 }
 
+/* Whether traversal job j's answers are worth keeping: a job is traversed
+ * again only when one of its trees changed, and a rigid object's tree
+ * changes only with all of its vertices, so between rigid objects no
+ * answer of a later round could come from the memo (the jobs' memo gives
+ * the pairs that did not move). Only a job with a deforming object (a
+ * cloth, of which a round moves some vertices) keeps them. */
+static int job_memo(const hy_collision_state* cs, int32_t j) {
+    return cs->object_deforms[cs->tjob_lo[j]] | cs->object_deforms[cs->tjob_hi[j]];
+}
+
 /* End of a detect call: this round's fresh answers go into the memo. */
 static void memo_end(hy_collision_state* cs) {
-    int64_t fresh = 0;
-    for (int64_t k = 0; k < cs->leaf_count; k++) fresh += cs->fresh[k];
+    int64_t fresh = 0, kept = 0;
+    for (int64_t k = 0; k < cs->leaf_count; k++) {
+        fresh += cs->fresh[k];
+        kept += cs->fresh[k] && job_memo(cs, cs->leaf_tjob[k]);
+    }
     cs->memo_reused = cs->leaf_count - fresh;
-    if (!memo_reserve(cs, fresh)) return;
+    if (!memo_reserve(cs, kept)) return;
     for (int64_t k = 0; k < cs->leaf_count; k++)
-        if (cs->fresh[k])
+        if (cs->fresh[k] && job_memo(cs, cs->leaf_tjob[k]))
             memo_put(cs, &cs->leaf[k], cs->tjob_distance[cs->leaf_tjob[k]], cs->hit[k], cs->toi[k]);
 }
 
@@ -324,11 +340,11 @@ static void exact_block(void* p, int64_t begin, int64_t end, int64_t block, int 
     for (int64_t i = c->first + begin; i < c->first + end; i++) {
         /* the memo's slots are spread over megabytes: the one of a
          * candidate a few ahead is asked for now (a hint only) */
-        if (c->memo && mask && i + MEMO_AHEAD < c->first + end)
+        if (c->memo && mask && i + MEMO_AHEAD < c->first + end && job_memo(cs, cs->leaf_tjob[i + MEMO_AHEAD]))
             __builtin_prefetch(&cs->memo[memo_hash(&cs->leaf[i + MEMO_AHEAD]) & mask]);
         double toi = 1.0, x[8][3];
         double md = cs->tjob_distance[cs->leaf_tjob[i]];
-        const hy_memo_entry* e = c->memo ? memo_find(cs, &cs->leaf[i], md) : NULL;
+        const hy_memo_entry* e = c->memo && job_memo(cs, cs->leaf_tjob[i]) ? memo_find(cs, &cs->leaf[i], md) : NULL;
         cs->fresh[i] = e == NULL;
         if (e) {
             cs->hit[i] = e->hit;
@@ -728,8 +744,8 @@ hy_status hy_collide_detect(void* world, const double* X0, const double* X1, hy_
     if (!s) s = hy_traverse_begin(cs->traverser, cs->tjobs, cs->tjob_count, w->pool, &front);
     int64_t front_made = front;
     if (!s)
-        s = hy_front_memo_select(cs->front_memo, cs->traverser, cs->tjob_lo, cs->tjob_hi, cs->bvh, cs->vertex_round,
-                                 cs->round, &front);
+        s = hy_front_memo_select(cs->front_memo, cs->traverser, cs->tjob_lo, cs->tjob_hi, cs->bvh, cs->object_deforms,
+                                 cs->vertex_round, cs->round, &front);
     cs->fronts_reused = front_made - front;
     if (!s && front > cs->front_leaf_cap) {
         int64_t* f = realloc(cs->front_leaf_first, sizeof *f * (size_t)front);

@@ -29,6 +29,7 @@ typedef struct hy_collision_state {
     int32_t vertex_count;
     int32_t* vertex_object; /* owning object slot per global vertex */
     int32_t* object_offset; /* first global vertex per object, object_count + 1 entries */
+    unsigned char* object_deforms; /* per object: 1 when a round may move some of its vertices (cloth) */
     double *X0, *X1, *V;    /* 3 * vertex_count */
     double* inv_mass;       /* cloth: per-vertex inverse mass (0 pinned); others 0 */
     double* mass;           /* cloth: per-vertex mass */

@@ -131,7 +131,8 @@ static const int32_t* rounds_of(hy_front_memo* m, int32_t slot, const hy_bvh* b,
 }
 
 hy_status hy_front_memo_select(hy_front_memo* m, hy_traverser* t, const int32_t* job_lo, const int32_t* job_hi,
-                               hy_bvh* const* bvh, const int32_t* vertex_round, int32_t round, int64_t* front) {
+                               hy_bvh* const* bvh, const unsigned char* deforms, const int32_t* vertex_round,
+                               int32_t round, int64_t* front) {
     const hy_trav_pair* pairs;
     int64_t nf = hy_traverse_front(t, &pairs);
     m->round = round;
@@ -148,7 +149,8 @@ hy_status hy_front_memo_select(hy_front_memo* m, hy_traverser* t, const int32_t*
         int32_t lo = job_lo[j], hi = job_hi[j];
         entry key = {lo, hi, pairs[f].a, pairs[f].b, bvh[lo]->builds, bvh[hi]->builds, round, j, 0, 0, 0, 0};
         int keep = 1;
-        if (m->valid && old->n > 0) {
+        if (!(deforms[lo] | deforms[hi])) key.count = -2; /* run, not kept */
+        else if (m->valid && old->n > 0) {
             const entry* e = bsearch(&key, old->e, (size_t)old->n, sizeof *old->e, entry_cmp);
             if (e && e->build_lo == key.build_lo && e->build_hi == key.build_hi) {
                 const int32_t* ra = rounds_of(m, lo, bvh[lo], vertex_round);
@@ -164,7 +166,8 @@ hy_status hy_front_memo_select(hy_front_memo* m, hy_traverser* t, const int32_t*
         if (keep) m->run[m->nrun++] = key;
     }
     *front = m->kept_n ? hy_traverse_keep(t, m->keep) : nf;
-    for (int64_t f = 0; f < m->nrun; f++) m->run[f].count = -1; /* not recorded yet */
+    for (int64_t f = 0; f < m->nrun; f++)
+        if (m->run[f].count != -2) m->run[f].count = -1; /* to be recorded */
     return HY_OK;
 }
 
@@ -177,6 +180,7 @@ hy_status hy_front_memo_record(hy_front_memo* m, int64_t f, int64_t candidates, 
         return HY_OK;
     }
     entry* e = &m->run[f];
+    if (e->count == -2) return HY_OK; /* between rigid objects: not kept */
     e->candidates = candidates;
     e->exact = exact;
     e->first = nt->nc;
@@ -206,10 +210,11 @@ hy_status hy_front_memo_end(hy_front_memo* m) {
     int64_t n = m->nrun + m->kept_n;
     if (ok && !grow((void**)&nt->e, &nt->cap, n + 1, sizeof *nt->e)) ok = 0;
     for (int64_t f = 0; ok && f < m->nrun; f++)
-        if (m->run[f].count < 0) ok = 0; /* a run pair was not recorded */
+        if (m->run[f].count == -1) ok = 0; /* a run pair was not recorded */
     if (ok) {
-        memcpy(nt->e, m->run, sizeof *nt->e * (size_t)m->nrun);
-        nt->n = m->nrun;
+        nt->n = 0;
+        for (int64_t f = 0; f < m->nrun; f++)
+            if (m->run[f].count >= 0) nt->e[nt->n++] = m->run[f];
         for (int64_t i = 0; i < m->kept_n && ok; i++) {
             const entry* e = &old->e[m->kept[i]];
             if (!grow((void**)&nt->c, &nt->ccap, nt->nc + e->count + 1, sizeof *nt->c)) {

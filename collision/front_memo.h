@@ -38,10 +38,13 @@ void hy_front_memo_clear(hy_front_memo* m);
  * first): front pairs whose answer is kept are dropped from t's front
  * (hy_traverse_keep), the rest stay in order to be run. job_lo/job_hi:
  * the object slots of each traversal job, bvh: the trees per slot,
- * vertex_round: per global vertex the round its X1 last changed. *front
- * gets the pairs left to run. */
+ * deforms: per slot 1 when a round may move some of its vertices (pairs
+ * of two rigid objects, whose trees change only as a whole, are run and
+ * not kept), vertex_round: per global vertex the round its X1 last
+ * changed. *front gets the pairs left to run. */
 hy_status hy_front_memo_select(hy_front_memo* m, hy_traverser* t, const int32_t* job_lo, const int32_t* job_hi,
-                               hy_bvh* const* bvh, const int32_t* vertex_round, int32_t round, int64_t* front);
+                               hy_bvh* const* bvh, const unsigned char* deforms, const int32_t* vertex_round,
+                               int32_t round, int64_t* front);
 
 /* After the round's exact tests: run pair f (numbered as after select)
  * had `candidates` candidates, `exact` exact tests and the contacts given

@@ -174,3 +174,38 @@ hy_status hy_tetmesh_boundary(const int32_t* tets, int32_t tet_count, int32_t ve
     *count = n;
     return HY_OK;
 }
+
+hy_status hy_tet_check(const double* x, int32_t nv, const int32_t* tets, int32_t e, const char* who, double Dm[9],
+                       double* volume) {
+    const int32_t* t = tets + 4 * (size_t)e;
+    for (int i = 0; i < 4; i++)
+        if (t[i] < 0 || t[i] >= nv)
+            return hy_fail(HY_ERR_INVALID_ARG, "%s: tetrahedron %d: vertex index %d out of range [0, %d)", who, e, t[i],
+                           nv);
+    double D[9], longest = 0.0;
+    for (int i = 1; i < 4; i++)
+        for (int a = 0; a < 3; a++) D[3 * a + (i - 1)] = x[3 * t[i] + a] - x[3 * t[0] + a];
+    for (int i = 0; i < 4; i++)
+        for (int j = i + 1; j < 4; j++) {
+            double l2 = 0.0;
+            for (int a = 0; a < 3; a++) {
+                double d = x[3 * t[j] + a] - x[3 * t[i] + a];
+                l2 += d * d;
+            }
+            longest = fmax(longest, sqrt(l2));
+        }
+    double det = D[0] * (D[4] * D[8] - D[5] * D[7]) - D[1] * (D[3] * D[8] - D[5] * D[6]) +
+                 D[2] * (D[3] * D[7] - D[4] * D[6]);
+    if (!(fabs(det) > 1e-12 * longest * longest * longest) || !isfinite(det))
+        return hy_fail(HY_ERR_INVALID_ARG,
+                       "%s: tetrahedron %d (vertices %d %d %d %d) is degenerate: volume %g m^3 with longest edge %g m",
+                       who, e, t[0], t[1], t[2], t[3], det / 6.0, longest);
+    if (det < 0)
+        return hy_fail(HY_ERR_INVALID_ARG,
+                       "%s: tetrahedron %d (vertices %d %d %d %d) is inverted: volume %g m^3 (swap two vertices to "
+                       "make det(b-a, c-a, d-a) > 0)",
+                       who, e, t[0], t[1], t[2], t[3], det / 6.0);
+    if (Dm) memcpy(Dm, D, sizeof D);
+    if (volume) *volume = det / 6.0;
+    return HY_OK;
+}

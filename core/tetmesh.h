@@ -35,6 +35,15 @@ void hy_tetmesh_destroy(hy_tetmesh* m);
 hy_status hy_tetmesh_box(const double origin[3], const double size[3], int32_t nx, int32_t ny, int32_t nz,
                          hy_tetmesh** out);
 
+/* Checks element e of tets (4 per element) over the positions x (3 * nv):
+ * its indices in [0, nv), and positive, with a volume of at least 1e-12
+ * times its longest edge cubed. Dm gets the edge matrix (column i - 1 is
+ * x_i - x_0, row-major) and *volume det(Dm) / 6 (both may be NULL).
+ * HY_ERR_INVALID_ARG naming `who`, the element and its vertices, and
+ * whether it is degenerate or inverted. */
+hy_status hy_tet_check(const double* x, int32_t nv, const int32_t* tets, int32_t e, const char* who, double Dm[9],
+                       double* volume);
+
 /* The boundary: the faces that belong to one tetrahedron only, oriented
  * outward (for positive elements), in element order then face order (face
  * k opposite vertex k). *tris gets 3 * *count indices (caller frees with

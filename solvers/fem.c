@@ -43,25 +43,39 @@
 
 #include "core/error.h"
 #include "core/hd.h"
+#include "core/simd.h"
+#include "core/tetmesh.h"
 #include "solvers/cg.h"
 
 #define ELEM_GRAIN 512
+#define QUAD_GRAIN (ELEM_GRAIN / 4)
+
+/* The rotated gradients of a step are laid out by quads of four
+ * consecutive elements, each entry's four values side by side: entry j
+ * (0..11) of element e is at QUAD(e, j). The matvec's element kernel then
+ * loads them straight into vector registers and works on four elements at
+ * once (GCC's vector types: two SSE2 halves, or one AVX2 register where
+ * the CPU has it). Its corner forces go out element by element (12
+ * doubles each), which the vertices' gather reads contiguously. */
+#define QUAD(e, j) (48 * ((size_t)(e) >> 2) + 4 * (size_t)(j) + ((size_t)(e) & 3))
 #define VERTEX_GRAIN 1024
 
 struct hy_fem_model {
-    int32_t nv, nt;
+    int32_t nv, nt, nq; /* nq: quads of four elements, the last padded */
     double lambda, mu, alpha, beta;
-    int32_t* tet;      /* 4 * nt */
+    int32_t* tet;      /* 4 * 4 nq: the padding elements' vertices are 0 */
     double* rest;      /* 3 * nv */
     double* grad;      /* 12 * nt: b_0..b_3, the shape-function gradients at rest */
-    double* vol;       /* nt */
+    double* vol;       /* 4 nq: 0 for the padding */
     double* mass;      /* nv */
+    double* iso;       /* nv: sum over incident corners of V mu |b_i|^2, the preconditioner's constant part */
     uint8_t* fixed;    /* nv */
     int32_t* inc_start; /* nv + 1: vertex -> incident corners */
     int32_t* inc;       /* 4 * nt: 4 * element + corner, element order per vertex */
     /* scratch of one step */
-    double* rgrad; /* 12 * nt: R b_i, the gradients rotated by the step's R */
-    double* efor;  /* 12 * nt corner forces */
+    double diag_scale, k_scale; /* the prepared system's 1 + dt alpha and dt beta + dt^2 */
+    double* rgrad; /* 48 nq by QUAD: R b_i, the gradients rotated by the step's R */
+    double* efor;  /* 48 nq: corner forces, 12 per element */
     double* rhs;   /* 3 * nv */
     double* dv;    /* 3 * nv */
     double* pinv;  /* 9 * nv inverse diagonal blocks */
@@ -74,23 +88,6 @@ struct hy_fem_model {
 static double det3(const double A[9]) {
     return A[0] * (A[4] * A[8] - A[5] * A[7]) - A[1] * (A[3] * A[8] - A[5] * A[6]) +
            A[2] * (A[3] * A[7] - A[4] * A[6]);
-}
-
-/* Inverse of an SPD block; 0 when it is singular or not finite. */
-static int inverse3(const double A[9], double out[9]) {
-    double d = det3(A);
-    if (!(fabs(d) > 0) || !isfinite(d)) return 0;
-    double s = 1.0 / d;
-    out[0] = (A[4] * A[8] - A[5] * A[7]) * s;
-    out[1] = (A[2] * A[7] - A[1] * A[8]) * s;
-    out[2] = (A[1] * A[5] - A[2] * A[4]) * s;
-    out[3] = (A[5] * A[6] - A[3] * A[8]) * s;
-    out[4] = (A[0] * A[8] - A[2] * A[6]) * s;
-    out[5] = (A[2] * A[3] - A[0] * A[5]) * s;
-    out[6] = (A[3] * A[7] - A[4] * A[6]) * s;
-    out[7] = (A[1] * A[6] - A[0] * A[7]) * s;
-    out[8] = (A[0] * A[4] - A[1] * A[3]) * s;
-    return 1;
 }
 
 /* ---- polar decomposition */
@@ -161,7 +158,7 @@ static int newton_polar(const double A[9], double R[9]) {
     int last = 0;
     memcpy(X, A, sizeof X);
     for (int it = 0; it < 20; it++) {
-        if (!inverse3(X, Xi)) return 0;
+        if (!hy_block3_inverse(X, Xi)) return 0;
         double nx = 0, ni = 0, diff = 0;
         for (int a = 0; a < 9; a++) nx += X[a] * X[a], ni += Xi[a] * Xi[a];
         double g = sqrt(sqrt(ni / nx));
@@ -282,10 +279,10 @@ static void rotate_block(void* vctx, int64_t begin, int64_t end, int64_t block, 
         deformation_gradient(m, (int32_t)e, c->x, F);
         hy_fem_polar_rotation(F, R);
         const double* b = m->grad + 12 * e;
-        double* rb = m->rgrad + 12 * e;
         for (int i = 0; i < 4; i++)
             for (int a = 0; a < 3; a++)
-                rb[3 * i + a] = R[3 * a] * b[3 * i] + R[3 * a + 1] * b[3 * i + 1] + R[3 * a + 2] * b[3 * i + 2];
+                m->rgrad[QUAD(e, 3 * i + a)] =
+                    R[3 * a] * b[3 * i] + R[3 * a + 1] * b[3 * i + 1] + R[3 * a + 2] * b[3 * i + 2];
         const double* X0 = m->rest + 3 * t[0];
         double y0[3];
         for (int a = 0; a < 3; a++) y0[a] = c->x[3 * t[0] + a] + (c->v ? c->vscale * c->v[3 * t[0] + a] : 0.0);
@@ -297,42 +294,114 @@ static void rotate_block(void* vctx, int64_t begin, int64_t end, int64_t block, 
                 u[3 * (i - 1) + a] = R[a] * d[0] + R[3 + a] * d[1] + R[6 + a] * d[2] -
                                      (m->rest[3 * t[i] + a] - X0[a]);
         }
-        element_apply(m, (int32_t)e, R, u, -1.0, m->efor + 12 * e);
+        double q[12];
+        element_apply(m, (int32_t)e, R, u, -1.0, q);
+        memcpy(m->efor + 12 * e, q, sizeof q);
     }
 }
 
-/* Corner forces +R K R^T p, fixed vertices read as zero. With the rotated
- * gradients c_i = R b_i no rotation is left to do: R^T sigma(G) R =
- * sigma(R G R^T) and R G R^T = sum_i p_i c_i^T, so q_i = V sigma(sum_j p_j
- * c_j^T) c_i. */
-static void apply_block(void* vctx, int64_t begin, int64_t end, int64_t block, int worker) {
-    elem_ctx* c = vctx;
-    hy_fem_model* m = c->m;
-    for (int64_t e = begin; e < end; e++) {
-        const int32_t* t = m->tet + 4 * e;
-        const double* rb = m->rgrad + 12 * e;
-        double p0[3] = {0, 0, 0}, G[9] = {0};
-        if (!m->fixed[t[0]]) memcpy(p0, c->p + 3 * t[0], sizeof p0);
-        /* the constant p0 is a translation, which K ignores (sum_i c_i = 0) */
-        for (int i = 1; i < 4; i++) {
-            double d[3];
-            for (int a = 0; a < 3; a++) d[a] = (m->fixed[t[i]] ? 0.0 : c->p[3 * t[i] + a]) - p0[a];
-            for (int a = 0; a < 3; a++)
-                for (int k = 0; k < 3; k++) G[3 * a + k] += d[a] * rb[3 * i + k];
-        }
-        double tr = G[0] + G[4] + G[8], sig[9];
-        for (int a = 0; a < 3; a++)
-            for (int k = 0; k < 3; k++) sig[3 * a + k] = m->mu * (G[3 * a + k] + G[3 * k + a]);
-        sig[0] += m->lambda * tr, sig[4] += m->lambda * tr, sig[8] += m->lambda * tr;
-        double V = m->vol[e];
-        double* q = m->efor + 12 * e;
+/* Corner forces +R K R^T p, fixed vertices read as zero, for the quads
+ * [q0, q1). With the rotated gradients c_i = R b_i no rotation is left to
+ * do: R^T sigma(G) R = sigma(R G R^T) and R G R^T = sum_i p_i c_i^T, so
+ * q_i = V sigma(sum_j p_j c_j^T) c_i. Four elements per pass, one per
+ * lane; each lane's arithmetic is that of one element in the same order,
+ * so either compilation below gives the same bits. */
+typedef double v4d __attribute__((vector_size(32)));
+
+/* (a macro: a function returning a vector type would change the ABI with
+ * the target) */
+#define LOAD4(v, ptr) memcpy(&(v), (ptr), sizeof(v4d))
+
+static inline __attribute__((always_inline)) void apply_quads(const hy_fem_model* m, const double* p, int64_t q0,
+                                                              int64_t q1) {
+    const v4d mu = {m->mu, m->mu, m->mu, m->mu}, lambda = {m->lambda, m->lambda, m->lambda, m->lambda};
+    for (int64_t q = q0; q < q1; q++) {
+        const int32_t* t = m->tet + 16 * q;
+        const double* rb = m->rgrad + 48 * q;
+        v4d P[4][3] = {{{0}}}; /* (all set below; the initialiser quiets GCC) */
+        #pragma GCC unroll 12
         for (int i = 0; i < 4; i++) {
-            const double* ci = rb + 3 * i;
-            for (int a = 0; a < 3; a++)
-                q[3 * i + a] = V * (sig[3 * a] * ci[0] + sig[3 * a + 1] * ci[1] + sig[3 * a + 2] * ci[2]);
+            double s[4][3]; /* corner i of each lane; built in registers, not through memory */
+            #pragma GCC unroll 12
+            for (int l = 0; l < 4; l++) {
+                int32_t v = t[4 * l + i];
+                int free_v = !m->fixed[v];
+                #pragma GCC unroll 12
+                for (int a = 0; a < 3; a++) s[l][a] = free_v ? p[3 * (size_t)v + (size_t)a] : 0.0;
+            }
+            #pragma GCC unroll 12
+            for (int a = 0; a < 3; a++) P[i][a] = (v4d){s[0][a], s[1][a], s[2][a], s[3][a]};
         }
+        /* the constant p0 is a translation, which K ignores (sum_i c_i = 0) */
+        v4d G[9] = {0};
+        #pragma GCC unroll 12
+        for (int i = 1; i < 4; i++)
+            #pragma GCC unroll 12
+            for (int a = 0; a < 3; a++) {
+                v4d d = P[i][a] - P[0][a], c;
+                #pragma GCC unroll 12
+                for (int k = 0; k < 3; k++) {
+                    LOAD4(c, rb + 4 * (3 * i + k));
+                    G[3 * a + k] += d * c;
+                }
+            }
+        v4d tr = G[0] + G[4] + G[8], sig[9];
+        #pragma GCC unroll 12
+        for (int a = 0; a < 3; a++)
+            #pragma GCC unroll 12
+            for (int k = 0; k < 3; k++) sig[3 * a + k] = mu * (G[3 * a + k] + G[3 * k + a]);
+        sig[0] += lambda * tr, sig[4] += lambda * tr, sig[8] += lambda * tr;
+        v4d V, c0, c1, c2;
+        LOAD4(V, m->vol + 4 * q);
+        double out[48]; /* entry j of lane l at 4 j + l */
+        #pragma GCC unroll 12
+        for (int i = 0; i < 4; i++) {
+            LOAD4(c0, rb + 4 * (3 * i));
+            LOAD4(c1, rb + 4 * (3 * i + 1));
+            LOAD4(c2, rb + 4 * (3 * i + 2));
+            #pragma GCC unroll 12
+            for (int a = 0; a < 3; a++) {
+                v4d y = V * (sig[3 * a] * c0 + sig[3 * a + 1] * c1 + sig[3 * a + 2] * c2);
+                memcpy(out + 4 * (3 * i + a), &y, sizeof y);
+            }
+        }
+        /* corner forces element by element, for the vertices' gather */
+        double* ef = m->efor + 48 * q;
+        #pragma GCC unroll 12
+        for (int l = 0; l < 4; l++)
+            #pragma GCC unroll 12
+            for (int j = 0; j < 12; j++) ef[12 * l + j] = out[4 * j + l];
     }
 }
+
+static void apply_quads_generic(const hy_fem_model* m, const double* p, int64_t q0, int64_t q1) {
+    apply_quads(m, p, q0, q1);
+}
+
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+/* The same code in AVX2 registers (no FMA: rounding as above). */
+__attribute__((target("avx2"))) static void apply_quads_avx2(const hy_fem_model* m, const double* p, int64_t q0,
+                                                             int64_t q1) {
+    apply_quads(m, p, q0, q1);
+}
+#define HY_FEM_AVX2 1
+#endif
+
+static int simd_state = -1;
+
+static void apply_block(void* vctx, int64_t begin, int64_t end, int64_t block, int worker) {
+    (void)block, (void)worker;
+    elem_ctx* c = vctx;
+#ifdef HY_FEM_AVX2
+    if (hy_simd_on(&simd_state)) {
+        apply_quads_avx2(c->m, c->p, begin, end);
+        return;
+    }
+#endif
+    apply_quads_generic(c->m, c->p, begin, end);
+}
+
+int hy_fem_simd(int on) { return hy_simd_set(&simd_state, on); }
 
 /* Sum of the corner forces at vertex v, in element order. */
 static void gather(const hy_fem_model* m, int32_t v, double out[3]) {
@@ -347,10 +416,9 @@ static void gather(const hy_fem_model* m, int32_t v, double out[3]) {
 
 typedef struct step_ctx {
     hy_fem_model* m;
-    const double *x0, *v0, *f_ext, *p;
-    double *x1, *v1, *y, *f;
+    const double *x0, *v0, *f_ext, *p, *extra;
+    double *y, *f, *rhs;
     double dt, g[3];
-    double diag_scale, k_scale; /* m (1 + dt alpha) and dt beta + dt^2 */
 } step_ctx;
 
 /* Right-hand side and the inverse diagonal blocks. */
@@ -358,7 +426,7 @@ static void rhs_block(void* vctx, int64_t begin, int64_t end, int64_t block, int
     step_ctx* c = vctx;
     hy_fem_model* m = c->m;
     for (int64_t v = begin; v < end; v++) {
-        double* r = m->rhs + 3 * v;
+        double* r = c->rhs + 3 * v;
         double* P = m->pinv + 9 * v;
         if (m->fixed[v]) {
             r[0] = r[1] = r[2] = 0.0;
@@ -370,21 +438,24 @@ static void rhs_block(void* vctx, int64_t begin, int64_t end, int64_t block, int
         for (int a = 0; a < 3; a++)
             r[a] = c->dt * (f[a] + mv * c->g[a] - m->alpha * mv * c->v0[3 * v + a] +
                             (c->f_ext ? c->f_ext[3 * v + a] : 0.0));
-        double D[9] = {0};
+        /* the rotated part's upper triangle (xx xy xz yy yz zz), then the
+         * isotropic part, the same every step */
+        double U[6] = {0}, D[9];
         for (int32_t k = m->inc_start[v]; k < m->inc_start[v + 1]; k++) {
             int32_t e = m->inc[k] / 4, i = m->inc[k] % 4;
-            const double* b = m->grad + 12 * e + 3 * i;
-            const double* rb = m->rgrad + 12 * e + 3 * i;
-            double V = m->vol[e], iso = m->mu * (b[0] * b[0] + b[1] * b[1] + b[2] * b[2]);
-            for (int a = 0; a < 3; a++) {
-                D[4 * a] += V * iso;
-                for (int q = 0; q < 3; q++) D[3 * a + q] += V * (m->mu + m->lambda) * rb[a] * rb[q];
-            }
+            const double rb[3] = {m->rgrad[QUAD(e, 3 * i)], m->rgrad[QUAD(e, 3 * i + 1)], m->rgrad[QUAD(e, 3 * i + 2)]};
+            double w = m->vol[e] * (m->mu + m->lambda);
+            U[0] += w * rb[0] * rb[0], U[1] += w * rb[0] * rb[1], U[2] += w * rb[0] * rb[2];
+            U[3] += w * rb[1] * rb[1], U[4] += w * rb[1] * rb[2], U[5] += w * rb[2] * rb[2];
         }
-        for (int a = 0; a < 9; a++) D[a] *= c->k_scale;
-        for (int a = 0; a < 3; a++) D[4 * a] += mv * c->diag_scale;
-        if (!inverse3(D, P))
-            for (int a = 0; a < 9; a++) P[a] = (a % 4 == 0) ? 1.0 / (mv * c->diag_scale) : 0.0;
+        D[0] = U[0] + m->iso[v], D[1] = D[3] = U[1], D[2] = D[6] = U[2];
+        D[4] = U[3] + m->iso[v], D[5] = D[7] = U[4], D[8] = U[5] + m->iso[v];
+        for (int a = 0; a < 9; a++) D[a] *= m->k_scale;
+        for (int a = 0; a < 3; a++) D[4 * a] += mv * m->diag_scale;
+        if (c->extra)
+            for (int a = 0; a < 9; a++) D[a] += c->extra[9 * v + a];
+        if (!hy_block3_inverse(D, P))
+            for (int a = 0; a < 9; a++) P[a] = (a % 4 == 0) ? 1.0 / (mv * m->diag_scale) : 0.0;
     }
 }
 
@@ -398,64 +469,21 @@ static void matvec_block(void* vctx, int64_t begin, int64_t end, int64_t block, 
             y[0] = p[0], y[1] = p[1], y[2] = p[2];
             continue;
         }
-        double k[3], s = m->mass[v] * c->diag_scale;
+        double k[3], s = m->mass[v] * m->diag_scale;
         gather(m, (int32_t)v, k);
-        for (int a = 0; a < 3; a++) y[a] = s * p[a] + c->k_scale * k[a];
+        for (int a = 0; a < 3; a++) y[a] = s * p[a] + m->k_scale * k[a];
     }
 }
 
-typedef struct solve_ctx {
-    hy_pool* pool;
-    step_ctx* sc;
-} solve_ctx;
-
-static void fem_matvec(void* vctx, const double* p, double* y) {
-    solve_ctx* s = vctx;
-    hy_fem_model* m = s->sc->m;
+void hy_fem_apply(hy_fem_model* m, hy_pool* pool, const double* p, double* y) {
     elem_ctx ec = {.m = m, .p = p};
-    hy_pool_for(s->pool, m->nt, ELEM_GRAIN, apply_block, &ec);
-    s->sc->p = p;
-    s->sc->y = y;
-    hy_pool_for(s->pool, m->nv, VERTEX_GRAIN, matvec_block, s->sc);
+    hy_pool_for(pool, m->nq, QUAD_GRAIN, apply_block, &ec);
+    step_ctx c = {.m = m, .p = p, .y = y};
+    hy_pool_for(pool, m->nv, VERTEX_GRAIN, matvec_block, &c);
 }
 
-static void precond_block(void* vctx, int64_t begin, int64_t end, int64_t block, int worker) {
-    step_ctx* c = vctx;
-    for (int64_t v = begin; v < end; v++) {
-        const double* P = c->m->pinv + 9 * v;
-        const double* r = c->p + 3 * v;
-        double* z = c->y + 3 * v;
-        for (int a = 0; a < 3; a++) z[a] = P[3 * a] * r[0] + P[3 * a + 1] * r[1] + P[3 * a + 2] * r[2];
-    }
-}
-
-static void fem_precond(void* vctx, const double* r, double* z) {
-    solve_ctx* s = vctx;
-    s->sc->p = r;
-    s->sc->y = z;
-    hy_pool_for(s->pool, s->sc->m->nv, VERTEX_GRAIN, precond_block, s->sc);
-}
-
-static void commit_block(void* vctx, int64_t begin, int64_t end, int64_t block, int worker) {
-    step_ctx* c = vctx;
-    hy_fem_model* m = c->m;
-    m->bad[block] = -1;
-    for (int64_t v = begin; v < end; v++) {
-        for (int a = 0; a < 3; a++) {
-            size_t k = 3 * (size_t)v + (size_t)a;
-            if (m->fixed[v]) {
-                c->x1[k] = c->x0[k];
-                c->v1[k] = 0.0;
-            } else {
-                double w = c->v0[k] + m->dv[k];
-                c->v1[k] = w;
-                c->x1[k] = c->x0[k] + c->dt * w;
-            }
-            if (!isfinite(c->x1[k]) || !isfinite(c->v1[k])) {
-                if (m->bad[block] < 0) m->bad[block] = (int32_t)v;
-            }
-        }
-    }
+void hy_fem_precondition(hy_fem_model* m, hy_pool* pool, const double* r, double* z) {
+    hy_implicit_block_precondition(pool, m->nv, m->pinv, r, z);
 }
 
 static void forces_block(void* vctx, int64_t begin, int64_t end, int64_t block, int worker) {
@@ -472,6 +500,7 @@ void hy_fem_model_destroy(hy_fem_model* m) {
     free(m->grad);
     free(m->vol);
     free(m->mass);
+    free(m->iso);
     free(m->fixed);
     free(m->inc_start);
     free(m->inc);
@@ -504,47 +533,37 @@ hy_status hy_fem_model_create(const double* rest, int32_t nv, const int32_t* tet
                               hy_fem_model** out) {
     if (!out) return hy_fail(HY_ERR_INVALID_ARG, "fem: NULL out");
     *out = NULL;
-    if (!rest || !tets || !params || nv <= 0 || nt <= 0 || fixed_count < 0 || (fixed_count > 0 && !fixed))
-        return hy_fail(HY_ERR_INVALID_ARG, "fem: need rest positions, tetrahedra and params (nv %d, nt %d, %d fixed)",
-                       nv, nt, fixed_count);
-    if (nt > INT32_MAX / 12 || nv > INT32_MAX / 9)
-        return hy_fail(HY_ERR_INVALID_ARG, "fem: mesh too large (%d vertices, %d tetrahedra)", nv, nt);
-    hy_status st = check_params(params);
+    hy_status st = hy_implicit_check_input("fem", rest, nv, tets, nt, params, fixed, fixed_count);
+    if (!st) st = check_params(params);
     if (st) return st;
-    for (int32_t v = 0; v < nv; v++)
-        for (int a = 0; a < 3; a++)
-            if (!isfinite(rest[3 * v + a]))
-                return hy_fail(HY_ERR_INVALID_ARG, "fem: vertex %d has a non-finite rest position", v);
-    for (int32_t k = 0; k < fixed_count; k++)
-        if (fixed[k] < 0 || fixed[k] >= nv)
-            return hy_fail(HY_ERR_INVALID_ARG, "fem: fixed[%d] = %d is not a vertex index in [0, %d)", k, fixed[k],
-                           nv);
 
     hy_fem_model* m = calloc(1, sizeof *m);
     if (!m) return hy_fail(HY_ERR_NOMEM, "fem: out of memory");
-    m->nv = nv, m->nt = nt;
+    m->nv = nv, m->nt = nt, m->nq = (nt + 3) / 4;
     double E = params->young, nu = params->poisson;
     m->mu = E / (2.0 * (1.0 + nu));
     m->lambda = E * nu / ((1.0 + nu) * (1.0 - 2.0 * nu));
     m->alpha = params->damping_mass;
     m->beta = params->damping_stiffness;
     size_t snv = (size_t)nv, snt = (size_t)nt;
-    m->tet = malloc(4 * snt * sizeof *m->tet);
+    size_t snp = 4 * (size_t)m->nq; /* elements with the padding */
+    m->tet = calloc(4 * snp, sizeof *m->tet);
     m->rest = malloc(3 * snv * sizeof *m->rest);
     m->grad = malloc(12 * snt * sizeof *m->grad);
-    m->vol = malloc(snt * sizeof *m->vol);
+    m->vol = calloc(snp, sizeof *m->vol);
     m->mass = calloc(snv, sizeof *m->mass);
+    m->iso = calloc(snv, sizeof *m->iso);
     m->fixed = calloc(snv, 1);
     m->inc_start = calloc(snv + 1, sizeof *m->inc_start);
     m->inc = malloc(4 * snt * sizeof *m->inc);
-    m->rgrad = malloc(12 * snt * sizeof *m->rgrad);
-    m->efor = malloc(12 * snt * sizeof *m->efor);
+    m->rgrad = calloc(12 * snp, sizeof *m->rgrad);
+    m->efor = calloc(12 * snp, sizeof *m->efor);
     m->rhs = malloc(3 * snv * sizeof *m->rhs);
     m->dv = malloc(3 * snv * sizeof *m->dv);
     m->pinv = malloc(9 * snv * sizeof *m->pinv);
-    m->bad = malloc((size_t)hy_pool_blocks(nv, VERTEX_GRAIN) * sizeof *m->bad);
+    m->bad = malloc((size_t)hy_pool_blocks(nv, HY_IMPLICIT_GRAIN) * sizeof *m->bad);
     m->cg = hy_cg_workspace_create(3 * (int64_t)nv);
-    if (!m->tet || !m->rest || !m->grad || !m->vol || !m->mass || !m->fixed || !m->inc_start || !m->inc ||
+    if (!m->tet || !m->rest || !m->grad || !m->vol || !m->mass || !m->iso || !m->fixed || !m->inc_start || !m->inc ||
         !m->rgrad || !m->efor || !m->rhs || !m->dv || !m->pinv || !m->bad || !m->cg) {
         hy_fem_model_destroy(m);
         return hy_fail(HY_ERR_NOMEM, "fem: out of memory for %d vertices, %d tetrahedra", nv, nt);
@@ -555,47 +574,20 @@ hy_status hy_fem_model_create(const double* rest, int32_t nv, const int32_t* tet
     /* elements: indices, volume, orientation, gradients, lumped mass */
     for (int32_t e = 0; e < nt; e++) {
         const int32_t* t = tets + 4 * e;
-        for (int i = 0; i < 4; i++)
-            if (t[i] < 0 || t[i] >= nv) {
-                hy_fem_model_destroy(m);
-                return hy_fail(HY_ERR_INVALID_ARG, "fem: tetrahedron %d: vertex index %d out of range [0, %d)", e,
-                               t[i], nv);
-            }
-        double Dm[9], longest = 0.0;
-        for (int i = 1; i < 4; i++)
-            for (int a = 0; a < 3; a++) Dm[3 * a + (i - 1)] = rest[3 * t[i] + a] - rest[3 * t[0] + a];
-        for (int i = 0; i < 4; i++)
-            for (int j = i + 1; j < 4; j++) {
-                double l2 = 0.0;
-                for (int a = 0; a < 3; a++) {
-                    double d = rest[3 * t[j] + a] - rest[3 * t[i] + a];
-                    l2 += d * d;
-                }
-                longest = fmax(longest, sqrt(l2));
-            }
-        double det = det3(Dm);
-        if (!(fabs(det) > 1e-12 * longest * longest * longest) || !isfinite(det)) {
+        double Dm[9], volume;
+        hy_status bad = hy_tet_check(rest, nv, tets, e, "fem", Dm, &volume);
+        if (bad) {
             hy_fem_model_destroy(m);
-            return hy_fail(HY_ERR_INVALID_ARG,
-                           "fem: tetrahedron %d (vertices %d %d %d %d) is degenerate: volume %g m^3 with longest "
-                           "edge %g m",
-                           e, t[0], t[1], t[2], t[3], det / 6.0, longest);
-        }
-        if (det < 0) {
-            hy_fem_model_destroy(m);
-            return hy_fail(HY_ERR_INVALID_ARG,
-                           "fem: tetrahedron %d (vertices %d %d %d %d) is inverted: volume %g m^3 (swap two "
-                           "vertices to make det(b-a, c-a, d-a) > 0)",
-                           e, t[0], t[1], t[2], t[3], det / 6.0);
+            return bad;
         }
         double inv[9];
-        inverse3(Dm, inv);
+        hy_block3_inverse(Dm, inv);
         /* b_i (i = 1..3) is row i-1 of Dm^-1; b_0 = -(b_1 + b_2 + b_3) */
         double* b = m->grad + 12 * e;
         for (int i = 1; i < 4; i++)
             for (int c = 0; c < 3; c++) b[3 * i + c] = inv[3 * (i - 1) + c];
         for (int c = 0; c < 3; c++) b[c] = -(b[3 + c] + b[6 + c] + b[9 + c]);
-        m->vol[e] = det / 6.0;
+        m->vol[e] = volume;
         for (int i = 0; i < 4; i++) {
             m->mass[t[i]] += 0.25 * params->density * m->vol[e];
             m->inc_start[t[i] + 1]++;
@@ -619,6 +611,11 @@ hy_status hy_fem_model_create(const double* rest, int32_t nv, const int32_t* tet
     for (int32_t e = 0; e < nt; e++)
         for (int i = 0; i < 4; i++) m->inc[fill[tets[4 * e + i]]++] = 4 * e + i;
     free(fill);
+    for (int32_t v = 0; v < nv; v++)
+        for (int32_t k = m->inc_start[v]; k < m->inc_start[v + 1]; k++) {
+            const double* b = m->grad + 12 * (m->inc[k] / 4) + 3 * (m->inc[k] % 4);
+            m->iso[v] += m->vol[m->inc[k] / 4] * m->mu * (b[0] * b[0] + b[1] * b[1] + b[2] * b[2]);
+        }
     for (int32_t k = 0; k < fixed_count; k++) m->fixed[fixed[k]] = 1;
     *out = m;
     return HY_OK;
@@ -626,50 +623,41 @@ hy_status hy_fem_model_create(const double* rest, int32_t nv, const int32_t* tet
 
 int32_t hy_fem_vertex_count(const hy_fem_model* m) { return m ? m->nv : 0; }
 int32_t hy_fem_tet_count(const hy_fem_model* m) { return m ? m->nt : 0; }
+const uint8_t* hy_fem_fixed(const hy_fem_model* m) { return m ? m->fixed : NULL; }
 const double* hy_fem_masses(const hy_fem_model* m) { return m ? m->mass : NULL; }
 const double* hy_fem_volumes(const hy_fem_model* m) { return m ? m->vol : NULL; }
 
 /* ---- step */
 
-hy_status hy_fem_solve(hy_fem_model* m, hy_pool* pool, const double* x0, const double* v0, double dt,
-                       const double gravity[3], const double* f_ext, int32_t cg_max_iterations, double cg_tolerance,
-                       double* x1, double* v1, hy_fem_solve_stats* stats) {
-    if (stats) {
-        stats->cg_iterations = 0;
-        stats->cg_relative_residual = 0.0;
-    }
-    if (!m || !pool || !x0 || !v0 || !gravity || !x1 || !v1)
-        return hy_fail(HY_ERR_INVALID_ARG, "fem solve: NULL model, pool, state or gravity");
+hy_status hy_fem_prepare(hy_fem_model* m, hy_pool* pool, const double* x0, const double* v0, double dt,
+                         const double gravity[3], const double* f_ext, const double* extra_diag, double* rhs) {
+    if (!m || !pool || !x0 || !v0 || !gravity || !rhs)
+        return hy_fail(HY_ERR_INVALID_ARG, "fem solve: NULL model, pool, state, gravity or right-hand side");
     if (!(dt > 0) || !isfinite(dt)) return hy_fail(HY_ERR_INVALID_ARG, "fem solve: dt must be > 0, got %g", dt);
-    if (cg_max_iterations < 0 || !(cg_tolerance >= 0))
-        return hy_fail(HY_ERR_INVALID_ARG, "fem solve: bad CG settings (%d iterations, tolerance %g)",
-                       cg_max_iterations, cg_tolerance);
-    step_ctx c = {.m = m, .x0 = x0, .v0 = v0, .f_ext = f_ext, .x1 = x1, .v1 = v1, .dt = dt};
+    step_ctx c = {.m = m, .x0 = x0, .v0 = v0, .f_ext = f_ext, .extra = extra_diag, .rhs = rhs, .dt = dt};
     for (int a = 0; a < 3; a++) c.g[a] = gravity[a];
-    c.diag_scale = 1.0 + dt * m->alpha;
-    c.k_scale = dt * m->beta + dt * dt;
-
+    m->diag_scale = 1.0 + dt * m->alpha;
+    m->k_scale = dt * m->beta + dt * dt;
     /* rotations at x0; f(x0) - (beta + dt) K' v0 in one pass, K being linear */
     elem_ctx ec = {.m = m, .x = x0, .v = v0, .vscale = m->beta + dt};
     hy_pool_for(pool, m->nt, ELEM_GRAIN, rotate_block, &ec);
     hy_pool_for(pool, m->nv, VERTEX_GRAIN, rhs_block, &c);
-
-    memset(m->dv, 0, 3 * (size_t)m->nv * sizeof *m->dv);
-    solve_ctx s = {.pool = pool, .sc = &c};
-    double rel = 0.0;
-    int32_t it = hy_cg_solve_precond(pool, 3 * (int64_t)m->nv, fem_matvec, &s, fem_precond, &s, m->rhs, m->dv,
-                                     cg_tolerance, cg_max_iterations, m->cg, &rel);
-    if (stats) {
-        stats->cg_iterations = it;
-        stats->cg_relative_residual = rel;
-    }
-    hy_pool_for(pool, m->nv, VERTEX_GRAIN, commit_block, &c);
-    int64_t blocks = hy_pool_blocks(m->nv, VERTEX_GRAIN);
-    for (int64_t b = 0; b < blocks; b++)
-        if (m->bad[b] >= 0)
-            return hy_fail(HY_ERR_NUMERIC, "fem: vertex %d is not finite after the step (dt %g, %d CG iterations)",
-                           m->bad[b], dt, it);
     return HY_OK;
+}
+
+hy_status hy_fem_commit(hy_fem_model* m, hy_pool* pool, const double* x0, const double* v0, const double* dv,
+                        double dt, double* x1, double* v1) {
+    return hy_implicit_commit(pool, m->nv, m->fixed, x0, v0, dv, dt, x1, v1, m->bad, "fem");
+}
+
+hy_status hy_fem_solve(hy_fem_model* m, hy_pool* pool, const double* x0, const double* v0, double dt,
+                       const double gravity[3], const double* f_ext, int32_t cg_max_iterations, double cg_tolerance,
+                       double* x1, double* v1, hy_fem_solve_stats* stats) {
+    if (stats) stats->cg_iterations = 0, stats->cg_relative_residual = 0.0;
+    if (!m) return hy_fail(HY_ERR_INVALID_ARG, "fem solve: NULL model");
+    return hy_implicit_step(&hy_fem_ops, m, pool, x0, v0, dt, gravity, f_ext, cg_max_iterations, cg_tolerance, x1, v1,
+                            m->rhs, m->dv, m->cg, stats ? &stats->cg_iterations : NULL,
+                            stats ? &stats->cg_relative_residual : NULL, "fem");
 }
 
 hy_status hy_fem_elastic_forces(hy_fem_model* m, hy_pool* pool, const double* x, double* f) {
@@ -706,3 +694,7 @@ double hy_fem_elastic_energy(const hy_fem_model* m, const double* x) {
 double hy_fem_kinetic_energy(const hy_fem_model* m, const double* v) {
     return m && v ? hy_lumped_kinetic_energy(m->mass, v, m->nv) : 0.0;
 }
+
+/* ---- as an implicit object (solvers/implicit.h) */
+
+HY_DEFINE_IMPLICIT_OPS(hy_fem_ops, "fem", hy_fem_model, hy_fem);

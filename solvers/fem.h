@@ -17,6 +17,7 @@
 
 #include "hyphys/hyphys.h"
 #include "core/pool.h"
+#include "solvers/implicit.h"
 
 typedef struct hy_fem_params {
     double young;             /* Young's modulus, Pa, > 0 */
@@ -70,6 +71,24 @@ hy_status hy_fem_solve(hy_fem_model* m, hy_pool* pool, const double* x0, const d
                        const double gravity[3], const double* f_ext, int32_t cg_max_iterations, double cg_tolerance,
                        double* x1, double* v1, hy_fem_solve_stats* stats);
 
+/* The step's parts (solvers/implicit.h), for a solve coupled with other
+ * objects: hy_fem_solve is prepare, CG on apply and precondition from
+ * dv = 0, then commit. prepare takes the rotations at x0 and writes rhs
+ * (3*nv); extra_diag (9*nv or NULL) joins the preconditioner's diagonal
+ * blocks. apply and precondition use the prepared step's dt and
+ * rotations. commit fails with HY_ERR_NUMERIC naming the first non-finite
+ * vertex. */
+hy_status hy_fem_prepare(hy_fem_model* m, hy_pool* pool, const double* x0, const double* v0, double dt,
+                         const double gravity[3], const double* f_ext, const double* extra_diag, double* rhs);
+void hy_fem_apply(hy_fem_model* m, hy_pool* pool, const double* p, double* y);
+void hy_fem_precondition(hy_fem_model* m, hy_pool* pool, const double* r, double* z);
+hy_status hy_fem_commit(hy_fem_model* m, hy_pool* pool, const double* x0, const double* v0, const double* dv,
+                        double dt, double* x1, double* v1);
+/* 1 per fixed vertex (nv); lives as long as the model. */
+const uint8_t* hy_fem_fixed(const hy_fem_model* m);
+/* The operations above as an implicit object (void* model = hy_fem_model*). */
+extern const hy_implicit_ops hy_fem_ops;
+
 /* The corotated elastic forces at x: f = -R K (R^T x - X) per element,
  * summed per vertex (3*nv, N), fixed vertices included. Deterministic for
  * any pool size. */
@@ -80,6 +99,12 @@ hy_status hy_fem_elastic_forces(hy_fem_model* m, hy_pool* pool, const double* x,
 double hy_fem_elastic_energy(const hy_fem_model* m, const double* x);
 /* Kinetic energy 0.5 * sum m |v|^2 (J). */
 double hy_fem_kinetic_energy(const hy_fem_model* m, const double* v);
+
+/* The matvec's element kernel runs four elements at once in vector
+ * registers, in AVX2 ones where the CPU has them (core/simd.h). on = 1
+ * asks for AVX2 (granted only with it), 0 turns it off, -1 leaves it;
+ * returns the setting before. Both give the same bits; for tests. */
+int hy_fem_simd(int on);
 
 /* The rotation R of the polar decomposition F = R S (R proper, det +1),
  * with the smallest singular value's sign flipped when det F < 0 (Irving

@@ -1,0 +1,99 @@
+/* The linearised backward-Euler system of one deformable object, as the
+ * coupled solve (solvers/interaction.h) drives it: FEM (solvers/fem.h) and
+ * mass-spring (solvers/massspring.h) objects both provide these operations.
+ *
+ * A step of an object is: prepare builds the right-hand side b (3 * nv)
+ * and the preconditioner at (x0, v0); the system A dv = b is solved by CG
+ * with apply (y = A p) and precondition (z ~ A^-1 r); commit turns dv into
+ * v1 = v0 + dv, x1 = x0 + dt v1. A is symmetric positive definite,
+ *   A = M (1 + dt alpha) + dt^2 K + (damping terms),
+ * with the rows and columns of fixed vertices replaced by the identity
+ * (their b is 0, so dv = 0 there). External forces f_ext enter b as
+ * dt f_ext; extra_diag (9 per vertex, NULL for none) is added to each free
+ * vertex's 3x3 diagonal block of the preconditioner, for coupling terms
+ * the caller adds to A outside the object (its apply does not see them).
+ * Each call is deterministic for any pool size; one object is driven by one
+ * thread at a time (its scratch lives in the model). */
+#ifndef HY_SOLVERS_IMPLICIT_H
+#define HY_SOLVERS_IMPLICIT_H
+
+#include <stdint.h>
+
+#include "hyphys/hyphys.h"
+#include "core/pool.h"
+#include "solvers/cg.h"
+
+typedef struct hy_implicit_ops {
+    const char* kind; /* "fem", "mass-spring": for messages */
+    int32_t (*vertex_count)(const void* model);
+    const double* (*masses)(const void* model);  /* kg per vertex */
+    const uint8_t* (*fixed)(const void* model);  /* 1 per fixed vertex */
+    hy_status (*prepare)(void* model, hy_pool* pool, const double* x0, const double* v0, double dt,
+                         const double gravity[3], const double* f_ext, const double* extra_diag, double* rhs);
+    void (*apply)(void* model, hy_pool* pool, const double* p, double* y);
+    void (*precondition)(void* model, hy_pool* pool, const double* r, double* z);
+    hy_status (*commit)(void* model, hy_pool* pool, const double* x0, const double* v0, const double* dv, double dt,
+                        double* x1, double* v1);
+} hy_implicit_ops;
+
+/* Defines `const hy_implicit_ops NAME` for a solver whose functions are
+ * PREFIX_vertex_count, PREFIX_masses, PREFIX_fixed, PREFIX_prepare,
+ * PREFIX_apply, PREFIX_precondition and PREFIX_commit on a MODEL*: the
+ * wrappers that take the model as void*. */
+#define HY_DEFINE_IMPLICIT_OPS(NAME, KIND, MODEL, PREFIX)                                                            \
+    static int32_t NAME##_count(const void* m) { return PREFIX##_vertex_count((const MODEL*)m); }                 \
+    static const double* NAME##_masses(const void* m) { return PREFIX##_masses((const MODEL*)m); }                \
+    static const uint8_t* NAME##_fixed(const void* m) { return PREFIX##_fixed((const MODEL*)m); }                 \
+    static hy_status NAME##_prepare(void* m, hy_pool* pool, const double* x0, const double* v0, double dt,        \
+                                    const double g[3], const double* f_ext, const double* extra, double* rhs) {   \
+        return PREFIX##_prepare((MODEL*)m, pool, x0, v0, dt, g, f_ext, extra, rhs);                               \
+    }                                                                                                             \
+    static void NAME##_apply(void* m, hy_pool* pool, const double* p, double* y) {                                \
+        PREFIX##_apply((MODEL*)m, pool, p, y);                                                                    \
+    }                                                                                                             \
+    static void NAME##_precondition(void* m, hy_pool* pool, const double* r, double* z) {                         \
+        PREFIX##_precondition((MODEL*)m, pool, r, z);                                                             \
+    }                                                                                                             \
+    static hy_status NAME##_commit(void* m, hy_pool* pool, const double* x0, const double* v0, const double* dv,  \
+                                   double dt, double* x1, double* v1) {                                           \
+        return PREFIX##_commit((MODEL*)m, pool, x0, v0, dv, dt, x1, v1);                                          \
+    }                                                                                                             \
+    const hy_implicit_ops NAME = {KIND,           NAME##_count, NAME##_masses,       NAME##_fixed,               \
+                                  NAME##_prepare, NAME##_apply, NAME##_precondition, NAME##_commit}
+
+/* Helpers the implicit objects share. */
+
+/* out = A^-1 for a row-major 3x3 A; 0 (out untouched) when det A is 0 or
+ * not finite. */
+int hy_block3_inverse(const double A[9], double out[9]);
+
+/* The checks every tet-mesh object's creation makes of its input: rest
+ * (3*nv, finite), tets (4*nt), params present, nv, nt > 0 and not too
+ * large, fixed indices (fixed_count, may be 0) in range. HY_ERR_INVALID_ARG
+ * naming `who` and what is wrong. */
+hy_status hy_implicit_check_input(const char* who, const double* rest, int32_t nv, const int32_t* tets, int32_t nt,
+                                  const void* params, const int32_t* fixed, int32_t fixed_count);
+
+/* Vertices per block of the helpers' loops (and of `bad` below). */
+#define HY_IMPLICIT_GRAIN 1024
+
+/* z = blocks r: the inverse diagonal blocks (9 per vertex) applied. */
+void hy_implicit_block_precondition(hy_pool* pool, int32_t nv, const double* blocks, const double* r, double* z);
+
+/* v1 = v0 + dv, x1 = x0 + dt v1; fixed vertices keep x1 = x0, v1 = 0.
+ * bad: hy_pool_blocks(nv, HY_IMPLICIT_GRAIN) ints of scratch. HY_ERR_NUMERIC
+ * naming `who` and the first vertex whose x1 or v1 is not finite. */
+hy_status hy_implicit_commit(hy_pool* pool, int32_t nv, const uint8_t* fixed, const double* x0, const double* v0,
+                             const double* dv, double dt, double* x1, double* v1, int32_t* bad, const char* who);
+
+/* One object's whole step through its operations: checks the CG settings,
+ * prepare, CG from dv = 0 on apply and precondition, commit. rhs and dv
+ * (3 per vertex) and cg are the object's scratch; *iterations and
+ * *residual (may be NULL) get CG's count and final relative residual.
+ * `who` names the object in messages. */
+hy_status hy_implicit_step(const hy_implicit_ops* ops, void* model, hy_pool* pool, const double* x0, const double* v0,
+                           double dt, const double gravity[3], const double* f_ext, int32_t cg_max_iterations,
+                           double cg_tolerance, double* x1, double* v1, double* rhs, double* dv, hy_cg_workspace* cg,
+                           int32_t* iterations, double* residual, const char* who);
+
+#endif
