@@ -728,6 +728,18 @@ static void test_threshold_direction(void) {
     CHECK(sb[4].threshold < 6.0 * 1.1 && ss[4].threshold > 0.01);
 }
 
+/* A graph of scene sc's handles and a sim of profile (gpus, cpus) under
+ * policy; 0 on failure (checked). */
+static int sim_open(scene* sc, const char* profile, int gpus, int cpus, const char* policy, uint64_t seed,
+                    hy_rt_graph** g, hy_rt_sim** s) {
+    hy_rt_machine m;
+    CHECK_OK(hy_rt_machine_profile(profile, gpus, cpus, &m));
+    CHECK_OK(hy_rt_graph_create(g));
+    CHECK_OK(scene_register(sc, *g));
+    CHECK_OK(hy_rt_sim_create(&m, policy, seed, s));
+    return *g && *s;
+}
+
 /* ---- lp */
 
 /* The learned model: after a few steps on a mixed machine, the expected
@@ -736,13 +748,9 @@ static void test_threshold_direction(void) {
 static void test_lp_model(void) {
     static scene sc;
     scene_make(&sc, 24, 4, 16, MAXN, 2e-7, 37);
-    hy_rt_machine m;
-    CHECK_OK(hy_rt_machine_profile("hermann4", 2, 2, &m));
-    hy_rt_graph* g;
-    hy_rt_sim* s;
-    CHECK_OK(hy_rt_graph_create(&g));
-    CHECK_OK(scene_register(&sc, g));
-    CHECK_OK(hy_rt_sim_create(&m, "lp", 5, &s));
+    hy_rt_graph* g = NULL;
+    hy_rt_sim* s = NULL;
+    if (!sim_open(&sc, "hermann4", 2, 2, "lp", 5, &g, &s)) return;
     CHECK(s->fit[HY_RT_GPU].setup == 50e-6 && s->fit[HY_RT_CPU].setup == 1e-6 && s->fit[HY_RT_GPU].unit == 1.0);
     for (int k = 0; k < 5; k++) {
         CHECK_OK(scene_submit(&sc, g));
@@ -894,16 +902,13 @@ static void test_trace(void) {
     static scene sc;
     scene_make(&sc, 20, 4, 16, MAXN, 1e-6, 43);
     sc.heavy_step = 1;
-    hy_rt_machine m;
-    CHECK_OK(hy_rt_machine_profile("hermann4", 2, 2, &m));
     const char* path = "test_runtime_trace.json";
     hy_rt_trace* t = NULL;
+    hy_rt_graph* g = NULL;
+    hy_rt_sim* s = NULL;
     CHECK_OK(hy_rt_trace_open(path, "virtual", &t));
-    hy_rt_graph* g;
-    hy_rt_sim* s;
-    CHECK_OK(hy_rt_graph_create(&g));
-    CHECK_OK(scene_register(&sc, g));
-    CHECK_OK(hy_rt_sim_create(&m, "affinity", 9, &s));
+    if (!t || !sim_open(&sc, "hermann4", 2, 2, "affinity", 9, &g, &s)) return;
+    const int npu = s->m.npu;
     hy_rt_sim_set_trace(s, t);
     int tasks = 0, steals = 0, maps = 0, metis = 0;
     double span = 0;
@@ -941,7 +946,7 @@ static void test_trace(void) {
                               ? cJSON_GetObjectItemCaseSensitive(e, "cat")->valuestring
                               : "";
         int tid = cJSON_GetObjectItemCaseSensitive(e, "tid")->valueint;
-        if (tid < 0 || tid > m.npu) bad_tid++;
+        if (tid < 0 || tid > npu) bad_tid++;
         if (!strcmp(ph, "M")) names++;
         if (!strcmp(ph, "X") && !strcmp(cat, "task")) {
             xt++;
@@ -958,7 +963,7 @@ static void test_trace(void) {
         }
     }
     fprintf(stderr, "trace: %d tasks, %d transfers, %d steals, %d maps\n", xt, xs, inst_steal, inst_map);
-    CHECK(names == m.npu + 1 && bad_tid == 0);
+    CHECK(names == npu + 1 && bad_tid == 0);
     CHECK(xt == tasks && xs > 0);
     CHECK(inst_steal == steals && steals > 0);
     CHECK(inst_map == maps && metis_in_trace == metis);
@@ -974,13 +979,9 @@ static void test_trace(void) {
 static void test_remap_on_change(void) {
     static scene sc;
     scene_make(&sc, 12, 12, 8, 32, 1e-6, 31);
-    hy_rt_machine m;
-    CHECK_OK(hy_rt_machine_profile("cpu", 0, 3, &m));
-    hy_rt_graph* g;
-    hy_rt_sim* s;
-    CHECK_OK(hy_rt_graph_create(&g));
-    CHECK_OK(scene_register(&sc, g));
-    CHECK_OK(hy_rt_sim_create(&m, "affinity", 3, &s));
+    hy_rt_graph* g = NULL;
+    hy_rt_sim* s = NULL;
+    if (!sim_open(&sc, "cpu", 0, 3, "affinity", 3, &g, &s)) return;
     int remapped[5], calls[5];
     for (int k = 0; k < 5; k++) {
         if (k == 3) { /* a new contact: objects 0 and 7 */
