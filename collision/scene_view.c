@@ -52,9 +52,10 @@ hy_status hy_scene_view_layout(hy_scene_view* v, int32_t object_count, int32_t v
     v->inv_mass = calloc(nv, sizeof(double));
     v->flags = calloc(no, 1);
     v->name = calloc(no, sizeof *v->name);
-    v->X0 = calloc(3 * nv, sizeof(double));
-    v->X1 = calloc(3 * nv, sizeof(double));
-    v->V = calloc(3 * nv, sizeof(double));
+    /* filled before every use: not zeroed */
+    v->X0 = malloc(sizeof(double) * 3 * nv);
+    v->X1 = malloc(sizeof(double) * 3 * nv);
+    v->V = malloc(sizeof(double) * 3 * nv);
     v->body0 = calloc(no, sizeof *v->body0);
     v->body1 = calloc(no, sizeof *v->body1);
     v->body_mass = calloc(no, sizeof(double));
