@@ -80,10 +80,14 @@ static hy_status make_view(hy_scene_view* v, int rigid) {
     return HY_OK;
 }
 
-/* One response over the view; its first round's contacts in *first. */
-static void resolve(hy_scene_view* v, hy_prox* prox, hy_pool* pool, hy_contact_list* first, hy_step_stats* st) {
+/* One response over a view made by make_view; its first round's contacts
+ * in *first. */
+static void resolve(hy_scene_view* v, int rigid, hy_prox* prox, hy_pool* pool, hy_contact_list* first,
+                    hy_step_stats* st) {
     hy_collision_state* cs = NULL;
+    memset(v, 0, sizeof *v);
     memset(st, 0, sizeof *st);
+    CHECK_OK(make_view(v, rigid));
     CHECK_OK(hy_collision_state_sync(&cs, v));
     CHECK(cs != NULL);
     if (!cs) return;
@@ -108,11 +112,9 @@ static int square_on_ground(const hy_contact_list* l) {
 
 static void test_free(hy_prox* prox, hy_pool* pool) {
     hy_scene_view v;
-    memset(&v, 0, sizeof v);
-    CHECK_OK(make_view(&v, 0));
     hy_contact_list first = {0};
     hy_step_stats st;
-    resolve(&v, prox, pool, &first, &st);
+    resolve(&v, 0, prox, pool, &first, &st);
     fprintf(stderr, "free: %lld contacts, %d rounds, y1 %.9f, vy %.6f\n", (long long)first.count,
             st.response_iterations, v.X1[1], v.V[1]);
     CHECK(first.count == 4 && st.contacts == 4);
@@ -133,11 +135,9 @@ static void test_free(hy_prox* prox, hy_pool* pool) {
 
 static void test_rigid(hy_prox* prox, hy_pool* pool) {
     hy_scene_view v;
-    memset(&v, 0, sizeof v);
-    CHECK_OK(make_view(&v, 1));
     hy_contact_list first = {0};
     hy_step_stats st;
-    resolve(&v, prox, pool, &first, &st);
+    resolve(&v, 1, prox, pool, &first, &st);
     const hy_view_body* b = &v.body1[0];
     fprintf(stderr, "rigid: %lld contacts, %d rounds, v (%.9f %.9f %.9f), w (%.3g %.3g %.3g)\n",
             (long long)first.count, st.response_iterations, b->v.x, b->v.y, b->v.z, b->w.x, b->w.y, b->w.z);
