@@ -817,7 +817,7 @@ hy_status hy_collide_detect(hy_collision_state* cs, const hy_scene_view* view, h
             int64_t cand, exact, count;
             const hy_contact* kc;
             hy_front_memo_kept(cs->front_memo, i, &job, &cand, &exact, &kc, &count);
-            memcpy(c + m[job].first + m[job].count, kc, sizeof *kc * (size_t)count);
+            if (count > 0) memcpy(c + m[job].first + m[job].count, kc, sizeof *kc * (size_t)count);
             m[job].count += count;
         }
         cs->jobs_contacts_count[nk] = at;
