@@ -129,7 +129,7 @@ static hy_world* calibration_world(int threads, int size, double** X0, double** 
     hy_cloth_id id;
     hy_status s = hy_cloth_add(w, &cd, &id);
     hy_mesh_destroy(grid);
-    if (!s) s = hy_collision_state_sync(w);
+    if (!s) s = hy_world_collision_sync(w);
     if (s) {
         free(p);
         free(q);
@@ -187,7 +187,7 @@ int hy_cli_calibrate(int threads, int repeats, int size, const char* path, int q
     int kept = 0;
     for (int r = 0; r < R && !s; r++) {
         int device = r - 1;
-        hy_status sr = hy_collide_calibrate(w, X0, X1, device, repeats, &cal[kept]);
+        hy_status sr = hy_world_calibrate(w, X0, X1, device, repeats, &cal[kept]);
         if (sr && device < 0) {
             s = sr;
         } else if (sr) {

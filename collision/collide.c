@@ -10,7 +10,6 @@
 #include "collision/front_memo.h"
 #include "collision/leaf.h"
 #include "core/error.h"
-#include "engine/world.h"
 #include "sched/cuda.h"
 #include "sched/proximity.h"
 
@@ -33,14 +32,6 @@ void hy_collision_state_destroy(hy_collision_state* cs) {
     hy_candidates_free(&cs->candidates);
     hy_contact_list_free(&cs->contacts);
     free(cs->pair_impulse);
-    free(cs->vertex_object);
-    free(cs->object_offset);
-    free(cs->X0);
-    free(cs->X1);
-    free(cs->V);
-    free(cs->inv_mass);
-    free(cs->mass);
-    free(cs->body_inv_inertia);
     free(cs->zone_parent);
     free(cs->zone_member);
     free(cs->zone_acc);
@@ -75,32 +66,24 @@ void hy_collision_state_destroy(hy_collision_state* cs) {
  * they are out of contact, and when an impact drives one into its
  * neighbour faster than the bonds can follow, contact keeps them from
  * interpenetrating (and apart once the bond breaks). */
-static int may_collide(const hy_object* a, const hy_object* b, int same) {
-    if (same) return a->kind == HY_OBJECT_CLOTH; /* rigid shapes cannot hit themselves */
-    if (hy_object_is_driven(a) && hy_object_is_driven(b)) return 0; /* obstacles, kinematic bodies */
-    return !(hy_object_is_static(a) && hy_object_is_static(b)); /* sleepers and the floor stay apart */
+static int may_collide(const hy_scene_view* v, int32_t a, int32_t b) {
+    unsigned fa = v->flags[a], fb = v->flags[b];
+    if (a == b) return (fa & HY_VIEW_SELF) != 0; /* rigid shapes cannot hit themselves */
+    if ((fa & fb & HY_VIEW_DRIVEN) != 0) return 0; /* obstacles, kinematic bodies */
+    return (fa & fb & HY_VIEW_STATIC) == 0;        /* sleepers and the floor stay apart */
 }
 
-hy_status hy_collision_state_sync(hy_world* w) {
-    if (w->collision && w->collision->object_count == w->object_count) return HY_OK;
-    hy_collision_state_destroy(w->collision);
-    w->collision = NULL;
+hy_status hy_collision_state_sync(hy_collision_state** out, const hy_scene_view* view) {
+    if (*out && (*out)->object_count == view->object_count) return HY_OK;
+    hy_collision_state_destroy(*out);
+    *out = NULL;
     hy_collision_state* cs = calloc(1, sizeof *cs);
     if (!cs) return hy_fail(HY_ERR_NOMEM, "out of memory for collision state");
-    int32_t no = w->object_count, nv = 0;
-    for (int32_t i = 0; i < no; i++) nv += w->objects[i].nv;
+    int32_t no = view->object_count, nv = view->vertex_count;
     cs->object_count = no;
     cs->vertex_count = nv;
     size_t n = (size_t)nv;
-    cs->vertex_object = malloc(sizeof(int32_t) * (n + 1));
-    cs->object_offset = malloc(sizeof(int32_t) * ((size_t)no + 1));
-    cs->X0 = malloc(sizeof(double) * 3 * (n + 1));
-    cs->X1 = malloc(sizeof(double) * 3 * (n + 1));
-    cs->V = malloc(sizeof(double) * 3 * (n + 1));
-    cs->inv_mass = calloc(n + 1, sizeof(double));
-    cs->mass = calloc(n + 1, sizeof(double));
     cs->object_deforms = calloc((size_t)no + 1, 1);
-    cs->body_inv_inertia = calloc(9 * ((size_t)no + 1), sizeof(double));
     cs->zone_parent = malloc(sizeof(int32_t) * (n + 1));
     cs->zone_member = malloc(n + 1);
     cs->zone_acc = malloc(sizeof(double) * 4 * (n + 1));
@@ -112,51 +95,42 @@ hy_status hy_collision_state_sync(hy_world* w) {
     cs->refit_x = calloc((size_t)no + 1, sizeof(double*));
     cs->traverser = hy_traverser_create();
     cs->front_memo = hy_front_memo_create();
-    if (!cs->front_memo || !cs->object_deforms || !cs->vertex_object || !cs->object_offset || !cs->X0 || !cs->X1 || !cs->V || !cs->inv_mass || !cs->mass ||
-        !cs->body_inv_inertia || !cs->zone_parent || !cs->zone_member || !cs->zone_acc || !cs->zone_obstacle ||
-        !cs->zone_pinned || !cs->bvh || !cs->order || !cs->refit_status || !cs->refit_x || !cs->traverser) {
+    if (!cs->front_memo || !cs->object_deforms || !cs->zone_parent || !cs->zone_member || !cs->zone_acc ||
+        !cs->zone_obstacle || !cs->zone_pinned || !cs->bvh || !cs->order || !cs->refit_status || !cs->refit_x ||
+        !cs->traverser) {
         hy_collision_state_destroy(cs);
         return hy_fail(HY_ERR_NOMEM, "out of memory for collision state of %d vertices", nv);
     }
-    int32_t off = 0;
     for (int32_t i = 0; i < no; i++) {
-        hy_object* o = &w->objects[i];
-        cs->object_offset[i] = off;
-        for (int32_t k = 0; k < o->nv; k++) cs->vertex_object[off + k] = i;
-        cs->object_deforms[i] = o->kind == HY_OBJECT_CLOTH;
-        if (o->kind == HY_OBJECT_CLOTH) {
-            const double* m = hy_cloth_masses(o->cloth);
-            const double* im = hy_cloth_inverse_masses(o->cloth);
-            memcpy(cs->mass + off, m, sizeof(double) * (size_t)o->nv);
-            memcpy(cs->inv_mass + off, im, sizeof(double) * (size_t)o->nv);
-        }
-        hy_status s = hy_bvh_create(o->tri, o->nt, o->nv, &cs->bvh[i]);
+        int32_t off = view->offset[i], ov = view->offset[i + 1] - off;
+        cs->object_deforms[i] = view->motion[i] == HY_MOVES_FREE;
+        hy_status s = hy_bvh_create(view->tri[i], view->tri_count[i], ov, &cs->bvh[i]);
         /* Only objects that can touch themselves are traversed against
          * themselves: the others need no self-culling marks (cones and
          * contours at every refit). */
-        if (!s) cs->bvh[i]->self_cull = may_collide(o, o, 1);
+        if (!s) cs->bvh[i]->self_cull = may_collide(view, i, i);
         if (!s) {
             /* traversal emits global vertex indices */
-            int32_t* ids = malloc(sizeof(int32_t) * ((size_t)o->nv + 1));
+            int32_t* ids = malloc(sizeof(int32_t) * ((size_t)ov + 1));
             if (!ids) s = hy_fail(HY_ERR_NOMEM, "out of memory for vertex ids");
-            for (int32_t k = 0; ids && k < o->nv; k++) ids[k] = off + k;
+            for (int32_t k = 0; ids && k < ov; k++) ids[k] = off + k;
             if (!s) s = hy_bvh_set_vertex_ids(cs->bvh[i], ids);
             free(ids);
         }
         if (s) {
-            hy_error_prefix("object '%s': ", o->name);
+            hy_error_prefix("object '%s': ", view->name[i]);
             cs->object_count = i; /* destroy only what exists */
             hy_collision_state_destroy(cs);
             return s;
         }
-        off += o->nv;
     }
-    cs->object_offset[no] = off;
-    w->collision = cs;
+    *out = cs;
     return HY_OK;
 }
 
-static double pair_distance(const hy_object* a, const hy_object* b) { return 0.5 * (a->thickness + b->thickness); }
+static double pair_distance(const hy_scene_view* v, int32_t a, int32_t b) {
+    return 0.5 * (v->thickness[a] + v->thickness[b]);
+}
 
 /* ---- the step's memo of exact-test answers
  *
@@ -310,7 +284,8 @@ static void memo_end(hy_collision_state* cs) {
 }
 
 typedef struct detect_ctx {
-    hy_world* w;
+    hy_prox* prox;
+    hy_pool* pool;
     hy_collision_state* cs;
     const double *X0, *X1;
     hy_ccd_options opts;
@@ -367,14 +342,14 @@ static hy_status work_traverse(void* vctx, int r, const int64_t* ids, int64_t n,
     /* a GPU runs the batch with the host's per-pair code (sched/cuda.h);
      * where it cannot (no CUDA in the build, a descent deeper than its
      * stack) the host does */
-    const hy_resource* res = hy_prox_resource(c->w->prox, r);
+    const hy_resource* res = hy_prox_resource(c->prox, r);
     hy_status s = HY_ERR_UNSUPPORTED;
     if (res && res->kind == HY_RESOURCE_CUDA && n > 0) {
         double copies = 0.0;
         s = hy_cuda_traverse_batch(res->device, cs->traverser, ids, n, &copies, NULL);
         if (s == HY_OK) c->transfer += copies; /* else the host runs it: no copies of its own */
     }
-    if (s == HY_ERR_UNSUPPORTED) s = hy_traverse_run(cs->traverser, ids, n, c->w->pool);
+    if (s == HY_ERR_UNSUPPORTED) s = hy_traverse_run(cs->traverser, ids, n, c->pool);
     if (s) return s;
     *work = hy_traverse_last_node_pairs(cs->traverser);
     int64_t total = 0;
@@ -446,8 +421,8 @@ static hy_status leaf_gpu(detect_ctx* c, int device, int64_t first, int64_t n) {
     hy_leaf_job* jobs = malloc(sizeof *jobs * (size_t)n);
     if (!jobs) return hy_fail(HY_ERR_NOMEM, "out of memory for %lld GPU jobs", (long long)n);
     gather_ctx g = {c, first, jobs};
-    if (c->w->pool)
-        hy_pool_for(c->w->pool, n, 1024, gather_block, &g);
+    if (c->pool)
+        hy_pool_for(c->pool, n, 1024, gather_block, &g);
     else
         gather_block(&g, 0, n, 0, 0);
     double copies = 0.0;
@@ -459,11 +434,11 @@ static hy_status leaf_gpu(detect_ctx* c, int device, int64_t first, int64_t n) {
 }
 
 /* LEAF jobs [first, first + n): separating-axis filter, then the exact
- * test, on GPU `device`, or (device < 0) on the world's pool. */
+ * test, on GPU `device`, or (device < 0) on the pool. */
 static hy_status run_leaf(detect_ctx* c, int device, int64_t first, int64_t n) {
     if (device >= 0) return leaf_gpu(c, device, first, n);
     c->first = first;
-    hy_pool_for(c->w->pool, n, 256, exact_block, c);
+    hy_pool_for(c->pool, n, 256, exact_block, c);
     return HY_OK;
 }
 
@@ -472,7 +447,7 @@ static hy_status work_leaf(void* vctx, int r, int64_t first, int64_t n) {
     if (first < 0 || first + n > c->cs->leaf_count)
         return hy_fail(HY_ERR_INTERNAL, "LEAF jobs [%lld, %lld) outside the %lld made", (long long)first,
                        (long long)(first + n), (long long)c->cs->leaf_count);
-    const hy_resource* res = hy_prox_resource(c->w->prox, r);
+    const hy_resource* res = hy_prox_resource(c->prox, r);
     return run_leaf(c, res && res->kind == HY_RESOURCE_CUDA && n > 0 ? res->device : -1, first, n);
 }
 
@@ -589,22 +564,23 @@ static int compare_lo_x(const void* pa, const void* pb) {
  * tree is, on the pool. Either way the tree is rebuilt when the refit
  * decays it past the same bound. */
 #define MAX_DECAY 2.0
-static hy_status refit_one(hy_world* w, hy_collision_state* cs, int32_t i, const double* X0, const double* X1,
-                           hy_pool* pool) {
-    const hy_object* o = &w->objects[i];
-    size_t off = 3 * (size_t)cs->object_offset[i], n = 3 * (size_t)o->nv;
+static hy_status refit_one(const hy_scene_view* view, hy_collision_state* cs, int32_t i, const double* X0,
+                           const double* X1, hy_pool* pool) {
+    int32_t nv = view->offset[i + 1] - view->offset[i];
+    double thickness = view->thickness[i];
+    size_t off = 3 * (size_t)view->offset[i], n = 3 * (size_t)nv;
     double* last = cs->refit_x[i];
-    double th = o->thickness > 0 ? o->thickness : 0.0;
+    double th = thickness > 0 ? thickness : 0.0;
     hy_bvh* b = cs->bvh[i];
     int32_t* moved = NULL;
     int32_t count = -1; /* -1: refit it all */
     if (last && cs->refit_status[i] == HY_OK && b->thickness == th && memcmp(last, X0 + off, sizeof(double) * n) == 0) {
-        int32_t most = o->nv / 8;
+        int32_t most = nv / 8;
         moved = malloc(sizeof(int32_t) * ((size_t)most + 1));
         count = moved ? 0 : -1;
         const double* l1 = last + n;
         const double* x1 = X1 + off;
-        for (int32_t v = 0; moved && v < o->nv; v++) {
+        for (int32_t v = 0; moved && v < nv; v++) {
             if (memcmp(l1 + 3 * (size_t)v, x1 + 3 * (size_t)v, sizeof(double) * 3) == 0) continue;
             if (count == most) {
                 count = -1;
@@ -618,12 +594,11 @@ static hy_status refit_one(hy_world* w, hy_collision_state* cs, int32_t i, const
         }
     }
     if (count > 0) {
-        hy_bvh_refit_vertices(b, X0 + off, X1 + off, o->thickness, moved, count, pool);
-        cs->refit_status[i] = hy_bvh_quality(b) <= MAX_DECAY
-                                  ? HY_OK
-                                  : hy_bvh_build(b, X0 + off, X1 + off, o->thickness, pool);
+        hy_bvh_refit_vertices(b, X0 + off, X1 + off, thickness, moved, count, pool);
+        cs->refit_status[i] =
+            hy_bvh_quality(b) <= MAX_DECAY ? HY_OK : hy_bvh_build(b, X0 + off, X1 + off, thickness, pool);
     } else {
-        cs->refit_status[i] = hy_bvh_update(b, X0 + off, X1 + off, o->thickness, MAX_DECAY, pool, NULL);
+        cs->refit_status[i] = hy_bvh_update(b, X0 + off, X1 + off, thickness, MAX_DECAY, pool, NULL);
     }
     free(moved);
     if (cs->refit_status[i] != HY_OK) return cs->refit_status[i];
@@ -636,7 +611,7 @@ static hy_status refit_one(hy_world* w, hy_collision_state* cs, int32_t i, const
 }
 
 typedef struct refit_ctx {
-    hy_world* w;
+    const hy_scene_view* view;
     hy_collision_state* cs;
     const double *X0, *X1;
 } refit_ctx;
@@ -646,13 +621,13 @@ static void refit_block(void* vctx, int64_t begin, int64_t end, int64_t block, i
     (void)worker;
     refit_ctx* r = vctx;
     for (int64_t i = begin; i < end; i++)
-        if (r->cs->bvh[i]->triangle_count < SMALL_OBJECT) refit_one(r->w, r->cs, (int32_t)i, r->X0, r->X1, NULL);
+        if (r->cs->bvh[i]->triangle_count < SMALL_OBJECT) refit_one(r->view, r->cs, (int32_t)i, r->X0, r->X1, NULL);
 }
 
-hy_status hy_collide_detect(void* world, const double* X0, const double* X1, hy_contact_list* out,
-                            hy_step_stats* st) {
-    hy_world* w = world;
-    hy_collision_state* cs = w->collision;
+hy_status hy_collide_detect(hy_collision_state* cs, const hy_scene_view* view, hy_prox* prox, hy_pool* pool,
+                            const double* X0, const double* X1, hy_contact_list* out, hy_step_stats* st) {
+    if (!cs || !prox || cs->object_count != view->object_count)
+        return hy_fail(HY_ERR_INVALID_ARG, "collision detection: no framework, or a state not made for the view");
     double t0 = now_ms();
     /* refit (or rebuild) every object's tree over its swept boxes: large
      * objects one at a time with the pool inside, then the small ones many
@@ -661,18 +636,18 @@ hy_status hy_collide_detect(void* world, const double* X0, const double* X1, hy_
      * wake-ups). The trees are the same either way. */
     for (int32_t i = 0; i < cs->object_count; i++) {
         if (cs->bvh[i]->triangle_count < SMALL_OBJECT) continue;
-        hy_status s = refit_one(w, cs, i, X0, X1, w->pool);
+        hy_status s = refit_one(view, cs, i, X0, X1, pool);
         if (s) return s;
     }
-    refit_ctx rc = {w, cs, X0, X1};
-    if (w->pool)
-        hy_pool_for(w->pool, cs->object_count, 8, refit_block, &rc);
+    refit_ctx rc = {view, cs, X0, X1};
+    if (pool)
+        hy_pool_for(pool, cs->object_count, 8, refit_block, &rc);
     else
         refit_block(&rc, 0, cs->object_count, 0, 0);
     for (int32_t i = 0; i < cs->object_count; i++)
         if (cs->refit_status[i] != HY_OK)
             /* the failing block's message is on its own thread: say it again */
-            return hy_fail(cs->refit_status[i], "object '%s': BVH update failed (out of memory)", w->objects[i].name);
+            return hy_fail(cs->refit_status[i], "object '%s': BVH update failed (out of memory)", view->name[i]);
     double t1 = now_ms();
     cs->ms_refit = t1 - t0;
     st->ms[HY_PHASE_REFIT] += t1 - t0;
@@ -685,17 +660,16 @@ hy_status hy_collide_detect(void* world, const double* X0, const double* X1, hy_
     cs->tjob_count = 0;
     for (int32_t i = 0; i < n && !s; i++) {
         int32_t a = cs->order[i];
-        const hy_object* oa = &w->objects[a];
-        if (may_collide(oa, oa, 1)) s = push_tjob(cs, a, a, pair_distance(oa, oa));
+        if (may_collide(view, a, a)) s = push_tjob(cs, a, a, pair_distance(view, a, a));
         const hy_aabb* ba = &cs->bvh[a]->nodes[0].box;
         for (int32_t j = i + 1; j < n && !s; j++) {
             int32_t b = cs->order[j];
             const hy_aabb* bb = &cs->bvh[b]->nodes[0].box;
             if (bb->lo[0] > ba->hi[0]) break;
-            if (!hy_aabb_overlap(ba, bb) || !may_collide(oa, &w->objects[b], 0)) continue;
+            if (!hy_aabb_overlap(ba, bb) || !may_collide(view, a, b)) continue;
             /* traverse in slot order so the output does not depend on the sort */
             int32_t lo = a < b ? a : b, hi = a < b ? b : a;
-            s = push_tjob(cs, lo, hi, pair_distance(&w->objects[lo], &w->objects[hi]));
+            s = push_tjob(cs, lo, hi, pair_distance(view, lo, hi));
         }
     }
     if (!s) s = memo_begin(cs, X0, X1);
@@ -739,9 +713,8 @@ hy_status hy_collide_detect(void* world, const double* X0, const double* X1, hy_
     cs->tjob_count = run;
     cs->jobs_reused = kept;
     /* the framework runs the front's TRAVERSE jobs and the LEAF jobs they make */
-    if (!s && !w->prox) s = hy_world_ensure_prox(w);
     int64_t front = 0;
-    if (!s) s = hy_traverse_begin(cs->traverser, cs->tjobs, cs->tjob_count, w->pool, &front);
+    if (!s) s = hy_traverse_begin(cs->traverser, cs->tjobs, cs->tjob_count, pool, &front);
     int64_t front_made = front;
     if (!s)
         s = hy_front_memo_select(cs->front_memo, cs->traverser, cs->tjob_lo, cs->tjob_hi, cs->bvh, cs->object_deforms,
@@ -757,9 +730,9 @@ hy_status hy_collide_detect(void* world, const double* X0, const double* X1, hy_
     }
     for (int64_t f = 0; f < front && !s; f++) cs->front_leaf_first[f] = cs->front_leaf_count[f] = -1;
     cs->leaf_count = 0;
-    detect_ctx dc = {w, cs, X0, X1, hy_ccd_options_step(), 1, 0, 0.0};
+    detect_ctx dc = {prox, pool, cs, X0, X1, hy_ccd_options_step(), 1, 0, 0.0};
     hy_prox_work work = {&dc, work_traverse, work_leaf, hy_traverse_front_tests(cs->traverser), &dc.transfer};
-    if (!s) s = hy_prox_run(w->prox, front, &work);
+    if (!s) s = hy_prox_run(prox, front, &work);
     if (!s) s = hy_traverse_counts(cs->traverser, &cs->candidates);
     if (!s) memo_end(cs);
     for (int64_t k = 0; k < cs->leaf_count && !s; k++) {
@@ -844,7 +817,7 @@ hy_status hy_collide_detect(void* world, const double* X0, const double* X1, hy_
             int64_t cand, exact, count;
             const hy_contact* kc;
             hy_front_memo_kept(cs->front_memo, i, &job, &cand, &exact, &kc, &count);
-            memcpy(c + m[job].first + m[job].count, kc, sizeof *kc * (size_t)count);
+            if (count > 0) memcpy(c + m[job].first + m[job].count, kc, sizeof *kc * (size_t)count);
             m[job].count += count;
         }
         cs->jobs_contacts_count[nk] = at;
@@ -910,10 +883,9 @@ static int compare_run(const void* pa, const void* pb) {
     return (a > b) - (a < b);
 }
 
-hy_status hy_collide_calibrate(hy_world* w, const double* X0, const double* X1, int device, int repeats,
-                               hy_calibration* out) {
-    hy_collision_state* cs = w->collision;
-    if (!cs) return hy_fail(HY_ERR_INVALID_ARG, "calibrate: the world has no collision state (step it first)");
+hy_status hy_collide_calibrate(hy_collision_state* cs, const hy_scene_view* view, hy_prox* prox, hy_pool* pool,
+                               const double* X0, const double* X1, int device, int repeats, hy_calibration* out) {
+    if (!cs) return hy_fail(HY_ERR_INVALID_ARG, "calibrate: no collision state (step the world first)");
     if (repeats < 1 || repeats > 99) return hy_fail(HY_ERR_INVALID_ARG, "calibrate: repeats must be in [1, 99]");
     if (device >= hy_cuda_device_count())
         return hy_fail(HY_ERR_INVALID_ARG, "calibrate: no GPU cuda:%d (%s)", device, hy_cuda_status());
@@ -924,11 +896,11 @@ hy_status hy_collide_calibrate(hy_world* w, const double* X0, const double* X1, 
     hy_contact_list contacts = {0};
     hy_step_stats st;
     memset(&st, 0, sizeof st);
-    hy_status s = hy_collide_detect(w, X0, X1, &contacts, &st);
+    hy_status s = hy_collide_detect(cs, view, prox, pool, X0, X1, &contacts, &st);
     hy_contact_list_free(&contacts);
     if (s) return s;
     int64_t front = 0;
-    s = hy_traverse_begin(cs->traverser, cs->tjobs, cs->tjob_count, w->pool, &front);
+    s = hy_traverse_begin(cs->traverser, cs->tjobs, cs->tjob_count, pool, &front);
     if (s) return s;
     int64_t leaves = cs->leaf_count;
     out->front = front;
@@ -943,7 +915,7 @@ hy_status hy_collide_calibrate(hy_world* w, const double* X0, const double* X1, 
         free(runs);
         return hy_fail(HY_ERR_NOMEM, "calibrate: out of memory");
     }
-    detect_ctx dc = {w, cs, X0, X1, hy_ccd_options_step(), 0, 0, 0.0};
+    detect_ctx dc = {prox, pool, cs, X0, X1, hy_ccd_options_step(), 0, 0, 0.0};
     /* TRAVERSE: batches of 1, 2, 4, ... front pairs (spread over the front so
      * a batch is a fair sample), each point at the node pairs it tests;
      * LEAF: 1, 4, 16, ... tests. Each size timed `repeats` times, the
@@ -959,12 +931,12 @@ hy_status hy_collide_calibrate(hy_world* w, const double* X0, const double* X1, 
                 if (kind == 0) {
                     int64_t stride = front / n;
                     for (int64_t i = 0; i < n; i++) ids[i] = i * stride;
-                    s = hy_traverse_begin(cs->traverser, cs->tjobs, cs->tjob_count, w->pool, &front);
+                    s = hy_traverse_begin(cs->traverser, cs->tjobs, cs->tjob_count, pool, &front);
                     t0 = now_ms();
                     if (!s && device >= 0)
                         s = hy_cuda_traverse_batch(device, cs->traverser, ids, n, &dc.transfer, NULL);
                     else if (!s)
-                        s = hy_traverse_run(cs->traverser, ids, n, w->pool);
+                        s = hy_traverse_run(cs->traverser, ids, n, pool);
                     if (!s) units = hy_traverse_last_node_pairs(cs->traverser);
                 } else {
                     int64_t first = (leaves - n) / 2;

@@ -1,10 +1,11 @@
-/* World-level collision detection: one BVH per object over its swept
+/* Scene-level collision detection: one BVH per object over its swept
  * triangles, a sweep-and-prune over the objects' root boxes, self traversal
- * for cloth, pair traversal between objects that can meet (never obstacle
- * against obstacle, never a rigid object against itself), and the exact
- * elementary tests (collision/ccd.h) on every candidate, run in fixed
- * blocks on the pool. Vertex indices are global: every object's vertices
- * concatenated in object order. */
+ * for the objects that can touch themselves (cloth), pair traversal between
+ * objects that can meet (never two driven ones, never two static ones),
+ * and the exact elementary tests (collision/ccd.h) on every candidate, run
+ * as the jobs of the proximity framework (sched/proximity.h). The scene
+ * comes as a view (collision/scene_view.h); vertex indices are global:
+ * every object's vertices concatenated in object order. */
 #ifndef HY_COLLISION_COLLIDE_H
 #define HY_COLLISION_COLLIDE_H
 
@@ -12,10 +13,12 @@
 
 #include "collision/bvh.h"
 #include "collision/contact.h"
+#include "collision/scene_view.h"
 #include "collision/traverse.h"
+#include "core/pool.h"
 #include "hyphys/hyphys.h"
 
-struct hy_world;
+struct hy_prox;
 
 /* The impulse one rigid pair's contacts exchanged in a response round (the
  * length of the normal and friction impulse, N s), in the order applied. */
@@ -25,16 +28,10 @@ typedef struct hy_pair_impulse {
 } hy_pair_impulse;
 
 typedef struct hy_collision_state {
-    int32_t object_count; /* objects this state was built for */
+    int32_t object_count; /* objects of the view this state was built for */
     int32_t vertex_count;
-    int32_t* vertex_object; /* owning object slot per global vertex */
-    int32_t* object_offset; /* first global vertex per object, object_count + 1 entries */
-    unsigned char* object_deforms; /* per object: 1 when a round may move some of its vertices (cloth) */
-    double *X0, *X1, *V;    /* 3 * vertex_count */
-    double* inv_mass;       /* cloth: per-vertex inverse mass (0 pinned); others 0 */
-    double* mass;           /* cloth: per-vertex mass */
-    double* body_inv_inertia; /* 9 per object */
-    hy_contact_list contacts;
+    unsigned char* object_deforms; /* per object: 1 when a round may move some of its vertices (free vertices) */
+    hy_contact_list contacts; /* the response's last detection round, canonical order */
     /* the last response's rigid pair impulses (the engine's bonds read them) */
     hy_pair_impulse* pair_impulse;
     int64_t pair_impulse_count, pair_impulse_capacity;
@@ -96,20 +93,23 @@ typedef struct hy_collision_state {
     int64_t fronts_reused;     /* front pairs of the last detect call given from the memo */
 } hy_collision_state;
 
-/* Build (or rebuild after objects were added) the world's collision state. */
-hy_status hy_collision_state_sync(struct hy_world* w);
+/* A collision state for the layout of view (its object and vertex
+ * counts, triangles, thickness and HY_VIEW_SELF flags): *cs is kept when
+ * it was made for as many objects, else destroyed and made again. */
+hy_status hy_collision_state_sync(hy_collision_state** cs, const hy_scene_view* view);
 void hy_collision_state_destroy(hy_collision_state* cs);
 
-/* hy_detect_fn over the world (ctx = the world). Traversal and exact tests
- * run as the jobs of the world's proximity framework (sched/proximity.h;
- * created with the defaults, cpu and lp, if the world has none). */
-hy_status hy_collide_detect(void* world, const double* X0, const double* X1, hy_contact_list* out,
-                            hy_step_stats* stats);
+/* Every colliding feature pair of the motion X0 -> X1 (3 per global vertex
+ * of view), appended to out (which the caller canonicalises). Traversal
+ * and exact tests run as the jobs of the proximity framework prox; the
+ * host's share on pool (NULL: the calling thread). */
+hy_status hy_collide_detect(hy_collision_state* cs, const hy_scene_view* view, struct hy_prox* prox, hy_pool* pool,
+                            const double* X0, const double* X1, hy_contact_list* out, hy_step_stats* stats);
 
-/* Calibration of one resource (`hyphys calibrate`): the world's detection
+/* Calibration of one resource (`hyphys calibrate`): the scene's detection
  * between X0 and X1 is run once to make the jobs, then batches of its
  * TRAVERSE and LEAF jobs of growing size are timed (median of `repeats`) on
- * the resource: device < 0 the cpu resource (the world's pool), device >= 0
+ * the resource: device < 0 the cpu resource (pool), device >= 0
  * the GPU cuda:device (hy_cuda_traverse_batch, hy_cuda_leaf_batch). Per job
  * kind, T(n) = setup + proc·n is fitted by least squares, n counting units
  * of work: node pairs tested for TRAVERSE (a batch of front pairs tests
@@ -134,7 +134,8 @@ typedef struct hy_calibration {
     int64_t front, leaves; /* jobs the sample made */
 } hy_calibration;
 
-hy_status hy_collide_calibrate(struct hy_world* w, const double* X0, const double* X1, int device, int repeats,
+hy_status hy_collide_calibrate(hy_collision_state* cs, const hy_scene_view* view, struct hy_prox* prox,
+                               hy_pool* pool, const double* X0, const double* X1, int device, int repeats,
                                hy_calibration* out);
 
 #endif

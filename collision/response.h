@@ -2,25 +2,24 @@
  * until the motion of the step is collision free, with rigid impact zones
  * as the fail-safe.
  *
- * The response works on the world's global vertex arrays (every object's
- * vertices concatenated in object order): X0 where the step starts, X1 the
- * candidate end, V the candidate velocities. Cloth vertices move freely,
- * rigid-body vertices follow their body, obstacle vertices follow their
- * script and never take an impulse. */
+ * The response works on the scene view (collision/scene_view.h), whose
+ * vertex arrays hold every object's vertices concatenated in object order:
+ * X0 where the step starts, X1 the candidate end, V the candidate
+ * velocities. Free vertices (cloth) move on their own, rigid objects'
+ * vertices follow their rigid state, scripted objects' vertices follow
+ * their poses and never take an impulse. */
 #ifndef HY_COLLISION_RESPONSE_H
 #define HY_COLLISION_RESPONSE_H
 
 #include <stdint.h>
 
+#include "collision/collide.h"
 #include "collision/contact.h"
+#include "collision/scene_view.h"
+#include "core/pool.h"
 #include "hyphys/hyphys.h"
 
-struct hy_world;
-
-/* Find every colliding pair of the motion X0 -> X1 (appends to out, which the
- * caller canonicalises). */
-typedef hy_status (*hy_detect_fn)(void* ctx, const double* X0, const double* X1, hy_contact_list* out,
-                                  hy_step_stats* stats);
+struct hy_prox;
 
 typedef struct hy_response_params {
     int32_t impulse_iterations; /* detection + impulse rounds before impact zones, default 6 */
@@ -31,10 +30,16 @@ typedef struct hy_response_params {
 
 hy_response_params hy_response_params_default(void);
 
-/* Resolve the collisions of the candidate step of length dt. On return the
- * objects' x1/v1/body1 hold a collision-free motion (given a collision-free
- * start and a conservative detector). Stats get contacts and iterations. */
-hy_status hy_collision_resolve(struct hy_world* w, double dt, hy_detect_fn detect, void* detect_ctx,
-                               const hy_response_params* params, hy_step_stats* stats);
+/* Resolve the collisions of the candidate step of length dt in the view:
+ * detection rounds (hy_collide_detect over view X0 -> X1, jobs on prox,
+ * the host's share on pool) and the corrections they call for. On return
+ * the view's X1, V and RIGID objects' body1 hold a collision-free motion
+ * (given a collision-free start and a conservative detector); cs->contacts
+ * holds the last round's contacts and cs->pair_impulse the rigid pairs'
+ * impulses. The first round's contacts, canonical, are copied into first
+ * when it is not NULL. Stats get contacts and iterations. */
+hy_status hy_collision_resolve(hy_collision_state* cs, hy_scene_view* view, struct hy_prox* prox, hy_pool* pool,
+                               double dt, const hy_response_params* params, hy_contact_list* first,
+                               hy_step_stats* stats);
 
 #endif

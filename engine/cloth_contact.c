@@ -145,10 +145,10 @@ hy_status hy_cloth_contacts_build(hy_world* w, hy_object* o, double dt, hy_cloth
 }
 
 /* Distance at the end of the step from global vertex g to the feature of
- * global vertices v[0..n-1], over the collision state's X1. */
-static double end_distance(const hy_collision_state* cs, int32_t g, const int32_t* v, int n) {
-    hy_v3 x = v3_load(cs->X1 + 3 * g), p[3];
-    for (int q = 0; q < n; q++) p[q] = v3_load(cs->X1 + 3 * v[q]);
+ * global vertices v[0..n-1], over the scene view's X1. */
+static double end_distance(const hy_scene_view* view, int32_t g, const int32_t* v, int n) {
+    hy_v3 x = v3_load(view->X1 + 3 * g), p[3];
+    for (int q = 0; q < n; q++) p[q] = v3_load(view->X1 + 3 * v[q]);
     double wt[3];
     closest_weights(x, p, n, wt);
     hy_v3 on = v3(0, 0, 0);
@@ -157,9 +157,9 @@ static double end_distance(const hy_collision_state* cs, int32_t g, const int32_
 }
 
 /* Global vertices of a kept feature. */
-static int feature_globals(const hy_collision_state* cs, const int32_t* f, int32_t* v) {
+static int feature_globals(const hy_scene_view* view, const int32_t* f, int32_t* v) {
     int n = 0;
-    for (int q = 1; q <= 3 && f[q] >= 0; q++) v[n++] = cs->object_offset[f[0]] + f[q];
+    for (int q = 1; q <= 3 && f[q] >= 0; q++) v[n++] = view->offset[f[0]] + f[q];
     return n;
 }
 
@@ -167,16 +167,16 @@ static int feature_globals(const hy_collision_state* cs, const int32_t* f, int32
  * taken if it is not held already and a slot is free or holds a farther
  * one (distances at the end of the step). */
 static void offer(const hy_world* w, int32_t g, const int32_t* v, int n, int32_t si) {
-    const hy_collision_state* cs = w->collision;
-    int32_t ci = cs->vertex_object[g];
+    const hy_scene_view* view = &w->view;
+    int32_t ci = view->vertex_object[g];
     hy_object* o = &w->objects[ci];
     if (!o->rest_face) return;
-    int32_t* fv = o->rest_face + VERTEX_INTS * (g - cs->object_offset[ci]);
+    int32_t* fv = o->rest_face + VERTEX_INTS * (g - view->offset[ci]);
     if (fv[0] == LIFTING) return;
     int32_t loc[3] = {-1, -1, -1};
-    for (int q = 0; q < n; q++) loc[q] = v[q] - cs->object_offset[si];
+    for (int q = 0; q < n; q++) loc[q] = v[q] - view->offset[si];
     int worst = -1;
-    double d = end_distance(cs, g, v, n), worst_d = d;
+    double d = end_distance(view, g, v, n), worst_d = d;
     for (int j = 0; j < FEATURES; j++) {
         int32_t* f = fv + FEATURE_INTS * j;
         if (f[0] < 0) {
@@ -185,7 +185,7 @@ static void offer(const hy_world* w, int32_t g, const int32_t* v, int n, int32_t
         }
         if (f[0] == si && f[1] == loc[0] && f[2] == loc[1] && f[3] == loc[2]) return;
         int32_t kept[3];
-        double kd = end_distance(cs, g, kept, feature_globals(cs, f, kept));
+        double kd = end_distance(view, g, kept, feature_globals(view, f, kept));
         if (kd > worst_d) worst = j, worst_d = kd;
     }
     if (worst < 0) return;
@@ -195,8 +195,9 @@ static void offer(const hy_world* w, int32_t g, const int32_t* v, int n, int32_t
 }
 
 void hy_cloth_contacts_record(hy_world* w) {
-    const hy_collision_state* cs = w->collision;
-    if (!cs || cs->object_count != w->object_count) {
+    const hy_collision_state* state = w->collision;
+    const hy_scene_view* view = &w->view;
+    if (!state || state->object_count != w->object_count) {
         hy_cloth_contacts_clear(w);
         return;
     }
@@ -215,7 +216,7 @@ void hy_cloth_contacts_record(hy_world* w) {
             int32_t* f = o->rest_face + FEATURE_INTS * k;
             f[0] = f[0] >= 0 ? -2 - f[0] : -1;
         }
-        int32_t off = cs->object_offset[i];
+        int32_t off = view->offset[i];
         for (int32_t j = 0; j < o->cons_count; j++) {
             const hy_cloth_constraint* c = &o->cons[j];
             int32_t* f = o->rest_face + FEATURE_INTS * c->tag;
@@ -224,7 +225,7 @@ void hy_cloth_contacts_record(hy_world* w) {
             int fn = 0;
             const hy_object* s_obj = feature_object(w, f, &fn);
             int32_t v[3];
-            if (s_obj && end_distance(cs, off + c->vertex, v, feature_globals(cs, f, v)) <=
+            if (s_obj && end_distance(view, off + c->vertex, v, feature_globals(view, f, v)) <=
                              KEEP_DISTANCE * fmax(o->thickness, s_obj->thickness))
                 continue;
             f[0] = -2 - f[0];
@@ -246,13 +247,13 @@ void hy_cloth_contacts_record(hy_world* w) {
     /* Every contact between cloth and one rigid object offers the rigid
      * side's feature (face, edge or vertex) to each of its cloth vertices,
      * in the canonical contact order. */
-    const hy_contact_list* l = &cs->contacts;
+    const hy_contact_list* l = &state->contacts;
     for (int64_t j = 0; j < l->count; j++) {
         const hy_contact* c = &l->items[j];
         int split = c->type == HY_CONTACT_VF ? 1 : 2;
-        int32_t side[2] = {cs->vertex_object[c->v[0]], cs->vertex_object[c->v[split]]};
+        int32_t side[2] = {view->vertex_object[c->v[0]], view->vertex_object[c->v[split]]};
         int ok = 1;
-        for (int q = 0; q < 4; q++) ok &= cs->vertex_object[c->v[q]] == side[q >= split];
+        for (int q = 0; q < 4; q++) ok &= view->vertex_object[c->v[q]] == side[q >= split];
         if (!ok) continue;
         for (int s = 0; s < 2; s++) {
             const hy_object* cloth = &w->objects[side[s]];

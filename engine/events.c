@@ -48,14 +48,14 @@ static hy_status push_key(hy_world* w, int64_t k) {
 void hy_events_clear_step(hy_world* w) { w->pair_count = 0; }
 
 hy_status hy_events_note(hy_world* w, const hy_contact* contacts, int64_t count) {
-    const hy_collision_state* cs = w->collision;
-    if (!cs) return HY_OK;
+    if (!w->collision) return HY_OK;
     /* contacts come sorted by their first vertex, so runs of one pair are
      * common: skip repeats of the last key noted */
     int64_t last = -1;
     for (int64_t i = 0; i < count; i++) {
         const hy_contact* c = &contacts[i];
-        int32_t a = cs->vertex_object[c->v[0]], b = cs->vertex_object[c->v[c->type == HY_CONTACT_VF ? 1 : 2]];
+        int32_t a = w->view.vertex_object[c->v[0]];
+        int32_t b = w->view.vertex_object[c->v[c->type == HY_CONTACT_VF ? 1 : 2]];
         if (a == b) continue; /* self contact is no event */
         int64_t k = pair_key(a, b);
         if (k == last) continue;

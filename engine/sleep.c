@@ -87,7 +87,8 @@ hy_status hy_world_update_sleep(hy_world* w, double dt) {
     int contacts_known = cs && cs->object_count == n;
     for (int64_t k = 0; contacts_known && k < w->last_contact_count; k++) {
         const hy_contact* c = &w->last_contacts[k];
-        int32_t a = cs->vertex_object[c->v[0]], b = cs->vertex_object[c->v[c->type == HY_CONTACT_VF ? 1 : 2]];
+        int32_t a = w->view.vertex_object[c->v[0]];
+        int32_t b = w->view.vertex_object[c->v[c->type == HY_CONTACT_VF ? 1 : 2]];
         const hy_object *oa = &w->objects[a], *ob = &w->objects[b];
         if ((oa->kind == HY_OBJECT_OBSTACLE && hy_object_is_static(oa)) ||
             (ob->kind == HY_OBJECT_OBSTACLE && hy_object_is_static(ob)))

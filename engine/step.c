@@ -36,25 +36,23 @@ static const hy_rigid_inertia* bond_inertia(void* ctx, int32_t slot) {
     return &((hy_world*)ctx)->objects[slot].inertia;
 }
 
-/* The world's detector, keeping a canonical copy of what the first round
- * of each substep finds (hy_world_get_contacts). */
-static hy_status detect_and_keep(void* ctx, const double* X0, const double* X1, hy_contact_list* out,
-                                 hy_step_stats* st) {
-    hy_world* w = ctx;
-    int64_t before = out->count;
-    hy_status s = hy_collide_detect(w, X0, X1, out, st);
-    if (s || w->detect_round++ > 0) return s;
-    int64_t n = out->count - before;
-    if (n > w->last_contact_capacity) {
-        hy_contact* c = realloc(w->last_contacts, sizeof *c * (size_t)n);
-        if (!c) return hy_fail(HY_ERR_NOMEM, "out of memory for %lld contacts", (long long)n);
-        w->last_contacts = c;
-        w->last_contact_capacity = n;
-    }
-    if (n > 0) memcpy(w->last_contacts, out->items + before, sizeof(hy_contact) * (size_t)n);
-    hy_contact_list copy = {w->last_contacts, n, w->last_contact_capacity};
-    hy_contacts_canonicalize(&copy);
-    w->last_contact_count = copy.count;
+/* Detection and response over the substep's candidate motion: the scene
+ * view filled from the objects, the response run through it with the
+ * world's framework, its corrected motion taken back; the first detection
+ * round's contacts kept (hy_world_get_contacts) and noted as events. */
+static hy_status respond(hy_world* w, double dt, hy_step_stats* st) {
+    hy_status s = hy_world_collision_sync(w);
+    if (!s) s = hy_world_ensure_prox(w);
+    if (s) return s;
+    hy_world_view_begin(w, dt);
+    hy_response_params rp = hy_response_params_default();
+    hy_contact_list first = {w->last_contacts, 0, w->last_contact_capacity};
+    s = hy_collision_resolve(w->collision, &w->view, w->prox, w->pool, dt, &rp, &first, st);
+    w->last_contacts = first.items;
+    w->last_contact_capacity = first.capacity;
+    w->last_contact_count = first.count;
+    if (s) return s;
+    hy_world_view_end(w);
     return hy_events_note(w, w->last_contacts, w->last_contact_count);
 }
 
@@ -65,17 +63,18 @@ HY_API hy_status hy_world_get_contacts(const hy_world* w, hy_contact_info* out, 
                        (long long)capacity);
     *count = 0;
     const hy_collision_state* cs = w->collision;
+    const hy_scene_view* v = &w->view;
     if (!cs || cs->object_count != w->object_count) return HY_OK;
     for (int64_t k = 0; k < w->last_contact_count && k < capacity && out; k++) {
         const hy_contact* c = &w->last_contacts[k];
         hy_contact_info* info = &out[k];
-        int32_t oa = cs->vertex_object[c->v[0]], ob = cs->vertex_object[c->v[c->type == HY_CONTACT_VF ? 1 : 2]];
+        int32_t oa = v->vertex_object[c->v[0]], ob = v->vertex_object[c->v[c->type == HY_CONTACT_VF ? 1 : 2]];
         info->kind = c->type == HY_CONTACT_VF ? HY_CONTACT_KIND_VERTEX_FACE : HY_CONTACT_KIND_EDGE_EDGE;
         info->a = hy_world_slot_id(w, oa);
         info->b = hy_world_slot_id(w, ob);
-        for (int q = 0; q < 4; q++) info->vertex[q] = c->v[q] - cs->object_offset[cs->vertex_object[c->v[q]]];
-        const double* p0 = cs->X0 + 3 * (size_t)c->v[0];
-        const double* p1 = cs->X0 + 3 * (size_t)c->v[1];
+        for (int q = 0; q < 4; q++) info->vertex[q] = c->v[q] - v->offset[v->vertex_object[c->v[q]]];
+        const double* p0 = v->X0 + 3 * (size_t)c->v[0];
+        const double* p1 = v->X0 + 3 * (size_t)c->v[1];
         for (int d = 0; d < 3; d++) info->point[d] = c->type == HY_CONTACT_VF ? p0[d] : 0.5 * (p0[d] + p1[d]);
         info->time_of_impact = c->toi;
     }
@@ -386,16 +385,11 @@ HY_API hy_status hy_world_step(hy_world* w, double time_step, int32_t substeps) 
         if (!w->def.collisions) w->last_contact_count = 0;
         if (w->def.collisions) {
             t0 = now_ms();
-            s = hy_collision_state_sync(w);
-            if (!s) {
-                hy_response_params rp = hy_response_params_default();
-                double refit0 = st.ms[HY_PHASE_REFIT], trav0 = st.ms[HY_PHASE_TRAVERSE];
-                w->detect_round = 0;
-                w->last_contact_count = 0;
-                s = hy_collision_resolve(w, dt, detect_and_keep, w, &rp, &st);
-                double detect = (st.ms[HY_PHASE_REFIT] - refit0) + (st.ms[HY_PHASE_TRAVERSE] - trav0);
-                st.ms[HY_PHASE_RESPONSE] += now_ms() - t0 - detect;
-            }
+            double refit0 = st.ms[HY_PHASE_REFIT], trav0 = st.ms[HY_PHASE_TRAVERSE];
+            w->last_contact_count = 0;
+            s = respond(w, dt, &st);
+            double detect = (st.ms[HY_PHASE_REFIT] - refit0) + (st.ms[HY_PHASE_TRAVERSE] - trav0);
+            st.ms[HY_PHASE_RESPONSE] += now_ms() - t0 - detect;
             if (!s) hy_cloth_contacts_record(w);
             if (!s) s = struck_bonds(w, &st);
             if (!s) keep_kinematic(w, dt);

@@ -239,6 +239,7 @@ HY_API void hy_world_destroy(hy_world* w) {
     hy_events_free(w);
     hy_bond_set_free(&w->bonds);
     hy_collision_state_destroy(w->collision);
+    hy_scene_view_free(&w->view);
     hy_prox_destroy(w->prox);
     free(w->last_contacts);
     free(w->sleep_parent);

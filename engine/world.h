@@ -4,6 +4,8 @@
 
 #include <stdint.h>
 
+#include "collision/contact.h"
+#include "collision/scene_view.h"
 #include "core/hash.h"
 #include "core/hd.h"
 #include "hyphys/hyphys.h"
@@ -93,7 +95,6 @@ hy_status hy_world_update_sleep(hy_world* w, double dt);
 
 struct hy_collision_state;
 struct hy_prox;
-struct hy_contact;
 
 struct hy_world {
     hy_world_def def;
@@ -119,11 +120,13 @@ struct hy_world {
     double time;
     int64_t step_index;
     hy_step_stats stats;
+    /* what collision sees of the objects (engine/collision_view.c) and its
+     * own state, both laid out again when the objects change */
+    hy_scene_view view;
     struct hy_collision_state* collision; /* built lazily on the first colliding step */
     /* contacts of the last substep's first detection round, canonical order */
-    struct hy_contact* last_contacts;
+    hy_contact* last_contacts;
     int64_t last_contact_count, last_contact_capacity;
-    int detect_round; /* detection calls so far in this substep */
     /* sleep's scratch (engine/sleep.c), per object slot */
     int32_t* sleep_parent;
     unsigned char* sleep_flag;
@@ -135,6 +138,16 @@ struct hy_world {
 
 /* Create the default framework (cpu, lp, real clock) if there is none. */
 hy_status hy_world_ensure_prox(hy_world* w);
+
+/* The scene view and collision state (engine/collision_view.c): laid out
+ * again when the objects changed (hy_world_collision_sync, engine/tools.h);
+ * the step's part filled from the objects before a response over dt from
+ * w->time; the response's corrected x1, v1 and body1 taken back. */
+void hy_world_view_begin(hy_world* w, double dt);
+void hy_world_view_end(hy_world* w);
+/* One detection over X0 -> X1 (3 per vertex of the view) with the world's
+ * framework and pool, into out (not canonical). */
+hy_status hy_world_detect(hy_world* w, const double* X0, const double* X1, hy_contact_list* out, hy_step_stats* st);
 
 /* Obstacle pose at time t. */
 void hy_obstacle_pose(const hy_object* o, double t, hy_v3* position, hy_quat* orientation);
@@ -149,10 +162,10 @@ static inline hy_object_id hy_world_slot_id(const hy_world* w, int32_t slot) {
 }
 
 /* Contact events (engine/events.c): forget this step's pairs; note the
- * object pairs of contacts (global vertex pairs through the collision
- * state); after the step, make the begin / end / touching lists. */
+ * object pairs of contacts (global vertex pairs through the scene view);
+ * after the step, make the begin / end / touching lists. */
 void hy_events_clear_step(hy_world* w);
-hy_status hy_events_note(hy_world* w, const struct hy_contact* contacts, int64_t count);
+hy_status hy_events_note(hy_world* w, const hy_contact* contacts, int64_t count);
 hy_status hy_events_finish_step(hy_world* w);
 void hy_events_free(hy_world* w);
 

@@ -52,8 +52,7 @@ static hy_status detect_fresh(hy_world* w, const double* X0, const double* X1, h
                               hy_step_stats* st) {
     hy_collision_state_destroy(w->collision);
     w->collision = NULL;
-    hy_status s = hy_collision_state_sync(w);
-    if (!s) s = hy_collide_detect(w, X0, X1, out, st);
+    hy_status s = hy_world_detect(w, X0, X1, out, st);
     if (!s) hy_contacts_canonicalize(out);
     return s;
 }
@@ -89,7 +88,7 @@ static void test_rounds(int threads) {
     }
     for (int32_t i = 0; i < w->object_count; i++) {
         const hy_object* o = &w->objects[i];
-        memcpy(X0 + 3 * (size_t)cs->object_offset[i], o->x, sizeof(double) * 3 * (size_t)o->nv);
+        memcpy(X0 + 3 * (size_t)w->view.offset[i], o->x, sizeof(double) * 3 * (size_t)o->nv);
     }
     /* the cloth sinks 3 mm (into its thickness on the ball) */
     memcpy(X1, X0, sizeof(double) * n);
@@ -108,7 +107,7 @@ static void test_rounds(int threads) {
         memset(&sa, 0, sizeof sa);
         memset(&sb, 0, sizeof sb);
         a.count = b.count = 0;
-        CHECK_OK(hy_collide_detect(w, X0, X1, &a, &sa));
+        CHECK_OK(hy_world_detect(w, X0, X1, &a, &sa));
         hy_contacts_canonicalize(&a);
         reused[r] = w->collision->fronts_reused;
         fronts[r] = reused[r] + hy_traverse_front(w->collision->traverser, NULL);

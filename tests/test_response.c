@@ -12,6 +12,7 @@
 #include "collision/response.h"
 #include "collision/tritri.h"
 #include "engine/check.h"
+#include "engine/tools.h"
 #include "engine/world.h"
 #include "hyphys/hyphys.h"
 #include "test.h"
@@ -378,13 +379,16 @@ static void test_failsafe_moving_obstacle(void) {
     quat_to_mat(q1, R1);
     for (int32_t i = 0; i < obst->nv; i++)
         v3_store(obst->x1 + 3 * i, v3_add(p1, mat_mul_v3(R1, v3_load(obst->local + 3 * i))));
-    CHECK_OK(hy_collision_state_sync(w));
+    CHECK_OK(hy_world_collision_sync(w));
+    CHECK_OK(hy_world_ensure_prox(w));
     hy_response_params rp = hy_response_params_default();
     rp.impulse_iterations = 0;
     rp.zone_iterations = 0;
     hy_step_stats st;
     memset(&st, 0, sizeof st);
-    CHECK_OK(hy_collision_resolve(w, dt, hy_collide_detect, w, &rp, &st));
+    hy_world_view_begin(w, dt);
+    CHECK_OK(hy_collision_resolve(w->collision, &w->view, w->prox, w->pool, dt, &rp, NULL, &st));
+    hy_world_view_end(w);
     /* every cloth vertex either stayed or moved with the ball's rigid map;
      * the riders have the chord velocity */
     hy_quat q0c = {q0.w, -q0.x, -q0.y, -q0.z};
@@ -424,28 +428,29 @@ static void test_refit_skip(void) {
     hy_world* w = load(json, 2);
     CHECK(w != NULL);
     if (!w) return;
-    CHECK_OK(hy_collision_state_sync(w));
+    CHECK_OK(hy_world_collision_sync(w));
     hy_collision_state* cs = w->collision;
+    const hy_scene_view* view = &w->view;
     if (!cs || w->object_count != 2) {
         hy_world_destroy(w);
         return;
     }
-    size_t n = 3 * (size_t)cs->vertex_count;
+    size_t n = 3 * (size_t)view->vertex_count;
     double* X0 = malloc(sizeof(double) * n);
     double* X1 = malloc(sizeof(double) * n);
     for (int32_t i = 0; X0 && X1 && i < 2; i++) {
         const hy_object* o = &w->objects[i];
-        memcpy(X0 + 3 * (size_t)cs->object_offset[i], o->x, sizeof(double) * 3 * (size_t)o->nv);
-        memcpy(X1 + 3 * (size_t)cs->object_offset[i], o->x, sizeof(double) * 3 * (size_t)o->nv);
+        memcpy(X0 + 3 * (size_t)view->offset[i], o->x, sizeof(double) * 3 * (size_t)o->nv);
+        memcpy(X1 + 3 * (size_t)view->offset[i], o->x, sizeof(double) * 3 * (size_t)o->nv);
     }
     hy_contact_list c1 = {0}, c2 = {0}, c3 = {0};
     hy_step_stats st;
     memset(&st, 0, sizeof st);
     if (X0 && X1) {
-        CHECK_OK(hy_collide_detect(w, X0, X1, &c1, &st));
+        CHECK_OK(hy_world_detect(w, X0, X1, &c1, &st));
         int64_t u0 = cs->bvh[0]->builds + cs->bvh[0]->refits, u1 = cs->bvh[1]->builds + cs->bvh[1]->refits;
         CHECK(u0 >= 1 && u1 >= 1);
-        CHECK_OK(hy_collide_detect(w, X0, X1, &c2, &st));
+        CHECK_OK(hy_world_detect(w, X0, X1, &c2, &st));
         CHECK(cs->bvh[0]->builds + cs->bvh[0]->refits == u0);
         CHECK(cs->bvh[1]->builds + cs->bvh[1]->refits == u1);
         CHECK(c1.count > 0 && c2.count == c1.count);
@@ -456,8 +461,8 @@ static void test_refit_skip(void) {
         }
         CHECK(same);
         /* one cloth vertex lifted 1 cm at the end of the step */
-        X1[3 * (size_t)cs->object_offset[0] + 1] += 0.01;
-        CHECK_OK(hy_collide_detect(w, X0, X1, &c3, &st));
+        X1[3 * (size_t)view->offset[0] + 1] += 0.01;
+        CHECK_OK(hy_world_detect(w, X0, X1, &c3, &st));
         CHECK(cs->bvh[0]->builds + cs->bvh[0]->refits == u0 + 1);
         CHECK(cs->bvh[1]->builds + cs->bvh[1]->refits == u1);
     }
@@ -490,8 +495,7 @@ static hy_status detect_fresh(hy_world* w, const double* X0, const double* X1, h
                               hy_step_stats* st) {
     hy_collision_state_destroy(w->collision);
     w->collision = NULL;
-    hy_status s = hy_collision_state_sync(w);
-    if (!s) s = hy_collide_detect(w, X0, X1, out, st);
+    hy_status s = hy_world_detect(w, X0, X1, out, st);
     if (!s) hy_contacts_canonicalize(out);
     return s;
 }
@@ -504,7 +508,8 @@ static void test_memo_rounds(void) {
     if (!w) return;
     for (int i = 0; i < 30; i++) CHECK_OK(hy_test_step(w));
     hy_collision_state* cs = w->collision;
-    size_t n = cs ? 3 * (size_t)cs->vertex_count : 0;
+    const hy_scene_view* view = &w->view;
+    size_t n = cs ? 3 * (size_t)view->vertex_count : 0;
     double* X0 = malloc(sizeof(double) * (n + 1));
     double* X1 = malloc(sizeof(double) * (n + 1));
     CHECK(cs && X0 && X1);
@@ -516,7 +521,7 @@ static void test_memo_rounds(void) {
     }
     for (int32_t i = 0; i < w->object_count; i++) {
         const hy_object* o = &w->objects[i];
-        memcpy(X0 + 3 * (size_t)cs->object_offset[i], o->x, sizeof(double) * 3 * (size_t)o->nv);
+        memcpy(X0 + 3 * (size_t)view->offset[i], o->x, sizeof(double) * 3 * (size_t)o->nv);
     }
     /* the cloth's vertices sink 3 mm (into its thickness on the ball) */
     memcpy(X1, X0, sizeof(double) * n);
@@ -528,11 +533,11 @@ static void test_memo_rounds(void) {
         memset(&sa, 0, sizeof sa);
         memset(&sb, 0, sizeof sb);
         a.count = b.count = 0;
-        CHECK_OK(hy_collide_detect(w, X0, X1, &a, &sa)); /* the first round of these positions */
+        CHECK_OK(hy_world_detect(w, X0, X1, &a, &sa)); /* the first round of these positions */
         for (int32_t v = 0; v < w->objects[0].nv; v += 5) X1[3 * (size_t)v + 1] += 0.002;
         a.count = 0;
         memset(&sa, 0, sizeof sa);
-        CHECK_OK(hy_collide_detect(w, X0, X1, &a, &sa)); /* a later round: every fifth vertex moved */
+        CHECK_OK(hy_world_detect(w, X0, X1, &a, &sa)); /* a later round: every fifth vertex moved */
         hy_contacts_canonicalize(&a);
         reused[r] = w->collision->memo_reused;
         CHECK_OK(detect_fresh(w, X0, X1, &b, &sb));
@@ -565,7 +570,8 @@ static void test_memo_jobs(void) {
     if (!w) return;
     for (int i = 0; i < 200; i++) CHECK_OK(hy_test_step(w));
     hy_collision_state* cs = w->collision;
-    size_t n = cs ? 3 * (size_t)cs->vertex_count : 0;
+    const hy_scene_view* view = &w->view;
+    size_t n = cs ? 3 * (size_t)view->vertex_count : 0;
     double* X0 = malloc(sizeof(double) * (n + 1));
     double* X1 = malloc(sizeof(double) * (n + 1));
     CHECK(cs && X0 && X1 && w->object_count > 3);
@@ -577,24 +583,24 @@ static void test_memo_jobs(void) {
     }
     for (int32_t i = 0; i < w->object_count; i++) {
         const hy_object* o = &w->objects[i];
-        memcpy(X0 + 3 * (size_t)cs->object_offset[i], o->x, sizeof(double) * 3 * (size_t)o->nv);
+        memcpy(X0 + 3 * (size_t)view->offset[i], o->x, sizeof(double) * 3 * (size_t)o->nv);
     }
     /* every body sinks 1 mm (into the bowl's and each other's thickness) */
     memcpy(X1, X0, sizeof(double) * n);
     for (int32_t i = 0; i < w->object_count; i++)
         if (w->objects[i].kind != HY_OBJECT_OBSTACLE)
-            for (int32_t v = cs->object_offset[i]; v < cs->object_offset[i + 1]; v++) X1[3 * (size_t)v + 1] -= 0.001;
+            for (int32_t v = view->offset[i]; v < view->offset[i + 1]; v++) X1[3 * (size_t)v + 1] -= 0.001;
     hy_contact_list a = {0}, b = {0};
     hy_step_stats sa, sb;
     memset(&sa, 0, sizeof sa);
     memset(&sb, 0, sizeof sb);
-    CHECK_OK(hy_collide_detect(w, X0, X1, &a, &sa));
+    CHECK_OK(hy_world_detect(w, X0, X1, &a, &sa));
     /* the next round: the first body rises 0.5 mm */
     int32_t moved = w->objects[0].kind == HY_OBJECT_OBSTACLE ? 1 : 0;
-    for (int32_t v = cs->object_offset[moved]; v < cs->object_offset[moved + 1]; v++) X1[3 * (size_t)v + 1] += 0.0005;
+    for (int32_t v = view->offset[moved]; v < view->offset[moved + 1]; v++) X1[3 * (size_t)v + 1] += 0.0005;
     a.count = 0;
     memset(&sa, 0, sizeof sa);
-    CHECK_OK(hy_collide_detect(w, X0, X1, &a, &sa));
+    CHECK_OK(hy_world_detect(w, X0, X1, &a, &sa));
     hy_contacts_canonicalize(&a);
     int64_t reused = w->collision->jobs_reused, jobs = w->collision->tjob_count + reused;
     CHECK_OK(detect_fresh(w, X0, X1, &b, &sb));
