@@ -14,6 +14,7 @@
 #include "engine/world.h"
 #include "hyphys/hyphys.h"
 #include "test.h"
+#include "tests/contact_lists.h"
 #include "tests/world_step.h"
 
 static const char* cloth_ball_json =
@@ -36,25 +37,6 @@ static hy_world* load(int threads) {
     if (hy_scene_load_string(cloth_ball_json, strlen(cloth_ball_json), "test_front_memo", &o, &w))
         fprintf(stderr, "scene: %s\n", hy_last_error());
     return w;
-}
-
-static int same_list(const hy_contact_list* a, const hy_contact_list* b) {
-    if (a->count != b->count) return 0;
-    for (int64_t k = 0; k < a->count; k++) {
-        const hy_contact *p = &a->items[k], *q = &b->items[k];
-        if (p->type != q->type || p->toi != q->toi || memcmp(p->v, q->v, sizeof p->v) != 0) return 0;
-    }
-    return 1;
-}
-
-/* Detection in a new collision state: no memo of any kind. */
-static hy_status detect_fresh(hy_world* w, const double* X0, const double* X1, hy_contact_list* out,
-                              hy_step_stats* st) {
-    hy_collision_state_destroy(w->collision);
-    w->collision = NULL;
-    hy_status s = hy_world_detect(w, X0, X1, out, st);
-    if (!s) hy_contacts_canonicalize(out);
-    return s;
 }
 
 static void test_rounds(int threads) {
@@ -112,9 +94,9 @@ static void test_rounds(int threads) {
         reused[r] = w->collision->fronts_reused;
         fronts[r] = reused[r] + hy_traverse_front(w->collision->traverser, NULL);
         jobs_last = w->collision->jobs_reused;
-        CHECK_OK(detect_fresh(f, X0, X1, &b, &sb));
+        CHECK_OK(hy_test_detect_fresh(f, X0, X1, &b, &sb));
         contacts += a.count;
-        differ += !same_list(&a, &b) || sa.candidates != sb.candidates || sa.exact_tests != sb.exact_tests;
+        differ += !hy_test_same_contacts(&a, &b) || sa.candidates != sb.candidates || sa.exact_tests != sb.exact_tests;
     }
     fprintf(stderr,
             "front memo (%d threads): %lld contacts over 5 rounds; front pairs given again %lld/%lld, %lld/%lld, "

@@ -16,6 +16,7 @@
 #include "engine/world.h"
 #include "hyphys/hyphys.h"
 #include "test.h"
+#include "tests/contact_lists.h"
 #include "tests/world_step.h"
 
 static int full(void) {
@@ -482,24 +483,6 @@ static void test_refit_skip(void) {
  * fifth vertex's end position reuses most answers and finds exactly the
  * contacts (kinds, vertices, times) and counts that a fresh collision state
  * finds over the same positions; so does a round after X0 changed. */
-static int same_list(const hy_contact_list* a, const hy_contact_list* b) {
-    if (a->count != b->count) return 0;
-    for (int64_t k = 0; k < a->count; k++) {
-        const hy_contact *p = &a->items[k], *q = &b->items[k];
-        if (p->type != q->type || p->toi != q->toi || memcmp(p->v, q->v, sizeof p->v) != 0) return 0;
-    }
-    return 1;
-}
-
-static hy_status detect_fresh(hy_world* w, const double* X0, const double* X1, hy_contact_list* out,
-                              hy_step_stats* st) {
-    hy_collision_state_destroy(w->collision);
-    w->collision = NULL;
-    hy_status s = hy_world_detect(w, X0, X1, out, st);
-    if (!s) hy_contacts_canonicalize(out);
-    return s;
-}
-
 static void test_memo_rounds(void) {
     char json[4096];
     snprintf(json, sizeof json, cloth_ball_json, 32, 32);
@@ -540,9 +523,9 @@ static void test_memo_rounds(void) {
         CHECK_OK(hy_world_detect(w, X0, X1, &a, &sa)); /* a later round: every fifth vertex moved */
         hy_contacts_canonicalize(&a);
         reused[r] = w->collision->memo_reused;
-        CHECK_OK(detect_fresh(w, X0, X1, &b, &sb));
+        CHECK_OK(hy_test_detect_fresh(w, X0, X1, &b, &sb));
         contacts[r] = a.count;
-        differ += !same_list(&a, &b) || sa.candidates != sb.candidates || sa.exact_tests != sb.exact_tests;
+        differ += !hy_test_same_contacts(&a, &b) || sa.candidates != sb.candidates || sa.exact_tests != sb.exact_tests;
         /* next: a new start (X0 moved 1 mm), the memo starts over */
         for (size_t k = 1; k < n; k += 3) X0[k] += 0.001;
     }
@@ -603,8 +586,8 @@ static void test_memo_jobs(void) {
     CHECK_OK(hy_world_detect(w, X0, X1, &a, &sa));
     hy_contacts_canonicalize(&a);
     int64_t reused = w->collision->jobs_reused, jobs = w->collision->tjob_count + reused;
-    CHECK_OK(detect_fresh(w, X0, X1, &b, &sb));
-    int same = same_list(&a, &b) && sa.candidates == sb.candidates && sa.exact_tests == sb.exact_tests;
+    CHECK_OK(hy_test_detect_fresh(w, X0, X1, &b, &sb));
+    int same = hy_test_same_contacts(&a, &b) && sa.candidates == sb.candidates && sa.exact_tests == sb.exact_tests;
     fprintf(stderr, "memo jobs: %lld contacts, %lld candidates, %lld of %lld traversal jobs given again, %s\n",
             (long long)a.count, (long long)sa.candidates, (long long)reused, (long long)jobs,
             same ? "the same as fresh" : "NOT the same as fresh");
