@@ -189,10 +189,12 @@ typedef struct replay {
     int64_t traverse_made; /* the framework's count of the batch's TRAVERSE jobs */
 } replay;
 
-static hy_status replay_traverse(void* ctx, int r, const int64_t* ids, int64_t n, int64_t* made, int64_t* work) {
+static hy_status replay_traverse(void* ctx, int r, const hy_resource* res, hy_batch* b) {
     (void)r;
-    (void)work; /* one unit a job: the streams count node pairs */
+    (void)res; /* b->work stays: one unit a job, the streams count node pairs */
     replay* x = ctx;
+    const int64_t* ids = b->ids;
+    int64_t n = b->n;
     int lo = x->nrounds, hi = -1;
     for (int64_t q = 0; q < n; q++) {
         if (ids[q] < 0 || ids[q] >= x->ids) return hy_fail(HY_ERR_INTERNAL, "replay: unknown TRAVERSE id %lld", (long long)ids[q]);
@@ -223,17 +225,19 @@ static hy_status replay_traverse(void* ctx, int r, const int64_t* ids, int64_t n
         for (int64_t q = 0; q < add_t; q++) x->round_of[x->ids++] = (int32_t)(k + 1);
         x->traverse_made += add_t;
     }
-    *made = leaf;
+    b->made = leaf;
     return HY_OK;
 }
 
-static hy_status replay_leaf(void* ctx, int r, int64_t first, int64_t n) {
+static hy_status replay_leaf(void* ctx, int r, const hy_resource* res, hy_batch* b) {
     (void)ctx;
     (void)r;
-    (void)first;
-    (void)n;
+    (void)res;
+    (void)b;
     return HY_OK;
 }
+
+static const hy_job_kind_ops replay_jobs[HY_JOB_KINDS] = {{"TRAVERSE", {replay_traverse}}, {"LEAF", {replay_leaf}}};
 
 /* One frame through the framework; its makespan lands in the stats. */
 static hy_status replay_frame(hy_prox* p, replay* x, const hy_job_round* rounds, int nrounds) {
@@ -254,7 +258,7 @@ static hy_status replay_frame(hy_prox* p, replay* x, const hy_job_round* rounds,
     if (!x->done || !x->batch || front > x->cap) return hy_fail(HY_ERR_NOMEM, "replay: out of memory");
     for (int64_t q = 0; q < front; q++) x->round_of[q] = 0;
     x->ids = front;
-    hy_prox_work work = {x, replay_traverse, replay_leaf, 0, NULL};
+    hy_prox_work work = {x, replay_jobs, 0};
     return hy_prox_run_rounds(p, front, &work, &x->traverse_made);
 }
 

@@ -221,7 +221,7 @@ int hy_cli_calibrate(int threads, int repeats, int size, const char* path, int q
             snprintf(d.name, sizeof d.name, "cuda:%d", gpu[r]);
             d.kind = HY_DEVICE_GPU;
             d.cores = 1;
-            d.staged = 1; /* every batch copies its jobs in and its outputs out (sched/cuda.h) */
+            d.staged = 1; /* every batch copies its jobs in and its outputs out (collision/kernels.h) */
         }
         snprintf(names[r], sizeof names[r], "%s", d.name);
         for (int k = 0; k < HY_JOB_KINDS; k++) {

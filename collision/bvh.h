@@ -521,7 +521,7 @@ typedef struct hy_bvh {
     int64_t builds, refits;
     /* A new number, unique in the process, at every change of the tree's
      * data (create, build, refit, vertex ids): a copy on a device is current
-     * while its number matches (sched/cuda.cu keeps uploaded trees so). */
+     * while its number matches (collision/traverse.cu keeps uploaded trees so). */
     uint64_t version;
     /* For hy_bvh_refit_vertices (made when first needed; NULL until then):
      * each vertex's triangles (vertex_tri[vertex_tri_start[v] ..

@@ -1,5 +1,5 @@
 /* The body of hy_ccd_query (collision/ccd.h) as HY_HD code, so the CPU
- * wrapper in collision/ccd.c and the CUDA LEAF kernel (sched/cuda.cu via
+ * wrapper in collision/ccd.c and the CUDA LEAF kernel (collision/leaf.cu via
  * collision/leaf.h) run the same arithmetic. The build disables
  * floating-point contraction on both sides (-ffp-contract=off, nvcc
  * --fmad=false), so both give bit-identical answers.

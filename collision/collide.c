@@ -8,6 +8,7 @@
 #include "collision/ccd.h"
 #include "collision/filter.h"
 #include "collision/front_memo.h"
+#include "collision/kernels.h"
 #include "collision/leaf.h"
 #include "core/error.h"
 #include "sched/cuda.h"
@@ -334,24 +335,13 @@ static void exact_block(void* p, int64_t begin, int64_t end, int64_t block, int 
     }
 }
 
-/* TRAVERSE jobs: run the front pairs, then append what they found, in id
- * order, to the LEAF list. */
-static hy_status work_traverse(void* vctx, int r, const int64_t* ids, int64_t n, int64_t* made, int64_t* work) {
-    detect_ctx* c = vctx;
+/* A TRAVERSE batch that ran (on the host or a GPU): what its front pairs
+ * found appended, in id order, to the LEAF list. */
+static hy_status traverse_collect(detect_ctx* c, hy_batch* b) {
     hy_collision_state* cs = c->cs;
-    /* a GPU runs the batch with the host's per-pair code (sched/cuda.h);
-     * where it cannot (no CUDA in the build, a descent deeper than its
-     * stack) the host does */
-    const hy_resource* res = hy_prox_resource(c->prox, r);
-    hy_status s = HY_ERR_UNSUPPORTED;
-    if (res && res->kind == HY_RESOURCE_CUDA && n > 0) {
-        double copies = 0.0;
-        s = hy_cuda_traverse_batch(res->device, cs->traverser, ids, n, &copies, NULL);
-        if (s == HY_OK) c->transfer += copies; /* else the host runs it: no copies of its own */
-    }
-    if (s == HY_ERR_UNSUPPORTED) s = hy_traverse_run(cs->traverser, ids, n, c->pool);
-    if (s) return s;
-    *work = hy_traverse_last_node_pairs(cs->traverser);
+    const int64_t* ids = b->ids;
+    int64_t n = b->n;
+    b->work = hy_traverse_last_node_pairs(cs->traverser);
     int64_t total = 0;
     for (int64_t k = 0; k < n; k++) {
         const hy_feature_pair* fp;
@@ -387,8 +377,27 @@ static hy_status work_traverse(void* vctx, int r, const int64_t* ids, int64_t n,
         for (int64_t q = 0; q < m; q++) cs->leaf_tjob[cs->leaf_count + q] = job;
         cs->leaf_count += m;
     }
-    *made = total;
+    b->made = total;
     return HY_OK;
+}
+
+/* TRAVERSE jobs on the world's pool. */
+static hy_status traverse_host(void* vctx, int r, const hy_resource* res, hy_batch* b) {
+    detect_ctx* c = vctx;
+    (void)r;
+    (void)res;
+    hy_status s = hy_traverse_run(c->cs->traverser, b->ids, b->n, c->pool);
+    return s ? s : traverse_collect(c, b);
+}
+
+/* TRAVERSE jobs on a GPU, with the host's per-pair code (collision/kernels.h);
+ * where it cannot (no CUDA in the build, a descent deeper than its stack)
+ * it answers HY_ERR_UNSUPPORTED and the backend has the host run them. */
+static hy_status traverse_cuda(void* vctx, int r, const hy_resource* res, hy_batch* b) {
+    detect_ctx* c = vctx;
+    (void)r;
+    hy_status s = hy_cuda_traverse_batch(res->device, c->cs->traverser, b->ids, b->n, &b->transfer, NULL);
+    return s ? s : traverse_collect(c, b);
 }
 
 typedef struct gather_ctx {
@@ -442,14 +451,40 @@ static hy_status run_leaf(detect_ctx* c, int device, int64_t first, int64_t n) {
     return HY_OK;
 }
 
-static hy_status work_leaf(void* vctx, int r, int64_t first, int64_t n) {
-    detect_ctx* c = vctx;
-    if (first < 0 || first + n > c->cs->leaf_count)
-        return hy_fail(HY_ERR_INTERNAL, "LEAF jobs [%lld, %lld) outside the %lld made", (long long)first,
-                       (long long)(first + n), (long long)c->cs->leaf_count);
-    const hy_resource* res = hy_prox_resource(c->prox, r);
-    return run_leaf(c, res && res->kind == HY_RESOURCE_CUDA && n > 0 ? res->device : -1, first, n);
+static hy_status leaf_range(const detect_ctx* c, const hy_batch* b) {
+    if (b->first < 0 || b->first + b->n > c->cs->leaf_count)
+        return hy_fail(HY_ERR_INTERNAL, "LEAF jobs [%lld, %lld) outside the %lld made", (long long)b->first,
+                       (long long)(b->first + b->n), (long long)c->cs->leaf_count);
+    return HY_OK;
 }
+
+/* LEAF jobs on the world's pool. */
+static hy_status leaf_host(void* vctx, int r, const hy_resource* res, hy_batch* b) {
+    detect_ctx* c = vctx;
+    (void)r;
+    (void)res;
+    hy_status s = leaf_range(c, b);
+    return s ? s : run_leaf(c, -1, b->first, b->n);
+}
+
+/* LEAF jobs on a GPU (the host where the build has no CUDA). */
+static hy_status leaf_cuda(void* vctx, int r, const hy_resource* res, hy_batch* b) {
+    detect_ctx* c = vctx;
+    (void)r;
+    hy_status s = leaf_range(c, b);
+    if (s || b->n == 0) return s;
+    c->transfer = 0.0;
+    s = run_leaf(c, res->device, b->first, b->n);
+    b->transfer = c->transfer;
+    return s;
+}
+
+/* The collision job kinds as the framework runs them (sched/backend.h): the
+ * host code, and the GPU kernels' entries (collision/kernels.h). */
+static const hy_job_kind_ops collision_jobs[HY_JOB_KINDS] = {
+    [HY_JOB_TRAVERSE] = {"TRAVERSE", {[HY_RESOURCE_CPU] = traverse_host, [HY_RESOURCE_CUDA] = traverse_cuda}},
+    [HY_JOB_LEAF] = {"LEAF", {[HY_RESOURCE_CPU] = leaf_host, [HY_RESOURCE_CUDA] = leaf_cuda}},
+};
 
 static hy_status push_tjob(hy_collision_state* cs, int32_t a, int32_t b, double distance) {
     if (cs->tjob_count == cs->tjob_capacity) {
@@ -731,7 +766,7 @@ hy_status hy_collide_detect(hy_collision_state* cs, const hy_scene_view* view, h
     for (int64_t f = 0; f < front && !s; f++) cs->front_leaf_first[f] = cs->front_leaf_count[f] = -1;
     cs->leaf_count = 0;
     detect_ctx dc = {prox, pool, cs, X0, X1, hy_ccd_options_step(), 1, 0, 0.0};
-    hy_prox_work work = {&dc, work_traverse, work_leaf, hy_traverse_front_tests(cs->traverser), &dc.transfer};
+    hy_prox_work work = {&dc, collision_jobs, hy_traverse_front_tests(cs->traverser)};
     if (!s) s = hy_prox_run(prox, front, &work);
     if (!s) s = hy_traverse_counts(cs->traverser, &cs->candidates);
     if (!s) memo_end(cs);

@@ -1,7 +1,7 @@
 /* One LEAF job of the proximity pipeline: the exact test of one candidate
  * feature pair, as the simulation step runs it (separating axes first, then
  * the conservative CCD query). HY_HD, so the CPU step and the CUDA LEAF
- * kernel (sched/cuda.cu) evaluate a job with the same arithmetic; with no
+ * kernel (collision/leaf.cu) evaluate a job with the same arithmetic; with no
  * floating-point contraction on either side (-ffp-contract=off, nvcc
  * --fmad=false) both give bit-identical contacts and times of impact.
  *
@@ -10,7 +10,7 @@
  * re-check. It therefore matches the CPU only for options with
  * refine_boxes == 0 and max_boxes <= HY_LEAF_MAX_BOXES (after
  * hy_ccd_options_clamp), which hy_ccd_options_step() satisfies;
- * hy_cuda_leaf_batch (sched/cuda.h) rejects any other options. */
+ * hy_cuda_leaf_batch (collision/kernels.h) rejects any other options. */
 #ifndef HY_COLLISION_LEAF_H
 #define HY_COLLISION_LEAF_H
 

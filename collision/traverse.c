@@ -75,7 +75,7 @@ struct hy_traverser {
 };
 
 /* Numbers the staged traversals of the whole process, so that no two
- * begins share one, whichever traverser (sched/cuda.cu keys what it
+ * begins share one, whichever traverser (collision/traverse.cu keys what it
  * uploaded by it). */
 static _Atomic uint64_t g_generation;
 

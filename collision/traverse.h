@@ -115,7 +115,7 @@ hy_status hy_bvh_traverse_pair(hy_traverser* t, const hy_bvh* a, const hy_bvh* b
  * hy_traverse_counts fills the counters of `out` (not its pairs);
  * hy_traverse_last_node_pairs says how many node pairs the last run (or
  * hy_traverse_accept) tested: the work of those TRAVERSE jobs.
- * A GPU runs front pairs with hy_cuda_traverse_batch (sched/cuda.h), the
+ * A GPU runs front pairs with hy_cuda_traverse_batch (collision/kernels.h), the
  * same per-pair code (collision/traverse_hd.h), read back the same way. */
 hy_status hy_traverse_begin(hy_traverser* t, const hy_traverse_job* jobs, int32_t job_count, hy_pool* pool,
                             int64_t* front);

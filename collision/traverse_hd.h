@@ -1,5 +1,5 @@
 /* The traversal of one front pair (collision/traverse.h), shared by the CPU
- * (collision/traverse.c) and the CUDA TRAVERSE kernel (sched/cuda.cu):
+ * (collision/traverse.c) and the CUDA TRAVERSE kernel (collision/traverse.cu):
  * node-pair expansion, the single-precision gate, the triangle-pair to
  * feature-pair enumeration with ownership, the self skip of shared
  * vertices and the emitted vertex ids. HY_HD, so both sides run the same
@@ -416,7 +416,7 @@ HY_HD int hy_trav_run_pair(const hy_trav_ctx* ctxs, hy_trav_pair start, hy_trav_
     return 0;
 }
 
-/* ---- for device backends (sched/cuda.h); host functions in traverse.c */
+/* ---- for device backends (collision/traverse.cu); host functions in traverse.c */
 
 #ifdef __cplusplus
 extern "C" {

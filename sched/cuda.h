@@ -1,6 +1,6 @@
-/* The CUDA backend of the hybrid proximity framework: one `cuda:N` resource
- * per GPU present, running LEAF jobs (collision/leaf.h) and TRAVERSE jobs
- * (collision/traverse_hd.h) in batched launches.
+/* Which GPUs the cuda backend (sched/backend.h) has: the probe, its one-line
+ * status, device names. The kernels that run on them belong to the layers
+ * whose jobs they are (the collision kernels: collision/kernels.h).
  *
  * Two implementations behind this header: sched/cuda.cu (built by nvcc when
  * CMake finds a CUDA compiler and HY_CUDA is on) and sched/cuda_stub.c
@@ -8,37 +8,20 @@
  * hy_cuda_device_count() is 0, hy_cuda_status() says why in one line, and
  * the caller runs everything on the CPU.
  *
- * Exactness: the LEAF kernel evaluates hy_leaf_eval, the function the CPU
- * step uses, compiled without floating-point contraction (--fmad=false), so
- * a job's contact bit and time of impact are bit-identical to the CPU's.
- * The TRAVERSE kernel runs hy_trav_run_pair, the CPU's traversal of a
- * front pair, so its feature pairs and their order are the CPU's.
- *
- * Threads: every function may be called from any thread; batches on one
- * device are serialised (one lock per device). */
+ * Threads: every function may be called from any thread. */
 #ifndef HY_SCHED_CUDA_H
 #define HY_SCHED_CUDA_H
 
 #include <stddef.h>
-#include <stdint.h>
 
-#include "collision/ccd.h"
-#include "collision/traverse.h"
 #include "hyphys/hyphys.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-/* One LEAF job: x[0..3] at t = 0 and x[4..7] at t = 1 in collision/ccd.h
- * order (is_vf: p, a, b, c; else a, b, c, d), thickness min_distance.
- * 208 bytes, the layout the device reads. */
-typedef struct hy_leaf_job {
-    double x[8][3];
-    double min_distance;
-    int32_t is_vf;
-    int32_t pad; /* keeps the size a multiple of 8; ignored */
-} hy_leaf_job;
+/* GPUs handled (more are left out, and the status line says so). */
+#define HY_CUDA_MAX_DEVICES 16
 
 /* GPUs usable by this build: 0 when built without CUDA, when no GPU or no
  * driver is present, or when the runtime fails to start. Probed once (later
@@ -54,44 +37,6 @@ const char* hy_cuda_status(void);
  * fit). HY_ERR_INVALID_ARG for a device not in [0, hy_cuda_device_count())
  * or a NULL/empty buffer. */
 hy_status hy_cuda_device_name(int device, char* buf, size_t cap);
-
-/* Evaluate n LEAF jobs on GPU `device` (upload, kernel launches, download;
- * blocking). hit[i] gets hy_leaf_eval's bits (bit 0: contact, bit 1: the
- * exact test ran) and toi[i] its time of impact, exactly as hy_leaf_eval
- * gives them on the CPU. opts: the CCD options (not NULL); the device
- * requires refine_boxes == 0 and max_boxes <= HY_LEAF_MAX_BOXES
- * (collision/leaf.h; hy_ccd_options_step() qualifies), otherwise
- * HY_ERR_UNSUPPORTED. seconds_transfer (host<->device copies) and
- * seconds_kernel (the launches) may be NULL; they are set, not added to.
- * Device buffers are kept between calls and grow as needed.
- * Statuses: HY_ERR_INVALID_ARG (bad device, NULL arrays with n > 0,
- * n < 0), HY_ERR_UNSUPPORTED (no CUDA in this build, or the options above),
- * HY_ERR_NOMEM (device memory), HY_ERR_INTERNAL (any other CUDA error; the
- * message names the call and the CUDA error). n == 0 is HY_OK. */
-hy_status hy_cuda_leaf_batch(int device, const hy_leaf_job* jobs, int64_t n, const hy_ccd_options* opts,
-                             unsigned char* hit, double* toi, double* seconds_transfer, double* seconds_kernel);
-
-/* Run TRAVERSE jobs on GPU `device`: front pairs ids[0..n) of the staged
- * traversal t (after hy_traverse_begin; collision/traverse.h), as
- * hy_traverse_run would on the host: afterwards hy_traverse_output and
- * hy_traverse_counts read the same feature pairs, in the same order, and
- * the same counters. Blocking: uploads the trees the traversal's jobs read
- * (nodes, gate boxes, per-slot leaf data, vertex and edge boxes) that
- * changed since they last went up (hy_bvh.version; the device keeps them
- * between calls, and the batches of one staged traversal after the first
- * send nothing but their pairs; counted as transfer time), splits the pairs breadth first into some 10^5
- * smaller pairs (sched/cuda.cu), counts each one's output, scans the
- * counts, writes the pairs, downloads them. seconds_transfer and
- * seconds_kernel as for hy_cuda_leaf_batch. Device buffers are kept
- * between calls and grow as needed.
- * Statuses: HY_ERR_INVALID_ARG (bad device, NULL t or ids with n > 0, ids
- * out of range), HY_ERR_UNSUPPORTED (no CUDA in this build, or a pair
- * whose descent is deeper than the kernel's fixed stack: run it on the
- * host), HY_ERR_NOMEM, HY_ERR_INTERNAL (other CUDA errors, named). On any
- * error t's outputs for ids are unchanged (not accepted). n == 0 is
- * HY_OK. */
-hy_status hy_cuda_traverse_batch(int device, hy_traverser* t, const int64_t* ids, int64_t n, double* seconds_transfer,
-                                 double* seconds_kernel);
 
 #ifdef __cplusplus
 }

@@ -9,7 +9,6 @@
 #include <string.h>
 
 #include "core/error.h"
-#include "sched/cuda.h"
 #include "sched/prox_internal.h"
 
 /* ---- device lists */
@@ -22,11 +21,13 @@ static hy_status parse_int(const char* s, int* out) {
     return HY_OK;
 }
 
-/* Calls fn for every resource of the list; counts cuda devices once.
- * A plain "cuda" entry stands for every GPU present, so with none it adds
- * nothing: that is the one fallback, said in note[cap] when note is not
- * NULL. A numbered GPU ("cuda:7") names one device: when it is not there
- * the list is refused, as any other entry naming nothing would be. */
+/* Calls fn for every resource of the list, each entry read through its
+ * backend's table entry (sched/backend.h), each backend probed once.
+ * An entry with a backend's bare name stands for every device it has
+ * ("cuda": every GPU present), so with none it adds nothing: that is the
+ * one fallback, said (the backend's status line) in note[cap] when note is
+ * not NULL. A numbered device ("cuda:7") names one device: when it is not
+ * there the list is refused, as any other entry naming nothing would be. */
 typedef hy_status (*entry_fn)(void* ctx, hy_resource_kind kind, int device, const char* arg, const char* token);
 
 static hy_status each_entry(const char* devices, entry_fn fn, void* ctx, char* note, size_t cap) {
@@ -38,25 +39,30 @@ static hy_status each_entry(const char* devices, entry_fn fn, void* ctx, char* n
     char* save = NULL;
     for (char* tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
         while (*tok == ' ') tok++;
+        const char* colon = strchr(tok, ':');
+        size_t len = colon ? (size_t)(colon - tok) : strlen(tok);
+        const hy_backend* be = hy_backend_find(tok, len);
+        hy_resource_kind kind = be ? (hy_resource_kind)(be - hy_backend_get(HY_RESOURCE_CPU)) : HY_RESOURCE_CPU;
         hy_status s;
-        if (!strcmp(tok, "cpu")) {
-            s = fn(ctx, HY_RESOURCE_CPU, 0, NULL, tok);
-        } else if (!strcmp(tok, "cuda")) {
-            int n = hy_cuda_device_count();
-            if (n == 0 && note && cap) snprintf(note, cap, "%s", hy_cuda_status());
+        if (be && be->entry == 0 && !colon) {
+            s = fn(ctx, kind, 0, NULL, tok);
+        } else if (be && be->entry == 1 && !colon) {
+            int n = be->probe();
+            if (n == 0 && note && cap) snprintf(note, cap, "%s", be->status());
             s = HY_OK;
-            for (int d = 0; d < n && !s; d++) s = fn(ctx, HY_RESOURCE_CUDA, d, NULL, tok);
-        } else if (!strncmp(tok, "cuda:", 5)) {
+            for (int d = 0; d < n && !s; d++) s = fn(ctx, kind, d, NULL, tok);
+        } else if (be && be->entry == 1) {
             int d = 0;
-            if (parse_int(tok + 5, &d))
-                return hy_fail(HY_ERR_INVALID_ARG, "device list: '%s': expected cuda:N with N a GPU index", tok);
-            int n = hy_cuda_device_count();
+            if (parse_int(colon + 1, &d))
+                return hy_fail(HY_ERR_INVALID_ARG, "device list: '%s': expected %s:N with N a %s index", tok,
+                               be->name, be->unit);
+            int n = be->probe();
             if (d >= n)
-                return hy_fail(HY_ERR_INVALID_ARG, "device list: '%s': no such GPU (%d present; %s)", tok, n,
-                               hy_cuda_status());
-            s = fn(ctx, HY_RESOURCE_CUDA, d, NULL, tok);
-        } else if (!strncmp(tok, "model:", 6) && tok[6]) {
-            s = fn(ctx, HY_RESOURCE_MODEL, 0, tok + 6, tok);
+                return hy_fail(HY_ERR_INVALID_ARG, "device list: '%s': no such %s (%d present; %s)", tok, be->unit,
+                               n, be->status());
+            s = fn(ctx, kind, d, NULL, tok);
+        } else if (be && be->entry == 2 && colon && colon[1]) {
+            s = fn(ctx, kind, 0, colon + 1, tok);
         } else {
             return hy_fail(HY_ERR_INVALID_ARG,
                            "device list: unknown entry '%s' (expected cpu, cuda, cuda:N or model:NAME)", tok);
@@ -193,8 +199,14 @@ static hy_status add_entry(void* vctx, hy_resource_kind kind, int device, const 
         }
         r->modeled = p->clock == HY_CLOCK_VIRTUAL;
     }
-    hy_status s = hy_sched_model_add(&p->model, &d);
+    const hy_backend* be = hy_backend_get(kind);
+    hy_status s = be->init(r);
     if (s) return s;
+    s = hy_sched_model_add(&p->model, &d);
+    if (s) {
+        if (be->deinit) be->deinit(r);
+        return s;
+    }
     p->calibrated[p->R] = d;
     p->R++;
     return HY_OK;
@@ -232,6 +244,10 @@ hy_status hy_prox_create(const hy_prox_config* config, hy_prox** out) {
 void hy_prox_destroy(hy_prox* p) {
     if (!p) return;
     hy_prox_trace_close(p);
+    for (int i = 0; i < p->R; i++) {
+        const hy_backend* be = hy_backend_get(p->res[i].kind);
+        if (be->deinit) be->deinit(&p->res[i]);
+    }
     hy_sched_policy_destroy(p->policy);
     for (int i = 0; i < HY_SCHED_MAX_RESOURCES; i++) {
         for (int k = 0; k < HY_JOB_KINDS; k++) free(p->out[i][k].v);

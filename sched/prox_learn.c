@@ -7,7 +7,6 @@
 #include <string.h>
 
 #include "core/error.h"
-#include "sched/cuda.h"
 #include "sched/prox_internal.h"
 
 /* Under the real clock, the costs of the real resources follow what their

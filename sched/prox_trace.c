@@ -8,7 +8,6 @@
 #include <string.h>
 
 #include "core/error.h"
-#include "sched/cuda.h"
 #include "sched/prox_internal.h"
 
 /* ---- trace */

@@ -8,8 +8,8 @@
  *
  * Why a discrete-event loop and not one host thread per resource: every
  * resource of this build computes on the same CPU cores (modeled devices by
- * definition; the caller's work functions run a cuda resource's batches as
- * blocking launches: hy_cuda_leaf_batch, hy_cuda_traverse_batch), so
+ * definition; the cuda backend runs a resource's batches as blocking
+ * launches of the kernels the caller registered), so
  * threads per resource would only contend for those cores. The loop keeps
  * the framework's logic (queues, a scheduler call when a queue runs dry,
  * busy times, transfers) on one timeline and lets each batch use the whole
@@ -22,7 +22,6 @@
 #include <string.h>
 
 #include "core/error.h"
-#include "sched/cuda.h"
 #include "sched/prox_internal.h"
 
 /* ---- queues */
@@ -161,8 +160,10 @@ static hy_status start_batch(hy_prox* p, int i, double t, const hy_prox_work* wo
             hy_job_kind kind = hy_job_type_kind(j);
             double w0 = hy_sched_now();
             hy_status s = HY_OK;
+            const hy_backend* be = hy_backend_get(p->res[i].kind);
+            const hy_job_kind_ops* ops = &work->kinds[kind];
             int64_t made = 0, units = -1;
-            if (work->transfer) *work->transfer = 0.0;
+            double copies = 0.0;
             if (p->traverse_made) *p->traverse_made = 0;
             if (kind == HY_JOB_TRAVERSE) {
                 if (n > p->ids_cap) {
@@ -174,13 +175,20 @@ static hy_status start_batch(hy_prox* p, int i, double t, const hy_prox_work* wo
                 int64_t k = 0;
                 for (int64_t r = q->head; r < q->n; r++)
                     for (int64_t id = q->v[r].a; id < q->v[r].b; id++) p->ids[k++] = id;
-                s = work->traverse(work->ctx, i, p->ids, n, &made, &units);
+                hy_batch b = {.kind = kind, .ids = p->ids, .n = n, .work = -1};
+                s = be->run_batch(&p->res[i], i, ops, work->ctx, &b);
+                made = b.made;
+                units = b.work;
+                copies = b.transfer;
                 if (!s && made < 0) s = hy_fail(HY_ERR_INTERNAL, "proximity framework: negative LEAF count");
                 if (!s && p->traverse_made && *p->traverse_made < 0)
                     s = hy_fail(HY_ERR_INTERNAL, "proximity framework: negative TRAVERSE count");
             } else {
-                for (int64_t r = q->head; r < q->n && !s; r++)
-                    s = work->leaf(work->ctx, i, q->v[r].a, q->v[r].b - q->v[r].a);
+                for (int64_t r = q->head; r < q->n && !s; r++) {
+                    hy_batch b = {.kind = kind, .first = q->v[r].a, .n = q->v[r].b - q->v[r].a, .work = -1};
+                    s = be->run_batch(&p->res[i], i, ops, work->ctx, &b);
+                    copies += b.transfer;
+                }
             }
             queue_clear(q);
             if (s) return s;
@@ -189,7 +197,7 @@ static hy_status start_batch(hy_prox* p, int i, double t, const hy_prox_work* wo
             double dt = p->res[i].modeled ? hy_sched_time_work(&p->model, i, j, n, (double)units) : wall;
             int k = hy_job_type_producer(j);
             double trans = p->res[i].modeled ? p->model.trans[i][j] * (double)n
-                           : work->transfer && *work->transfer > 0.0 ? fmin(*work->transfer, dt)
+                           : copies > 0.0 ? fmin(copies, dt)
                                                                      : 0.0;
             if (p->trace) {
                 char args[160];
@@ -238,7 +246,8 @@ hy_status hy_prox_run(hy_prox* p, int64_t traverse_jobs, const hy_prox_work* wor
 }
 
 hy_status hy_prox_run_rounds(hy_prox* p, int64_t traverse_jobs, const hy_prox_work* work, int64_t* traverse_made) {
-    if (!p || !work || !work->traverse || !work->leaf || traverse_jobs < 0)
+    if (!p || !work || !work->kinds || !work->kinds[HY_JOB_TRAVERSE].run[HY_RESOURCE_CPU] || !work->kinds[HY_JOB_LEAF].run[HY_RESOURCE_CPU] ||
+        traverse_jobs < 0)
         return hy_fail(HY_ERR_INVALID_ARG, "hy_prox_run: bad argument");
     p->traverse_made = traverse_made;
     int R = p->R;

@@ -29,7 +29,7 @@
  * queues when the call ends. Initial jobs sit in the host's outgoing queue.
  *
  * Clock. The loop is a discrete-event simulation over one timeline, and the
- * work itself is done by the caller's functions when a batch starts (on the
+ * work itself is done by the resource's backend when a batch starts (on the
  * pool, so a step uses every core whatever the device list). What a batch
  * costs on the timeline: with HY_CLOCK_VIRTUAL, the model's T(i, j, n) for
  * every resource (the cpu resource's from its calibrated profile) and a
@@ -47,19 +47,11 @@
 #include <stdio.h>
 
 #include "hyphys/hyphys.h"
+#include "sched/backend.h"
 #include "sched/model.h"
 #include "sched/policy.h"
 
 typedef enum hy_clock { HY_CLOCK_REAL = 0, HY_CLOCK_VIRTUAL = 1 } hy_clock;
-
-typedef enum hy_resource_kind { HY_RESOURCE_CPU = 0, HY_RESOURCE_MODEL = 1, HY_RESOURCE_CUDA = 2 } hy_resource_kind;
-
-typedef struct hy_resource {
-    char name[64];          /* "cpu", "model:gtx285", "cuda:0" */
-    hy_resource_kind kind;
-    int device;             /* cuda: GPU index */
-    int modeled;            /* charged from its profile (model:, or anything under the virtual clock) */
-} hy_resource;
 
 typedef struct hy_prox_config {
     const char* policy;  /* NULL = "lp" */
@@ -92,28 +84,22 @@ typedef struct hy_prox_stats {
     int64_t traverse_work; /* units the TRAVERSE batches reported (node pairs), or their jobs */
 } hy_prox_stats;
 
-/* The caller's work. Both return HY_OK or an error that ends the run. */
+/* The caller's work: its job kinds (sched/backend.h), each with its host
+ * function and the kernels of the backends it has them for. A function's
+ * error ends the run.
+ * TRAVERSE batches get ids; they append the LEAF jobs they make, in id
+ * order, to the caller's list, say how many in hy_batch.made, and may say
+ * in hy_batch.work how many units of work they did (node pairs tested):
+ * the model's expected cost of a TRAVERSE job follows the mean units per
+ * job of the runs so far. LEAF batches get ranges of that list. */
 typedef struct hy_prox_work {
     void* ctx;
-    /* Run TRAVERSE jobs ids[0..n) on resource r; append the LEAF jobs they
-     * make, in id order, to the caller's list and say how many in *made.
-     * *work (-1 on entry: one unit a job) may say how many units of work
-     * the batch did, node pairs tested: a modeled resource is charged
-     * proc per unit (sched/model.h), and the model's expected cost of a
-     * TRAVERSE job follows the mean units per job of the runs so far. */
-    hy_status (*traverse)(void* ctx, int r, const int64_t* ids, int64_t n, int64_t* made, int64_t* work);
-    /* Run LEAF jobs [first, first + n) of that list on resource r. */
-    hy_status (*leaf)(void* ctx, int r, int64_t first, int64_t n);
+    const hy_job_kind_ops* kinds; /* HY_JOB_KINDS entries, indexed by hy_job_kind */
     /* Units of TRAVERSE work (node pairs) the host did to make the initial
      * jobs (the BVH front), 0 if none: where the host is modeled, the run
      * starts with the host busy that long and every other resource
      * waiting, since no job exists before the front does. */
     int64_t front_work;
-    /* May be NULL. Where the work functions add the seconds of host<->device
-     * copies a batch of a real GPU resource made (part of its measured
-     * time): the framework zeroes it before each batch and counts it as the
-     * resource's transfer time (stats, trace). */
-    double* transfer;
 } hy_prox_work;
 
 /* 1 when `devices` under `clock` needs a calibrated cpu profile; -1 (with a

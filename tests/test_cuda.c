@@ -1,4 +1,4 @@
-/* Tests the CUDA LEAF backend (sched/cuda.h, collision/leaf.h): on the CPU,
+/* Tests the CUDA kernels (collision/kernels.h, collision/leaf.h): on the CPU,
  * that hy_leaf_eval is exactly hy_filter_sat + hy_ccd_query (the shared
  * header is what the CPU step runs) and that its device path (a fixed local
  * heap) gives the same bits; with no GPU, that the backend says so and
@@ -31,6 +31,7 @@
 #include "engine/ply.h"
 #include "hyphys/hyphys.h"
 #include "core/pool.h"
+#include "collision/kernels.h"
 #include "sched/cuda.h"
 #include "ccd_query_files.h"
 #include "test.h"
@@ -400,7 +401,7 @@ static int64_t trav_compare(const hy_traverser* t, const trav_ref* R) {
     return bad;
 }
 
-/* Host: the GPU batch's split (sched/cuda.cu, SPLIT_TARGET): the front
+/* Host: the GPU batch's split (collision/traverse.cu, SPLIT_TARGET): the front
  * pairs expanded breadth first in rounds, each into its children in the
  * listed order (a leaf pair kept), until `target` pairs or none expands;
  * then every split pair run alone. Concatenated in order, their outputs

@@ -52,9 +52,12 @@ static void fake_free(fake* f) {
     free(f->leaf_done);
 }
 
-static hy_status fake_traverse(void* ctx, int r, const int64_t* ids, int64_t n, int64_t* made, int64_t* work) {
+static hy_status fake_traverse(void* ctx, int r, const hy_resource* res, hy_batch* b) {
     fake* f = ctx;
     (void)r;
+    (void)res;
+    const int64_t* ids = b->ids;
+    int64_t n = b->n;
     int64_t m = 0, u = 0;
     if (n > f->max_batch) f->max_batch = n;
     for (int64_t k = 0; k < n; k++) {
@@ -64,19 +67,23 @@ static hy_status fake_traverse(void* ctx, int r, const int64_t* ids, int64_t n, 
     }
     f->leaves += m;
     f->work += u;
-    *made = m;
-    *work = u;
+    b->made = m;
+    b->work = u;
     return HY_OK;
 }
 
-static hy_status fake_leaf(void* ctx, int r, int64_t first, int64_t n) {
+static hy_status fake_leaf(void* ctx, int r, const hy_resource* res, hy_batch* b) {
     fake* f = ctx;
     (void)r;
+    (void)res;
+    int64_t first = b->first, n = b->n;
     if (first + n > f->leaves) f->bad_order = 1;
     if (n > f->max_batch) f->max_batch = n;
     for (int64_t k = first; k < first + n && k < f->leaf_cap; k++) f->leaf_done[k]++;
     return HY_OK;
 }
+
+static const hy_job_kind_ops fake_jobs[HY_JOB_KINDS] = {{"TRAVERSE", {fake_traverse}}, {"LEAF", {fake_leaf}}};
 
 static void loop_alone(void) {
     static const char* devs[] = {"model:cpu-m1", "model:cpu-m1,model:gtx285",
@@ -100,7 +107,7 @@ static void loop_alone(void) {
             if (!x) continue;
             fake f;
             fake_init(&f, 2000);
-            hy_prox_work work = {&f, fake_traverse, fake_leaf, 0, NULL};
+            hy_prox_work work = {&f, fake_jobs, 0};
             CHECK_OK(hy_prox_run(x, f.traverse_jobs, &work));
             int64_t expect = 0;
             int once = 1;
@@ -299,22 +306,22 @@ static void trace(void) {
 
 /* A real resource's copies, as its work functions report them: counted
  * as its transfer time, per batch. */
-static double g_copies;
 static void spin(double seconds) {
     double t0 = hy_sched_now();
     while (hy_sched_now() - t0 < seconds) {
     }
 }
-static hy_status copy_traverse(void* ctx, int r, const int64_t* ids, int64_t n, int64_t* made, int64_t* work) {
+static hy_status copy_traverse(void* ctx, int r, const hy_resource* res, hy_batch* b) {
     spin(20e-6);
-    g_copies += 3e-6;
-    return fake_traverse(ctx, r, ids, n, made, work);
+    b->transfer = 3e-6;
+    return fake_traverse(ctx, r, res, b);
 }
-static hy_status copy_leaf(void* ctx, int r, int64_t first, int64_t n) {
+static hy_status copy_leaf(void* ctx, int r, const hy_resource* res, hy_batch* b) {
     spin(20e-6);
-    g_copies += 3e-6;
-    return fake_leaf(ctx, r, first, n);
+    b->transfer = 3e-6;
+    return fake_leaf(ctx, r, res, b);
 }
+static const hy_job_kind_ops copy_jobs[HY_JOB_KINDS] = {{"TRAVERSE", {copy_traverse}}, {"LEAF", {copy_leaf}}};
 
 static void reported_transfers(void) {
     hy_prox_config c;
@@ -326,8 +333,7 @@ static void reported_transfers(void) {
     if (!x) return;
     fake f;
     fake_init(&f, 50);
-    g_copies = 0.0;
-    hy_prox_work work = {&f, copy_traverse, copy_leaf, 0, &g_copies};
+    hy_prox_work work = {&f, copy_jobs, 0};
     CHECK_OK(hy_prox_run(x, f.traverse_jobs, &work));
     const hy_prox_stats* st = hy_prox_stats_get(x);
     /* zeroed before each batch: each batch counts its own 3 us (one call of
@@ -358,12 +364,11 @@ static void cpu_profile(hy_sched_model* prof, double traverse_proc, double leaf_
 }
 
 /* Four runs of 2,000 fake TRAVERSE jobs with the given work functions. */
-static void four_runs(hy_prox* x, hy_status (*trav)(void*, int, const int64_t*, int64_t, int64_t*, int64_t*),
-                      hy_status (*leaf)(void*, int, int64_t, int64_t)) {
+static void four_runs(hy_prox* x, const hy_job_kind_ops* jobs) {
     for (int run = 0; run < 4; run++) {
         fake f;
         fake_init(&f, 2000);
-        hy_prox_work work = {&f, trav, leaf, 0, NULL};
+        hy_prox_work work = {&f, jobs, 0};
         CHECK_OK(hy_prox_run(x, f.traverse_jobs, &work));
         fake_free(&f);
     }
@@ -388,7 +393,7 @@ static void learned_costs(void) {
         hy_prox* x = NULL;
         CHECK_OK(hy_prox_create(&c, &x));
         if (!x) continue;
-        four_runs(x, fake_traverse, fake_leaf);
+        four_runs(x, fake_jobs);
         const hy_sched_model* M = hy_prox_model(x);
         double tp = M->device[0].cost[HY_JOB_TRAVERSE].proc, lp = M->device[0].cost[HY_JOB_LEAF].proc;
         fprintf(stderr, "learned (%s, %s clock): cpu traverse %.4g us, leaf %.4g us per unit\n", sets[q].devices,
@@ -408,16 +413,17 @@ static void learned_costs(void) {
 
 /* Work whose time is a known line: 2 us per TRAVERSE unit and per LEAF
  * job (spun on the clock), on top of the fake's own. */
-static hy_status line_traverse(void* ctx, int r, const int64_t* ids, int64_t n, int64_t* made, int64_t* work) {
-    hy_status s = fake_traverse(ctx, r, ids, n, made, work);
-    spin(2e-6 * (double)*work);
+static hy_status line_traverse(void* ctx, int r, const hy_resource* res, hy_batch* b) {
+    hy_status s = fake_traverse(ctx, r, res, b);
+    spin(2e-6 * (double)b->work);
     return s;
 }
-static hy_status line_leaf(void* ctx, int r, int64_t first, int64_t n) {
-    hy_status s = fake_leaf(ctx, r, first, n);
-    spin(2e-6 * (double)n);
+static hy_status line_leaf(void* ctx, int r, const hy_resource* res, hy_batch* b) {
+    hy_status s = fake_leaf(ctx, r, res, b);
+    spin(2e-6 * (double)b->n);
     return s;
 }
+static const hy_job_kind_ops line_jobs[HY_JOB_KINDS] = {{"TRAVERSE", {line_traverse}}, {"LEAF", {line_leaf}}};
 
 /* The refit finds that line: one batch per kind and run (lp, the sizes
  * alike: proc under the setup held) and chunks of 256 jobs (ws, sizes
@@ -437,7 +443,7 @@ static void learned_line(void) {
         hy_prox* x = NULL;
         CHECK_OK(hy_prox_create(&c, &x));
         if (!x) continue;
-        four_runs(x, line_traverse, line_leaf);
+        four_runs(x, line_jobs);
         const hy_sched_model* M = hy_prox_model(x);
         const hy_device_costs *t = &M->device[0].cost[HY_JOB_TRAVERSE], *l = &M->device[0].cost[HY_JOB_LEAF];
         fprintf(stderr, "learned line (%s): traverse setup %.3g us proc %.4g us, leaf setup %.3g us proc %.4g us\n",
@@ -579,15 +585,17 @@ typedef struct tree {
     int8_t depth[4096];
 } tree;
 
-static hy_status tree_traverse(void* ctx, int r, const int64_t* ids, int64_t n, int64_t* made, int64_t* work) {
+static hy_status tree_traverse(void* ctx, int r, const hy_resource* res, hy_batch* b) {
     (void)r;
-    (void)work;
+    (void)res;
     tree* t = ctx;
+    const int64_t* ids = b->ids;
+    int64_t n = b->n;
     for (int64_t q = 0; q < n; q++) {
         if (ids[q] < 0 || ids[q] >= t->ids) return hy_fail(HY_ERR_INTERNAL, "tree: id %lld not made", (long long)ids[q]);
         int d = t->depth[ids[q]];
         t->ran++;
-        *made += 1;
+        b->made += 1;
         if (d < 3) {
             t->depth[t->ids++] = (int8_t)(d + 1);
             t->depth[t->ids++] = (int8_t)(d + 1);
@@ -597,12 +605,13 @@ static hy_status tree_traverse(void* ctx, int r, const int64_t* ids, int64_t n, 
     return HY_OK;
 }
 
-static hy_status tree_leaf(void* ctx, int r, int64_t first, int64_t n) {
+static hy_status tree_leaf(void* ctx, int r, const hy_resource* res, hy_batch* b) {
     (void)r;
-    (void)first;
-    ((tree*)ctx)->leaves += n;
+    (void)res;
+    ((tree*)ctx)->leaves += b->n;
     return HY_OK;
 }
+static const hy_job_kind_ops tree_jobs[HY_JOB_KINDS] = {{"TRAVERSE", {tree_traverse}}, {"LEAF", {tree_leaf}}};
 
 static void rounds(void) {
     const hy_sched_policy_class* const* list = hy_sched_policy_list();
@@ -625,7 +634,7 @@ static void rounds(void) {
             memset(&t, 0, sizeof t);
             t.ids = 40; /* 40 roots: 40 * (1 + 2 + 4 + 8) node pairs in all */
             hy_prox_stats_reset(x);
-            hy_prox_work w = {&t, tree_traverse, tree_leaf, 0, NULL};
+            hy_prox_work w = {&t, tree_jobs, 0};
             CHECK_OK(hy_prox_run_rounds(x, 40, &w, &t.traverse_made));
             const hy_prox_stats* st = hy_prox_stats_get(x);
             CHECK(t.ran == 40 * 15 && t.ids == 40 * 15);

@@ -1,0 +1,81 @@
+/* What the collision kernels' CUDA files (collision/leaf.cu,
+ * collision/traverse.cu) share: the block size, a clock, CUDA errors as
+ * hy_status, and a per-device lane (lock, stream, stack limit) that each
+ * file keeps for its own batches. CUDA C++ only; not for C files. */
+#ifndef HY_COLLISION_KERNELS_CUDA_CUH
+#define HY_COLLISION_KERNELS_CUDA_CUH
+
+#include <cuda_runtime.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <time.h>
+
+#include "sched/cuda.h"
+
+extern "C" {
+#include "core/error.h"
+}
+
+/* Threads per block: small blocks, as threads diverge (most LEAF jobs end
+ * at an early-out, a few search hundreds of boxes; TRAVERSE subtrees differ
+ * wildly in size). */
+#define BLOCK_THREADS 128
+
+static inline double now_s(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* A failed CUDA call as a status naming the device, the call and the
+ * error; out-of-memory is HY_ERR_NOMEM, the rest HY_ERR_INTERNAL. */
+static inline hy_status cuda_fail(int device, const char* call, cudaError_t e) {
+    hy_status s = e == cudaErrorMemoryAllocation ? HY_ERR_NOMEM : HY_ERR_INTERNAL;
+    return hy_fail(s, "cuda:%d: %s failed: %s (%s)", device, call, cudaGetErrorName(e), cudaGetErrorString(e));
+}
+
+/* Return the failure of a CUDA call (in a function with `device` in scope). */
+#define CK(call)                                    \
+    do {                                            \
+        cudaError_t ck_e_ = (call);                 \
+        if (ck_e_ != cudaSuccess) {                 \
+            (void)cudaGetLastError();               \
+            return cuda_fail(device, #call, ck_e_); \
+        }                                           \
+    } while (0)
+
+/* One file's use of one GPU: its batches one at a time (lock), on their
+ * own stream. */
+typedef struct kernel_lane {
+    pthread_mutex_t lock;
+    int ready; /* stream created, stack limit checked */
+    cudaStream_t stream;
+} kernel_lane;
+
+/* First use of a lane by a batch (lock held, device current): its stream,
+ * and a per-thread stack large enough for `kernel`'s local frame (raised,
+ * never lowered, so the kernels of several files can share a device). */
+static inline hy_status lane_ready(int device, kernel_lane* l, const void* kernel) {
+    if (l->ready) return HY_OK;
+    cudaFuncAttributes fa;
+    CK(cudaFuncGetAttributes(&fa, kernel));
+    size_t stack = 0;
+    CK(cudaDeviceGetLimit(&stack, cudaLimitStackSize));
+    size_t need = fa.localSizeBytes + 1024;
+    if (stack < need) CK(cudaDeviceSetLimit(cudaLimitStackSize, need));
+    CK(cudaStreamCreateWithFlags(&l->stream, cudaStreamNonBlocking));
+    l->ready = 1;
+    return HY_OK;
+}
+
+/* Checks shared by the batch entry points: GPU `device` exists (no GPU at
+ * all is HY_ERR_UNSUPPORTED: the caller runs the batch on the host). */
+static inline hy_status device_check(int device) {
+    int count = hy_cuda_device_count();
+    if (device < 0 || device >= count)
+        return hy_fail(count ? HY_ERR_INVALID_ARG : HY_ERR_UNSUPPORTED, "cuda:%d: no such GPU (%s)", device,
+                       hy_cuda_status());
+    return HY_OK;
+}
+
+#endif
