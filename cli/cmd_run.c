@@ -240,8 +240,10 @@ static int run_main(int argc, char** argv) {
     hy_cli_progress_start(&pr, t0);
     hy_world_def wd; /* the scene's step */
     hy_world_get_def(w, &wd);
+    int failures_said = 0;
     for (long f = 0; f < o.frames && !check_failed; f++) {
         s = hy_world_step(w, wd.time_step, wd.substeps);
+        hy_cli_sched_failures("run", w, &failures_said);
         if (s) {
             if (tty && !o.quiet) fputc('\n', stderr);
             fprintf(stderr, "hyphys run: frame %ld: %s\n", f + 1, hy_last_error());

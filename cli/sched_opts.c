@@ -19,9 +19,9 @@
 
 int hy_cli_sched_option(hy_cli_sched* o, const char* cmd, int argc, char** argv, int* i) {
     const char* a = argv[*i];
-    const char* keys[] = {"--sched", "--devices", "--clock", "--profile", "--trace"};
+    const char* keys[] = {"--sched", "--devices", "--clock", "--profile", "--trace", "--fault"};
     int k = -1;
-    for (int q = 0; q < 5; q++)
+    for (int q = 0; q < 6; q++)
         if (!strcmp(a, keys[q])) k = q;
     if (k < 0) return 0;
     if (*i + 1 >= argc) {
@@ -52,6 +52,19 @@ int hy_cli_sched_option(hy_cli_sched* o, const char* cmd, int argc, char** argv,
     case 3:
         o->profile = v;
         break;
+    case 5: {
+        /* the form here; that DEVICE is one of the resources, when they are made */
+        const char* at = strrchr(v, '@');
+        char* end = NULL;
+        long long step = at && at[1] ? strtoll(at + 1, &end, 10) : 0;
+        if (!at || at == v || !end || *end || step < 1) {
+            fprintf(stderr, "hyphys %s: --fault: expected DEVICE@STEP (a resource of --devices, a step >= 1), got '%s'\n",
+                    cmd, v);
+            return -1;
+        }
+        o->fault = v;
+        break;
+    }
     default:
         o->trace = v;
         break;
@@ -299,6 +312,7 @@ int hy_cli_sched_def(const hy_cli_sched* o, const char* cmd, int threads, int qu
     d->virtual_clock = o->virtual_clock;
     d->trace = o->trace;
     d->profile = o->profile;
+    d->fault = o->fault;
     int need = hy_prox_needs_profile(d->devices, o->virtual_clock ? HY_CLOCK_VIRTUAL : HY_CLOCK_REAL);
     if (need < 0) {
         fprintf(stderr, "hyphys %s: --devices: %s\n", cmd, hy_last_error());
@@ -360,4 +374,11 @@ void hy_cli_sched_fallback(const char* cmd, const hy_world* w) {
     for (int i = 0; i < info.resource_count && n < sizeof names; i++)
         n += (size_t)snprintf(names + n, sizeof names - n, "%s%s", i ? ", " : "", info.resource[i].name);
     fprintf(stderr, "hyphys %s: %s; collision jobs on %s\n", cmd, info.fallback, names);
+}
+
+void hy_cli_sched_failures(const char* cmd, const hy_world* w, int* said) {
+    hy_sched_info info;
+    if (hy_world_get_scheduling(w, &info) || info.failures <= *said) return;
+    *said = info.failures;
+    fprintf(stderr, "hyphys %s: %s\n", cmd, info.failure);
 }

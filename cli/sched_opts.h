@@ -14,6 +14,7 @@ typedef struct hy_cli_sched {
     int virtual_clock;
     const char* profile; /* NULL = the machine's default profile when one is needed */
     const char* trace;
+    const char* fault; /* DEVICE@STEP, checked for form; NULL = none */
     int given; /* any of the above was on the command line */
 } hy_cli_sched;
 
@@ -24,7 +25,9 @@ typedef struct hy_cli_sched {
     "                      c2075, cpu-m1, cpu-m2, or a profile .json), comma separated\n"                         \
     "  --clock real|virtual  virtual: discrete-event clock, every batch charged its modeled time\n"               \
     "  --profile FILE      calibrated profile of this machine (default: see hyphys calibrate --help)\n"           \
-    "  --trace FILE        write Chrome/Perfetto trace events of the collision jobs\n"
+    "  --trace FILE        write Chrome/Perfetto trace events of the collision jobs\n"                          \
+    "  --fault DEVICE@STEP make resource DEVICE (e.g. model:gtx285) fail at its first batch in step STEP:\n"      \
+    "                      its jobs run on the others and the run goes on without it (needs another)\n"
 
 /* argv[*i] is one of the options: consume it (and its value), return 1;
  * not one: return 0; bad value: print an error naming the option, return -1. */
@@ -54,5 +57,9 @@ int hy_cli_sched_apply(const hy_cli_sched* o, const char* cmd, hy_world* w, int 
 /* When w's device list asked for what is not there ("cuda" with no GPU),
  * say so in one line on stderr, naming the resources used instead. */
 void hy_cli_sched_fallback(const char* cmd, const hy_world* w);
+
+/* When a resource of w failed since the last call (*said: the failures
+ * said so far, 0 at first), say so in one line on stderr. */
+void hy_cli_sched_failures(const char* cmd, const hy_world* w, int* said);
 
 #endif

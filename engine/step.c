@@ -241,6 +241,7 @@ HY_API hy_status hy_world_set_scheduling(hy_world* w, const hy_sched_def* def) {
     c.devices = def->devices;
     c.clock = def->virtual_clock ? HY_CLOCK_VIRTUAL : HY_CLOCK_REAL;
     c.profiles = def->profile ? &profiles : NULL;
+    c.fault = def->fault;
     hy_sched_options_default(&c.options);
     /* the scheduler's own decisions must not read the wall clock, or the
      * assignment (and so the timeline) would change from run to run: lp's
@@ -278,7 +279,10 @@ HY_API hy_status hy_world_get_scheduling(const hy_world* w, hy_sched_info* out) 
         const hy_resource* r = hy_prox_resource(w->prox, i);
         snprintf(out->resource[i].name, sizeof out->resource[i].name, "%s", r->name);
         out->resource[i].modeled = r->modeled;
+        out->resource[i].retired = r->retired;
     }
+    out->failures = hy_prox_failures(w->prox);
+    snprintf(out->failure, sizeof out->failure, "%s", hy_prox_failure(w->prox));
     snprintf(out->fallback, sizeof out->fallback, "%s", hy_prox_fallback(w->prox));
     out->fell_back = out->fallback[0] != '\0';
     return HY_OK;
@@ -373,6 +377,7 @@ HY_API hy_status hy_world_step(hy_world* w, double time_step, int32_t substeps) 
     hy_step_stats st;
     memset(&st, 0, sizeof st);
     if (w->prox) hy_prox_stats_reset(w->prox);
+    if (w->prox) hy_prox_begin_step(w->prox, w->step_index + 1);
     double t_start = now_ms();
     double dt = time_step / substeps;
     hy_events_clear_step(w);

@@ -45,9 +45,9 @@ static hy_status cuda_run(const hy_resource* res, int r, const hy_job_kind_ops* 
 }
 
 static const hy_backend g_backends[HY_BACKEND_COUNT] = {
-    [HY_RESOURCE_CPU] = {"cpu", "worker pool", 0, one, cpu_status, no_init, host_run, NULL},
-    [HY_RESOURCE_MODEL] = {"model", "modeled device", 2, any, model_status, no_init, host_run, NULL},
-    [HY_RESOURCE_CUDA] = {"cuda", "GPU", 1, hy_cuda_device_count, hy_cuda_status, cuda_init, cuda_run, NULL},
+    [HY_RESOURCE_CPU] = {"cpu", "worker pool", 0, one, cpu_status, no_init, host_run, 0, NULL},
+    [HY_RESOURCE_MODEL] = {"model", "modeled device", 2, any, model_status, no_init, host_run, 0, NULL},
+    [HY_RESOURCE_CUDA] = {"cuda", "GPU", 1, hy_cuda_device_count, hy_cuda_status, cuda_init, cuda_run, 1, NULL},
 };
 
 const hy_backend* hy_backend_get(hy_resource_kind kind) {

@@ -35,6 +35,7 @@ typedef struct hy_resource {
     hy_resource_kind kind;
     int device;  /* cuda: GPU index */
     int modeled; /* charged from its profile (model:, or anything under the virtual clock) */
+    int retired; /* failed during a run: given no more jobs (sched/proximity.h, failures) */
 } hy_resource;
 
 /* One batch of jobs of one kind, as a backend runs it. */
@@ -84,6 +85,10 @@ typedef struct hy_backend {
     hy_status (*init)(hy_resource* res);
     /* Run batch b of kind k (its functions take ctx). */
     hy_status (*run_batch)(const hy_resource* res, int r, const hy_job_kind_ops* k, void* ctx, hy_batch* b);
+    /* 1: an error from run_batch is the device failing (its jobs go to the
+     * other resources and it is retired); 0: an error ends the run (the
+     * host's errors are the caller's: out of memory, a bad job). */
+    int may_fail;
     /* Let the resource go (may be NULL: nothing to release). */
     void (*deinit)(hy_resource* res);
 } hy_backend;

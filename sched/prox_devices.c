@@ -212,6 +212,34 @@ static hy_status add_entry(void* vctx, hy_resource_kind kind, int device, const 
     return HY_OK;
 }
 
+/* "NAME@STEP" (hy_prox_config.fault): NAME one of p's resources, STEP >= 1,
+ * and another resource left to take its jobs. */
+static hy_status parse_fault(hy_prox* p, const char* spec) {
+    const char* at = strrchr(spec, '@');
+    char* end = NULL;
+    errno = 0;
+    long long step = at ? strtoll(at + 1, &end, 10) : 0;
+    if (!at || at == spec || !at[1] || *end || errno || step < 1)
+        return hy_fail(HY_ERR_INVALID_ARG, "fault '%s': expected DEVICE@STEP (a resource of the device list, a step >= 1)",
+                       spec);
+    size_t len = (size_t)(at - spec);
+    for (int i = 0; i < p->R; i++)
+        if (strlen(p->res[i].name) == len && !strncmp(p->res[i].name, spec, len)) {
+            if (p->R < 2)
+                return hy_fail(HY_ERR_INVALID_ARG, "fault '%s': %s is the only resource: none would be left to take its jobs",
+                               spec, p->res[i].name);
+            p->fault_resource = i;
+            p->fault_step = step;
+            return HY_OK;
+        }
+    char names[256];
+    size_t n = 0;
+    names[0] = '\0';
+    for (int i = 0; i < p->R && n < sizeof names; i++)
+        n += (size_t)snprintf(names + n, sizeof names - n, "%s%s", i ? ", " : "", p->res[i].name);
+    return hy_fail(HY_ERR_INVALID_ARG, "fault '%s': no resource '%.*s' (the resources: %s)", spec, (int)len, spec, names);
+}
+
 hy_status hy_prox_create(const hy_prox_config* config, hy_prox** out) {
     if (!config || !out) return hy_fail(HY_ERR_INVALID_ARG, "hy_prox_create: NULL argument");
     *out = NULL;
@@ -226,6 +254,9 @@ hy_status hy_prox_create(const hy_prox_config* config, hy_prox** out) {
     hy_status s = each_entry(config->devices, add_entry, &c, p->fallback, sizeof p->fallback);
     if (!s && p->R == 0) s = add_entry(&c, HY_RESOURCE_CPU, 0, NULL, "cpu");
     if (!s) s = hy_sched_policy_create(config->policy ? config->policy : "lp", &config->options, &p->policy);
+    p->fault_resource = -1;
+    for (int i = 0; i < p->R; i++) p->live[i] = i;
+    if (!s && config->fault) s = parse_fault(p, config->fault);
     if (s) {
         hy_prox_destroy(p);
         return s;
@@ -267,13 +298,16 @@ const hy_sched_model* hy_prox_model(const hy_prox* p) { return &p->model; }
 const char* hy_prox_policy_name(const hy_prox* p) { return p->policy->cls->name; }
 hy_clock hy_prox_clock(const hy_prox* p) { return p->clock; }
 const char* hy_prox_fallback(const hy_prox* p) { return p->fallback; }
+void hy_prox_begin_step(hy_prox* p, int64_t step) { p->step = step; }
+int hy_prox_failures(const hy_prox* p) { return p->failures; }
+const char* hy_prox_failure(const hy_prox* p) { return p->failure; }
 
 void hy_prox_describe(const hy_prox* p, char* buf, size_t cap) {
     size_t n = (size_t)snprintf(buf, cap, "policy %s, %s clock, resources:", p->policy->cls->name,
                                 p->clock == HY_CLOCK_VIRTUAL ? "virtual" : "real");
     for (int i = 0; i < p->R && n < cap; i++)
-        n += (size_t)snprintf(buf + n, cap - n, "%s %s%s", i ? "," : "", p->res[i].name,
-                              p->res[i].modeled ? " (modeled)" : "");
+        n += (size_t)snprintf(buf + n, cap - n, "%s %s%s%s", i ? "," : "", p->res[i].name,
+                              p->res[i].modeled ? " (modeled)" : "", p->res[i].retired ? " (failed)" : "");
 }
 
 hy_status hy_prox_set_policy(hy_prox* p, const char* name) {

@@ -72,6 +72,16 @@ struct hy_prox {
     /* what the device list asked for and did not get ("cuda" with no GPU):
      * one line for the caller to show, "" when everything was there */
     char fallback[192];
+    /* failures (see proximity.h): retired resources, and when there are
+     * any, the model of the live ones that the policy is asked about,
+     * live[i'] the resource of its i'-th */
+    int failures;
+    char failure[320];
+    hy_sched_model live_model;
+    int live[HY_SCHED_MAX_RESOURCES];
+    int64_t step;       /* hy_prox_begin_step */
+    int fault_resource; /* injected fault: resource (-1: none) and step */
+    int64_t fault_step;
 };
 
 /* One complete event on the trace's timeline (prox_trace.c): resource

@@ -89,28 +89,63 @@ static int64_t outgoing_jobs(const hy_prox* p) {
     return n;
 }
 
-static hy_status call_scheduler(hy_prox* p, double t, double* dt) {
-    int R = p->R, J = 2 * R;
-    double w0 = hy_sched_now();
-    hy_sched_problem_init(&p->prob, &p->model);
-    for (int i = 0; i < R; i++) {
-        double b = (p->running[i] ? p->end[i] - t : 0.0) + queued_time(p, i);
-        p->prob.busy[i] = b > 0.0 ? b : 0.0;
-        int wait = hy_sched_batches_stay_open(p->running[i], p->end[i] - t, p->last_call);
-        for (int j = 0; j < J; j++) p->prob.open[i][j] = (uint8_t)(wait && p->in[i][j].jobs > 0);
+/* The model of the live resources (after a failure): p->live[0..*L) their
+ * indices, p->live_model their profiles as they stand (learned costs
+ * included). */
+static hy_status live_model(hy_prox* p, int* L) {
+    hy_sched_model_init(&p->live_model);
+    int n = 0;
+    for (int i = 0; i < p->R; i++) {
+        if (p->res[i].retired) continue;
+        hy_status s = hy_sched_model_add(&p->live_model, &p->model.device[i]);
+        if (s) return s;
+        p->live[n++] = i;
     }
-    for (int j = 0; j < J; j++) p->prob.jobs[j] = p->out[hy_job_type_producer(j)][hy_job_type_kind(j)].jobs;
+    memcpy(p->live_model.units, p->model.units, sizeof p->live_model.units);
+    hy_sched_model_update(&p->live_model);
+    *L = n;
+    return HY_OK;
+}
+
+/* Ask the policy about the waiting jobs and the live resources (all of them
+ * until one fails: then the problem is the live resources', types of
+ * retired producers having handed their jobs on), and deal the answer out
+ * to the resources' queues of jobs in flight. */
+static hy_status call_scheduler(hy_prox* p, double t, double* dt) {
+    int R = p->R;
+    const hy_sched_model* M = &p->model;
+    const int* live = p->live;
+    if (p->failures) {
+        hy_status s = live_model(p, &R);
+        if (s) return s;
+        M = &p->live_model;
+    }
+    int J = 2 * R;
+    double w0 = hy_sched_now();
+    hy_sched_problem_init(&p->prob, M);
+    for (int a = 0; a < R; a++) {
+        int i = live[a];
+        double b = (p->running[i] ? p->end[i] - t : 0.0) + queued_time(p, i);
+        p->prob.busy[a] = b > 0.0 ? b : 0.0;
+        int wait = hy_sched_batches_stay_open(p->running[i], p->end[i] - t, p->last_call);
+        for (int j = 0; j < J; j++)
+            p->prob.open[a][j] =
+                (uint8_t)(wait && p->in[i][hy_job_type(live[hy_job_type_producer(j)], hy_job_type_kind(j))].jobs > 0);
+    }
+    for (int j = 0; j < J; j++) p->prob.jobs[j] = p->out[live[hy_job_type_producer(j)]][hy_job_type_kind(j)].jobs;
     p->prob.next_round = p->traverse_made != NULL;
     hy_status s = hy_sched_policy_assign(p->policy, &p->prob, &p->a);
     if (s) return s;
-    for (int i = 0; i < R; i++)
-        for (int j = 0; j < J; j++)
-            if (p->a.count[i][j] > 0) p->launch[i][j] = p->a.launch[i][j];
     for (int j = 0; j < J; j++) {
-        queue* src = &p->out[hy_job_type_producer(j)][hy_job_type_kind(j)];
-        for (int i = 0; i < R; i++)
-            if (!queue_move(src, &p->fly[i][j], p->a.count[i][j]))
+        hy_job_kind kind = hy_job_type_kind(j);
+        int k = live[hy_job_type_producer(j)], type = hy_job_type(k, kind);
+        queue* src = &p->out[k][kind];
+        for (int a = 0; a < R; a++) {
+            int i = live[a];
+            if (p->a.count[a][j] > 0) p->launch[i][type] = p->a.launch[a][j];
+            if (!queue_move(src, &p->fly[i][type], p->a.count[a][j]))
                 return hy_fail(HY_ERR_NOMEM, "proximity framework: out of memory for queues");
+        }
     }
     double wall = hy_sched_now() - w0;
     *dt = p->clock == HY_CLOCK_VIRTUAL ? hy_sched_call_time(p->policy->cls, &p->prob, p->a.iterations) : wall;
@@ -127,7 +162,7 @@ static hy_status call_scheduler(hy_prox* p, double t, double* dt) {
         char args[160];
         snprintf(args, sizeof args, "\"policy\":\"%s\",\"iterations\":%d,\"expected_makespan_us\":%.3f",
                  p->policy->cls->name, p->a.iterations, 1e6 * p->a.makespan);
-        hy_prox_trace_event(p, "schedule", "scheduler", R, t, *dt, args);
+        hy_prox_trace_event(p, "schedule", "scheduler", p->R, t, *dt, args);
     }
     return HY_OK;
 }
@@ -142,12 +177,72 @@ static hy_status deliver(hy_prox* p) {
     return HY_OK;
 }
 
+/* ---- failures */
+
+/* Who takes the initial jobs and those a retired resource made: the first
+ * live CPU (real or modeled), else the first live resource. */
+static int pick_host(const hy_prox* p) {
+    int first = -1;
+    for (int i = 0; i < p->R; i++) {
+        if (p->res[i].retired) continue;
+        if (first < 0) first = i;
+        if (p->res[i].kind == HY_RESOURCE_CPU ||
+            (p->res[i].kind == HY_RESOURCE_MODEL && p->model.device[i].kind == HY_DEVICE_CPU))
+            return i;
+    }
+    return first;
+}
+
+static int live_count(const hy_prox* p) {
+    int n = 0;
+    for (int i = 0; i < p->R; i++) n += !p->res[i].retired;
+    return n;
+}
+
+/* Jobs of type j in q back to their producer's outgoing queue (the host's
+ * when the producer is retired), for the next scheduler call. */
+static int hand_back(hy_prox* p, queue* q, int j) {
+    int k = hy_job_type_producer(j);
+    if (p->res[k].retired) k = p->host;
+    return queue_move(q, &p->out[k][hy_job_type_kind(j)], q->jobs);
+}
+
+/* Batch q (type j) failed on resource i at time t (the message is set):
+ * i is retired, and its jobs (the batch's, those waiting for it or on
+ * their way, those it made) go back to be scheduled again. */
+static hy_status retire(hy_prox* p, int i, int j, queue* q, double t) {
+    char why[160];
+    snprintf(why, sizeof why, "%s", hy_last_error());
+    p->res[i].retired = 1;
+    if (p->host == i) p->host = pick_host(p);
+    int64_t jobs = q->jobs;
+    int ok = hand_back(p, q, j);
+    for (int jj = 0; jj < 2 * p->R && ok; jj++) {
+        jobs += p->in[i][jj].jobs + p->fly[i][jj].jobs;
+        ok = hand_back(p, &p->in[i][jj], jj) && hand_back(p, &p->fly[i][jj], jj);
+    }
+    for (int k = 0; k < HY_JOB_KINDS && ok; k++) ok = hand_back(p, &p->out[i][k], hy_job_type(i, (hy_job_kind)k));
+    if (!ok) return hy_fail(HY_ERR_NOMEM, "proximity framework: out of memory for queues");
+    if (p->traverse_made) *p->traverse_made = 0;
+    p->failures++;
+    snprintf(p->failure, sizeof p->failure,
+             "%s failed in step %lld (%s): its %lld unfinished job%s run elsewhere, and the run goes on without it",
+             p->res[i].name, (long long)p->step, why, (long long)jobs, jobs == 1 ? "" : "s");
+    if (p->trace) {
+        char args[224];
+        snprintf(args, sizeof args, "\"jobs\":%lld,\"step\":%lld", (long long)jobs, (long long)p->step);
+        hy_prox_trace_event(p, "failed", "failure", i, t, 0.0, args);
+    }
+    return HY_OK;
+}
+
 /* Start a batch on idle resource i: all its incoming jobs of one type (or
  * the first launch[i][j] of them, where the policy launches in chunks),
  * TRAVERSE types first. The work is done now; the timeline sees it end at
  * t + its cost. */
 static hy_status start_batch(hy_prox* p, int i, double t, const hy_prox_work* work) {
     int J = 2 * p->R;
+    if (p->res[i].retired) return HY_OK;
     for (int pass = 0; pass < HY_JOB_KINDS; pass++)
         for (int j = pass; j < J; j += 2) {
             int64_t n = p->in[i][j].jobs;
@@ -165,7 +260,14 @@ static hy_status start_batch(hy_prox* p, int i, double t, const hy_prox_work* wo
             int64_t made = 0, units = -1;
             double copies = 0.0;
             if (p->traverse_made) *p->traverse_made = 0;
-            if (kind == HY_JOB_TRAVERSE) {
+            /* an injected fault strikes before the batch starts, as a
+             * device that stops answering would */
+            int fault = i == p->fault_resource && p->step >= p->fault_step;
+            if (fault) {
+                p->fault_resource = -1;
+                s = hy_fail(HY_ERR_INTERNAL, "injected fault, %s batch of %lld job%s", ops->name ? ops->name : "a",
+                            (long long)n, n == 1 ? "" : "s");
+            } else if (kind == HY_JOB_TRAVERSE) {
                 if (n > p->ids_cap) {
                     int64_t* ids = realloc(p->ids, sizeof(int64_t) * (size_t)n);
                     if (!ids) return hy_fail(HY_ERR_NOMEM, "proximity framework: out of memory for %lld ids", (long long)n);
@@ -190,6 +292,7 @@ static hy_status start_batch(hy_prox* p, int i, double t, const hy_prox_work* wo
                     copies += b.transfer;
                 }
             }
+            if (s && (fault || be->may_fail) && live_count(p) > 1) return retire(p, i, j, q, t);
             queue_clear(q);
             if (s) return s;
             double wall = hy_sched_now() - w0;
@@ -294,7 +397,7 @@ hy_status hy_prox_run_rounds(hy_prox* p, int64_t traverse_jobs, const hy_prox_wo
         if (s) break;
         if (!in_flight && outgoing_jobs(p) > 0) {
             int dry = 0;
-            for (int i = 0; i < R; i++) dry |= incoming_empty(p, i);
+            for (int i = 0; i < R; i++) dry |= !p->res[i].retired && incoming_empty(p, i);
             if (dry) {
                 double dt = 0.0;
                 s = call_scheduler(p, t, &dt);

@@ -39,6 +39,18 @@
  * profile's time for model: resources. Either way the contacts do not
  * depend on the assignment: each job's result depends only on the job.
  *
+ * Failures. A batch that fails on a resource whose backend may fail (a
+ * GPU's error; sched/backend.h) or on which a fault was injected
+ * (hy_prox_config.fault) does not end the run while another resource is
+ * live: the resource is retired (hy_resource.retired) and given no more
+ * jobs (the policy is asked about the live resources only); the failed
+ * batch's jobs, the jobs waiting for it and those it made go to the other
+ * resources, and the run goes on. A failed batch has delivered nothing
+ * (a GPU batch's outputs are accepted only when it succeeds; a fault
+ * strikes before the batch starts), and each job's result depends only on
+ * the job, so the contacts are those of the run without the failure.
+ * hy_prox_failure says what happened, in one line.
+ *
  * Threads: one hy_prox_run at a time per instance. */
 #ifndef HY_SCHED_PROXIMITY_H
 #define HY_SCHED_PROXIMITY_H
@@ -62,6 +74,11 @@ typedef struct hy_prox_config {
      * hy_prox_needs_profile says so before creating. */
     const hy_sched_model* profiles; /* may be NULL; looked up by name "cpu" / "cuda:N", and by NAME for model:NAME */
     hy_sched_options options;
+    /* "NAME@STEP" (may be NULL: none): resource NAME (as the device list
+     * names it: "model:gtx285", "cuda:0", "cpu") fails at its first batch
+     * in step STEP (>= 1; hy_prox_begin_step) or later, as a device
+     * failing would. A test of the failover: it needs another resource. */
+    const char* fault;
 } hy_prox_config;
 
 typedef struct hy_prox hy_prox;
@@ -127,6 +144,13 @@ hy_clock hy_prox_clock(const hy_prox* p);
 const char* hy_prox_fallback(const hy_prox* p);
 /* One line: policy, clock, resources (modeled ones marked). */
 void hy_prox_describe(const hy_prox* p, char* buf, size_t cap);
+
+/* The caller's step number (from 1), for hy_prox_config.fault. */
+void hy_prox_begin_step(hy_prox* p, int64_t step);
+/* Resources retired after a failure so far, and one line on the last one
+ * ("" when none): which, in which step, why, where its jobs went. */
+int hy_prox_failures(const hy_prox* p);
+const char* hy_prox_failure(const hy_prox* p);
 
 /* Switch policy (between runs). */
 hy_status hy_prox_set_policy(hy_prox* p, const char* name);

@@ -568,6 +568,10 @@ typedef struct hy_sched_def {
     const char* profile;   /* profile file from `hyphys calibrate` (the real cpu / cuda resources); needed
                               with more than one resource or the virtual clock; NULL: none */
     const char* trace;     /* write Chrome/Perfetto trace events of every later step here; NULL: none */
+    const char* fault;     /* "DEVICE@STEP": resource DEVICE (as hy_sched_resource.name gives it) fails at
+                              its first batch in step STEP (counted from 1 by this world's steps) or later;
+                              its jobs run elsewhere and the run goes on without it (hy_sched_info.failure).
+                              Needs another resource. NULL: none */
     uint32_t cookie;
 } hy_sched_def;
 
@@ -587,6 +591,7 @@ HY_API hy_status hy_world_set_scheduling(hy_world* world, const hy_sched_def* de
 typedef struct hy_sched_resource {
     char name[64];   /* "cpu", "cuda:0", "model:gtx285" */
     int32_t modeled; /* 1 when its time is charged from a profile */
+    int32_t retired; /* 1 when it failed during a step and was retired: it gets no more jobs */
 } hy_sched_resource;
 
 /* What the world's framework runs on: as hy_world_set_scheduling set it up,
@@ -603,6 +608,11 @@ typedef struct hy_sched_info {
      * was used as asked */
     int32_t fell_back;
     char fallback[192]; /* one line saying why ("cuda: no GPU present (...)"); "" when fell_back is 0 */
+    /* resources that failed during a step (a GPU's error, or hy_sched_def.fault)
+     * and were retired: their unfinished jobs ran on the others, and the
+     * results are those of a run without the failure */
+    int32_t failures;
+    char failure[320]; /* one line on the last failure (which, in which step, why); "" when none */
 } hy_sched_info;
 
 /* Fill *out (see hy_sched_info). HY_ERR_INVALID_ARG on a NULL argument. */
