@@ -212,6 +212,18 @@ static hy_status add_entry(void* vctx, hy_resource_kind kind, int device, const 
     return HY_OK;
 }
 
+int hy_prox_pick_host(const hy_prox* p) {
+    int first = -1;
+    for (int i = 0; i < p->R; i++) {
+        if (p->res[i].retired) continue;
+        if (first < 0) first = i;
+        if (p->res[i].kind == HY_RESOURCE_CPU ||
+            (p->res[i].kind == HY_RESOURCE_MODEL && p->model.device[i].kind == HY_DEVICE_CPU))
+            return i;
+    }
+    return first < 0 ? 0 : first;
+}
+
 /* "NAME@STEP" (hy_prox_config.fault): NAME one of p's resources, STEP >= 1,
  * and another resource left to take its jobs. */
 static hy_status parse_fault(hy_prox* p, const char* spec) {
@@ -261,13 +273,7 @@ hy_status hy_prox_create(const hy_prox_config* config, hy_prox** out) {
         hy_prox_destroy(p);
         return s;
     }
-    p->host = 0;
-    for (int i = 0; i < p->R; i++)
-        if (p->res[i].kind == HY_RESOURCE_CPU || (p->res[i].kind == HY_RESOURCE_MODEL &&
-                                                  p->model.device[i].kind == HY_DEVICE_CPU)) {
-            p->host = i;
-            break;
-        }
+    p->host = hy_prox_pick_host(p);
     *out = p;
     return HY_OK;
 }

@@ -89,6 +89,10 @@ struct hy_prox {
  * or NULL. Nothing when no trace is open. */
 void hy_prox_trace_event(hy_prox* p, const char* name, const char* cat, int tid, double start, double dur,
                          const char* args);
+/* The producer of the initial jobs, and of those a retired resource made:
+ * the first live CPU (real or modeled), else the first live resource
+ * (prox_devices.c). */
+int hy_prox_pick_host(const hy_prox* p);
 /* Under the real clock, refit the real resources' costs from the run's
  * batches (prox_learn.c); nothing under the virtual clock. */
 void hy_prox_learn_costs(hy_prox* p);

@@ -179,20 +179,6 @@ static hy_status deliver(hy_prox* p) {
 
 /* ---- failures */
 
-/* Who takes the initial jobs and those a retired resource made: the first
- * live CPU (real or modeled), else the first live resource. */
-static int pick_host(const hy_prox* p) {
-    int first = -1;
-    for (int i = 0; i < p->R; i++) {
-        if (p->res[i].retired) continue;
-        if (first < 0) first = i;
-        if (p->res[i].kind == HY_RESOURCE_CPU ||
-            (p->res[i].kind == HY_RESOURCE_MODEL && p->model.device[i].kind == HY_DEVICE_CPU))
-            return i;
-    }
-    return first;
-}
-
 static int live_count(const hy_prox* p) {
     int n = 0;
     for (int i = 0; i < p->R; i++) n += !p->res[i].retired;
@@ -214,7 +200,7 @@ static hy_status retire(hy_prox* p, int i, int j, queue* q, double t) {
     char why[160];
     snprintf(why, sizeof why, "%s", hy_last_error());
     p->res[i].retired = 1;
-    if (p->host == i) p->host = pick_host(p);
+    if (p->host == i) p->host = hy_prox_pick_host(p);
     int64_t jobs = q->jobs;
     int ok = hand_back(p, q, j);
     for (int jj = 0; jj < 2 * p->R && ok; jj++) {
