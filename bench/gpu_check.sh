@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # The checks and timings that need a GPU, in one go (a lent GPU machine's
 # time is short): the CUDA test (normal and HY_TEST_FULL), state hashes of
-# the CPU-only run against runs with cuda resources under every policy,
-# the calibrated profiles, step timings, and the CUDA interceptor on the
-# nvcc-built sample program.
+# the CPU-only run against runs with cuda resources under every policy
+# and with the GPU failing mid-run (--fault), the calibrated profiles, step
+# timings, and the CUDA interceptor on the nvcc-built sample program.
 #
 # usage: bench/gpu_check.sh BUILD_DIR OUT_DIR [FRAMES]
 #   BUILD_DIR holds hyphys, test_cuda, intercept_sample and
@@ -69,6 +69,12 @@ for scene in drop nbody cloth_ball fracture; do
         done
     done
     say "$line"
+    # a GPU failing in step 3: retired, its jobs elsewhere, the same hash
+    f="$O/h_${scene}_fault.json"
+    "$B/hyphys" run "$scene" --frames 6 --threads 2 --devices cpu,cuda --fault cuda:0@3 --json --quiet > "$f" 2> "${f%.json}.err"
+    h=$(hash_of "$f")
+    said=$(grep -c 'cuda:0 failed in step' "${f%.json}.err")
+    if [ -n "$ref" ] && [ "$h" = "$ref" ]; then say "$scene cpu,cuda --fault cuda:0@3: same hash, said $said time(s)"; else say "$scene cpu,cuda --fault cuda:0@3: DIFFERS ($h)"; fail=1; fi
 done
 
 # 4. timings: median step and CCD phase, CPU only and with the GPU

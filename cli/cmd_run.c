@@ -31,6 +31,7 @@ static void help(void) {
            "  --strict            refuse a scene whose objects intersect or lie closer than their\n"
            "                      contact distance at the start (exit 2); by default that is a warning\n"
            HY_CLI_SCHED_HELP
+           HY_CLI_FAULT_HELP
            "\nThe summary names the policy and the resources (modeled ones marked), the median\n"
            "time of a step's collision jobs on the framework's clock and each resource's share.\n\n"
            "exit codes: 0 ok, 1 runtime failure (e.g. the state became NaN), 2 bad usage or input\n");

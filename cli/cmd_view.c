@@ -59,6 +59,10 @@ static int view_main(int argc, char** argv) {
         long n;
         int sc = hy_cli_sched_option(&so, "view", argc, argv, &i);
         if (sc < 0) return HY_EXIT_USAGE;
+        if (sc > 0 && so.fault) {
+            fprintf(stderr, "hyphys view: --fault is an option of hyphys run\n");
+            return HY_EXIT_USAGE;
+        }
         if (sc > 0) continue;
         if (!strcmp(a, "--threads")) {
             if (!hy_cli_parse_int("--threads", v, 1, 256, &n)) return HY_EXIT_USAGE;

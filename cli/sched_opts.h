@@ -25,7 +25,10 @@ typedef struct hy_cli_sched {
     "                      c2075, cpu-m1, cpu-m2, or a profile .json), comma separated\n"                         \
     "  --clock real|virtual  virtual: discrete-event clock, every batch charged its modeled time\n"               \
     "  --profile FILE      calibrated profile of this machine (default: see hyphys calibrate --help)\n"           \
-    "  --trace FILE        write Chrome/Perfetto trace events of the collision jobs\n"                          \
+    "  --trace FILE        write Chrome/Perfetto trace events of the collision jobs\n"
+
+/* --fault, which `hyphys run` takes (it says when a resource failed). */
+#define HY_CLI_FAULT_HELP                                                                                         \
     "  --fault DEVICE@STEP make resource DEVICE (e.g. model:gtx285) fail at its first batch in step STEP:\n"      \
     "                      its jobs run on the others and the run goes on without it (needs another)\n"
 

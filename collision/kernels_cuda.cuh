@@ -52,6 +52,15 @@ typedef struct kernel_lane {
     cudaStream_t stream;
 } kernel_lane;
 
+/* Take lane l of `device` (its lock) and make the device current. The lock
+ * is held on return, whatever the status: release it with
+ * pthread_mutex_unlock(&l->lock). */
+static inline hy_status lane_enter(int device, kernel_lane* l) {
+    pthread_mutex_lock(&l->lock);
+    cudaError_t e = cudaSetDevice(device);
+    return e == cudaSuccess ? HY_OK : cuda_fail(device, "cudaSetDevice", e);
+}
+
 /* First use of a lane by a batch (lock held, device current): its stream,
  * and a per-thread stack large enough for `kernel`'s local frame (raised,
  * never lowered, so the kernels of several files can share a device). */

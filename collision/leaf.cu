@@ -119,12 +119,8 @@ extern "C" hy_status hy_cuda_leaf_batch(int device, const hy_leaf_job* jobs, int
     if (!jobs || !hit || !toi) return hy_fail(HY_ERR_INVALID_ARG, "cuda:%d: leaf batch with NULL arrays", device);
     pthread_once(&g_once, init_locks);
     leaf_device* ds = &g_dev[device];
-    pthread_mutex_lock(&ds->lane.lock);
-    cudaError_t e = cudaSetDevice(device);
-    if (e != cudaSuccess)
-        s = cuda_fail(device, "cudaSetDevice", e);
-    else
-        s = run_batch(device, ds, jobs, n, opts, hit, toi, &st, &sk);
+    s = lane_enter(device, &ds->lane);
+    if (!s) s = run_batch(device, ds, jobs, n, opts, hit, toi, &st, &sk);
     pthread_mutex_unlock(&ds->lane.lock);
     if (seconds_transfer) *seconds_transfer = st;
     if (seconds_kernel) *seconds_kernel = sk;

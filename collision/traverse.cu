@@ -570,12 +570,8 @@ extern "C" hy_status hy_cuda_traverse_batch(int device, hy_traverser* t, const i
 
     pthread_once(&g_once, init_locks);
     device_state* ds = &g_dev[device];
-    pthread_mutex_lock(&ds->lane.lock);
-    cudaError_t e = cudaSetDevice(device);
-    if (e != cudaSuccess)
-        s = cuda_fail(device, "cudaSetDevice", e);
-    else
-        s = run_traverse(device, ds, t, ids, n, trees, ntrees, job_tree, h_offsets, &st, &sk);
+    s = lane_enter(device, &ds->lane);
+    if (!s) s = run_traverse(device, ds, t, ids, n, trees, ntrees, job_tree, h_offsets, &st, &sk);
     pthread_mutex_unlock(&ds->lane.lock);
     free(trees);
     free(job_tree);

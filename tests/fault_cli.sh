@@ -3,7 +3,8 @@
 # with the state hash of the run without the fault, says once on stderr
 # which resource failed in which step, and exits 0; a malformed value, a
 # device not in --devices, and a fault on the only resource are usage
-# errors (exit 2) with a message naming the option or the device.
+# errors (exit 2) with a message naming the option or the device, and so
+# is --fault given to `hyphys view`.
 set -uo pipefail
 cli=${HY_CLI:?HY_CLI must name the hyphys binary}
 work=$(mktemp -d)
@@ -42,5 +43,13 @@ expect_usage --devices "$devs" --fault @2 "--fault: expected DEVICE@STEP"
 expect_usage --devices "$devs" --fault model:gtx480@2 "no resource 'model:gtx480'"
 expect_usage --devices model:gtx285 --fault model:gtx285@2 "only resource"
 expect_usage --devices "$devs" --fault "--fault needs a value"
+
+# view takes the scheduling options but not --fault (nothing there says a failure)
+if "$cli" --help | grep -q '^  view '; then
+    "$cli" view cloth_ball --devices "$devs" --fault model:gtx285@2 >"$work/v.out" 2>"$work/v.err"
+    rc=$?
+    [ $rc -eq 2 ] && grep -q -- "--fault is an option of hyphys run" "$work/v.err" ||
+        { echo "FAIL: view --fault exited $rc"; cat "$work/v.err"; fail=1; }
+fi
 
 exit $fail

@@ -230,7 +230,6 @@ static int update_behind(hy_viewer_sim* s, double lag, double now, double* facto
 static void* run(void* arg) {
     hy_viewer_sim* s = arg;
     int64_t step = 0;
-    int32_t failures_said = 0; /* resources said to have failed (hy_sched_info.failures) */
     const double dt = s->topo.time_step;
     /* real time: the wall time at which the simulated time was 0, so the
      * wanted simulated time is now - clock0 */
@@ -249,7 +248,6 @@ static void* run(void* arg) {
             pthread_mutex_lock(&s->lock);
             if (ok && st == HY_OK) {
                 step = 0;
-                failures_said = 0; /* a new world */
                 publish(s);
                 s->done = 0;
                 s->failed = 0;
@@ -310,11 +308,6 @@ static void* run(void* arg) {
         hy_world_def wd; /* the scene's step */
         if (st == HY_OK) st = hy_world_get_def(s->world, &wd);
         if (st == HY_OK) st = hy_world_step(s->world, wd.time_step, wd.substeps);
-        hy_sched_info info; /* a resource that failed: said once */
-        if (hy_world_get_scheduling(s->world, &info) == HY_OK && info.failures > failures_said) {
-            failures_said = info.failures;
-            fprintf(stderr, "hyphys view: %s\n", info.failure);
-        }
         char err[512] = "";
         if (st == HY_OK) {
             st = capture(s, &s->slots[s->write_slot], step + 1);
