@@ -434,6 +434,67 @@ static hy_quat rng_quat(uint64_t* state) {
 
 /* Named vertex sets, found by geometry in the object's own frame so they work
  * for any cloth mesh lying in the x-z plane (the grid generator's plane). */
+/* Instance i of lattice a around transform x: its position and turn (the
+ * jitter and random turns drawn from *rng in instance order). */
+static hy_quat lattice_place(const lattice* a, const xform* x, int64_t i, uint64_t* rng, double pos[3]) {
+    int64_t ijk[3] = {i % a->count[0], (i / a->count[0]) % a->count[1], i / ((int64_t)a->count[0] * a->count[1])};
+    for (int k = 0; k < 3; k++) {
+        pos[k] = x->pos[k] + ((double)ijk[k] - 0.5 * (a->count[k] - 1)) * a->spacing[k];
+        if (a->jitter > 0.0) pos[k] += a->jitter * (2.0 * rng_unit(rng) - 1.0);
+    }
+    return a->random_rotation ? quat_mul(rng_quat(rng), x->q) : x->q;
+}
+
+/* Instance i of `count` laid out from objects[index]: named <name>_<i>
+ * (or <name> alone), on `mesh` with `pins`, its `tris` triangles counted
+ * against the scene's limit. NULL with *s set on failure. */
+static inst* lattice_inst(ctx* c, plan* p, const cJSON* obj, int index, const char* name, int64_t i, int64_t count,
+                          int32_t mesh, int32_t pins, int64_t tris, hy_status* s) {
+    inst* in = add_inst(c, p, obj, s);
+    if (!in) return NULL;
+    in->object = index;
+    in->mesh = mesh;
+    in->pins = pins;
+    if (count > 1) snprintf(in->name, sizeof in->name, "%.47s_%d", name, (int)i);
+    else snprintf(in->name, sizeof in->name, "%.47s", name);
+    p->triangles += tris;
+    if (p->triangles > MAX_SCENE_TRIANGLES) {
+        *s = too_many(c, obj, p->triangles);
+        return NULL;
+    }
+    return in;
+}
+
+/* The end of a "pin" check (path mark mk): the set into the plan (room
+ * reserved) when s is HY_OK, else freed. */
+static hy_status keep_pinset(ctx* c, plan* p, size_t mk, pinset ps, hy_status s, int32_t* out) {
+    pop(c, mk);
+    if (s) {
+        free(ps.idx);
+        return s;
+    }
+    p->pins[p->pin_count] = ps;
+    *out = p->pin_count++;
+    return HY_OK;
+}
+
+/* "pin" given as an array of vertex indices, each in [0, nv), into ps. */
+static hy_status pin_indices(ctx* c, const cJSON* it, int32_t nv, pinset* ps) {
+    int n = cJSON_GetArraySize(it);
+    ps->idx = malloc(sizeof(int32_t) * (size_t)(n ? n : 1));
+    if (!ps->idx) return fail(c, it, HY_ERR_NOMEM, ": out of memory");
+    for (const cJSON* e = it->child; e; e = e->next) {
+        size_t m1 = push(c, "[%d]", ps->n);
+        int64_t v = 0;
+        hy_status s = check_int(c, e, INT32_MIN, INT32_MAX, &v);
+        if (!s && (v < 0 || v >= nv)) s = fail(c, e, HY_ERR_PARSE, " = %lld is not a vertex index in [0, %d)", (long long)v, nv);
+        pop(c, m1);
+        if (s) return s;
+        ps->idx[ps->n++] = (int32_t)v;
+    }
+    return HY_OK;
+}
+
 static hy_status named_pins(const hy_mesh* m, const char* set, pinset* out, int* known) {
     *known = 1;
     out->idx = NULL;
@@ -497,31 +558,12 @@ static hy_status check_pins(ctx* c, plan* p, const cJSON* obj, const hy_mesh* m,
                      "two_corners, edge, none)",
                      clip(it->valuestring, d, sizeof d));
     } else if (cJSON_IsArray(it)) {
-        int n = cJSON_GetArraySize(it);
-        ps.idx = malloc(sizeof(int32_t) * (size_t)(n ? n : 1));
-        if (!ps.idx) s = fail(c, it, HY_ERR_NOMEM, ": out of memory");
-        for (const cJSON* e = s ? NULL : it->child; e; e = e->next) {
-            size_t m1 = push(c, "[%d]", ps.n);
-            int64_t v = 0;
-            s = check_int(c, e, INT32_MIN, INT32_MAX, &v);
-            if (!s && (v < 0 || v >= m->vertex_count))
-                s = fail(c, e, HY_ERR_PARSE, " = %lld is not a vertex index in [0, %d)", (long long)v, m->vertex_count);
-            pop(c, m1);
-            if (s) break;
-            ps.idx[ps.n++] = (int32_t)v;
-        }
+        s = pin_indices(c, it, m->vertex_count, &ps);
     } else {
         s = fail(c, it, HY_ERR_PARSE, " must be an array of vertex indices or a set name, got %s",
                  describe(it, d, sizeof d));
     }
-    pop(c, mk);
-    if (s) {
-        free(ps.idx);
-        return s;
-    }
-    p->pins[p->pin_count] = ps;
-    *out = p->pin_count++;
-    return HY_OK;
+    return keep_pinset(c, p, mk, ps, s, out);
 }
 
 /* ------------------------------------------------------------ objects */
@@ -667,25 +709,11 @@ static hy_status check_meshed(ctx* c, plan* p, const cJSON* obj, int index, int 
     int64_t count = (int64_t)a.count[0] * a.count[1] * a.count[2];
     uint64_t rng = (uint64_t)a.seed;
     for (int64_t i = 0; i < count; i++) {
-        inst* in = add_inst(c, p, obj, &s);
+        int32_t mesh = mesh_idx[i % nm];
+        inst* in = lattice_inst(c, p, obj, index, name, i, count, mesh, pin_idx[i % nm], p->meshes[mesh]->triangle_count, &s);
         if (!in) return s;
-        int64_t ijk[3] = {i % a.count[0], (i / a.count[0]) % a.count[1], i / ((int64_t)a.count[0] * a.count[1])};
         double pos[3];
-        for (int k = 0; k < 3; k++) {
-            pos[k] = x->pos[k] + ((double)ijk[k] - 0.5 * (a.count[k] - 1)) * a.spacing[k];
-            if (a.jitter > 0.0) pos[k] += a.jitter * (2.0 * rng_unit(&rng) - 1.0);
-        }
-        hy_quat q = x->q;
-        if (a.random_rotation) q = quat_mul(rng_quat(&rng), q);
-        in->object = index;
-        in->mesh = mesh_idx[i % nm];
-        in->pins = pin_idx[i % nm];
-        if (count > 1)
-            snprintf(in->name, sizeof in->name, "%.47s_%d", name, (int)i);
-        else
-            snprintf(in->name, sizeof in->name, "%.47s", name);
-        p->triangles += p->meshes[in->mesh]->triangle_count;
-        if (p->triangles > MAX_SCENE_TRIANGLES) return too_many(c, obj, p->triangles);
+        hy_quat q = lattice_place(&a, x, i, &rng, pos);
         if (type == T_CLOTH) {
             in->kind = HY_OBJECT_CLOTH;
             hy_cloth_def* d = &in->d.cloth;
@@ -908,27 +936,18 @@ static hy_status check_solid_pins(ctx* c, plan* p, const cJSON* obj, const hy_te
     size_t mk = push(c, ".pin");
     pinset ps = {NULL, 0};
     char d[80];
-    int n = cJSON_IsArray(it) ? cJSON_GetArraySize(it) : m->vertex_count;
     hy_status s = HY_OK;
-    if (!cJSON_IsArray(it) && !cJSON_IsObject(it))
+    if (cJSON_IsArray(it)) {
+        s = pin_indices(c, it, m->vertex_count, &ps);
+    } else if (!cJSON_IsObject(it)) {
         s = fail(c, it, HY_ERR_PARSE, " must be an array of vertex indices or an object of bounds (x_below, ...), got %s",
                  describe(it, d, sizeof d));
-    if (!s) s = cJSON_IsObject(it) ? check_fields(c, it, fields) : HY_OK;
-    if (!s && !(ps.idx = malloc(sizeof(int32_t) * (size_t)(n ? n : 1)))) s = fail(c, it, HY_ERR_NOMEM, ": out of memory");
-    if (!s && cJSON_IsArray(it)) {
-        for (const cJSON* e = it->child; e; e = e->next) {
-            size_t m1 = push(c, "[%d]", ps.n);
-            int64_t v = 0;
-            s = check_int(c, e, INT32_MIN, INT32_MAX, &v);
-            if (!s && (v < 0 || v >= m->vertex_count))
-                s = fail(c, e, HY_ERR_PARSE, " = %lld is not a vertex index in [0, %d)", (long long)v, m->vertex_count);
-            pop(c, m1);
-            if (s) break;
-            ps.idx[ps.n++] = (int32_t)v;
-        }
-    } else if (!s) {
-        double bound[6];
-        int has[6];
+    } else {
+        s = check_fields(c, it, fields);
+        if (!s && !(ps.idx = malloc(sizeof(int32_t) * (size_t)(m->vertex_count ? m->vertex_count : 1))))
+            s = fail(c, it, HY_ERR_NOMEM, ": out of memory");
+        double bound[6] = {0};
+        int has[6] = {0};
         for (int k = 0; k < 6 && !s; k++) {
             has[k] = get(it, fields[k]) != NULL;
             s = field_num(c, it, fields[k], R_ANY, &bound[k]);
@@ -943,14 +962,7 @@ static hy_status check_solid_pins(ctx* c, plan* p, const cJSON* obj, const hy_te
         }
         if (!s && ps.n == 0) s = fail(c, it, HY_ERR_PARSE, " holds no vertex of the mesh");
     }
-    pop(c, mk);
-    if (s) {
-        free(ps.idx);
-        return s;
-    }
-    p->pins[p->pin_count] = ps;
-    *out = p->pin_count++;
-    return HY_OK;
+    return keep_pinset(c, p, mk, ps, s, out);
 }
 
 /* fem / massspring, possibly arrayed: every instance shares the mesh. */
@@ -969,24 +981,11 @@ static hy_status check_solid(ctx* c, plan* p, const cJSON* obj, int index, int t
     int64_t count = (int64_t)a.count[0] * a.count[1] * a.count[2];
     uint64_t rng = (uint64_t)a.seed;
     for (int64_t i = 0; i < count; i++) {
-        inst* in = add_inst(c, p, obj, &s);
+        inst* in = lattice_inst(c, p, obj, index, name, i, count, mesh, pins, tris, &s);
         if (!in) return s;
-        int64_t ijk[3] = {i % a.count[0], (i / a.count[0]) % a.count[1], i / ((int64_t)a.count[0] * a.count[1])};
         double pos[3];
-        for (int k = 0; k < 3; k++) {
-            pos[k] = x->pos[k] + ((double)ijk[k] - 0.5 * (a.count[k] - 1)) * a.spacing[k];
-            if (a.jitter > 0.0) pos[k] += a.jitter * (2.0 * rng_unit(&rng) - 1.0);
-        }
-        hy_quat q = x->q;
-        if (a.random_rotation) q = quat_mul(rng_quat(&rng), q);
+        hy_quat q = lattice_place(&a, x, i, &rng, pos);
         in->kind = type == T_FEM ? HY_OBJECT_FEM : HY_OBJECT_MASS_SPRING;
-        in->object = index;
-        in->mesh = mesh;
-        in->pins = pins;
-        if (count > 1) snprintf(in->name, sizeof in->name, "%.47s_%d", name, (int)i);
-        else snprintf(in->name, sizeof in->name, "%.47s", name);
-        p->triangles += tris;
-        if (p->triangles > MAX_SCENE_TRIANGLES) return too_many(c, obj, p->triangles);
         hy_solid_def* d = &in->d.solid;
         *d = hy_solid_def_default();
         d->kind = in->kind;
