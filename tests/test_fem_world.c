@@ -2,7 +2,8 @@
  * reduced fem64 (FEM and mass-spring blocks falling onto a slab and each
  * other) ends every step free of intersecting triangles and has the same
  * state hash with 1 and 2 threads and after a snapshot round trip; a held
- * beam end stays put while the free end bends down; bad scenes (a
+ * beam end stays put while the free end bends down; the scenes in scenes/
+ * hold the documented counts; bad scenes (a
  * degenerate element in a mesh file, an unknown material key, a material
  * the FEM refuses) are refused naming the file, line and object. */
 #include <stdio.h>
@@ -164,6 +165,38 @@ static void test_beam(void) {
     hy_world_destroy(w);
 }
 
+/* The scenes in scenes/ hold the counts the user guide gives. The large
+ * ones are left out of sanitizer runs (building their models is slow there). */
+static void test_scene_files(void) {
+    static const struct {
+        const char* file;
+        int32_t objects, triangles, tetrahedra, particles;
+        int large;
+    } scenes[] = {
+        {"fem_beam.json", 1, 9900, 101250, 19456, 0},
+        {"fem64.json", 65, 136460, 64 * 14196, 64 * 2940, 1},
+        {"fem_mixed.json", 65, 75404, 32 * 480 + 32 * 14196, 32 * 150 + 32 * 2940, 1},
+        {"fem_independent.json", 64, 87040, 32 * 2058 + 32 * 14196, 32 * 512 + 32 * 2940, 1},
+    };
+    for (size_t i = 0; i < sizeof scenes / sizeof scenes[0]; i++) {
+        if (scenes[i].large && quick()) continue;
+        char path[512];
+        snprintf(path, sizeof path, "%s/scenes/%s", HY_SOURCE_DIR, scenes[i].file);
+        hy_world* w = NULL;
+        CHECK_OK(hy_scene_load(path, NULL, &w));
+        if (!w) continue;
+        int32_t tets = 0, particles = 0;
+        CHECK_OK(hy_world_get_tet_counts(w, &tets, &particles));
+        CHECK(hy_test_object_count(w) == scenes[i].objects);
+        CHECK(hy_test_triangle_count(w) == scenes[i].triangles);
+        CHECK(tets == scenes[i].tetrahedra);
+        CHECK(particles == scenes[i].particles);
+        if (tets != scenes[i].tetrahedra || particles != scenes[i].particles)
+            fprintf(stderr, "%s: %d tetrahedra, %d particles\n", scenes[i].file, tets, particles);
+        hy_world_destroy(w);
+    }
+}
+
 static int write_file(const char* path, const char* text) {
     FILE* f = fopen(path, "w");
     if (!f) return 0;
@@ -240,5 +273,6 @@ int main(void) {
     test_threads_snapshot();
     test_beam();
     test_bad_scenes();
+    test_scene_files();
     TEST_END();
 }
