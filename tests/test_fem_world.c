@@ -162,6 +162,10 @@ static void test_beam(void) {
     if (!(tip < -0.002 && tip > -0.2)) fprintf(stderr, "beam tip moved %g m\n", tip);
     CHECK(tip < -0.002);
     CHECK(tip > -0.2);
+    /* removing the solid frees it; the world steps on without it */
+    CHECK_OK(hy_object_remove(w, id));
+    CHECK(hy_test_object_count(w) == 0);
+    CHECK_OK(hy_test_step(w));
     hy_world_destroy(w);
 }
 
