@@ -326,8 +326,11 @@ static int run_main(int argc, char** argv) {
     if (o.json) {
         printf("{\"scene\":");
         hy_cli_json_string(stdout, o.scene);
-        printf(",\"triangles\":%d,\"frames\":%ld,\"threads\":%d,\"ms_per_step\":{", hy_cli_triangles(w),
-               done, threads);
+        printf(",\"triangles\":%d", hy_cli_triangles(w));
+        int32_t tets = 0, particles = 0;
+        hy_world_get_tet_counts(w, &tets, &particles);
+        if (tets > 0) printf(",\"tetrahedra\":%d,\"particles\":%d", tets, particles);
+        printf(",\"frames\":%ld,\"threads\":%d,\"ms_per_step\":{", done, threads);
         for (int p = 0; p <= HY_PHASE_COUNT; p++) {
             const double* v = ms + (size_t)p * (size_t)o.frames;
             printf("%s\"%s\":{\"median\":%.4f,\"p95\":%.4f}", p ? "," : "",

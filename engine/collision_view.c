@@ -7,16 +7,18 @@
 
 #include "collision/collide.h"
 #include "core/error.h"
+#include "engine/kinds.h"
 #include "engine/tools.h"
 #include "engine/world.h"
 
 static hy_view_motion motion_of(const hy_object* o) {
+    if (o->ops) return o->ops->motion;
     switch (o->kind) {
     case HY_OBJECT_CLOTH:
         return HY_MOVES_FREE;
     case HY_OBJECT_BODY:
         return HY_MOVES_RIGID;
-    case HY_OBJECT_OBSTACLE:
+    default:
         break;
     }
     return HY_MOVES_SCRIPTED;
@@ -28,7 +30,7 @@ static void fill_flags(hy_world* w) {
     hy_scene_view* v = &w->view;
     for (int32_t i = 0; i < w->object_count; i++) {
         const hy_object* o = &w->objects[i];
-        unsigned f = 0;
+        unsigned f = o->ops ? o->ops->view_flags : 0;
         if (o->kind == HY_OBJECT_CLOTH) f |= HY_VIEW_SELF;
         if (hy_object_is_driven(o)) f |= HY_VIEW_DRIVEN;
         if (hy_object_is_static(o)) f |= HY_VIEW_STATIC;
@@ -60,6 +62,8 @@ static hy_status layout(hy_world* w) {
         if (o->kind == HY_OBJECT_CLOTH) {
             memcpy(v->mass + off, hy_cloth_masses(o->cloth), sizeof(double) * (size_t)o->nv);
             memcpy(v->inv_mass + off, hy_cloth_inverse_masses(o->cloth), sizeof(double) * (size_t)o->nv);
+        } else if (o->ops) {
+            o->ops->view_masses(o, v->mass + off, v->inv_mass + off);
         }
         off += o->nv;
     }

@@ -146,8 +146,19 @@ static hy_status build(ctx* c, const plan* p, hy_world** out) {
     if (!ids) s = hy_fail(HY_ERR_NOMEM, "%s: out of memory", c->file);
     for (int32_t i = 0; !s && i < p->inst_count; i++) {
         inst in = p->insts[i];
-        hy_mesh_view view = hy_mesh_get_view(p->meshes[in.mesh]);
-        if (in.kind == HY_OBJECT_CLOTH) {
+        if (in.kind == HY_OBJECT_FEM || in.kind == HY_OBJECT_MASS_SPRING) {
+            const hy_tetmesh* tm = p->tetmeshes[in.mesh];
+            in.d.solid.positions = tm->positions;
+            in.d.solid.vertex_count = tm->vertex_count;
+            in.d.solid.tets = tm->tets;
+            in.d.solid.tet_count = tm->tet_count;
+            if (in.pins >= 0) {
+                in.d.solid.fixed = p->pins[in.pins].idx;
+                in.d.solid.fixed_count = p->pins[in.pins].n;
+            }
+            s = hy_solid_add(w, &in.d.solid, &ids[i]);
+        } else if (in.kind == HY_OBJECT_CLOTH) {
+            hy_mesh_view view = hy_mesh_get_view(p->meshes[in.mesh]);
             in.d.cloth.mesh = view;
             if (in.pins >= 0) {
                 in.d.cloth.pinned = p->pins[in.pins].idx;
@@ -157,12 +168,12 @@ static hy_status build(ctx* c, const plan* p, hy_world** out) {
             s = hy_cloth_add(w, &in.d.cloth, &id);
             ids[i] = hy_cloth_object(id);
         } else if (in.kind == HY_OBJECT_BODY) {
-            in.d.body.mesh = view;
+            in.d.body.mesh = hy_mesh_get_view(p->meshes[in.mesh]);
             hy_body_id id = {0, 0};
             s = hy_body_add(w, &in.d.body, &id);
             ids[i] = hy_body_object(id);
         } else {
-            in.d.obstacle.mesh = view;
+            in.d.obstacle.mesh = hy_mesh_get_view(p->meshes[in.mesh]);
             hy_obstacle_id id = {0, 0};
             s = hy_obstacle_add(w, &in.d.obstacle, &id);
             ids[i] = hy_obstacle_object(id);

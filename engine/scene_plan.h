@@ -9,6 +9,8 @@
 #include <stdlib.h>
 
 #include "core/mesh.h"
+#include "core/tetmesh.h"
+#include "engine/kinds.h"
 #include "engine/scene_fields.h"
 #include "hyphys/hyphys.h"
 
@@ -34,18 +36,25 @@ enum {
     M_THICKNESS,
     M_FRICTION,
     M_RESTITUTION,
+    M_YOUNG,
+    M_POISSON,
+    M_SPRING,
+    M_MASS_DAMPING,
     M_COUNT
 };
 static const char* const material_fields[] = {"density",        "stretch_stiffness", "shear_stiffness",
                                               "bend_stiffness", "damping",           "air_damping",
                                               "thickness",      "friction",          "restitution",
-                                              NULL};
+                                              "young",          "poisson",           "spring_stiffness",
+                                              "mass_damping",   NULL};
 static const char* const inline_material_fields[] = {"base",           "density",     "stretch_stiffness",
                                                      "shear_stiffness", "bend_stiffness", "damping",
                                                      "air_damping",     "thickness",   "friction",
-                                                     "restitution",     NULL};
+                                                     "restitution",     "young",       "poisson",
+                                                     "spring_stiffness", "mass_damping", NULL};
 static const range material_ranges[M_COUNT] = {R_POS,    R_NONNEG, R_NONNEG, R_NONNEG, R_NONNEG,
-                                               R_NONNEG, R_NONNEG, R_NONNEG, R_UNIT};
+                                               R_NONNEG, R_NONNEG, R_NONNEG, R_UNIT,
+                                               R_POS,    R_NONNEG, R_POS,    R_NONNEG};
 
 typedef struct material {
     const char* name;
@@ -61,13 +70,14 @@ typedef struct pinset {
 typedef struct inst {
     hy_object_kind kind;
     int32_t object; /* index in "objects", for messages */
-    int32_t mesh;   /* index in plan.meshes */
+    int32_t mesh;   /* index in plan.meshes (plan.tetmeshes for FEM and mass-spring) */
     int32_t pins;   /* index in plan.pins, -1 = none */
     char name[64];
     union {
         hy_cloth_def cloth;
         hy_body_def body;
         hy_obstacle_def obstacle;
+        hy_solid_def solid;
     } d;
 } inst;
 
@@ -83,6 +93,8 @@ typedef struct plan {
     int32_t material_count;
     hy_mesh** meshes;
     int32_t mesh_count, mesh_cap;
+    hy_tetmesh** tetmeshes;
+    int32_t tetmesh_count, tetmesh_cap;
     int64_t mesh_triangles; /* over distinct meshes */
     pinset* pins;
     int32_t pin_count, pin_cap;
@@ -109,6 +121,8 @@ static inline void plan_free(plan* p) {
     free(p->materials);
     for (int32_t i = 0; i < p->mesh_count; i++) hy_mesh_destroy(p->meshes[i]);
     free(p->meshes);
+    for (int32_t i = 0; i < p->tetmesh_count; i++) hy_tetmesh_destroy(p->tetmeshes[i]);
+    free(p->tetmeshes);
     for (int32_t i = 0; i < p->pin_count; i++) free(p->pins[i].idx);
     free(p->pins);
     free(p->insts);

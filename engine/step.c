@@ -13,6 +13,7 @@
 #include "collision/response.h"
 #include "core/error.h"
 #include "engine/cloth_contact.h"
+#include "engine/kinds.h"
 #include "engine/tools.h"
 #include "sched/proximity.h"
 
@@ -141,6 +142,8 @@ static hy_status integrate(hy_world* w, double dt, hy_step_stats* st) {
         case HY_OBJECT_OBSTACLE:
             hy_obstacle_vertices(o, w->time + dt, o->x1, o->v1);
             break;
+        default: /* the kinds of the operations table: below */
+            break;
         }
     }
     /* Bonds correct the bonded bodies' velocities; their poses then follow
@@ -174,6 +177,12 @@ static hy_status integrate(hy_world* w, double dt, hy_step_stats* st) {
         hy_object* o = &w->objects[i];
         if (!o->alive || o->kind != HY_OBJECT_CLOTH) continue;
         hy_status s = integrate_cloth(w, o, dt, st);
+        if (s) return s;
+    }
+    for (int32_t i = 0; i < w->object_count; i++) {
+        hy_object* o = &w->objects[i];
+        if (!o->alive || !o->ops) continue;
+        hy_status s = o->ops->integrate(w, o, dt, st);
         if (s) return s;
     }
     return HY_OK;

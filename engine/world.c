@@ -12,6 +12,7 @@
 #include "collision/response.h"
 #include "engine/cloth_contact.h"
 #include "core/error.h"
+#include "engine/kinds.h"
 #include "engine/tools.h"
 #include "sched/proximity.h"
 #include "core/mesh.h"
@@ -45,7 +46,8 @@ static hy_status check_nonneg(double x, const char* what, const char* field) {
     return HY_OK;
 }
 
-static void free_object(hy_object* o) {
+void hy_object_free(hy_object* o) {
+    if (o->ops) o->ops->destroy(o);
     free(o->tri);
     free(o->local);
     free(o->x);
@@ -59,8 +61,8 @@ static void free_object(hy_object* o) {
 }
 
 /* Reserve a slot, room for its id and the per-vertex arrays of a new
- * object (commit_object then cannot fail). */
-static hy_status new_object(hy_world* w, hy_object_kind kind, hy_mesh_view m, hy_object** out, int32_t* slot) {
+ * object (hy_world_commit_object then cannot fail). */
+hy_status hy_world_new_object(hy_world* w, hy_object_kind kind, hy_mesh_view m, hy_object** out, int32_t* slot) {
     if (w->free_handle < 0 && w->handle_count == w->handle_capacity) {
         int32_t cap = w->handle_capacity ? 2 * w->handle_capacity : 16;
         hy_handle* nh = realloc(w->handles, sizeof *nh * (size_t)cap);
@@ -89,7 +91,7 @@ static hy_status new_object(hy_world* w, hy_object_kind kind, hy_mesh_view m, hy
     o->x1 = calloc(n3, sizeof(double));
     o->v1 = calloc(n3, sizeof(double));
     if (!o->tri || !o->local || !o->x || !o->v || !o->x1 || !o->v1) {
-        free_object(o);
+        hy_object_free(o);
         return hy_fail(HY_ERR_NOMEM, "out of memory for an object of %d vertices", m.vertex_count);
     }
     memcpy(o->tri, m.triangles, sizeof(int32_t) * 3 * (size_t)m.triangle_count);
@@ -102,7 +104,7 @@ static hy_status new_object(hy_world* w, hy_object_kind kind, hy_mesh_view m, hy
 /* Give the new object in `slot` an id: a freed index (whose generation
  * was raised when its object was removed) or a new one, generation 1. The
  * default name counts ids, so names stay unique after removals. */
-static hy_object_id commit_object(hy_world* w, int32_t slot, const char* default_name) {
+hy_object_id hy_world_commit_object(hy_world* w, int32_t slot, const char* default_name) {
     hy_object* o = &w->objects[slot];
     int32_t h;
     if (w->free_handle >= 0) {
@@ -141,6 +143,8 @@ hy_object* hy_world_resolve(const hy_world* w, hy_object_id id) {
 }
 
 static const char* kind_name(hy_object_kind k) {
+    const hy_kind_ops* ops = hy_kind_ops_of(k);
+    if (ops) return ops->name;
     return k == HY_OBJECT_CLOTH ? "cloth" : k == HY_OBJECT_BODY ? "rigid body" : "obstacle";
 }
 
@@ -233,7 +237,7 @@ HY_API hy_status hy_world_create(const hy_world_def* def, hy_world** out) {
 
 HY_API void hy_world_destroy(hy_world* w) {
     if (!w) return;
-    for (int32_t i = 0; i < w->object_count; i++) free_object(&w->objects[i]);
+    for (int32_t i = 0; i < w->object_count; i++) hy_object_free(&w->objects[i]);
     free(w->objects);
     free(w->handles);
     hy_events_free(w);
@@ -303,7 +307,7 @@ HY_API hy_status hy_cloth_add(hy_world* w, const hy_cloth_def* d, hy_cloth_id* o
 
     hy_object* o = NULL;
     int32_t slot;
-    s = new_object(w, HY_OBJECT_CLOTH, d->mesh, &o, &slot);
+    s = hy_world_new_object(w, HY_OBJECT_CLOTH, d->mesh, &o, &slot);
     if (s) return s;
     /* The rest shape is the transformed mesh: the cloth starts unstretched. */
     hy_v3 p = v3_load(d->position);
@@ -312,13 +316,13 @@ HY_API hy_status hy_cloth_add(hy_world* w, const hy_cloth_def* d, hy_cloth_id* o
                           d->air_damping};
     s = hy_cloth_model_create(o->x, o->nv, o->tri, o->nt, &cp, d->pinned, d->pinned_count, &o->cloth);
     if (s) {
-        free_object(o);
+        hy_object_free(o);
         return s;
     }
     o->thickness = d->thickness;
     o->friction = d->friction;
     memcpy(o->x1, o->x, sizeof(double) * 3 * (size_t)o->nv);
-    hy_object_id id = commit_object(w, slot, "cloth");
+    hy_object_id id = hy_world_commit_object(w, slot, "cloth");
     out->index = id.index;
     out->generation = id.generation;
     return HY_OK;
@@ -372,7 +376,7 @@ HY_API hy_status hy_body_add(hy_world* w, const hy_body_def* d, hy_body_id* out)
 
     hy_object* o = NULL;
     int32_t slot;
-    s = new_object(w, HY_OBJECT_BODY, d->mesh, &o, &slot);
+    s = hy_world_new_object(w, HY_OBJECT_BODY, d->mesh, &o, &slot);
     if (s) return s;
     /* Body frame: the mesh frame moved to the centre of mass. */
     hy_v3 c = v3_load(mp.center);
@@ -393,7 +397,7 @@ HY_API hy_status hy_body_add(hy_world* w, const hy_body_def* d, hy_body_id* out)
     o->gravity = d->gravity != 0;
     hy_body_pose_vertices(o, &o->body, o->x, o->v);
     memcpy(o->x1, o->x, sizeof(double) * 3 * (size_t)o->nv);
-    hy_object_id id = commit_object(w, slot, "body");
+    hy_object_id id = hy_world_commit_object(w, slot, "body");
     out->index = id.index;
     out->generation = id.generation;
     return HY_OK;
@@ -710,7 +714,7 @@ HY_API hy_status hy_obstacle_add(hy_world* w, const hy_obstacle_def* d, hy_obsta
     if (s) return s;
     hy_object* o = NULL;
     int32_t slot;
-    s = new_object(w, HY_OBJECT_OBSTACLE, d->mesh, &o, &slot);
+    s = hy_world_new_object(w, HY_OBJECT_OBSTACLE, d->mesh, &o, &slot);
     if (s) return s;
     o->pos0 = v3_load(d->position);
     o->q0 = q;
@@ -720,7 +724,7 @@ HY_API hy_status hy_obstacle_add(hy_world* w, const hy_obstacle_def* d, hy_obsta
     o->thickness = d->thickness;
     hy_obstacle_vertices(o, w->time, o->x, o->v);
     memcpy(o->x1, o->x, sizeof(double) * 3 * (size_t)o->nv);
-    hy_object_id id = commit_object(w, slot, "obstacle");
+    hy_object_id id = hy_world_commit_object(w, slot, "obstacle");
     out->index = id.index;
     out->generation = id.generation;
     return HY_OK;
@@ -850,7 +854,7 @@ HY_API hy_status hy_object_remove(hy_world* w, hy_object_id id) {
     h->next_free = w->free_handle;
     w->free_handle = (int32_t)id.index;
     remove_slot_bonds(&w->bonds, slot);
-    free_object(o);
+    hy_object_free(o);
     /* close the gap: the others keep their order and their ids */
     memmove(o, o + 1, sizeof *o * (size_t)(w->object_count - slot - 1));
     w->object_count--;
@@ -899,6 +903,14 @@ HY_API hy_status hy_object_get_mesh(const hy_world* w, hy_object_id id, int32_t*
     return HY_OK;
 }
 
+HY_API hy_status hy_object_get_tet_count(const hy_world* w, hy_object_id id, int32_t* out) {
+    hy_object* o = hy_world_resolve(w, id);
+    if (!o) return resolve_status(w, id);
+    if (!out) return hy_fail(HY_ERR_INVALID_ARG, "hy_object_get_tet_count: out is NULL");
+    *out = o->ops ? o->ops->tet_count(o) : 0;
+    return HY_OK;
+}
+
 static hy_status copy_out(const hy_world* w, hy_object_id id, double* out, size_t capacity, int velocities) {
     hy_object* o = hy_world_resolve(w, id);
     if (!o) return resolve_status(w, id);
@@ -933,6 +945,20 @@ HY_API hy_status hy_world_get_vertex_count(const hy_world* w, int32_t* out) {
     int32_t n = 0;
     for (int32_t i = 0; i < w->object_count; i++) n += w->objects[i].nv;
     *out = n;
+    return HY_OK;
+}
+
+HY_API hy_status hy_world_get_tet_counts(const hy_world* w, int32_t* tetrahedra, int32_t* particles) {
+    hy_status s = check_get(w, tetrahedra, "hy_world_get_tet_counts");
+    if (!s) s = check_get(w, particles, "hy_world_get_tet_counts");
+    if (s) return s;
+    *tetrahedra = *particles = 0;
+    for (int32_t i = 0; i < w->object_count; i++) {
+        const hy_object* o = &w->objects[i];
+        if (!o->ops) continue;
+        *tetrahedra += o->ops->tet_count(o);
+        *particles += o->nv;
+    }
     return HY_OK;
 }
 

@@ -56,6 +56,10 @@ typedef struct hy_object {
     hy_v3 pos0, pivot;
     hy_quat q0;
     hy_motion motion;
+    /* kinds behind the operations table (engine/kinds.h): their table
+     * entry and their own state, which the entry alone reads */
+    const struct hy_kind_ops* ops;
+    void* kind_state;
 } hy_object;
 
 /* A static obstacle (no scripted motion) or a sleeping body: two of these
@@ -75,6 +79,13 @@ static inline int hy_object_is_static(const hy_object* o) {
 static inline int hy_object_is_driven(const hy_object* o) {
     return o->kind == HY_OBJECT_OBSTACLE || (o->kind == HY_OBJECT_BODY && o->kinematic);
 }
+
+/* Object slots (engine/world.c), for the kinds' own add functions: reserve
+ * a slot with room for the mesh's vertices and triangles (copied; o->x and
+ * the rest zeroed), then give it an id (cannot fail), or free it. */
+hy_status hy_world_new_object(hy_world* w, hy_object_kind kind, hy_mesh_view m, hy_object** out, int32_t* slot);
+hy_object_id hy_world_commit_object(hy_world* w, int32_t slot, const char* default_name);
+void hy_object_free(hy_object* o);
 
 /* Body: zero the inverse mass and inertia (kinematic) or make them again
  * from the mass properties (dynamic). */

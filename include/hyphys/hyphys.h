@@ -111,7 +111,9 @@ typedef struct hy_obstacle_id {
 typedef enum hy_object_kind {
     HY_OBJECT_CLOTH = 1,
     HY_OBJECT_BODY = 2,
-    HY_OBJECT_OBSTACLE = 3
+    HY_OBJECT_OBSTACLE = 3,
+    HY_OBJECT_FEM = 4,        /* corotational finite elements on a tet mesh (scenes: "type": "fem") */
+    HY_OBJECT_MASS_SPRING = 5 /* springs on a tet mesh's edges (scenes: "type": "massspring") */
 } hy_object_kind;
 
 /* Widening: always valid (a stale typed id gives a stale object id). */
@@ -398,6 +400,9 @@ HY_API hy_status hy_object_get_thickness(const hy_world* world, hy_object_id id,
  * removing an object shifts the later ones down by one). */
 HY_API hy_status hy_world_get_object_count(const hy_world* world, int32_t* out);
 HY_API hy_status hy_world_get_object(const hy_world* world, int32_t i, hy_object_id* out);
+/* Tetrahedra of a volumetric object (FEM or mass-spring); 0 for the
+ * surface kinds. */
+HY_API hy_status hy_object_get_tet_count(const hy_world* world, hy_object_id id, int32_t* out);
 HY_API hy_status hy_object_get_mesh(const hy_world* world, hy_object_id id, int32_t* vertex_count,
                                     int32_t* triangle_count, const int32_t** triangles);
 /* World-frame vertex positions / velocities, 3 * vertex_count doubles, copied
@@ -446,6 +451,9 @@ HY_API hy_status hy_world_get_stats(const hy_world* world, hy_step_stats* out);
 /* Triangles and vertices of every live object. */
 HY_API hy_status hy_world_get_triangle_count(const hy_world* world, int32_t* out);
 HY_API hy_status hy_world_get_vertex_count(const hy_world* world, int32_t* out);
+/* Tetrahedra and vertices (particles) of every live volumetric object (FEM
+ * and mass-spring). */
+HY_API hy_status hy_world_get_tet_counts(const hy_world* world, int32_t* tetrahedra, int32_t* particles);
 /* Worker threads the world steps with (the caller's thread included). */
 HY_API hy_status hy_world_get_thread_count(const hy_world* world, int32_t* out);
 

@@ -1,0 +1,166 @@
+/* Volumetric solids in the world: FEM (solvers/fem.h) and mass-spring
+ * (solvers/massspring.h) objects on tet meshes, two entries of the kinds
+ * table (engine/kinds.h). Both step through their implicit operations
+ * (solvers/implicit.h); collision sees the boundary triangles of the mesh,
+ * every vertex moving on its own with its lumped mass (held vertices
+ * infinitely heavy), so the impulse response keeps them apart from
+ * everything else. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/alloc.h"
+#include "core/error.h"
+#include "core/tetmesh.h"
+#include "engine/kinds.h"
+#include "solvers/cg.h"
+#include "solvers/fem.h"
+#include "solvers/massspring.h"
+
+/* What a solid keeps besides the world's arrays: its model and the step's
+ * scratch. */
+typedef struct solid_state {
+    const hy_implicit_ops* ops;
+    void* model;
+    int32_t tet_count;
+    double* rhs;
+    double* dv;
+    hy_cg_workspace* cg;
+} solid_state;
+
+static hy_status solid_integrate(hy_world* w, hy_object* o, double dt, hy_step_stats* st) {
+    solid_state* s = o->kind_state;
+    int32_t it = 0;
+    double rel = 0.0;
+    hy_status r = hy_implicit_step(s->ops, s->model, w->pool, o->x, o->v, dt, w->def.gravity, NULL,
+                                   w->def.cg_max_iterations, w->def.cg_tolerance, o->x1, o->v1, s->rhs, s->dv, s->cg,
+                                   &it, &rel, s->ops->kind);
+    if (r) {
+        hy_error_prefix("object '%s': ", o->name);
+        return r;
+    }
+    st->cg_iterations += it;
+    if (rel > st->cg_relative_residual || isnan(rel)) st->cg_relative_residual = rel;
+    if (!(rel <= w->def.cg_tolerance)) st->cg_capped++;
+    return HY_OK;
+}
+
+static void solid_view_masses(const hy_object* o, double* mass, double* inv_mass) {
+    const solid_state* s = o->kind_state;
+    const double* m = s->ops->masses(s->model);
+    const uint8_t* fixed = s->ops->fixed(s->model);
+    for (int32_t i = 0; i < o->nv; i++) {
+        mass[i] = m[i];
+        inv_mass[i] = fixed[i] ? 0.0 : 1.0 / m[i];
+    }
+}
+
+static int32_t solid_tet_count(const hy_object* o) { return ((const solid_state*)o->kind_state)->tet_count; }
+
+static void solid_destroy(hy_object* o) {
+    solid_state* s = o->kind_state;
+    if (!s) return;
+    if (o->kind == HY_OBJECT_FEM) hy_fem_model_destroy(s->model);
+    else hy_ms_model_destroy(s->model);
+    free(s->rhs);
+    free(s->dv);
+    hy_cg_workspace_destroy(s->cg);
+    free(s);
+    o->kind_state = NULL;
+}
+
+const hy_kind_ops hy_kind_fem = {HY_OBJECT_FEM,   "fem",           HY_MOVES_FREE,   0,
+                                 solid_integrate, solid_view_masses, solid_tet_count, solid_destroy};
+const hy_kind_ops hy_kind_mass_spring = {HY_OBJECT_MASS_SPRING, "mass-spring",     HY_MOVES_FREE,   0,
+                                         solid_integrate,       solid_view_masses, solid_tet_count, solid_destroy};
+
+hy_solid_def hy_solid_def_default(void) {
+    hy_solid_def d;
+    memset(&d, 0, sizeof d);
+    d.kind = HY_OBJECT_FEM;
+    d.orientation[0] = 1.0;
+    d.young = 1e5;
+    d.poisson = 0.3;
+    d.spring_stiffness = 1e3;
+    d.density = 1000.0;
+    d.damping_stiffness = 0.01;
+    d.thickness = 0.002;
+    d.friction = 0.3;
+    return d;
+}
+
+static hy_status check_def(const hy_solid_def* d) {
+    if (d->kind != HY_OBJECT_FEM && d->kind != HY_OBJECT_MASS_SPRING)
+        return hy_fail(HY_ERR_INVALID_ARG, "solid: kind %d is neither FEM nor mass-spring", (int)d->kind);
+    if (!d->positions || !d->tets || d->vertex_count < 1 || d->tet_count < 1)
+        return hy_fail(HY_ERR_INVALID_ARG, "solid: empty tet mesh (%d vertices, %d tetrahedra)", d->vertex_count,
+                       d->tet_count);
+    double q2 = 0.0;
+    for (int k = 0; k < 4; k++) q2 += d->orientation[k] * d->orientation[k];
+    if (!isfinite(q2) || q2 < 1e-20)
+        return hy_fail(HY_ERR_INVALID_ARG, "solid.orientation must be a non-zero finite quaternion");
+    for (int k = 0; k < 3; k++)
+        if (!isfinite(d->position[k])) return hy_fail(HY_ERR_INVALID_ARG, "solid.position must be finite");
+    if (!(d->thickness >= 0.0) || !isfinite(d->thickness) || !(d->friction >= 0.0) || !isfinite(d->friction))
+        return hy_fail(HY_ERR_INVALID_ARG, "solid: thickness (%g) and friction (%g) must be >= 0 and finite",
+                       d->thickness, d->friction);
+    return HY_OK;
+}
+
+/* The model of d over the placed rest shape x. */
+static hy_status make_model(const hy_solid_def* d, const double* x, solid_state* s) {
+    if (d->kind == HY_OBJECT_FEM) {
+        hy_fem_params p = {d->young, d->poisson, d->density, d->damping_mass, d->damping_stiffness};
+        s->ops = &hy_fem_ops;
+        return hy_fem_model_create(x, d->vertex_count, d->tets, d->tet_count, &p, d->fixed, d->fixed_count,
+                                   (hy_fem_model**)&s->model);
+    }
+    hy_ms_params p = {d->spring_stiffness, d->density, d->damping_stiffness, d->damping_mass};
+    s->ops = &hy_ms_ops;
+    return hy_ms_model_create(x, d->vertex_count, d->tets, d->tet_count, &p, d->fixed, d->fixed_count,
+                              (hy_ms_model**)&s->model);
+}
+
+hy_status hy_solid_add(hy_world* w, const hy_solid_def* d, hy_object_id* out) {
+    if (!w || !d || !out) return hy_fail(HY_ERR_INVALID_ARG, "hy_solid_add: NULL argument");
+    hy_status st = check_def(d);
+    if (st) return st;
+    int32_t* tri = NULL;
+    int32_t nt = 0;
+    st = hy_tetmesh_boundary(d->tets, d->tet_count, d->vertex_count, &tri, &nt);
+    if (st) return st;
+    hy_mesh_view mv = {d->positions, tri, d->vertex_count, nt};
+    hy_object* o = NULL;
+    int32_t slot = 0;
+    st = hy_world_new_object(w, d->kind, mv, &o, &slot);
+    hy_mem_free(tri);
+    if (st) return st;
+    hy_quat q = quat_normalize((hy_quat){d->orientation[0], d->orientation[1], d->orientation[2], d->orientation[3]});
+    hy_v3 p = v3_load(d->position);
+    for (int32_t i = 0; i < o->nv; i++) v3_store(o->x + 3 * i, v3_add(p, quat_rotate(q, v3_load(o->local + 3 * i))));
+    solid_state* s = calloc(1, sizeof *s);
+    size_t n3 = 3 * (size_t)o->nv;
+    if (s) {
+        o->kind_state = s;
+        o->ops = hy_kind_ops_of(d->kind);
+        s->rhs = malloc(sizeof(double) * n3);
+        s->dv = malloc(sizeof(double) * n3);
+        s->cg = hy_cg_workspace_create((int64_t)n3);
+    }
+    if (!s || !s->rhs || !s->dv || !s->cg) {
+        hy_object_free(o);
+        return hy_fail(HY_ERR_NOMEM, "out of memory for a solid of %d vertices", d->vertex_count);
+    }
+    s->tet_count = d->tet_count;
+    st = make_model(d, o->x, s);
+    if (st) {
+        hy_object_free(o);
+        return st;
+    }
+    o->thickness = d->thickness;
+    o->friction = d->friction;
+    o->gravity = 1;
+    memcpy(o->x1, o->x, sizeof(double) * n3);
+    *out = hy_world_commit_object(w, slot, d->kind == HY_OBJECT_FEM ? "fem" : "massspring");
+    return HY_OK;
+}
