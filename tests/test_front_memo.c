@@ -15,26 +15,16 @@
 #include "hyphys/hyphys.h"
 #include "test.h"
 #include "tests/contact_lists.h"
+#include "tests/reduced_scenes.h"
 #include "tests/world_step.h"
-
-static const char* cloth_ball_json =
-    "{\"solver\": {\"time_step\": 0.01, \"substeps\": 1},"
-    " \"materials\": {\"cotton\": {\"density\": 0.15, \"stretch_stiffness\": 1000, \"shear_stiffness\": 100,"
-    "   \"bend_stiffness\": 0.5, \"damping\": 0.01, \"air_damping\": 0.02, \"thickness\": 0.002, \"friction\": 0.6},"
-    "   \"rubber\": {\"friction\": 0.8, \"thickness\": 0.002}},"
-    " \"objects\": ["
-    "  {\"type\": \"cloth\", \"name\": \"sheet\", \"material\": \"cotton\","
-    "   \"mesh\": {\"generator\": \"grid\", \"vertices\": [48, 48], \"size\": [2.0, 2.0]},"
-    "   \"transform\": {\"position\": [0, 0.65, 0]}},"
-    "  {\"type\": \"obstacle\", \"name\": \"ball\", \"material\": \"rubber\","
-    "   \"mesh\": {\"generator\": \"icosphere\", \"radius\": 0.5, \"subdivisions\": 3},"
-    "   \"motion\": {\"rotate\": {\"axis\": [0, 1, 0], \"rate\": 2.0, \"pivot\": [0, 0, 0]}}}]}";
 
 static hy_world* load(int threads) {
     hy_scene_options o = hy_scene_options_default();
     o.threads = threads;
     hy_world* w = NULL;
-    if (hy_scene_load_string(cloth_ball_json, strlen(cloth_ball_json), "test_front_memo", &o, &w))
+    char json[4096];
+    snprintf(json, sizeof json, hy_test_cloth_ball_json, 48, 48);
+    if (hy_scene_load_string(json, strlen(json), "test_front_memo", &o, &w))
         fprintf(stderr, "scene: %s\n", hy_last_error());
     return w;
 }
@@ -122,25 +112,11 @@ static void test_rounds(int threads) {
  * job_memo): a round traverses a rigid pair again only when one of the two
  * moved as a whole. Eight bodies into a bowl, 150 steps of landing and
  * rounds of response: the memo stays empty. */
-static const char* nbody_json =
-    "{\"solver\": {\"time_step\": 0.005, \"substeps\": 1},"
-    " \"materials\": {\"wood\": {\"density\": 700, \"restitution\": 0.3, \"friction\": 0.4, \"thickness\": 0.001},"
-    "   \"ceramic\": {\"friction\": 0.3, \"thickness\": 0.001}},"
-    " \"objects\": ["
-    "  {\"type\": \"obstacle\", \"name\": \"bowl\", \"material\": \"ceramic\","
-    "   \"mesh\": {\"generator\": \"bowl\", \"radius\": 1.0, \"slices\": 32, \"stacks\": 8}},"
-    "  {\"type\": \"body\", \"name\": \"piece\", \"material\": \"wood\","
-    "   \"meshes\": [{\"generator\": \"icosphere\", \"radius\": 0.15, \"subdivisions\": 2},"
-    "              {\"generator\": \"cone\", \"radius\": 0.15, \"height\": 0.3, \"slices\": 17}],"
-    "   \"transform\": {\"position\": [0, 0.9, 0]},"
-    "   \"array\": {\"count\": [2, 2, 2], \"spacing\": [0.42, 0.42, 0.42], \"jitter\": 0.04, \"seed\": 7,"
-    "             \"random_rotation\": true}}]}";
-
 static void test_rigid_no_memo(void) {
     hy_scene_options o = hy_scene_options_default();
     o.threads = 2;
     hy_world* w = NULL;
-    CHECK_OK(hy_scene_load_string(nbody_json, strlen(nbody_json), "test_front_memo", &o, &w));
+    CHECK_OK(hy_scene_load_string(hy_test_nbody_json, strlen(hy_test_nbody_json), "test_front_memo", &o, &w));
     if (!w) return;
     int64_t contacts = 0, rounds = 0;
     for (int i = 0; i < 150; i++) {

@@ -17,6 +17,7 @@
 #include "hyphys/hyphys.h"
 #include "test.h"
 #include "tests/contact_lists.h"
+#include "tests/reduced_scenes.h"
 #include "tests/world_step.h"
 
 static int full(void) {
@@ -77,19 +78,6 @@ static int64_t run_checked(hy_world* w, int steps, const char* what) {
     return bad_steps;
 }
 
-static const char* cloth_ball_json =
-    "{\"solver\": {\"time_step\": 0.01, \"substeps\": 1},"
-    " \"materials\": {\"cotton\": {\"density\": 0.15, \"stretch_stiffness\": 1000, \"shear_stiffness\": 100,"
-    "   \"bend_stiffness\": 0.5, \"damping\": 0.01, \"air_damping\": 0.02, \"thickness\": 0.002, \"friction\": 0.6},"
-    "   \"rubber\": {\"friction\": 0.8, \"thickness\": 0.002}},"
-    " \"objects\": ["
-    "  {\"type\": \"cloth\", \"name\": \"sheet\", \"material\": \"cotton\","
-    "   \"mesh\": {\"generator\": \"grid\", \"vertices\": [%d, %d], \"size\": [2.0, 2.0]},"
-    "   \"transform\": {\"position\": [0, 0.65, 0]}},"
-    "  {\"type\": \"obstacle\", \"name\": \"ball\", \"material\": \"rubber\","
-    "   \"mesh\": {\"generator\": \"icosphere\", \"radius\": 0.5, \"subdivisions\": 3},"
-    "   \"motion\": {\"rotate\": {\"axis\": [0, 1, 0], \"rate\": 2.0, \"pivot\": [0, 0, 0]}}}]}";
-
 static void test_cloth_ball(void) {
     /* 60 steps: the fall, the impact and the start of the drape; with
      * HY_TEST_FULL=1, 150 steps of the drape on the rotating ball, where
@@ -98,7 +86,7 @@ static void test_cloth_ball(void) {
     int n = 64, steps = full() ? 150 : quick() ? 30 : 60;
     if (getenv("HY_TEST_STEPS")) steps = atoi(getenv("HY_TEST_STEPS"));
     char json[4096];
-    snprintf(json, sizeof json, cloth_ball_json, n, n);
+    snprintf(json, sizeof json, hy_test_cloth_ball_json, n, n);
     hy_world* w = load(json, 2);
     CHECK(w != NULL);
     if (!w) return;
@@ -107,24 +95,9 @@ static void test_cloth_ball(void) {
     hy_world_destroy(w);
 }
 
-/* A reduced nbody: 2 x 2 x 2 balls and cones (seeded placement) into the
- * bowl, checked after every step. */
-static const char* nbody_json =
-    "{\"solver\": {\"time_step\": 0.005, \"substeps\": 1},"
-    " \"materials\": {\"wood\": {\"density\": 700, \"restitution\": 0.3, \"friction\": 0.4, \"thickness\": 0.001},"
-    "   \"ceramic\": {\"friction\": 0.3, \"thickness\": 0.001}},"
-    " \"objects\": ["
-    "  {\"type\": \"obstacle\", \"name\": \"bowl\", \"material\": \"ceramic\","
-    "   \"mesh\": {\"generator\": \"bowl\", \"radius\": 1.0, \"slices\": 32, \"stacks\": 8}},"
-    "  {\"type\": \"body\", \"name\": \"piece\", \"material\": \"wood\","
-    "   \"meshes\": [{\"generator\": \"icosphere\", \"radius\": 0.15, \"subdivisions\": 2},"
-    "              {\"generator\": \"cone\", \"radius\": 0.15, \"height\": 0.3, \"slices\": 17}],"
-    "   \"transform\": {\"position\": [0, 0.9, 0]},"
-    "   \"array\": {\"count\": [2, 2, 2], \"spacing\": [0.42, 0.42, 0.42], \"jitter\": 0.04, \"seed\": 7,"
-    "             \"random_rotation\": true}}]}";
-
+/* The reduced nbody (tests/reduced_scenes.h), checked after every step. */
 static void test_nbody(void) {
-    hy_world* w = load(nbody_json, 2);
+    hy_world* w = load(hy_test_nbody_json, 2);
     CHECK(w != NULL);
     if (!w) return;
     int64_t bad = run_checked(w, full() ? 600 : quick() ? 100 : 200, "nbody");
@@ -205,7 +178,7 @@ static int same_contacts(const hy_contact_info* a, const hy_contact_info* b, int
  * are the same with 1 and 2 threads, through the impact on the ball. */
 static void test_threads_same(void) {
     char json[4096];
-    snprintf(json, sizeof json, cloth_ball_json, 32, 32);
+    snprintf(json, sizeof json, hy_test_cloth_ball_json, 32, 32);
     hy_world* w1 = load(json, 1);
     hy_world* w2 = load(json, 2);
     CHECK(w1 && w2);
@@ -485,7 +458,7 @@ static void test_refit_skip(void) {
  * finds over the same positions; so does a round after X0 changed. */
 static void test_memo_rounds(void) {
     char json[4096];
-    snprintf(json, sizeof json, cloth_ball_json, 32, 32);
+    snprintf(json, sizeof json, hy_test_cloth_ball_json, 32, 32);
     hy_world* w = load(json, 2);
     CHECK(w != NULL);
     if (!w) return;
@@ -548,7 +521,7 @@ static void test_memo_rounds(void) {
  * of the others and finds exactly the contacts and counts that a fresh
  * collision state finds. */
 static void test_memo_jobs(void) {
-    hy_world* w = load(nbody_json, 2);
+    hy_world* w = load(hy_test_nbody_json, 2);
     CHECK(w != NULL);
     if (!w) return;
     for (int i = 0; i < 200; i++) CHECK_OK(hy_test_step(w));
