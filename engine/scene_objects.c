@@ -1,7 +1,8 @@
 /* The scene loader's phase 1 for what a scene holds (engine/scene.c runs
  * it): materials, meshes (generated or loaded), transforms, arrays, pins,
- * and every object kind (cloth, body, obstacle, fracture), each checked
- * into the plan (engine/scene_plan.h). */
+ * and the object kinds cloth, body, obstacle and fracture, each checked
+ * into the plan (engine/scene_plan.h); the volumetric solids are in
+ * engine/scene_solids.c. */
 #include <cjson/cJSON.h>
 #include <errno.h>
 #include <math.h>
@@ -19,7 +20,7 @@
 #include "core/mesh.h"
 #include "hyphys/hyphys.h"
 #include "engine/scene_plan.h"
-#include "io/tetmesh_load.h"
+#include "engine/scene_shared.h"
 
 /* ------------------------------------------------------------ materials */
 
@@ -97,7 +98,7 @@ static hy_status unknown_material(ctx* c, const plan* p, const cJSON* at, const 
 }
 
 /* "material": "name" | {inline fields, optional "base": "name"}. */
-static hy_status resolve_material(ctx* c, const plan* p, const cJSON* obj, material* out) {
+hy_status scene_resolve_material(ctx* c, const plan* p, const cJSON* obj, material* out) {
     memset(out, 0, sizeof *out);
     const cJSON* it = get(obj, "material");
     if (!it) return HY_OK;
@@ -243,7 +244,7 @@ static hy_status make_generated(ctx* c, const cJSON* spec, hy_mesh** out) {
 }
 
 /* Join base directory and a relative path. */
-static hy_status resolve_path(ctx* c, const cJSON* at, const char* rel, char* out, size_t n) {
+hy_status scene_resolve_path(ctx* c, const cJSON* at, const char* rel, char* out, size_t n) {
     int k = (rel[0] == '/' || !c->base[0]) ? snprintf(out, n, "%s", rel) : snprintf(out, n, "%s/%s", c->base, rel);
     if (k < 0 || (size_t)k >= n) return fail(c, at, HY_ERR_PARSE, ": path too long");
     return HY_OK;
@@ -260,7 +261,7 @@ static hy_status make_from_file(ctx* c, const cJSON* spec, hy_mesh** out) {
     char full[4352], buf[48];
     struct stat st;
     if (!rel[0]) s = fail(c, at, HY_ERR_PARSE, " is empty");
-    if (!s) s = resolve_path(c, at, rel, full, sizeof full);
+    if (!s) s = scene_resolve_path(c, at, rel, full, sizeof full);
     /* Refuse anything but a regular file: a FIFO or /dev/zero would never end. */
     if (!s && stat(full, &st) != 0)
         s = fail(c, at, HY_ERR_IO, ": cannot open mesh file \"%s\" (%s): %s", clip(rel, buf, sizeof buf), full,
@@ -302,13 +303,7 @@ static hy_status make_mesh(ctx* c, plan* p, const cJSON* spec, const double scal
 
 /* ------------------------------------------------------------ transforms */
 
-typedef struct xform {
-    double pos[3];
-    hy_quat q;
-    double scale[3];
-} xform;
-
-static hy_status check_transform(ctx* c, const cJSON* obj, int allow_scale, xform* x) {
+hy_status scene_check_transform(ctx* c, const cJSON* obj, int allow_scale, xform* x) {
     static const char* const fields[] = {"position", "rotation", "scale", NULL};
     static const char* const rot_fields[] = {"axis", "degrees", "quaternion", NULL};
     memset(x, 0, sizeof *x);
@@ -378,15 +373,7 @@ static hy_status check_transform(ctx* c, const cJSON* obj, int allow_scale, xfor
 
 /* ------------------------------------------------------------ arrays */
 
-typedef struct lattice {
-    int count[3];
-    double spacing[3];
-    double jitter;
-    int seed;
-    int random_rotation;
-} lattice;
-
-static hy_status check_array(ctx* c, const cJSON* obj, lattice* a) {
+hy_status scene_check_array(ctx* c, const cJSON* obj, lattice* a) {
     static const char* const fields[] = {"count", "spacing", "jitter", "seed", "random_rotation", NULL};
     memset(a, 0, sizeof *a);
     a->count[0] = a->count[1] = a->count[2] = 1;
@@ -436,7 +423,7 @@ static hy_quat rng_quat(uint64_t* state) {
  * for any cloth mesh lying in the x-z plane (the grid generator's plane). */
 /* Instance i of lattice a around transform x: its position and turn (the
  * jitter and random turns drawn from *rng in instance order). */
-static hy_quat lattice_place(const lattice* a, const xform* x, int64_t i, uint64_t* rng, double pos[3]) {
+hy_quat scene_lattice_place(const lattice* a, const xform* x, int64_t i, uint64_t* rng, double pos[3]) {
     int64_t ijk[3] = {i % a->count[0], (i / a->count[0]) % a->count[1], i / ((int64_t)a->count[0] * a->count[1])};
     for (int k = 0; k < 3; k++) {
         pos[k] = x->pos[k] + ((double)ijk[k] - 0.5 * (a->count[k] - 1)) * a->spacing[k];
@@ -448,7 +435,7 @@ static hy_quat lattice_place(const lattice* a, const xform* x, int64_t i, uint64
 /* Instance i of `count` laid out from objects[index]: named <name>_<i>
  * (or <name> alone), on `mesh` with `pins`, its `tris` triangles counted
  * against the scene's limit. NULL with *s set on failure. */
-static inst* lattice_inst(ctx* c, plan* p, const cJSON* obj, int index, const char* name, int64_t i, int64_t count,
+inst* scene_lattice_inst(ctx* c, plan* p, const cJSON* obj, int index, const char* name, int64_t i, int64_t count,
                           int32_t mesh, int32_t pins, int64_t tris, hy_status* s) {
     inst* in = add_inst(c, p, obj, s);
     if (!in) return NULL;
@@ -467,7 +454,7 @@ static inst* lattice_inst(ctx* c, plan* p, const cJSON* obj, int index, const ch
 
 /* The end of a "pin" check (path mark mk): the set into the plan (room
  * reserved) when s is HY_OK, else freed. */
-static hy_status keep_pinset(ctx* c, plan* p, size_t mk, pinset ps, hy_status s, int32_t* out) {
+hy_status scene_keep_pinset(ctx* c, plan* p, size_t mk, pinset ps, hy_status s, int32_t* out) {
     pop(c, mk);
     if (s) {
         free(ps.idx);
@@ -479,7 +466,7 @@ static hy_status keep_pinset(ctx* c, plan* p, size_t mk, pinset ps, hy_status s,
 }
 
 /* "pin" given as an array of vertex indices, each in [0, nv), into ps. */
-static hy_status pin_indices(ctx* c, const cJSON* it, int32_t nv, pinset* ps) {
+hy_status scene_pin_indices(ctx* c, const cJSON* it, int32_t nv, pinset* ps) {
     int n = cJSON_GetArraySize(it);
     ps->idx = malloc(sizeof(int32_t) * (size_t)(n ? n : 1));
     if (!ps->idx) return fail(c, it, HY_ERR_NOMEM, ": out of memory");
@@ -558,17 +545,16 @@ static hy_status check_pins(ctx* c, plan* p, const cJSON* obj, const hy_mesh* m,
                      "two_corners, edge, none)",
                      clip(it->valuestring, d, sizeof d));
     } else if (cJSON_IsArray(it)) {
-        s = pin_indices(c, it, m->vertex_count, &ps);
+        s = scene_pin_indices(c, it, m->vertex_count, &ps);
     } else {
         s = fail(c, it, HY_ERR_PARSE, " must be an array of vertex indices or a set name, got %s",
                  describe(it, d, sizeof d));
     }
-    return keep_pinset(c, p, mk, ps, s, out);
+    return scene_keep_pinset(c, p, mk, ps, s, out);
 }
 
 /* ------------------------------------------------------------ objects */
 
-enum { T_CLOTH, T_BODY, T_OBSTACLE, T_FRACTURE, T_FEM, T_MASS_SPRING };
 static const char* const type_names[] = {"cloth", "body", "obstacle", "fracture", "fem", "massspring", NULL};
 static const char* const type_fields[][14] = {
     {"type", "name", "material", "mesh", "meshes", "transform", "array", "pin", NULL},
@@ -634,7 +620,7 @@ static hy_status check_motion(ctx* c, const cJSON* obj, hy_motion* mo, double pi
     return s;
 }
 
-static hy_status check_name(ctx* c, const cJSON* obj, int index, const char* type, char* out) {
+hy_status scene_check_name(ctx* c, const cJSON* obj, int index, const char* type, char* out) {
     const char* name = NULL;
     hy_status s = field_string(c, obj, "name", &name);
     if (s) return s;
@@ -653,7 +639,7 @@ static hy_status check_name(ctx* c, const cJSON* obj, int index, const char* typ
     return HY_OK;
 }
 
-static void set_pose(double pos[3], double q[4], const double p[3], hy_quat r) {
+void scene_set_pose(double pos[3], double q[4], const double p[3], hy_quat r) {
     memcpy(pos, p, sizeof(double) * 3);
     q[0] = r.w, q[1] = r.x, q[2] = r.y, q[3] = r.z;
 }
@@ -703,22 +689,22 @@ static hy_status check_meshed(ctx* c, plan* p, const cJSON* obj, int index, int 
     if (type == T_BODY) s = check_body_motion(c, obj, &bv);
     if (type == T_OBSTACLE) s = check_motion(c, obj, &mo, pivot, &has_pivot);
     lattice a;
-    if (!s) s = check_array(c, obj, &a);
+    if (!s) s = scene_check_array(c, obj, &a);
     if (s) return s;
 
     int64_t count = (int64_t)a.count[0] * a.count[1] * a.count[2];
     uint64_t rng = (uint64_t)a.seed;
     for (int64_t i = 0; i < count; i++) {
         int32_t mesh = mesh_idx[i % nm];
-        inst* in = lattice_inst(c, p, obj, index, name, i, count, mesh, pin_idx[i % nm], p->meshes[mesh]->triangle_count, &s);
+        inst* in = scene_lattice_inst(c, p, obj, index, name, i, count, mesh, pin_idx[i % nm], p->meshes[mesh]->triangle_count, &s);
         if (!in) return s;
         double pos[3];
-        hy_quat q = lattice_place(&a, x, i, &rng, pos);
+        hy_quat q = scene_lattice_place(&a, x, i, &rng, pos);
         if (type == T_CLOTH) {
             in->kind = HY_OBJECT_CLOTH;
             hy_cloth_def* d = &in->d.cloth;
             *d = hy_cloth_def_default();
-            set_pose(d->position, d->orientation, pos, q);
+            scene_set_pose(d->position, d->orientation, pos, q);
             double* dst[M_COUNT] = {&d->density,     &d->stretch_stiffness, &d->shear_stiffness,
                                     &d->bend_stiffness, &d->damping,      &d->air_damping,
                                     &d->thickness,   &d->friction,          NULL};
@@ -728,7 +714,7 @@ static hy_status check_meshed(ctx* c, plan* p, const cJSON* obj, int index, int 
             in->kind = HY_OBJECT_BODY;
             hy_body_def* d = &in->d.body;
             *d = hy_body_def_default();
-            set_pose(d->position, d->orientation, pos, q);
+            scene_set_pose(d->position, d->orientation, pos, q);
             memcpy(d->linear_velocity, bv.v, sizeof bv.v);
             memcpy(d->angular_velocity, bv.w, sizeof bv.w);
             d->gravity = bv.gravity;
@@ -740,7 +726,7 @@ static hy_status check_meshed(ctx* c, plan* p, const cJSON* obj, int index, int 
             in->kind = HY_OBJECT_OBSTACLE;
             hy_obstacle_def* d = &in->d.obstacle;
             *d = hy_obstacle_def_default();
-            set_pose(d->position, d->orientation, pos, q);
+            scene_set_pose(d->position, d->orientation, pos, q);
             d->motion = mo;
             memcpy(d->pivot, has_pivot ? pivot : pos, sizeof d->pivot);
             if (mat->has & (1u << M_FRICTION)) d->friction = mat->v[M_FRICTION];
@@ -811,7 +797,7 @@ static hy_status check_fracture(ctx* c, plan* p, const cJSON* obj, int index, co
         *d = hy_body_def_default();
         double at[3];
         v3_store(at, pos);
-        set_pose(d->position, d->orientation, at, x->q);
+        scene_set_pose(d->position, d->orientation, at, x->q);
         /* The pieces start as one rigid object: v + w x r at each centre. */
         v3_store(d->linear_velocity, v3_add(v3_load(bv.v), v3_cross(w, r)));
         v3_store(d->angular_velocity, w);
@@ -841,165 +827,6 @@ static hy_status check_fracture(ctx* c, plan* p, const cJSON* obj, int index, co
     return HY_OK;
 }
 
-/* ------------------------------------------------------------ volumetric solids */
-
-/* A solid's "mesh": {"generator": "block", "size": [x, y, z], "cells":
- * [nx, ny, nz]} (a box centred on the origin, core/tetmesh.h's split), or
- * {"file": "NAME.node"} (NAME.ele beside it) or {"file": "NAME.msh"};
- * scaled, into a new plan tet mesh; *tris gets its boundary's size. */
-static hy_status make_tetmesh(ctx* c, plan* p, const cJSON* spec, const double scale[3], int32_t* out, int32_t* tris) {
-    static const char* const gen_fields[] = {"generator", "size", "cells", NULL};
-    static const char* const file_fields[] = {"file", NULL};
-    hy_status s = check_object(c, spec);
-    if (s) return s;
-    int has_file = get(spec, "file") != NULL, has_gen = get(spec, "generator") != NULL;
-    if (has_file == has_gen) return fail(c, spec, HY_ERR_PARSE, " needs exactly one of \"file\" or \"generator\"");
-    hy_tetmesh* m = NULL;
-    char buf[48];
-    if (has_gen) {
-        const char* gen = NULL;
-        double size[3] = {1, 1, 1};
-        int cells[3] = {4, 4, 4};
-        s = check_fields(c, spec, gen_fields);
-        if (!s) s = field_string(c, spec, "generator", &gen);
-        if (!s && strcmp(gen, "block") != 0) {
-            size_t m1 = push(c, ".generator");
-            s = fail(c, get(spec, "generator"), HY_ERR_PARSE, ": unknown tet mesh generator \"%s\" (expected: block)",
-                     clip(gen, buf, sizeof buf));
-            pop(c, m1);
-        }
-        if (!s) s = field_vec(c, spec, "size", 3, R_POS, size);
-        if (!s) s = field_ivec(c, spec, "cells", 3, 1, 4096, cells);
-        if (!s && 6 * (int64_t)cells[0] * cells[1] * cells[2] > MAX_MESH_TRIANGLES)
-            s = fail(c, spec, HY_ERR_PARSE, " makes %lld tetrahedra, at most %d allowed",
-                     6 * (long long)cells[0] * cells[1] * cells[2], MAX_MESH_TRIANGLES);
-        if (s) return s;
-        double origin[3] = {-0.5 * size[0], -0.5 * size[1], -0.5 * size[2]};
-        s = hy_tetmesh_box(origin, size, cells[0], cells[1], cells[2], &m);
-        if (s) return wrap(c, spec, s == HY_ERR_INVALID_ARG ? HY_ERR_PARSE : s);
-    } else {
-        const char* rel = NULL;
-        s = check_fields(c, spec, file_fields);
-        if (!s) s = field_string(c, spec, "file", &rel);
-        if (s) return s;
-        size_t mk = push(c, ".file");
-        const cJSON* at = get(spec, "file");
-        char full[4352], ele[4360];
-        size_t n = strlen(rel);
-        int node = n > 5 && strcmp(rel + n - 5, ".node") == 0, msh = n > 4 && strcmp(rel + n - 4, ".msh") == 0;
-        if (!node && !msh)
-            s = fail(c, at, HY_ERR_PARSE, ": \"%s\" is neither a TetGen .node nor a Gmsh .msh file",
-                     clip(rel, buf, sizeof buf));
-        if (!s) s = resolve_path(c, at, rel, full, sizeof full);
-        if (!s && node) {
-            snprintf(ele, sizeof ele, "%.*s.ele", (int)(strlen(full) - 5), full);
-            s = hy_tetmesh_load_tetgen(full, ele, &m);
-        } else if (!s) {
-            s = hy_tetmesh_load_gmsh(full, &m);
-        }
-        if (s && m == NULL && s != HY_ERR_PARSE && s != HY_ERR_IO && s != HY_ERR_NOMEM) s = HY_ERR_PARSE;
-        if (s) s = wrap(c, at, s);
-        if (!s && m->tet_count > MAX_MESH_TRIANGLES)
-            s = fail(c, at, HY_ERR_PARSE, " has %d tetrahedra, at most %d allowed", m->tet_count, MAX_MESH_TRIANGLES);
-        pop(c, mk);
-        if (s) {
-            hy_tetmesh_destroy(m);
-            return s;
-        }
-    }
-    for (int32_t i = 0; i < m->vertex_count; i++)
-        for (int k = 0; k < 3; k++) m->positions[3 * i + k] *= scale[k];
-    int32_t* tri = NULL;
-    s = hy_tetmesh_boundary(m->tets, m->tet_count, m->vertex_count, &tri, tris);
-    hy_mem_free(tri);
-    if (!s && !grow((void**)&p->tetmeshes, &p->tetmesh_cap, p->tetmesh_count + 1, sizeof *p->tetmeshes))
-        s = hy_fail(HY_ERR_NOMEM, "out of memory");
-    if (s) {
-        hy_tetmesh_destroy(m);
-        return wrap(c, spec, s == HY_ERR_INVALID_ARG ? HY_ERR_PARSE : s);
-    }
-    p->tetmeshes[p->tetmesh_count] = m;
-    *out = p->tetmesh_count++;
-    return HY_OK;
-}
-
-/* A solid's "pin": [vertex indices] or {"x_below": a, "x_above": b, ...}
- * (any of x, y, z with _below / _above, in the mesh's frame after scale:
- * a vertex is held when it meets any of them), into a new plan pin set. */
-static hy_status check_solid_pins(ctx* c, plan* p, const cJSON* obj, const hy_tetmesh* m, int32_t* out) {
-    static const char* const fields[] = {"x_below", "x_above", "y_below", "y_above", "z_below", "z_above", NULL};
-    *out = -1;
-    const cJSON* it = get(obj, "pin");
-    if (!it) return HY_OK;
-    if (!grow((void**)&p->pins, &p->pin_cap, p->pin_count + 1, sizeof *p->pins))
-        return fail(c, it, HY_ERR_NOMEM, ": out of memory");
-    size_t mk = push(c, ".pin");
-    pinset ps = {NULL, 0};
-    char d[80];
-    hy_status s = HY_OK;
-    if (cJSON_IsArray(it)) {
-        s = pin_indices(c, it, m->vertex_count, &ps);
-    } else if (!cJSON_IsObject(it)) {
-        s = fail(c, it, HY_ERR_PARSE, " must be an array of vertex indices or an object of bounds (x_below, ...), got %s",
-                 describe(it, d, sizeof d));
-    } else {
-        s = check_fields(c, it, fields);
-        if (!s && !(ps.idx = malloc(sizeof(int32_t) * (size_t)(m->vertex_count ? m->vertex_count : 1))))
-            s = fail(c, it, HY_ERR_NOMEM, ": out of memory");
-        double bound[6] = {0};
-        int has[6] = {0};
-        for (int k = 0; k < 6 && !s; k++) {
-            has[k] = get(it, fields[k]) != NULL;
-            s = field_num(c, it, fields[k], R_ANY, &bound[k]);
-        }
-        for (int32_t i = 0; !s && i < m->vertex_count; i++) {
-            int held = 0;
-            for (int k = 0; k < 6; k++) {
-                double x = m->positions[3 * i + k / 2];
-                if (has[k] && (k % 2 == 0 ? x <= bound[k] : x >= bound[k])) held = 1;
-            }
-            if (held) ps.idx[ps.n++] = i;
-        }
-        if (!s && ps.n == 0) s = fail(c, it, HY_ERR_PARSE, " holds no vertex of the mesh");
-    }
-    return keep_pinset(c, p, mk, ps, s, out);
-}
-
-/* fem / massspring, possibly arrayed: every instance shares the mesh. */
-static hy_status check_solid(ctx* c, plan* p, const cJSON* obj, int index, int type, const char* name,
-                             const material* mat, const xform* x) {
-    const cJSON* spec = get(obj, "mesh");
-    if (!spec) return fail(c, obj, HY_ERR_PARSE, " needs \"mesh\"");
-    int32_t mesh = -1, tris = 0, pins = -1;
-    size_t m = push(c, ".mesh");
-    hy_status s = make_tetmesh(c, p, spec, x->scale, &mesh, &tris);
-    pop(c, m);
-    if (!s) s = check_solid_pins(c, p, obj, p->tetmeshes[mesh], &pins);
-    lattice a;
-    if (!s) s = check_array(c, obj, &a);
-    if (s) return s;
-    int64_t count = (int64_t)a.count[0] * a.count[1] * a.count[2];
-    uint64_t rng = (uint64_t)a.seed;
-    for (int64_t i = 0; i < count; i++) {
-        inst* in = lattice_inst(c, p, obj, index, name, i, count, mesh, pins, tris, &s);
-        if (!in) return s;
-        double pos[3];
-        hy_quat q = lattice_place(&a, x, i, &rng, pos);
-        in->kind = type == T_FEM ? HY_OBJECT_FEM : HY_OBJECT_MASS_SPRING;
-        hy_solid_def* d = &in->d.solid;
-        *d = hy_solid_def_default();
-        d->kind = in->kind;
-        set_pose(d->position, d->orientation, pos, q);
-        double* dst[M_COUNT] = {[M_DENSITY] = &d->density,     [M_DAMPING] = &d->damping_stiffness,
-                                [M_THICKNESS] = &d->thickness, [M_FRICTION] = &d->friction,
-                                [M_YOUNG] = &d->young,         [M_POISSON] = &d->poisson,
-                                [M_SPRING] = &d->spring_stiffness, [M_MASS_DAMPING] = &d->damping_mass};
-        for (int k = 0; k < M_COUNT; k++)
-            if (dst[k] && (mat->has & (1u << k))) *dst[k] = mat->v[k];
-    }
-    return HY_OK;
-}
-
 hy_status hy_scene_check_object(ctx* c, plan* p, const cJSON* obj, int index) {
     hy_status s = check_object(c, obj);
     if (!s) s = require(c, obj, "type");
@@ -1021,11 +848,11 @@ hy_status hy_scene_check_object(ctx* c, plan* p, const cJSON* obj, int index) {
     char name[64];
     material mat;
     xform x;
-    if (!s) s = check_name(c, obj, index, type, name);
-    if (!s) s = resolve_material(c, p, obj, &mat);
-    if (!s) s = check_transform(c, obj, t != T_FRACTURE, &x);
+    if (!s) s = scene_check_name(c, obj, index, type, name);
+    if (!s) s = scene_resolve_material(c, p, obj, &mat);
+    if (!s) s = scene_check_transform(c, obj, t != T_FRACTURE, &x);
     if (s) return s;
     if (t == T_FRACTURE) return check_fracture(c, p, obj, index, name, &mat, &x);
-    if (t == T_FEM || t == T_MASS_SPRING) return check_solid(c, p, obj, index, t, name, &mat, &x);
+    if (t == T_FEM || t == T_MASS_SPRING) return hy_scene_check_solid(c, p, obj, index, t, name, &mat, &x);
     return check_meshed(c, p, obj, index, t, name, &mat, &x);
 }
