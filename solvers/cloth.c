@@ -330,11 +330,11 @@ hy_status hy_cloth_model_create(const double* rest, int32_t nv, const int32_t* t
         }
         free(fill);
     }
-    m->adj_spring5 = malloc((size_t)ns * 2 * sizeof *m->adj_spring5);
+    m->adj_spring4 = malloc((size_t)ns * 2 * sizeof *m->adj_spring4);
     m->adj_other3 = malloc((size_t)ns * 2 * sizeof *m->adj_other3);
-    if (!m->adj_spring5 || !m->adj_other3) goto nomem;
+    if (!m->adj_spring4 || !m->adj_other3) goto nomem;
     for (int64_t e = 0; e < 2 * (int64_t)ns; e++) {
-        m->adj_spring5[e] = 5 * m->adj_spring[e];
+        m->adj_spring4[e] = 4 * m->adj_spring[e];
         m->adj_other3[e] = 3 * m->adj_other[e];
     }
 
@@ -345,7 +345,7 @@ hy_status hy_cloth_model_create(const double* rest, int32_t nv, const int32_t* t
     }
 
     /* Scratch for hy_cloth_solve. */
-    m->block = alloc_doubles(5 * (int64_t)ns);
+    m->block = alloc_doubles(4 * (int64_t)ns);
     m->rhs_s = alloc_doubles(3 * (int64_t)ns);
     m->b = alloc_doubles(3 * (int64_t)nv);
     m->dinv = alloc_doubles(9 * (int64_t)nv);
@@ -386,7 +386,7 @@ void hy_cloth_model_destroy(hy_cloth_model* m) {
     free(m->adj_split);
     free(m->adj_spring);
     free(m->adj_other);
-    free(m->adj_spring5);
+    free(m->adj_spring4);
     free(m->adj_other3);
     free(m->block);
     free(m->rhs_s);
@@ -450,14 +450,13 @@ static void spring_pass(void* vctx, int64_t begin, int64_t end, int64_t block, i
         double dvel[3] = {vj[0] - vi[0], vj[1] - vi[1], vj[2] - vi[2]};
         double l = sqrt(e[0] * e[0] + e[1] * e[1] + e[2] * e[2]);
         double k = m->stiff[s], cd = m->damp[s], L = m->rest[s];
-        double* blk = m->block + 5 * s;
+        double* blk = m->block + 4 * s;
         double* r = m->rhs_s + 3 * s;
         if (!(l > 1e-12 * (L + 1e-12))) {
             /* Coincident ends: no direction. Treat as an isotropic spring
              * (its l -> 0 limit when L = 0), force 0, block k I: still PSD. */
             blk[0] = blk[1] = blk[2] = 0.0;
             blk[3] = dt * dt * k;
-            blk[4] = 0.0;
             for (int a = 0; a < 3; a++) r[a] = dt * dt * k * dvel[a];
             continue;
         }
@@ -468,14 +467,15 @@ static void spring_pass(void* vctx, int64_t begin, int64_t end, int64_t block, i
         double fs = k * (l - L) + cd * vd; /* along d, on end i */
         /* K (vj - vi) = k g dvel + k (1 - g) d (d.dvel) */
         double kg = k * g, kd = k * (1.0 - g) * vd;
+        /* beta > 0: g < 1 for a spring of positive rest length */
+        double root_beta = sqrt(dt * dt * k * (1.0 - g) + dt * cd);
         for (int a = 0; a < 3; a++) {
             double f = fs * d[a];
             double kv = kg * dvel[a] + kd * d[a];
             r[a] = dt * (f + dt * kv);
-            blk[a] = d[a];
+            blk[a] = root_beta * d[a];
         }
         blk[3] = dt * dt * kg;
-        blk[4] = dt * dt * k * (1.0 - g) + dt * cd;
     }
 }
 
@@ -509,12 +509,12 @@ static void vertex_pass(void* vctx, int64_t begin, int64_t end, int64_t block, i
         const int32_t e0 = m->adj_start[v], e1 = m->adj_split[v], e2 = m->adj_start[v + 1];
         for (int32_t e = e0; e < e2; e++) {
             const double* r = m->rhs_s + 3 * m->adj_spring[e];
-            const double* blk = m->block + 5 * m->adj_spring[e];
+            const double* blk = m->block + 4 * m->adj_spring[e];
             double sign = e < e1 ? 1.0 : -1.0;
             for (int a = 0; a < 3; a++) {
                 acc[a] += sign * r[a];
                 D[4 * a] += blk[3];
-                for (int q = 0; q < 3; q++) D[3 * a + q] += blk[4] * blk[a] * blk[q];
+                for (int q = 0; q < 3; q++) D[3 * a + q] += blk[a] * blk[q];
             }
         }
         for (int a = 0; a < 3; a++) {

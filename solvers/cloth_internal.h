@@ -41,12 +41,12 @@ struct hy_cloth_model {
     int32_t* adj_split;  /* nv: entries [start, split) have v as end i, the rest as end j */
     int32_t* adj_spring; /* 2 * ns: spring index */
     int32_t* adj_other;  /* 2 * ns: the spring's other vertex */
-    /* The same two, premultiplied for the matvec (5 doubles per spring
+    /* The same two, premultiplied for the matvec (4 doubles per spring
      * block, 3 per vertex): its inner loop is instruction-bound. */
-    int32_t* adj_spring5;
+    int32_t* adj_spring4;
     int32_t* adj_other3;
     /* per-step scratch (no allocation in hy_cloth_solve) */
-    double* block;    /* 5 * ns: d[3], alpha, beta */
+    double* block;    /* 4 * ns: u[3] = sqrt(beta) d, alpha (S = alpha I + u u^T) */
     double* rhs_s;    /* 3 * ns: dt (f + dt K (vj - vi)) on end i */
     double* b;        /* 3 * nv */
     double* dinv;     /* 9 * nv: inverse diagonal blocks (the smoother) */

@@ -5,17 +5,24 @@
  * Design notes
  *
  * Matrix-free. A is never assembled. Per step one pass over the springs
- * stores (d, alpha, beta) -- five doubles, against nine for a general block
- * or a sparse block matrix's row/column bookkeeping -- and the matvec
- * rebuilds each spring block from them on the fly: no assembly or index
- * search per step, 40 bytes per spring read per matvec, ~12 flops per
- * spring end. A block-CSR matrix would read 72+ bytes per block plus its
- * indices for the same work, and cost an assembly pass each step. The
- * matvec gathers per vertex over a vertex->spring CSR built once, so every
- * output row is written by one block: no atomics, no colouring, and the sum
- * order is fixed (the vertex's springs in index order), hence bit-identical
- * for any thread count. Measured on a 215x215 cloth (275k springs, 2-core
- * EPYC VM): ~1.6 ms per CG iteration on 1 thread, ~0.95 ms on 2.
+ * stores each spring's block S = alpha I + beta d d^T as four doubles,
+ * (u, alpha) with u = sqrt(beta) d (beta > 0 always: see cloth.c), so
+ * that S x = alpha x + (u . x) u -- against nine for a general block or a
+ * sparse block matrix's row/column bookkeeping -- and the matvec rebuilds
+ * the block on the fly: no assembly or index search per step, 32 bytes per
+ * spring read per matvec, ~11 flops per spring end. The four-double form
+ * took the product on cloth_ball in contact from 1.2-1.35 ms to 0.73-0.78
+ * ms on one thread against (d, alpha, beta) in five doubles: a block no
+ * longer straddles cache lines and the dot product loses a multiply. A
+ * block-CSR matrix would read 72+ bytes per block plus its indices for the
+ * same work, and cost an assembly pass each step. Rejected: single-
+ * precision blocks for the smoother's products (no faster than the
+ * four-double form), and a SELL-8 layout with AVX2 gathers (25% faster in
+ * single precision, slower in double: each spring's block is stored once
+ * per end). The matvec gathers per vertex over a vertex->spring CSR built
+ * once, so every output row is written by one block: no atomics, no
+ * colouring, and the sum order is fixed (the vertex's springs in index
+ * order), hence bit-identical for any thread count.
  *
  * Preconditioner. With dt^2 k / m in the thousands (cloth_ball: ~7700 for
  * the stretch springs) Jacobi-PCG needs O(sqrt(kappa)) iterations: ~1000
@@ -150,12 +157,11 @@ static void level1_block(void* vctx, int64_t begin, int64_t end, int64_t block, 
                 int32_t slot = m->adj_slot[e];
                 int to_fixed = m->fixed[m->adj_other[e]];
                 if (slot < 0 && !to_fixed) continue;
-                const double* blk = m->block + 5 * m->adj_spring[e];
+                const double* blk = m->block + 4 * m->adj_spring[e];
                 double* dst = to_fixed ? mk : c->W + 9 * (int64_t)slot;
                 double sign = to_fixed ? 1.0 : -1.0;
                 for (int a = 0; a < 3; a++)
-                    for (int q = 0; q < 3; q++)
-                        dst[3 * a + q] += sign * ((a == q ? blk[3] : 0.0) + blk[4] * blk[a] * blk[q]);
+                    for (int q = 0; q < 3; q++) dst[3 * a + q] += sign * ((a == q ? blk[3] : 0.0) + blk[a] * blk[q]);
             }
         }
     }
@@ -188,7 +194,7 @@ static void matvec_block(void* vctx, int64_t begin, int64_t end, int64_t block, 
     const hy_cloth_model* m = c->m;
     const double* x = c->x;
     const double* blocks = m->block;
-    const int32_t *spring5 = m->adj_spring5, *other3 = m->adj_other3;
+    const int32_t *spring4 = m->adj_spring4, *other3 = m->adj_other3;
     for (int64_t v = begin; v < end; v++) {
         double* y = c->y + 3 * v;
         if (m->fixed[v]) {
@@ -201,10 +207,10 @@ static void matvec_block(void* vctx, int64_t begin, int64_t end, int64_t block, 
         double y0 = md * x0, y1 = md * x1, y2 = md * x2;
         const int32_t e1 = m->adj_start[v + 1];
         for (int32_t e = m->adj_start[v]; e < e1; e++) {
-            const double* blk = blocks + spring5[e];
+            const double* blk = blocks + spring4[e];
             const double* xo = x + other3[e];
             double d0 = x0 - xo[0], d1 = x1 - xo[1], d2 = x2 - xo[2];
-            double t = blk[4] * (blk[0] * d0 + blk[1] * d1 + blk[2] * d2);
+            double t = blk[0] * d0 + blk[1] * d1 + blk[2] * d2;
             y0 += blk[3] * d0 + t * blk[0];
             y1 += blk[3] * d1 + t * blk[1];
             y2 += blk[3] * d2 + t * blk[2];
