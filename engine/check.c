@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "core/error.h"
-#include "engine/world.h"
+#include "engine/kinds.h"
 
 /* Every live object's vertices and triangles as one list, with the world's
  * rules: cloth is tested against itself, two obstacles are not tested
@@ -16,8 +16,8 @@ static hy_status count_world(const hy_world* w, int clearance, int64_t* count, h
     int64_t nv = 0, nt = 0;
     for (int32_t i = 0; i < no; i++) {
         if (!w->objects[i].alive) continue;
-        nv += w->objects[i].nv;
-        nt += w->objects[i].nt;
+        nv += w->objects[i].model.nv;
+        nt += w->objects[i].model.nt;
     }
     if (nv > INT32_MAX || nt > INT32_MAX) return hy_fail(HY_ERR_NOMEM, "scene too large for the triangle check");
     double* x = malloc(sizeof(double) * 3 * ((size_t)nv + 1));
@@ -35,17 +35,17 @@ static hy_status count_world(const hy_world* w, int clearance, int64_t* count, h
         for (int32_t i = 0; i < no; i++) {
             const hy_object* o = &w->objects[i];
             if (!o->alive) continue;
-            memcpy(x + 3 * (size_t)voff, o->x, sizeof(double) * 3 * (size_t)o->nv);
-            for (int32_t t = 0; t < o->nt; t++) {
-                for (int k = 0; k < 3; k++) tri[3 * (size_t)(toff + t) + k] = o->tri[3 * t + k] + voff;
+            memcpy(x + 3 * (size_t)voff, o->state->x, sizeof(double) * 3 * (size_t)o->model.nv);
+            for (int32_t t = 0; t < o->model.nt; t++) {
+                for (int k = 0; k < 3; k++) tri[3 * (size_t)(toff + t) + k] = o->model.tri[3 * t + k] + voff;
                 tobj[toff + t] = i;
                 tloc[toff + t] = t;
             }
-            self[i] = o->kind == HY_OBJECT_CLOTH;
-            stat[i] = o->kind == HY_OBJECT_OBSTACLE;
-            margin[i] = 0.5 * o->thickness;
-            voff += o->nv;
-            toff += o->nt;
+            self[i] = (o->ops->view_flags & HY_VIEW_SELF) != 0;
+            stat[i] = hy_object_has(o, HY_KIND_SCRIPTED);
+            margin[i] = 0.5 * o->model.thickness;
+            voff += o->model.nv;
+            toff += o->model.nt;
         }
         hy_tritri_scene sc = {x, voff, tri, toff, tobj, tloc, no, self, stat, clearance ? margin : NULL};
         st = hy_tritri_count(&sc, count, hits, cap);

@@ -36,18 +36,19 @@ enum { FEATURE_INTS = 4, FEATURES = 3, VERTEX_INTS = FEATURE_INTS * FEATURES };
 #define HOLD_MARGIN 0.05
 
 hy_status hy_cloth_contacts_reserve(hy_object* o) {
-    if (o->rest_face) return HY_OK;
-    o->rest_face = malloc(sizeof *o->rest_face * VERTEX_INTS * (size_t)(o->nv > 0 ? o->nv : 1));
-    o->cons = malloc(sizeof *o->cons * FEATURES * (size_t)(o->nv > 0 ? o->nv : 1));
-    if (!o->rest_face || !o->cons) {
-        free(o->rest_face);
-        free(o->cons);
-        o->rest_face = NULL;
-        o->cons = NULL;
-        return hy_fail(HY_ERR_NOMEM, "cloth '%s': out of memory for %d contact constraints", o->name, o->nv);
+    if (o->state->rest_face) return HY_OK;
+    size_t nv = (size_t)(o->model.nv > 0 ? o->model.nv : 1);
+    o->state->rest_face = malloc(sizeof *o->state->rest_face * VERTEX_INTS * nv);
+    o->state->cons = malloc(sizeof *o->state->cons * FEATURES * (size_t)(o->model.nv > 0 ? o->model.nv : 1));
+    if (!o->state->rest_face || !o->state->cons) {
+        free(o->state->rest_face);
+        free(o->state->cons);
+        o->state->rest_face = NULL;
+        o->state->cons = NULL;
+        return hy_fail(HY_ERR_NOMEM, "cloth '%s': out of memory for %d contact constraints", o->name, o->model.nv);
     }
-    for (int32_t k = 0; k < o->nv * FEATURES; k++) o->rest_face[FEATURE_INTS * k] = -1;
-    o->cons_count = 0;
+    for (int32_t k = 0; k < o->model.nv * FEATURES; k++) o->state->rest_face[FEATURE_INTS * k] = -1;
+    o->state->cons_count = 0;
     return HY_OK;
 }
 
@@ -72,32 +73,33 @@ static void closest_weights(hy_v3 x, const hy_v3* p, int n, double wt[3]) {
 static const hy_object* feature_object(const hy_world* w, const int32_t* f, int* n) {
     if (f[0] < 0 || f[0] >= w->object_count) return NULL;
     const hy_object* s = &w->objects[f[0]];
-    if (!s->alive || s->kind == HY_OBJECT_CLOTH) return NULL;
+    if (!s->alive || s->model.kind == HY_OBJECT_CLOTH) return NULL;
     *n = 0;
     for (int q = 1; q <= 3 && f[q] >= 0; q++) {
-        if (f[q] >= s->nv) return NULL;
+        if (f[q] >= s->model.nv) return NULL;
         (*n)++;
     }
     return *n > 0 ? s : NULL;
 }
 
-hy_status hy_cloth_contacts_build(hy_world* w, hy_object* o, double dt, hy_cloth_constraint** cons, int32_t* count) {
+hy_status hy_cloth_contacts_build(const hy_world* w, hy_object* o, double dt, hy_cloth_constraint** cons,
+                                  int32_t* count) {
     *cons = NULL;
     *count = 0;
     hy_status s = hy_cloth_contacts_reserve(o);
     if (s) return s;
     const double separation = hy_response_params_default().separation;
     int32_t n = 0;
-    for (int32_t slot = 0; slot < o->nv * FEATURES; slot++) {
+    for (int32_t slot = 0; slot < o->model.nv * FEATURES; slot++) {
         int32_t k = slot / FEATURES;
-        const int32_t* f = o->rest_face + FEATURE_INTS * slot;
+        const int32_t* f = o->state->rest_face + FEATURE_INTS * slot;
         int fn = 0;
         const hy_object* s_obj = feature_object(w, f, &fn);
         if (!s_obj) continue;
-        hy_v3 x = v3_load(o->x + 3 * k), p0[3], p1[3];
+        hy_v3 x = v3_load(o->state->x + 3 * k), p0[3], p1[3];
         for (int q = 0; q < fn; q++) {
-            p0[q] = v3_load(s_obj->x + 3 * f[1 + q]);
-            p1[q] = v3_load(s_obj->x1 + 3 * f[1 + q]);
+            p0[q] = v3_load(s_obj->state->x + 3 * f[1 + q]);
+            p1[q] = v3_load(s_obj->state->x1 + 3 * f[1 + q]);
         }
         double wt[3];
         closest_weights(x, p0, fn, wt);
@@ -107,7 +109,7 @@ hy_status hy_cloth_contacts_build(hy_world* w, hy_object* o, double dt, hy_cloth
             u = v3_mad(u, v3_sub(p1[q], p0[q]), wt[q] / dt);
         }
         hy_v3 sep = v3_sub(x, on);
-        double d = v3_len(sep), thickness = fmax(o->thickness, s_obj->thickness);
+        double d = v3_len(sep), thickness = fmax(o->model.thickness, s_obj->model.thickness);
         /* too far to rest on it, or on it exactly (no normal) */
         if (!(d > 1e-3 * thickness) || d > HOLD_DISTANCE * thickness) continue;
         hy_v3 nrm = v3_scale(sep, 1.0 / d);
@@ -117,7 +119,7 @@ hy_status hy_cloth_contacts_build(hy_world* w, hy_object* o, double dt, hy_cloth
          * response's normal taken at the time of impact) so that the
          * response finds the pair met */
         double gap = (1.0 + HOLD_MARGIN) * thickness - d;
-        hy_cloth_constraint* c = &o->cons[n++];
+        hy_cloth_constraint* c = &o->state->cons[n++];
         c->vertex = k;
         c->normal[0] = nrm.x;
         c->normal[1] = nrm.y;
@@ -127,19 +129,19 @@ hy_status hy_cloth_contacts_build(hy_world* w, hy_object* o, double dt, hy_cloth
         double approach = gap / dt;
         if (gap < 0) {
             hy_v3 g = v3(w->def.gravity[0], w->def.gravity[1], w->def.gravity[2]);
-            double free_fall = v3_dot(nrm, v3_sub(v3_load(o->v + 3 * k), u)) + dt * fmin(v3_dot(nrm, g), 0.0);
+            double free_fall = v3_dot(nrm, v3_sub(v3_load(o->state->v + 3 * k), u)) + dt * fmin(v3_dot(nrm, g), 0.0);
             approach = fmax(approach, free_fall);
         }
         c->normal_velocity = v3_dot(nrm, u) + (gap > 0 ? separation * gap / dt : approach);
         c->surface_velocity[0] = u.x;
         c->surface_velocity[1] = u.y;
         c->surface_velocity[2] = u.z;
-        c->friction = fmax(o->friction, s_obj->friction);
+        c->friction = fmax(o->model.friction, s_obj->model.friction);
         c->impulse = 0.0;
         c->tag = slot;
     }
-    o->cons_count = n;
-    *cons = o->cons;
+    o->state->cons_count = n;
+    *cons = o->state->cons;
     *count = n;
     return HY_OK;
 }
@@ -170,8 +172,8 @@ static void offer(const hy_world* w, int32_t g, const int32_t* v, int n, int32_t
     const hy_scene_view* view = &w->view;
     int32_t ci = view->vertex_object[g];
     hy_object* o = &w->objects[ci];
-    if (!o->rest_face) return;
-    int32_t* fv = o->rest_face + VERTEX_INTS * (g - view->offset[ci]);
+    if (!o->state->rest_face) return;
+    int32_t* fv = o->state->rest_face + VERTEX_INTS * (g - view->offset[ci]);
     if (fv[0] == LIFTING) return;
     int32_t loc[3] = {-1, -1, -1};
     for (int q = 0; q < n; q++) loc[q] = v[q] - view->offset[si];
@@ -204,7 +206,7 @@ void hy_cloth_contacts_record(hy_world* w) {
     int any = 0;
     for (int32_t i = 0; i < w->object_count; i++) {
         hy_object* o = &w->objects[i];
-        if (!o->alive || o->kind != HY_OBJECT_CLOTH) continue;
+        if (!o->alive || o->model.kind != HY_OBJECT_CLOTH) continue;
         if (hy_cloth_contacts_reserve(o)) {
             hy_error_clear(); /* no constraints: the response alone keeps the cloth out */
             continue;
@@ -212,35 +214,35 @@ void hy_cloth_contacts_record(hy_world* w) {
         any = 1;
         /* the old features become pending (slot s -> -2 - s); those whose
          * constraint pushed and that end near their vertex are kept */
-        for (int32_t k = 0; k < o->nv * FEATURES; k++) {
-            int32_t* f = o->rest_face + FEATURE_INTS * k;
+        for (int32_t k = 0; k < o->model.nv * FEATURES; k++) {
+            int32_t* f = o->state->rest_face + FEATURE_INTS * k;
             f[0] = f[0] >= 0 ? -2 - f[0] : -1;
         }
         int32_t off = view->offset[i];
-        for (int32_t j = 0; j < o->cons_count; j++) {
-            const hy_cloth_constraint* c = &o->cons[j];
-            int32_t* f = o->rest_face + FEATURE_INTS * c->tag;
+        for (int32_t j = 0; j < o->state->cons_count; j++) {
+            const hy_cloth_constraint* c = &o->state->cons[j];
+            int32_t* f = o->state->rest_face + FEATURE_INTS * c->tag;
             if (!(c->impulse > 0) || f[0] > -2) continue;
             f[0] = -2 - f[0];
             int fn = 0;
             const hy_object* s_obj = feature_object(w, f, &fn);
             int32_t v[3];
             if (s_obj && end_distance(view, off + c->vertex, v, feature_globals(view, f, v)) <=
-                             KEEP_DISTANCE * fmax(o->thickness, s_obj->thickness))
+                             KEEP_DISTANCE * fmax(o->model.thickness, s_obj->model.thickness))
                 continue;
             f[0] = -2 - f[0];
         }
-        for (int32_t k = 0; k < o->nv * FEATURES; k++)
-            if (o->rest_face[FEATURE_INTS * k] < -1) o->rest_face[FEATURE_INTS * k] = -1;
+        for (int32_t k = 0; k < o->model.nv * FEATURES; k++)
+            if (o->state->rest_face[FEATURE_INTS * k] < -1) o->state->rest_face[FEATURE_INTS * k] = -1;
         /* a vertex its constraints held back in sum lifts off: nothing is
          * offered to it in this step (one feature of several may pull
          * while the vertex rests: that feature alone is let go above).
          * A vertex's constraints are consecutive (built in slot order). */
-        for (int32_t j = 0; j < o->cons_count;) {
-            int32_t v = o->cons[j].vertex;
+        for (int32_t j = 0; j < o->state->cons_count;) {
+            int32_t v = o->state->cons[j].vertex;
             double sum = 0.0;
-            for (; j < o->cons_count && o->cons[j].vertex == v; j++) sum += o->cons[j].impulse;
-            if (sum < 0) o->rest_face[VERTEX_INTS * v] = LIFTING;
+            for (; j < o->state->cons_count && o->state->cons[j].vertex == v; j++) sum += o->state->cons[j].impulse;
+            if (sum < 0) o->state->rest_face[VERTEX_INTS * v] = LIFTING;
         }
     }
     if (!any) return;
@@ -258,7 +260,7 @@ void hy_cloth_contacts_record(hy_world* w) {
         for (int s = 0; s < 2; s++) {
             const hy_object* cloth = &w->objects[side[s]];
             const hy_object* rigid = &w->objects[side[1 - s]];
-            if (cloth->kind != HY_OBJECT_CLOTH || rigid->kind == HY_OBJECT_CLOTH) continue;
+            if (cloth->model.kind != HY_OBJECT_CLOTH || rigid->model.kind == HY_OBJECT_CLOTH) continue;
             int32_t rv[3];
             int rn = 0;
             for (int q = 0; q < 4; q++)
@@ -269,20 +271,20 @@ void hy_cloth_contacts_record(hy_world* w) {
     }
     for (int32_t i = 0; i < w->object_count; i++) {
         hy_object* o = &w->objects[i];
-        if (!o->alive || o->kind != HY_OBJECT_CLOTH || !o->rest_face) continue;
-        for (int32_t k = 0; k < o->nv; k++)
-            if (o->rest_face[VERTEX_INTS * k] == LIFTING) o->rest_face[VERTEX_INTS * k] = -1;
+        if (!o->alive || o->model.kind != HY_OBJECT_CLOTH || !o->state->rest_face) continue;
+        for (int32_t k = 0; k < o->model.nv; k++)
+            if (o->state->rest_face[VERTEX_INTS * k] == LIFTING) o->state->rest_face[VERTEX_INTS * k] = -1;
     }
 }
 
 void hy_cloth_contacts_forget(hy_object* o) {
-    if (o->rest_face)
-        for (int32_t k = 0; k < o->nv * FEATURES; k++) o->rest_face[FEATURE_INTS * k] = -1;
-    o->cons_count = 0;
+    if (o->state->rest_face)
+        for (int32_t k = 0; k < o->model.nv * FEATURES; k++) o->state->rest_face[FEATURE_INTS * k] = -1;
+    o->state->cons_count = 0;
 }
 
 void hy_cloth_contacts_clear(hy_world* w) {
     for (int32_t i = 0; i < w->object_count; i++) hy_cloth_contacts_forget(&w->objects[i]);
 }
 
-int64_t hy_cloth_contacts_state_ints(const hy_object* o) { return (int64_t)VERTEX_INTS * o->nv; }
+int64_t hy_cloth_contacts_state_ints(const hy_object* o) { return (int64_t)VERTEX_INTS * o->model.nv; }

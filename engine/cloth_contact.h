@@ -20,7 +20,8 @@
 /* The constraints of cloth object o for a step of dt from the committed
  * state, against the surfaces' predicted end-of-step positions (x1 of the
  * other objects must be set). *cons points into the object's scratch. */
-hy_status hy_cloth_contacts_build(hy_world* w, hy_object* o, double dt, hy_cloth_constraint** cons, int32_t* count);
+hy_status hy_cloth_contacts_build(const hy_world* w, hy_object* o, double dt, hy_cloth_constraint** cons,
+                                  int32_t* count);
 
 /* After the response: keep, per cloth vertex, the rigid features of the
  * last detection round's contacts (the closest at the end of the step)

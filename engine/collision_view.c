@@ -11,30 +11,17 @@
 #include "engine/tools.h"
 #include "engine/world.h"
 
-static hy_view_motion motion_of(const hy_object* o) {
-    if (o->ops) return o->ops->motion;
-    switch (o->kind) {
-    case HY_OBJECT_CLOTH:
-        return HY_MOVES_FREE;
-    case HY_OBJECT_BODY:
-        return HY_MOVES_RIGID;
-    default:
-        break;
-    }
-    return HY_MOVES_SCRIPTED;
-}
-
 /* The step's flags and names (names point into the object table, which
  * only moves when objects are added or removed). */
 static void fill_flags(hy_world* w) {
     hy_scene_view* v = &w->view;
     for (int32_t i = 0; i < w->object_count; i++) {
         const hy_object* o = &w->objects[i];
-        unsigned f = o->ops ? o->ops->view_flags : 0;
-        if (o->kind == HY_OBJECT_CLOTH) f |= HY_VIEW_SELF;
+        unsigned f = o->ops->view_flags;
+        int fixed = hy_object_is_static(o);
         if (hy_object_is_driven(o)) f |= HY_VIEW_DRIVEN;
-        if (hy_object_is_static(o)) f |= HY_VIEW_STATIC;
-        if (o->kind == HY_OBJECT_OBSTACLE && !hy_object_is_static(o)) f |= HY_VIEW_MOVING;
+        if (fixed) f |= HY_VIEW_STATIC;
+        if (hy_object_has(o, HY_KIND_SCRIPTED) && !fixed) f |= HY_VIEW_MOVING;
         v->flags[i] = (unsigned char)f;
         v->name[i] = o->name;
     }
@@ -43,7 +30,7 @@ static void fill_flags(hy_world* w) {
 /* The model part: layout, motion, geometry, masses, materials. */
 static hy_status layout(hy_world* w) {
     int32_t no = w->object_count, nv = 0;
-    for (int32_t i = 0; i < no; i++) nv += w->objects[i].nv;
+    for (int32_t i = 0; i < no; i++) nv += w->objects[i].model.nv;
     hy_scene_view* v = &w->view;
     hy_status s = hy_scene_view_layout(v, no, nv);
     if (s) return s;
@@ -51,21 +38,16 @@ static hy_status layout(hy_world* w) {
     for (int32_t i = 0; i < no; i++) {
         const hy_object* o = &w->objects[i];
         v->offset[i] = off;
-        for (int32_t k = 0; k < o->nv; k++) v->vertex_object[off + k] = i;
-        v->motion[i] = (unsigned char)motion_of(o);
-        v->tri[i] = o->tri;
-        v->tri_count[i] = o->nt;
-        v->local[i] = o->local;
-        v->thickness[i] = o->thickness;
-        v->friction[i] = o->friction;
-        v->restitution[i] = o->restitution;
-        if (o->kind == HY_OBJECT_CLOTH) {
-            memcpy(v->mass + off, hy_cloth_masses(o->cloth), sizeof(double) * (size_t)o->nv);
-            memcpy(v->inv_mass + off, hy_cloth_inverse_masses(o->cloth), sizeof(double) * (size_t)o->nv);
-        } else if (o->ops) {
-            o->ops->view_masses(o, v->mass + off, v->inv_mass + off);
-        }
-        off += o->nv;
+        for (int32_t k = 0; k < o->model.nv; k++) v->vertex_object[off + k] = i;
+        v->motion[i] = (unsigned char)o->ops->motion;
+        v->tri[i] = o->model.tri;
+        v->tri_count[i] = o->model.nt;
+        v->local[i] = o->model.local;
+        v->thickness[i] = o->model.thickness;
+        v->friction[i] = o->model.friction;
+        v->restitution[i] = o->model.restitution;
+        if (o->ops->view_masses) o->ops->view_masses(o, v->mass + off, v->inv_mass + off);
+        off += o->model.nv;
     }
     v->offset[no] = off;
     fill_flags(w);
@@ -82,33 +64,16 @@ hy_status hy_world_collision_sync(hy_world* w) {
     return s ? s : hy_collision_state_sync(&w->collision, &w->view);
 }
 
-static void to_view(const hy_rigid_state* s, hy_view_body* b) {
-    b->x = s->x;
-    b->q = s->q;
-    b->v = s->v;
-    b->w = s->w;
-}
-
 void hy_world_view_begin(hy_world* w, double dt) {
     hy_scene_view* v = &w->view;
     fill_flags(w);
     for (int32_t i = 0; i < w->object_count; i++) {
         hy_object* o = &w->objects[i];
-        size_t off = 3 * (size_t)v->offset[i], n = 3 * (size_t)o->nv;
-        memcpy(v->X0 + off, o->x, n * sizeof(double));
-        memcpy(v->X1 + off, o->x1, n * sizeof(double));
-        memcpy(v->V + off, o->v1, n * sizeof(double));
-        if (o->kind == HY_OBJECT_BODY) {
-            double I[9];
-            to_view(&o->body, &v->body0[i]);
-            to_view(&o->body1, &v->body1[i]);
-            v->body_mass[i] = o->inertia.mass;
-            v->body_inv_mass[i] = o->inertia.inv_mass;
-            hy_rigid_world_inertia(&o->inertia, o->body.q, I, v->body_inv_inertia + 9 * i);
-        } else if (o->kind == HY_OBJECT_OBSTACLE) {
-            hy_obstacle_pose(o, w->time, &v->pose_x0[i], &v->pose_q0[i]);
-            hy_obstacle_pose(o, w->time + dt, &v->pose_x1[i], &v->pose_q1[i]);
-        }
+        size_t off = 3 * (size_t)v->offset[i], n = 3 * (size_t)o->model.nv;
+        memcpy(v->X0 + off, o->state->x, n * sizeof(double));
+        memcpy(v->X1 + off, o->state->x1, n * sizeof(double));
+        memcpy(v->V + off, o->state->v1, n * sizeof(double));
+        if (o->ops->view_begin) o->ops->view_begin(o, i, w->time, dt, v);
     }
 }
 
@@ -116,17 +81,11 @@ void hy_world_view_end(hy_world* w) {
     const hy_scene_view* v = &w->view;
     for (int32_t i = 0; i < w->object_count; i++) {
         hy_object* o = &w->objects[i];
-        if (o->kind == HY_OBJECT_OBSTACLE) continue;
-        size_t off = 3 * (size_t)v->offset[i], n = 3 * (size_t)o->nv;
-        memcpy(o->x1, v->X1 + off, n * sizeof(double));
-        memcpy(o->v1, v->V + off, n * sizeof(double));
-        if (o->kind == HY_OBJECT_BODY) {
-            const hy_view_body* b = &v->body1[i];
-            o->body1.x = b->x;
-            o->body1.q = b->q;
-            o->body1.v = b->v;
-            o->body1.w = b->w;
-        }
+        if (hy_object_has(o, HY_KIND_SCRIPTED)) continue;
+        size_t off = 3 * (size_t)v->offset[i], n = 3 * (size_t)o->model.nv;
+        memcpy(o->state->x1, v->X1 + off, n * sizeof(double));
+        memcpy(o->state->v1, v->V + off, n * sizeof(double));
+        if (o->ops->view_end) o->ops->view_end(o, i, v);
     }
 }
 

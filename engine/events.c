@@ -7,7 +7,7 @@
 
 #include "collision/collide.h"
 #include "core/error.h"
-#include "engine/world.h"
+#include "engine/kinds.h"
 
 static int64_t pair_key(int32_t a, int32_t b) {
     if (a > b) {

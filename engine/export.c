@@ -27,12 +27,12 @@ hy_status hy_export_topology(const hy_world* w, const char* dir) {
         char name[64];
         memset(name, 0, sizeof name);
         snprintf(name, sizeof name, "%s", o->name);
-        uint32_t kind = (uint32_t)o->kind, nv = (uint32_t)o->nv, nt = (uint32_t)o->nt;
+        uint32_t kind = (uint32_t)o->model.kind, nv = (uint32_t)o->model.nv, nt = (uint32_t)o->model.nt;
         s = write_all(f, &kind, 4, path);
         if (!s) s = write_all(f, name, sizeof name, path);
         if (!s) s = write_all(f, &nv, 4, path);
         if (!s) s = write_all(f, &nt, 4, path);
-        if (!s) s = write_all(f, o->tri, sizeof(int32_t) * 3 * (size_t)o->nt, path);
+        if (!s) s = write_all(f, o->model.tri, sizeof(int32_t) * 3 * (size_t)o->model.nt, path);
     }
     if (fclose(f) != 0 && !s) s = hy_fail(HY_ERR_IO, "%s: close failed: %s", path, strerror(errno));
     return s;
@@ -44,7 +44,7 @@ hy_status hy_export_frame(const hy_world* w, const char* dir, int32_t frame) {
     FILE* f = fopen(path, "wb");
     if (!f) return hy_fail(HY_ERR_IO, "%s: cannot create: %s", path, strerror(errno));
     uint32_t nv = 0;
-    for (int32_t i = 0; i < w->object_count; i++) nv += (uint32_t)w->objects[i].nv;
+    for (int32_t i = 0; i < w->object_count; i++) nv += (uint32_t)w->objects[i].model.nv;
     hy_status s = write_all(f, "HYFRAME", 8, path);
     uint32_t head[2] = {1u, (uint32_t)frame};
     double t = w->time;
@@ -53,7 +53,7 @@ hy_status hy_export_frame(const hy_world* w, const char* dir, int32_t frame) {
     if (!s) s = write_all(f, &t, sizeof t, path);
     if (!s) s = write_all(f, tail, sizeof tail, path);
     for (int32_t i = 0; !s && i < w->object_count; i++)
-        s = write_all(f, w->objects[i].x, sizeof(double) * 3 * (size_t)w->objects[i].nv, path);
+        s = write_all(f, w->objects[i].state->x, sizeof(double) * 3 * (size_t)w->objects[i].model.nv, path);
     if (fclose(f) != 0 && !s) s = hy_fail(HY_ERR_IO, "%s: close failed: %s", path, strerror(errno));
     return s;
 }

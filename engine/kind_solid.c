@@ -17,8 +17,8 @@
 #include "solvers/fem.h"
 #include "solvers/massspring.h"
 
-/* What a solid keeps besides the world's arrays: its model and the step's
- * scratch. */
+/* What a solid keeps besides the world's model and state: its solver's
+ * model and the step's scratch. */
 typedef struct solid_state {
     const hy_implicit_ops* ops;
     void* model;
@@ -28,12 +28,13 @@ typedef struct solid_state {
     hy_cg_workspace* cg;
 } solid_state;
 
-static hy_status solid_integrate(hy_world* w, hy_object* o, double dt, hy_step_stats* st) {
-    solid_state* s = o->kind_state;
+static hy_status solid_integrate(const hy_world* w, hy_object* o, double dt, hy_step_stats* st) {
+    solid_state* s = o->model.kind_model;
     int32_t it = 0;
     double rel = 0.0;
-    hy_status r = hy_implicit_step(s->ops, s->model, w->pool, o->x, o->v, dt, w->def.gravity, NULL,
-                                   w->def.cg_max_iterations, w->def.cg_tolerance, o->x1, o->v1, s->rhs, s->dv, s->cg,
+    hy_object_state* x = o->state;
+    hy_status r = hy_implicit_step(s->ops, s->model, w->pool, x->x, x->v, dt, w->def.gravity, NULL,
+                                   w->def.cg_max_iterations, w->def.cg_tolerance, x->x1, x->v1, s->rhs, s->dv, s->cg,
                                    &it, &rel, s->ops->kind);
     if (r) {
         hy_error_prefix("object '%s': ", o->name);
@@ -46,33 +47,47 @@ static hy_status solid_integrate(hy_world* w, hy_object* o, double dt, hy_step_s
 }
 
 static void solid_view_masses(const hy_object* o, double* mass, double* inv_mass) {
-    const solid_state* s = o->kind_state;
+    const solid_state* s = o->model.kind_model;
     const double* m = s->ops->masses(s->model);
     const uint8_t* fixed = s->ops->fixed(s->model);
-    for (int32_t i = 0; i < o->nv; i++) {
+    for (int32_t i = 0; i < o->model.nv; i++) {
         mass[i] = m[i];
         inv_mass[i] = fixed[i] ? 0.0 : 1.0 / m[i];
     }
 }
 
-static int32_t solid_tet_count(const hy_object* o) { return ((const solid_state*)o->kind_state)->tet_count; }
+static int32_t solid_tet_count(const hy_object* o) { return ((const solid_state*)o->model.kind_model)->tet_count; }
 
 static void solid_destroy(hy_object* o) {
-    solid_state* s = o->kind_state;
+    solid_state* s = o->model.kind_model;
     if (!s) return;
-    if (o->kind == HY_OBJECT_FEM) hy_fem_model_destroy(s->model);
+    if (o->model.kind == HY_OBJECT_FEM) hy_fem_model_destroy(s->model);
     else hy_ms_model_destroy(s->model);
     free(s->rhs);
     free(s->dv);
     hy_cg_workspace_destroy(s->cg);
     free(s);
-    o->kind_state = NULL;
+    o->model.kind_model = NULL;
 }
 
-const hy_kind_ops hy_kind_fem = {HY_OBJECT_FEM,   "fem",           HY_MOVES_FREE,   0,
-                                 solid_integrate, solid_view_masses, solid_tet_count, solid_destroy};
-const hy_kind_ops hy_kind_mass_spring = {HY_OBJECT_MASS_SPRING, "mass-spring",     HY_MOVES_FREE,   0,
-                                         solid_integrate,       solid_view_masses, solid_tet_count, solid_destroy};
+const hy_kind_ops hy_kind_fem = {.kind = HY_OBJECT_FEM,
+                                 .name = "fem",
+                                 .motion = HY_MOVES_FREE,
+                                 .traits = HY_KIND_SOLID,
+                                 .order = HY_ORDER_SOLID,
+                                 .integrate = solid_integrate,
+                                 .view_masses = solid_view_masses,
+                                 .tet_count = solid_tet_count,
+                                 .destroy = solid_destroy};
+const hy_kind_ops hy_kind_mass_spring = {.kind = HY_OBJECT_MASS_SPRING,
+                                         .name = "mass-spring",
+                                         .motion = HY_MOVES_FREE,
+                                         .traits = HY_KIND_SOLID,
+                                         .order = HY_ORDER_SOLID,
+                                         .integrate = solid_integrate,
+                                         .view_masses = solid_view_masses,
+                                         .tet_count = solid_tet_count,
+                                         .destroy = solid_destroy};
 
 hy_solid_def hy_solid_def_default(void) {
     hy_solid_def d;
@@ -137,12 +152,12 @@ hy_status hy_solid_add(hy_world* w, const hy_solid_def* d, hy_object_id* out) {
     if (st) return st;
     hy_quat q = quat_normalize((hy_quat){d->orientation[0], d->orientation[1], d->orientation[2], d->orientation[3]});
     hy_v3 p = v3_load(d->position);
-    for (int32_t i = 0; i < o->nv; i++) v3_store(o->x + 3 * i, v3_add(p, quat_rotate(q, v3_load(o->local + 3 * i))));
+    for (int32_t i = 0; i < o->model.nv; i++)
+        v3_store(o->state->x + 3 * i, v3_add(p, quat_rotate(q, v3_load(o->model.local + 3 * i))));
     solid_state* s = calloc(1, sizeof *s);
-    size_t n3 = 3 * (size_t)o->nv;
+    size_t n3 = 3 * (size_t)o->model.nv;
     if (s) {
-        o->kind_state = s;
-        o->ops = hy_kind_ops_of(d->kind);
+        o->model.kind_model = s;
         s->rhs = malloc(sizeof(double) * n3);
         s->dv = malloc(sizeof(double) * n3);
         s->cg = hy_cg_workspace_create((int64_t)n3);
@@ -152,15 +167,15 @@ hy_status hy_solid_add(hy_world* w, const hy_solid_def* d, hy_object_id* out) {
         return hy_fail(HY_ERR_NOMEM, "out of memory for a solid of %d vertices", d->vertex_count);
     }
     s->tet_count = d->tet_count;
-    st = make_model(d, o->x, s);
+    st = make_model(d, o->state->x, s);
     if (st) {
         hy_object_free(o);
         return st;
     }
-    o->thickness = d->thickness;
-    o->friction = d->friction;
-    o->gravity = 1;
-    memcpy(o->x1, o->x, sizeof(double) * n3);
+    o->model.thickness = d->thickness;
+    o->model.friction = d->friction;
+    o->model.gravity = 1;
+    memcpy(o->state->x1, o->state->x, sizeof(double) * n3);
     *out = hy_world_commit_object(w, slot, d->kind == HY_OBJECT_FEM ? "fem" : "massspring");
     return HY_OK;
 }

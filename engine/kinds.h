@@ -1,36 +1,113 @@
-/* The per-kind operations table: what the step, the scene view and the
- * object table do with an object of a kind that sits behind it, so that
- * adding such a kind is one new file (its operations and its add function)
- * and one entry in the table (engine/kinds.c). The volumetric solids (FEM
- * and mass-spring, engine/kind_solid.c) are on it; cloth, bodies and
- * obstacles are still handled by the step and the view directly. */
+/* The per-kind operations table: what the step, the scene view, the object
+ * table and snapshots do with an object of a kind, so that adding a kind is
+ * one new file (its operations and its add function) and one entry in the
+ * table (engine/kinds.c). Each kind's file holds what is its own: cloth
+ * (engine/kind_cloth.c), rigid bodies with the n-body and fracture pieces
+ * (engine/kind_body.c), obstacles, static and scripted
+ * (engine/kind_obstacle.c), FEM and mass-spring solids
+ * (engine/kind_solid.c).
+ *
+ * An operation reads the object's model (o->model, fixed after add) and
+ * reads and writes its state block (o->state) only, unless it says
+ * otherwise: that is what lets the step run one object's operation as a
+ * task on the state block (engine/step.c). */
 #ifndef HY_ENGINE_KINDS_H
 #define HY_ENGINE_KINDS_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "engine/world.h"
 
+/* What a kind is, for the parts of the engine that only ask. */
+enum {
+    HY_KIND_SLEEPS = 1u << 0,   /* may fall asleep (engine/sleep.c) */
+    HY_KIND_SCRIPTED = 1u << 1, /* moves as scripted: the response never corrects it */
+    HY_KIND_SOLID = 1u << 2     /* a tet mesh: its tetrahedra and particles are counted */
+};
+
+/* The integrate phase runs in waves (engine/step.c): every object's
+ * predict, then the bonds between bodies, then the integrates of each
+ * order in turn, lower first; within a wave the objects are independent.
+ * A cloth reads the end-of-step positions of the surfaces it rests on, so
+ * it comes after them. */
+enum { HY_ORDER_RIGID = 0, HY_ORDER_CLOTH = 1, HY_ORDER_SOLID = 2, HY_ORDER_COUNT = 3 };
+
+/* A snapshot cursor (engine/snapshot.c): writes when `out` is set (else
+ * only counts), reads from `in`. */
+typedef struct hy_snap_cursor {
+    unsigned char* out;
+    const unsigned char* in;
+    size_t at, size;
+} hy_snap_cursor;
+
+void hy_snap_put(hy_snap_cursor* c, const void* p, size_t n);
+/* 0 when fewer than n bytes are left. */
+int hy_snap_get(hy_snap_cursor* c, void* p, size_t n);
+int hy_snap_skip(hy_snap_cursor* c, size_t n);
+
 typedef struct hy_kind_ops {
     hy_object_kind kind;
-    const char* name;      /* for messages: "fem", "mass-spring" */
+    const char* name;      /* for messages: "cloth", "rigid body" */
     hy_view_motion motion; /* how collision sees its vertices move */
     unsigned view_flags;   /* HY_VIEW_* flags it always has */
-    /* x1, v1 from x, v over dt (the integrate phase); adds its solver
-     * figures to st. Failures name the object. */
-    hy_status (*integrate)(hy_world* w, hy_object* o, double dt, hy_step_stats* st);
-    /* per vertex: mass (kg) and inverse mass (0 where held) for the view */
+    unsigned traits;       /* HY_KIND_* */
+    int order;             /* its integrate's wave, HY_ORDER_* */
+    /* Optional: its part of the step before the bonds (a body's velocities
+     * and pose). */
+    hy_status (*predict)(const hy_world* w, hy_object* o, double dt, hy_step_stats* st);
+    /* x1, v1 from x, v over dt; adds its solver figures to st. Reads the
+     * world's settings and pool; a cloth also reads the state of the
+     * surfaces it rests on. Failures name the object. */
+    hy_status (*integrate)(const hy_world* w, hy_object* o, double dt, hy_step_stats* st);
+    /* Optional (none: the response's x1, v1 taken back as they are): after
+     * the response, the substep's end as the kind wants it. */
+    void (*after_response)(hy_object* o, double dt);
+    /* Optional: the step's commit beyond x, v (a body's pose). */
+    void (*commit)(hy_object* o);
+    /* Optional: 1 when it cannot move this step (two such never meet);
+     * none: never static. */
+    int (*is_static)(const hy_object* o);
+    /* Optional: 1 when moved by the caller, not by contacts; none: never. */
+    int (*is_driven)(const hy_object* o);
+    /* Optional: per vertex, mass (kg) and inverse mass (0 where held) for
+     * the view; none: zero. */
     void (*view_masses)(const hy_object* o, double* mass, double* inv_mass);
+    /* Optional: its per-step part of view v (object slot i) at time t over
+     * dt beyond the vertices (poses), and what it takes back of the
+     * response's beyond x1, v1. */
+    void (*view_begin)(const hy_object* o, int32_t i, double t, double dt, hy_scene_view* v);
+    void (*view_end)(hy_object* o, int32_t i, const hy_scene_view* v);
+    /* Optional: 0 when none. */
     int32_t (*tet_count)(const hy_object* o);
-    /* free o->kind_state (the object's arrays are the world's) */
+    /* Optional: free what the kind made (model and state beyond the
+     * world's arrays). */
     void (*destroy)(hy_object* o);
+    /* Optional (none: x and v are its whole state): the kind's state in a
+     * snapshot after the vertices. save writes it (or counts it);
+     * check skips it, 0 when damaged or short; prepare makes room before a
+     * restore changes anything (HY_ERR_NOMEM); load reads it back. */
+    void (*snap_save)(const hy_object* o, hy_snap_cursor* c);
+    int (*snap_check)(const hy_object* o, hy_snap_cursor* c);
+    hy_status (*snap_prepare)(hy_object* o);
+    void (*snap_load)(hy_object* o, hy_snap_cursor* c);
 } hy_kind_ops;
 
 /* The entry of a kind, or NULL for a kind not on the table. */
 const hy_kind_ops* hy_kind_ops_of(hy_object_kind kind);
 
 /* The table's entries. */
-extern const hy_kind_ops hy_kind_fem, hy_kind_mass_spring;
+extern const hy_kind_ops hy_kind_cloth, hy_kind_body, hy_kind_obstacle, hy_kind_fem, hy_kind_mass_spring;
+
+/* A static obstacle (no scripted motion) or a sleeping body: two of these
+ * cannot meet, so collision detection skips such pairs. */
+static inline int hy_object_is_static(const hy_object* o) { return o->ops->is_static && o->ops->is_static(o); }
+
+/* An obstacle or a kinematic body: moved by the caller, not by contacts.
+ * Two of these never meet (collision detection skips such pairs). */
+static inline int hy_object_is_driven(const hy_object* o) { return o->ops->is_driven && o->ops->is_driven(o); }
+
+static inline int hy_object_has(const hy_object* o, unsigned trait) { return (o->ops->traits & trait) != 0; }
 
 /* ------------------------------------------------------ volumetric solids */
 

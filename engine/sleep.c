@@ -7,7 +7,7 @@
 
 #include "collision/collide.h"
 #include "core/error.h"
-#include "engine/world.h"
+#include "engine/kinds.h"
 
 static int32_t find_root(int32_t* parent, int32_t x) {
     while (parent[x] != x) x = parent[x] = parent[parent[x]];
@@ -22,14 +22,17 @@ static void join(int32_t* parent, int32_t a, int32_t b) {
 
 /* A body's speed for sleeping: its centre's, or its spin times its reach
  * (the speed of its farthest vertex), whichever is more. */
-static double body_speed(const hy_object* o) { return fmax(v3_len(o->body.v), v3_len(o->body.w) * o->reach); }
+static double body_speed(const hy_object* o) {
+    return fmax(v3_len(o->state->body.v), v3_len(o->state->body.w) * o->model.reach);
+}
 
 /* How far the body's farthest point is from where its rest pose put it:
  * the centre's move plus the turn (angle, small) times the reach. */
 static double rest_drift(const hy_object* o) {
-    hy_quat d = quat_mul(o->body.q, (hy_quat){o->rest_q.w, -o->rest_q.x, -o->rest_q.y, -o->rest_q.z});
+    hy_quat r = o->state->rest_q;
+    hy_quat d = quat_mul(o->state->body.q, (hy_quat){r.w, -r.x, -r.y, -r.z});
     double s = sqrt(d.x * d.x + d.y * d.y + d.z * d.z), angle = 2.0 * atan2(s, fabs(d.w));
-    return v3_len(v3_sub(o->body.x, o->rest_x)) + angle * o->reach;
+    return v3_len(v3_sub(o->state->body.x, o->state->rest_x)) + angle * o->model.reach;
 }
 
 /* After a step: a sleeper something struck wakes with its whole island
@@ -59,24 +62,24 @@ hy_status hy_world_update_sleep(hy_world* w, double dt) {
     double drift = 0.25 * w->def.sleep_velocity * w->def.sleep_time;
     for (int32_t i = 0; i < n; i++) {
         hy_object* o = &w->objects[i];
-        if (!o->alive || o->kind != HY_OBJECT_BODY) continue;
+        if (!o->alive || !hy_object_has(o, HY_KIND_SLEEPS)) continue;
         double speed = body_speed(o);
-        if (o->asleep) {
-            if (speed > 0.0) woken[o->island] = 1;
+        if (o->state->asleep) {
+            if (speed > 0.0) woken[o->state->island] = 1;
             continue;
         }
-        if (o->rest_steps > 0 && rest_drift(o) < drift && speed < 10.0 * w->def.sleep_velocity) {
-            o->rest_steps++;
+        if (o->state->rest_steps > 0 && rest_drift(o) < drift && speed < 10.0 * w->def.sleep_velocity) {
+            o->state->rest_steps++;
         } else { /* a new rest window from here */
-            o->rest_steps = 1;
-            o->rest_x = o->body.x;
-            o->rest_q = o->body.q;
+            o->state->rest_steps = 1;
+            o->state->rest_x = o->state->body.x;
+            o->state->rest_q = o->state->body.q;
         }
     }
     for (int32_t i = 0; i < n; i++)
-        if (w->objects[i].asleep && woken[w->objects[i].island]) {
-            w->objects[i].asleep = 0;
-            w->objects[i].rest_steps = 0;
+        if (w->objects[i].state->asleep && woken[w->objects[i].state->island]) {
+            w->objects[i].state->asleep = 0;
+            w->objects[i].state->rest_steps = 0;
         }
     int32_t need = (int32_t)ceil(w->def.sleep_time / dt);
     int32_t* parent = w->sleep_parent;
@@ -90,8 +93,8 @@ hy_status hy_world_update_sleep(hy_world* w, double dt) {
         int32_t a = w->view.vertex_object[c->v[0]];
         int32_t b = w->view.vertex_object[c->v[c->type == HY_CONTACT_VF ? 1 : 2]];
         const hy_object *oa = &w->objects[a], *ob = &w->objects[b];
-        if ((oa->kind == HY_OBJECT_OBSTACLE && hy_object_is_static(oa)) ||
-            (ob->kind == HY_OBJECT_OBSTACLE && hy_object_is_static(ob)))
+        if ((hy_object_has(oa, HY_KIND_SCRIPTED) && hy_object_is_static(oa)) ||
+            (hy_object_has(ob, HY_KIND_SCRIPTED) && hy_object_is_static(ob)))
             continue; /* the floor joins nothing */
         join(parent, a, b);
     }
@@ -100,29 +103,29 @@ hy_status hy_world_update_sleep(hy_world* w, double dt) {
     /* a sleeper keeps its island: a group that touches it joins that island */
     for (int32_t i = 0; i < n; i++) {
         const hy_object* o = &w->objects[i];
-        if (o->alive && o->kind == HY_OBJECT_BODY && o->asleep) join(parent, i, o->island);
+        if (o->alive && hy_object_has(o, HY_KIND_SLEEPS) && o->state->asleep) join(parent, i, o->state->island);
     }
     for (int32_t i = 0; i < n; i++) {
         const hy_object* o = &w->objects[i];
-        int body = o->alive && o->kind == HY_OBJECT_BODY;
-        if (o->alive && !body && !(o->kind == HY_OBJECT_OBSTACLE && hy_object_is_static(o)))
+        int body = o->alive && hy_object_has(o, HY_KIND_SLEEPS);
+        if (o->alive && !body && !(hy_object_has(o, HY_KIND_SCRIPTED) && hy_object_is_static(o)))
             keep[find_root(parent, i)] = 1; /* cloth or a moving obstacle */
-        if (body && !o->asleep && o->rest_steps <= need) keep[find_root(parent, i)] = 1;
+        if (body && !o->state->asleep && o->state->rest_steps <= need) keep[find_root(parent, i)] = 1;
     }
     for (int32_t i = 0; i < n; i++) {
         hy_object* o = &w->objects[i];
-        if (!o->alive || o->kind != HY_OBJECT_BODY) continue;
+        if (!o->alive || !hy_object_has(o, HY_KIND_SLEEPS)) continue;
         int32_t root = find_root(parent, i);
-        if (o->asleep) {
-            o->island = root;
+        if (o->state->asleep) {
+            o->state->island = root;
             continue;
         }
         if (keep[root]) continue;
-        o->asleep = 1;
-        o->island = root;
-        o->body.v = v3(0, 0, 0);
-        o->body.w = v3(0, 0, 0);
-        hy_body_pose_vertices(o, &o->body, o->x, o->v);
+        o->state->asleep = 1;
+        o->state->island = root;
+        o->state->body.v = v3(0, 0, 0);
+        o->state->body.w = v3(0, 0, 0);
+        hy_body_pose_vertices(o, &o->state->body, o->state->x, o->state->v);
     }
     return HY_OK;
 }

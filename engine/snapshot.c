@@ -3,10 +3,10 @@
  *
  * Layout, native byte order (a snapshot is for this build, not a file
  * format): a header (magic, version, counts, clock), then per live object
- * its id, kind and vertex count, positions and velocities, and for a body
- * its rigid state, rest window, sleep, kinematic flag and pending forces,
- * for a cloth the rigid features its vertices rest on (a flag, then
- * hy_cloth_contacts_state_ints values when set); then one broken flag per
+ * its id, kind and vertex count, positions and velocities, then what its
+ * kind keeps besides (the kinds table's snap_save, engine/kinds.h): for a
+ * body its rigid state, rest window, sleep, kinematic flag and pending
+ * forces, for a cloth the rigid features its vertices rest on; then one broken flag per
  * bond and the touching pairs. What objects exist
  * and what they are (meshes, masses, springs) is the world's and is not
  * written: a restore checks the ids, kinds and sizes instead. The cloth
@@ -18,9 +18,8 @@
 #include <string.h>
 
 #include "collision/collide.h"
-#include "engine/cloth_contact.h"
 #include "core/error.h"
-#include "engine/world.h"
+#include "engine/kinds.h"
 
 #define SNAP_MAGIC 0x4e535948u /* "HYSN" */
 #define SNAP_VERSION 2u
@@ -38,40 +37,25 @@ typedef struct snap_object {
     int32_t kind, nv;
 } snap_object;
 
-typedef struct snap_body {
-    hy_rigid_state body;
-    hy_v3 rest_x;
-    hy_quat rest_q;
-    hy_v3 force, torque;
-    int32_t rest_steps, asleep, island, kinematic;
-} snap_body;
-
-/* A cursor over the buffer: writes when `out` is set, else only counts. */
-typedef struct cursor {
-    unsigned char* out;
-    const unsigned char* in;
-    size_t at, size;
-} cursor;
-
-static void put(cursor* c, const void* p, size_t n) {
+void hy_snap_put(hy_snap_cursor* c, const void* p, size_t n) {
     if (c->out && n > 0) memcpy(c->out + c->at, p, n); /* p may be NULL when n is 0 */
     c->at += n;
 }
 
-static int get(cursor* c, void* p, size_t n) {
+int hy_snap_get(hy_snap_cursor* c, void* p, size_t n) {
     if (n > c->size - c->at) return 0;
     if (n > 0) memcpy(p, c->in + c->at, n);
     c->at += n;
     return 1;
 }
 
-static int skip(cursor* c, size_t n) {
+int hy_snap_skip(hy_snap_cursor* c, size_t n) {
     if (n > c->size - c->at) return 0;
     c->at += n;
     return 1;
 }
 
-static void write_all(const hy_world* w, cursor* c) {
+static void write_all(const hy_world* w, hy_snap_cursor* c) {
     snap_header h;
     memset(&h, 0, sizeof h);
     h.magic = SNAP_MAGIC;
@@ -81,42 +65,25 @@ static void write_all(const hy_world* w, cursor* c) {
     h.touching_count = w->touching_count;
     h.time = w->time;
     h.step_index = w->step_index;
-    put(c, &h, sizeof h);
+    hy_snap_put(c, &h, sizeof h);
     for (int32_t i = 0; i < w->object_count; i++) {
         const hy_object* o = &w->objects[i];
-        snap_object so = {o->handle, o->generation, (int32_t)o->kind, o->nv};
-        put(c, &so, sizeof so);
-        put(c, o->x, sizeof(double) * 3 * (size_t)o->nv);
-        put(c, o->v, sizeof(double) * 3 * (size_t)o->nv);
-        if (o->kind == HY_OBJECT_CLOTH) {
-            int32_t kept = o->rest_face != NULL;
-            put(c, &kept, sizeof kept);
-            if (kept) put(c, o->rest_face, sizeof(int32_t) * (size_t)hy_cloth_contacts_state_ints(o));
-        }
-        if (o->kind != HY_OBJECT_BODY) continue;
-        snap_body sb;
-        memset(&sb, 0, sizeof sb);
-        sb.body = o->body;
-        sb.rest_x = o->rest_x;
-        sb.rest_q = o->rest_q;
-        sb.force = o->force;
-        sb.torque = o->torque;
-        sb.rest_steps = o->rest_steps;
-        sb.asleep = o->asleep;
-        sb.island = o->island;
-        sb.kinematic = o->kinematic;
-        put(c, &sb, sizeof sb);
+        snap_object so = {o->handle, o->generation, (int32_t)o->model.kind, o->model.nv};
+        hy_snap_put(c, &so, sizeof so);
+        hy_snap_put(c, o->state->x, sizeof(double) * 3 * (size_t)o->model.nv);
+        hy_snap_put(c, o->state->v, sizeof(double) * 3 * (size_t)o->model.nv);
+        if (o->ops->snap_save) o->ops->snap_save(o, c);
     }
     for (int32_t k = 0; k < w->bonds.count; k++) {
         unsigned char broken = (unsigned char)(w->bonds.bonds[k].broken != 0);
-        put(c, &broken, 1);
+        hy_snap_put(c, &broken, 1);
     }
-    put(c, w->touching, sizeof *w->touching * (size_t)w->touching_count);
+    hy_snap_put(c, w->touching, sizeof *w->touching * (size_t)w->touching_count);
 }
 
 HY_API hy_status hy_world_snapshot_size(const hy_world* w, size_t* out) {
     if (!w || !out) return hy_fail(HY_ERR_INVALID_ARG, "hy_world_snapshot_size: NULL argument");
-    cursor c = {NULL, NULL, 0, 0};
+    hy_snap_cursor c = {NULL, NULL, 0, 0};
     write_all(w, &c);
     *out = c.at;
     return HY_OK;
@@ -129,7 +96,7 @@ HY_API hy_status hy_world_snapshot(const hy_world* w, void* buffer, size_t capac
     if (capacity < need)
         return hy_fail(HY_ERR_INVALID_ARG, "hy_world_snapshot: the buffer holds %zu bytes, the snapshot needs %zu",
                        capacity, need);
-    cursor c = {buffer, NULL, 0, capacity};
+    hy_snap_cursor c = {buffer, NULL, 0, capacity};
     write_all(w, &c);
     if (written) *written = c.at;
     return HY_OK;
@@ -137,8 +104,8 @@ HY_API hy_status hy_world_snapshot(const hy_world* w, void* buffer, size_t capac
 
 /* Check the whole snapshot against the world before anything changes. */
 static hy_status check(const hy_world* w, const void* buffer, size_t size, snap_header* h) {
-    cursor c = {NULL, buffer, 0, size};
-    if (!get(&c, h, sizeof *h) || h->magic != SNAP_MAGIC)
+    hy_snap_cursor c = {NULL, buffer, 0, size};
+    if (!hy_snap_get(&c, h, sizeof *h) || h->magic != SNAP_MAGIC)
         return hy_fail(HY_ERR_PARSE, "hy_world_restore: not a hyphys snapshot (%zu bytes)", size);
     if (h->version != SNAP_VERSION)
         return hy_fail(HY_ERR_PARSE, "hy_world_restore: snapshot version %u, this build reads %u", h->version,
@@ -152,23 +119,19 @@ static hy_status check(const hy_world* w, const void* buffer, size_t size, snap_
     for (int32_t i = 0; i < w->object_count; i++) {
         const hy_object* o = &w->objects[i];
         snap_object so;
-        if (!get(&c, &so, sizeof so)) return hy_fail(HY_ERR_PARSE, "hy_world_restore: snapshot truncated");
-        if (so.handle != o->handle || so.generation != o->generation || so.kind != (int32_t)o->kind || so.nv != o->nv)
+        if (!hy_snap_get(&c, &so, sizeof so)) return hy_fail(HY_ERR_PARSE, "hy_world_restore: snapshot truncated");
+        if (so.handle != o->handle || so.generation != o->generation || so.kind != (int32_t)o->model.kind ||
+            so.nv != o->model.nv)
             return hy_fail(HY_ERR_INVALID_ARG,
                            "hy_world_restore: object %d of the snapshot is id {%u, %u} (%d vertices), the world's is "
                            "'%s' id {%u, %u} (%d vertices)",
-                           i, so.handle, so.generation, so.nv, o->name, o->handle, o->generation, o->nv);
-        size_t n = sizeof(double) * 6 * (size_t)o->nv + (o->kind == HY_OBJECT_BODY ? sizeof(snap_body) : 0);
-        if (!skip(&c, n)) return hy_fail(HY_ERR_PARSE, "hy_world_restore: snapshot truncated");
-        if (o->kind == HY_OBJECT_CLOTH) {
-            int32_t kept = 0;
-            if (!get(&c, &kept, sizeof kept) || (kept != 0 && kept != 1) ||
-                (kept && !skip(&c, sizeof(int32_t) * (size_t)hy_cloth_contacts_state_ints(o))))
-                return hy_fail(HY_ERR_PARSE, "hy_world_restore: snapshot truncated or damaged at cloth '%s'", o->name);
-        }
+                           i, so.handle, so.generation, so.nv, o->name, o->handle, o->generation, o->model.nv);
+        if (!hy_snap_skip(&c, sizeof(double) * 6 * (size_t)o->model.nv) ||
+            (o->ops->snap_check && !o->ops->snap_check(o, &c)))
+            return hy_fail(HY_ERR_PARSE, "hy_world_restore: snapshot truncated or damaged at object '%s'", o->name);
     }
-    if (h->touching_count < 0 || !skip(&c, (size_t)h->bond_count) ||
-        !skip(&c, sizeof(hy_contact_pair) * (size_t)h->touching_count))
+    if (h->touching_count < 0 || !hy_snap_skip(&c, (size_t)h->bond_count) ||
+        !hy_snap_skip(&c, sizeof(hy_contact_pair) * (size_t)h->touching_count))
         return hy_fail(HY_ERR_PARSE, "hy_world_restore: snapshot truncated");
     if (c.at != size)
         return hy_fail(HY_ERR_PARSE, "hy_world_restore: %zu bytes after the snapshot's end", size - c.at);
@@ -187,50 +150,31 @@ HY_API hy_status hy_world_restore(hy_world* w, const void* buffer, size_t size) 
         w->touching_capacity = h.touching_count;
     }
     for (int32_t i = 0; i < w->object_count; i++)
-        if (w->objects[i].kind == HY_OBJECT_CLOTH && (s = hy_cloth_contacts_reserve(&w->objects[i])) != HY_OK)
+        if (w->objects[i].ops->snap_prepare && (s = w->objects[i].ops->snap_prepare(&w->objects[i])) != HY_OK)
             return s;
-    cursor c = {NULL, buffer, sizeof h, size};
+    hy_snap_cursor c = {NULL, buffer, sizeof h, size};
     w->time = h.time;
     w->step_index = h.step_index;
     for (int32_t i = 0; i < w->object_count; i++) {
         hy_object* o = &w->objects[i];
         snap_object so;
-        get(&c, &so, sizeof so);
-        get(&c, o->x, sizeof(double) * 3 * (size_t)o->nv);
-        get(&c, o->v, sizeof(double) * 3 * (size_t)o->nv);
-        memcpy(o->x1, o->x, sizeof(double) * 3 * (size_t)o->nv);
-        memcpy(o->v1, o->v, sizeof(double) * 3 * (size_t)o->nv);
-        if (o->kind == HY_OBJECT_CLOTH) {
-            int32_t kept = 0;
-            get(&c, &kept, sizeof kept);
-            size_t n = sizeof(int32_t) * (size_t)hy_cloth_contacts_state_ints(o);
-            if (kept) get(&c, o->rest_face, n); /* reserved above */
-            else hy_cloth_contacts_forget(o);
-        }
-        if (o->kind != HY_OBJECT_BODY) continue;
-        snap_body sb;
-        get(&c, &sb, sizeof sb);
-        o->body = o->body1 = sb.body;
-        o->rest_x = sb.rest_x;
-        o->rest_q = sb.rest_q;
-        o->force = sb.force;
-        o->torque = sb.torque;
-        o->rest_steps = sb.rest_steps;
-        o->asleep = sb.asleep;
-        o->island = sb.island;
-        if (o->kinematic != sb.kinematic) hy_body_kinematic_inertia(o, sb.kinematic);
-        o->kinematic = sb.kinematic;
+        hy_snap_get(&c, &so, sizeof so);
+        hy_snap_get(&c, o->state->x, sizeof(double) * 3 * (size_t)o->model.nv);
+        hy_snap_get(&c, o->state->v, sizeof(double) * 3 * (size_t)o->model.nv);
+        memcpy(o->state->x1, o->state->x, sizeof(double) * 3 * (size_t)o->model.nv);
+        memcpy(o->state->v1, o->state->v, sizeof(double) * 3 * (size_t)o->model.nv);
+        if (o->ops->snap_load) o->ops->snap_load(o, &c);
     }
     int32_t intact = 0;
     for (int32_t k = 0; k < w->bonds.count; k++) {
         unsigned char broken = 0;
-        get(&c, &broken, 1);
+        hy_snap_get(&c, &broken, 1);
         w->bonds.bonds[k].broken = broken;
         intact += !broken;
     }
     w->bonds.intact = intact;
     w->bonds.indexed = -1; /* the bonds' index by object is made again */
-    get(&c, w->touching, sizeof *w->touching * (size_t)h.touching_count);
+    hy_snap_get(&c, w->touching, sizeof *w->touching * (size_t)h.touching_count);
     w->touching_count = h.touching_count;
     w->begin_count = w->end_count = 0;
     w->last_contact_count = 0;

@@ -32,9 +32,9 @@ HY_API const char* hy_phase_name(hy_phase p) {
     return (unsigned)p < HY_PHASE_COUNT ? names[p] : "unknown";
 }
 
-static hy_rigid_state* bond_state(void* ctx, int32_t slot) { return &((hy_world*)ctx)->objects[slot].body1; }
+static hy_rigid_state* bond_state(void* ctx, int32_t slot) { return &((hy_world*)ctx)->objects[slot].state->body1; }
 static const hy_rigid_inertia* bond_inertia(void* ctx, int32_t slot) {
-    return &((hy_world*)ctx)->objects[slot].inertia;
+    return &((hy_world*)ctx)->objects[slot].state->inertia;
 }
 
 /* Detection and response over the substep's candidate motion: the scene
@@ -83,108 +83,51 @@ HY_API hy_status hy_world_get_contacts(const hy_world* w, hy_contact_info* out, 
     return HY_OK;
 }
 
-/* A kinematic body's pose after dt: moved by its own velocities only. */
-static void kinematic_advance(const hy_rigid_state* s0, double dt, hy_rigid_state* s1) {
-    *s1 = *s0;
-    s1->x = v3_mad(s0->x, s0->v, dt);
-    s1->q = quat_normalize(quat_mul(quat_from_rotvec(v3_scale(s0->w, dt)), s0->q));
-}
-
-/* A dynamic body over dt: the applied force and torque change its
- * velocities first (held over the step, as gravity is), then it is
- * integrated. Without them the integration is exactly as before. */
-static void body_advance(const hy_world* w, hy_object* o, double dt) {
-    hy_rigid_state s0 = o->body;
-    if (o->force.x != 0.0 || o->force.y != 0.0 || o->force.z != 0.0 || o->torque.x != 0.0 || o->torque.y != 0.0 ||
-        o->torque.z != 0.0) {
-        double I[9], I_inv[9];
-        hy_rigid_world_inertia(&o->inertia, s0.q, I, I_inv);
-        s0.v = v3_mad(s0.v, o->force, o->inertia.inv_mass * dt);
-        s0.w = v3_add(s0.w, v3_scale(mat_mul_v3(I_inv, o->torque), dt));
+/* Bonds correct the bonded bodies' velocities; their poses then follow
+ * the corrected velocities over the step, and the anchors' drift is
+ * closed on the poses (a fifth per step, as a Baumgarte factor of 0.2
+ * would, without adding velocity). Between the bodies' predict and their
+ * integrate. */
+static void solve_bonds(hy_world* w, double dt, hy_step_stats* st) {
+    if (w->bonds.intact == 0) return;
+    hy_bond_bodies bb = {bond_state, bond_inertia, w};
+    st->bonds_broken += hy_bonds_solve(&w->bonds, &bb, 8);
+    for (int32_t k = 0; k < w->bonds.count; k++) {
+        const hy_bond* b = &w->bonds.bonds[k];
+        int32_t ends[2] = {b->a, b->b};
+        for (int e = 0; e < 2; e++) {
+            hy_object_state* o = w->objects[ends[e]].state;
+            o->body1.x = v3_mad(o->body.x, o->body1.v, dt);
+            o->body1.q = quat_normalize(quat_mul(quat_from_rotvec(v3_scale(o->body1.w, dt)), o->body.q));
+        }
     }
-    hy_rigid_integrate(&o->inertia, &s0, dt, w->def.gravity, o->gravity, &o->body1);
-}
-
-/* Predict x1, v1 of every object over dt from x, v (the solvers' phase). */
-static hy_status integrate_cloth(hy_world* w, hy_object* o, double dt, hy_step_stats* st) {
-    hy_cloth_constraint* cons = NULL;
-    int32_t count = 0;
-    hy_status s = w->def.collisions ? hy_cloth_contacts_build(w, o, dt, &cons, &count) : HY_OK;
-    hy_cloth_solve_stats cs = {0, 0.0};
-    if (!s)
-        s = hy_cloth_solve_constrained(o->cloth, w->pool, o->x, o->v, dt, w->def.gravity, w->def.cg_max_iterations,
-                                       w->def.cg_tolerance, cons, count, o->x1, o->v1, &cs);
-    if (s) {
-        hy_error_prefix("object '%s': ", o->name);
-        return s;
+    hy_bonds_project(&w->bonds, &bb, 0.2, 2);
+    for (int32_t k = 0; k < w->bonds.count; k++) { /* sleepers stay where they are */
+        const hy_bond* b = &w->bonds.bonds[k];
+        hy_object_state *sa = w->objects[b->a].state, *sb = w->objects[b->b].state;
+        if (sa->asleep) sa->body1 = sa->body;
+        if (sb->asleep) sb->body1 = sb->body;
     }
-    st->cg_iterations += cs.cg_iterations;
-    if (cs.cg_relative_residual > st->cg_relative_residual || isnan(cs.cg_relative_residual))
-        st->cg_relative_residual = cs.cg_relative_residual;
-    if (!(cs.cg_relative_residual <= w->def.cg_tolerance)) st->cg_capped++;
-    return HY_OK;
 }
 
-/* Rigid objects first: a cloth's contact constraints follow the surfaces
- * it rests on to their end-of-step poses. */
+/* Predict x1, v1 of every object over dt from x, v (the solvers' phase),
+ * in the waves of engine/kinds.h: the predicts, the bonds, then the
+ * integrates order by order. */
 static hy_status integrate(hy_world* w, double dt, hy_step_stats* st) {
     for (int32_t i = 0; i < w->object_count; i++) {
         hy_object* o = &w->objects[i];
-        if (!o->alive) continue;
-        switch (o->kind) {
-        case HY_OBJECT_CLOTH:
-            break;
-        case HY_OBJECT_BODY:
-            if (o->asleep) o->body1 = o->body;
-            else if (o->kinematic) kinematic_advance(&o->body, dt, &o->body1);
-            else body_advance(w, o, dt);
-            break;
-        case HY_OBJECT_OBSTACLE:
-            hy_obstacle_vertices(o, w->time + dt, o->x1, o->v1);
-            break;
-        default: /* the kinds of the operations table: below */
-            break;
-        }
-    }
-    /* Bonds correct the bonded bodies' velocities; their poses then follow
-     * the corrected velocities over the step, and the anchors' drift is
-     * closed on the poses (a fifth per step, as a Baumgarte factor of 0.2
-     * would, without adding velocity). */
-    if (w->bonds.intact > 0) {
-        hy_bond_bodies bb = {bond_state, bond_inertia, w};
-        st->bonds_broken += hy_bonds_solve(&w->bonds, &bb, 8);
-        for (int32_t k = 0; k < w->bonds.count; k++) {
-            const hy_bond* b = &w->bonds.bonds[k];
-            int32_t ends[2] = {b->a, b->b};
-            for (int e = 0; e < 2; e++) {
-                hy_object* o = &w->objects[ends[e]];
-                o->body1.x = v3_mad(o->body.x, o->body1.v, dt);
-                o->body1.q = quat_normalize(quat_mul(quat_from_rotvec(v3_scale(o->body1.w, dt)), o->body.q));
-            }
-        }
-        hy_bonds_project(&w->bonds, &bb, 0.2, 2);
-        for (int32_t k = 0; k < w->bonds.count; k++) { /* sleepers stay where they are */
-            const hy_bond* b = &w->bonds.bonds[k];
-            if (w->objects[b->a].asleep) w->objects[b->a].body1 = w->objects[b->a].body;
-            if (w->objects[b->b].asleep) w->objects[b->b].body1 = w->objects[b->b].body;
-        }
-    }
-    for (int32_t i = 0; i < w->object_count; i++) {
-        hy_object* o = &w->objects[i];
-        if (o->alive && o->kind == HY_OBJECT_BODY) hy_body_pose_vertices(o, &o->body1, o->x1, o->v1);
-    }
-    for (int32_t i = 0; i < w->object_count; i++) {
-        hy_object* o = &w->objects[i];
-        if (!o->alive || o->kind != HY_OBJECT_CLOTH) continue;
-        hy_status s = integrate_cloth(w, o, dt, st);
+        if (!o->alive || !o->ops->predict) continue;
+        hy_status s = o->ops->predict(w, o, dt, st);
         if (s) return s;
     }
-    for (int32_t i = 0; i < w->object_count; i++) {
-        hy_object* o = &w->objects[i];
-        if (!o->alive || !o->ops) continue;
-        hy_status s = o->ops->integrate(w, o, dt, st);
-        if (s) return s;
-    }
+    solve_bonds(w, dt, st);
+    for (int order = 0; order < HY_ORDER_COUNT; order++)
+        for (int32_t i = 0; i < w->object_count; i++) {
+            hy_object* o = &w->objects[i];
+            if (!o->alive || o->ops->order != order) continue;
+            hy_status s = o->ops->integrate(w, o, dt, st);
+            if (s) return s;
+        }
     return HY_OK;
 }
 
@@ -192,8 +135,8 @@ static hy_status integrate(hy_world* w, double dt, hy_step_stats* st) {
 static hy_status check_finite(const hy_world* w) {
     for (int32_t i = 0; i < w->object_count; i++) {
         const hy_object* o = &w->objects[i];
-        for (int32_t k = 0; k < o->nv; k++)
-            if (!finite3(o->x1 + 3 * k) || !finite3(o->v1 + 3 * k))
+        for (int32_t k = 0; k < o->model.nv; k++)
+            if (!finite3(o->state->x1 + 3 * k) || !finite3(o->state->v1 + 3 * k))
                 return hy_fail(HY_ERR_NUMERIC,
                                "step %lld: object '%s' vertex %d became non-finite; state kept at the last finite substep",
                                (long long)w->step_index + 1, o->name, k);
@@ -205,13 +148,13 @@ static void commit(hy_world* w) {
     for (int32_t i = 0; i < w->object_count; i++) {
         hy_object* o = &w->objects[i];
         if (!o->alive) continue;
-        double* t = o->x;
-        o->x = o->x1;
-        o->x1 = t;
-        t = o->v;
-        o->v = o->v1;
-        o->v1 = t;
-        if (o->kind == HY_OBJECT_BODY) o->body = o->body1;
+        double* t = o->state->x;
+        o->state->x = o->state->x1;
+        o->state->x1 = t;
+        t = o->state->v;
+        o->state->v = o->state->v1;
+        o->state->v1 = t;
+        if (o->ops->commit) o->ops->commit(o);
     }
 }
 
@@ -360,21 +303,20 @@ static hy_status struck_bonds(hy_world* w, hy_step_stats* st) {
     return HY_OK;
 }
 
-/* Kinematic bodies end the substep where their own velocities take them:
- * the response treats them as infinitely heavy, but an impact zone may
- * still have moved them with what they struck. */
-static void keep_kinematic(hy_world* w, double dt) {
+/* Each kind's end of the substep after the response. */
+static void after_response(hy_world* w, double dt) {
     for (int32_t i = 0; i < w->object_count; i++) {
         hy_object* o = &w->objects[i];
-        if (o->kind != HY_OBJECT_BODY || !o->kinematic || o->asleep) continue;
-        kinematic_advance(&o->body, dt, &o->body1);
-        hy_body_pose_vertices(o, &o->body1, o->x1, o->v1);
+        if (o->ops->after_response) o->ops->after_response(o, dt);
     }
 }
 
 /* Forces and torques act over one step. */
 static void clear_forces(hy_world* w) {
-    for (int32_t i = 0; i < w->object_count; i++) w->objects[i].force = w->objects[i].torque = v3(0, 0, 0);
+    for (int32_t i = 0; i < w->object_count; i++) {
+        hy_object_state* st = w->objects[i].state;
+        st->force = st->torque = v3(0, 0, 0);
+    }
 }
 
 HY_API hy_status hy_world_step(hy_world* w, double time_step, int32_t substeps) {
@@ -406,7 +348,7 @@ HY_API hy_status hy_world_step(hy_world* w, double time_step, int32_t substeps) 
             st.ms[HY_PHASE_RESPONSE] += now_ms() - t0 - detect;
             if (!s) hy_cloth_contacts_record(w);
             if (!s) s = struck_bonds(w, &st);
-            if (!s) keep_kinematic(w, dt);
+            if (!s) after_response(w, dt);
             if (!s) s = check_finite(w);
             if (s) return s;
         }

@@ -14,70 +14,74 @@
 #include "solvers/cloth.h"
 #include "solvers/rigid.h"
 
-typedef struct hy_object {
+/* What an object is, fixed when it is added: its kind, topology, rest
+ * shape and material. The kinds' own models (cloth springs, FEM elements)
+ * hang from it. */
+typedef struct hy_object_model {
     hy_object_kind kind;
-    uint32_t handle;     /* its id's index: the slot in the world's id table */
-    uint32_t generation; /* its id's generation */
-    int alive;
-    char name[64];
-    void* user_data;     /* the caller's, never dereferenced */
-    /* topology (what the object is) */
     int32_t nv, nt;
     int32_t* tri;
     double* local;    /* body: vertices relative to the COM in body frame; obstacle: mesh frame */
     double thickness; /* m */
     double friction;
-    /* state (what changes per step): world positions and velocities */
-    double* x;
-    double* v;
-    /* candidate end-of-step state */
-    double* x1;
-    double* v1;
-    /* cloth */
-    hy_cloth_model* cloth;
-    int32_t* rest_face;         /* per vertex: the rigid features it rests on (engine/cloth_contact.c), or NULL */
-    hy_cloth_constraint* cons;  /* the last solve's contact constraints (room for 3 per vertex) */
-    int32_t cons_count;
-    /* rigid body */
-    hy_mass_properties mass;
-    hy_rigid_inertia inertia;
-    hy_rigid_state body, body1;
-    int32_t rest_steps; /* body: steps since its rest pose, all within the sleep drift of it */
-    hy_v3 rest_x;       /* body: pose its rest window started from */
-    hy_quat rest_q;
-    double reach;       /* body: farthest vertex from its centre, m */
-    int asleep;         /* body: not moved and not tested against sleepers or static obstacles */
-    int32_t island;     /* body, asleep: the group it fell asleep with (a slot of that group) */
     double restitution;
     int gravity;
-    int kinematic;      /* body: moved by its velocities only; inverse mass and inertia are 0 meanwhile */
-    hy_v3 force, torque; /* body: applied for the next step (N, N m, world frame) */
+    hy_cloth_model* cloth;
+    hy_mass_properties mass; /* body */
+    double reach;            /* body: farthest vertex from its centre, m */
     /* obstacle: pose(t) = scripted motion applied to the initial pose */
     hy_v3 pos0, pivot;
     hy_quat q0;
     hy_motion motion;
-    /* kinds behind the operations table (engine/kinds.h): their table
-     * entry and their own state, which the entry alone reads */
+    /* the kind's own model and scratch, which its table entry alone reads */
+    void* kind_model;
+} hy_object_model;
+
+/* What changes from step to step: one block per object (this header, then
+ * the four vertex arrays), allocated when the object is added and never
+ * moved, so that a task can name it as its data argument
+ * (hy_object_state_bytes says how long it is). */
+typedef struct hy_object_state {
+    /* world positions and velocities, and the candidate end of the step:
+     * four arrays of 3 nv in the block, x1 and v1 swapped with x and v
+     * when the step commits */
+    double* x;
+    double* v;
+    double* x1;
+    double* v1;
+    /* rigid body: its pose and momentum, its effective inertia (zero
+     * inverse parts while kinematic), sleep and the applied loads */
+    hy_rigid_state body, body1;
+    hy_rigid_inertia inertia;
+    int32_t rest_steps; /* steps since its rest pose, all within the sleep drift of it */
+    hy_v3 rest_x;       /* pose its rest window started from */
+    hy_quat rest_q;
+    int asleep;         /* not moved and not tested against sleepers or static obstacles */
+    int32_t island;     /* asleep: the group it fell asleep with (a slot of that group) */
+    int kinematic;      /* moved by its velocities only; inverse mass and inertia are 0 meanwhile */
+    hy_v3 force, torque; /* applied for the next step (N, N m, world frame) */
+    /* cloth: the rigid features its vertices rest on (engine/cloth_contact.c),
+     * or NULL, and the last solve's contact constraints (room for 3 per vertex) */
+    int32_t* rest_face;
+    hy_cloth_constraint* cons;
+    int32_t cons_count;
+} hy_object_state;
+
+typedef struct hy_object {
+    uint32_t handle;     /* its id's index: the slot in the world's id table */
+    uint32_t generation; /* its id's generation */
+    int alive;
+    char name[64];
+    void* user_data; /* the caller's, never dereferenced */
+    /* its kind's operations (engine/kinds.h) */
     const struct hy_kind_ops* ops;
-    void* kind_state;
+    hy_object_model model;
+    hy_object_state* state;
 } hy_object;
 
-/* A static obstacle (no scripted motion) or a sleeping body: two of these
- * cannot meet, so collision detection skips such pairs. */
-static inline int hy_object_is_static(const hy_object* o) {
-    if (o->kind == HY_OBJECT_BODY && o->kinematic)
-        return o->asleep || (o->body.v.x == 0.0 && o->body.v.y == 0.0 && o->body.v.z == 0.0 && o->body.w.x == 0.0 &&
-                             o->body.w.y == 0.0 && o->body.w.z == 0.0);
-    if (o->kind == HY_OBJECT_BODY) return o->asleep;
-    if (o->kind != HY_OBJECT_OBSTACLE) return 0;
-    const double *lv = o->motion.linear_velocity, *av = o->motion.angular_velocity;
-    return lv[0] == 0.0 && lv[1] == 0.0 && lv[2] == 0.0 && av[0] == 0.0 && av[1] == 0.0 && av[2] == 0.0;
-}
-
-/* An obstacle or a kinematic body: moved by the caller, not by contacts.
- * Two of these never meet (collision detection skips such pairs). */
-static inline int hy_object_is_driven(const hy_object* o) {
-    return o->kind == HY_OBJECT_OBSTACLE || (o->kind == HY_OBJECT_BODY && o->kinematic);
+/* Bytes of an object's state block (the header and its arrays). */
+static inline size_t hy_object_state_bytes(int32_t nv) {
+    return sizeof(hy_object_state) + 4 * 3 * sizeof(double) * (size_t)(nv > 0 ? nv : 0);
 }
 
 /* Object slots (engine/world.c), for the kinds' own add functions: reserve
@@ -86,6 +90,21 @@ static inline int hy_object_is_driven(const hy_object* o) {
 hy_status hy_world_new_object(hy_world* w, hy_object_kind kind, hy_mesh_view m, hy_object** out, int32_t* slot);
 hy_object_id hy_world_commit_object(hy_world* w, int32_t slot, const char* default_name);
 void hy_object_free(hy_object* o);
+
+/* Resolve an id that must name an object of `kind`; `what` names the
+ * call in messages (HY_ERR_STALE_ID, HY_ERR_INVALID_ARG). */
+hy_status hy_world_resolve_kind(const hy_world* w, hy_object_id id, hy_object_kind kind, const char* what,
+                                hy_object** out);
+/* The status of an id that did not resolve (hy_world_resolve's message
+ * is already set). */
+hy_status hy_world_resolve_status(const hy_world* w, hy_object_id id);
+
+/* Checks of def fields for the kinds' add functions, naming `what.field`:
+ * a non-zero finite quaternion (normalised copy out), a finite vector, a
+ * finite value >= 0. */
+hy_status hy_check_quat(const double q[4], const char* what, hy_quat* out);
+hy_status hy_check_vec(const double* p, const char* what, const char* field);
+hy_status hy_check_nonneg(double x, const char* what, const char* field);
 
 /* Body: zero the inverse mass and inertia (kinematic) or make them again
  * from the mass properties (dynamic). */

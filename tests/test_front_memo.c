@@ -47,7 +47,7 @@ static void test_rounds(int threads) {
     CHECK(hy_test_hash(w) == hy_test_hash(f));
     const hy_collision_state* cs = w->collision;
     size_t n = cs ? 3 * (size_t)cs->vertex_count : 0;
-    int32_t nv = w->objects[0].nv; /* the cloth, rows of 48 vertices */
+    int32_t nv = w->objects[0].model.nv; /* the cloth, rows of 48 vertices */
     double* X0 = malloc(sizeof(double) * (n + 1));
     double* X1 = malloc(sizeof(double) * (n + 1));
     CHECK(cs && X0 && X1);
@@ -60,7 +60,7 @@ static void test_rounds(int threads) {
     }
     for (int32_t i = 0; i < w->object_count; i++) {
         const hy_object* o = &w->objects[i];
-        memcpy(X0 + 3 * (size_t)w->view.offset[i], o->x, sizeof(double) * 3 * (size_t)o->nv);
+        memcpy(X0 + 3 * (size_t)w->view.offset[i], o->state->x, sizeof(double) * 3 * (size_t)o->model.nv);
     }
     /* the cloth sinks 3 mm (into its thickness on the ball) */
     memcpy(X1, X0, sizeof(double) * n);

@@ -338,21 +338,22 @@ static void test_failsafe_moving_obstacle(void) {
     hy_world* w = load(json, 2);
     CHECK(w != NULL);
     if (!w) return;
-    CHECK(w->object_count == 2 && w->objects[0].kind == HY_OBJECT_CLOTH && w->objects[1].kind == HY_OBJECT_OBSTACLE);
+    CHECK(w->object_count == 2 && w->objects[0].model.kind == HY_OBJECT_CLOTH &&
+          w->objects[1].model.kind == HY_OBJECT_OBSTACLE);
     hy_object* cloth = &w->objects[0];
     hy_object* obst = &w->objects[1];
     double dt = w->def.time_step;
     /* candidate motion: the cloth stays, the ball follows its script */
-    memcpy(cloth->x1, cloth->x, sizeof(double) * 3 * (size_t)cloth->nv);
-    memset(cloth->v1, 0, sizeof(double) * 3 * (size_t)cloth->nv);
+    memcpy(cloth->state->x1, cloth->state->x, sizeof(double) * 3 * (size_t)cloth->model.nv);
+    memset(cloth->state->v1, 0, sizeof(double) * 3 * (size_t)cloth->model.nv);
     hy_v3 p0, p1;
     hy_quat q0, q1;
     hy_obstacle_pose(obst, w->time, &p0, &q0);
     hy_obstacle_pose(obst, w->time + dt, &p1, &q1);
     double R1[9];
     quat_to_mat(q1, R1);
-    for (int32_t i = 0; i < obst->nv; i++)
-        v3_store(obst->x1 + 3 * i, v3_add(p1, mat_mul_v3(R1, v3_load(obst->local + 3 * i))));
+    for (int32_t i = 0; i < obst->model.nv; i++)
+        v3_store(obst->state->x1 + 3 * i, v3_add(p1, mat_mul_v3(R1, v3_load(obst->model.local + 3 * i))));
     CHECK_OK(hy_world_collision_sync(w));
     CHECK_OK(hy_world_ensure_prox(w));
     hy_response_params rp = hy_response_params_default();
@@ -368,8 +369,9 @@ static void test_failsafe_moving_obstacle(void) {
     hy_quat q0c = {q0.w, -q0.x, -q0.y, -q0.z};
     hy_quat rel = quat_mul(q1, q0c);
     int32_t riders = 0, other = 0;
-    for (int32_t i = 0; i < cloth->nv; i++) {
-        hy_v3 x0 = v3_load(cloth->x + 3 * i), x1 = v3_load(cloth->x1 + 3 * i), v1 = v3_load(cloth->v1 + 3 * i);
+    for (int32_t i = 0; i < cloth->model.nv; i++) {
+        const hy_object_state* cs = cloth->state;
+        hy_v3 x0 = v3_load(cs->x + 3 * i), x1 = v3_load(cs->x1 + 3 * i), v1 = v3_load(cs->v1 + 3 * i);
         hy_v3 m = v3_add(p1, quat_rotate(rel, v3_sub(x0, p0)));
         if (v3_len(v3_sub(x1, x0)) == 0.0 && v3_len(v1) == 0.0) continue;
         /* 1e-12 m: rounding of the map against the stored positions */
@@ -377,13 +379,13 @@ static void test_failsafe_moving_obstacle(void) {
         else other++;
     }
     fprintf(stderr, "failsafe: %d of %d cloth vertices ride the ball, %d moved otherwise, %d detections\n", riders,
-            cloth->nv, other, st.response_iterations);
+            cloth->model.nv, other, st.response_iterations);
     CHECK(riders > 0);
     CHECK(other == 0);
     /* commit by hand and check the end state */
-    memcpy(cloth->x, cloth->x1, sizeof(double) * 3 * (size_t)cloth->nv);
-    memcpy(cloth->v, cloth->v1, sizeof(double) * 3 * (size_t)cloth->nv);
-    memcpy(obst->x, obst->x1, sizeof(double) * 3 * (size_t)obst->nv);
+    memcpy(cloth->state->x, cloth->state->x1, sizeof(double) * 3 * (size_t)cloth->model.nv);
+    memcpy(cloth->state->v, cloth->state->v1, sizeof(double) * 3 * (size_t)cloth->model.nv);
+    memcpy(obst->state->x, obst->state->x1, sizeof(double) * 3 * (size_t)obst->model.nv);
     int64_t n = 0;
     hy_tritri_hit hit[4];
     CHECK_OK(hy_tritri_count_world(w, &n, hit, 4));
@@ -414,8 +416,8 @@ static void test_refit_skip(void) {
     double* X1 = malloc(sizeof(double) * n);
     for (int32_t i = 0; X0 && X1 && i < 2; i++) {
         const hy_object* o = &w->objects[i];
-        memcpy(X0 + 3 * (size_t)view->offset[i], o->x, sizeof(double) * 3 * (size_t)o->nv);
-        memcpy(X1 + 3 * (size_t)view->offset[i], o->x, sizeof(double) * 3 * (size_t)o->nv);
+        memcpy(X0 + 3 * (size_t)view->offset[i], o->state->x, sizeof(double) * 3 * (size_t)o->model.nv);
+        memcpy(X1 + 3 * (size_t)view->offset[i], o->state->x, sizeof(double) * 3 * (size_t)o->model.nv);
     }
     hy_contact_list c1 = {0}, c2 = {0}, c3 = {0};
     hy_step_stats st;
@@ -477,11 +479,11 @@ static void test_memo_rounds(void) {
     }
     for (int32_t i = 0; i < w->object_count; i++) {
         const hy_object* o = &w->objects[i];
-        memcpy(X0 + 3 * (size_t)view->offset[i], o->x, sizeof(double) * 3 * (size_t)o->nv);
+        memcpy(X0 + 3 * (size_t)view->offset[i], o->state->x, sizeof(double) * 3 * (size_t)o->model.nv);
     }
     /* the cloth's vertices sink 3 mm (into its thickness on the ball) */
     memcpy(X1, X0, sizeof(double) * n);
-    for (int32_t v = 0; v < w->objects[0].nv; v++) X1[3 * (size_t)v + 1] -= 0.003;
+    for (int32_t v = 0; v < w->objects[0].model.nv; v++) X1[3 * (size_t)v + 1] -= 0.003;
     hy_contact_list a = {0}, b = {0};
     hy_step_stats sa, sb;
     int64_t reused[2] = {0, 0}, contacts[2] = {0, 0}, differ = 0;
@@ -490,7 +492,7 @@ static void test_memo_rounds(void) {
         memset(&sb, 0, sizeof sb);
         a.count = b.count = 0;
         CHECK_OK(hy_world_detect(w, X0, X1, &a, &sa)); /* the first round of these positions */
-        for (int32_t v = 0; v < w->objects[0].nv; v += 5) X1[3 * (size_t)v + 1] += 0.002;
+        for (int32_t v = 0; v < w->objects[0].model.nv; v += 5) X1[3 * (size_t)v + 1] += 0.002;
         a.count = 0;
         memset(&sa, 0, sizeof sa);
         CHECK_OK(hy_world_detect(w, X0, X1, &a, &sa)); /* a later round: every fifth vertex moved */
@@ -539,12 +541,12 @@ static void test_memo_jobs(void) {
     }
     for (int32_t i = 0; i < w->object_count; i++) {
         const hy_object* o = &w->objects[i];
-        memcpy(X0 + 3 * (size_t)view->offset[i], o->x, sizeof(double) * 3 * (size_t)o->nv);
+        memcpy(X0 + 3 * (size_t)view->offset[i], o->state->x, sizeof(double) * 3 * (size_t)o->model.nv);
     }
     /* every body sinks 1 mm (into the bowl's and each other's thickness) */
     memcpy(X1, X0, sizeof(double) * n);
     for (int32_t i = 0; i < w->object_count; i++)
-        if (w->objects[i].kind != HY_OBJECT_OBSTACLE)
+        if (w->objects[i].model.kind != HY_OBJECT_OBSTACLE)
             for (int32_t v = view->offset[i]; v < view->offset[i + 1]; v++) X1[3 * (size_t)v + 1] -= 0.001;
     hy_contact_list a = {0}, b = {0};
     hy_step_stats sa, sb;
@@ -552,7 +554,7 @@ static void test_memo_jobs(void) {
     memset(&sb, 0, sizeof sb);
     CHECK_OK(hy_world_detect(w, X0, X1, &a, &sa));
     /* the next round: the first body rises 0.5 mm */
-    int32_t moved = w->objects[0].kind == HY_OBJECT_OBSTACLE ? 1 : 0;
+    int32_t moved = w->objects[0].model.kind == HY_OBJECT_OBSTACLE ? 1 : 0;
     for (int32_t v = view->offset[moved]; v < view->offset[moved + 1]; v++) X1[3 * (size_t)v + 1] += 0.0005;
     a.count = 0;
     memset(&sa, 0, sizeof sa);
