@@ -30,6 +30,10 @@ static void help(void) {
            "                      is reported with its objects and triangles and ends the run (exit 1)\n"
            "  --strict            refuse a scene whose objects intersect or lie closer than their\n"
            "                      contact distance at the start (exit 2); by default that is a warning\n"
+           "  --integrate-sched P integration runtime policy placing the objects' integrate tasks on the\n"
+           "                      integration PUs: round-robin, static, ws, affinity, priority, lp (default)\n"
+           "  --integrate-pus N   integration PUs, real CPU workers of one thread each (default 1: the\n"
+           "                      calling thread; the policy places from 2 on); same state for any P and N\n"
            HY_CLI_SCHED_HELP
            HY_CLI_FAULT_HELP
            "\nThe summary names the policy and the resources (modeled ones marked), the median\n"
@@ -45,6 +49,8 @@ typedef struct run_opts {
     const char* export_dir;
     int json, quiet;
     int check, strict;
+    const char* integrate_sched; /* NULL = lp */
+    long integrate_pus;
     hy_cli_sched sched;
 } run_opts;
 
@@ -53,6 +59,7 @@ static int parse(int argc, char** argv, run_opts* o) {
     o->frames = 100;
     o->threads = -1;
     o->collisions = -1;
+    o->integrate_pus = 1;
     for (int i = 1; i < argc; i++) {
         const char* a = argv[i];
         int so = hy_cli_sched_option(&o->sched, "run", argc, argv, &i);
@@ -78,6 +85,12 @@ static int parse(int argc, char** argv, run_opts* o) {
             o->strict = 1;
         } else if (!strcmp(a, "--no-collisions")) {
             o->collisions = 0;
+        } else if (!strcmp(a, "--integrate-sched")) {
+            if (i + 1 >= argc) return fprintf(stderr, "hyphys run: --integrate-sched needs a policy\n"), 0;
+            o->integrate_sched = argv[++i];
+        } else if (!strcmp(a, "--integrate-pus")) {
+            if (!hy_cli_parse_int("--integrate-pus", i + 1 < argc ? argv[++i] : NULL, 1, 32, &o->integrate_pus))
+                return 0;
         } else if (a[0] == '-') {
             fprintf(stderr, "hyphys run: unknown option '%s' (see hyphys run --help)\n", a);
             return 0;
@@ -173,6 +186,12 @@ static int run_main(int argc, char** argv) {
         return rc0;
     }
     if (!o.quiet && !o.json) fprintf(stderr, "scheduling: %s\n", sched_desc);
+    if ((o.integrate_sched || o.integrate_pus != 1) &&
+        hy_world_set_integrate_sched(w, o.integrate_sched ? o.integrate_sched : "lp", (int32_t)o.integrate_pus)) {
+        fprintf(stderr, "hyphys run: %s\n", hy_last_error());
+        hy_world_destroy(w);
+        return HY_EXIT_USAGE;
+    }
 
     FILE* csv = NULL;
     if (o.csv) {

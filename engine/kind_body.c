@@ -40,7 +40,8 @@ static void body_advance(const hy_world* w, hy_object* o, double dt) {
 }
 
 /* The end-of-step pose (bonds correct it after this). */
-static hy_status body_predict(const hy_world* w, hy_object* o, double dt, hy_step_stats* stats) {
+static hy_status body_predict(const hy_world* w, hy_object* o, hy_pool* pool, double dt, hy_step_stats* stats) {
+    (void)pool;
     (void)stats;
     hy_object_state* st = o->state;
     if (st->asleep) st->body1 = st->body;
@@ -50,8 +51,9 @@ static hy_status body_predict(const hy_world* w, hy_object* o, double dt, hy_ste
 }
 
 /* The vertices at the (bonded) end-of-step pose. */
-static hy_status body_integrate(const hy_world* w, hy_object* o, double dt, hy_step_stats* stats) {
+static hy_status body_integrate(const hy_world* w, hy_object* o, hy_pool* pool, double dt, hy_step_stats* stats) {
     (void)w;
+    (void)pool;
     (void)dt;
     (void)stats;
     hy_body_pose_vertices(o, &o->state->body1, o->state->x1, o->state->v1);

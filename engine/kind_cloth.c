@@ -15,23 +15,21 @@
 
 /* ------------------------------------------------------------ operations */
 
-static hy_status cloth_integrate(const hy_world* w, hy_object* o, double dt, hy_step_stats* st) {
+static hy_status cloth_integrate(const hy_world* w, hy_object* o, hy_pool* pool, double dt, hy_step_stats* st) {
     hy_cloth_constraint* cons = NULL;
     int32_t count = 0;
     hy_status s = w->def.collisions ? hy_cloth_contacts_build(w, o, dt, &cons, &count) : HY_OK;
     hy_cloth_solve_stats cs = {0, 0.0};
     hy_object_state* x = o->state;
     if (!s)
-        s = hy_cloth_solve_constrained(o->model.cloth, w->pool, x->x, x->v, dt, w->def.gravity,
+        s = hy_cloth_solve_constrained(o->model.cloth, pool, x->x, x->v, dt, w->def.gravity,
                                        w->def.cg_max_iterations, w->def.cg_tolerance, cons, count, x->x1, x->v1, &cs);
     if (s) {
         hy_error_prefix("object '%s': ", o->name);
         return s;
     }
-    st->cg_iterations += cs.cg_iterations;
-    if (cs.cg_relative_residual > st->cg_relative_residual || isnan(cs.cg_relative_residual))
-        st->cg_relative_residual = cs.cg_relative_residual;
-    if (!(cs.cg_relative_residual <= w->def.cg_tolerance)) st->cg_capped++;
+    hy_stats_add_solve(st, cs.cg_iterations, cs.cg_relative_residual,
+                       !(cs.cg_relative_residual <= w->def.cg_tolerance));
     return HY_OK;
 }
 

@@ -23,7 +23,8 @@ static int obstacle_is_driven(const hy_object* o) {
 }
 
 /* Its vertices where the script puts them at the step's end. */
-static hy_status obstacle_integrate(const hy_world* w, hy_object* o, double dt, hy_step_stats* stats) {
+static hy_status obstacle_integrate(const hy_world* w, hy_object* o, hy_pool* pool, double dt, hy_step_stats* stats) {
+    (void)pool;
     (void)stats;
     hy_obstacle_vertices(o, w->time + dt, o->state->x1, o->state->v1);
     return HY_OK;

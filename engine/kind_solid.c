@@ -28,21 +28,19 @@ typedef struct solid_state {
     hy_cg_workspace* cg;
 } solid_state;
 
-static hy_status solid_integrate(const hy_world* w, hy_object* o, double dt, hy_step_stats* st) {
+static hy_status solid_integrate(const hy_world* w, hy_object* o, hy_pool* pool, double dt, hy_step_stats* st) {
     solid_state* s = o->model.kind_model;
     int32_t it = 0;
     double rel = 0.0;
     hy_object_state* x = o->state;
-    hy_status r = hy_implicit_step(s->ops, s->model, w->pool, x->x, x->v, dt, w->def.gravity, NULL,
+    hy_status r = hy_implicit_step(s->ops, s->model, pool, x->x, x->v, dt, w->def.gravity, NULL,
                                    w->def.cg_max_iterations, w->def.cg_tolerance, x->x1, x->v1, s->rhs, s->dv, s->cg,
                                    &it, &rel, s->ops->kind);
     if (r) {
         hy_error_prefix("object '%s': ", o->name);
         return r;
     }
-    st->cg_iterations += it;
-    if (rel > st->cg_relative_residual || isnan(rel)) st->cg_relative_residual = rel;
-    if (!(rel <= w->def.cg_tolerance)) st->cg_capped++;
+    hy_stats_add_solve(st, it, rel, !(rel <= w->def.cg_tolerance));
     return HY_OK;
 }
 

@@ -14,6 +14,7 @@
 #ifndef HY_ENGINE_KINDS_H
 #define HY_ENGINE_KINDS_H
 
+#include <math.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -55,11 +56,12 @@ typedef struct hy_kind_ops {
     int order;             /* its integrate's wave, HY_ORDER_* */
     /* Optional: its part of the step before the bonds (a body's velocities
      * and pose). */
-    hy_status (*predict)(const hy_world* w, hy_object* o, double dt, hy_step_stats* st);
+    hy_status (*predict)(const hy_world* w, hy_object* o, hy_pool* pool, double dt, hy_step_stats* st);
     /* x1, v1 from x, v over dt; adds its solver figures to st. Reads the
-     * world's settings and pool; a cloth also reads the state of the
-     * surfaces it rests on. Failures name the object. */
-    hy_status (*integrate)(const hy_world* w, hy_object* o, double dt, hy_step_stats* st);
+     * world's settings (w->pool is not its to use: its solvers run on
+     * `pool`); a cloth also reads the state of the surfaces it rests on.
+     * Failures name the object. */
+    hy_status (*integrate)(const hy_world* w, hy_object* o, hy_pool* pool, double dt, hy_step_stats* st);
     /* Optional (none: the response's x1, v1 taken back as they are): after
      * the response, the substep's end as the kind wants it. */
     void (*after_response)(hy_object* o, double dt);
@@ -108,6 +110,14 @@ static inline int hy_object_is_static(const hy_object* o) { return o->ops->is_st
 static inline int hy_object_is_driven(const hy_object* o) { return o->ops->is_driven && o->ops->is_driven(o); }
 
 static inline int hy_object_has(const hy_object* o, unsigned trait) { return (o->ops->traits & trait) != 0; }
+
+/* Add solver figures to st: CG iterations, the worst relative residual
+ * (NaN wins), and the solves that ended short of the tolerance. */
+static inline void hy_stats_add_solve(hy_step_stats* st, int32_t iterations, double residual, int32_t capped) {
+    st->cg_iterations += iterations;
+    if (residual > st->cg_relative_residual || isnan(residual)) st->cg_relative_residual = residual;
+    st->cg_capped += capped;
+}
 
 /* ------------------------------------------------------ volumetric solids */
 

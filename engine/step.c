@@ -13,6 +13,7 @@
 #include "collision/response.h"
 #include "core/error.h"
 #include "engine/cloth_contact.h"
+#include "engine/integrate.h"
 #include "engine/kinds.h"
 #include "engine/tools.h"
 #include "sched/proximity.h"
@@ -30,11 +31,6 @@ static int finite3(const double* p) { return isfinite(p[0]) && isfinite(p[1]) &&
 HY_API const char* hy_phase_name(hy_phase p) {
     static const char* names[HY_PHASE_COUNT] = {"integrate", "refit", "traverse", "response", "commit"};
     return (unsigned)p < HY_PHASE_COUNT ? names[p] : "unknown";
-}
-
-static hy_rigid_state* bond_state(void* ctx, int32_t slot) { return &((hy_world*)ctx)->objects[slot].state->body1; }
-static const hy_rigid_inertia* bond_inertia(void* ctx, int32_t slot) {
-    return &((hy_world*)ctx)->objects[slot].state->inertia;
 }
 
 /* Detection and response over the substep's candidate motion: the scene
@@ -83,51 +79,28 @@ HY_API hy_status hy_world_get_contacts(const hy_world* w, hy_contact_info* out, 
     return HY_OK;
 }
 
-/* Bonds correct the bonded bodies' velocities; their poses then follow
- * the corrected velocities over the step, and the anchors' drift is
- * closed on the poses (a fifth per step, as a Baumgarte factor of 0.2
- * would, without adding velocity). Between the bodies' predict and their
- * integrate. */
-static void solve_bonds(hy_world* w, double dt, hy_step_stats* st) {
-    if (w->bonds.intact == 0) return;
-    hy_bond_bodies bb = {bond_state, bond_inertia, w};
-    st->bonds_broken += hy_bonds_solve(&w->bonds, &bb, 8);
-    for (int32_t k = 0; k < w->bonds.count; k++) {
-        const hy_bond* b = &w->bonds.bonds[k];
-        int32_t ends[2] = {b->a, b->b};
-        for (int e = 0; e < 2; e++) {
-            hy_object_state* o = w->objects[ends[e]].state;
-            o->body1.x = v3_mad(o->body.x, o->body1.v, dt);
-            o->body1.q = quat_normalize(quat_mul(quat_from_rotvec(v3_scale(o->body1.w, dt)), o->body.q));
-        }
-    }
-    hy_bonds_project(&w->bonds, &bb, 0.2, 2);
-    for (int32_t k = 0; k < w->bonds.count; k++) { /* sleepers stay where they are */
-        const hy_bond* b = &w->bonds.bonds[k];
-        hy_object_state *sa = w->objects[b->a].state, *sb = w->objects[b->b].state;
-        if (sa->asleep) sa->body1 = sa->body;
-        if (sb->asleep) sb->body1 = sb->body;
-    }
-}
-
-/* Predict x1, v1 of every object over dt from x, v (the solvers' phase),
- * in the waves of engine/kinds.h: the predicts, the bonds, then the
- * integrates order by order. */
+/* Predict x1, v1 of every object over dt from x, v (the solvers' phase):
+ * the kinds' operations as runtime tasks (engine/integrate.c), on the
+ * world's integration PUs (one, the calling thread, unless
+ * hy_world_set_integrate_sched said otherwise). */
 static hy_status integrate(hy_world* w, double dt, hy_step_stats* st) {
-    for (int32_t i = 0; i < w->object_count; i++) {
-        hy_object* o = &w->objects[i];
-        if (!o->alive || !o->ops->predict) continue;
-        hy_status s = o->ops->predict(w, o, dt, st);
+    if (!w->integrator) {
+        hy_status s = hy_integrator_create("lp", 1, &w->integrator);
         if (s) return s;
     }
-    solve_bonds(w, dt, st);
-    for (int order = 0; order < HY_ORDER_COUNT; order++)
-        for (int32_t i = 0; i < w->object_count; i++) {
-            hy_object* o = &w->objects[i];
-            if (!o->alive || o->ops->order != order) continue;
-            hy_status s = o->ops->integrate(w, o, dt, st);
-            if (s) return s;
-        }
+    return hy_integrator_step(w->integrator, w, dt, st);
+}
+
+HY_API hy_status hy_world_set_integrate_sched(hy_world* w, const char* policy, int32_t pus) {
+    if (!w || !policy) return hy_fail(HY_ERR_INVALID_ARG, "hy_world_set_integrate_sched: NULL argument");
+    hy_integrator* it = NULL;
+    hy_status s = hy_integrator_create(policy, pus, &it);
+    if (s) {
+        hy_error_prefix("hy_world_set_integrate_sched: ");
+        return s;
+    }
+    hy_integrator_destroy(w->integrator);
+    w->integrator = it;
     return HY_OK;
 }
 

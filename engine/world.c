@@ -13,6 +13,7 @@
 #include "collision/response.h"
 #include "engine/cloth_contact.h"
 #include "core/error.h"
+#include "engine/integrate.h"
 #include "engine/kinds.h"
 #include "engine/tools.h"
 #include "sched/proximity.h"
@@ -239,6 +240,7 @@ HY_API void hy_world_destroy(hy_world* w) {
     hy_collision_state_destroy(w->collision);
     hy_scene_view_free(&w->view);
     hy_prox_destroy(w->prox);
+    hy_integrator_destroy(w->integrator);
     free(w->last_contacts);
     free(w->sleep_parent);
     free(w->sleep_flag);

@@ -1,0 +1,276 @@
+/* The integrate phase as runtime tasks (engine/integrate.h).
+ *
+ * The phase runs in the waves of engine/kinds.h: every object's predict,
+ * the bonds between bodies (on the calling thread: one Gauss-Seidel solve
+ * over all of them), then the integrates of each order. A wave is one task
+ * graph: one task per object in it, in the object's partition (its slot),
+ * on two handles, the object's state block (read-write) and its model
+ * (read). Within a wave no task writes what another reads: a cloth reads
+ * the end-of-step positions of the surfaces it rests on, and those were
+ * written by an earlier wave, which has finished. So every object's
+ * result is what the plain loop over the objects gives, whatever PU ran it
+ * and in whatever order.
+ *
+ * PUs: one PU is the calling thread (runtime/exec.h, one worker), which
+ * keeps using the world's pool inside the solvers; there is nothing to
+ * place, so the policy has no say. Several PUs are a team (runtime/team.h)
+ * of one worker thread each, placed by the policy with real stealing; the
+ * world's pool is for one caller at a time, so each worker steps its
+ * objects with a pool of its own (the world's thread count shared out),
+ * made on its first task. Pools give the same results at any size.
+ *
+ * The solver figures of each task are kept apart and added into the step's
+ * in object order after the wave; an error message (thread-local) is
+ * copied out of the task and raised again on the calling thread. */
+#include "engine/integrate.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/error.h"
+#include "engine/kinds.h"
+#include "runtime/exec.h"
+#include "runtime/policy.h"
+#include "runtime/team.h"
+
+typedef struct obj_task {
+    hy_world* w;
+    hy_integrator* it;
+    int32_t slot;
+    double dt;
+    hy_step_stats st; /* its solver figures */
+    hy_status status;
+    char message[1024];
+} obj_task;
+
+struct hy_integrator {
+    char policy[32];
+    int32_t pus;
+    hy_rt_exec* exec; /* one PU */
+    hy_rt_team* team; /* several */
+    hy_rt_graph* g;
+    /* what the handles were registered on: the object table, its length
+     * and each object's state block */
+    const hy_object* base;
+    int32_t count, cap;
+    hy_object_state** states;
+    int32_t *h_state, *h_model;
+    obj_task* tasks;
+    /* several PUs: a pool per worker thread */
+    pthread_mutex_t lock;
+    int32_t npools;
+    pthread_t pool_thread[HY_RT_MAX_PUS];
+    hy_pool* pool[HY_RT_MAX_PUS];
+};
+
+/* ------------------------------------------------------------ the tasks */
+
+/* The pool the calling worker steps its objects with; NULL when none
+ * could be made. */
+static hy_pool* worker_pool(hy_integrator* it, const hy_world* w) {
+    if (it->pus == 1) return w->pool;
+    pthread_t self = pthread_self();
+    hy_pool* p = NULL;
+    pthread_mutex_lock(&it->lock);
+    for (int32_t i = 0; i < it->npools && !p; i++)
+        if (pthread_equal(it->pool_thread[i], self)) p = it->pool[i];
+    if (!p && it->npools < HY_RT_MAX_PUS) {
+        int threads = hy_pool_size(w->pool) / it->pus;
+        p = hy_pool_create(threads > 1 ? threads : 1);
+        if (p) {
+            it->pool_thread[it->npools] = self;
+            it->pool[it->npools++] = p;
+        }
+    }
+    pthread_mutex_unlock(&it->lock);
+    return p;
+}
+
+/* buffers[0] is the object's state block and buffers[1] its model: the
+ * host copies, which are the object's own, so the kind's operation is
+ * called on the object. */
+static void run_op(obj_task* t, int predict) {
+    hy_object* o = &t->w->objects[t->slot];
+    hy_pool* pool = worker_pool(t->it, t->w);
+    hy_status s;
+    if (!pool) s = hy_fail(HY_ERR_NOMEM, "object '%s': no worker pool for its integration", o->name);
+    else if (predict) s = o->ops->predict(t->w, o, pool, t->dt, &t->st);
+    else s = o->ops->integrate(t->w, o, pool, t->dt, &t->st);
+    t->status = s;
+    if (s) snprintf(t->message, sizeof t->message, "%s", hy_last_error());
+}
+
+static void predict_fn(void* const* buffers, void* arg) {
+    (void)buffers;
+    run_op(arg, 1);
+}
+
+static void integrate_fn(void* const* buffers, void* arg) {
+    (void)buffers;
+    run_op(arg, 0);
+}
+
+static const hy_rt_kind k_predict = {"predict", 2, {HY_RT_RW, HY_RT_R}, predict_fn, NULL};
+static const hy_rt_kind k_integrate = {"integrate", 2, {HY_RT_RW, HY_RT_R}, integrate_fn, NULL};
+
+/* ------------------------------------------------------------ integrator */
+
+hy_status hy_integrator_create(const char* policy, int32_t pus, hy_integrator** out) {
+    *out = NULL;
+    const hy_rt_policy_class* pc = NULL;
+    hy_status s = hy_rt_policy_lookup(policy ? policy : "", &pc);
+    if (s) return s;
+    if (pus < 1 || pus > HY_RT_MAX_PUS)
+        return hy_fail(HY_ERR_INVALID_ARG, "integration PUs must be in [1, %d], got %d", HY_RT_MAX_PUS, pus);
+    hy_integrator* it = calloc(1, sizeof *it);
+    if (!it) return hy_fail(HY_ERR_NOMEM, "out of memory for the integrator");
+    snprintf(it->policy, sizeof it->policy, "%s", policy);
+    it->pus = pus;
+    pthread_mutex_init(&it->lock, NULL);
+    if (pus == 1) {
+        s = hy_rt_exec_create(1, &it->exec);
+    } else {
+        int threads[HY_RT_MAX_PUS];
+        for (int32_t q = 0; q < pus; q++) threads[q] = 1;
+        s = hy_rt_team_create(pus, threads, policy, 42, &it->team);
+    }
+    if (s) {
+        hy_integrator_destroy(it);
+        return s;
+    }
+    *out = it;
+    return HY_OK;
+}
+
+void hy_integrator_destroy(hy_integrator* it) {
+    if (!it) return;
+    hy_rt_exec_destroy(it->exec);
+    hy_rt_team_destroy(it->team);
+    hy_rt_graph_destroy(it->g);
+    for (int32_t i = 0; i < it->npools; i++) hy_pool_destroy(it->pool[i]);
+    pthread_mutex_destroy(&it->lock);
+    free(it->states);
+    free(it->h_state);
+    free(it->h_model);
+    free(it->tasks);
+    free(it);
+}
+
+const char* hy_integrator_policy(const hy_integrator* it) { return it->policy; }
+int32_t hy_integrator_pus(const hy_integrator* it) { return it->pus; }
+
+/* The handles name the objects' state blocks and models: registered again
+ * (a new graph) when the object table moved or changed. */
+static hy_status sync_handles(hy_integrator* it, hy_world* w) {
+    int32_t n = w->object_count;
+    int same = it->g && it->base == w->objects && it->count == n;
+    for (int32_t i = 0; same && i < n; i++) same = it->states[i] == w->objects[i].state;
+    if (same) return HY_OK;
+    hy_rt_graph_destroy(it->g);
+    it->g = NULL;
+    it->count = 0;
+    if (n > it->cap) {
+        int32_t cap = n;
+        hy_object_state** st = realloc(it->states, sizeof *st * (size_t)cap);
+        if (st) it->states = st;
+        int32_t* hs = st ? realloc(it->h_state, sizeof *hs * (size_t)cap) : NULL;
+        if (hs) it->h_state = hs;
+        int32_t* hm = hs ? realloc(it->h_model, sizeof *hm * (size_t)cap) : NULL;
+        if (hm) it->h_model = hm;
+        obj_task* t = hm ? realloc(it->tasks, sizeof *t * (size_t)cap) : NULL;
+        if (!t) return hy_fail(HY_ERR_NOMEM, "out of memory for the integration tasks of %d objects", n);
+        it->tasks = t;
+        it->cap = cap;
+    }
+    hy_status s = hy_rt_graph_create(&it->g);
+    for (int32_t i = 0; !s && i < n; i++) {
+        hy_object* o = &w->objects[i];
+        s = hy_rt_graph_register(it->g, o->state, hy_object_state_bytes(o->model.nv), &it->h_state[i]);
+        if (!s) s = hy_rt_graph_register(it->g, &o->model, sizeof o->model, &it->h_model[i]);
+        it->states[i] = o->state;
+    }
+    if (s) return s;
+    it->base = w->objects;
+    it->count = n;
+    return HY_OK;
+}
+
+/* One wave: the predicts (order < 0) or the integrates of one order. */
+static hy_status wave(hy_integrator* it, hy_world* w, double dt, int order, hy_step_stats* st) {
+    hy_rt_graph_reset(it->g);
+    int32_t n = 0;
+    for (int32_t i = 0; i < w->object_count; i++) {
+        hy_object* o = &w->objects[i];
+        if (!o->alive || (order < 0 ? !o->ops->predict : o->ops->order != order)) continue;
+        obj_task* t = &it->tasks[i];
+        memset(&t->st, 0, sizeof t->st);
+        t->w = w;
+        t->it = it;
+        t->slot = i;
+        t->dt = dt;
+        t->status = HY_OK;
+        t->message[0] = '\0';
+        int32_t h[2] = {it->h_state[i], it->h_model[i]};
+        /* the modeled cost only seeds the policy: the team measures each
+         * partition's real time */
+        hy_status s = hy_rt_graph_submit(it->g, order < 0 ? &k_predict : &k_integrate, i, 1e-7 * (double)o->model.nv,
+                                         t, h, NULL);
+        if (s) return s;
+        n++;
+    }
+    if (n == 0) return HY_OK;
+    hy_status s = it->team ? hy_rt_team_run(it->team, it->g, NULL) : hy_rt_exec_run(it->exec, it->g);
+    if (s) return s;
+    for (int32_t k = 0; k < it->g->ntasks; k++) {
+        const obj_task* t = it->g->tasks[k].arg;
+        if (t->status) return hy_fail(t->status, "%s", t->message);
+        hy_stats_add_solve(st, t->st.cg_iterations, t->st.cg_relative_residual, t->st.cg_capped);
+    }
+    return HY_OK;
+}
+
+/* ---------------------------------------------------------------- bonds */
+
+static hy_rigid_state* bond_state(void* ctx, int32_t slot) { return &((hy_world*)ctx)->objects[slot].state->body1; }
+static const hy_rigid_inertia* bond_inertia(void* ctx, int32_t slot) {
+    return &((hy_world*)ctx)->objects[slot].state->inertia;
+}
+
+/* Bonds correct the bonded bodies' velocities; their poses then follow
+ * the corrected velocities over the step, and the anchors' drift is
+ * closed on the poses (a fifth per step, as a Baumgarte factor of 0.2
+ * would, without adding velocity). */
+static void solve_bonds(hy_world* w, double dt, hy_step_stats* st) {
+    if (w->bonds.intact == 0) return;
+    hy_bond_bodies bb = {bond_state, bond_inertia, w};
+    st->bonds_broken += hy_bonds_solve(&w->bonds, &bb, 8);
+    for (int32_t k = 0; k < w->bonds.count; k++) {
+        const hy_bond* b = &w->bonds.bonds[k];
+        int32_t ends[2] = {b->a, b->b};
+        for (int e = 0; e < 2; e++) {
+            hy_object_state* o = w->objects[ends[e]].state;
+            o->body1.x = v3_mad(o->body.x, o->body1.v, dt);
+            o->body1.q = quat_normalize(quat_mul(quat_from_rotvec(v3_scale(o->body1.w, dt)), o->body.q));
+        }
+    }
+    hy_bonds_project(&w->bonds, &bb, 0.2, 2);
+    for (int32_t k = 0; k < w->bonds.count; k++) { /* sleepers stay where they are */
+        const hy_bond* b = &w->bonds.bonds[k];
+        hy_object_state *sa = w->objects[b->a].state, *sb = w->objects[b->b].state;
+        if (sa->asleep) sa->body1 = sa->body;
+        if (sb->asleep) sb->body1 = sb->body;
+    }
+}
+
+/* ----------------------------------------------------------------- step */
+
+hy_status hy_integrator_step(hy_integrator* it, hy_world* w, double dt, hy_step_stats* st) {
+    hy_status s = sync_handles(it, w);
+    if (!s) s = wave(it, w, dt, -1, st);
+    if (s) return s;
+    solve_bonds(w, dt, st);
+    for (int order = 0; order < HY_ORDER_COUNT && !s; order++) s = wave(it, w, dt, order, st);
+    return s;
+}

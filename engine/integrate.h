@@ -1,0 +1,26 @@
+/* The step's integrate phase as tasks of the integration runtime
+ * (runtime/task.h): one task per object and wave, on the object's state
+ * block (read-write) and its model (read), run by one or several real CPU
+ * processing units (internal). */
+#ifndef HY_ENGINE_INTEGRATE_H
+#define HY_ENGINE_INTEGRATE_H
+
+#include "engine/world.h"
+
+typedef struct hy_integrator hy_integrator;
+
+/* An integrator of `pus` CPU PUs (1..HY_RT_MAX_PUS) placed by the runtime
+ * policy `policy` (runtime/policy.h). HY_ERR_INVALID_ARG naming an
+ * unknown policy or a PU count out of range, HY_ERR_NOMEM. */
+hy_status hy_integrator_create(const char* policy, int32_t pus, hy_integrator** out);
+void hy_integrator_destroy(hy_integrator* it);
+const char* hy_integrator_policy(const hy_integrator* it);
+int32_t hy_integrator_pus(const hy_integrator* it);
+
+/* x1, v1 of every object of w over dt from x, v: the kinds' predicts, the
+ * bonds, then the integrates order by order (engine/kinds.h), each wave a
+ * task graph. The solver figures go into st in object order, whatever ran
+ * where; a failure is the first failing object's, in that order. */
+hy_status hy_integrator_step(hy_integrator* it, hy_world* w, double dt, hy_step_stats* st);
+
+#endif
