@@ -53,6 +53,8 @@ void hy_object_free(hy_object* o) {
 /* Reserve a slot, room for its id and the per-vertex arrays of a new
  * object (hy_world_commit_object then cannot fail). */
 hy_status hy_world_new_object(hy_world* w, hy_object_kind kind, hy_mesh_view m, hy_object** out, int32_t* slot) {
+    const hy_kind_ops* ops = hy_kind_ops_of(kind);
+    if (!ops) return hy_fail(HY_ERR_INVALID_ARG, "object kind %d has no entry in the kinds table", (int)kind);
     if (w->free_handle < 0 && w->handle_count == w->handle_capacity) {
         int32_t cap = w->handle_capacity ? 2 * w->handle_capacity : 16;
         hy_handle* nh = realloc(w->handles, sizeof *nh * (size_t)cap);
@@ -71,7 +73,7 @@ hy_status hy_world_new_object(hy_world* w, hy_object_kind kind, hy_mesh_view m, 
     hy_object* o = &w->objects[w->object_count];
     memset(o, 0, sizeof *o);
     o->model.kind = kind;
-    o->ops = hy_kind_ops_of(kind);
+    o->ops = ops;
     o->model.nv = m.vertex_count;
     o->model.nt = m.triangle_count;
     size_t n3 = 3 * (size_t)m.vertex_count;

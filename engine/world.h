@@ -85,8 +85,9 @@ static inline size_t hy_object_state_bytes(int32_t nv) {
 }
 
 /* Object slots (engine/world.c), for the kinds' own add functions: reserve
- * a slot with room for the mesh's vertices and triangles (copied; o->x and
- * the rest zeroed), then give it an id (cannot fail), or free it. */
+ * a slot for an object of `kind` (its table entry set, the mesh's triangles
+ * and vertices copied into its model, its state block allocated and
+ * zeroed), then give it an id (cannot fail), or free it. */
 hy_status hy_world_new_object(hy_world* w, hy_object_kind kind, hy_mesh_view m, hy_object** out, int32_t* slot);
 hy_object_id hy_world_commit_object(hy_world* w, int32_t slot, const char* default_name);
 void hy_object_free(hy_object* o);
