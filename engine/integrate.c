@@ -52,9 +52,10 @@ struct hy_integrator {
     hy_rt_team* team; /* several */
     hy_rt_graph* g;
     /* what the handles were registered on: the object table, its length
-     * and each object's state block */
+     * and each object's id and state block */
     const hy_object* base;
     int32_t count, cap;
+    hy_object_id* ids;
     hy_object_state** states;
     int32_t *h_state, *h_model;
     obj_task* tasks;
@@ -151,6 +152,7 @@ void hy_integrator_destroy(hy_integrator* it) {
     hy_rt_graph_destroy(it->g);
     for (int32_t i = 0; i < it->npools; i++) hy_pool_destroy(it->pool[i]);
     pthread_mutex_destroy(&it->lock);
+    free(it->ids);
     free(it->states);
     free(it->h_state);
     free(it->h_model);
@@ -166,14 +168,20 @@ int32_t hy_integrator_pus(const hy_integrator* it) { return it->pus; }
 static hy_status sync_handles(hy_integrator* it, hy_world* w) {
     int32_t n = w->object_count;
     int same = it->g && it->base == w->objects && it->count == n;
-    for (int32_t i = 0; same && i < n; i++) same = it->states[i] == w->objects[i].state;
+    for (int32_t i = 0; same && i < n; i++) {
+        hy_object_id id = hy_world_slot_id(w, i);
+        same = it->states[i] == w->objects[i].state && it->ids[i].index == id.index &&
+               it->ids[i].generation == id.generation;
+    }
     if (same) return HY_OK;
     hy_rt_graph_destroy(it->g);
     it->g = NULL;
     it->count = 0;
     if (n > it->cap) {
         int32_t cap = n;
-        hy_object_state** st = realloc(it->states, sizeof *st * (size_t)cap);
+        hy_object_id* ids = realloc(it->ids, sizeof *ids * (size_t)cap);
+        if (ids) it->ids = ids;
+        hy_object_state** st = ids ? realloc(it->states, sizeof *st * (size_t)cap) : NULL;
         if (st) it->states = st;
         int32_t* hs = st ? realloc(it->h_state, sizeof *hs * (size_t)cap) : NULL;
         if (hs) it->h_state = hs;
@@ -190,6 +198,7 @@ static hy_status sync_handles(hy_integrator* it, hy_world* w) {
         s = hy_rt_graph_register(it->g, o->state, hy_object_state_bytes(o->model.nv), &it->h_state[i]);
         if (!s) s = hy_rt_graph_register(it->g, &o->model, sizeof o->model, &it->h_model[i]);
         it->states[i] = o->state;
+        it->ids[i] = hy_world_slot_id(w, i);
     }
     if (s) return s;
     it->base = w->objects;
