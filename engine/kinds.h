@@ -10,7 +10,7 @@
  * An operation reads the object's model (o->model, fixed after add) and
  * reads and writes its state block (o->state) only, unless it says
  * otherwise: that is what lets the step run one object's operation as a
- * task on the state block (engine/step.c). */
+ * task on the state block (engine/integrate.c). */
 #ifndef HY_ENGINE_KINDS_H
 #define HY_ENGINE_KINDS_H
 
@@ -27,7 +27,7 @@ enum {
     HY_KIND_SOLID = 1u << 2     /* a tet mesh: its tetrahedra and particles are counted */
 };
 
-/* The integrate phase runs in waves (engine/step.c): every object's
+/* The integrate phase runs in waves (engine/integrate.c): every object's
  * predict, then the bonds between bodies, then the integrates of each
  * order in turn, lower first; within a wave the objects are independent.
  * A cloth reads the end-of-step positions of the surfaces it rests on, so
