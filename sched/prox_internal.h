@@ -59,6 +59,13 @@ struct hy_prox {
      * copies and jobs, older runs weighing less (LEARN_DECAY per run); the
      * calibrated profile the learned costs stay near. See hy_prox_learn_costs. */
     double learn[HY_SCHED_MAX_RESOURCES][HY_JOB_KINDS][LEARN_SUMS];
+    /* Real clock, GPUs: over the first batches of runs, what each took
+     * beyond the model's line (the run's fixed cost), and how many; older
+     * runs weigh less. See hy_prox_learn_costs. */
+    double learn_engage[HY_SCHED_MAX_RESOURCES][2];
+    /* batches started on each resource in this run (0: its engage cost is
+     * still to pay) */
+    int64_t ran[HY_SCHED_MAX_RESOURCES];
     hy_device_profile calibrated[HY_SCHED_MAX_RESOURCES];
     hy_prox_stats stats;
     hy_sched_problem prob;

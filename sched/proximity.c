@@ -128,6 +128,7 @@ static hy_status call_scheduler(hy_prox* p, double t, double* dt) {
         double b = (p->running[i] ? p->end[i] - t : 0.0) + queued_time(p, i);
         p->prob.busy[a] = b > 0.0 ? b : 0.0;
         int wait = hy_sched_batches_stay_open(p->running[i], p->end[i] - t, p->last_call);
+        p->prob.engaged[a] = (uint8_t)(p->ran[i] > 0 || !incoming_empty(p, i));
         for (int j = 0; j < J; j++)
             p->prob.open[a][j] =
                 (uint8_t)(wait && p->in[i][hy_job_type(live[hy_job_type_producer(j)], hy_job_type_kind(j))].jobs > 0);
@@ -283,7 +284,11 @@ static hy_status start_batch(hy_prox* p, int i, double t, const hy_prox_work* wo
             if (s) return s;
             double wall = hy_sched_now() - w0;
             if (units < 0) units = n; /* not reported (LEAF: one test a job) */
-            double dt = p->res[i].modeled ? hy_sched_time_work(&p->model, i, j, n, (double)units) : wall;
+            /* a run's first batch on a resource pays its engage cost: charged
+             * where modeled, part of the measured time where real */
+            int first = p->ran[i]++ == 0;
+            double engage = p->res[i].modeled && first ? p->model.device[i].engage : 0.0;
+            double dt = p->res[i].modeled ? engage + hy_sched_time_work(&p->model, i, j, n, (double)units) : wall;
             int k = hy_job_type_producer(j);
             double trans = p->res[i].modeled ? p->model.trans[i][j] * (double)n
                            : copies > 0.0 ? fmin(copies, dt)
@@ -306,18 +311,29 @@ static hy_status start_batch(hy_prox* p, int i, double t, const hy_prox_work* wo
             p->traverse_next += p->made_traverse[i];
             if (!p->res[i].modeled) {
                 double* L = p->learn[i][kind];
-                double x = (double)units, y = dt - trans;
+                double x = (double)units, y = dt - trans, copy = trans, jobs = (double)n;
+                if (first && p->model.device[i].kind == HY_DEVICE_GPU) {
+                    /* what a run's first batch on a GPU takes beyond the
+                     * line (copies included: the trees it sent) teaches its
+                     * engage cost; the line learns from the rest */
+                    const hy_device_costs* c = &p->model.device[i].cost[kind];
+                    double line = c->setup + c->proc * x + (p->model.device[i].staged ? c->upload * jobs : 0.0);
+                    p->learn_engage[i][0] += dt - line;
+                    p->learn_engage[i][1] += 1.0;
+                    y = fmax(dt - p->model.device[i].engage, 0.0) - (p->model.device[i].staged ? c->upload * jobs : 0.0);
+                    copy = jobs = 0.0;
+                }
                 L[L_N] += 1.0;
                 L[L_X] += x;
                 L[L_Y] += y;
                 L[L_XX] += x * x;
                 L[L_XY] += x * y;
-                L[L_COPY] += trans;
-                L[L_JOBS] += (double)n;
+                L[L_COPY] += copy;
+                L[L_JOBS] += jobs;
             }
             p->stats.busy[i] += dt;
             p->stats.transfer[i] += trans;
-            if (p->res[i].modeled) p->stats.setup[i] += p->model.setup[i][j];
+            if (p->res[i].modeled) p->stats.setup[i] += p->model.setup[i][j] + engage;
             p->stats.jobs[i][kind] += n;
             if (kind == HY_JOB_TRAVERSE) {
                 p->stats.traverse_work += units;
@@ -351,6 +367,7 @@ hy_status hy_prox_run_rounds(hy_prox* p, int64_t traverse_jobs, const hy_prox_wo
     }
     if (p->trace && p->clock == HY_CLOCK_REAL) p->trace_base = hy_sched_now() - p->trace_open_wall;
     p->leaf_next = 0;
+    memset(p->ran, 0, sizeof p->ran);
     p->traverse_next = traverse_jobs;
     memset(p->made_traverse, 0, sizeof p->made_traverse);
     memset(p->launch, 0, sizeof p->launch);
