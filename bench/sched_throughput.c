@@ -237,7 +237,7 @@ static hy_status replay_leaf(void* ctx, int r, const hy_resource* res, hy_batch*
     return HY_OK;
 }
 
-static const hy_job_kind_ops replay_jobs[HY_JOB_KINDS] = {{"TRAVERSE", {replay_traverse}}, {"LEAF", {replay_leaf}}};
+static const hy_job_kind_ops replay_jobs[HY_JOB_KINDS] = {{.name = "TRAVERSE", .run = {replay_traverse}}, {.name = "LEAF", .run = {replay_leaf}}};
 
 /* One frame through the framework; its makespan lands in the stats. */
 static hy_status replay_frame(hy_prox* p, replay* x, const hy_job_round* rounds, int nrounds) {

@@ -27,6 +27,7 @@
 
 #include "collision/ccd.h"
 #include "collision/traverse.h"
+#include "collision/traverse_hd.h"
 #include "hyphys/hyphys.h"
 
 #ifdef __cplusplus
@@ -80,6 +81,26 @@ hy_status hy_cuda_leaf_batch(int device, const hy_leaf_job* jobs, int64_t n, con
  * HY_OK. */
 hy_status hy_cuda_traverse_batch(int device, hy_traverser* t, const int64_t* ids, int64_t n, double* seconds_transfer,
                                  double* seconds_kernel);
+
+/* hy_cuda_traverse_batch without its last step: the outputs are not taken
+ * into t but handed back, for the caller to pass to hy_traverse_accept
+ * (collision/traverse_hd.h) on its own thread: the batch reads t's staged
+ * traversal only (its jobs, contexts, front and trees), so it may run on a
+ * GPU's feeding thread while the host runs other front pairs of t
+ * (sched/backend.h, hy_job_kind_ops.device). On HY_OK: offsets (n + 1
+ * entries, the caller frees them with free()) and pairs (the device's
+ * pinned download buffer: valid until its next traversal batch) as
+ * hy_traverse_accept reads them, the counters, and the bytes the batch
+ * copied each way (trees that changed, contexts, start pairs up; offsets,
+ * counters and feature pairs down). Statuses as hy_cuda_traverse_batch. */
+typedef struct hy_cuda_traversed {
+    int64_t* offsets;
+    const hy_feature_pair* pairs;
+    hy_trav_counts counts;
+    int64_t bytes_up, bytes_down;
+} hy_cuda_traversed;
+hy_status hy_cuda_traverse_device(int device, const hy_traverser* t, const int64_t* ids, int64_t n,
+                                  hy_cuda_traversed* out, double* seconds_transfer, double* seconds_kernel);
 
 #ifdef __cplusplus
 }

@@ -31,3 +31,12 @@ hy_status hy_cuda_traverse_batch(int device, hy_traverser* t, const int64_t* ids
     (void)n;
     return refused(device, seconds_transfer, seconds_kernel);
 }
+
+hy_status hy_cuda_traverse_device(int device, const hy_traverser* t, const int64_t* ids, int64_t n,
+                                  hy_cuda_traversed* out, double* seconds_transfer, double* seconds_kernel) {
+    (void)t;
+    (void)ids;
+    (void)n;
+    (void)out;
+    return refused(device, seconds_transfer, seconds_kernel);
+}
