@@ -285,6 +285,11 @@ static void memo_end(hy_collision_state* cs) {
             memo_put(cs, &cs->leaf[k], cs->tjob_distance[cs->leaf_tjob[k]], cs->hit[k], cs->toi[k]);
 }
 
+/* The step's positions get a number unique in the process each time they
+ * may have changed (every detection): a device holding that number holds
+ * them (hy_cuda_leaf_resident). */
+static _Atomic uint64_t g_positions_version;
+
 typedef struct detect_ctx {
     hy_prox* prox;
     hy_pool* pool;
@@ -466,9 +471,10 @@ static hy_status leaf_host(void* vctx, int r, const hy_resource* res, hy_batch* 
  * device runs their C twins, the same shared arithmetic in the same
  * scheme, so the split path is exercised and checked where no GPU is. */
 
-/* A LEAF batch's stage: its jobs gathered, their answers. */
+/* A LEAF batch's stage: its jobs by reference (collision/leaf.h: the
+ * device holds the step's positions), their answers. */
 typedef struct leaf_stage {
-    hy_leaf_job* jobs;
+    hy_leaf_ref* refs;
     unsigned char* hit;
     double* toi;
     hy_ccd_options opts;
@@ -477,18 +483,19 @@ typedef struct leaf_stage {
 static void leaf_stage_free(hy_batch* b) {
     leaf_stage* st = b->stage;
     if (!st) return;
-    free(st->jobs);
+    free(st->refs);
     free(st->hit);
     free(st->toi);
     free(st);
     b->stage = NULL;
 }
 
-/* LEAF, prepare: the jobs' points gathered from X0 and X1 by the pool into
- * the stage. A GPU that this build cannot drive answers HY_ERR_UNSUPPORTED
+/* LEAF, prepare: the jobs' references (vertices, kind, thickness) into the
+ * stage. A GPU that this build cannot drive answers HY_ERR_UNSUPPORTED
  * (the host runs the batch). */
 static hy_status leaf_prepare(void* vctx, int r, const hy_resource* res, hy_batch* b) {
     detect_ctx* c = vctx;
+    const hy_collision_state* cs = c->cs;
     (void)r;
     hy_status s = leaf_range(c, b);
     if (s) return s;
@@ -497,49 +504,59 @@ static hy_status leaf_prepare(void* vctx, int r, const hy_resource* res, hy_batc
     leaf_stage* st = calloc(1, sizeof *st);
     int64_t n = b->n > 0 ? b->n : 1;
     if (st) {
-        st->jobs = malloc(sizeof *st->jobs * (size_t)n);
+        st->refs = malloc(sizeof *st->refs * (size_t)n);
         st->hit = malloc((size_t)n);
         st->toi = malloc(sizeof *st->toi * (size_t)n);
     }
     b->stage = st;
-    if (!st || !st->jobs || !st->hit || !st->toi) {
+    if (!st || !st->refs || !st->hit || !st->toi) {
         leaf_stage_free(b);
         return hy_fail(HY_ERR_NOMEM, "out of memory for %lld LEAF jobs of %s", (long long)b->n, res->name);
     }
     st->opts = c->opts;
-    gather_ctx g = {c, b->first, st->jobs};
-    if (c->pool)
-        hy_pool_for(c->pool, b->n, 1024, gather_block, &g);
-    else
-        gather_block(&g, 0, b->n, 0, 0);
-    return HY_OK;
-}
-
-/* LEAF on a modeled device's thread: the LEAF kernel's C twin, one job a
- * thread's worth at a time (hy_leaf_eval on the gathered points). */
-static hy_status leaf_device_model(void* vctx, int r, const hy_resource* res, hy_batch* b) {
-    (void)vctx;
-    (void)r;
-    (void)res;
-    leaf_stage* st = b->stage;
     for (int64_t i = 0; i < b->n; i++) {
-        double toi = 1.0;
-        const hy_leaf_job* j = &st->jobs[i];
-        st->hit[i] = (unsigned char)hy_leaf_eval(j->is_vf, (const double(*)[3])j->x, j->min_distance, &st->opts, &toi);
-        st->toi[i] = toi;
+        const hy_feature_pair* fp = &cs->leaf[b->first + i];
+        hy_leaf_ref* ref = &st->refs[i];
+        memcpy(ref->v, fp->v, sizeof ref->v);
+        ref->is_vf = fp->kind != HY_FEATURE_EE;
+        ref->pad = 0;
+        ref->min_distance = cs->tjob_distance[cs->leaf_tjob[b->first + i]];
     }
     return HY_OK;
 }
 
-/* LEAF on a GPU's thread: one batched launch over the gathered jobs. */
+/* LEAF on a modeled device's thread: the resident LEAF kernel's C twin
+ * (hy_leaf_eval_ref on the step's positions, which no one writes during
+ * detection), and the bytes the GPU would move: the positions when the
+ * copy it would hold is stale (the data layer's valid bit, kept per
+ * resource), the references up, the answers down. */
+static hy_status leaf_device_model(void* vctx, int r, const hy_resource* res, hy_batch* b) {
+    detect_ctx* c = vctx;
+    (void)res;
+    leaf_stage* st = b->stage;
+    for (int64_t i = 0; i < b->n; i++) {
+        double toi = 1.0;
+        st->hit[i] = (unsigned char)hy_leaf_eval_ref(&st->refs[i], c->X0, c->X1, &st->opts, &toi);
+        st->toi[i] = toi;
+    }
+    uint64_t* held = &c->cs->resident_version[r];
+    if (*held != c->cs->positions_version) {
+        *held = c->cs->positions_version;
+        b->bytes_up += 6 * (int64_t)sizeof(double) * c->cs->vertex_count;
+    }
+    b->bytes_up += (int64_t)sizeof(hy_leaf_ref) * b->n;
+    b->bytes_down += (int64_t)(1 + sizeof(double)) * b->n;
+    return HY_OK;
+}
+
+/* LEAF on a GPU's thread: the references against the positions the GPU
+ * holds (sent when stale), one batched launch. */
 static hy_status leaf_device_cuda(void* vctx, int r, const hy_resource* res, hy_batch* b) {
-    (void)vctx;
+    detect_ctx* c = vctx;
     (void)r;
     leaf_stage* st = b->stage;
-    hy_status s = hy_cuda_leaf_batch(res->device, st->jobs, b->n, &st->opts, st->hit, st->toi, &b->transfer, NULL);
-    b->bytes_up = (int64_t)sizeof(hy_leaf_job) * b->n;
-    b->bytes_down = (int64_t)(1 + sizeof(double)) * b->n;
-    return s;
+    return hy_cuda_leaf_resident(res->device, c->cs->positions_version, c->X0, c->X1, c->cs->vertex_count, st->refs,
+                                 b->n, &st->opts, st->hit, st->toi, &b->transfer, &b->bytes_up, &b->bytes_down);
 }
 
 /* LEAF, finish: the answers into the step's lists (they are fresh: the
@@ -648,6 +665,12 @@ static hy_status traverse_device_model(void* vctx, int r, const hy_resource* res
         st->offsets[i + 1] = total;
     }
     st->pairs = st->own;
+    /* what the GPU would move besides the trees (those go up only when
+     * they changed since the GPU's copy, counted on a real GPU): the start
+     * pairs up, the offsets, counters and candidates down */
+    b->bytes_up += (int64_t)sizeof(hy_trav_pair) * b->n;
+    b->bytes_down += (int64_t)sizeof(int64_t) * b->n + 6 * (int64_t)sizeof(uint64_t) +
+                     (int64_t)sizeof(hy_feature_pair) * total;
     return HY_OK;
 }
 
@@ -976,6 +999,7 @@ hy_status hy_collide_detect(hy_collision_state* cs, const hy_scene_view* view, h
     }
     for (int64_t f = 0; f < front && !s; f++) cs->front_leaf_first[f] = cs->front_leaf_count[f] = -1;
     cs->leaf_count = 0;
+    cs->positions_version = ++g_positions_version;
     detect_ctx dc = {prox, pool, cs, X0, X1, hy_ccd_options_step(), 1, 0, 0.0};
     hy_prox_work work = {&dc, collision_jobs, hy_traverse_front_tests(cs->traverser)};
     if (!s) s = hy_prox_run(prox, front, &work);
@@ -1161,6 +1185,7 @@ hy_status hy_collide_calibrate(hy_collision_state* cs, const hy_scene_view* view
         free(runs);
         return hy_fail(HY_ERR_NOMEM, "calibrate: out of memory");
     }
+    cs->positions_version = ++g_positions_version;
     detect_ctx dc = {prox, pool, cs, X0, X1, hy_ccd_options_step(), 0, 0, 0.0};
     /* TRAVERSE: batches of 1, 2, 4, ... front pairs (spread over the front so
      * a batch is a fair sample), each point at the node pairs it tests;

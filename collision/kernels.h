@@ -26,6 +26,7 @@
 #include <stdint.h>
 
 #include "collision/ccd.h"
+#include "collision/leaf.h"
 #include "collision/traverse.h"
 #include "collision/traverse_hd.h"
 #include "hyphys/hyphys.h"
@@ -81,6 +82,21 @@ hy_status hy_cuda_leaf_batch(int device, const hy_leaf_job* jobs, int64_t n, con
  * HY_OK. */
 hy_status hy_cuda_traverse_batch(int device, hy_traverser* t, const int64_t* ids, int64_t n, double* seconds_transfer,
                                  double* seconds_kernel);
+
+/* LEAF jobs by reference (collision/leaf.h, hy_leaf_ref) on GPU `device`,
+ * against the step's positions kept on the device: X0 and X1 (3·nv doubles
+ * each) go up only when `version` differs from the version the device
+ * holds (the caller's valid bit: a number unique in the process for each
+ * set of positions; 0 forces the upload), then the n references go up and
+ * the answers come down: hit[i], toi[i] exactly as hy_leaf_eval_ref gives
+ * them on the CPU. *bytes_up / *bytes_down (may be NULL) get what moved
+ * each way; seconds_transfer as for hy_cuda_leaf_batch. Safe on a GPU's
+ * feeding thread: it reads its arguments only. Statuses as
+ * hy_cuda_leaf_batch (and HY_ERR_INVALID_ARG for nv < 0, NULL positions
+ * with n > 0, or a reference outside [0, nv)). */
+hy_status hy_cuda_leaf_resident(int device, uint64_t version, const double* X0, const double* X1, int32_t nv,
+                                const hy_leaf_ref* refs, int64_t n, const hy_ccd_options* opts, unsigned char* hit,
+                                double* toi, double* seconds_transfer, int64_t* bytes_up, int64_t* bytes_down);
 
 /* hy_cuda_traverse_batch without its last step: the outputs are not taken
  * into t but handed back, for the caller to pass to hy_traverse_accept

@@ -13,7 +13,8 @@
  * - a colliding scene on modeled devices, whose collision batches run in
  *   parts (the kernels' C twins on the devices' threads): the state hash
  *   after every step equals the CPU-only run's and the virtual clock's,
- *   with and without a device failing mid-run. */
+ *   with and without a device failing mid-run, and each device reports the
+ *   bytes a GPU would move (the positions once a step, then references). */
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
@@ -242,6 +243,33 @@ static void framework(void) {
 
 #define STEPS 6
 
+/* Per step, the bytes each modeled device reports moving: 32 bytes a LEAF
+ * job's reference and 12 a TRAVERSE job's start pair up, and the positions
+ * (X0 and X1, 48 bytes a vertex) once in each detection round of the step
+ * (the response detects again after each pass) where it ran LEAF jobs;
+ * down, at least the 9 bytes of a LEAF job's answer. 1 when every device
+ * agrees. */
+static int bytes_agree(hy_world* w) {
+    hy_sched_stats ss;
+    hy_resource_stats rs[3];
+    int64_t up[3], down[3];
+    int32_t n = 0, m = 0;
+    CHECK_OK(hy_world_get_sched_stats(w, &ss, rs, 3, &n));
+    CHECK_OK(hy_world_get_transfer_bytes(w, up, down, 3, &m));
+    int ok = n == m;
+    int64_t nv = hy_test_vertex_count(w);
+    for (int i = 0; i < n && i < 3; i++) {
+        int64_t positions = up[i] - 32 * rs[i].leaf_jobs - 12 * rs[i].traverse_jobs;
+        int rounds_ok = nv > 0 && positions % (48 * nv) == 0 && (rs[i].leaf_jobs > 0 ? positions > 0 : positions == 0);
+        if (!rounds_ok || down[i] < 9 * rs[i].leaf_jobs) {
+            fprintf(stderr, "%s: %lld bytes up, %lld down for %lld LEAF and %lld TRAVERSE jobs\n", rs[i].name,
+                    (long long)up[i], (long long)down[i], (long long)rs[i].leaf_jobs, (long long)rs[i].traverse_jobs);
+            ok = 0;
+        }
+    }
+    return ok;
+}
+
 static void run_scene(const char* devices, const char* policy, int virtual_clock, const char* fault,
                       uint64_t hash[STEPS], int* failures) {
     memset(hash, 0, sizeof(uint64_t) * STEPS);
@@ -256,10 +284,13 @@ static void run_scene(const char* devices, const char* policy, int virtual_clock
         d.fault = fault;
         CHECK_OK(hy_world_set_scheduling(w, &d));
     }
+    int agree = 1;
     for (int k = 0; k < STEPS; k++) {
         CHECK_OK(hy_test_step(w));
         hash[k] = hy_test_hash(w);
+        if (devices && !fault) agree &= bytes_agree(w);
     }
+    CHECK(agree);
     hy_sched_info info;
     CHECK_OK(hy_world_get_scheduling(w, &info));
     *failures = info.failures;
