@@ -93,23 +93,19 @@ static hy_status device_reserve(int device, leaf_device* ds, int64_t want) {
     return HY_OK;
 }
 
-/* The batch with the device's lock held and the device current. */
-static hy_status run_batch(int device, leaf_device* ds, const hy_leaf_job* jobs, int64_t n,
-                           const hy_ccd_options* opts, unsigned char* hit, double* toi, double* sec_transfer,
-                           double* sec_kernel) {
-    hy_status s = lane_ready(device, &ds->lane, (const void*)leaf_kernel);
-    if (s) return s;
-    s = device_reserve(device, ds, n < MAX_LAUNCH_JOBS ? n : MAX_LAUNCH_JOBS);
-    if (s) return s;
+/* Launch by launch (MAX_LAUNCH_JOBS jobs at most): jobs up into dev, the
+ * kernel (launch(m, blocks) over m jobs), the answers down; the copies'
+ * and launches' seconds and the bytes moved added. J is the job's type. */
+template <typename J, typename L>
+static hy_status launches(int device, leaf_device* ds, const J* jobs, J* dev, int64_t n, L launch, unsigned char* hit,
+                          double* toi, double* sec_transfer, double* sec_kernel, int64_t* up, int64_t* down) {
     for (int64_t begin = 0; begin < n; begin += MAX_LAUNCH_JOBS) {
         int64_t m = n - begin < MAX_LAUNCH_JOBS ? n - begin : MAX_LAUNCH_JOBS;
         double t0 = now_s();
-        CK(cudaMemcpyAsync(ds->jobs, jobs + begin, sizeof(hy_leaf_job) * (size_t)m, cudaMemcpyHostToDevice,
-                           ds->lane.stream));
+        CK(cudaMemcpyAsync(dev, jobs + begin, sizeof(J) * (size_t)m, cudaMemcpyHostToDevice, ds->lane.stream));
         CK(cudaStreamSynchronize(ds->lane.stream));
         double t1 = now_s();
-        unsigned int blocks = (unsigned int)((m + BLOCK_THREADS - 1) / BLOCK_THREADS);
-        leaf_kernel<<<blocks, BLOCK_THREADS, 0, ds->lane.stream>>>(ds->jobs, m, *opts, ds->hit, ds->toi);
+        launch(m, (unsigned int)((m + BLOCK_THREADS - 1) / BLOCK_THREADS));
         CK(cudaGetLastError());
         CK(cudaStreamSynchronize(ds->lane.stream));
         double t2 = now_s();
@@ -119,8 +115,28 @@ static hy_status run_batch(int device, leaf_device* ds, const hy_leaf_job* jobs,
         double t3 = now_s();
         *sec_transfer += (t1 - t0) + (t3 - t2);
         *sec_kernel += t2 - t1;
+        *up += (int64_t)(sizeof(J) * (size_t)m);
+        *down += (int64_t)((1 + sizeof(double)) * (size_t)m);
     }
     return HY_OK;
+}
+
+/* The batch with the device's lock held and the device current. */
+static hy_status run_batch(int device, leaf_device* ds, const hy_leaf_job* jobs, int64_t n,
+                           const hy_ccd_options* opts, unsigned char* hit, double* toi, double* sec_transfer,
+                           double* sec_kernel) {
+    hy_status s = lane_ready(device, &ds->lane, (const void*)leaf_kernel);
+    if (s) return s;
+    s = device_reserve(device, ds, n < MAX_LAUNCH_JOBS ? n : MAX_LAUNCH_JOBS);
+    if (s) return s;
+    int64_t up = 0, down = 0;
+    hy_ccd_options o = *opts;
+    return launches(
+        device, ds, jobs, ds->jobs, n,
+        [&](int64_t m, unsigned int blocks) {
+            leaf_kernel<<<blocks, BLOCK_THREADS, 0, ds->lane.stream>>>(ds->jobs, m, o, ds->hit, ds->toi);
+        },
+        hit, toi, sec_transfer, sec_kernel, &up, &down);
 }
 
 extern "C" hy_status hy_cuda_leaf_batch(int device, const hy_leaf_job* jobs, int64_t n, const hy_ccd_options* opts,
@@ -191,27 +207,16 @@ static hy_status run_resident(int device, leaf_device* ds, uint64_t version, con
         *up += (int64_t)(2 * half);
     }
     *sec_transfer += now_s() - t0;
-    for (int64_t begin = 0; begin < n; begin += MAX_LAUNCH_JOBS) {
-        int64_t m = n - begin < MAX_LAUNCH_JOBS ? n - begin : MAX_LAUNCH_JOBS;
-        double t1 = now_s();
-        CK(cudaMemcpyAsync(ds->refs, refs + begin, sizeof(hy_leaf_ref) * (size_t)m, cudaMemcpyHostToDevice,
-                           ds->lane.stream));
-        CK(cudaStreamSynchronize(ds->lane.stream));
-        double t2 = now_s();
-        unsigned int blocks = (unsigned int)((m + BLOCK_THREADS - 1) / BLOCK_THREADS);
-        leaf_ref_kernel<<<blocks, BLOCK_THREADS, 0, ds->lane.stream>>>(ds->refs, m, ds->X, ds->X + 3 * (int64_t)nv,
-                                                                      *opts, ds->hit, ds->toi);
-        CK(cudaGetLastError());
-        CK(cudaStreamSynchronize(ds->lane.stream));
-        double t3 = now_s();
-        CK(cudaMemcpyAsync(hit + begin, ds->hit, (size_t)m, cudaMemcpyDeviceToHost, ds->lane.stream));
-        CK(cudaMemcpyAsync(toi + begin, ds->toi, sizeof(double) * (size_t)m, cudaMemcpyDeviceToHost, ds->lane.stream));
-        CK(cudaStreamSynchronize(ds->lane.stream));
-        *sec_transfer += (t2 - t1) + (now_s() - t3);
-        *up += (int64_t)(sizeof(hy_leaf_ref) * (size_t)m);
-        *down += (int64_t)((1 + sizeof(double)) * (size_t)m);
-    }
-    return HY_OK;
+    double kernel = 0.0;
+    hy_ccd_options o = *opts;
+    const double* X = ds->X;
+    return launches(
+        device, ds, refs, ds->refs, n,
+        [&](int64_t m, unsigned int blocks) {
+            leaf_ref_kernel<<<blocks, BLOCK_THREADS, 0, ds->lane.stream>>>(ds->refs, m, X, X + 3 * (int64_t)nv, o,
+                                                                          ds->hit, ds->toi);
+        },
+        hit, toi, sec_transfer, &kernel, up, down);
 }
 
 extern "C" hy_status hy_cuda_leaf_resident(int device, uint64_t version, const double* X0, const double* X1,
