@@ -576,12 +576,10 @@ static hy_status leaf_finish(void* vctx, int r, const hy_resource* res, hy_batch
 }
 
 /* A TRAVERSE batch's stage: its front pairs' outputs as hy_traverse_accept
- * reads them (offsets n + 1 entries, pairs, counters); a GPU's pairs are
- * its pinned download buffer, a modeled device's its own. */
+ * reads them (offsets n + 1 entries, pairs, counters). */
 typedef struct trav_stage {
     int64_t* offsets;
-    const hy_feature_pair* pairs;
-    hy_feature_pair* own; /* the twin's output */
+    hy_feature_pair* own; /* the pairs */
     int64_t own_cap;
     hy_trav_pair* stack;
     int64_t stack_cap;
@@ -664,7 +662,6 @@ static hy_status traverse_device_model(void* vctx, int r, const hy_resource* res
         }
         st->offsets[i + 1] = total;
     }
-    st->pairs = st->own;
     /* what the GPU would move besides the trees (those go up only when
      * they changed since the GPU's copy, counted on a real GPU): the start
      * pairs up, the offsets, counters and candidates down */
@@ -683,7 +680,7 @@ static hy_status traverse_device_cuda(void* vctx, int r, const hy_resource* res,
     hy_status s = hy_cuda_traverse_device(res->device, c->cs->traverser, b->ids, b->n, &out, &b->transfer, NULL);
     if (s) return s;
     st->offsets = out.offsets;
-    st->pairs = out.pairs;
+    st->own = out.pairs;
     st->k = out.counts;
     b->bytes_up = out.bytes_up;
     b->bytes_down = out.bytes_down;
@@ -698,7 +695,7 @@ static hy_status traverse_finish(void* vctx, int r, const hy_resource* res, hy_b
     (void)res;
     trav_stage* st = b->stage;
     hy_status s = b->status;
-    if (!s) s = hy_traverse_accept(c->cs->traverser, b->ids, b->n, st->offsets, st->pairs, &st->k);
+    if (!s) s = hy_traverse_accept(c->cs->traverser, b->ids, b->n, st->offsets, st->own, &st->k);
     trav_stage_free(b);
     return s ? s : traverse_collect(c, b);
 }

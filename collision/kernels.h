@@ -104,14 +104,13 @@ hy_status hy_cuda_leaf_resident(int device, uint64_t version, const double* X0, 
  * traversal only (its jobs, contexts, front and trees), so it may run on a
  * GPU's feeding thread while the host runs other front pairs of t
  * (sched/backend.h, hy_job_kind_ops.device). On HY_OK: offsets (n + 1
- * entries, the caller frees them with free()) and pairs (the device's
- * pinned download buffer: valid until its next traversal batch) as
- * hy_traverse_accept reads them, the counters, and the bytes the batch
+ * entries) and pairs as hy_traverse_accept reads them (both the caller's
+ * to free with free()), the counters, and the bytes the batch
  * copied each way (trees that changed, contexts, start pairs up; offsets,
  * counters and feature pairs down). Statuses as hy_cuda_traverse_batch. */
 typedef struct hy_cuda_traversed {
     int64_t* offsets;
-    const hy_feature_pair* pairs;
+    hy_feature_pair* pairs;
     hy_trav_counts counts;
     int64_t bytes_up, bytes_down;
 } hy_cuda_traversed;

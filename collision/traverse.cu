@@ -584,15 +584,23 @@ static hy_status traverse_batch(int device, hy_traverser* t, const int64_t* ids,
     pthread_once(&g_once, init_locks);
     device_state* ds = &g_dev[device];
     hy_trav_counts k = {0, 0, 0, 0};
+    hy_feature_pair* pairs = NULL;
     s = lane_enter(device, &ds->lane);
     if (!s) s = run_traverse(device, ds, t, ids, n, trees, ntrees, job_tree, h_offsets, &k, &st, &sk, &up, &down);
     if (!s && accept) s = hy_traverse_accept(t, ids, n, h_offsets, ds->hout, &k);
+    if (!s && !accept) {
+        /* the caller's own copy: the pinned buffer is the next batch's */
+        int64_t total = h_offsets[n] - h_offsets[0];
+        pairs = (hy_feature_pair*)malloc(sizeof *pairs * (size_t)(total > 0 ? total : 1));
+        if (!pairs) s = hy_fail(HY_ERR_NOMEM, "cuda:%d: out of host memory for %lld candidates", device, (long long)total);
+        if (pairs && total > 0) memcpy(pairs, ds->hout, sizeof *pairs * (size_t)total);
+    }
     pthread_mutex_unlock(&ds->lane.lock);
     free(trees);
     free(job_tree);
     if (!s && !accept) {
         out->offsets = h_offsets;
-        out->pairs = ds->hout;
+        out->pairs = pairs;
         out->counts = k;
         out->bytes_up = up;
         out->bytes_down = down;

@@ -10,12 +10,13 @@
  *   a device part failing ends the run with its error, every stage freed;
  *   an injected fault on a fed device retires it and the jobs still run
  *   once;
- * - a colliding scene on modeled devices, whose collision batches run in
- *   parts (the kernels' C twins on the devices' threads): the state hash
+ * - a colliding scene on modeled devices (and the real cpu beside them),
+ *   whose collision batches run in parts (the kernels' C twins on the devices' threads): the state hash
  *   after every step equals the CPU-only run's and the virtual clock's,
  *   with and without a device failing mid-run, and each device reports the
  *   bytes a GPU would move (the positions once a step, then references). */
 #include <pthread.h>
+#include <unistd.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -247,8 +248,8 @@ static void framework(void) {
  * job's reference and 12 a TRAVERSE job's start pair up, and the positions
  * (X0 and X1, 48 bytes a vertex) once in each detection round of the step
  * (the response detects again after each pass) where it ran LEAF jobs;
- * down, at least the 9 bytes of a LEAF job's answer. 1 when every device
- * agrees. */
+ * down, at least the 9 bytes of a LEAF job's answer; the real cpu none.
+ * 1 when every device agrees. */
 static int bytes_agree(hy_world* w) {
     hy_sched_stats ss;
     hy_resource_stats rs[3];
@@ -259,6 +260,10 @@ static int bytes_agree(hy_world* w) {
     int ok = n == m;
     int64_t nv = hy_test_vertex_count(w);
     for (int i = 0; i < n && i < 3; i++) {
+        if (!rs[i].modeled) { /* the host moves nothing */
+            ok &= up[i] == 0 && down[i] == 0;
+            continue;
+        }
         int64_t positions = up[i] - 32 * rs[i].leaf_jobs - 12 * rs[i].traverse_jobs;
         int rounds_ok = nv > 0 && positions % (48 * nv) == 0 && (rs[i].leaf_jobs > 0 ? positions > 0 : positions == 0);
         if (!rounds_ok || down[i] < 9 * rs[i].leaf_jobs) {
@@ -268,6 +273,24 @@ static int bytes_agree(hy_world* w) {
         }
     }
     return ok;
+}
+
+/* A profile of the real cpu resource (for device lists that mix it with
+ * modeled devices), written to a temporary file; "" when it cannot be. */
+static char g_profile[64];
+static void write_profile(void) {
+    snprintf(g_profile, sizeof g_profile, "/tmp/hyphys-test-feed-XXXXXX");
+    int fd = mkstemp(g_profile);
+    FILE* f = fd >= 0 ? fdopen(fd, "w") : NULL;
+    CHECK(f != NULL);
+    if (!f) {
+        g_profile[0] = '\0';
+        return;
+    }
+    fprintf(f, "{\"devices\": [{\"name\": \"cpu\", \"kind\": \"cpu\", \"cores\": 2,"
+               " \"traverse\": {\"setup_us\": 5, \"proc_us\": 0.2, \"upload_us\": 0, \"download_us\": 0},"
+               " \"leaf\": {\"setup_us\": 5, \"proc_us\": 0.5, \"upload_us\": 0, \"download_us\": 0}}]}\n");
+    fclose(f);
 }
 
 static void run_scene(const char* devices, const char* policy, int virtual_clock, const char* fault,
@@ -282,6 +305,7 @@ static void run_scene(const char* devices, const char* policy, int virtual_clock
         d.devices = devices;
         d.virtual_clock = virtual_clock;
         d.fault = fault;
+        if (!strncmp(devices, "cpu,", 4)) d.profile = g_profile;
         CHECK_OK(hy_world_set_scheduling(w, &d));
     }
     int agree = 1;
@@ -313,6 +337,13 @@ static void scene(void) {
         CHECK(memcmp(ref, h, sizeof ref) == 0);
         fprintf(stderr, "scene, %s: hash %016llx on fed devices, virtual clock and a failure (%d)\n", policies[q],
                 (unsigned long long)ref[STEPS - 1], failures);
+    }
+    /* the cpu's batches on the pool beside the fed devices' threads */
+    write_profile();
+    if (g_profile[0]) {
+        run_scene("cpu,model:gtx285,model:gtx480", "lp", 0, NULL, h, &failures);
+        CHECK(memcmp(ref, h, sizeof ref) == 0);
+        remove(g_profile);
     }
 }
 
