@@ -471,49 +471,72 @@ static hy_status leaf_host(void* vctx, int r, const hy_resource* res, hy_batch* 
  * device runs their C twins, the same shared arithmetic in the same
  * scheme, so the split path is exercised and checked where no GPU is. */
 
-/* A LEAF batch's stage: its jobs by reference (collision/leaf.h: the
- * device holds the step's positions), their answers. */
+/* A LEAF batch's stage: its jobs, by reference (collision/leaf.h: the
+ * device holds or receives the step's positions) or gathered (their
+ * points), and their answers. */
 typedef struct leaf_stage {
-    hy_leaf_ref* refs;
+    hy_leaf_ref* refs; /* NULL: gathered */
+    hy_leaf_job* jobs;
     unsigned char* hit;
     double* toi;
     hy_ccd_options opts;
+    int send_positions; /* by reference: the device's copy of the positions is stale */
 } leaf_stage;
 
 static void leaf_stage_free(hy_batch* b) {
     leaf_stage* st = b->stage;
     if (!st) return;
     free(st->refs);
+    free(st->jobs);
     free(st->hit);
     free(st->toi);
     free(st);
     b->stage = NULL;
 }
 
-/* LEAF, prepare: the jobs' references (vertices, kind, thickness) into the
- * stage. A GPU that this build cannot drive answers HY_ERR_UNSUPPORTED
- * (the host runs the batch). */
+/* LEAF, prepare (the caller's thread). The jobs go by reference where the
+ * device holds the step's positions already, or where sending them (48
+ * bytes a vertex) costs less than what references save over gathered
+ * points (176 bytes a job); else gathered, by the pool. Which copy a
+ * resource holds is kept here (hy_collision_state.resident_version): a
+ * batch sent with the positions makes the copy current. A GPU that this
+ * build cannot drive answers HY_ERR_UNSUPPORTED (the host runs the batch). */
 static hy_status leaf_prepare(void* vctx, int r, const hy_resource* res, hy_batch* b) {
     detect_ctx* c = vctx;
-    const hy_collision_state* cs = c->cs;
-    (void)r;
+    hy_collision_state* cs = c->cs;
     hy_status s = leaf_range(c, b);
     if (s) return s;
     if (res->kind == HY_RESOURCE_CUDA && hy_cuda_device_count() == 0)
         return hy_fail(HY_ERR_UNSUPPORTED, "%s: no GPU in this build", res->name);
+    int held = cs->resident_version[r] == cs->positions_version;
+    int by_ref = held || (int64_t)(sizeof(hy_leaf_job) - sizeof(hy_leaf_ref)) * b->n >
+                             6 * (int64_t)sizeof(double) * cs->vertex_count;
     leaf_stage* st = calloc(1, sizeof *st);
     int64_t n = b->n > 0 ? b->n : 1;
     if (st) {
-        st->refs = malloc(sizeof *st->refs * (size_t)n);
+        if (by_ref)
+            st->refs = malloc(sizeof *st->refs * (size_t)n);
+        else
+            st->jobs = malloc(sizeof *st->jobs * (size_t)n);
         st->hit = malloc((size_t)n);
         st->toi = malloc(sizeof *st->toi * (size_t)n);
     }
     b->stage = st;
-    if (!st || !st->refs || !st->hit || !st->toi) {
+    if (!st || (!st->refs && !st->jobs) || !st->hit || !st->toi) {
         leaf_stage_free(b);
         return hy_fail(HY_ERR_NOMEM, "out of memory for %lld LEAF jobs of %s", (long long)b->n, res->name);
     }
     st->opts = c->opts;
+    if (!by_ref) {
+        gather_ctx g = {c, b->first, st->jobs};
+        if (c->pool)
+            hy_pool_for(c->pool, b->n, 1024, gather_block, &g);
+        else
+            gather_block(&g, 0, b->n, 0, 0);
+        return HY_OK;
+    }
+    st->send_positions = !held;
+    cs->resident_version[r] = cs->positions_version;
     for (int64_t i = 0; i < b->n; i++) {
         const hy_feature_pair* fp = &cs->leaf[b->first + i];
         hy_leaf_ref* ref = &st->refs[i];
@@ -525,36 +548,44 @@ static hy_status leaf_prepare(void* vctx, int r, const hy_resource* res, hy_batc
     return HY_OK;
 }
 
-/* LEAF on a modeled device's thread: the resident LEAF kernel's C twin
+/* LEAF on a modeled device's thread: the LEAF kernels' C twins
  * (hy_leaf_eval_ref on the step's positions, which no one writes during
- * detection), and the bytes the GPU would move: the positions when the
- * copy it would hold is stale (the data layer's valid bit, kept per
- * resource), the references up, the answers down. */
+ * detection, or hy_leaf_eval on the gathered points), and the bytes a GPU
+ * would move: the positions where its copy was stale, the jobs up, the
+ * answers down. */
 static hy_status leaf_device_model(void* vctx, int r, const hy_resource* res, hy_batch* b) {
     detect_ctx* c = vctx;
+    (void)r;
     (void)res;
     leaf_stage* st = b->stage;
     for (int64_t i = 0; i < b->n; i++) {
         double toi = 1.0;
-        st->hit[i] = (unsigned char)hy_leaf_eval_ref(&st->refs[i], c->X0, c->X1, &st->opts, &toi);
+        if (st->refs) {
+            st->hit[i] = (unsigned char)hy_leaf_eval_ref(&st->refs[i], c->X0, c->X1, &st->opts, &toi);
+        } else {
+            const hy_leaf_job* j = &st->jobs[i];
+            st->hit[i] = (unsigned char)hy_leaf_eval(j->is_vf, (const double(*)[3])j->x, j->min_distance, &st->opts, &toi);
+        }
         st->toi[i] = toi;
     }
-    uint64_t* held = &c->cs->resident_version[r];
-    if (*held != c->cs->positions_version) {
-        *held = c->cs->positions_version;
-        b->bytes_up += 6 * (int64_t)sizeof(double) * c->cs->vertex_count;
-    }
-    b->bytes_up += (int64_t)sizeof(hy_leaf_ref) * b->n;
+    if (st->send_positions) b->bytes_up += 6 * (int64_t)sizeof(double) * c->cs->vertex_count;
+    b->bytes_up += (int64_t)(st->refs ? sizeof(hy_leaf_ref) : sizeof(hy_leaf_job)) * b->n;
     b->bytes_down += (int64_t)(1 + sizeof(double)) * b->n;
     return HY_OK;
 }
 
-/* LEAF on a GPU's thread: the references against the positions the GPU
- * holds (sent when stale), one batched launch. */
+/* LEAF on a GPU's thread: by reference against the positions it holds
+ * (sent when stale), or the gathered jobs; one batched launch. */
 static hy_status leaf_device_cuda(void* vctx, int r, const hy_resource* res, hy_batch* b) {
     detect_ctx* c = vctx;
     (void)r;
     leaf_stage* st = b->stage;
+    if (!st->refs) {
+        hy_status s = hy_cuda_leaf_batch(res->device, st->jobs, b->n, &st->opts, st->hit, st->toi, &b->transfer, NULL);
+        b->bytes_up = (int64_t)sizeof(hy_leaf_job) * b->n;
+        b->bytes_down = (int64_t)(1 + sizeof(double)) * b->n;
+        return s;
+    }
     return hy_cuda_leaf_resident(res->device, c->cs->positions_version, c->X0, c->X1, c->cs->vertex_count, st->refs,
                                  b->n, &st->opts, st->hit, st->toi, &b->transfer, &b->bytes_up, &b->bytes_down);
 }
@@ -566,6 +597,7 @@ static hy_status leaf_finish(void* vctx, int r, const hy_resource* res, hy_batch
     (void)r;
     (void)res;
     leaf_stage* st = b->stage;
+    if (b->status && st->refs) c->cs->resident_version[r] = 0; /* what the device holds is unknown */
     if (!b->status) {
         memcpy(c->cs->hit + b->first, st->hit, (size_t)b->n);
         memcpy(c->cs->toi + b->first, st->toi, sizeof(double) * (size_t)b->n);

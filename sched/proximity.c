@@ -285,8 +285,10 @@ static hy_status end_batch(hy_prox* p, int i, hy_status s, double dt, double wal
     }
     p->stats.busy[i] += dt;
     p->stats.transfer[i] += trans;
-    p->stats.bytes_up[i] += fl->b.bytes_up;
-    p->stats.bytes_down[i] += fl->b.bytes_down;
+    if (p->model.device[i].kind == HY_DEVICE_GPU) { /* a CPU's jobs stay in host memory */
+        p->stats.bytes_up[i] += fl->b.bytes_up;
+        p->stats.bytes_down[i] += fl->b.bytes_down;
+    }
     if (p->res[i].modeled) p->stats.setup[i] += p->model.setup[i][j] + engage;
     p->stats.jobs[i][kind] += n;
     if (kind == HY_JOB_TRAVERSE) {

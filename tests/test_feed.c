@@ -13,8 +13,8 @@
  * - a colliding scene on modeled devices (and the real cpu beside them),
  *   whose collision batches run in parts (the kernels' C twins on the devices' threads): the state hash
  *   after every step equals the CPU-only run's and the virtual clock's,
- *   with and without a device failing mid-run, and each device reports the
- *   bytes a GPU would move (the positions once a step, then references). */
+ *   with and without a device failing mid-run, and each modeled GPU
+ *   reports the bytes a GPU would move (never more than gathered jobs). */
 #include <pthread.h>
 #include <unistd.h>
 #include <stdatomic.h>
@@ -244,12 +244,13 @@ static void framework(void) {
 
 #define STEPS 6
 
-/* Per step, the bytes each modeled device reports moving: 32 bytes a LEAF
- * job's reference and 12 a TRAVERSE job's start pair up, and the positions
- * (X0 and X1, 48 bytes a vertex) once in each detection round of the step
- * (the response detects again after each pass) where it ran LEAF jobs;
- * down, at least the 9 bytes of a LEAF job's answer; the real cpu none.
- * 1 when every device agrees. */
+/* Per step, the bytes each modeled GPU reports moving: a TRAVERSE job's
+ * start pair (12 bytes) and each LEAF job up, by reference (32 bytes, and
+ * the positions, 48 bytes a vertex, where its copy is stale and a batch
+ * saves more than they cost) or gathered (208 bytes): never more than
+ * gathering every job, never less than referring to every one; down at
+ * least a LEAF job's 9-byte answer. CPUs (the real one, modeled ones) move
+ * nothing. 1 when every resource agrees. */
 static int bytes_agree(hy_world* w) {
     hy_sched_stats ss;
     hy_resource_stats rs[3];
@@ -258,15 +259,11 @@ static int bytes_agree(hy_world* w) {
     CHECK_OK(hy_world_get_sched_stats(w, &ss, rs, 3, &n));
     CHECK_OK(hy_world_get_transfer_bytes(w, up, down, 3, &m));
     int ok = n == m;
-    int64_t nv = hy_test_vertex_count(w);
     for (int i = 0; i < n && i < 3; i++) {
-        if (!rs[i].modeled) { /* the host moves nothing */
-            ok &= up[i] == 0 && down[i] == 0;
-            continue;
-        }
-        int64_t positions = up[i] - 32 * rs[i].leaf_jobs - 12 * rs[i].traverse_jobs;
-        int rounds_ok = nv > 0 && positions % (48 * nv) == 0 && (rs[i].leaf_jobs > 0 ? positions > 0 : positions == 0);
-        if (!rounds_ok || down[i] < 9 * rs[i].leaf_jobs) {
+        int gpu = rs[i].modeled && strcmp(rs[i].name, "model:cpu-m1") != 0;
+        int64_t lo = 32 * rs[i].leaf_jobs + 12 * rs[i].traverse_jobs, hi = 208 * rs[i].leaf_jobs + 12 * rs[i].traverse_jobs;
+        int fine = gpu ? up[i] >= lo && up[i] <= hi && down[i] >= 9 * rs[i].leaf_jobs : up[i] == 0 && down[i] == 0;
+        if (!fine) {
             fprintf(stderr, "%s: %lld bytes up, %lld down for %lld LEAF and %lld TRAVERSE jobs\n", rs[i].name,
                     (long long)up[i], (long long)down[i], (long long)rs[i].leaf_jobs, (long long)rs[i].traverse_jobs);
             ok = 0;
