@@ -387,32 +387,25 @@ static hy_status start_batch(hy_prox* p, int i, double t, const hy_prox_work* wo
                 s = be->run_batch(&p->res[i], i, fl->ops, work->ctx, &fl->b);
             } else {
                 /* LEAF: one batch per range of the list (a range is what
-                 * a kind's function takes) */
+                 * a kind's function takes); several ranges run whole, one
+                 * after the other, their copies and bytes summed */
+                int64_t ranges = fl->q.n - fl->q.head, up = 0, down = 0;
+                double copies = 0.0;
                 for (int64_t r = fl->q.head; r < fl->q.n && !s; r++) {
-                    hy_batch b = {.kind = kind, .first = fl->q.v[r].a, .n = fl->q.v[r].b - fl->q.v[r].a, .work = -1};
-                    if (fl->q.n - fl->q.head == 1) {
-                        fl->b = b;
-                        s = be->run_batch(&p->res[i], i, fl->ops, work->ctx, &fl->b);
-                        break;
-                    }
-                    /* several ranges run whole, one after the other */
-                    s = be->run_batch(&p->res[i], i, fl->ops, work->ctx, &b);
-                    if (!s && b.stage) {
-                        b.status = fl->ops->device[p->res[i].kind](work->ctx, i, &p->res[i], &b);
-                        fl->b = b;
+                    fl->b = (hy_batch){.kind = kind, .first = fl->q.v[r].a, .n = fl->q.v[r].b - fl->q.v[r].a, .work = -1};
+                    s = be->run_batch(&p->res[i], i, fl->ops, work->ctx, &fl->b);
+                    if (ranges == 1) break;
+                    if (!s && fl->b.stage && fl->ops->device[p->res[i].kind]) {
+                        fl->b.status = fl->ops->device[p->res[i].kind](work->ctx, i, &p->res[i], &fl->b);
                         s = finish_parts(p, i);
-                        b = fl->b;
                     }
-                    fl->b.transfer += b.transfer;
-                    fl->b.bytes_up += b.bytes_up;
-                    fl->b.bytes_down += b.bytes_down;
+                    copies += fl->b.transfer;
+                    up += fl->b.bytes_up;
+                    down += fl->b.bytes_down;
                 }
-                if (fl->q.n - fl->q.head > 1) {
-                    fl->b.first = fl->q.v[fl->q.head].a;
-                    fl->b.n = n;
-                    fl->b.stage = NULL;
-                    fl->b.work = -1;
-                }
+                if (ranges > 1)
+                    fl->b = (hy_batch){.kind = kind, .first = fl->q.v[fl->q.head].a, .n = n, .work = -1,
+                                       .transfer = copies, .bytes_up = up, .bytes_down = down};
             }
             fl->split = !s && fl->b.stage && fl->ops->device[p->res[i].kind];
             if (!s) s = take_made(p, i);
