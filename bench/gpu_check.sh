@@ -3,7 +3,10 @@
 # time is short): the CUDA test (normal and HY_TEST_FULL), state hashes of
 # the CPU-only run against runs with cuda resources under every policy
 # and with the GPU failing mid-run (--fault), the calibrated profiles, step
-# timings, and the CUDA interceptor on the nvcc-built sample program.
+# timings with the GPU on its own feeding thread (the ccd figure is the
+# phase's wall time) and the bytes each channel moved per step, the lp
+# guard's light-step test (cpu,cuda never slower than cpu alone), and the
+# CUDA interceptor on the nvcc-built sample program.
 #
 # usage: bench/gpu_check.sh BUILD_DIR OUT_DIR [FRAMES]
 #   BUILD_DIR holds hyphys, test_cuda, intercept_sample and
@@ -25,7 +28,8 @@ nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.max.sm 
 say "gpu: $(cat "$O/gpu.txt")"
 say "cores: $(nproc)"
 
-# 1. the CUDA test: LEAF and TRAVERSE bit-equal to the CPU, a world on cuda:0
+# 1. the CUDA test: LEAF (gathered and by reference against resident
+#    positions) and TRAVERSE bit-equal to the CPU, a world on cuda:0
 for full in 0 1; do
     log="$O/test_cuda_full$full.log"
     if [ "$full" = 1 ]; then HY_TEST_FULL=1 timeout 500 "$B/test_cuda" > "$log" 2>&1; else timeout 500 "$B/test_cuda" > "$log" 2>&1; fi
@@ -78,7 +82,7 @@ for scene in drop nbody cloth_ball fracture; do
 done
 
 # 4. timings: median step and CCD phase, CPU only and with the GPU
-ms_of() { python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); m=d["ms_per_step"]; s=d.get("sched",{}); print("total %.2f traverse %.2f ccd %.2f" % (m["total"]["median"], m["traverse"]["median"], s.get("ccd_ms",{}).get("median",0)), " ".join("%s:%.0f%%" % (r["name"], 100*r["share"]) for r in s.get("resources",[])))' "$1" 2>/dev/null; }
+ms_of() { python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); m=d["ms_per_step"]; s=d.get("sched",{}); print("total %.2f traverse %.2f ccd %.2f" % (m["total"]["median"], m["traverse"]["median"], s.get("ccd_ms",{}).get("median",0)), " ".join("%s:%.0f%%(up %.0f KB down %.0f KB/step)" % (r["name"], 100*r["share"], r.get("bytes_per_step",{}).get("up",0)/1e3, r.get("bytes_per_step",{}).get("down",0)/1e3) for r in s.get("resources",[])))' "$1" 2>/dev/null; }
 for scene in nbody cloth_ball fracture; do
     for t in 2 16; do
         for dev in cpu cuda cpu,cuda; do
@@ -86,6 +90,25 @@ for scene in nbody cloth_ball fracture; do
             "$B/hyphys" run "$scene" --frames "$FRAMES" --threads "$t" --devices "$dev" --json --quiet > "$f" 2> "${f%.json}.err"
             say "$scene threads $t devices $dev: $(ms_of "$f")"
         done
+    done
+done
+# 4b. the issue's target: cpu,cuda against the better of cpu and cuda alone
+#     (median step and ccd phase; > 1.00 means cpu,cuda is slower)
+for scene in nbody cloth_ball fracture; do
+    for t in 2 16; do
+        python3 - "$O" "$scene" "$t" <<'PY' | tee -a "$S"
+import json, sys
+o, scene, t = sys.argv[1:]
+def get(dev):
+    try:
+        d = json.load(open("%s/t_%s_%s_%s.json" % (o, scene, t, dev)))
+        return d["ms_per_step"]["total"]["median"], d["sched"]["ccd_ms"]["median"]
+    except Exception:
+        return None
+c, g, b = get("cpu"), get("cuda"), get("cpu-cuda")
+if c and g and b:
+    print("%s threads %s: cpu,cuda / best alone: step %.2f, ccd %.2f" % (scene, t, b[0] / min(c[0], g[0]), b[1] / min(c[1], g[1])))
+PY
     done
 done
 # 5. CUDA interception: the sample program (intercept/sample.cu, built with

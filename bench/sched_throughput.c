@@ -237,7 +237,7 @@ static hy_status replay_leaf(void* ctx, int r, const hy_resource* res, hy_batch*
     return HY_OK;
 }
 
-static const hy_job_kind_ops replay_jobs[HY_JOB_KINDS] = {{"TRAVERSE", {replay_traverse}}, {"LEAF", {replay_leaf}}};
+static const hy_job_kind_ops replay_jobs[HY_JOB_KINDS] = {{.name = "TRAVERSE", .run = {replay_traverse}}, {.name = "LEAF", .run = {replay_leaf}}};
 
 /* One frame through the framework; its makespan lands in the stats. */
 static hy_status replay_frame(hy_prox* p, replay* x, const hy_job_round* rounds, int nrounds) {
@@ -342,6 +342,7 @@ static hy_status simulate(const hy_job_stream* js, const config* c, const char* 
     pc.profiles = &c->model; /* model:NAME finds c's profiles by name (the hexa-core halves are no built-ins) */
     hy_sched_options_default(&pc.options);
     pc.options.lp_timeout = 2; /* modeled solving time: the wall clock must not steer a virtual-clock run */
+    pc.options.gpu_guard = 0;  /* the policies as Kim et al. compared them (the guard: tests/test_engage.c) */
     hy_prox* p = NULL;
     hy_status st = hy_prox_create(&pc, &p);
     replay x;

@@ -240,6 +240,9 @@ static int run_main(int argc, char** argv) {
     long cg_capped_steps = 0;
     hy_resource_stats res_total[32], res_step[32];
     memset(res_total, 0, sizeof res_total);
+    int64_t bytes_up[32], bytes_down[32], step_up[32], step_down[32]; /* per resource, summed over the steps */
+    memset(bytes_up, 0, sizeof bytes_up);
+    memset(bytes_down, 0, sizeof bytes_down);
     hy_sched_stats sst;
     memset(&sst, 0, sizeof sst);
     double sched_ms_total = 0.0;
@@ -278,6 +281,11 @@ static int run_main(int argc, char** argv) {
         ms[(size_t)(HY_PHASE_COUNT + 1) * (size_t)o.frames + (size_t)f] = sst.makespan_ms;
         sched_ms_total += sst.scheduler_ms;
         sched_calls += sst.calls;
+        hy_world_get_transfer_bytes(w, step_up, step_down, 32, NULL);
+        for (int r = 0; r < nres && r < 32; r++) {
+            bytes_up[r] += step_up[r];
+            bytes_down[r] += step_down[r];
+        }
         for (int r = 0; r < nres && r < 32; r++) {
             if (f == 0) res_total[r] = res_step[r];
             else {
@@ -366,11 +374,13 @@ static int run_main(int argc, char** argv) {
                done ? (double)sched_calls / (double)done : 0.0);
         for (int r = 0; r < nres && r < 32; r++)
             printf("%s{\"name\":\"%s\",\"modeled\":%s,\"busy_ms\":%.4f,\"transfer_ms\":%.4f,\"share\":%.4f,"
-                   "\"traverse_jobs\":%lld,\"leaf_jobs\":%lld,\"proc_us\":{\"traverse\":%.6f,\"leaf\":%.6f}}",
+                   "\"traverse_jobs\":%lld,\"leaf_jobs\":%lld,\"proc_us\":{\"traverse\":%.6f,\"leaf\":%.6f},"
+                   "\"bytes_per_step\":{\"up\":%.1f,\"down\":%.1f}}",
                    r ? "," : "", res_total[r].name, res_total[r].modeled ? "true" : "false", res_total[r].busy_ms,
                    res_total[r].transfer_ms, ccd_sum > 0 ? res_total[r].busy_ms / ccd_sum : 0.0,
                    (long long)res_total[r].traverse_jobs, (long long)res_total[r].leaf_jobs, res_step[r].proc_us[0],
-                   res_step[r].proc_us[1]);
+                   res_step[r].proc_us[1], done ? (double)bytes_up[r] / (double)done : 0.0,
+                   done ? (double)bytes_down[r] / (double)done : 0.0);
         printf("]},\"bonds\":{\"initial\":%d,\"broken\":%d}", bonds_initial,
                bonds_initial - hy_cli_bonds(w));
         const double* it = ms + (size_t)(HY_PHASE_COUNT + 2) * (size_t)o.frames;

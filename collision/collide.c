@@ -10,6 +10,7 @@
 #include "collision/front_memo.h"
 #include "collision/kernels.h"
 #include "collision/leaf.h"
+#include "collision/traverse_hd.h"
 #include "core/error.h"
 #include "sched/cuda.h"
 #include "sched/proximity.h"
@@ -284,6 +285,11 @@ static void memo_end(hy_collision_state* cs) {
             memo_put(cs, &cs->leaf[k], cs->tjob_distance[cs->leaf_tjob[k]], cs->hit[k], cs->toi[k]);
 }
 
+/* The step's positions get a number unique in the process each time they
+ * may have changed (every detection): a device holding that number holds
+ * them (hy_cuda_leaf_resident). */
+static _Atomic uint64_t g_positions_version;
+
 typedef struct detect_ctx {
     hy_prox* prox;
     hy_pool* pool;
@@ -390,16 +396,6 @@ static hy_status traverse_host(void* vctx, int r, const hy_resource* res, hy_bat
     return s ? s : traverse_collect(c, b);
 }
 
-/* TRAVERSE jobs on a GPU, with the host's per-pair code (collision/kernels.h);
- * where it cannot (no CUDA in the build, a descent deeper than its stack)
- * it answers HY_ERR_UNSUPPORTED and the backend has the host run them. */
-static hy_status traverse_cuda(void* vctx, int r, const hy_resource* res, hy_batch* b) {
-    detect_ctx* c = vctx;
-    (void)r;
-    hy_status s = hy_cuda_traverse_batch(res->device, c->cs->traverser, b->ids, b->n, &b->transfer, NULL);
-    return s ? s : traverse_collect(c, b);
-}
-
 typedef struct gather_ctx {
     const detect_ctx* c;
     int64_t first;
@@ -467,23 +463,290 @@ static hy_status leaf_host(void* vctx, int r, const hy_resource* res, hy_batch* 
     return s ? s : run_leaf(c, -1, b->first, b->n);
 }
 
-/* LEAF jobs on a GPU (the host where the build has no CUDA). */
-static hy_status leaf_cuda(void* vctx, int r, const hy_resource* res, hy_batch* b) {
+/* ---- batches in parts, for a device fed by its own thread
+ * (sched/backend.h, hy_job_kind_ops.device): prepared on the caller's
+ * thread, the device part on the device's thread touching only the stage
+ * (and the traversal's staged data, which no one writes during detection),
+ * finished on the caller's thread. A GPU runs the kernels there; a modeled
+ * device runs their C twins, the same shared arithmetic in the same
+ * scheme, so the split path is exercised and checked where no GPU is. */
+
+/* A LEAF batch's stage: its jobs, by reference (collision/leaf.h: the
+ * device holds or receives the step's positions) or gathered (their
+ * points), and their answers. */
+typedef struct leaf_stage {
+    hy_leaf_ref* refs; /* NULL: gathered */
+    hy_leaf_job* jobs;
+    unsigned char* hit;
+    double* toi;
+    hy_ccd_options opts;
+    int send_positions; /* by reference: the device's copy of the positions is stale */
+} leaf_stage;
+
+static void leaf_stage_free(hy_batch* b) {
+    leaf_stage* st = b->stage;
+    if (!st) return;
+    free(st->refs);
+    free(st->jobs);
+    free(st->hit);
+    free(st->toi);
+    free(st);
+    b->stage = NULL;
+}
+
+/* LEAF, prepare (the caller's thread). The jobs go by reference where the
+ * device holds the step's positions already, or where sending them (48
+ * bytes a vertex) costs less than what references save over gathered
+ * points (176 bytes a job); else gathered, by the pool. Which copy a
+ * resource holds is kept here (hy_collision_state.resident_version): a
+ * batch sent with the positions makes the copy current. A GPU that this
+ * build cannot drive answers HY_ERR_UNSUPPORTED (the host runs the batch). */
+static hy_status leaf_prepare(void* vctx, int r, const hy_resource* res, hy_batch* b) {
+    detect_ctx* c = vctx;
+    hy_collision_state* cs = c->cs;
+    hy_status s = leaf_range(c, b);
+    if (s) return s;
+    if (res->kind == HY_RESOURCE_CUDA && hy_cuda_device_count() == 0)
+        return hy_fail(HY_ERR_UNSUPPORTED, "%s: no GPU in this build", res->name);
+    int held = cs->resident_version[r] == cs->positions_version;
+    int by_ref = held || (int64_t)(sizeof(hy_leaf_job) - sizeof(hy_leaf_ref)) * b->n >
+                             6 * (int64_t)sizeof(double) * cs->vertex_count;
+    leaf_stage* st = calloc(1, sizeof *st);
+    int64_t n = b->n > 0 ? b->n : 1;
+    if (st) {
+        if (by_ref)
+            st->refs = malloc(sizeof *st->refs * (size_t)n);
+        else
+            st->jobs = malloc(sizeof *st->jobs * (size_t)n);
+        st->hit = malloc((size_t)n);
+        st->toi = malloc(sizeof *st->toi * (size_t)n);
+    }
+    b->stage = st;
+    if (!st || (!st->refs && !st->jobs) || !st->hit || !st->toi) {
+        leaf_stage_free(b);
+        return hy_fail(HY_ERR_NOMEM, "out of memory for %lld LEAF jobs of %s", (long long)b->n, res->name);
+    }
+    st->opts = c->opts;
+    if (!by_ref) {
+        gather_ctx g = {c, b->first, st->jobs};
+        if (c->pool)
+            hy_pool_for(c->pool, b->n, 1024, gather_block, &g);
+        else
+            gather_block(&g, 0, b->n, 0, 0);
+        return HY_OK;
+    }
+    st->send_positions = !held;
+    cs->resident_version[r] = cs->positions_version;
+    for (int64_t i = 0; i < b->n; i++) {
+        const hy_feature_pair* fp = &cs->leaf[b->first + i];
+        hy_leaf_ref* ref = &st->refs[i];
+        memcpy(ref->v, fp->v, sizeof ref->v);
+        ref->is_vf = fp->kind != HY_FEATURE_EE;
+        ref->pad = 0;
+        ref->min_distance = cs->tjob_distance[cs->leaf_tjob[b->first + i]];
+    }
+    return HY_OK;
+}
+
+/* LEAF on a modeled device's thread: the LEAF kernels' C twins
+ * (hy_leaf_eval_ref on the step's positions, which no one writes during
+ * detection, or hy_leaf_eval on the gathered points), and the bytes a GPU
+ * would move: the positions where its copy was stale, the jobs up, the
+ * answers down. */
+static hy_status leaf_device_model(void* vctx, int r, const hy_resource* res, hy_batch* b) {
     detect_ctx* c = vctx;
     (void)r;
-    hy_status s = leaf_range(c, b);
-    if (s || b->n == 0) return s;
-    c->transfer = 0.0;
-    s = run_leaf(c, res->device, b->first, b->n);
-    b->transfer = c->transfer;
-    return s;
+    (void)res;
+    leaf_stage* st = b->stage;
+    for (int64_t i = 0; i < b->n; i++) {
+        double toi = 1.0;
+        if (st->refs) {
+            st->hit[i] = (unsigned char)hy_leaf_eval_ref(&st->refs[i], c->X0, c->X1, &st->opts, &toi);
+        } else {
+            const hy_leaf_job* j = &st->jobs[i];
+            st->hit[i] = (unsigned char)hy_leaf_eval(j->is_vf, (const double(*)[3])j->x, j->min_distance, &st->opts, &toi);
+        }
+        st->toi[i] = toi;
+    }
+    if (st->send_positions) b->bytes_up += 6 * (int64_t)sizeof(double) * c->cs->vertex_count;
+    b->bytes_up += (int64_t)(st->refs ? sizeof(hy_leaf_ref) : sizeof(hy_leaf_job)) * b->n;
+    b->bytes_down += (int64_t)(1 + sizeof(double)) * b->n;
+    return HY_OK;
+}
+
+/* LEAF on a GPU's thread: by reference against the positions it holds
+ * (sent when stale), or the gathered jobs; one batched launch. */
+static hy_status leaf_device_cuda(void* vctx, int r, const hy_resource* res, hy_batch* b) {
+    detect_ctx* c = vctx;
+    (void)r;
+    leaf_stage* st = b->stage;
+    if (!st->refs) {
+        hy_status s = hy_cuda_leaf_batch(res->device, st->jobs, b->n, &st->opts, st->hit, st->toi, &b->transfer, NULL);
+        b->bytes_up = (int64_t)sizeof(hy_leaf_job) * b->n;
+        b->bytes_down = (int64_t)(1 + sizeof(double)) * b->n;
+        return s;
+    }
+    return hy_cuda_leaf_resident(res->device, c->cs->positions_version, c->X0, c->X1, c->cs->vertex_count, st->refs,
+                                 b->n, &st->opts, st->hit, st->toi, &b->transfer, &b->bytes_up, &b->bytes_down);
+}
+
+/* LEAF, finish: the answers into the step's lists (they are fresh: the
+ * device does not read the memo). */
+static hy_status leaf_finish(void* vctx, int r, const hy_resource* res, hy_batch* b) {
+    detect_ctx* c = vctx;
+    (void)r;
+    (void)res;
+    leaf_stage* st = b->stage;
+    if (b->status && st->refs) c->cs->resident_version[r] = 0; /* what the device holds is unknown */
+    if (!b->status) {
+        memcpy(c->cs->hit + b->first, st->hit, (size_t)b->n);
+        memcpy(c->cs->toi + b->first, st->toi, sizeof(double) * (size_t)b->n);
+        memset(c->cs->fresh + b->first, 1, (size_t)b->n);
+    }
+    leaf_stage_free(b);
+    return b->status;
+}
+
+/* A TRAVERSE batch's stage: its front pairs' outputs as hy_traverse_accept
+ * reads them (offsets n + 1 entries, pairs, counters). */
+typedef struct trav_stage {
+    int64_t* offsets;
+    hy_feature_pair* own; /* the pairs */
+    int64_t own_cap;
+    hy_trav_pair* stack;
+    int64_t stack_cap;
+    hy_trav_counts k;
+} trav_stage;
+
+static void trav_stage_free(hy_batch* b) {
+    trav_stage* st = b->stage;
+    if (!st) return;
+    free(st->offsets);
+    free(st->own);
+    free(st->stack);
+    free(st);
+    b->stage = NULL;
+}
+
+/* TRAVERSE, prepare: a stage (the ids stay the framework's until the batch
+ * ends). A GPU that this build cannot drive answers HY_ERR_UNSUPPORTED. */
+static hy_status traverse_prepare(void* vctx, int r, const hy_resource* res, hy_batch* b) {
+    (void)vctx;
+    (void)r;
+    if (res->kind == HY_RESOURCE_CUDA && hy_cuda_device_count() == 0)
+        return hy_fail(HY_ERR_UNSUPPORTED, "%s: no GPU in this build", res->name);
+    b->stage = calloc(1, sizeof(trav_stage));
+    return b->stage ? HY_OK : hy_fail(HY_ERR_NOMEM, "out of memory for a TRAVERSE batch of %s", res->name);
+}
+
+/* Grow *p (elements of elem bytes, *cap of them) to at least need. */
+static int grow_to(void** p, int64_t* cap, int64_t need, size_t elem) {
+    if (need <= *cap) return 1;
+    int64_t c = *cap ? *cap : 256;
+    while (c < need) c *= 2;
+    void* q = realloc(*p, elem * (size_t)c);
+    if (!q) return 0;
+    *p = q;
+    *cap = c;
+    return 1;
+}
+
+/* TRAVERSE on a modeled device's thread: the TRAVERSE kernel's C twin. Each
+ * front pair runs hy_trav_run_pair (collision/traverse_hd.h) into the
+ * stage, again with more room where it ran out (of output or of stack), so
+ * its feature pairs are the host's, in the host's order. */
+static hy_status traverse_device_model(void* vctx, int r, const hy_resource* res, hy_batch* b) {
+    detect_ctx* c = vctx;
+    (void)r;
+    trav_stage* st = b->stage;
+    const hy_trav_ctx* ctxs = NULL;
+    const hy_trav_pair* front = NULL;
+    (void)hy_traverse_job_list(c->cs->traverser, NULL, &ctxs);
+    (void)hy_traverse_front(c->cs->traverser, &front);
+    st->offsets = malloc(sizeof(int64_t) * (size_t)(b->n + 1));
+    if (!st->offsets || !grow_to((void**)&st->stack, &st->stack_cap, HY_TRAV_EXPAND_MAX * 4, sizeof *st->stack))
+        return hy_fail(HY_ERR_NOMEM, "out of memory for a TRAVERSE batch of %s", res->name);
+    int64_t total = 0;
+    st->offsets[0] = 0;
+    for (int64_t i = 0; i < b->n; i++) {
+        for (;;) {
+            if (!grow_to((void**)&st->own, &st->own_cap, total + 64, sizeof *st->own))
+                return hy_fail(HY_ERR_NOMEM, "out of memory for the candidates of %s", res->name);
+            hy_trav_counts k = {0, 0, 0, 0};
+            hy_trav_out o = {st->own + total, 0, st->own_cap - total};
+            int rc = hy_trav_run_pair(ctxs, front[b->ids[i]], st->stack, st->stack_cap, &o, &k);
+            if (rc == HY_TRAV_STACK_FULL) {
+                if (!grow_to((void**)&st->stack, &st->stack_cap, 2 * st->stack_cap, sizeof *st->stack))
+                    return hy_fail(HY_ERR_NOMEM, "out of memory for a traversal stack of %s", res->name);
+                continue;
+            }
+            if (o.n > o.cap) {
+                if (!grow_to((void**)&st->own, &st->own_cap, total + o.n, sizeof *st->own))
+                    return hy_fail(HY_ERR_NOMEM, "out of memory for the candidates of %s", res->name);
+                continue;
+            }
+            total += o.n;
+            st->k.node_pairs += k.node_pairs;
+            st->k.triangle_pairs += k.triangle_pairs;
+            st->k.vf += k.vf;
+            st->k.ee += k.ee;
+            break;
+        }
+        st->offsets[i + 1] = total;
+    }
+    /* what the GPU would move besides the trees (those go up only when
+     * they changed since the GPU's copy, counted on a real GPU): the start
+     * pairs up, the offsets, counters and candidates down */
+    b->bytes_up += (int64_t)sizeof(hy_trav_pair) * b->n;
+    b->bytes_down += (int64_t)sizeof(int64_t) * b->n + 6 * (int64_t)sizeof(uint64_t) +
+                     (int64_t)sizeof(hy_feature_pair) * total;
+    return HY_OK;
+}
+
+/* TRAVERSE on a GPU's thread: the kernels, the outputs left for finish. */
+static hy_status traverse_device_cuda(void* vctx, int r, const hy_resource* res, hy_batch* b) {
+    detect_ctx* c = vctx;
+    (void)r;
+    trav_stage* st = b->stage;
+    hy_cuda_traversed out;
+    hy_status s = hy_cuda_traverse_device(res->device, c->cs->traverser, b->ids, b->n, &out, &b->transfer, NULL);
+    if (s) return s;
+    st->offsets = out.offsets;
+    st->own = out.pairs;
+    st->k = out.counts;
+    b->bytes_up = out.bytes_up;
+    b->bytes_down = out.bytes_down;
+    return HY_OK;
+}
+
+/* TRAVERSE, finish: the outputs accepted into the traversal as if the host
+ * had made them, then appended to the LEAF list (traverse_collect). */
+static hy_status traverse_finish(void* vctx, int r, const hy_resource* res, hy_batch* b) {
+    detect_ctx* c = vctx;
+    (void)r;
+    (void)res;
+    trav_stage* st = b->stage;
+    hy_status s = b->status;
+    if (!s) s = hy_traverse_accept(c->cs->traverser, b->ids, b->n, st->offsets, st->own, &st->k);
+    trav_stage_free(b);
+    return s ? s : traverse_collect(c, b);
 }
 
 /* The collision job kinds as the framework runs them (sched/backend.h): the
- * host code, and the GPU kernels' entries (collision/kernels.h). */
+ * host code, the GPU kernels' entries (collision/kernels.h), and the
+ * batches in parts for the devices fed by their own threads. */
 static const hy_job_kind_ops collision_jobs[HY_JOB_KINDS] = {
-    [HY_JOB_TRAVERSE] = {"TRAVERSE", {[HY_RESOURCE_CPU] = traverse_host, [HY_RESOURCE_CUDA] = traverse_cuda}},
-    [HY_JOB_LEAF] = {"LEAF", {[HY_RESOURCE_CPU] = leaf_host, [HY_RESOURCE_CUDA] = leaf_cuda}},
+    [HY_JOB_TRAVERSE] = {.name = "TRAVERSE",
+                         .run = {[HY_RESOURCE_CPU] = traverse_host, [HY_RESOURCE_MODEL] = traverse_prepare,
+                                 [HY_RESOURCE_CUDA] = traverse_prepare},
+                         .device = {[HY_RESOURCE_MODEL] = traverse_device_model,
+                                    [HY_RESOURCE_CUDA] = traverse_device_cuda},
+                         .finish = {[HY_RESOURCE_MODEL] = traverse_finish, [HY_RESOURCE_CUDA] = traverse_finish}},
+    [HY_JOB_LEAF] = {.name = "LEAF",
+                     .run = {[HY_RESOURCE_CPU] = leaf_host, [HY_RESOURCE_MODEL] = leaf_prepare,
+                             [HY_RESOURCE_CUDA] = leaf_prepare},
+                     .device = {[HY_RESOURCE_MODEL] = leaf_device_model, [HY_RESOURCE_CUDA] = leaf_device_cuda},
+                     .finish = {[HY_RESOURCE_MODEL] = leaf_finish, [HY_RESOURCE_CUDA] = leaf_finish}},
 };
 
 static hy_status push_tjob(hy_collision_state* cs, int32_t a, int32_t b, double distance) {
@@ -765,6 +1028,7 @@ hy_status hy_collide_detect(hy_collision_state* cs, const hy_scene_view* view, h
     }
     for (int64_t f = 0; f < front && !s; f++) cs->front_leaf_first[f] = cs->front_leaf_count[f] = -1;
     cs->leaf_count = 0;
+    cs->positions_version = ++g_positions_version;
     detect_ctx dc = {prox, pool, cs, X0, X1, hy_ccd_options_step(), 1, 0, 0.0};
     hy_prox_work work = {&dc, collision_jobs, hy_traverse_front_tests(cs->traverser)};
     if (!s) s = hy_prox_run(prox, front, &work);
@@ -950,6 +1214,7 @@ hy_status hy_collide_calibrate(hy_collision_state* cs, const hy_scene_view* view
         free(runs);
         return hy_fail(HY_ERR_NOMEM, "calibrate: out of memory");
     }
+    cs->positions_version = ++g_positions_version;
     detect_ctx dc = {prox, pool, cs, X0, X1, hy_ccd_options_step(), 0, 0, 0.0};
     /* TRAVERSE: batches of 1, 2, 4, ... front pairs (spread over the front so
      * a batch is a fair sample), each point at the node pairs it tests;

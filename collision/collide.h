@@ -17,6 +17,7 @@
 #include "collision/traverse.h"
 #include "core/pool.h"
 #include "hyphys/hyphys.h"
+#include "sched/model.h"
 
 struct hy_prox;
 
@@ -30,6 +31,11 @@ typedef struct hy_pair_impulse {
 typedef struct hy_collision_state {
     int32_t object_count; /* objects of the view this state was built for */
     int32_t vertex_count;
+    /* the positions of the detection under way: a number unique in the
+     * process (the devices' valid bit, collision/kernels.h), and per
+     * modeled resource the number its twin's copy would hold */
+    uint64_t positions_version;
+    uint64_t resident_version[HY_SCHED_MAX_RESOURCES];
     unsigned char* object_deforms; /* per object: 1 when a round may move some of its vertices (free vertices) */
     hy_contact_list contacts; /* the response's last detection round, canonical order */
     /* the last response's rigid pair impulses (the engine's bonds read them) */

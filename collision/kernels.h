@@ -26,7 +26,9 @@
 #include <stdint.h>
 
 #include "collision/ccd.h"
+#include "collision/leaf.h"
 #include "collision/traverse.h"
+#include "collision/traverse_hd.h"
 #include "hyphys/hyphys.h"
 
 #ifdef __cplusplus
@@ -80,6 +82,40 @@ hy_status hy_cuda_leaf_batch(int device, const hy_leaf_job* jobs, int64_t n, con
  * HY_OK. */
 hy_status hy_cuda_traverse_batch(int device, hy_traverser* t, const int64_t* ids, int64_t n, double* seconds_transfer,
                                  double* seconds_kernel);
+
+/* LEAF jobs by reference (collision/leaf.h, hy_leaf_ref) on GPU `device`,
+ * against the step's positions kept on the device: X0 and X1 (3·nv doubles
+ * each) go up only when `version` differs from the version the device
+ * holds (the caller's valid bit: a number unique in the process for each
+ * set of positions; 0 forces the upload), then the n references go up and
+ * the answers come down: hit[i], toi[i] exactly as hy_leaf_eval_ref gives
+ * them on the CPU. *bytes_up / *bytes_down (may be NULL) get what moved
+ * each way; seconds_transfer as for hy_cuda_leaf_batch. Safe on a GPU's
+ * feeding thread: it reads its arguments only. Statuses as
+ * hy_cuda_leaf_batch (and HY_ERR_INVALID_ARG for nv < 0, NULL positions
+ * with n > 0, or a reference outside [0, nv)). */
+hy_status hy_cuda_leaf_resident(int device, uint64_t version, const double* X0, const double* X1, int32_t nv,
+                                const hy_leaf_ref* refs, int64_t n, const hy_ccd_options* opts, unsigned char* hit,
+                                double* toi, double* seconds_transfer, int64_t* bytes_up, int64_t* bytes_down);
+
+/* hy_cuda_traverse_batch without its last step: the outputs are not taken
+ * into t but handed back, for the caller to pass to hy_traverse_accept
+ * (collision/traverse_hd.h) on its own thread: the batch reads t's staged
+ * traversal only (its jobs, contexts, front and trees), so it may run on a
+ * GPU's feeding thread while the host runs other front pairs of t
+ * (sched/backend.h, hy_job_kind_ops.device). On HY_OK: offsets (n + 1
+ * entries) and pairs as hy_traverse_accept reads them (both the caller's
+ * to free with free()), the counters, and the bytes the batch
+ * copied each way (trees that changed, contexts, start pairs up; offsets,
+ * counters and feature pairs down). Statuses as hy_cuda_traverse_batch. */
+typedef struct hy_cuda_traversed {
+    int64_t* offsets;
+    hy_feature_pair* pairs;
+    hy_trav_counts counts;
+    int64_t bytes_up, bytes_down;
+} hy_cuda_traversed;
+hy_status hy_cuda_traverse_device(int device, const hy_traverser* t, const int64_t* ids, int64_t n,
+                                  hy_cuda_traversed* out, double* seconds_transfer, double* seconds_kernel);
 
 #ifdef __cplusplus
 }

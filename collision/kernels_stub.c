@@ -31,3 +31,29 @@ hy_status hy_cuda_traverse_batch(int device, hy_traverser* t, const int64_t* ids
     (void)n;
     return refused(device, seconds_transfer, seconds_kernel);
 }
+
+hy_status hy_cuda_traverse_device(int device, const hy_traverser* t, const int64_t* ids, int64_t n,
+                                  hy_cuda_traversed* out, double* seconds_transfer, double* seconds_kernel) {
+    (void)t;
+    (void)ids;
+    (void)n;
+    (void)out;
+    return refused(device, seconds_transfer, seconds_kernel);
+}
+
+hy_status hy_cuda_leaf_resident(int device, uint64_t version, const double* X0, const double* X1, int32_t nv,
+                                const hy_leaf_ref* refs, int64_t n, const hy_ccd_options* opts, unsigned char* hit,
+                                double* toi, double* seconds_transfer, int64_t* bytes_up, int64_t* bytes_down) {
+    (void)version;
+    (void)X0;
+    (void)X1;
+    (void)nv;
+    (void)refs;
+    (void)n;
+    (void)opts;
+    (void)hit;
+    (void)toi;
+    if (bytes_up) *bytes_up = 0;
+    if (bytes_down) *bytes_down = 0;
+    return refused(device, seconds_transfer, NULL);
+}

@@ -38,12 +38,35 @@ __global__ void __launch_bounds__(BLOCK_THREADS)
     toi[i] = t;
 }
 
+/* One thread per job by reference: its points read from the positions the
+ * device holds, then the same evaluation. */
+__global__ void __launch_bounds__(BLOCK_THREADS)
+    leaf_ref_kernel(const hy_leaf_ref* __restrict__ refs, int64_t n, const double* __restrict__ X0,
+                    const double* __restrict__ X1, hy_ccd_options opts, unsigned char* __restrict__ hit,
+                    double* __restrict__ toi) {
+    int64_t i = (int64_t)blockIdx.x * BLOCK_THREADS + threadIdx.x;
+    if (i >= n) return;
+    hy_leaf_ref r = refs[i];
+    double t = 1.0;
+    int h = hy_leaf_eval_ref(&r, X0, X1, &opts, &t);
+    hit[i] = (unsigned char)h;
+    toi[i] = t;
+}
+
 typedef struct leaf_device {
     kernel_lane lane;
     hy_leaf_job* jobs; /* device buffers of cap jobs */
     unsigned char* hit;
     double* toi;
     int64_t cap;
+    /* jobs by reference: ref_cap references; the positions X0 then X1
+     * (x_cap doubles), holding version x_version (0: none) of nv vertices */
+    hy_leaf_ref* refs;
+    int64_t ref_cap;
+    double* X;
+    int64_t x_cap;
+    uint64_t x_version;
+    int32_t x_nv;
 } leaf_device;
 
 static pthread_once_t g_once = PTHREAD_ONCE_INIT;
@@ -70,23 +93,19 @@ static hy_status device_reserve(int device, leaf_device* ds, int64_t want) {
     return HY_OK;
 }
 
-/* The batch with the device's lock held and the device current. */
-static hy_status run_batch(int device, leaf_device* ds, const hy_leaf_job* jobs, int64_t n,
-                           const hy_ccd_options* opts, unsigned char* hit, double* toi, double* sec_transfer,
-                           double* sec_kernel) {
-    hy_status s = lane_ready(device, &ds->lane, (const void*)leaf_kernel);
-    if (s) return s;
-    s = device_reserve(device, ds, n < MAX_LAUNCH_JOBS ? n : MAX_LAUNCH_JOBS);
-    if (s) return s;
+/* Launch by launch (MAX_LAUNCH_JOBS jobs at most): jobs up into dev, the
+ * kernel (launch(m, blocks) over m jobs), the answers down; the copies'
+ * and launches' seconds and the bytes moved added. J is the job's type. */
+template <typename J, typename L>
+static hy_status launches(int device, leaf_device* ds, const J* jobs, J* dev, int64_t n, L launch, unsigned char* hit,
+                          double* toi, double* sec_transfer, double* sec_kernel, int64_t* up, int64_t* down) {
     for (int64_t begin = 0; begin < n; begin += MAX_LAUNCH_JOBS) {
         int64_t m = n - begin < MAX_LAUNCH_JOBS ? n - begin : MAX_LAUNCH_JOBS;
         double t0 = now_s();
-        CK(cudaMemcpyAsync(ds->jobs, jobs + begin, sizeof(hy_leaf_job) * (size_t)m, cudaMemcpyHostToDevice,
-                           ds->lane.stream));
+        CK(cudaMemcpyAsync(dev, jobs + begin, sizeof(J) * (size_t)m, cudaMemcpyHostToDevice, ds->lane.stream));
         CK(cudaStreamSynchronize(ds->lane.stream));
         double t1 = now_s();
-        unsigned int blocks = (unsigned int)((m + BLOCK_THREADS - 1) / BLOCK_THREADS);
-        leaf_kernel<<<blocks, BLOCK_THREADS, 0, ds->lane.stream>>>(ds->jobs, m, *opts, ds->hit, ds->toi);
+        launch(m, (unsigned int)((m + BLOCK_THREADS - 1) / BLOCK_THREADS));
         CK(cudaGetLastError());
         CK(cudaStreamSynchronize(ds->lane.stream));
         double t2 = now_s();
@@ -96,8 +115,28 @@ static hy_status run_batch(int device, leaf_device* ds, const hy_leaf_job* jobs,
         double t3 = now_s();
         *sec_transfer += (t1 - t0) + (t3 - t2);
         *sec_kernel += t2 - t1;
+        *up += (int64_t)(sizeof(J) * (size_t)m);
+        *down += (int64_t)((1 + sizeof(double)) * (size_t)m);
     }
     return HY_OK;
+}
+
+/* The batch with the device's lock held and the device current. */
+static hy_status run_batch(int device, leaf_device* ds, const hy_leaf_job* jobs, int64_t n,
+                           const hy_ccd_options* opts, unsigned char* hit, double* toi, double* sec_transfer,
+                           double* sec_kernel) {
+    hy_status s = lane_ready(device, &ds->lane, (const void*)leaf_kernel);
+    if (s) return s;
+    s = device_reserve(device, ds, n < MAX_LAUNCH_JOBS ? n : MAX_LAUNCH_JOBS);
+    if (s) return s;
+    int64_t up = 0, down = 0;
+    hy_ccd_options o = *opts;
+    return launches(
+        device, ds, jobs, ds->jobs, n,
+        [&](int64_t m, unsigned int blocks) {
+            leaf_kernel<<<blocks, BLOCK_THREADS, 0, ds->lane.stream>>>(ds->jobs, m, o, ds->hit, ds->toi);
+        },
+        hit, toi, sec_transfer, sec_kernel, &up, &down);
 }
 
 extern "C" hy_status hy_cuda_leaf_batch(int device, const hy_leaf_job* jobs, int64_t n, const hy_ccd_options* opts,
@@ -127,3 +166,92 @@ extern "C" hy_status hy_cuda_leaf_batch(int device, const hy_leaf_job* jobs, int
     return s;
 }
 
+
+/* Jobs by reference with the device's lock held and the device current:
+ * the positions up when stale, then per launch the references up, the
+ * answers down. */
+static hy_status run_resident(int device, leaf_device* ds, uint64_t version, const double* X0, const double* X1,
+                              int32_t nv, const hy_leaf_ref* refs, int64_t n, const hy_ccd_options* opts,
+                              unsigned char* hit, double* toi, double* sec_transfer, int64_t* up, int64_t* down) {
+    hy_status s = lane_ready(device, &ds->lane, (const void*)leaf_ref_kernel);
+    if (s) return s;
+    s = device_reserve(device, ds, n < MAX_LAUNCH_JOBS ? n : MAX_LAUNCH_JOBS);
+    if (s) return s;
+    int64_t want = n < MAX_LAUNCH_JOBS ? n : MAX_LAUNCH_JOBS;
+    if (ds->ref_cap < want) {
+        cudaFree(ds->refs);
+        ds->refs = NULL;
+        ds->ref_cap = 0;
+        CK(cudaMalloc((void**)&ds->refs, sizeof(hy_leaf_ref) * (size_t)want));
+        ds->ref_cap = want;
+    }
+    int64_t doubles = 6 * (int64_t)nv;
+    double t0 = now_s();
+    if (version == 0 || version != ds->x_version || nv != ds->x_nv) {
+        ds->x_version = 0; /* stale until the copies are done */
+        if (ds->x_cap < doubles) {
+            cudaFree(ds->X);
+            ds->X = NULL;
+            ds->x_cap = 0;
+            CK(cudaMalloc((void**)&ds->X, sizeof(double) * (size_t)(doubles > 0 ? doubles : 1)));
+            ds->x_cap = doubles > 0 ? doubles : 1;
+        }
+        size_t half = sizeof(double) * 3 * (size_t)nv;
+        if (nv > 0) {
+            CK(cudaMemcpyAsync(ds->X, X0, half, cudaMemcpyHostToDevice, ds->lane.stream));
+            CK(cudaMemcpyAsync(ds->X + 3 * (int64_t)nv, X1, half, cudaMemcpyHostToDevice, ds->lane.stream));
+        }
+        CK(cudaStreamSynchronize(ds->lane.stream));
+        ds->x_version = version;
+        ds->x_nv = nv;
+        *up += (int64_t)(2 * half);
+    }
+    *sec_transfer += now_s() - t0;
+    double kernel = 0.0;
+    hy_ccd_options o = *opts;
+    const double* X = ds->X;
+    return launches(
+        device, ds, refs, ds->refs, n,
+        [&](int64_t m, unsigned int blocks) {
+            leaf_ref_kernel<<<blocks, BLOCK_THREADS, 0, ds->lane.stream>>>(ds->refs, m, X, X + 3 * (int64_t)nv, o,
+                                                                          ds->hit, ds->toi);
+        },
+        hit, toi, sec_transfer, &kernel, up, down);
+}
+
+extern "C" hy_status hy_cuda_leaf_resident(int device, uint64_t version, const double* X0, const double* X1,
+                                           int32_t nv, const hy_leaf_ref* refs, int64_t n, const hy_ccd_options* opts,
+                                           unsigned char* hit, double* toi, double* seconds_transfer,
+                                           int64_t* bytes_up, int64_t* bytes_down) {
+    double st = 0.0;
+    int64_t up = 0, down = 0;
+    if (seconds_transfer) *seconds_transfer = 0.0;
+    if (bytes_up) *bytes_up = 0;
+    if (bytes_down) *bytes_down = 0;
+    hy_status s = device_check(device);
+    if (s) return s;
+    if (n < 0 || nv < 0)
+        return hy_fail(HY_ERR_INVALID_ARG, "cuda:%d: leaf batch of %lld jobs over %d vertices", device, (long long)n, nv);
+    if (!opts) return hy_fail(HY_ERR_INVALID_ARG, "cuda:%d: leaf batch without CCD options", device);
+    if (!hy_leaf_options_device_ok(opts))
+        return hy_fail(HY_ERR_UNSUPPORTED, "cuda:%d: CCD options need refine_boxes == 0 and max_boxes <= %d", device,
+                       HY_LEAF_MAX_BOXES);
+    if (n == 0) return HY_OK;
+    if (!refs || !hit || !toi || !X0 || !X1)
+        return hy_fail(HY_ERR_INVALID_ARG, "cuda:%d: leaf batch with NULL arrays", device);
+    for (int64_t i = 0; i < n; i++)
+        for (int j = 0; j < 4; j++)
+            if (refs[i].v[j] < 0 || refs[i].v[j] >= nv)
+                return hy_fail(HY_ERR_INVALID_ARG, "cuda:%d: leaf job %lld refers to vertex %d of %d", device,
+                               (long long)i, refs[i].v[j], nv);
+    pthread_once(&g_once, init_locks);
+    leaf_device* ds = &g_dev[device];
+    s = lane_enter(device, &ds->lane);
+    if (!s) s = run_resident(device, ds, version, X0, X1, nv, refs, n, opts, hit, toi, &st, &up, &down);
+    if (s) ds->x_version = 0; /* what reached the device is unknown */
+    pthread_mutex_unlock(&ds->lane.lock);
+    if (seconds_transfer) *seconds_transfer = st;
+    if (bytes_up) *bytes_up = up;
+    if (bytes_down) *bytes_down = down;
+    return s;
+}

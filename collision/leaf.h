@@ -85,4 +85,30 @@ HY_HD int hy_leaf_eval(int is_vf, const double x[8][3], double min_distance, con
 #endif
 }
 
+/* A LEAF job by reference, for a device that holds the step's positions
+ * (collision/kernels.h, hy_cuda_leaf_resident): its four vertices as
+ * indices into X0 (t = 0) and X1 (t = 1), three doubles a vertex, in
+ * collision/ccd.h order; is_vf and the thickness as hy_leaf_eval takes
+ * them. 32 bytes, against a gathered job's 208. */
+typedef struct hy_leaf_ref {
+    int32_t v[4];
+    int32_t is_vf;
+    int32_t pad; /* keeps the size a multiple of 8; ignored */
+    double min_distance;
+} hy_leaf_ref;
+
+/* hy_leaf_eval of the job r refers to, its points read from X0 and X1 as
+ * the host gathers them: the same bits as hy_leaf_eval on the gathered
+ * job. */
+HY_HD int hy_leaf_eval_ref(const hy_leaf_ref* r, const double* X0, const double* X1, const hy_ccd_options* opts,
+                           double* toi) {
+    double x[8][3];
+    for (int j = 0; j < 4; j++)
+        for (int k = 0; k < 3; k++) {
+            x[j][k] = X0[3 * (int64_t)r->v[j] + k];
+            x[4 + j][k] = X1[3 * (int64_t)r->v[j] + k];
+        }
+    return hy_leaf_eval(r->is_vf, (const double(*)[3])x, r->min_distance, opts, toi);
+}
+
 #endif

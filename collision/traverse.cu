@@ -242,9 +242,14 @@ static hy_status scan(int device, device_state* ds, int64_t m) {
 
 /* The batch with the device's lock held and the device current; host
  * scratch (trees, host offsets, the pairs downloaded) is the caller's. */
-static hy_status run_traverse(int device, device_state* ds, hy_traverser* t, const int64_t* ids, int64_t n,
+/* Run front pairs ids[0..n) of t on the device: their outputs end in
+ * ds->hout (pinned, valid until the device's next traversal batch) at
+ * h_offsets (n + 1 entries), the counters in *kout; the copies' seconds and
+ * bytes added. Reads t's staged traversal only, never its outputs. */
+static hy_status run_traverse(int device, device_state* ds, const hy_traverser* t, const int64_t* ids, int64_t n,
                               tree_up* trees, int32_t ntrees, const int32_t* job_tree, int64_t* h_offsets,
-                              double* sec_transfer, double* sec_kernel) {
+                              hy_trav_counts* kout, double* sec_transfer, double* sec_kernel, int64_t* bytes_up,
+                              int64_t* bytes_down) {
     const hy_traverse_job* jobs = NULL;
     const hy_trav_ctx* ctxs = NULL;
     const hy_trav_pair* front = NULL;
@@ -390,6 +395,9 @@ static hy_status run_traverse(int device, device_state* ds, hy_traverser* t, con
         }
         if (run_end > run_at && e == cudaSuccess)
             e = cudaMemcpyAsync(A + run_at, H + run_at, run_end - run_at, cudaMemcpyHostToDevice, ds->lane.stream);
+        for (int32_t u = 0; u < ntrees; u++)
+            if (trees[u].dirty) *bytes_up += (int64_t)trees[u].bytes;
+        *bytes_up += (int64_t)(sizeof(hy_trav_ctx) * (size_t)njobs);
         hy_trav_ctx* hctx = ds->hctx;
         for (int32_t j = 0; j < njobs; j++) {
             hctx[j] = ctxs[j];
@@ -412,6 +420,7 @@ static hy_status run_traverse(int device, device_state* ds, hy_traverser* t, con
                                 ds->lane.stream);
     }
     for (int64_t i = 0; i < n; i++) ds->hstart[i] = front[ids[i]];
+    *bytes_up += (int64_t)(sizeof(hy_trav_pair) * (size_t)n);
     if (e == cudaSuccess)
         e = cudaMemcpyAsync(ds->split[0], ds->hstart, sizeof(hy_trav_pair) * (size_t)n, cudaMemcpyHostToDevice,
                             ds->lane.stream);
@@ -515,16 +524,20 @@ static hy_status run_traverse(int device, device_state* ds, hy_traverser* t, con
         (void)cudaGetLastError();
         return cuda_fail(device, "traversal download", e);
     }
-    hy_trav_counts k = {(int64_t)hk[0], (int64_t)hk[1], (int64_t)hk[2], (int64_t)hk[3]};
-    s = hy_traverse_accept(t, ids, n, h_offsets, ds->hout, &k);
+    *kout = (hy_trav_counts){(int64_t)hk[0], (int64_t)hk[1], (int64_t)hk[2], (int64_t)hk[3]};
+    *bytes_down += (int64_t)(sizeof(int64_t) * (size_t)n + sizeof hk + sizeof(hy_feature_pair) * (size_t)total);
     *sec_transfer += (t1 - t0) + (t3 - t2) + (t5 - t4);
     *sec_kernel += (t2 - t1) + (t4 - t3);
-    return s;
+    return HY_OK;
 }
 
-extern "C" hy_status hy_cuda_traverse_batch(int device, hy_traverser* t, const int64_t* ids, int64_t n,
-                                            double* seconds_transfer, double* seconds_kernel) {
+/* The checks and the distinct trees of a traversal batch, then
+ * run_traverse under the device's lane; accept != 0 takes the outputs
+ * into t there (hy_cuda_traverse_batch), else they go to *out. */
+static hy_status traverse_batch(int device, hy_traverser* t, const int64_t* ids, int64_t n, int accept,
+                                hy_cuda_traversed* out, double* seconds_transfer, double* seconds_kernel) {
     double st = 0.0, sk = 0.0;
+    int64_t up = 0, down = 0;
     if (seconds_transfer) *seconds_transfer = 0.0;
     if (seconds_kernel) *seconds_kernel = 0.0;
     hy_status s = device_check(device);
@@ -570,13 +583,45 @@ extern "C" hy_status hy_cuda_traverse_batch(int device, hy_traverser* t, const i
 
     pthread_once(&g_once, init_locks);
     device_state* ds = &g_dev[device];
+    hy_trav_counts k = {0, 0, 0, 0};
+    hy_feature_pair* pairs = NULL;
     s = lane_enter(device, &ds->lane);
-    if (!s) s = run_traverse(device, ds, t, ids, n, trees, ntrees, job_tree, h_offsets, &st, &sk);
+    if (!s) s = run_traverse(device, ds, t, ids, n, trees, ntrees, job_tree, h_offsets, &k, &st, &sk, &up, &down);
+    if (!s && accept) s = hy_traverse_accept(t, ids, n, h_offsets, ds->hout, &k);
+    if (!s && !accept) {
+        /* the caller's own copy: the pinned buffer is the next batch's */
+        int64_t total = h_offsets[n] - h_offsets[0];
+        pairs = (hy_feature_pair*)malloc(sizeof *pairs * (size_t)(total > 0 ? total : 1));
+        if (!pairs) s = hy_fail(HY_ERR_NOMEM, "cuda:%d: out of host memory for %lld candidates", device, (long long)total);
+        if (pairs && total > 0) memcpy(pairs, ds->hout, sizeof *pairs * (size_t)total);
+    }
     pthread_mutex_unlock(&ds->lane.lock);
     free(trees);
     free(job_tree);
-    free(h_offsets);
+    if (!s && !accept) {
+        out->offsets = h_offsets;
+        out->pairs = pairs;
+        out->counts = k;
+        out->bytes_up = up;
+        out->bytes_down = down;
+    } else {
+        free(h_offsets);
+    }
     if (seconds_transfer) *seconds_transfer = st;
     if (seconds_kernel) *seconds_kernel = sk;
     return s;
+}
+
+extern "C" hy_status hy_cuda_traverse_batch(int device, hy_traverser* t, const int64_t* ids, int64_t n,
+                                            double* seconds_transfer, double* seconds_kernel) {
+    return traverse_batch(device, t, ids, n, 1, NULL, seconds_transfer, seconds_kernel);
+}
+
+extern "C" hy_status hy_cuda_traverse_device(int device, const hy_traverser* t, const int64_t* ids, int64_t n,
+                                             hy_cuda_traversed* out, double* seconds_transfer, double* seconds_kernel) {
+    if (!out) return hy_fail(HY_ERR_INVALID_ARG, "cuda:%d: traverse batch: NULL out", device);
+    memset(out, 0, sizeof *out);
+    /* the batch reads t only: the const is cast away for the shared path,
+     * which writes t only when it accepts */
+    return traverse_batch(device, (hy_traverser*)t, ids, n, 0, out, seconds_transfer, seconds_kernel);
 }

@@ -471,3 +471,16 @@ HY_API hy_status hy_world_hash(const hy_world* w, uint64_t* out) {
     *out = h;
     return HY_OK;
 }
+
+HY_API hy_status hy_world_get_transfer_bytes(const hy_world* w, int64_t* up, int64_t* down, int32_t capacity,
+                                             int32_t* count) {
+    if (!w) return hy_fail(HY_ERR_INVALID_ARG, "hy_world_get_transfer_bytes: NULL world");
+    int32_t n = w->prox ? hy_prox_resource_count(w->prox) : 0;
+    const hy_prox_stats* ps = w->prox ? hy_prox_stats_get(w->prox) : NULL;
+    for (int32_t i = 0; i < n && i < capacity; i++) {
+        if (up) up[i] = ps->bytes_up[i];
+        if (down) down[i] = ps->bytes_down[i];
+    }
+    if (count) *count = n;
+    return HY_OK;
+}

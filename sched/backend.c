@@ -41,13 +41,28 @@ static hy_status cuda_run(const hy_resource* res, int r, const hy_job_kind_ops* 
     b->transfer = 0.0;
     b->made = 0;
     b->work = -1;
+    b->bytes_up = b->bytes_down = 0;
+    b->stage = NULL;
+    return k->run[HY_RESOURCE_CPU](ctx, r, res, b);
+}
+
+/* A modeled device: the kind's own preparation where it runs in parts on
+ * the device's thread (hy_job_kind_ops.device), else the host function. */
+static hy_status model_run(const hy_resource* res, int r, const hy_job_kind_ops* k, void* ctx, hy_batch* b) {
+    hy_status s = HY_ERR_UNSUPPORTED;
+    if (k->device[HY_RESOURCE_MODEL] && k->run[HY_RESOURCE_MODEL]) s = k->run[HY_RESOURCE_MODEL](ctx, r, res, b);
+    if (s != HY_ERR_UNSUPPORTED) return s;
+    b->stage = NULL;
     return k->run[HY_RESOURCE_CPU](ctx, r, res, b);
 }
 
 static const hy_backend g_backends[HY_BACKEND_COUNT] = {
-    [HY_RESOURCE_CPU] = {"cpu", "worker pool", 0, one, cpu_status, no_init, host_run, 0, NULL},
-    [HY_RESOURCE_MODEL] = {"model", "modeled device", 2, any, model_status, no_init, host_run, 0, NULL},
-    [HY_RESOURCE_CUDA] = {"cuda", "GPU", 1, hy_cuda_device_count, hy_cuda_status, cuda_init, cuda_run, 1, NULL},
+    [HY_RESOURCE_CPU] = {.name = "cpu", .unit = "worker pool", .entry = 0, .probe = one, .status = cpu_status,
+                         .init = no_init, .run_batch = host_run, .fed = 0, .may_fail = 0},
+    [HY_RESOURCE_MODEL] = {.name = "model", .unit = "modeled device", .entry = 2, .probe = any,
+                           .status = model_status, .init = no_init, .run_batch = model_run, .fed = 1, .may_fail = 0},
+    [HY_RESOURCE_CUDA] = {.name = "cuda", .unit = "GPU", .entry = 1, .probe = hy_cuda_device_count,
+                          .status = hy_cuda_status, .init = cuda_init, .run_batch = cuda_run, .fed = 1, .may_fail = 1},
 };
 
 const hy_backend* hy_backend_get(hy_resource_kind kind) {

@@ -53,6 +53,14 @@ typedef struct hy_batch {
     /* out: seconds of host<->device copies within the batch (part of its
      * measured time; a real GPU's transfers in the stats and trace) */
     double transfer;
+    /* out: bytes the batch sent to the device and brought back (a GPU's
+     * copies; 0 on the host) */
+    int64_t bytes_up, bytes_down;
+    /* A batch run in parts (hy_job_kind_ops.device): what run[] prepared for
+     * device[] and finish[] (the kind's; NULL on entry), and in finish[] the
+     * status device[] returned. */
+    void* stage;
+    hy_status status;
 } hy_batch;
 
 /* A kind's function for one backend: run batch b on resource r (res). */
@@ -66,6 +74,23 @@ typedef hy_status (*hy_job_fn)(void* ctx, int r, const hy_resource* res, hy_batc
 typedef struct hy_job_kind_ops {
     const char* name; /* "TRAVERSE", "LEAF": messages */
     hy_job_fn run[HY_BACKEND_COUNT];
+    /* Optional, per backend whose resources are fed by a thread of their own
+     * (hy_backend.fed): the batch in three parts, so that the device part
+     * runs on that thread while the caller's thread runs other batches.
+     * run[] prepares it on the caller's thread (what the device part reads,
+     * in memory the batch owns: hy_batch.stage); device[] runs on the
+     * resource's thread and touches nothing but the stage and the device;
+     * finish[] runs on the caller's thread once device[] returned (its
+     * status in hy_batch.status) and takes the outputs into the caller's
+     * data, or on failure only frees the stage (a failed batch delivers
+     * nothing). TRAVERSE batches say what they made in finish[]. NULL
+     * device[]: the whole batch runs in run[] on the caller's thread; the
+     * resource's thread only waits out its modeled time. A run[] answering
+     * HY_ERR_UNSUPPORTED has the host function run the batch, as for a
+     * backend function; a device[] answering it has the host function run
+     * it on the caller's thread after finish[] freed the stage. */
+    hy_job_fn device[HY_BACKEND_COUNT];
+    hy_job_fn finish[HY_BACKEND_COUNT];
 } hy_job_kind_ops;
 
 typedef struct hy_backend {
@@ -85,6 +110,12 @@ typedef struct hy_backend {
     hy_status (*init)(hy_resource* res);
     /* Run batch b of kind k (its functions take ctx). */
     hy_status (*run_batch)(const hy_resource* res, int r, const hy_job_kind_ops* k, void* ctx, hy_batch* b);
+    /* 1: under the real clock each of its resources is fed by a host thread
+     * of its own, which runs the device part of a batch (k->device[this
+     * backend]) or waits out its modeled time, while the caller's thread
+     * runs the other resources' batches (sched/proximity.h, concurrency);
+     * 0: its batches run on the caller's thread. */
+    int fed;
     /* 1: an error from run_batch is the device failing (its jobs go to the
      * other resources and it is retired); 0: an error ends the run (the
      * host's errors are the caller's: out of memory, a bad job). */

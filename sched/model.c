@@ -110,7 +110,7 @@ hy_status hy_device_profile_from_json(const cJSON* json, const char* where, hy_d
     for (const cJSON* it = json->child; it; it = it->next) {
         const char* k = it->string;
         if (strcmp(k, "name") && strcmp(k, "kind") && strcmp(k, "cores") && strcmp(k, "traverse") &&
-            strcmp(k, "leaf") && strcmp(k, "source") && strcmp(k, "staged"))
+            strcmp(k, "leaf") && strcmp(k, "source") && strcmp(k, "staged") && strcmp(k, "engage_us"))
             return hy_fail(HY_ERR_PARSE, "%s: unknown field '%s' in device profile", where, k);
     }
     const cJSON* name = cJSON_GetObjectItemCaseSensitive(json, "name");
@@ -134,6 +134,13 @@ hy_status hy_device_profile_from_json(const cJSON* json, const char* where, hy_d
     if (staged && !cJSON_IsBool(staged))
         return hy_fail(HY_ERR_PARSE, "%s: device '%s': 'staged' must be true or false", where, p.name);
     p.staged = cJSON_IsTrue(staged);
+    if (cJSON_GetObjectItemCaseSensitive(json, "engage_us")) {
+        char ctx[64];
+        snprintf(ctx, sizeof ctx, "device '%s'", p.name);
+        hy_status s = get_number(json, "engage_us", where, ctx, &p.engage);
+        if (s) return s;
+        p.engage *= 1e-6;
+    }
     for (int c = 0; c < HY_JOB_KINDS; c++) {
         const cJSON* k = cJSON_GetObjectItemCaseSensitive(json, g_kind_names[c]);
         char ctx[96];
@@ -165,6 +172,7 @@ cJSON* hy_device_profile_to_json(const hy_device_profile* p) {
     cJSON_AddStringToObject(o, "kind", p->kind == HY_DEVICE_GPU ? "gpu" : "cpu");
     cJSON_AddNumberToObject(o, "cores", p->cores);
     if (p->staged) cJSON_AddTrueToObject(o, "staged");
+    if (p->engage > 0.0) cJSON_AddNumberToObject(o, "engage_us", p->engage * 1e6);
     for (int c = 0; c < HY_JOB_KINDS; c++) {
         cJSON* k = cJSON_AddObjectToObject(o, g_kind_names[c]);
         if (!k) break;
@@ -244,6 +252,9 @@ hy_status hy_device_profile_load(const char* path, hy_device_profile* out) {
 void hy_sched_model_init(hy_sched_model* model) { memset(model, 0, sizeof *model); }
 
 static hy_status check_profile(const hy_device_profile* d) {
+    if (!isfinite(d->engage) || d->engage < 0)
+        return hy_fail(HY_ERR_INVALID_ARG, "device '%s': engage_us must be finite and >= 0, got %g", d->name,
+                       d->engage * 1e6);
     for (int c = 0; c < HY_JOB_KINDS; c++) {
         const double v[4] = {d->cost[c].setup, d->cost[c].proc, d->cost[c].upload, d->cost[c].download};
         for (int f = 0; f < 4; f++)
@@ -366,6 +377,9 @@ hy_status hy_sched_problem_check(const hy_sched_problem* p) {
         for (int j = 0; j < 2 * R; j++)
             if (p->open[i][j] > 1)
                 return hy_fail(HY_ERR_INVALID_ARG, "open[%d][%d] must be 0 or 1, got %d", i, j, p->open[i][j]);
+    for (int i = 0; i < R; i++)
+        if (p->engaged[i] > 1)
+            return hy_fail(HY_ERR_INVALID_ARG, "engaged[%d] must be 0 or 1, got %d", i, p->engaged[i]);
     if (p->next_round > 1) return hy_fail(HY_ERR_INVALID_ARG, "next_round must be 0 or 1, got %d", p->next_round);
     return HY_OK;
 }
@@ -385,9 +399,64 @@ double hy_sched_assigned_time(const hy_sched_problem* p, const hy_sched_assignme
 
 double hy_sched_finish(const hy_sched_problem* p, const hy_sched_assignment* a, int i) {
     double t = p->busy[i];
+    int used = 0;
     for (int j = 0; j < 2 * p->model->resources; j++)
-        if (a->count[i][j] != 0) t += hy_sched_assigned_time(p, a, i, j); /* 0 jobs take no time */
-    return t;
+        if (a->count[i][j] != 0) { /* 0 jobs take no time */
+            t += hy_sched_assigned_time(p, a, i, j);
+            used = 1;
+        }
+    return used ? t + hy_sched_engage(p, i) : t;
+}
+
+/* Move jobs of the types in mask (bit j) from GPU g to the CPU resource
+ * that finishes them soonest, when it finishes before g does now; the jobs
+ * moved (0 when none is worth it). */
+static int64_t guard_move(const hy_sched_problem* p, hy_sched_assignment* a, int g, uint64_t mask) {
+    int R = p->model->resources, J = 2 * R;
+    double fg = hy_sched_finish(p, a, g);
+    int best = -1;
+    double fbest = fg;
+    for (int c = 0; c < R; c++) {
+        if (p->model->device[c].kind != HY_DEVICE_CPU) continue;
+        int64_t keep[HY_SCHED_MAX_TYPES];
+        for (int j = 0; j < J; j++) {
+            keep[j] = a->count[c][j];
+            if (mask >> j & 1u) a->count[c][j] += a->count[g][j];
+        }
+        double fc = hy_sched_finish(p, a, c);
+        for (int j = 0; j < J; j++) a->count[c][j] = keep[j];
+        if (fc < fbest) {
+            fbest = fc;
+            best = c;
+        }
+    }
+    if (best < 0) return 0;
+    int64_t moved = 0;
+    for (int j = 0; j < J; j++) {
+        if (!(mask >> j & 1u) || a->count[g][j] == 0) continue;
+        if (a->count[best][j] == 0) a->launch[best][j] = 0;
+        a->count[best][j] += a->count[g][j];
+        moved += a->count[g][j];
+        a->count[g][j] = 0;
+        a->launch[g][j] = 0;
+    }
+    return moved;
+}
+
+int64_t hy_sched_guard_gpus(const hy_sched_problem* p, hy_sched_assignment* a) {
+    int R = p->model->resources, J = 2 * R;
+    int64_t moved = 0;
+    for (int g = 0; g < R; g++) {
+        if (p->model->device[g].kind != HY_DEVICE_GPU) continue;
+        uint64_t all = 0;
+        for (int j = 0; j < J; j++)
+            if (a->count[g][j] > 0) all |= (uint64_t)1 << j;
+        if (!all) continue;
+        moved += guard_move(p, a, g, all);
+        for (int j = 0; j < J; j++)
+            if (a->count[g][j] > 0) moved += guard_move(p, a, g, (uint64_t)1 << j);
+    }
+    return moved;
 }
 
 double hy_sched_makespan(const hy_sched_problem* p, const hy_sched_assignment* a) {

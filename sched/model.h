@@ -22,7 +22,13 @@
  * node pairs under a front pair in the step's framework (which learns it
  * from the runs before; sched/proximity.c). A job's data moves once, so
  * trans stays per job.
- * The makespan of an assignment is max_i (busy_i + Σ_j T(i, j, n_ij)).
+ * A resource may also have a fixed cost per run, engage(i): what the first
+ * batch a run gives it costs whatever its jobs (a GPU's synchronisation
+ * and the upload of the trees its jobs read), charged once in a run to a
+ * resource that gets any job and has not paid it yet
+ * (hy_sched_problem.engaged).
+ * The makespan of an assignment is
+ *     max_i (busy_i + [i gets jobs, not engaged]·engage(i) + Σ_j T(i, j, n_ij)).
  *
  * Units: seconds in memory, microseconds in profile JSON files.
  * Threads: everything here is plain data; no function keeps state. */
@@ -68,6 +74,11 @@ typedef struct hy_device_profile {
      * stays there, free to run on it. JSON "staged": true|false, default
      * false. */
     int staged;
+    /* Per run, seconds: the fixed cost of being given any job in a run
+     * (sched/model.h, engage(i)); under the real clock a GPU's is learned
+     * from its runs' first batches (sched/prox_learn.c). JSON "engage_us",
+     * default 0 (the built-in profiles: Kim et al.'s model has none). */
+    double engage;
     hy_device_costs cost[HY_JOB_KINDS];
 } hy_device_profile;
 
@@ -100,6 +111,10 @@ typedef struct hy_sched_problem {
     int64_t jobs[HY_SCHED_MAX_TYPES]; /* >= 0, J = 2·model->resources entries used */
     double busy[HY_SCHED_MAX_RESOURCES]; /* >= 0, seconds */
     uint8_t open[HY_SCHED_MAX_RESOURCES][HY_SCHED_MAX_TYPES]; /* 0 or 1 */
+    /* 1: resource i has paid its engage cost in this run already (it ran a
+     * batch, or holds jobs), so jobs given to it now do not pay it again; 0
+     * (hy_sched_problem_init): the first job given to it pays it. */
+    uint8_t engaged[HY_SCHED_MAX_RESOURCES];
     /* 1: TRAVERSE jobs run now make TRAVERSE jobs for a later call (a
      * traversal run in rounds, each round's node pairs making the next
      * round's: the throughput bench's streams). Those are typed by the
@@ -193,6 +208,11 @@ static inline double hy_sched_time(const hy_sched_model* m, int i, int j, int64_
 static inline double hy_sched_setup(const hy_sched_problem* p, int i, int j) {
     return p->open[i][j] ? 0.0 : p->model->setup[i][j];
 }
+/* The fixed cost resource i pays in this problem when it is given any job:
+ * its engage cost unless it is engaged already. */
+static inline double hy_sched_engage(const hy_sched_problem* p, int i) {
+    return p->engaged[i] ? 0.0 : p->model->device[i].engage;
+}
 /* T(i, j, n) in this problem: hy_sched_setup + cost·n, 0 for n == 0. */
 static inline double hy_sched_problem_time(const hy_sched_problem* p, int i, int j, int64_t n) {
     return n > 0 ? hy_sched_setup(p, i, j) + p->model->cost[i][j] * (double)n : 0.0;
@@ -223,10 +243,21 @@ void hy_sched_counts_copy(hy_sched_assignment* dst, const hy_sched_assignment* s
 /* Expected time of a's count[i][j] jobs on i: hy_sched_problem_time, plus a
  * setup for every launch past the first where launch[i][j] limits them. */
 double hy_sched_assigned_time(const hy_sched_problem* problem, const hy_sched_assignment* a, int i, int j);
-/* Expected makespan max_i (busy_i + Σ_j hy_sched_assigned_time(i, j)). */
+/* Expected makespan max_i (busy_i + hy_sched_engage(i) where i gets jobs +
+ * Σ_j hy_sched_assigned_time(i, j)). */
 double hy_sched_makespan(const hy_sched_problem* problem, const hy_sched_assignment* a);
 /* Expected finishing time of resource i under `a`. */
 double hy_sched_finish(const hy_sched_problem* problem, const hy_sched_assignment* a, int i);
+/* The GPU guard every policy's answer goes through (hy_sched_policy_assign,
+ * option gpu-guard): no GPU keeps work that a CPU resource would finish
+ * sooner than the GPU does. For each GPU resource in index order, all its
+ * jobs, then each of its types in turn, move to the CPU resource that
+ * would finish them soonest when that CPU would finish before the GPU
+ * finishes as assigned (fixed costs included: engage, setups). A move
+ * never raises the makespan (the CPU ends before the GPU did, the GPU
+ * ends sooner) and only adds work to CPUs, so one pass leaves no GPU
+ * with such work. Returns the jobs moved. */
+int64_t hy_sched_guard_gpus(const hy_sched_problem* problem, hy_sched_assignment* a);
 /* HY_ERR_INTERNAL naming the type unless every job is assigned exactly once
  * and no count is negative. */
 hy_status hy_sched_assignment_check(const hy_sched_problem* problem, const hy_sched_assignment* a);

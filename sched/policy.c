@@ -43,6 +43,7 @@ void hy_sched_options_default(hy_sched_options* o) {
     o->lp_polish = 3;
     o->solver = HY_LP_SIMPLEX;
     o->ws_grain = 0;
+    o->gpu_guard = 1;
 }
 
 static hy_status parse_long(const char* key, const char* v, long lo, long hi, long* out) {
@@ -75,6 +76,9 @@ hy_status hy_sched_options_set(hy_sched_options* o, const char* key, const char*
     } else if (!strcmp(key, "lp-polish")) {
         if ((s = parse_long(key, value, 0, 3, &x))) return s;
         o->lp_polish = (int)x;
+    } else if (!strcmp(key, "gpu-guard")) {
+        if ((s = parse_long(key, value, 0, 1, &x))) return s;
+        o->gpu_guard = (int)x;
     } else if (!strcmp(key, "ws-grain")) {
         if ((s = parse_long(key, value, 0, 1L << 30, &x))) return s;
         o->ws_grain = (int)x;
@@ -95,8 +99,8 @@ hy_status hy_sched_options_set(hy_sched_options* o, const char* key, const char*
                            value ? value : "(none)");
     } else {
         return hy_fail(HY_ERR_INVALID_ARG,
-                       "unknown scheduling option '%s' (known: block, lau10-threshold, lp-exchange, lp-polish, "
-                       "lp-timeout, lp-max-iterations, solver, ws-grain)",
+                       "unknown scheduling option '%s' (known: block, gpu-guard, lau10-threshold, lp-exchange, "
+                       "lp-polish, lp-timeout, lp-max-iterations, solver, ws-grain)",
                        key);
     }
     return HY_OK;
@@ -152,6 +156,7 @@ hy_status hy_sched_policy_assign(hy_sched_policy* p, const hy_sched_problem* pro
         hy_error_prefix("policy %s: ", p->cls->name);
         return s;
     }
+    if (p->options.gpu_guard) hy_sched_guard_gpus(problem, a);
     a->makespan = hy_sched_makespan(problem, a);
     return HY_OK;
 }

@@ -35,6 +35,10 @@ typedef struct hy_sched_options {
     hy_lp_solver solver;    /* lp, exhaustive: HY_LP_SIMPLEX (default) or HY_LP_GLPK */
     int ws_grain;           /* ws, ws-exp: most jobs a resource takes from its queue at once; 0 = from the model
                                (setup at most a twelfth of a chunk's time) (default 0) */
+    int gpu_guard;          /* every policy: 1 (default) passes the answer through hy_sched_guard_gpus
+                               (sched/model.h), so no GPU keeps work a CPU would finish sooner; 0 leaves
+                               the policy's answer as it is (the published baselines, as their papers ran
+                               them) */
 } hy_sched_options;
 
 typedef struct hy_sched_policy hy_sched_policy;
@@ -71,8 +75,8 @@ struct hy_sched_policy {
 };
 
 void hy_sched_options_default(hy_sched_options* o);
-/* Set one option by name ("block", "lau10-threshold", "lp-exchange", "lp-polish", "lp-timeout",
- * "lp-max-iterations", "solver" = simplex|glpk, "ws-grain") from text;
+/* Set one option by name ("block", "gpu-guard", "lau10-threshold", "lp-exchange", "lp-polish",
+ * "lp-timeout", "lp-max-iterations", "solver" = simplex|glpk, "ws-grain") from text;
  * HY_ERR_INVALID_ARG naming the option and the value otherwise. */
 hy_status hy_sched_options_set(hy_sched_options* o, const char* key, const char* value);
 
@@ -85,8 +89,9 @@ const hy_sched_policy_class* hy_sched_policy_find(const char* name);
  * gives HY_ERR_INVALID_ARG with the list of known names. */
 hy_status hy_sched_policy_create(const char* name, const hy_sched_options* options, hy_sched_policy** out);
 void hy_sched_policy_destroy(hy_sched_policy* p);
-/* Check the problem, clear *a, run the policy, compute a->makespan and
- * verify that every job is assigned exactly once (HY_ERR_INTERNAL if not). */
+/* Check the problem, clear *a, run the policy, pass its answer through the
+ * GPU guard (option gpu-guard), compute a->makespan and verify that every
+ * job is assigned exactly once (HY_ERR_INTERNAL if not). */
 hy_status hy_sched_policy_assign(hy_sched_policy* p, const hy_sched_problem* problem, hy_sched_assignment* a);
 
 /* The classes (for tests that want one directly). */

@@ -280,6 +280,7 @@ hy_status hy_prox_create(const hy_prox_config* config, hy_prox** out) {
 
 void hy_prox_destroy(hy_prox* p) {
     if (!p) return;
+    hy_prox_feed_stop(p);
     hy_prox_trace_close(p);
     for (int i = 0; i < p->R; i++) {
         const hy_backend* be = hy_backend_get(p->res[i].kind);
@@ -293,8 +294,6 @@ void hy_prox_destroy(hy_prox* p) {
             free(p->fly[i][j].v);
         }
     }
-    free(p->batch.v);
-    free(p->ids);
     free(p);
 }
 

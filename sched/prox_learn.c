@@ -24,15 +24,28 @@
  * its copies per job. Older runs weigh less (LEARN_DECAY per run), so the
  * costs follow a scene that changes. Results do not depend on it (a job's
  * outcome does not depend on where it runs); the virtual clock, whose
- * resources are all charged from their profiles, never learns. */
+ * resources are all charged from their profiles, never learns.
+ *
+ * A GPU's engage cost (sched/model.h: what a run's first batch on it costs
+ * whatever its jobs: synchronising, sending the trees that changed) is the
+ * mean of what its runs' first batches took beyond the fitted line, older
+ * runs weighing less, never below 0 nor above LEARN_ENGAGE_MAX (one stalled
+ * batch must not keep a GPU out of the runs for long). Without it a light
+ * step, whose fixed costs outweigh its jobs, looks cheap on the GPU: the
+ * per-job costs spread the trees' upload over many jobs. */
 #define LEARN_MIN_UNITS 256.0
 #define LEARN_RANGE 16.0
 #define LEARN_SETUP_MAX 1e-3
 #define LEARN_DECAY 0.5
+#define LEARN_ENGAGE_MAX 0.05
 void hy_prox_learn_costs(hy_prox* p) {
     if (p->clock != HY_CLOCK_REAL) return;
     for (int i = 0; i < p->R; i++) {
         if (p->res[i].modeled) continue;
+        double* E = p->learn_engage[i];
+        if (E[1] > 0.0) p->model.device[i].engage = fmin(fmax(E[0] / E[1], 0.0), LEARN_ENGAGE_MAX);
+        E[0] *= LEARN_DECAY;
+        E[1] *= LEARN_DECAY;
         for (int k = 0; k < HY_JOB_KINDS; k++) {
             double* L = p->learn[i][k];
             hy_device_costs* c = &p->model.device[i].cost[k];

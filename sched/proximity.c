@@ -6,14 +6,13 @@
  * the producer's outgoing queue to resources 0, 1, ... in turn, so the same
  * counts always give the same jobs.
  *
- * Why a discrete-event loop and not one host thread per resource: every
- * resource of this build computes on the same CPU cores (modeled devices by
- * definition; the cuda backend runs a resource's batches as blocking
- * launches of the kernels the caller registered), so
- * threads per resource would only contend for those cores. The loop keeps
- * the framework's logic (queues, a scheduler call when a queue runs dry,
- * busy times, transfers) on one timeline and lets each batch use the whole
- * pool. */
+ * Two loops. Under the virtual clock (and the real clock with cpu
+ * resources only) a discrete-event loop keeps the framework's logic
+ * (queues, a scheduler call when a queue runs dry, busy times, transfers)
+ * on one timeline, each batch running on the caller's thread and using the
+ * whole pool. Under the real clock with fed resources (GPUs, modeled
+ * devices) run_fed drives the same queues on the wall clock, each fed
+ * resource's device parts on its own thread (prox_feed.c). */
 #include "sched/proximity.h"
 
 #include <errno.h>
@@ -128,6 +127,7 @@ static hy_status call_scheduler(hy_prox* p, double t, double* dt) {
         double b = (p->running[i] ? p->end[i] - t : 0.0) + queued_time(p, i);
         p->prob.busy[a] = b > 0.0 ? b : 0.0;
         int wait = hy_sched_batches_stay_open(p->running[i], p->end[i] - t, p->last_call);
+        p->prob.engaged[a] = (uint8_t)(p->ran[i] > 0 || !incoming_empty(p, i));
         for (int j = 0; j < J; j++)
             p->prob.open[a][j] =
                 (uint8_t)(wait && p->in[i][hy_job_type(live[hy_job_type_producer(j)], hy_job_type_kind(j))].jobs > 0);
@@ -222,111 +222,345 @@ static hy_status retire(hy_prox* p, int i, int j, queue* q, double t) {
     return HY_OK;
 }
 
+/* The batch of resource i ended at t + dt (dt: its time on the run's
+ * timeline) with status s: a failure on a resource that may fail retires
+ * it; otherwise its stats, trace and learning, and its made jobs numbered
+ * (released at its end). */
+static hy_status end_batch(hy_prox* p, int i, hy_status s, double dt, double wall) {
+    flight* fl = &p->fl[i];
+    int j = fl->j;
+    int64_t n = fl->n;
+    double t = fl->t;
+    hy_job_kind kind = hy_job_type_kind(j);
+    const hy_backend* be = hy_backend_get(p->res[i].kind);
+    if (s && (fl->fault || be->may_fail) && live_count(p) > 1) return retire(p, i, j, &fl->q, t);
+    queue_clear(&fl->q);
+    if (s) return s;
+    int64_t made = fl->b.made, units = fl->b.work;
+    double copies = fl->b.transfer;
+    if (!s && made < 0) return hy_fail(HY_ERR_INTERNAL, "proximity framework: negative LEAF count");
+    if (units < 0) units = n; /* not reported (LEAF: one test a job) */
+    double engage = p->res[i].modeled && fl->first ? p->model.device[i].engage : 0.0;
+    if (p->res[i].modeled && dt < 0.0) dt = engage + hy_sched_time_work(&p->model, i, j, n, (double)units);
+    if (dt < 0.0) dt = wall;
+    int k = hy_job_type_producer(j);
+    double trans = p->res[i].modeled ? p->model.trans[i][j] * (double)n : copies > 0.0 ? fmin(copies, dt) : 0.0;
+    if (p->trace) {
+        char args[160];
+        if (t > p->last_end[i]) hy_prox_trace_event(p, "idle", "idle", i, p->last_end[i], t - p->last_end[i], NULL);
+        snprintf(args, sizeof args, "\"jobs\":%lld,\"producer\":\"%s\",\"made\":%lld,\"work\":%lld", (long long)n,
+                 p->res[k].name, (long long)made, (long long)units);
+        if (trans > 0.0) hy_prox_trace_event(p, "transfer", "transfer", i, t, trans, args);
+        hy_prox_trace_event(p, kind == HY_JOB_TRAVERSE ? "TRAVERSE" : "LEAF", "batch", i, t + trans, dt - trans, args);
+    }
+    p->running[i] = 1;
+    p->end[i] = t + dt;
+    p->made_first[i] = p->leaf_next;
+    p->made[i] = made;
+    p->leaf_next += made;
+    p->made_traverse_first[i] = p->traverse_next;
+    p->made_traverse[i] = kind == HY_JOB_TRAVERSE ? fl->made_traverse : 0;
+    p->traverse_next += p->made_traverse[i];
+    if (!p->res[i].modeled) {
+        double* L = p->learn[i][kind];
+        double x = (double)units, y = dt - trans, copy = trans, jobs = (double)n;
+        if (fl->first && p->model.device[i].kind == HY_DEVICE_GPU) {
+            /* what a run's first batch on a GPU takes beyond the line
+             * (copies included: the trees it sent) teaches its engage
+             * cost; the line learns from the rest */
+            const hy_device_costs* c = &p->model.device[i].cost[kind];
+            double line = c->setup + c->proc * x + (p->model.device[i].staged ? c->upload * jobs : 0.0);
+            p->learn_engage[i][0] += dt - line;
+            p->learn_engage[i][1] += 1.0;
+            y = fmax(dt - p->model.device[i].engage, 0.0) - (p->model.device[i].staged ? c->upload * jobs : 0.0);
+            copy = jobs = 0.0;
+        }
+        L[L_N] += 1.0;
+        L[L_X] += x;
+        L[L_Y] += y;
+        L[L_XX] += x * x;
+        L[L_XY] += x * y;
+        L[L_COPY] += copy;
+        L[L_JOBS] += jobs;
+    }
+    p->stats.busy[i] += dt;
+    p->stats.transfer[i] += trans;
+    if (p->model.device[i].kind == HY_DEVICE_GPU) { /* a CPU's jobs stay in host memory */
+        p->stats.bytes_up[i] += fl->b.bytes_up;
+        p->stats.bytes_down[i] += fl->b.bytes_down;
+    }
+    if (p->res[i].modeled) p->stats.setup[i] += p->model.setup[i][j] + engage;
+    p->stats.jobs[i][kind] += n;
+    if (kind == HY_JOB_TRAVERSE) {
+        p->stats.traverse_work += units;
+        p->seen_traverse_jobs += n;
+        p->seen_traverse_work += units;
+    }
+    p->stats.batches++;
+    return HY_OK;
+}
+
+/* The TRAVERSE jobs the part of a batch just run made (hy_prox_run_rounds's
+ * counter, zeroed before each part that may add to it), into its flight. */
+static hy_status take_made(hy_prox* p, int i) {
+    if (!p->traverse_made) return HY_OK;
+    p->fl[i].made_traverse += *p->traverse_made;
+    *p->traverse_made = 0;
+    if (p->fl[i].made_traverse < 0) return hy_fail(HY_ERR_INTERNAL, "proximity framework: negative TRAVERSE count");
+    return HY_OK;
+}
+
+/* The second half of a batch run in parts, on the caller's thread: the
+ * kind's finish (taking the outputs, or freeing the stage after a failure),
+ * then, where the device part could not take the batch, the host function. */
+static hy_status finish_parts(hy_prox* p, int i) {
+    flight* fl = &p->fl[i];
+    hy_job_kind kind = hy_job_type_kind(fl->j);
+    hy_resource_kind bk = p->res[i].kind;
+    hy_status s = fl->ops->finish[bk] ? fl->ops->finish[bk](fl->ctx, i, &p->res[i], &fl->b) : fl->b.status;
+    fl->b.stage = NULL;
+    if (s != HY_ERR_UNSUPPORTED || fl->b.status != HY_ERR_UNSUPPORTED) return s;
+    if (p->traverse_made) *p->traverse_made = 0;
+    fl->b = (hy_batch){.kind = kind, .ids = fl->b.ids, .first = fl->b.first, .n = fl->b.n, .work = -1};
+    return fl->ops->run[HY_RESOURCE_CPU](fl->ctx, i, &p->res[i], &fl->b);
+}
+
 /* Start a batch on idle resource i: all its incoming jobs of one type (or
  * the first launch[i][j] of them, where the policy launches in chunks),
- * TRAVERSE types first. The work is done now; the timeline sees it end at
- * t + its cost. */
-static hy_status start_batch(hy_prox* p, int i, double t, const hy_prox_work* work) {
+ * TRAVERSE types first. Its preparation (or all of it) runs now on the
+ * caller's thread; in a fed run, a fed resource's device part goes to its
+ * feeder and the batch ends when the feeder is done (hy_prox_feed_collect);
+ * otherwise the batch ends at t + its cost on the timeline. *started says
+ * whether there was a batch to start. */
+static hy_status start_batch(hy_prox* p, int i, double t, const hy_prox_work* work, int fed, int* started) {
     int J = 2 * p->R;
+    *started = 0;
     if (p->res[i].retired) return HY_OK;
     for (int pass = 0; pass < HY_JOB_KINDS; pass++)
         for (int j = pass; j < J; j += 2) {
             int64_t n = p->in[i][j].jobs;
             if (n == 0) continue;
             if (p->launch[i][j] > 0 && n > p->launch[i][j]) n = p->launch[i][j];
-            queue* q = &p->batch;
-            queue_clear(q);
-            if (!queue_move(&p->in[i][j], q, n))
-                return hy_fail(HY_ERR_NOMEM, "proximity framework: out of memory for queues");
-            hy_job_kind kind = hy_job_type_kind(j);
-            double w0 = hy_sched_now();
-            hy_status s = HY_OK;
             const hy_backend* be = hy_backend_get(p->res[i].kind);
-            const hy_job_kind_ops* ops = &work->kinds[kind];
-            int64_t made = 0, units = -1;
-            double copies = 0.0;
+            /* a fed resource's LEAF batch is one range of the list, which
+             * its device part takes on its thread */
+            const range* r0 = &p->in[i][j].v[p->in[i][j].head];
+            if (fed && be->fed && hy_job_type_kind(j) == HY_JOB_LEAF && r0->b - r0->a < n) n = r0->b - r0->a;
+            flight* fl = &p->fl[i];
+            queue_clear(&fl->q);
+            if (!queue_move(&p->in[i][j], &fl->q, n))
+                return hy_fail(HY_ERR_NOMEM, "proximity framework: out of memory for queues");
+            *started = 1;
+            hy_job_kind kind = hy_job_type_kind(j);
+            fl->j = j;
+            fl->n = n;
+            fl->t = t;
+            fl->w0 = hy_sched_now();
+            fl->first = p->ran[i]++ == 0;
+            fl->ops = &work->kinds[kind];
+            fl->ctx = work->ctx;
+            fl->split = 0;
+            fl->made_traverse = 0;
+            fl->b = (hy_batch){.kind = kind, .n = n, .work = -1};
+            hy_status s = HY_OK;
             if (p->traverse_made) *p->traverse_made = 0;
             /* an injected fault strikes before the batch starts, as a
              * device that stops answering would */
-            int fault = i == p->fault_resource && p->step >= p->fault_step;
-            if (fault) {
+            fl->fault = i == p->fault_resource && p->step >= p->fault_step;
+            if (fl->fault) {
                 p->fault_resource = -1;
-                s = hy_fail(HY_ERR_INTERNAL, "injected fault, %s batch of %lld job%s", ops->name ? ops->name : "a",
-                            (long long)n, n == 1 ? "" : "s");
-            } else if (kind == HY_JOB_TRAVERSE) {
-                if (n > p->ids_cap) {
-                    int64_t* ids = realloc(p->ids, sizeof(int64_t) * (size_t)n);
+                s = hy_fail(HY_ERR_INTERNAL, "injected fault, %s batch of %lld job%s",
+                            fl->ops->name ? fl->ops->name : "a", (long long)n, n == 1 ? "" : "s");
+                return end_batch(p, i, s, 0.0, 0.0);
+            }
+            if (kind == HY_JOB_TRAVERSE) {
+                if (n > fl->ids_cap) {
+                    int64_t* ids = realloc(fl->ids, sizeof(int64_t) * (size_t)n);
                     if (!ids) return hy_fail(HY_ERR_NOMEM, "proximity framework: out of memory for %lld ids", (long long)n);
-                    p->ids = ids;
-                    p->ids_cap = n;
+                    fl->ids = ids;
+                    fl->ids_cap = n;
                 }
                 int64_t k = 0;
-                for (int64_t r = q->head; r < q->n; r++)
-                    for (int64_t id = q->v[r].a; id < q->v[r].b; id++) p->ids[k++] = id;
-                hy_batch b = {.kind = kind, .ids = p->ids, .n = n, .work = -1};
-                s = be->run_batch(&p->res[i], i, ops, work->ctx, &b);
-                made = b.made;
-                units = b.work;
-                copies = b.transfer;
-                if (!s && made < 0) s = hy_fail(HY_ERR_INTERNAL, "proximity framework: negative LEAF count");
-                if (!s && p->traverse_made && *p->traverse_made < 0)
-                    s = hy_fail(HY_ERR_INTERNAL, "proximity framework: negative TRAVERSE count");
+                for (int64_t r = fl->q.head; r < fl->q.n; r++)
+                    for (int64_t id = fl->q.v[r].a; id < fl->q.v[r].b; id++) fl->ids[k++] = id;
+                fl->b.ids = fl->ids;
+                s = be->run_batch(&p->res[i], i, fl->ops, work->ctx, &fl->b);
             } else {
-                for (int64_t r = q->head; r < q->n && !s; r++) {
-                    hy_batch b = {.kind = kind, .first = q->v[r].a, .n = q->v[r].b - q->v[r].a, .work = -1};
-                    s = be->run_batch(&p->res[i], i, ops, work->ctx, &b);
-                    copies += b.transfer;
+                /* LEAF: one batch per range of the list (a range is what
+                 * a kind's function takes); several ranges run whole, one
+                 * after the other, their copies and bytes summed */
+                int64_t ranges = fl->q.n - fl->q.head, up = 0, down = 0;
+                double copies = 0.0;
+                for (int64_t r = fl->q.head; r < fl->q.n && !s; r++) {
+                    fl->b = (hy_batch){.kind = kind, .first = fl->q.v[r].a, .n = fl->q.v[r].b - fl->q.v[r].a, .work = -1};
+                    s = be->run_batch(&p->res[i], i, fl->ops, work->ctx, &fl->b);
+                    if (ranges == 1) break;
+                    if (!s && fl->b.stage && fl->ops->device[p->res[i].kind]) {
+                        fl->b.status = fl->ops->device[p->res[i].kind](work->ctx, i, &p->res[i], &fl->b);
+                        s = finish_parts(p, i);
+                    }
+                    copies += fl->b.transfer;
+                    up += fl->b.bytes_up;
+                    down += fl->b.bytes_down;
                 }
+                if (ranges > 1)
+                    fl->b = (hy_batch){.kind = kind, .first = fl->q.v[fl->q.head].a, .n = n, .work = -1,
+                                       .transfer = copies, .bytes_up = up, .bytes_down = down};
             }
-            if (s && (fault || be->may_fail) && live_count(p) > 1) return retire(p, i, j, q, t);
-            queue_clear(q);
-            if (s) return s;
-            double wall = hy_sched_now() - w0;
-            if (units < 0) units = n; /* not reported (LEAF: one test a job) */
-            double dt = p->res[i].modeled ? hy_sched_time_work(&p->model, i, j, n, (double)units) : wall;
-            int k = hy_job_type_producer(j);
-            double trans = p->res[i].modeled ? p->model.trans[i][j] * (double)n
-                           : copies > 0.0 ? fmin(copies, dt)
-                                                                     : 0.0;
-            if (p->trace) {
-                char args[160];
-                if (t > p->last_end[i]) hy_prox_trace_event(p, "idle", "idle", i, p->last_end[i], t - p->last_end[i], NULL);
-                snprintf(args, sizeof args, "\"jobs\":%lld,\"producer\":\"%s\",\"made\":%lld,\"work\":%lld",
-                         (long long)n, p->res[k].name, (long long)made, (long long)units);
-                if (trans > 0.0) hy_prox_trace_event(p, "transfer", "transfer", i, t, trans, args);
-                hy_prox_trace_event(p, kind == HY_JOB_TRAVERSE ? "TRAVERSE" : "LEAF", "batch", i, t + trans, dt - trans, args);
+            fl->split = !s && fl->b.stage && fl->ops->device[p->res[i].kind];
+            if (!s) s = take_made(p, i);
+            if (!s && fed && be->fed && (fl->split || p->res[i].modeled)) {
+                /* expected end, for the scheduler's busy times until it ends */
+                p->running[i] = 1;
+                p->end[i] = t + hy_sched_time(&p->model, i, j, n);
+                return hy_prox_feed_post(p, i);
             }
-            p->running[i] = 1;
-            p->end[i] = t + dt;
-            p->made_first[i] = p->leaf_next;
-            p->made[i] = made;
-            p->leaf_next += made;
-            p->made_traverse_first[i] = p->traverse_next;
-            p->made_traverse[i] = kind == HY_JOB_TRAVERSE && p->traverse_made ? *p->traverse_made : 0;
-            p->traverse_next += p->made_traverse[i];
-            if (!p->res[i].modeled) {
-                double* L = p->learn[i][kind];
-                double x = (double)units, y = dt - trans;
-                L[L_N] += 1.0;
-                L[L_X] += x;
-                L[L_Y] += y;
-                L[L_XX] += x * x;
-                L[L_XY] += x * y;
-                L[L_COPY] += trans;
-                L[L_JOBS] += (double)n;
+            if (!s && fl->split) {
+                fl->b.status = fl->ops->device[p->res[i].kind](work->ctx, i, &p->res[i], &fl->b);
+                s = finish_parts(p, i);
+                hy_status ms = take_made(p, i);
+                if (!s) s = ms;
             }
-            p->stats.busy[i] += dt;
-            p->stats.transfer[i] += trans;
-            if (p->res[i].modeled) p->stats.setup[i] += p->model.setup[i][j];
-            p->stats.jobs[i][kind] += n;
-            if (kind == HY_JOB_TRAVERSE) {
-                p->stats.traverse_work += units;
-                p->seen_traverse_jobs += n;
-                p->seen_traverse_work += units;
-            }
-            p->stats.batches++;
-            return HY_OK;
+            double wall = hy_sched_now() - fl->w0;
+            return end_batch(p, i, s, -1.0, wall);
         }
+    return HY_OK;
+}
+
+/* Release what resource i's ended batch made into its outgoing queues. */
+static hy_status release(hy_prox* p, int i) {
+    p->running[i] = 0;
+    p->last_end[i] = p->end[i];
+    if (p->made[i] && !queue_push(&p->out[i][HY_JOB_LEAF], p->made_first[i], p->made_first[i] + p->made[i]))
+        return hy_fail(HY_ERR_NOMEM, "proximity framework: out of memory for queues");
+    p->made[i] = 0;
+    if (p->made_traverse[i] && !queue_push(&p->out[i][HY_JOB_TRAVERSE], p->made_traverse_first[i],
+                                           p->made_traverse_first[i] + p->made_traverse[i]))
+        return hy_fail(HY_ERR_NOMEM, "proximity framework: out of memory for queues");
+    p->made_traverse[i] = 0;
+    return HY_OK;
+}
+
+static int any_dry(const hy_prox* p) {
+    for (int i = 0; i < p->R; i++)
+        if (!p->res[i].retired && incoming_empty(p, i)) return 1;
+    return 0;
+}
+
+/* A batch back from its feeder after the run failed: it delivers nothing,
+ * its stage is freed (its finish, told it failed). */
+static void abandon(hy_prox* p, int i) {
+    flight* fl = &p->fl[i];
+    p->running[i] = 0;
+    queue_clear(&fl->q);
+    if (!fl->split) return;
+    if (!fl->b.status) fl->b.status = HY_ERR_INTERNAL;
+    hy_job_fn finish = fl->ops->finish[p->res[i].kind];
+    if (finish) (void)finish(fl->ctx, i, &p->res[i], &fl->b);
+    fl->b.stage = NULL;
+}
+
+/* A run whose fed resources (GPUs, modeled devices under the real clock)
+ * work beside the caller's thread: it schedules, runs the CPU's batches on
+ * the pool and the preparation and finish of every batch, while each fed
+ * resource's feeder runs its batches' device parts (or waits out their
+ * modeled time). The timeline is the wall clock from the run's start, so
+ * the makespan is the run's measured wall time. The scheduler's answer is
+ * delivered when the call returns (it took its time on this thread while
+ * the feeders went on). */
+static hy_status run_fed(hy_prox* p, const hy_prox_work* work, double* makespan) {
+    int R = p->R;
+    double t0 = p->run_wall0;
+    int done[HY_SCHED_MAX_RESOURCES];
+    double end_wall[HY_SCHED_MAX_RESOURCES];
+    hy_status s = HY_OK;
+    int waiting = 0; /* feeders out */
+    int block = 0;   /* nothing else to do: wait for a feeder */
+    for (;;) {
+        int progress = 0;
+        /* batches the feeders finished: their finish, their end */
+        int got = waiting ? hy_prox_feed_collect(p, done, end_wall, block) : 0;
+        if (got > 0) {
+            waiting -= got;
+            progress = 1;
+            for (int i = 0; i < R; i++) {
+                if (!done[i]) continue;
+                if (s) { /* the run failed: what came back is dropped */
+                    abandon(p, i);
+                    continue;
+                }
+                flight* fl = &p->fl[i];
+                if (p->traverse_made) *p->traverse_made = 0;
+                hy_status bs = fl->split ? finish_parts(p, i) : fl->b.status;
+                hy_status ms = take_made(p, i);
+                if (!bs) bs = ms;
+                double wall = end_wall[i] - fl->w0;
+                /* on the timeline it ends when its feeder said so (a
+                 * modeled batch: its modeled time from its start) */
+                double dt = p->res[i].modeled ? -1.0 : end_wall[i] - t0 - fl->t;
+                p->running[i] = 0;
+                s = end_batch(p, i, bs, dt, wall);
+            }
+            if (s) break;
+        }
+        block = 0;
+        double t = hy_sched_now() - t0;
+        for (int i = 0; i < R && !s; i++)
+            if (p->running[i] && !p->pending[i] && p->end[i] <= t) {
+                s = release(p, i);
+                progress = 1;
+            }
+        if (s) break;
+        if (outgoing_jobs(p) > 0 && any_dry(p)) {
+            double dt = 0.0;
+            s = call_scheduler(p, t, &dt);
+            if (!s) s = deliver(p);
+            if (s) break;
+            progress = 1;
+        }
+        for (int i = 0; i < R && !s; i++) {
+            if (p->running[i]) continue;
+            int started = 0;
+            s = start_batch(p, i, hy_sched_now() - t0, work, 1, &started);
+            if (started) progress = 1;
+            if (!s && p->pending[i]) waiting++;
+        }
+        if (s) break;
+        int busy = 0;
+        for (int i = 0; i < R; i++) busy |= p->running[i];
+        if (!busy && outgoing_jobs(p) == 0) {
+            int left = 0;
+            for (int i = 0; i < R; i++) left |= !p->res[i].retired && !incoming_empty(p, i);
+            if (!left) break;
+        }
+        if (progress) continue;
+        if (waiting) {
+            block = 1;
+            continue;
+        }
+        /* a batch on this thread ends in the future (a modeled host's
+         * front): wait for it */
+        double next = INFINITY;
+        for (int i = 0; i < R; i++)
+            if (p->running[i] && !p->pending[i] && p->end[i] < next) next = p->end[i];
+        if (next == INFINITY) {
+            s = hy_fail(HY_ERR_INTERNAL, "proximity framework: a fed run stalled with %lld jobs waiting",
+                        (long long)outgoing_jobs(p));
+            break;
+        }
+        hy_prox_sleep_until(t0 + next);
+    }
+    if (s) {
+        /* let every feeder finish before the caller's data goes away; a
+         * batch cut short delivers nothing */
+        while (waiting > 0) {
+            waiting -= hy_prox_feed_collect(p, done, end_wall, 1);
+            for (int i = 0; i < R; i++)
+                if (done[i]) abandon(p, i);
+        }
+        return s;
+    }
+    *makespan = hy_sched_now() - t0;
     return HY_OK;
 }
 
@@ -349,8 +583,10 @@ hy_status hy_prox_run_rounds(hy_prox* p, int64_t traverse_jobs, const hy_prox_wo
             queue_clear(&p->fly[i][j]);
         }
     }
-    if (p->trace && p->clock == HY_CLOCK_REAL) p->trace_base = hy_sched_now() - p->trace_open_wall;
+    p->run_wall0 = hy_sched_now();
+    if (p->trace && p->clock == HY_CLOCK_REAL) p->trace_base = p->run_wall0 - p->trace_open_wall;
     p->leaf_next = 0;
+    memset(p->ran, 0, sizeof p->ran);
     p->traverse_next = traverse_jobs;
     memset(p->made_traverse, 0, sizeof p->made_traverse);
     memset(p->launch, 0, sizeof p->launch);
@@ -372,26 +608,31 @@ hy_status hy_prox_run_rounds(hy_prox* p, int64_t traverse_jobs, const hy_prox_wo
     }
     int in_flight = 0;
     hy_status s = HY_OK;
-    for (;;) {
+    if (hy_prox_fed_run(p)) {
+        /* the timeline is the wall clock: a modeled host's front takes its
+         * time for real */
+        if (t > 0.0) hy_prox_sleep_until(p->run_wall0 + t);
+        s = run_fed(p, work, &t);
+        in_flight = -1;
+    }
+    for (; in_flight >= 0;) {
         if (in_flight && sched_end <= t) {
             s = deliver(p);
             if (s) break;
             in_flight = 0;
         }
-        for (int i = 0; i < R && !s; i++)
-            if (!p->running[i]) s = start_batch(p, i, t, work);
+        for (int i = 0; i < R && !s; i++) {
+            int started = 0;
+            if (!p->running[i]) s = start_batch(p, i, t, work, 0, &started);
+        }
         if (s) break;
-        if (!in_flight && outgoing_jobs(p) > 0) {
-            int dry = 0;
-            for (int i = 0; i < R; i++) dry |= !p->res[i].retired && incoming_empty(p, i);
-            if (dry) {
-                double dt = 0.0;
-                s = call_scheduler(p, t, &dt);
-                if (s) break;
-                in_flight = 1;
-                sched_end = t + dt;
-                continue; /* deliver at once when the call took no time */
-            }
+        if (!in_flight && outgoing_jobs(p) > 0 && any_dry(p)) {
+            double dt = 0.0;
+            s = call_scheduler(p, t, &dt);
+            if (s) break;
+            in_flight = 1;
+            sched_end = t + dt;
+            continue; /* deliver at once when the call took no time */
         }
         /* next event */
         double next = INFINITY;
@@ -400,24 +641,8 @@ hy_status hy_prox_run_rounds(hy_prox* p, int64_t traverse_jobs, const hy_prox_wo
         if (in_flight && sched_end < next) next = sched_end;
         if (next == INFINITY) break;
         t = next;
-        for (int i = 0; i < R; i++) {
-            if (!p->running[i] || p->end[i] > t) continue;
-            p->running[i] = 0;
-            p->last_end[i] = p->end[i];
-            if (p->made[i] &&
-                !queue_push(&p->out[i][HY_JOB_LEAF], p->made_first[i], p->made_first[i] + p->made[i])) {
-                s = hy_fail(HY_ERR_NOMEM, "proximity framework: out of memory for queues");
-                break;
-            }
-            p->made[i] = 0;
-            if (p->made_traverse[i] &&
-                !queue_push(&p->out[i][HY_JOB_TRAVERSE], p->made_traverse_first[i],
-                            p->made_traverse_first[i] + p->made_traverse[i])) {
-                s = hy_fail(HY_ERR_NOMEM, "proximity framework: out of memory for queues");
-                break;
-            }
-            p->made_traverse[i] = 0;
-        }
+        for (int i = 0; i < R && !s; i++)
+            if (p->running[i] && p->end[i] <= t) s = release(p, i);
         if (s) break;
     }
     if (!s && outgoing_jobs(p) > 0)

@@ -17,8 +17,9 @@
  *               profiles when there is one, else a built-in profile
  *               (hy_device_profile_builtin) or a profile file (NAME ending
  *               in .json). Its jobs are
- *               computed by the pool, so results are right, and it is charged
- *               the profile's time.
+ *               computed on the CPU, so results are right, and it is charged
+ *               the profile's time (under the real clock it takes that time
+ *               on its own thread, see concurrency).
  *
  * Loop. Every resource has an incoming queue (jobs assigned to it) and an
  * outgoing queue (jobs it produced). An idle resource runs all its incoming
@@ -28,16 +29,25 @@
  * remaining work) and the policy splits them; the jobs reach the incoming
  * queues when the call ends. Initial jobs sit in the host's outgoing queue.
  *
- * Clock. The loop is a discrete-event simulation over one timeline, and the
- * work itself is done by the resource's backend when a batch starts (on the
- * pool, so a step uses every core whatever the device list). What a batch
- * costs on the timeline: with HY_CLOCK_VIRTUAL, the model's T(i, j, n) for
- * every resource (the cpu resource's from its calibrated profile) and a
- * modeled scheduler call time (hy_sched_call_time): a whole run's timing is
- * exact and repeatable. With HY_CLOCK_REAL, the measured wall time of the
- * batch for cpu and cuda resources and of each scheduler call, and the
- * profile's time for model: resources. Either way the contacts do not
- * depend on the assignment: each job's result depends only on the job.
+ * Clock. With HY_CLOCK_VIRTUAL the loop is a discrete-event simulation
+ * over one timeline, and the work itself is done by the resource's backend
+ * when a batch starts (on the pool, so a step uses every core whatever the
+ * device list); a batch costs the model's T(i, j, n) on every resource (the
+ * cpu resource's from its calibrated profile) and a scheduler call its
+ * modeled time (hy_sched_call_time): a whole run's timing is exact and
+ * repeatable. With HY_CLOCK_REAL and only cpu resources, the same loop with
+ * each batch's and call's measured wall time.
+ *
+ * Concurrency. With HY_CLOCK_REAL and a live resource of a fed backend (a
+ * GPU, a modeled device; hy_backend.fed) the timeline is the wall clock:
+ * each fed resource has a host thread of its own that runs the device part
+ * of its batches (a kind's hy_job_kind_ops.device: the GPU kernels, or on a
+ * modeled device their C twins) and waits out a modeled batch's profiled
+ * time, while the caller's thread schedules, prepares and finishes every
+ * batch and runs the cpu resource's batches on the pool. A fed resource's
+ * batch ends when its thread says so; the run's makespan is its measured
+ * wall time. Either way the contacts do not depend on the assignment: each
+ * job's result depends only on the job.
  *
  * Failures. A batch that fails on a resource whose backend may fail (a
  * GPU's error; sched/backend.h) or on which a fault was injected
@@ -51,7 +61,8 @@
  * the job, so the contacts are those of the run without the failure.
  * hy_prox_failure says what happened, in one line.
  *
- * Threads: one hy_prox_run at a time per instance. */
+ * Threads: one hy_prox_run at a time per instance; the feeding threads
+ * start with the first run that needs them and end with hy_prox_destroy. */
 #ifndef HY_SCHED_PROXIMITY_H
 #define HY_SCHED_PROXIMITY_H
 
@@ -99,6 +110,9 @@ typedef struct hy_prox_stats {
     double setup[HY_SCHED_MAX_RESOURCES];    /* seconds of busy spent in batch setups (modeled resources) */
     int64_t jobs[HY_SCHED_MAX_RESOURCES][HY_JOB_KINDS];
     int64_t traverse_work; /* units the TRAVERSE batches reported (node pairs), or their jobs */
+    /* bytes each resource's batches sent to its memory and brought back
+     * (a GPU's copies, hy_batch.bytes_up / bytes_down; 0 for the host) */
+    int64_t bytes_up[HY_SCHED_MAX_RESOURCES], bytes_down[HY_SCHED_MAX_RESOURCES];
 } hy_prox_stats;
 
 /* The caller's work: its job kinds (sched/backend.h), each with its host

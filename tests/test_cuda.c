@@ -6,7 +6,11 @@
  * 77); with a GPU, that every job's contact bits and time of impact from
  * hy_cuda_leaf_batch equal the CPU's bit for bit. Jobs: the shared CCD
  * queries at three thicknesses, plus random perturbations of them and
- * random near-contact pairs (fixed seed).
+ * random near-contact pairs (fixed seed). The same jobs by reference
+ * (hy_leaf_ref, against positions the device holds): on the CPU,
+ * hy_leaf_eval_ref gives hy_leaf_eval's bits; with a GPU,
+ * hy_cuda_leaf_resident gives them too, the positions going up once for a
+ * version and not again.
  * TRAVERSE: on the CPU, that the per-pair traversal the kernel runs
  * (collision/traverse_hd.h), in the kernel's count / scan / write scheme,
  * gives hy_traverse_run's outputs pair by pair, and that outputs handed in
@@ -242,6 +246,89 @@ static void check_gpu(int device, const job_list* L) {
         free(big);
         free(bh);
         free(bt);
+    }
+    free(hit);
+    free(toi);
+}
+
+/* ---- LEAF jobs by reference (hy_leaf_ref), against resident positions */
+
+/* The jobs of L by reference: job i's points are vertices 4i .. 4i + 3 of
+ * X0 (t = 0) and X1 (t = 1). */
+typedef struct ref_list {
+    hy_leaf_ref* refs;
+    double *X0, *X1;
+    int32_t nv;
+} ref_list;
+
+static int refs_make(const job_list* L, ref_list* R) {
+    R->nv = (int32_t)(4 * L->n);
+    R->refs = malloc(sizeof *R->refs * (size_t)L->n);
+    R->X0 = malloc(sizeof(double) * 3 * (size_t)R->nv);
+    R->X1 = malloc(sizeof(double) * 3 * (size_t)R->nv);
+    if (!R->refs || !R->X0 || !R->X1) return 0;
+    for (int64_t i = 0; i < L->n; i++) {
+        const hy_leaf_job* j = &L->v[i];
+        for (int q = 0; q < 4; q++) {
+            R->refs[i].v[q] = (int32_t)(4 * i + q);
+            memcpy(&R->X0[3 * (4 * i + q)], j->x[q], sizeof(double) * 3);
+            memcpy(&R->X1[3 * (4 * i + q)], j->x[4 + q], sizeof(double) * 3);
+        }
+        R->refs[i].is_vf = j->is_vf;
+        R->refs[i].pad = 0;
+        R->refs[i].min_distance = j->min_distance;
+    }
+    return 1;
+}
+
+static void refs_free(ref_list* R) {
+    free(R->refs);
+    free(R->X0);
+    free(R->X1);
+}
+
+/* The host twin: a job by reference evaluates as the gathered job. */
+static void check_refs_cpu(const job_list* L, const ref_list* R) {
+    hy_ccd_options step = hy_ccd_options_step();
+    int64_t bad = 0;
+    for (int64_t i = 0; i < L->n; i++) {
+        const hy_leaf_job* j = &L->v[i];
+        double t0 = -1.0, t1 = -2.0;
+        int a = hy_leaf_eval(j->is_vf, (const double(*)[3])j->x, j->min_distance, &step, &t0);
+        int b = hy_leaf_eval_ref(&R->refs[i], R->X0, R->X1, &step, &t1);
+        bad += a != b || !same_bits(t0, t1);
+    }
+    fprintf(stderr, "leaf by reference on the host: %lld jobs, %lld mismatches\n", (long long)L->n, (long long)bad);
+    CHECK(bad == 0);
+}
+
+/* The resident kernel: the same bits as the host; the positions go up once
+ * for a version, not again for the same one. */
+static void check_refs_gpu(int device, const job_list* L, const ref_list* R) {
+    hy_ccd_options step = hy_ccd_options_step();
+    unsigned char* hit = malloc((size_t)L->n);
+    double* toi = malloc(sizeof(double) * (size_t)L->n);
+    CHECK(hit && toi);
+    if (!hit || !toi) return;
+    uint64_t version = 0x5eed0000u + (uint64_t)device;
+    for (int round = 0; round < 2; round++) {
+        int64_t up = -1, down = -1;
+        double st = -1.0;
+        memset(hit, 0xff, (size_t)L->n);
+        CHECK_OK(hy_cuda_leaf_resident(device, version, R->X0, R->X1, R->nv, R->refs, L->n, &step, hit, toi, &st, &up,
+                                       &down));
+        int64_t bad = 0;
+        for (int64_t i = 0; i < L->n; i++) {
+            double t = -1.0;
+            int r = hy_leaf_eval_ref(&R->refs[i], R->X0, R->X1, &step, &t);
+            bad += hit[i] != r || !same_bits(toi[i], t);
+        }
+        int64_t positions = round == 0 ? 48 * (int64_t)R->nv : 0;
+        fprintf(stderr, "cuda:%d resident leaf, round %d: %lld jobs, %lld mismatches, %lld bytes up, %lld down\n",
+                device, round, (long long)L->n, (long long)bad, (long long)up, (long long)down);
+        CHECK(bad == 0);
+        CHECK(up == positions + (int64_t)sizeof(hy_leaf_ref) * L->n);
+        CHECK(down == 9 * L->n);
     }
     free(hit);
     free(toi);
@@ -773,6 +860,21 @@ int main(void) {
     hy_pool_destroy(pool);
 
     for (int d = 0; d < count; d++) check_gpu(d, &L);
+    ref_list R;
+    memset(&R, 0, sizeof R);
+    CHECK(refs_make(&L, &R));
+    if (R.refs && R.X0 && R.X1) {
+        check_refs_cpu(&L, &R);
+        if (count == 0) {
+            hy_ccd_options step = hy_ccd_options_step();
+            unsigned char h[4];
+            double t[4];
+            CHECK(hy_cuda_leaf_resident(0, 1, R.X0, R.X1, R.nv, R.refs, 4, &step, h, t, NULL, NULL, NULL) ==
+                  HY_ERR_UNSUPPORTED);
+        }
+        for (int d = 0; d < count; d++) check_refs_gpu(d, &L, &R);
+    }
+    refs_free(&R);
     if (count > 0) {
         uint64_t ref = world_hash(NULL), gpu = world_hash("cuda:0");
         fprintf(stderr, "world on cuda:0: hash %016llx, CPU only %016llx\n", (unsigned long long)gpu,

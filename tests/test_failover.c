@@ -64,7 +64,7 @@ static hy_status leaf(void* ctx, int r, const hy_resource* res, hy_batch* b) {
     return HY_OK;
 }
 
-static const hy_job_kind_ops kinds[HY_JOB_KINDS] = {{"TRAVERSE", {traverse}}, {"LEAF", {leaf}}};
+static const hy_job_kind_ops kinds[HY_JOB_KINDS] = {{.name = "TRAVERSE", .run = {traverse}}, {.name = "LEAF", .run = {leaf}}};
 
 /* One run of n TRAVERSE jobs; 1 when every job ran exactly once. */
 static int run_once(jobs* g, int64_t n) {

@@ -83,7 +83,7 @@ static hy_status fake_leaf(void* ctx, int r, const hy_resource* res, hy_batch* b
     return HY_OK;
 }
 
-static const hy_job_kind_ops fake_jobs[HY_JOB_KINDS] = {{"TRAVERSE", {fake_traverse}}, {"LEAF", {fake_leaf}}};
+static const hy_job_kind_ops fake_jobs[HY_JOB_KINDS] = {{.name = "TRAVERSE", .run = {fake_traverse}}, {.name = "LEAF", .run = {fake_leaf}}};
 
 static void loop_alone(void) {
     static const char* devs[] = {"model:cpu-m1", "model:cpu-m1,model:gtx285",
@@ -321,7 +321,7 @@ static hy_status copy_leaf(void* ctx, int r, const hy_resource* res, hy_batch* b
     b->transfer = 3e-6;
     return fake_leaf(ctx, r, res, b);
 }
-static const hy_job_kind_ops copy_jobs[HY_JOB_KINDS] = {{"TRAVERSE", {copy_traverse}}, {"LEAF", {copy_leaf}}};
+static const hy_job_kind_ops copy_jobs[HY_JOB_KINDS] = {{.name = "TRAVERSE", .run = {copy_traverse}}, {.name = "LEAF", .run = {copy_leaf}}};
 
 static void reported_transfers(void) {
     hy_prox_config c;
@@ -423,7 +423,7 @@ static hy_status line_leaf(void* ctx, int r, const hy_resource* res, hy_batch* b
     spin(2e-6 * (double)b->n);
     return s;
 }
-static const hy_job_kind_ops line_jobs[HY_JOB_KINDS] = {{"TRAVERSE", {line_traverse}}, {"LEAF", {line_leaf}}};
+static const hy_job_kind_ops line_jobs[HY_JOB_KINDS] = {{.name = "TRAVERSE", .run = {line_traverse}}, {.name = "LEAF", .run = {line_leaf}}};
 
 /* The refit finds that line: one batch per kind and run (lp, the sizes
  * alike: proc under the setup held) and chunks of 256 jobs (ws, sizes
@@ -611,7 +611,7 @@ static hy_status tree_leaf(void* ctx, int r, const hy_resource* res, hy_batch* b
     ((tree*)ctx)->leaves += b->n;
     return HY_OK;
 }
-static const hy_job_kind_ops tree_jobs[HY_JOB_KINDS] = {{"TRAVERSE", {tree_traverse}}, {"LEAF", {tree_leaf}}};
+static const hy_job_kind_ops tree_jobs[HY_JOB_KINDS] = {{.name = "TRAVERSE", .run = {tree_traverse}}, {.name = "LEAF", .run = {tree_leaf}}};
 
 static void rounds(void) {
     const hy_sched_policy_class* const* list = hy_sched_policy_list();

@@ -39,10 +39,13 @@ static const char* temp_file(const char* text) {
 
 /* Default options with lp's time-out off: answers without the wall clock
  * in them, the same every run. */
+/* The policies' own answers, repeatable: no wall-clock time-out, and no
+ * GPU guard (tests/test_engage.c tests the guard over every policy). */
 static hy_sched_options options_fixed(void) {
     hy_sched_options o;
     hy_sched_options_default(&o);
     o.lp_timeout = 0;
+    o.gpu_guard = 0;
     return o;
 }
 

@@ -671,6 +671,16 @@ typedef struct hy_sched_stats {
  * with capacity > 0. */
 HY_API hy_status hy_world_get_sched_stats(const hy_world* world, hy_sched_stats* out, hy_resource_stats* res,
                                           int32_t capacity, int32_t* count);
+/* Bytes the last step's collision batches moved over each resource's
+ * channel to host memory, in hy_world_get_sched_stats's resource order:
+ * up[i] from host memory into resource i's (a GPU's: the positions when its
+ * copy is stale, the trees that changed, the jobs' references), down[i]
+ * back (answers, candidates). 0 for the cpu; a modeled device counts what a
+ * GPU would move for its batches. Writes up to capacity entries of each
+ * array (either may be NULL) and the resource count to *count (may be
+ * NULL). HY_ERR_INVALID_ARG on a NULL world. */
+HY_API hy_status hy_world_get_transfer_bytes(const hy_world* world, int64_t* up, int64_t* down, int32_t capacity,
+                                             int32_t* count);
 
 /* ----------------------------------------------------------------- scenes */
 
