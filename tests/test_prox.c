@@ -432,30 +432,37 @@ static void learned_line(void) {
     hy_sched_model prof;
     cpu_profile(&prof, 20e-6, 20e-6);
     for (int ws = 0; ws < 2; ws++) {
-        hy_prox_config c;
-        memset(&c, 0, sizeof c);
-        c.devices = "cpu";
-        c.policy = ws ? "ws" : "lp";
-        c.clock = HY_CLOCK_REAL;
-        c.profiles = &prof;
-        hy_sched_options_default(&c.options);
-        if (ws) c.options.ws_grain = 256;
-        hy_prox* x = NULL;
-        CHECK_OK(hy_prox_create(&c, &x));
-        if (!x) continue;
-        four_runs(x, line_jobs);
-        const hy_sched_model* M = hy_prox_model(x);
-        const hy_device_costs *t = &M->device[0].cost[HY_JOB_TRAVERSE], *l = &M->device[0].cost[HY_JOB_LEAF];
-        fprintf(stderr, "learned line (%s): traverse setup %.3g us proc %.4g us, leaf setup %.3g us proc %.4g us\n",
-                c.policy, 1e6 * t->setup, 1e6 * t->proc, 1e6 * l->setup, 1e6 * l->proc);
-        /* 2 us, far from the profile's 20 and from the clamp (1/16 of
-         * it); the margin above takes batches preempted on a loaded
-         * machine (seen: every eighth 0.5 ms batch taking 4 ms, with the
-         * test suite running beside) */
-        CHECK(t->proc >= 1.5e-6 && t->proc <= 8e-6);
-        CHECK(l->proc >= 1.5e-6 && l->proc <= 8e-6);
-        CHECK(t->setup >= 0.0 && t->setup <= 1e-3 && l->setup >= 0.0 && l->setup <= 1e-3);
-        hy_prox_destroy(x);
+        /* The jobs spin on the real clock, so a loaded machine can preempt
+         * enough of them to pull the fitted line off (seen: 9.5 us with the
+         * suite beside, 26 us under ASan): the refit passes when one of
+         * three fresh runs finds the line; a refit that is wrong misses it
+         * every time. */
+        int found = 0;
+        for (int attempt = 0; attempt < 3 && !found; attempt++) {
+            hy_prox_config c;
+            memset(&c, 0, sizeof c);
+            c.devices = "cpu";
+            c.policy = ws ? "ws" : "lp";
+            c.clock = HY_CLOCK_REAL;
+            c.profiles = &prof;
+            hy_sched_options_default(&c.options);
+            if (ws) c.options.ws_grain = 256;
+            hy_prox* x = NULL;
+            CHECK_OK(hy_prox_create(&c, &x));
+            if (!x) break;
+            four_runs(x, line_jobs);
+            const hy_sched_model* M = hy_prox_model(x);
+            const hy_device_costs *t = &M->device[0].cost[HY_JOB_TRAVERSE], *l = &M->device[0].cost[HY_JOB_LEAF];
+            fprintf(stderr,
+                    "learned line (%s, run %d): traverse setup %.3g us proc %.4g us, leaf setup %.3g us proc %.4g us\n",
+                    c.policy, attempt + 1, 1e6 * t->setup, 1e6 * t->proc, 1e6 * l->setup, 1e6 * l->proc);
+            /* 2 us, far from the profile's 20 and from the clamp (1/16 of
+             * it), with a margin for batches preempted on a loaded machine */
+            found = t->proc >= 1.5e-6 && t->proc <= 8e-6 && l->proc >= 1.5e-6 && l->proc <= 8e-6 && t->setup >= 0.0 &&
+                    t->setup <= 1e-3 && l->setup >= 0.0 && l->setup <= 1e-3;
+            hy_prox_destroy(x);
+        }
+        CHECK(found);
     }
 }
 
