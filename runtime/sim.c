@@ -129,11 +129,34 @@ hy_status hy_rt_sim_map_metis(hy_rt_sim* s, const uint8_t* part_mask, unsigned k
         st = hy_fail(HY_ERR_NOMEM, "out of memory mapping %d partitions", s->npart);
         goto done;
     }
+    /* Both kinds in one map: METIS balances one weight per partition against
+     * one target weight per PU, so both must be in one unit. A partition
+     * weighs its time on a CPU (measured, else modeled) and a PU's speed is
+     * the time the partitions take on a CPU over the time they take on the
+     * PU's kind: what the PUs really deliver on this workload, launch costs
+     * included, rather than their nominal speeds (a GPU of speed 6 paying
+     * 50 us a task is slower than a core on small objects). */
+    int mixed = 0;
+    for (int32_t i = 1; i < np; i++) mixed |= s->m.pu[pus[i]].kind != s->m.pu[pus[0]].kind;
+    if (mixed) {
+        double on[HY_RT_PU_KINDS] = {0, 0};
+        int32_t first[HY_RT_PU_KINDS] = {-1, -1};
+        for (int32_t i = np - 1; i >= 0; i--) first[s->m.pu[pus[i]].kind] = pus[i];
+        for (int32_t p = 0; p < s->npart; p++)
+            if (!part_mask || part_mask[p])
+                for (int k = 0; k < HY_RT_PU_KINDS; k++) on[k] += hy_rt_sim_part_time(s, p, (hy_rt_pu_kind)k);
+        for (int32_t i = 0; i < np && on[HY_RT_CPU] > 0; i++) {
+            const hy_rt_pu* pu = &s->m.pu[pus[i]];
+            if (on[pu->kind] > 0) speed[i] = on[HY_RT_CPU] / on[pu->kind] * (pu->speed / s->m.pu[first[pu->kind]].speed);
+        }
+    }
     int32_t nv = 0, ne = 0;
     for (int32_t p = 0; p < s->npart; p++) {
         index[p] = -1;
         if (part_mask && !part_mask[p]) continue;
-        double c = single >= 0 && s->kind_time[2 * p + single] >= 0 ? s->kind_time[2 * p + single] : s->cost[p];
+        double c = mixed ? hy_rt_sim_part_time(s, p, HY_RT_CPU)
+                   : single >= 0 && s->kind_time[2 * p + single] >= 0 ? s->kind_time[2 * p + single]
+                                                                       : s->cost[p];
         cost[nv] = c;
         verts[nv] = p;
         index[p] = nv++;
