@@ -75,6 +75,11 @@ typedef struct hy_iscene {
     int npairs;                     /* this step's pairs */
     int pa[HY_ISCENE_MAX_PAIRS], pb[HY_ISCENE_MAX_PAIRS];
     int step;
+    /* one buffer and handle per pair that has interacted (slot_ab: a < b) */
+    int32_t nslots, cap_slots;
+    int32_t* slot_ab;
+    int32_t* slot_h;
+    double** slot_buf;
 } hy_iscene;
 
 /* fem64: 64 blocks of about 3,000 particles (2,600-3,400) in a 4x4x4 pile;
