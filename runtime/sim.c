@@ -348,9 +348,16 @@ static void fit_solve(hy_rt_cost_fit* f) {
     f->unit = fmin(fmax(unit, 1.0 / FIT_RANGE), FIT_RANGE);
 }
 
-/* Each partition ran whole on the PU that owns it at the end of the step
- * (only partitions that have not started are stolen). */
-static void learn(hy_rt_sim* s, const uint8_t* ran_on, const double* measured) {
+/* Each partition ran on the PU that owns it at the end of the step (a
+ * partition is stolen before its own work starts; at most an interaction
+ * it ran first for others ran elsewhere). The model is of computing:
+ * xfer[p] (may be NULL), the transfers a partition's tasks waited for, is
+ * left out. Those follow from where the data was, not from the partition
+ * and the kind: a partition moved by a re-plan pays its data's trip once,
+ * and the transfers of cut edges, every step, are valued by the plans
+ * themselves (policy_lp.c); absorbed into setup and unit they were counted
+ * twice, and a re-plan's one-off moves skewed the model for steps after. */
+static void learn(hy_rt_sim* s, const uint8_t* ran_on, const double* measured, const double* xfer) {
     for (int k = 0; k < HY_RT_PU_KINDS; k++) {
         hy_rt_cost_fit* f = &s->fit[k];
         f->nn *= FIT_DECAY;
@@ -362,7 +369,8 @@ static void learn(hy_rt_sim* s, const uint8_t* ran_on, const double* measured) {
     for (int32_t p = 0; p < s->npart; p++) {
         if (!ran_on[p]) continue;
         int32_t q = s->owner[p];
-        fit_add(&s->fit[s->m.pu[q].kind], s->part_tasks[p], s->part_work[p] / s->m.pu[q].speed, measured[p]);
+        fit_add(&s->fit[s->m.pu[q].kind], s->part_tasks[p], s->part_work[p] / s->m.pu[q].speed,
+                measured[p] - (xfer ? xfer[p] : 0.0));
     }
     for (int k = 0; k < HY_RT_PU_KINDS; k++) fit_solve(&s->fit[k]);
 }
@@ -405,6 +413,7 @@ typedef struct run_state {
     hy_rt_queues q;
     uint8_t* ran_on;    /* per partition: bit k = a task ran on kind k */
     double* measured;   /* per partition: modeled time of its tasks this step */
+    double* xfer;       /* per partition: of which transfers */
     event* heap;
     int32_t nheap;
     double pu_time[HY_RT_MAX_PUS];
@@ -442,6 +451,7 @@ static hy_status start_task(hy_rt_sim* s, run_state* r, int32_t q, int32_t t) {
     r->failed[q] = 0;
     r->ran_on[task->partition] |= (uint8_t)(1u << pu->kind);
     r->measured[task->partition] += run;
+    r->xfer[task->partition] += xfer;
     s->stats.busy[q] += run;
     s->stats.pu_tasks[q]++;
     s->stats.transfer_time += xfer;
@@ -565,7 +575,8 @@ hy_status hy_rt_sim_begin_step(hy_rt_sim* s, const hy_rt_graph* g) {
     return HY_OK;
 }
 
-void hy_rt_sim_end_step(hy_rt_sim* s, const hy_rt_graph* g, const uint8_t* ran_on, const double* measured) {
+static void end_step(hy_rt_sim* s, const hy_rt_graph* g, const uint8_t* ran_on, const double* measured,
+                     const double* xfer) {
     /* a partition that ran on one kind gives that kind's time */
     for (int32_t p = 0; p < s->npart; p++) {
         if (!ran_on[p]) continue;
@@ -573,12 +584,16 @@ void hy_rt_sim_end_step(hy_rt_sim* s, const hy_rt_graph* g, const uint8_t* ran_o
         if (ran_on[p] == 1u << HY_RT_CPU) s->kind_time[2 * p + HY_RT_CPU] = measured[p];
         if (ran_on[p] == 1u << HY_RT_GPU) s->kind_time[2 * p + HY_RT_GPU] = measured[p];
     }
-    learn(s, ran_on, measured);
+    learn(s, ran_on, measured, xfer);
     if (s->trace) s->trace->base += s->stats.makespan;
     s->stats.tasks = g->ntasks;
     s->stats.threshold = s->threshold;
     for (int32_t c = 0; c < s->m.net.nchannels; c++) s->stats.channel_bytes[c] = s->m.net.channels[c].bytes;
     s->step++;
+}
+
+void hy_rt_sim_end_step(hy_rt_sim* s, const hy_rt_graph* g, const uint8_t* ran_on, const double* measured) {
+    end_step(s, g, ran_on, measured, NULL);
 }
 
 hy_status hy_rt_sim_step(hy_rt_sim* s, hy_rt_graph* g, hy_rt_step_stats* stats) {
@@ -598,8 +613,9 @@ hy_status hy_rt_sim_step(hy_rt_sim* s, hy_rt_graph* g, hy_rt_step_stats* stats) 
     r.g = g;
     r.ran_on = calloc((size_t)(P ? P : 1), 1);
     r.measured = calloc((size_t)(P ? P : 1), sizeof *r.measured);
+    r.xfer = calloc((size_t)(P ? P : 1), sizeof *r.xfer);
     r.heap = malloc((size_t)(n ? n : 1) * sizeof *r.heap);
-    if (!r.ran_on || !r.measured || !r.heap) {
+    if (!r.ran_on || !r.measured || !r.xfer || !r.heap) {
         st = hy_fail(HY_ERR_NOMEM, "sim: out of memory for %d tasks", n);
         goto done;
     }
@@ -612,12 +628,13 @@ hy_status hy_rt_sim_step(hy_rt_sim* s, hy_rt_graph* g, hy_rt_step_stats* stats) 
         void* ptr;
         if ((st = hy_rt_data_acquire(&s->m.net, &g->handles[h].data, HY_RT_HOST, HY_RT_R, &ptr, NULL))) goto done;
     }
-    hy_rt_sim_end_step(s, g, r.ran_on, r.measured);
+    end_step(s, g, r.ran_on, r.measured, r.xfer);
     if (stats) *stats = s->stats;
 done:
     hy_rt_queues_free(&r.q);
     free(r.ran_on);
     free(r.measured);
+    free(r.xfer);
     free(r.heap);
     return st;
 }
