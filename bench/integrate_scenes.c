@@ -251,9 +251,11 @@ static uint64_t lcg(uint64_t* x) {
     return *x >> 33;
 }
 
-hy_status hy_iscene_create(hy_iscene_kind kind, int block, const hy_fem_costs* costs, hy_iscene* out) {
+static hy_status iscene_create(hy_iscene_kind kind, int block, const hy_fem_costs* costs, const hy_irec* rec,
+                               hy_iscene* out) {
     memset(out, 0, sizeof *out);
     out->kind = kind;
+    out->rec = rec;
     uint64_t seed = 0x5eed0000u + (uint64_t)kind;
     if (kind == HY_ISCENE_FEM64) {
         out->nobj = 64;
@@ -270,6 +272,10 @@ hy_status hy_iscene_create(hy_iscene_kind kind, int block, const hy_fem_costs* c
     } else {
         out->nobj = 64;
         for (int i = 0; i < 64; i++) out->n[i] = 512 + (int32_t)(lcg(&seed) % 2489);
+    }
+    if (out->rec) {
+        out->nobj = out->rec->nobj;
+        for (int i = 0; i < out->nobj; i++) out->n[i] = out->rec->n[i];
     }
     size_t total = 0;
     for (int i = 0; i < out->nobj; i++) {
@@ -293,6 +299,10 @@ hy_status hy_iscene_create(hy_iscene_kind kind, int block, const hy_fem_costs* c
         }
     }
     return HY_OK;
+}
+
+hy_status hy_iscene_create(hy_iscene_kind kind, int block, const hy_fem_costs* costs, hy_iscene* out) {
+    return iscene_create(kind, block, costs, NULL, out);
 }
 
 void hy_iscene_destroy(hy_iscene* sc) {
@@ -415,7 +425,15 @@ static uint64_t hash_doubles(uint64_t h, const double* v, size_t n) {
  * 2 nobj + HY_ISCENE_MAX_PAIRS gather arguments. */
 static hy_status submit(hy_iscene* sc, hy_rt_graph* g, pair_arg* pargs, gather_arg* args) {
     hy_rt_graph_reset(g);
-    if (sc->kind == HY_ISCENE_FEM64) fem64_pairs(sc);
+    const hy_irec* rec = sc->rec;
+    const int rk = rec ? sc->step % rec->nsteps : 0;
+    if (rec) {
+        sc->npairs = 0;
+        for (int32_t k = rec->pair_start[rk]; k < rec->pair_start[rk + 1]; k++) {
+            sc->pa[sc->npairs] = rec->pairs[2 * k];
+            sc->pb[sc->npairs++] = rec->pairs[2 * k + 1];
+        }
+    } else if (sc->kind == HY_ISCENE_FEM64) fem64_pairs(sc);
     else if (sc->kind == HY_ISCENE_BARS) bars_pairs(sc);
     else sc->npairs = 0;
     hy_status s = HY_OK;
@@ -431,7 +449,15 @@ static hy_status submit(hy_iscene* sc, hy_rt_graph* g, pair_arg* pargs, gather_a
     }
     int nargs = 0;
     for (int i = 0; i < sc->nobj && !s; i++) {
-        double scale = cost_scale(sc, i);
+        /* reference seconds outside the CG, per CG iteration, iterations */
+        double setup = cost_scale(sc, i) * sc->setup[i], iter = cost_scale(sc, i) * sc->iter[i];
+        int iters = HY_FEM_CG_ITERATIONS;
+        if (rec) { /* the recorded time, split in the measured proportions */
+            iters = rec->cg[rk * rec->nobj + i];
+            double total = rec->seconds[rk * rec->nobj + i], model = sc->setup[i] + iters * sc->iter[i];
+            setup = model > 0 ? total * sc->setup[i] / model : total;
+            iter = model > 0 ? total * sc->iter[i] / model : 0.0;
+        }
         int32_t h[HY_RT_MAX_ARGS];
         gather_arg* ga = &args[nargs++];
         memset(ga, 0, sizeof *ga);
@@ -462,13 +488,12 @@ static hy_status submit(hy_iscene* sc, hy_rt_graph* g, pair_arg* pargs, gather_a
         h[1] = sc->hf[i];
         h[2] = sc->hx[i];
         if (!s)
-            s = hy_rt_graph_submit(g, &k_assemble[ga->npairs], i, (1 - UPDATE_SHARE) * scale * sc->setup[i], ga, h,
-                                   NULL);
-        for (int k = 0; k < HY_FEM_CG_ITERATIONS && !s; k++)
-            s = hy_rt_graph_submit(g, &k_cg, i, scale * sc->iter[i], &sc->n[i], &sc->hv[i], NULL);
+            s = hy_rt_graph_submit(g, &k_assemble[ga->npairs], i, (1 - UPDATE_SHARE) * setup, ga, h, NULL);
+        for (int k = 0; k < iters && !s; k++)
+            s = hy_rt_graph_submit(g, &k_cg, i, iter, &sc->n[i], &sc->hv[i], NULL);
         if (!s)
-            s = hy_rt_graph_submit(g, &k_update, i, UPDATE_SHARE * scale * sc->setup[i], &sc->n[i],
-                                   (int32_t[]){sc->hx[i], sc->hv[i]}, NULL);
+            s = hy_rt_graph_submit(g, &k_update, i, UPDATE_SHARE * setup, &sc->n[i], (int32_t[]){sc->hx[i], sc->hv[i]},
+                                   NULL);
     }
     sc->step++;
     return s;
@@ -491,9 +516,9 @@ static void stats_add(hy_rt_step_stats* sum, const hy_rt_step_stats* st) {
     }
 }
 
-hy_status hy_iscene_run(hy_iscene_kind kind, int block, const hy_fem_costs* costs, const hy_rt_machine* m,
-                        const char* policy, int steps, double* makespan, uint64_t* hash, hy_rt_step_stats* sum,
-                        hy_rt_trace* trace) {
+hy_status hy_iscene_run(hy_iscene_kind kind, int block, const hy_fem_costs* costs, const hy_irec* rec,
+                        const hy_rt_machine* m, const char* policy, int steps, double* makespan, uint64_t* hash,
+                        hy_rt_step_stats* sum, hy_rt_trace* trace) {
     hy_iscene sc;
     hy_rt_graph* g = NULL;
     hy_rt_sim* sim = NULL;
@@ -501,7 +526,7 @@ hy_status hy_iscene_run(hy_iscene_kind kind, int block, const hy_fem_costs* cost
     /* an assembly argument per object, and a gather per GATHER_PAIRS of a pair's two ends */
     gather_arg* args = malloc((2 * HY_ISCENE_MAX_OBJ + HY_ISCENE_MAX_PAIRS) * sizeof *args);
     memset(&sc, 0, sizeof sc);
-    hy_status s = args ? hy_iscene_create(kind, block, costs, &sc) : hy_fail(HY_ERR_NOMEM, "out of memory");
+    hy_status s = args ? iscene_create(kind, block, costs, rec, &sc) : hy_fail(HY_ERR_NOMEM, "out of memory");
     if (!s) s = hy_rt_graph_create(&g);
     for (int i = 0; i < sc.nobj && !s; i++) {
         size_t bytes = 3 * (size_t)sc.n[i] * sizeof(double);
