@@ -14,22 +14,8 @@
 #include "engine/integrate_probe.h"
 #include "hyphys/hyphys.h"
 #include "test.h"
-
-/* two blocks of 64 nodes, the upper one 2 mm above the lower, which rests
- * on the floor */
-static const char* stack_json =
-    "{\"solver\": {\"time_step\": 0.01},"
-    " \"materials\": {\"rubber\": {\"young\": 50000, \"poisson\": 0.3, \"density\": 1000, \"damping\": 0.01}},"
-    " \"objects\": ["
-    "  {\"type\": \"obstacle\", \"name\": \"floor\", \"mesh\": {\"generator\": \"box\","
-    "   \"half_extents\": [1, 0.05, 1]}, \"transform\": {\"position\": [0, -0.05, 0]}},"
-    "  {\"type\": \"fem\", \"name\": \"low\", \"material\": \"rubber\","
-    "   \"mesh\": {\"generator\": \"block\", \"size\": [0.15, 0.15, 0.15], \"cells\": [3, 3, 3]},"
-    "   \"transform\": {\"position\": [0, 0.077, 0]}},"
-    "  {\"type\": \"fem\", \"name\": \"high\", \"material\": \"rubber\","
-    "   \"mesh\": {\"generator\": \"block\", \"size\": [0.15, 0.15, 0.15], \"cells\": [3, 3, 3]},"
-    "   \"transform\": {\"position\": [0, 0.229, 0]}}"
-    " ]}";
+#include "tests/reduced_scenes.h"
+#include "tests/test_files.h"
 
 #define STEPS 4
 
@@ -37,7 +23,7 @@ static hy_world* load(void) {
     hy_scene_options o = hy_scene_options_default();
     o.threads = 1;
     hy_world* w = NULL;
-    hy_status s = hy_scene_load_string(stack_json, strlen(stack_json), "stack", &o, &w);
+    hy_status s = hy_scene_load_string(hy_test_fem_stack_json, strlen(hy_test_fem_stack_json), "stack", &o, &w);
     if (s) fprintf(stderr, "scene: %s\n", hy_last_error());
     return w;
 }
@@ -78,18 +64,11 @@ static void test_probe(void) {
     hy_world_destroy(w);
 }
 
-static int write_file(const char* path, const char* text) {
-    FILE* f = fopen(path, "w");
-    if (!f) return 0;
-    fputs(text, f);
-    return fclose(f) == 0;
-}
-
 static void test_recording(const char* dir) {
     char scene[512], rec[512];
     snprintf(scene, sizeof scene, "%s/stack.json", dir);
     snprintf(rec, sizeof rec, "%s/stack.csv", dir);
-    CHECK(write_file(scene, stack_json));
+    CHECK(hy_test_write_file(scene, hy_test_fem_stack_json));
     uint64_t h = 0;
     CHECK_OK(hy_irec_make(scene, 0, STEPS, rec, &h));
     CHECK(h == g_plain_hash);
@@ -123,7 +102,7 @@ static void test_recording(const char* dir) {
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         char bad_path[512], want[32];
         snprintf(bad_path, sizeof bad_path, "%s/bad%zu.csv", dir, i);
-        CHECK(write_file(bad_path, bad[i]));
+        CHECK(hy_test_write_file(bad_path, bad[i]));
         CHECK(hy_irec_load(bad_path, &r) == HY_ERR_PARSE);
         snprintf(want, sizeof want, "bad%zu.csv:%d:", i, line[i]);
         CHECK(strstr(hy_last_error(), want) != NULL);
@@ -132,7 +111,7 @@ static void test_recording(const char* dir) {
     /* a step that lacks an object */
     char gap[512];
     snprintf(gap, sizeof gap, "%s/gap.csv", dir);
-    CHECK(write_file(gap, "# r\nobject,0,0,64,0.001,5\nobject,0,1,64,0.001,5\nobject,1,1,64,0.001,5\n"));
+    CHECK(hy_test_write_file(gap, "# r\nobject,0,0,64,0.001,5\nobject,0,1,64,0.001,5\nobject,1,1,64,0.001,5\n"));
     CHECK(hy_irec_load(gap, &r) == HY_ERR_PARSE && strstr(hy_last_error(), "lacks object 0"));
     CHECK(hy_irec_load("/nonexistent/x.csv", &r) == HY_ERR_IO);
     remove(gap);

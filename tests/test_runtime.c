@@ -21,6 +21,7 @@
 #include "runtime/sim.h"
 #include "runtime/team.h"
 #include "test.h"
+#include "tests/test_files.h"
 
 /* ---- dependency inference */
 
@@ -927,15 +928,12 @@ static void test_trace(void) {
     hy_rt_sim_destroy(s);
     hy_rt_graph_destroy(g);
     CHECK_OK(hy_rt_trace_close(t));
-    FILE* f = fopen(path, "rb");
-    CHECK(f != NULL);
-    if (!f) return;
-    static char text[4 << 20];
-    size_t n = fread(text, 1, sizeof text - 1, f);
-    fclose(f);
+    char* text = hy_test_read_file(path);
     remove(path);
-    text[n] = 0;
+    CHECK(text != NULL);
+    if (!text) return;
     cJSON* root = cJSON_Parse(text);
+    free(text);
     CHECK(root != NULL);
     if (!root) return;
     const cJSON* ev = cJSON_GetObjectItemCaseSensitive(root, "traceEvents");

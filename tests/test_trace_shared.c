@@ -17,22 +17,8 @@
 #include "runtime/sim.h"
 #include "sched/prox_internal.h"
 #include "test.h"
-
-/* two blocks of 64 nodes, the upper one 2 mm above the lower, on a floor:
- * collision detection has work from the first step */
-static const char* stack_json =
-    "{\"solver\": {\"time_step\": 0.01},"
-    " \"materials\": {\"rubber\": {\"young\": 50000, \"poisson\": 0.3, \"density\": 1000, \"damping\": 0.01}},"
-    " \"objects\": ["
-    "  {\"type\": \"obstacle\", \"name\": \"floor\", \"mesh\": {\"generator\": \"box\","
-    "   \"half_extents\": [1, 0.05, 1]}, \"transform\": {\"position\": [0, -0.05, 0]}},"
-    "  {\"type\": \"fem\", \"name\": \"low\", \"material\": \"rubber\","
-    "   \"mesh\": {\"generator\": \"block\", \"size\": [0.15, 0.15, 0.15], \"cells\": [3, 3, 3]},"
-    "   \"transform\": {\"position\": [0, 0.077, 0]}},"
-    "  {\"type\": \"fem\", \"name\": \"high\", \"material\": \"rubber\","
-    "   \"mesh\": {\"generator\": \"block\", \"size\": [0.15, 0.15, 0.15], \"cells\": [3, 3, 3]},"
-    "   \"transform\": {\"position\": [0, 0.229, 0]}}"
-    " ]}";
+#include "tests/reduced_scenes.h"
+#include "tests/test_files.h"
 
 static void bump(void* const* b, void* arg) {
     double* x = b[0];
@@ -63,7 +49,7 @@ int main(void) {
     hy_scene_options o = hy_scene_options_default();
     o.threads = 1;
     hy_world* w = NULL;
-    CHECK_OK(hy_scene_load_string(stack_json, strlen(stack_json), "stack", &o, &w));
+    CHECK_OK(hy_scene_load_string(hy_test_fem_stack_json, strlen(hy_test_fem_stack_json), "stack", &o, &w));
     if (!w) return 1;
     hy_sched_def def = hy_sched_def_default();
     def.trace = path;
@@ -107,15 +93,12 @@ int main(void) {
     hy_rt_graph_destroy(g);
     hy_world_destroy(w);
 
-    FILE* f = fopen(path, "rb");
-    CHECK(f != NULL);
-    if (!f) return 1;
-    static char text[4 << 20];
-    size_t n = fread(text, 1, sizeof text - 1, f);
-    fclose(f);
+    char* text = hy_test_read_file(path);
     remove(path);
-    text[n] = 0;
+    CHECK(text != NULL);
+    if (!text) TEST_END();
     cJSON* root = cJSON_Parse(text);
+    free(text);
     CHECK(root != NULL);
     if (!root) TEST_END();
     int coll_events = 0, coll_names = 0, names = 0, process = 0, xt = 0, xs = 0, maps = 0, bad_tid = 0;
