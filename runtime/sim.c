@@ -55,6 +55,7 @@ void hy_rt_sim_destroy(hy_rt_sim* s) {
     free(s->adj);
     free(s->part_tasks);
     free(s->part_work);
+    free(s->part_bytes);
     free(s);
 }
 
@@ -204,9 +205,11 @@ static hy_status grow_partitions(hy_rt_sim* s, const hy_rt_graph* g) {
         if (pt) s->part_tasks = pt;
         double* pw = realloc(s->part_work, (size_t)c * sizeof *pw);
         if (pw) s->part_work = pw;
+        double* pb = realloc(s->part_bytes, (size_t)c * sizeof *pb);
+        if (pb) s->part_bytes = pb;
         int32_t* as = realloc(s->adj_start, ((size_t)c + 1) * sizeof *as);
         if (as) s->adj_start = as;
-        if (!owner || !cost || !kt || !et || !el || !as || !pt || !pw)
+        if (!owner || !cost || !kt || !et || !el || !as || !pt || !pw || !pb)
             return hy_fail(HY_ERR_NOMEM, "out of memory for %d partitions", n);
         for (int32_t p = s->cap_part; p < c; p++) {
             s->owner[p] = -1;
@@ -239,7 +242,21 @@ static hy_status check_and_estimate(hy_rt_sim* s, const hy_rt_graph* g) {
         s->est_time[2 * p] = s->est_time[2 * p + 1] = 0;
         s->part_tasks[p] = 0;
         s->part_work[p] = 0;
+        s->part_bytes[p] = 0;
     }
+    /* a handle's bytes count once for the partition that writes it (the
+     * last one to, where several do: the others' copies go stale anyway) */
+    int32_t* writer = malloc((size_t)(g->nhandles ? g->nhandles : 1) * sizeof *writer);
+    if (!writer) return hy_fail(HY_ERR_NOMEM, "sim: out of memory for %d handles", g->nhandles);
+    for (int32_t h = 0; h < g->nhandles; h++) writer[h] = -1;
+    for (int32_t t = 0; t < g->ntasks; t++) {
+        const hy_rt_task* task = &g->tasks[t];
+        for (int i = 0; i < task->kind->nargs; i++)
+            if (task->kind->modes[i] & HY_RT_W) writer[task->handles[i]] = task->partition;
+    }
+    for (int32_t h = 0; h < g->nhandles; h++)
+        if (writer[h] >= 0) s->part_bytes[writer[h]] += (double)g->handles[h].data.bytes;
+    free(writer);
     for (int32_t t = 0; t < g->ntasks; t++) {
         const hy_rt_task* task = &g->tasks[t];
         unsigned k = task_kinds(task->kind);
@@ -310,6 +327,17 @@ static void fix_owners(hy_rt_sim* s) {
             if ((s->eligible[p] & (1u << s->m.pu[q].kind)) && (best < 0 || load[q] < load[best])) best = q;
         s->owner[p] = best;
         load[best] += s->est_time[2 * p + s->m.pu[best].kind];
+    }
+}
+
+void hy_rt_sim_move_cost(const hy_rt_sim* s, const int32_t* from, const int32_t* to, double* load) {
+    int32_t path[HY_RT_MAX_MEMS];
+    for (int32_t p = 0; p < s->npart; p++) {
+        if (from[p] < 0 || from[p] == to[p]) continue;
+        double t = 0;
+        if (hy_rt_memnet_path(&s->m.net, s->m.pu[from[p]].mem, s->m.pu[to[p]].mem, (size_t)s->part_bytes[p], path,
+                              &t) > 0)
+            load[to[p]] += t;
     }
 }
 

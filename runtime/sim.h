@@ -120,6 +120,8 @@ struct hy_rt_sim {
     int warmup;            /* priority: steps spent measuring each kind */
     int32_t* part_tasks;   /* per partition: its tasks this step */
     double* part_work;     /* per partition: its reference work this step */
+    double* part_bytes;    /* per partition: bytes of the handles its tasks write this step (what moves
+                              with it to another PU's memory) */
     hy_rt_cost_fit fit[HY_RT_PU_KINDS];
     hy_rt_trace* trace;    /* NULL: none (hy_rt_sim_set_trace) */
     hy_rt_step_stats stats;
@@ -172,6 +174,12 @@ void hy_rt_sim_map_round_robin(hy_rt_sim* s, const uint8_t* part_mask, unsigned 
 /* Expected seconds of partition p on PU q under the learned model
  * (hy_rt_cost_fit), transfers and waiting not counted separately. */
 double hy_rt_sim_expected(const hy_rt_sim* s, int32_t p, int32_t q);
+/* Modeled seconds to move the data of the partitions whose PU differs
+ * between `from` and `to` (entries < 0 in from: new, nothing to move) into
+ * their new PUs' memories, added per destination PU into load[] (npu
+ * entries; the trips to one PU follow each other, trips to different PUs
+ * run at once). */
+void hy_rt_sim_move_cost(const hy_rt_sim* s, const int32_t* from, const int32_t* to, double* load);
 /* splitmix64 step of *state: the victims' choice of the executors. */
 uint64_t hy_rt_random(uint64_t* state);
 /* Seconds on the monotonic clock. */
