@@ -45,11 +45,11 @@ hy_status hy_irec_make(const char* scene_path, int skip, int steps, const char* 
         if (s) break;
         if (k == 0)
             fprintf(f,
-                    "# hyphys integrate recording: scene %s, steps %d-%d of dt %g s (%d substeps), one thread, %d "
-                    "solids\n# object,step,index,particles,seconds,cg_iterations / pair,step,a,b\n",
+                    "# hyphys integrate recording: scene %s, steps %d-%d of dt %g s (%d substeps), one thread "
+                    "(CPU time), %d solids\n# object,step,index,particles,seconds,cg_iterations / pair,step,a,b\n",
                     scene_path, skip + 1, skip + steps, def.time_step, def.substeps, n);
         for (int32_t i = 0; i < n; i++)
-            fprintf(f, "object,%d,%d,%d,%.9f,%d\n", k, i, probe[i].particles, probe[i].seconds * def.substeps,
+            fprintf(f, "object,%d,%d,%d,%.9f,%d\n", k, i, probe[i].particles, probe[i].cpu_seconds * def.substeps,
                     probe[i].cg_iterations * def.substeps);
         /* this step's interactions: the pairs that touched in the last one */
         hy_contact_events ev;

@@ -1,6 +1,7 @@
 /* Recordings of real runs for `hyphys bench integrate`: per step, every
- * solid's particles, integration time (timed alone on one thread,
- * engine/integrate_probe.h) and CG iterations, and the pairs of solids
+ * solid's particles, integration time (timed alone on one thread, as that
+ * thread's CPU time, which other processes on a shared machine do not
+ * stretch; engine/integrate_probe.h) and CG iterations, and the pairs of solids
  * that touched (the world's contact events): the per-object task costs and
  * the interaction graph that the modeled experiments replay.
  *

@@ -7,9 +7,9 @@
 #include "engine/kinds.h"
 #include "engine/world.h"
 
-static double now_seconds(void) {
+static double clock_seconds(clockid_t c) {
     struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
+    clock_gettime(c, &ts);
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
@@ -22,14 +22,15 @@ hy_status hy_world_probe_integration(hy_world* w, double dt, hy_integrate_probe*
         hy_object* o = &w->objects[i];
         if (!o->alive || !o->ops) continue;
         hy_step_stats st = {0};
-        double t0 = now_seconds();
+        double c0 = clock_seconds(CLOCK_THREAD_CPUTIME_ID), t0 = clock_seconds(CLOCK_MONOTONIC);
         hy_status s = o->ops->integrate(w, o, dt, &st);
-        double t = now_seconds() - t0;
+        double t = clock_seconds(CLOCK_MONOTONIC) - t0, c = clock_seconds(CLOCK_THREAD_CPUTIME_ID) - c0;
         if (s) return s;
         if (n < capacity) {
             out[n].id = hy_world_slot_id(w, i);
             out[n].particles = o->nv;
             out[n].seconds = t;
+            out[n].cpu_seconds = c;
             out[n].cg_iterations = st.cg_iterations;
         }
         n++;

@@ -19,6 +19,9 @@ typedef struct hy_integrate_probe {
     hy_object_id id;
     int32_t particles;     /* its vertices */
     double seconds;        /* wall time of its integration */
+    double cpu_seconds;    /* CPU time of the calling thread in it: all of it when the world steps on one
+                              thread, and unlike the wall time not stretched by other processes on a
+                              shared machine */
     int32_t cg_iterations; /* the solve's */
 } hy_integrate_probe;
 

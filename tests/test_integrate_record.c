@@ -54,7 +54,7 @@ static void test_probe(void) {
         const char* name = NULL;
         CHECK_OK(hy_object_get_name(w, p[i].id, &name));
         CHECK(name && !strcmp(name, i ? "high" : "low"));
-        CHECK(p[i].particles == 64 && p[i].seconds > 0 && p[i].cg_iterations > 0);
+        CHECK(p[i].particles == 64 && p[i].seconds > 0 && p[i].cpu_seconds > 0 && p[i].cg_iterations > 0);
     }
     /* counting only */
     CHECK_OK(hy_world_probe_integration(w, 0.01, NULL, 0, &n));
