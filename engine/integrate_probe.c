@@ -20,15 +20,15 @@ hy_status hy_world_probe_integration(hy_world* w, double dt, hy_integrate_probe*
     int32_t n = 0;
     for (int32_t i = 0; i < w->object_count; i++) {
         hy_object* o = &w->objects[i];
-        if (!o->alive || !o->ops) continue;
+        if (!o->alive || !hy_object_has(o, HY_KIND_SOLID)) continue;
         hy_step_stats st = {0};
         double c0 = clock_seconds(CLOCK_THREAD_CPUTIME_ID), t0 = clock_seconds(CLOCK_MONOTONIC);
-        hy_status s = o->ops->integrate(w, o, dt, &st);
+        hy_status s = o->ops->integrate(w, o, w->pool, dt, &st);
         double t = clock_seconds(CLOCK_MONOTONIC) - t0, c = clock_seconds(CLOCK_THREAD_CPUTIME_ID) - c0;
         if (s) return s;
         if (n < capacity) {
             out[n].id = hy_world_slot_id(w, i);
-            out[n].particles = o->nv;
+            out[n].particles = o->model.nv;
             out[n].seconds = t;
             out[n].cpu_seconds = c;
             out[n].cg_iterations = st.cg_iterations;

@@ -2,10 +2,9 @@
  * runs (`hyphys bench integrate --record`): the per-object task costs that
  * the integration runtime's experiments replay on modeled machines.
  *
- * Between two steps, every live object of a kind on the operations table
- * (engine/kinds.h: the FEM and mass-spring solids) runs its integrate op
- * once more over dt from its current state, timed alone on the world's
- * pool. The op predicts x1, v1 from x, v and the object's model only
+ * Between two steps, every live solid (a kind with HY_KIND_SOLID,
+ * engine/kinds.h: FEM and mass-spring) runs its kind's integrate op once
+ * more over dt from its current state, timed alone on the world's pool. The op predicts x1, v1 from x, v and the object's model only
  * (the step recomputes them before using them), so probing leaves the
  * run's states, and its hash, as they were (test_integrate_probe).
  *
