@@ -24,6 +24,7 @@
 #include <math.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "bench/integrate_scenes.h"
 #include "cli/cli.h"
@@ -51,13 +52,14 @@ static const hy_rt_kind k_empty = {"empty", 2, {HY_RT_RW, HY_RT_R}, empty_task, 
 
 void hy_bench_integrate_help(void) {
     printf("usage: hyphys bench integrate [--json] [--out DIR] [--steps N] [--only LIST] [--fem-costs CSV]\n"
-           "                              [--no-plot]\n"
+           "                              [--recordings DIR] [--no-plot]\n"
+           "       hyphys bench integrate --record SCENE --out FILE [--skip K] [--steps N]\n"
            "       hyphys bench integrate --overhead [--tasks N] [--threads N] [--repeats R] [--json]\n"
            "       hyphys bench integrate --pus LIST [--policy P] [--objects N] [--steps N] [--json]\n"
            "       hyphys bench integrate --trace FILE [--scene S] [--policy P] [--machine M] [--gpus G]\n"
            "                              [--cpus C] [--block B] [--steps N]\n\n"
            "Modeled experiments (virtual clock, the machines of Hermann et al. 2010;\n"
-           "workload from FEM step costs measured here, not a recorded scene):\n"
+           "workloads synthetic, with FEM step costs measured here, or --recordings):\n"
            "  gpus   fem64 on hermann8 with 1, 2, 4, 8 GPUs: speedup over one GPU\n"
            "  bars   fem_bars on hermann4, 4 GPUs + 4 CPUs: ms per step by block size\n"
            "  mixed  fem_independent on hermann4 with 0-4 GPUs and 0-4 CPUs: speedup\n"
@@ -73,6 +75,14 @@ void hy_bench_integrate_help(void) {
            "there as fem_costs.csv; --fem-costs CSV reads such a file instead, to make\n"
            "the same figures again (docs/integrate/measured_fem_costs.csv holds the\n"
            "documented run's).\n\n"
+           "--recordings DIR: replay DIR/fem64.csv and DIR/fem_independent.csv (recordings\n"
+           "of the real scenes) in place of the synthetic gpus and mixed workloads; a\n"
+           "missing file leaves that scene synthetic, as the output says\n"
+           "(docs/integrate/recorded/ holds the documented run's).\n"
+           "--record SCENE --out FILE: run SCENE on one thread, K steps (default 0)\n"
+           "untimed, then N (default %d) with every solid's integration timed alone\n"
+           "before each; write each solid's particles, seconds and CG iterations and the\n"
+           "pairs of solids that touched, per step (the state hash is the plain run's).\n"
            "--overhead: that experiment alone; --tasks defaults to 100000, --threads\n"
            "to 2, --repeats to 5.\n"
            "--pus LIST [--trace FILE]: real FEM steps (one task per block, --objects blocks of 512-1,000\n"
@@ -85,7 +95,7 @@ void hy_bench_integrate_help(void) {
            "--policy (default lp), --machine hermann4|hermann8|cpu (default hermann4)\n"
            "with --gpus and --cpus (default 4, 4),\n"
            "--block particles for fem_bars (default 2000).\n",
-           WARM_STEPS, DEFAULT_STEPS);
+           WARM_STEPS, DEFAULT_STEPS, DEFAULT_STEPS);
 }
 
 static hy_status submit_all(hy_rt_graph* g, const int32_t* h, int32_t n) {
@@ -207,6 +217,21 @@ static int run_overhead(long tasks, long threads, long repeats, int json, int ne
 
 #define NOTE "modeled; workload from measured FEM costs, not a recorded scene"
 
+/* Recordings of the real scenes (--recordings DIR), per hy_iscene_kind;
+ * NULL: that scene is synthetic. */
+static hy_irec g_rec[3];
+static const hy_irec* g_use[3];
+static char g_rec_path[3][4096];
+
+/* What a scene's times come from, for the outputs. */
+static const char* note(hy_iscene_kind k) {
+    static char buf[3][4200];
+    if (!g_use[k]) return NOTE;
+    snprintf(buf[k], sizeof buf[k], "modeled; replaying the recorded run %s: %d steps of %d solids", g_rec_path[k],
+             g_use[k]->nsteps, g_use[k]->nobj);
+    return buf[k];
+}
+
 typedef struct bench_out {
     const char* dir;
     int json, plot;
@@ -238,7 +263,7 @@ static int plot(const bench_out* o, const char* name, const char* script) {
     snprintf(gp, sizeof gp, "%s.gp", name);
     FILE* f = out_file(o, gp);
     if (!f) return 0;
-    fprintf(f, "# %s: hyphys bench integrate (" NOTE ")\n"
+    fprintf(f, "# %s: hyphys bench integrate (modeled)\n"
                "set terminal pngcairo noenhanced size %d,460 font 'sans,9'\nset output '%s.png'\n"
                "set datafile separator ','\nset key top left\nset grid\n%s",
             name, strcmp(name, "mixed") ? 720 : 1200, name, script);
@@ -272,7 +297,7 @@ static int run_one(hy_iscene_kind kind, int block, const hy_fem_costs* c, const 
     hy_rt_machine m;
     uint64_t h = 0;
     hy_status s = hy_rt_machine_profile(profile, gpus, cpus, &m);
-    if (!s) s = hy_iscene_run(kind, block, c, &m, policy, steps, ms, &h, NULL, NULL);
+    if (!s) s = hy_iscene_run(kind, block, c, g_use[kind], &m, policy, steps, ms, &h, NULL, NULL);
     if (s) {
         fprintf(stderr, "hyphys bench integrate: %s, %s %d+%d, %s: %s\n", hy_iscene_name(kind), profile, gpus, cpus,
                 policy, hy_last_error());
@@ -310,7 +335,8 @@ static int exp_gpus(bench_out* o, const hy_fem_costs* c, int steps, double* eigh
         json_key(o, "gpus");
         printf("[");
     } else {
-        printf("gpus: fem64 on hermann8, GPUs only (%s); speedup over one GPU, mean of steps %d-%d\n", NOTE,
+        printf("gpus: fem64 on hermann8, GPUs only (%s); speedup over one GPU, mean of steps %d-%d\n",
+               note(HY_ISCENE_FEM64),
                WARM_STEPS, steps - 1);
     }
     *eight_over_one = INFINITY;
@@ -360,7 +386,8 @@ static int exp_bars(bench_out* o, const hy_fem_costs* c, int steps, int* fast_ok
         json_key(o, "bars");
         printf("[");
     } else {
-        printf("bars: fem_bars on hermann4, 4 GPUs + 4 CPUs (%s); ms per step, mean of steps %d-%d\n", NOTE,
+        printf("bars: fem_bars on hermann4, 4 GPUs + 4 CPUs (%s); ms per step, mean of steps %d-%d\n",
+               note(HY_ISCENE_BARS),
                WARM_STEPS, steps - 1);
     }
     *fast_ok = 1;
@@ -410,7 +437,8 @@ static int exp_mixed(bench_out* o, const hy_fem_costs* c, int steps, mixed_resul
         json_key(o, "mixed");
         printf("[");
     } else {
-        printf("mixed: fem_independent on hermann4 (%s); speedup over one CPU (%.3f ms), mean of steps %d-%d\n", NOTE,
+        printf("mixed: fem_independent on hermann4 (%s); speedup over one CPU (%.3f ms), mean of steps %d-%d\n",
+               note(HY_ISCENE_INDEPENDENT),
                1e3 * one, WARM_STEPS, steps - 1);
     }
     int n = 0;
@@ -465,7 +493,7 @@ static int run_trace(const char* path, const char* scene, const char* profile, c
     uint64_t h;
     hy_status s = hy_rt_machine_profile(profile, gpus, cpus, &m);
     if (!s) s = hy_rt_trace_open(path, "virtual", &t);
-    if (!s) s = hy_iscene_run(kind, block, c, &m, policy, steps, ms, &h, &sum, t);
+    if (!s) s = hy_iscene_run(kind, block, c, g_use[kind], &m, policy, steps, ms, &h, &sum, t);
     hy_status s2 = hy_rt_trace_close(t);
     if (!s) s = s2;
     if (s) {
@@ -474,7 +502,7 @@ static int run_trace(const char* path, const char* scene, const char* profile, c
     }
     printf("trace %s: %s on %s %d GPUs + %d CPUs, %s, %d steps (%s): %.3f ms per step, %d steals, "
            "%d METIS calls, state hash %016llx\n",
-           path, scene, profile, gpus, cpus, policy, steps, NOTE, 1e3 * sum.makespan / steps, sum.steals, sum.metis_calls,
+           path, scene, profile, gpus, cpus, policy, steps, note(kind), 1e3 * sum.makespan / steps, sum.steals, sum.metis_calls,
            (unsigned long long)h);
     return HY_EXIT_OK;
 }
@@ -512,6 +540,36 @@ static int run_real(const char* pus, const char* policy, int steps, int objects,
     return h == ref ? HY_EXIT_OK : HY_EXIT_RUNTIME;
 }
 
+/* ---- recording a real run */
+
+static int run_record(const char* scene, int skip, int steps, const char* out) {
+    const char* path = hy_cli_find_scene("bench integrate --record", scene);
+    if (!path) return HY_EXIT_USAGE;
+    if (!out) {
+        fprintf(stderr, "hyphys bench integrate: --record needs --out FILE\n");
+        return HY_EXIT_USAGE;
+    }
+    uint64_t h = 0;
+    double t0 = hy_cli_now();
+    if (hy_irec_make(path, skip, steps, out, &h)) {
+        fprintf(stderr, "hyphys bench integrate: %s\n", hy_last_error());
+        return HY_EXIT_RUNTIME;
+    }
+    hy_irec r;
+    if (hy_irec_load(out, &r)) {
+        fprintf(stderr, "hyphys bench integrate: %s\n", hy_last_error());
+        return HY_EXIT_RUNTIME;
+    }
+    double sum = 0;
+    for (int32_t i = 0; i < r.nobj * r.nsteps; i++) sum += r.seconds[i];
+    printf("recorded %s: steps %d-%d, %d solids, %d touching pairs in all, integration %.3f ms a step (one "
+           "thread, objects timed alone), state hash %016llx, %.1f s -> %s\n",
+           path, skip + 1, skip + steps, r.nobj, r.pair_start[r.nsteps], 1e3 * sum / r.nsteps, (unsigned long long)h,
+           hy_cli_now() - t0, out);
+    hy_irec_free(&r);
+    return HY_EXIT_OK;
+}
+
 static int want_exp(const char* only, const char* name) {
     if (!only) return 1;
     size_t n = strlen(name);
@@ -520,10 +578,11 @@ static int want_exp(const char* only, const char* name) {
     return 0;
 }
 
-int hy_bench_integrate_main(int argc, char** argv) {
+static int bench_main(int argc, char** argv) {
     long tasks = 100000, threads = 2, repeats = 5, steps = DEFAULT_STEPS, gpus = 4, cpus = 4, block = 2000,
-         objects = 16;
+         objects = 16, skip = 0;
     int json = 0, overhead = 0, no_plot = 0;
+    const char *record = NULL, *recordings = NULL;
     const char *out = NULL, *only = NULL, *trace = NULL, *scene = "fem_independent", *policy = "lp",
                *machine = "hermann4", *pus = NULL,
                *costs_path = NULL;
@@ -567,12 +626,28 @@ int hy_bench_integrate_main(int argc, char** argv) {
             scene = argv[++i];
         } else if (!strcmp(a, "--policy") && i + 1 < argc) {
             policy = argv[++i];
+        } else if (!strcmp(a, "--record") && i + 1 < argc) {
+            record = argv[++i];
+        } else if (!strcmp(a, "--skip") && i + 1 < argc) {
+            if (!hy_cli_parse_int(a, argv[++i], 0, 100000, &skip)) return HY_EXIT_USAGE;
+        } else if (!strcmp(a, "--recordings") && i + 1 < argc) {
+            recordings = argv[++i];
         } else {
             fprintf(stderr, "hyphys bench integrate: unknown or incomplete option '%s' (try --help)\n", a);
             return HY_EXIT_USAGE;
         }
     }
     if (overhead) return run_overhead(tasks, threads, repeats, json, 0);
+    if (record) return run_record(record, (int)skip, (int)steps, out);
+    for (int k = 0; recordings && k < 3; k++) {
+        snprintf(g_rec_path[k], sizeof g_rec_path[k], "%s/%s.csv", recordings, hy_iscene_name((hy_iscene_kind)k));
+        if (access(g_rec_path[k], F_OK) != 0) continue; /* that scene stays synthetic, as the outputs say */
+        if (hy_irec_load(g_rec_path[k], &g_rec[k])) {
+            fprintf(stderr, "hyphys bench integrate: %s\n", hy_last_error());
+            return HY_EXIT_RUNTIME;
+        }
+        g_use[k] = &g_rec[k];
+    }
     if (pus) {
         const hy_rt_policy_class* pc;
         if (hy_rt_policy_lookup(policy, &pc)) {
@@ -636,7 +711,12 @@ int hy_bench_integrate_main(int argc, char** argv) {
         if (!out_close(fc, &o, "fem_costs.csv")) return HY_EXIT_RUNTIME;
     }
     if (json) {
-        printf("{\"note\":\"" NOTE "\",\"out\":");
+        printf("{\"note\":\"modeled\",\"workloads\":{");
+        for (int k = 0; k < 3; k++) {
+            printf("%s\"%s\":", k ? "," : "", hy_iscene_name((hy_iscene_kind)k));
+            hy_cli_json_string(stdout, note((hy_iscene_kind)k));
+        }
+        printf("},\"out\":");
         hy_cli_json_string(stdout, out);
         printf(",\"fem_costs_from\":");
         hy_cli_json_string(stdout, costs_path ? costs_path : "measured");
@@ -710,4 +790,10 @@ int hy_bench_integrate_main(int argc, char** argv) {
         printf("output: %s\n", out);
     }
     return ok ? HY_EXIT_OK : HY_EXIT_RUNTIME;
+}
+
+int hy_bench_integrate_main(int argc, char** argv) {
+    int rc = bench_main(argc, argv);
+    for (int k = 0; k < 3; k++) hy_irec_free(&g_rec[k]);
+    return rc;
 }

@@ -147,25 +147,51 @@ typedef struct pair_arg {
     int32_t n;
 } pair_arg;
 
+/* Pair buffers an assembly task reads besides v, f, x; a gather task
+ * reads up to one less than a task's arguments (besides f). */
+#define ASM_PAIRS (HY_RT_MAX_ARGS - 3)
+#define GATHER_PAIRS (HY_RT_MAX_ARGS - 1)
+
+/* An interaction writes its own buffer (the coupling force on the first
+ * object, the second taking its opposite), which the two objects' assembly
+ * tasks read: the pairs of a step do not wait for one another, as they
+ * would if each added into both objects' force arrays (every pair of a
+ * connected scene chained behind the one before by write after write). */
 static void pair_fn(void* const* b, void* arg) {
     const int32_t n = ((const pair_arg*)arg)->n;
-    double* fa = b[0];
-    double* fb = b[1];
-    const double* xa = b[2];
-    const double* xb = b[3];
-    for (int32_t i = 0; i < 3 * n; i += 3) {
-        double d = 1e-3 * (xb[i] - xa[i]);
-        fa[i] += d;
-        fb[i] -= d;
+    double* p = b[0];
+    const double* xa = b[1];
+    const double* xb = b[2];
+    for (int32_t i = 0; i < 3 * n; i += 3) p[i] = 1e-3 * (xb[i] - xa[i]);
+}
+
+/* What an assembly or gather task adds from the pair buffers it reads:
+ * the sign of each (+1: the object is the pair's first) and the length. */
+typedef struct gather_arg {
+    int32_t n;
+    int32_t npairs;
+    int32_t len[GATHER_PAIRS];
+    double sign[GATHER_PAIRS];
+} gather_arg;
+
+static void add_pairs(void* const* b, const gather_arg* a, double* f) {
+    for (int32_t k = 0; k < a->npairs; k++) {
+        const double* p = b[k];
+        for (int32_t i = 0; i < 3 * a->len[k]; i += 3) f[i] += a->sign[k] * p[i];
     }
 }
 
+/* f += the pair buffers (objects with more pairs than the assembly's
+ * signature holds) */
+static void gather_fn(void* const* b, void* arg) { add_pairs(b + 1, arg, b[0]); }
+
 static void assemble_fn(void* const* b, void* arg) {
-    const int32_t n = *(const int32_t*)arg;
+    const gather_arg* a = arg;
     double* v = b[0];
     double* f = b[1];
     const double* x = b[2];
-    for (int32_t i = 0; i < 3 * n; i++) {
+    add_pairs(b + 3, a, f);
+    for (int32_t i = 0; i < 3 * a->n; i++) {
         v[i] = 0.99 * v[i] + 1e-2 * f[i] - 1e-4 * x[i];
         f[i] = 0;
     }
@@ -185,9 +211,31 @@ static void update_fn(void* const* b, void* arg) {
     for (int32_t i = 0; i < 3 * n; i++) x[i] += 1e-2 * v[i];
 }
 
-static const hy_rt_kind k_contact = {"contact", 4, {HY_RT_RW, HY_RT_RW, HY_RT_R, HY_RT_R}, pair_fn, pair_fn};
-static const hy_rt_kind k_attach = {"attach", 4, {HY_RT_RW, HY_RT_RW, HY_RT_R, HY_RT_R}, pair_fn, pair_fn};
-static const hy_rt_kind k_assemble = {"fem-assemble", 3, {HY_RT_RW, HY_RT_RW, HY_RT_R}, assemble_fn, assemble_fn};
+_Static_assert(HY_RT_MAX_ARGS == 8, "the kind tables below spell out 8 arguments");
+#define R_ HY_RT_R
+static const hy_rt_kind k_contact = {"contact", 3, {HY_RT_W, R_, R_}, pair_fn, pair_fn};
+static const hy_rt_kind k_attach = {"attach", 3, {HY_RT_W, R_, R_}, pair_fn, pair_fn};
+/* assembly reading 0 .. ASM_PAIRS pair buffers */
+static const hy_rt_kind k_assemble[ASM_PAIRS + 1] = {
+    {"fem-assemble", 3, {HY_RT_RW, HY_RT_RW, R_}, assemble_fn, assemble_fn},
+    {"fem-assemble", 4, {HY_RT_RW, HY_RT_RW, R_, R_}, assemble_fn, assemble_fn},
+    {"fem-assemble", 5, {HY_RT_RW, HY_RT_RW, R_, R_, R_}, assemble_fn, assemble_fn},
+    {"fem-assemble", 6, {HY_RT_RW, HY_RT_RW, R_, R_, R_, R_}, assemble_fn, assemble_fn},
+    {"fem-assemble", 7, {HY_RT_RW, HY_RT_RW, R_, R_, R_, R_, R_}, assemble_fn, assemble_fn},
+    {"fem-assemble", 8, {HY_RT_RW, HY_RT_RW, R_, R_, R_, R_, R_, R_}, assemble_fn, assemble_fn},
+};
+/* f += 1 .. GATHER_PAIRS pair buffers */
+static const hy_rt_kind k_gather[GATHER_PAIRS + 1] = {
+    {"fem-gather", 1, {HY_RT_RW}, gather_fn, gather_fn},
+    {"fem-gather", 2, {HY_RT_RW, R_}, gather_fn, gather_fn},
+    {"fem-gather", 3, {HY_RT_RW, R_, R_}, gather_fn, gather_fn},
+    {"fem-gather", 4, {HY_RT_RW, R_, R_, R_}, gather_fn, gather_fn},
+    {"fem-gather", 5, {HY_RT_RW, R_, R_, R_, R_}, gather_fn, gather_fn},
+    {"fem-gather", 6, {HY_RT_RW, R_, R_, R_, R_, R_}, gather_fn, gather_fn},
+    {"fem-gather", 7, {HY_RT_RW, R_, R_, R_, R_, R_, R_}, gather_fn, gather_fn},
+    {"fem-gather", 8, {HY_RT_RW, R_, R_, R_, R_, R_, R_, R_}, gather_fn, gather_fn},
+};
+#undef R_
 static const hy_rt_kind k_cg = {"fem-cg", 1, {HY_RT_RW}, cg_fn, cg_fn};
 static const hy_rt_kind k_update = {"fem-update", 2, {HY_RT_RW, HY_RT_R}, update_fn, update_fn};
 
@@ -203,9 +251,11 @@ static uint64_t lcg(uint64_t* x) {
     return *x >> 33;
 }
 
-hy_status hy_iscene_create(hy_iscene_kind kind, int block, const hy_fem_costs* costs, hy_iscene* out) {
+static hy_status iscene_create(hy_iscene_kind kind, int block, const hy_fem_costs* costs, const hy_irec* rec,
+                               hy_iscene* out) {
     memset(out, 0, sizeof *out);
     out->kind = kind;
+    out->rec = rec;
     uint64_t seed = 0x5eed0000u + (uint64_t)kind;
     if (kind == HY_ISCENE_FEM64) {
         out->nobj = 64;
@@ -222,6 +272,10 @@ hy_status hy_iscene_create(hy_iscene_kind kind, int block, const hy_fem_costs* c
     } else {
         out->nobj = 64;
         for (int i = 0; i < 64; i++) out->n[i] = 512 + (int32_t)(lcg(&seed) % 2489);
+    }
+    if (out->rec) {
+        out->nobj = out->rec->nobj;
+        for (int i = 0; i < out->nobj; i++) out->n[i] = out->rec->n[i];
     }
     size_t total = 0;
     for (int i = 0; i < out->nobj; i++) {
@@ -247,9 +301,57 @@ hy_status hy_iscene_create(hy_iscene_kind kind, int block, const hy_fem_costs* c
     return HY_OK;
 }
 
+hy_status hy_iscene_create(hy_iscene_kind kind, int block, const hy_fem_costs* costs, hy_iscene* out) {
+    return iscene_create(kind, block, costs, NULL, out);
+}
+
 void hy_iscene_destroy(hy_iscene* sc) {
     free(sc->data);
     sc->data = NULL;
+    for (int32_t k = 0; k < sc->nslots; k++) free(sc->slot_buf[k]);
+    free(sc->slot_buf);
+    free(sc->slot_ab);
+    free(sc->slot_h);
+    sc->slot_buf = NULL;
+    sc->slot_ab = sc->slot_h = NULL;
+    sc->nslots = sc->cap_slots = 0;
+}
+
+/* The buffer handle of pair (a, b), a < b: registered with g the first
+ * time the pair interacts, kept for later steps (the graph keeps its
+ * handles across resets). */
+static hy_status pair_handle(hy_iscene* sc, hy_rt_graph* g, int a, int b, int32_t* out) {
+    for (int32_t k = 0; k < sc->nslots; k++)
+        if (sc->slot_ab[2 * k] == a && sc->slot_ab[2 * k + 1] == b) {
+            *out = sc->slot_h[k];
+            return HY_OK;
+        }
+    if (sc->nslots == sc->cap_slots) {
+        int32_t c = sc->cap_slots ? 2 * sc->cap_slots : 64;
+        double** buf = realloc(sc->slot_buf, (size_t)c * sizeof *buf);
+        if (buf) sc->slot_buf = buf;
+        int32_t* ab = realloc(sc->slot_ab, 2 * (size_t)c * sizeof *ab);
+        if (ab) sc->slot_ab = ab;
+        int32_t* h = realloc(sc->slot_h, (size_t)c * sizeof *h);
+        if (h) sc->slot_h = h;
+        if (!buf || !ab || !h) return hy_fail(HY_ERR_NOMEM, "%s: out of memory for pairs", hy_iscene_name(sc->kind));
+        sc->cap_slots = c;
+    }
+    int32_t n = sc->n[a] < sc->n[b] ? sc->n[a] : sc->n[b];
+    double* buf = calloc(3 * (size_t)n, sizeof *buf);
+    if (!buf) return hy_fail(HY_ERR_NOMEM, "%s: out of memory for pairs", hy_iscene_name(sc->kind));
+    int32_t k = sc->nslots;
+    hy_status s = hy_rt_graph_register(g, buf, 3 * (size_t)n * sizeof *buf, &sc->slot_h[k]);
+    if (s) {
+        free(buf);
+        return s;
+    }
+    sc->slot_buf[k] = buf;
+    sc->slot_ab[2 * k] = a;
+    sc->slot_ab[2 * k + 1] = b;
+    sc->nslots++;
+    *out = sc->slot_h[k];
+    return HY_OK;
 }
 
 /* fem64's contacts at a step: pile neighbours (4x4x4 grid) in a fixed
@@ -316,28 +418,82 @@ static uint64_t hash_doubles(uint64_t h, const double* v, size_t n) {
     return h;
 }
 
-static hy_status submit(hy_iscene* sc, hy_rt_graph* g, pair_arg* pargs) {
+/* Per step: one task per pair (its own buffer from both positions), then
+ * per object its assembly (reading its pairs' buffers; an object with more
+ * pairs than the assembly's signature holds gathers the rest into f
+ * first), the CG iterations and the update. `args` has room for
+ * 2 nobj + HY_ISCENE_MAX_PAIRS gather arguments. */
+static hy_status submit(hy_iscene* sc, hy_rt_graph* g, pair_arg* pargs, gather_arg* args) {
     hy_rt_graph_reset(g);
-    if (sc->kind == HY_ISCENE_FEM64) fem64_pairs(sc);
+    const hy_irec* rec = sc->rec;
+    const int rk = rec ? sc->step % rec->nsteps : 0;
+    if (rec) {
+        sc->npairs = 0;
+        for (int32_t k = rec->pair_start[rk]; k < rec->pair_start[rk + 1]; k++) {
+            sc->pa[sc->npairs] = rec->pairs[2 * k];
+            sc->pb[sc->npairs++] = rec->pairs[2 * k + 1];
+        }
+    } else if (sc->kind == HY_ISCENE_FEM64) fem64_pairs(sc);
     else if (sc->kind == HY_ISCENE_BARS) bars_pairs(sc);
     else sc->npairs = 0;
     hy_status s = HY_OK;
+    int32_t ph[HY_ISCENE_MAX_PAIRS];
     for (int k = 0; k < sc->npairs && !s; k++) {
         int a = sc->pa[k], b = sc->pb[k];
         pargs[k].n = sc->n[a] < sc->n[b] ? sc->n[a] : sc->n[b];
         double c = sc->setup[a] < sc->setup[b] ? sc->setup[a] : sc->setup[b];
-        s = hy_rt_graph_submit_pair(g, sc->kind == HY_ISCENE_BARS ? &k_attach : &k_contact, a, b, CONTACT_SHARE * c,
-                                    &pargs[k], (int32_t[]){sc->hf[a], sc->hf[b], sc->hx[a], sc->hx[b]}, NULL);
-    }
-    for (int i = 0; i < sc->nobj && !s; i++) {
-        double scale = cost_scale(sc, i);
-        s = hy_rt_graph_submit(g, &k_assemble, i, (1 - UPDATE_SHARE) * scale * sc->setup[i], &sc->n[i],
-                               (int32_t[]){sc->hv[i], sc->hf[i], sc->hx[i]}, NULL);
-        for (int k = 0; k < HY_FEM_CG_ITERATIONS && !s; k++)
-            s = hy_rt_graph_submit(g, &k_cg, i, scale * sc->iter[i], &sc->n[i], &sc->hv[i], NULL);
+        s = pair_handle(sc, g, a, b, &ph[k]);
         if (!s)
-            s = hy_rt_graph_submit(g, &k_update, i, UPDATE_SHARE * scale * sc->setup[i], &sc->n[i],
-                                   (int32_t[]){sc->hx[i], sc->hv[i]}, NULL);
+            s = hy_rt_graph_submit_pair(g, sc->kind == HY_ISCENE_BARS ? &k_attach : &k_contact, a, b,
+                                        CONTACT_SHARE * c, &pargs[k], (int32_t[]){ph[k], sc->hx[a], sc->hx[b]}, NULL);
+    }
+    int nargs = 0;
+    for (int i = 0; i < sc->nobj && !s; i++) {
+        /* reference seconds outside the CG, per CG iteration, iterations */
+        double setup = cost_scale(sc, i) * sc->setup[i], iter = cost_scale(sc, i) * sc->iter[i];
+        int iters = HY_FEM_CG_ITERATIONS;
+        if (rec) { /* the recorded time, split in the measured proportions */
+            iters = rec->cg[rk * rec->nobj + i];
+            double total = rec->seconds[rk * rec->nobj + i], model = sc->setup[i] + iters * sc->iter[i];
+            setup = model > 0 ? total * sc->setup[i] / model : total;
+            iter = model > 0 ? total * sc->iter[i] / model : 0.0;
+        }
+        int32_t h[HY_RT_MAX_ARGS];
+        gather_arg* ga = &args[nargs++];
+        memset(ga, 0, sizeof *ga);
+        ga->n = sc->n[i];
+        for (int k = 0; k < sc->npairs && !s; k++) {
+            if (sc->pa[k] != i && sc->pb[k] != i) continue;
+            if (ga->npairs == GATHER_PAIRS) { /* more than one task holds: gather these */
+                h[0] = sc->hf[i];
+                s = hy_rt_graph_submit(g, &k_gather[ga->npairs], i, 0.0, ga, h, NULL);
+                ga = &args[nargs++];
+                memset(ga, 0, sizeof *ga);
+                ga->n = sc->n[i];
+            }
+            h[1 + ga->npairs] = ph[k];
+            ga->len[ga->npairs] = pargs[k].n;
+            ga->sign[ga->npairs++] = sc->pa[k] == i ? 1.0 : -1.0;
+        }
+        if (!s && ga->npairs > ASM_PAIRS) { /* the rest fit a gather but not the assembly */
+            h[0] = sc->hf[i];
+            s = hy_rt_graph_submit(g, &k_gather[ga->npairs], i, 0.0, ga, h, NULL);
+            ga = &args[nargs++];
+            memset(ga, 0, sizeof *ga);
+            ga->n = sc->n[i];
+        }
+        /* the assembly's pair buffers follow v, f, x */
+        for (int k = ga->npairs - 1; k >= 0 && !s; k--) h[3 + k] = h[1 + k];
+        h[0] = sc->hv[i];
+        h[1] = sc->hf[i];
+        h[2] = sc->hx[i];
+        if (!s)
+            s = hy_rt_graph_submit(g, &k_assemble[ga->npairs], i, (1 - UPDATE_SHARE) * setup, ga, h, NULL);
+        for (int k = 0; k < iters && !s; k++)
+            s = hy_rt_graph_submit(g, &k_cg, i, iter, &sc->n[i], &sc->hv[i], NULL);
+        if (!s)
+            s = hy_rt_graph_submit(g, &k_update, i, UPDATE_SHARE * setup, &sc->n[i], (int32_t[]){sc->hx[i], sc->hv[i]},
+                                   NULL);
     }
     sc->step++;
     return s;
@@ -360,14 +516,17 @@ static void stats_add(hy_rt_step_stats* sum, const hy_rt_step_stats* st) {
     }
 }
 
-hy_status hy_iscene_run(hy_iscene_kind kind, int block, const hy_fem_costs* costs, const hy_rt_machine* m,
-                        const char* policy, int steps, double* makespan, uint64_t* hash, hy_rt_step_stats* sum,
-                        hy_rt_trace* trace) {
+hy_status hy_iscene_run(hy_iscene_kind kind, int block, const hy_fem_costs* costs, const hy_irec* rec,
+                        const hy_rt_machine* m, const char* policy, int steps, double* makespan, uint64_t* hash,
+                        hy_rt_step_stats* sum, hy_rt_trace* trace) {
     hy_iscene sc;
     hy_rt_graph* g = NULL;
     hy_rt_sim* sim = NULL;
     pair_arg pargs[HY_ISCENE_MAX_PAIRS];
-    hy_status s = hy_iscene_create(kind, block, costs, &sc);
+    /* an assembly argument per object, and a gather per GATHER_PAIRS of a pair's two ends */
+    gather_arg* args = malloc((2 * HY_ISCENE_MAX_OBJ + HY_ISCENE_MAX_PAIRS) * sizeof *args);
+    memset(&sc, 0, sizeof sc);
+    hy_status s = args ? iscene_create(kind, block, costs, rec, &sc) : hy_fail(HY_ERR_NOMEM, "out of memory");
     if (!s) s = hy_rt_graph_create(&g);
     for (int i = 0; i < sc.nobj && !s; i++) {
         size_t bytes = 3 * (size_t)sc.n[i] * sizeof(double);
@@ -380,7 +539,7 @@ hy_status hy_iscene_run(hy_iscene_kind kind, int block, const hy_fem_costs* cost
     if (sum) memset(sum, 0, sizeof *sum);
     for (int k = 0; k < steps && !s; k++) {
         hy_rt_step_stats st;
-        s = submit(&sc, g, pargs);
+        s = submit(&sc, g, pargs, args);
         if (!s) s = hy_rt_sim_step(sim, g, &st);
         if (!s) {
             makespan[k] = st.makespan;
@@ -395,6 +554,7 @@ hy_status hy_iscene_run(hy_iscene_kind kind, int block, const hy_fem_costs* cost
     hy_rt_sim_destroy(sim);
     hy_rt_graph_destroy(g);
     hy_iscene_destroy(&sc);
+    free(args);
     return s;
 }
 

@@ -1,32 +1,43 @@
-/* Workloads of `hyphys bench integrate`: task graphs shaped like the FEM
- * scenes (fem64, fem_bars, fem_independent), with per-task costs taken from
- * timed steps of the real FEM solver (solvers/fem.h) on this machine, run
- * on modeled machines (runtime/sim.h).
+/* Workloads of `hyphys bench integrate`: task graphs of the FEM scenes
+ * (fem64, fem_bars, fem_independent) run on modeled machines
+ * (runtime/sim.h), either replaying a recording of the real scene
+ * (bench/integrate_record.h: per step, each object's measured integration
+ * time and CG iterations and the pairs that touched) or, where none is
+ * given, synthetic: shaped like the scene, with per-task costs from timed
+ * steps of the real FEM solver (solvers/fem.h) on this machine.
  *
- * They are modeled: the FEM objects are not in the world, so no scene is
- * recorded; each object is three handles (positions, velocities, contact
- * forces: 3 doubles per particle each) and per step
- *   contact / attach  (RW force a, RW force b, R x a, R x b) per pair,
- *                     joining the partition with less work
- *   fem-assemble      (RW v, RW force, R x): rotations, forces, the system
- *   fem-cg            (RW v) x HY_FEM_CG_ITERATIONS: one CG iteration each
+ * Each object is three handles (positions, velocities, forces: 3 doubles
+ * per particle each), and each pair that interacts one more (the coupling
+ * force on its first object, 3 doubles per particle of the smaller). Per
+ * step:
+ *   contact / attach  (W pair, R x a, R x b) per pair, joining the
+ *                     partition with less work
+ *   fem-gather        (RW force, R pair...) only for an object with more
+ *                     pairs than its assembly's arguments hold
+ *   fem-assemble      (RW v, RW force, R x, R pair...): rotations, forces,
+ *                     the system, the coupling forces added
+ *   fem-cg            (RW v) per CG iteration
  *   fem-update        (RW x, R v): positions
  * whose CPU implementations do a cheap, deterministic update of the data,
- * so every policy and machine must give the same state hash. One task per
- * CG iteration because a GPU launches kernels and synchronises per
- * iteration: its per-task cost (runtime/machine.h) is paid per iteration,
- * which is what makes small objects poor on a GPU. A pair task costs
- * CONTACT_SHARE of the smaller object's assembly. */
+ * so every policy and machine must give the same state hash. A pair writes
+ * its own buffer rather than adding into both objects' forces, so the
+ * pairs of a step do not wait for one another (adding would chain every
+ * pair of a connected scene behind the one before by write after write).
+ * One task per CG iteration because a GPU launches kernels and
+ * synchronises per iteration: its per-task cost (runtime/machine.h) is paid
+ * per iteration, which is what makes small objects poor on a GPU. A pair
+ * task costs CONTACT_SHARE of the smaller object's assembly. */
 #ifndef HY_BENCH_INTEGRATE_SCENES_H
 #define HY_BENCH_INTEGRATE_SCENES_H
 
 #include <stdint.h>
 
+#include "bench/integrate_record.h"
 #include "runtime/sim.h"
 #include "runtime/team.h"
 
-#define HY_ISCENE_MAX_OBJ 64
-#define HY_ISCENE_MAX_PAIRS 192
+#define HY_ISCENE_MAX_OBJ HY_REC_MAX_OBJ
+#define HY_ISCENE_MAX_PAIRS HY_REC_MAX_PAIRS
 #define HY_FEM_COST_SIZES 5
 
 /* CG iterations per step: a fixed count, as interactive FEM runs it. */
@@ -67,6 +78,7 @@ typedef struct hy_iscene {
     double setup[HY_ISCENE_MAX_OBJ]; /* reference-core seconds per step outside the CG (measured line) */
     double iter[HY_ISCENE_MAX_OBJ];  /* reference-core seconds per CG iteration (measured line) */
     int bar[HY_ISCENE_MAX_OBJ];     /* fem_bars: the bar of each block */
+    const hy_irec* rec;        /* a recorded run replayed (NULL: the synthetic scene) */
     double* data;                   /* x, v, f of every object, one allocation */
     double* x[HY_ISCENE_MAX_OBJ];
     double* v[HY_ISCENE_MAX_OBJ];
@@ -75,6 +87,11 @@ typedef struct hy_iscene {
     int npairs;                     /* this step's pairs */
     int pa[HY_ISCENE_MAX_PAIRS], pb[HY_ISCENE_MAX_PAIRS];
     int step;
+    /* one buffer and handle per pair that has interacted (slot_ab: a < b) */
+    int32_t nslots, cap_slots;
+    int32_t* slot_ab;
+    int32_t* slot_h;
+    double** slot_buf;
 } hy_iscene;
 
 /* fem64: 64 blocks of about 3,000 particles (2,600-3,400) in a 4x4x4 pile;
@@ -94,10 +111,17 @@ const char* hy_iscene_name(hy_iscene_kind kind);
 /* Run `steps` steps of a fresh copy of the scene on machine m under the
  * policy; makespan of each step into ms[] (modeled seconds), the state hash
  * into *hash, and stats summed over the steps into *sum (may be NULL).
- * `trace` (may be NULL) records the run. */
-hy_status hy_iscene_run(hy_iscene_kind kind, int block, const hy_fem_costs* costs, const hy_rt_machine* m,
-                        const char* policy, int steps, double* makespan, uint64_t* hash, hy_rt_step_stats* sum,
-                        hy_rt_trace* trace);
+ * `trace` (may be NULL) records the run. With `rec` (may be NULL) the run
+ * replays that recording instead of the synthetic scene (its objects,
+ * their particles, and per step the pairs that touched and each object's
+ * measured time and CG iterations, the recording's steps repeating when
+ * `steps` is longer): the time is split into assembly, one task per CG
+ * iteration and update in the proportions of `costs`' measured lines for
+ * that size; a pair's task costs CONTACT_SHARE of the smaller object's
+ * assembly. `kind` then only names the scene. */
+hy_status hy_iscene_run(hy_iscene_kind kind, int block, const hy_fem_costs* costs, const hy_irec* rec,
+                        const hy_rt_machine* m, const char* policy, int steps, double* makespan, uint64_t* hash,
+                        hy_rt_step_stats* sum, hy_rt_trace* trace);
 
 /* Real work on real CPU PUs (runtime/team.h): `nobj` FEM blocks of
  * 512-1,000 particles (the fem_independent sizes' low end, so a run stays

@@ -42,9 +42,6 @@
 
 /* Steps re-planned whatever the graph does, while the model learns. */
 #define LEARN_STEPS 3
-/* Between graph changes, a fresh plan replaces the PUs' last partitions
- * when it is expected to take at most this factor of their time. */
-#define REPLAN_GAIN 0.97
 
 typedef struct plan {
     int32_t np, nq;
@@ -200,8 +197,9 @@ static void round_plan(plan* pl, int have_lp) {
  * PU's expected times, plus, for every edge of the partition graph cut by
  * the assignment, the shared bytes' trip between each end's memory and the
  * host (the data goes there and back over the step). */
-static double plan_makespan(const hy_rt_sim* s, const int32_t* pu) {
+static double plan_makespan_from(const hy_rt_sim* s, const int32_t* pu, const int32_t* from) {
     double load[HY_RT_MAX_PUS] = {0}, L = 0;
+    if (from) hy_rt_sim_move_cost(s, from, pu, load);
     for (int32_t p = 0; p < s->npart; p++) load[pu[p]] += hy_rt_sim_expected(s, p, pu[p]);
     for (int32_t i = 0; i < s->nedges; i++) {
         int32_t qa = pu[s->edges[i].a], qb = pu[s->edges[i].b];
@@ -216,6 +214,8 @@ static double plan_makespan(const hy_rt_sim* s, const int32_t* pu) {
     for (int32_t q = 0; q < s->m.npu; q++) L = fmax(L, load[q]);
     return L;
 }
+
+static double plan_makespan(const hy_rt_sim* s, const int32_t* pu) { return plan_makespan_from(s, pu, NULL); }
 
 /* Keep the better of the sim's owners and `pu` (ties: the owners). */
 static void keep_better(hy_rt_sim* s, int32_t* best, double* best_L) {
@@ -284,7 +284,10 @@ static hy_status map(hy_rt_sim* s, int changed) {
     if (!s->npart) return HY_OK;
     if (!changed && s->step >= LEARN_STEPS) {
         /* keep what the PUs ran last step unless a fresh plan is expected
-         * to be clearly better (steals have drifted, costs have moved) */
+         * to be faster, the data of the partitions it moves carried to
+         * their new PUs counted (steals have drifted, costs have moved):
+         * between PUs of one memory a better plan is free to take, and a
+         * move across PCIe must pay for its trip within the step */
         for (int32_t p = 0; p < s->npart; p++)
             if (s->owner[p] < 0 || !(s->eligible[p] & (1u << s->m.pu[s->owner[p]].kind))) changed = 1;
         if (!changed) {
@@ -294,7 +297,7 @@ static hy_status map(hy_rt_sim* s, int changed) {
             double L_kept = plan_makespan(s, kept);
             hy_status st = replan(s);
             /* the METIS calls of a plan not taken still count: they were made */
-            if (!st && !(plan_makespan(s, s->owner) < REPLAN_GAIN * L_kept)) {
+            if (!st && !(plan_makespan_from(s, s->owner, kept) < L_kept)) {
                 memcpy(s->owner, kept, (size_t)s->npart * sizeof *kept);
             } else if (!st) {
                 s->stats.remapped = 1;

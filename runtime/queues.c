@@ -99,7 +99,9 @@ int hy_rt_queues_unstarted(hy_rt_queues* q, const int32_t* owner, int32_t pu) {
 
 void hy_rt_queues_start(hy_rt_queues* q, const hy_rt_graph* g, int32_t t) {
     q->started[t] = 1;
-    q->pstarted[g->tasks[t].partition] = 1;
+    /* an interaction run first for the other partitions' sake leaves its
+     * partition's own work where it was: still a whole to steal */
+    if (!q->cross[t]) q->pstarted[g->tasks[t].partition] = 1;
 }
 
 void hy_rt_queues_finish(hy_rt_queues* q, const hy_rt_graph* g, int32_t t) {

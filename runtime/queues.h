@@ -23,7 +23,8 @@ typedef struct hy_rt_queues {
     int32_t* pending;  /* per task: predecessors not finished */
     uint8_t* started;  /* per task */
     uint8_t* cross;    /* per task: a successor belongs to another partition */
-    uint8_t* pstarted; /* per partition: a task has started */
+    uint8_t* pstarted; /* per partition: a task has started that no other partition waits for (its
+                          own work began; what the thieves look at) */
 } hy_rt_queues;
 
 /* The queues of g's tasks over npart partitions (>= every task's partition

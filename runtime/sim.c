@@ -55,6 +55,7 @@ void hy_rt_sim_destroy(hy_rt_sim* s) {
     free(s->adj);
     free(s->part_tasks);
     free(s->part_work);
+    free(s->part_bytes);
     free(s);
 }
 
@@ -129,11 +130,34 @@ hy_status hy_rt_sim_map_metis(hy_rt_sim* s, const uint8_t* part_mask, unsigned k
         st = hy_fail(HY_ERR_NOMEM, "out of memory mapping %d partitions", s->npart);
         goto done;
     }
+    /* Both kinds in one map: METIS balances one weight per partition against
+     * one target weight per PU, so both must be in one unit. A partition
+     * weighs its time on a CPU (measured, else modeled) and a PU's speed is
+     * the time the partitions take on a CPU over the time they take on the
+     * PU's kind: what the PUs really deliver on this workload, launch costs
+     * included, rather than their nominal speeds (a GPU of speed 6 paying
+     * 50 us a task is slower than a core on small objects). */
+    int mixed = 0;
+    for (int32_t i = 1; i < np; i++) mixed |= s->m.pu[pus[i]].kind != s->m.pu[pus[0]].kind;
+    if (mixed) {
+        double on[HY_RT_PU_KINDS] = {0, 0};
+        int32_t first[HY_RT_PU_KINDS] = {-1, -1};
+        for (int32_t i = np - 1; i >= 0; i--) first[s->m.pu[pus[i]].kind] = pus[i];
+        for (int32_t p = 0; p < s->npart; p++)
+            if (!part_mask || part_mask[p])
+                for (int k = 0; k < HY_RT_PU_KINDS; k++) on[k] += hy_rt_sim_part_time(s, p, (hy_rt_pu_kind)k);
+        for (int32_t i = 0; i < np && on[HY_RT_CPU] > 0; i++) {
+            const hy_rt_pu* pu = &s->m.pu[pus[i]];
+            if (on[pu->kind] > 0) speed[i] = on[HY_RT_CPU] / on[pu->kind] * (pu->speed / s->m.pu[first[pu->kind]].speed);
+        }
+    }
     int32_t nv = 0, ne = 0;
     for (int32_t p = 0; p < s->npart; p++) {
         index[p] = -1;
         if (part_mask && !part_mask[p]) continue;
-        double c = single >= 0 && s->kind_time[2 * p + single] >= 0 ? s->kind_time[2 * p + single] : s->cost[p];
+        double c = mixed ? hy_rt_sim_part_time(s, p, HY_RT_CPU)
+                   : single >= 0 && s->kind_time[2 * p + single] >= 0 ? s->kind_time[2 * p + single]
+                                                                       : s->cost[p];
         cost[nv] = c;
         verts[nv] = p;
         index[p] = nv++;
@@ -181,9 +205,11 @@ static hy_status grow_partitions(hy_rt_sim* s, const hy_rt_graph* g) {
         if (pt) s->part_tasks = pt;
         double* pw = realloc(s->part_work, (size_t)c * sizeof *pw);
         if (pw) s->part_work = pw;
+        double* pb = realloc(s->part_bytes, (size_t)c * sizeof *pb);
+        if (pb) s->part_bytes = pb;
         int32_t* as = realloc(s->adj_start, ((size_t)c + 1) * sizeof *as);
         if (as) s->adj_start = as;
-        if (!owner || !cost || !kt || !et || !el || !as || !pt || !pw)
+        if (!owner || !cost || !kt || !et || !el || !as || !pt || !pw || !pb)
             return hy_fail(HY_ERR_NOMEM, "out of memory for %d partitions", n);
         for (int32_t p = s->cap_part; p < c; p++) {
             s->owner[p] = -1;
@@ -216,7 +242,21 @@ static hy_status check_and_estimate(hy_rt_sim* s, const hy_rt_graph* g) {
         s->est_time[2 * p] = s->est_time[2 * p + 1] = 0;
         s->part_tasks[p] = 0;
         s->part_work[p] = 0;
+        s->part_bytes[p] = 0;
     }
+    /* a handle's bytes count once for the partition that writes it (the
+     * last one to, where several do: the others' copies go stale anyway) */
+    int32_t* writer = malloc((size_t)(g->nhandles ? g->nhandles : 1) * sizeof *writer);
+    if (!writer) return hy_fail(HY_ERR_NOMEM, "sim: out of memory for %d handles", g->nhandles);
+    for (int32_t h = 0; h < g->nhandles; h++) writer[h] = -1;
+    for (int32_t t = 0; t < g->ntasks; t++) {
+        const hy_rt_task* task = &g->tasks[t];
+        for (int i = 0; i < task->kind->nargs; i++)
+            if (task->kind->modes[i] & HY_RT_W) writer[task->handles[i]] = task->partition;
+    }
+    for (int32_t h = 0; h < g->nhandles; h++)
+        if (writer[h] >= 0) s->part_bytes[writer[h]] += (double)g->handles[h].data.bytes;
+    free(writer);
     for (int32_t t = 0; t < g->ntasks; t++) {
         const hy_rt_task* task = &g->tasks[t];
         unsigned k = task_kinds(task->kind);
@@ -290,6 +330,17 @@ static void fix_owners(hy_rt_sim* s) {
     }
 }
 
+void hy_rt_sim_move_cost(const hy_rt_sim* s, const int32_t* from, const int32_t* to, double* load) {
+    int32_t path[HY_RT_MAX_MEMS];
+    for (int32_t p = 0; p < s->npart; p++) {
+        if (from[p] < 0 || from[p] == to[p]) continue;
+        double t = 0;
+        if (hy_rt_memnet_path(&s->m.net, s->m.pu[from[p]].mem, s->m.pu[to[p]].mem, (size_t)s->part_bytes[p], path,
+                              &t) > 0)
+            load[to[p]] += t;
+    }
+}
+
 double hy_rt_sim_expected(const hy_rt_sim* s, int32_t p, int32_t q) {
     const hy_rt_cost_fit* f = &s->fit[s->m.pu[q].kind];
     return f->setup * s->part_tasks[p] + f->unit * s->part_work[p] / s->m.pu[q].speed;
@@ -325,9 +376,16 @@ static void fit_solve(hy_rt_cost_fit* f) {
     f->unit = fmin(fmax(unit, 1.0 / FIT_RANGE), FIT_RANGE);
 }
 
-/* Each partition ran whole on the PU that owns it at the end of the step
- * (only partitions that have not started are stolen). */
-static void learn(hy_rt_sim* s, const uint8_t* ran_on, const double* measured) {
+/* Each partition ran on the PU that owns it at the end of the step (a
+ * partition is stolen before its own work starts; at most an interaction
+ * it ran first for others ran elsewhere). The model is of computing:
+ * xfer[p] (may be NULL), the transfers a partition's tasks waited for, is
+ * left out. Those follow from where the data was, not from the partition
+ * and the kind: a partition moved by a re-plan pays its data's trip once,
+ * and the transfers of cut edges, every step, are valued by the plans
+ * themselves (policy_lp.c); absorbed into setup and unit they were counted
+ * twice, and a re-plan's one-off moves skewed the model for steps after. */
+static void learn(hy_rt_sim* s, const uint8_t* ran_on, const double* measured, const double* xfer) {
     for (int k = 0; k < HY_RT_PU_KINDS; k++) {
         hy_rt_cost_fit* f = &s->fit[k];
         f->nn *= FIT_DECAY;
@@ -339,7 +397,8 @@ static void learn(hy_rt_sim* s, const uint8_t* ran_on, const double* measured) {
     for (int32_t p = 0; p < s->npart; p++) {
         if (!ran_on[p]) continue;
         int32_t q = s->owner[p];
-        fit_add(&s->fit[s->m.pu[q].kind], s->part_tasks[p], s->part_work[p] / s->m.pu[q].speed, measured[p]);
+        fit_add(&s->fit[s->m.pu[q].kind], s->part_tasks[p], s->part_work[p] / s->m.pu[q].speed,
+                measured[p] - (xfer ? xfer[p] : 0.0));
     }
     for (int k = 0; k < HY_RT_PU_KINDS; k++) fit_solve(&s->fit[k]);
 }
@@ -382,6 +441,7 @@ typedef struct run_state {
     hy_rt_queues q;
     uint8_t* ran_on;    /* per partition: bit k = a task ran on kind k */
     double* measured;   /* per partition: modeled time of its tasks this step */
+    double* xfer;       /* per partition: of which transfers */
     event* heap;
     int32_t nheap;
     double pu_time[HY_RT_MAX_PUS];
@@ -419,6 +479,7 @@ static hy_status start_task(hy_rt_sim* s, run_state* r, int32_t q, int32_t t) {
     r->failed[q] = 0;
     r->ran_on[task->partition] |= (uint8_t)(1u << pu->kind);
     r->measured[task->partition] += run;
+    r->xfer[task->partition] += xfer;
     s->stats.busy[q] += run;
     s->stats.pu_tasks[q]++;
     s->stats.transfer_time += xfer;
@@ -542,7 +603,8 @@ hy_status hy_rt_sim_begin_step(hy_rt_sim* s, const hy_rt_graph* g) {
     return HY_OK;
 }
 
-void hy_rt_sim_end_step(hy_rt_sim* s, const hy_rt_graph* g, const uint8_t* ran_on, const double* measured) {
+static void end_step(hy_rt_sim* s, const hy_rt_graph* g, const uint8_t* ran_on, const double* measured,
+                     const double* xfer) {
     /* a partition that ran on one kind gives that kind's time */
     for (int32_t p = 0; p < s->npart; p++) {
         if (!ran_on[p]) continue;
@@ -550,12 +612,16 @@ void hy_rt_sim_end_step(hy_rt_sim* s, const hy_rt_graph* g, const uint8_t* ran_o
         if (ran_on[p] == 1u << HY_RT_CPU) s->kind_time[2 * p + HY_RT_CPU] = measured[p];
         if (ran_on[p] == 1u << HY_RT_GPU) s->kind_time[2 * p + HY_RT_GPU] = measured[p];
     }
-    learn(s, ran_on, measured);
+    learn(s, ran_on, measured, xfer);
     if (s->trace) s->trace->base += s->stats.makespan;
     s->stats.tasks = g->ntasks;
     s->stats.threshold = s->threshold;
     for (int32_t c = 0; c < s->m.net.nchannels; c++) s->stats.channel_bytes[c] = s->m.net.channels[c].bytes;
     s->step++;
+}
+
+void hy_rt_sim_end_step(hy_rt_sim* s, const hy_rt_graph* g, const uint8_t* ran_on, const double* measured) {
+    end_step(s, g, ran_on, measured, NULL);
 }
 
 hy_status hy_rt_sim_step(hy_rt_sim* s, hy_rt_graph* g, hy_rt_step_stats* stats) {
@@ -575,8 +641,9 @@ hy_status hy_rt_sim_step(hy_rt_sim* s, hy_rt_graph* g, hy_rt_step_stats* stats) 
     r.g = g;
     r.ran_on = calloc((size_t)(P ? P : 1), 1);
     r.measured = calloc((size_t)(P ? P : 1), sizeof *r.measured);
+    r.xfer = calloc((size_t)(P ? P : 1), sizeof *r.xfer);
     r.heap = malloc((size_t)(n ? n : 1) * sizeof *r.heap);
-    if (!r.ran_on || !r.measured || !r.heap) {
+    if (!r.ran_on || !r.measured || !r.xfer || !r.heap) {
         st = hy_fail(HY_ERR_NOMEM, "sim: out of memory for %d tasks", n);
         goto done;
     }
@@ -589,12 +656,13 @@ hy_status hy_rt_sim_step(hy_rt_sim* s, hy_rt_graph* g, hy_rt_step_stats* stats) 
         void* ptr;
         if ((st = hy_rt_data_acquire(&s->m.net, &g->handles[h].data, HY_RT_HOST, HY_RT_R, &ptr, NULL))) goto done;
     }
-    hy_rt_sim_end_step(s, g, r.ran_on, r.measured);
+    end_step(s, g, r.ran_on, r.measured, r.xfer);
     if (stats) *stats = s->stats;
 done:
     hy_rt_queues_free(&r.q);
     free(r.ran_on);
     free(r.measured);
+    free(r.xfer);
     free(r.heap);
     return st;
 }

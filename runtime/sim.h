@@ -10,9 +10,10 @@
  * copies, and it finishes after the transfers plus
  * overhead + work / speed. A PU with nothing ready tries to steal: up to
  * |PU| - 1 random victims (seeded: the clock and every choice are
- * deterministic), taking the first partition of the victim's queue that has
- * not started, has a ready task, runs on the thief's kind and that the
- * policy allows. Stolen partitions stay with the thief the next step
+ * deterministic), taking the first partition of the victim's queue whose
+ * own work has not started (an interaction run first for another
+ * partition's sake does not count), has a ready task, runs on the thief's
+ * kind and that the policy allows. Stolen partitions stay with the thief the next step
  * (temporal locality) unless the policy maps again. A PU that finds nothing
  * waits for the next task to finish. At the end of the step every handle is
  * made valid on the host (the bytes are counted; the time is not charged).
@@ -55,9 +56,10 @@ typedef struct hy_rt_sim hy_rt_sim;
  * framework's (sched/model.h): a partition of n tasks and w seconds of
  * reference work takes setup·n + unit·w / speed on a PU of that kind (unit
  * is 1 where the PU's speed says all, and absorbs what it leaves out: the
- * transfers, the contention). Starts from the machine's constants (setup
+ * contention). Starts from the machine's constants (setup
  * the first PU's overhead, unit 1) and is refitted after every step by
- * least squares over the partitions that ran on that kind, older steps
+ * least squares over the partitions that ran on that kind, their measured
+ * times less the transfers they waited for, older steps
  * weighing half as much per step; setup within [0, max(16 prior, 1 ms)],
  * unit within [1/16, 16]; with partitions too alike in their task counts
  * to separate the two (the system nearly singular), setup is kept and unit
@@ -118,6 +120,8 @@ struct hy_rt_sim {
     int warmup;            /* priority: steps spent measuring each kind */
     int32_t* part_tasks;   /* per partition: its tasks this step */
     double* part_work;     /* per partition: its reference work this step */
+    double* part_bytes;    /* per partition: bytes of the handles its tasks write this step (what moves
+                              with it to another PU's memory) */
     hy_rt_cost_fit fit[HY_RT_PU_KINDS];
     hy_rt_trace* trace;    /* NULL: none (hy_rt_sim_set_trace) */
     hy_rt_step_stats stats;
@@ -170,6 +174,12 @@ void hy_rt_sim_map_round_robin(hy_rt_sim* s, const uint8_t* part_mask, unsigned 
 /* Expected seconds of partition p on PU q under the learned model
  * (hy_rt_cost_fit), transfers and waiting not counted separately. */
 double hy_rt_sim_expected(const hy_rt_sim* s, int32_t p, int32_t q);
+/* Modeled seconds to move the data of the partitions whose PU differs
+ * between `from` and `to` (entries < 0 in from: new, nothing to move) into
+ * their new PUs' memories, added per destination PU into load[] (npu
+ * entries; the trips to one PU follow each other, trips to different PUs
+ * run at once). */
+void hy_rt_sim_move_cost(const hy_rt_sim* s, const int32_t* from, const int32_t* to, double* load);
 /* splitmix64 step of *state: the victims' choice of the executors. */
 uint64_t hy_rt_random(uint64_t* state);
 /* Seconds on the monotonic clock. */

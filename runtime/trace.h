@@ -25,12 +25,26 @@ typedef struct hy_rt_trace {
     char* path;      /* for messages */
     int64_t events;
     double base;     /* seconds added to every time given */
+    int pid;         /* the process its tracks belong to: 1, or the one given to hy_rt_trace_attach */
+    int owns;        /* 1: opened here, finished and closed by hy_rt_trace_close */
 } hy_rt_trace;
 
 /* Opens `path` for writing and starts the JSON; `clock` ("virtual" or
  * "real") goes into otherData. HY_ERR_IO naming the file. */
 hy_status hy_rt_trace_open(const char* path, const char* clock, hy_rt_trace** out);
-/* Finishes the JSON and closes; HY_ERR_IO naming the file when a write
+/* Writes into a trace stream that another writer opened and will finish:
+ * the proximity framework's (sched/prox_trace.c writes events of the same
+ * form), so that the integration's tasks, transfers, steals and maps sit
+ * in one file with the collision jobs. Its tracks belong to process `pid`
+ * (not the other writer's), named `process` by a metadata event, so each
+ * PU has its own track beside the collision resources'. The stream must
+ * already hold an event (the other writer's track names): every event
+ * written here follows a comma. `path` names the file in messages. The
+ * caller sets `base` to where the integration starts on the other
+ * writer's timeline. HY_ERR_INVALID_ARG for a NULL stream or pid < 1. */
+hy_status hy_rt_trace_attach(FILE* f, const char* path, int pid, const char* process, hy_rt_trace** out);
+/* Finishes the JSON and closes (an attached trace: checks the stream's
+ * error flag and leaves it open); HY_ERR_IO naming the file when a write
  * failed. Frees t (NULL: nothing). */
 hy_status hy_rt_trace_close(hy_rt_trace* t);
 /* Names track `tid`. */

@@ -4,7 +4,8 @@
 # the issue's keys with one row per configuration and the same state hash in
 # every run, the CSVs and gnuplot scripts are written, a second run prints
 # exactly the same (virtual clock) and refuses to overwrite the first's
-# files, --trace writes a valid trace with one track per PU, --pus runs real
+# files, --record makes a recording of a small real run (same state hash
+# as the plain run) that --recordings replays, --trace writes a valid trace with one track per PU, --pus runs real
 # FEM steps on two CPU PUs with the single thread's hash, and bad input
 # exits 2 (usage) or 1 (a bad costs file, naming its line).
 set -u
@@ -32,7 +33,9 @@ done
 printf '%s' "$out1" | python3 -c '
 import json, sys
 d = json.load(sys.stdin)
-assert d["note"].startswith("modeled; workload from measured FEM costs"), d["note"]
+assert d["note"] == "modeled", d["note"]
+assert all(d["workloads"][k].startswith("modeled; workload from measured FEM costs")
+           for k in ("fem64", "fem_bars", "fem_independent")), d["workloads"]
 assert len(d["gpus"]) == 4 * 6 and {r["gpus"] for r in d["gpus"]} == {1, 2, 4, 8}
 assert all(abs(r["speedup"] - 1) < 1e-9 for r in d["gpus"] if r["gpus"] == 1)
 assert all(r["speedup"] > 1 for r in d["gpus"] if r["gpus"] > 1)
@@ -68,6 +71,42 @@ check "trace: a track per PU, every task" $?
 real=$("$CLI" bench integrate --pus cpu:1,cpu:1 --policy ws --objects 4 --steps 2 --json)
 check "real run exits 0" $?
 printf '%s' "$real" | grep -q '"same_hash":true'; check "real run: the single thread's hash" $?
+
+# a recording of a real run (two stacked blocks) replayed in place of fem_independent
+cat >"$tmp/stack.json" <<'JSON'
+{"solver": {"time_step": 0.01},
+ "materials": {"rubber": {"young": 50000, "poisson": 0.3, "density": 1000, "damping": 0.01}},
+ "objects": [
+  {"type": "obstacle", "name": "floor", "mesh": {"generator": "box", "half_extents": [1, 0.05, 1]},
+   "transform": {"position": [0, -0.05, 0]}},
+  {"type": "fem", "name": "low", "material": "rubber",
+   "mesh": {"generator": "block", "size": [0.15, 0.15, 0.15], "cells": [3, 3, 3]}, "transform": {"position": [0, 0.077, 0]}},
+  {"type": "fem", "name": "high", "material": "rubber",
+   "mesh": {"generator": "block", "size": [0.15, 0.15, 0.15], "cells": [3, 3, 3]}, "transform": {"position": [0, 0.229, 0]}}
+ ]}
+JSON
+mkdir -p "$tmp/rec"
+"$CLI" bench integrate --record "$tmp/stack.json" --steps 4 --out "$tmp/rec/fem_independent.csv" >"$tmp/rec.txt"
+check "record exits 0" $?
+want=$("$CLI" run "$tmp/stack.json" --frames 4 --threads 1 --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["state_hash"])')
+grep -q "state hash $want" "$tmp/rec.txt"; check "recording leaves the run's hash ($want)" $?
+[ "$(grep -c '^object,' "$tmp/rec/fem_independent.csv")" -eq 8 ] && grep -q '^pair,3,0,1$' "$tmp/rec/fem_independent.csv"
+check "recording: 2 solids x 4 steps, the touching pair" $?
+"$CLI" bench integrate --record "$tmp/stack.json" --steps 1 --out "$tmp/rec/fem_independent.csv" >/dev/null 2>"$tmp/err6"
+[ $? -eq 1 ] && grep -q "never overwritten" "$tmp/err6"; check "a recording is not overwritten" $?
+rep=$(run --only mixed --recordings "$tmp/rec" --out "$tmp/d" 2>/dev/null)
+check "replay exits 0" $?
+printf '%s' "$rep" | python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+assert d["workloads"]["fem_independent"].startswith("modeled; replaying the recorded run"), d["workloads"]
+assert d["workloads"]["fem64"].startswith("modeled; workload from measured"), d["workloads"]
+assert len(d["mixed"]) == 24 * 3 and d["mixed_same_hash"]
+'
+check "replay: the recorded scene, same hash everywhere" $?
+printf '# r\nobject,0,0,64,0.001,5\npair,0,0,3\n' >"$tmp/rec/fem64.csv"
+run --only gpus --recordings "$tmp/rec" --out "$tmp/e" >/dev/null 2>"$tmp/err7"
+[ $? -eq 1 ] && grep -q "fem64.csv:3" "$tmp/err7"; check "a bad recording names its line" $?
 
 "$CLI" bench integrate --only nothing >/dev/null 2>&1; [ $? -eq 2 ]; check "unknown experiment exits 2" $?
 "$CLI" bench integrate --pus cpu:1 --policy lifo >/dev/null 2>&1; [ $? -eq 2 ]; check "unknown policy exits 2" $?

@@ -1,6 +1,7 @@
 /* Reduced versions of the benchmark scenes that the collision tests run:
  * cloth_ball with its grid's vertex counts left to the test (two %d), and
- * nbody as 2 x 2 x 2 balls and cones (seeded placement) into a bowl. */
+ * nbody as 2 x 2 x 2 balls and cones (seeded placement) into a bowl; and
+ * two stacked FEM blocks for the integration recordings and traces. */
 #ifndef HY_TESTS_REDUCED_SCENES_H
 #define HY_TESTS_REDUCED_SCENES_H
 
@@ -30,5 +31,22 @@ static const char* const hy_test_nbody_json =
     "   \"transform\": {\"position\": [0, 0.9, 0]},"
     "   \"array\": {\"count\": [2, 2, 2], \"spacing\": [0.42, 0.42, 0.42], \"jitter\": 0.04, \"seed\": 7,"
     "             \"random_rotation\": true}}]}";
+
+/* Two FEM blocks of 64 nodes, the upper one 2 mm above the lower, which
+ * rests on a floor: they touch from the second step, and collision
+ * detection has work from the first. */
+static const char* const hy_test_fem_stack_json =
+    "{\"solver\": {\"time_step\": 0.01},"
+    " \"materials\": {\"rubber\": {\"young\": 50000, \"poisson\": 0.3, \"density\": 1000, \"damping\": 0.01}},"
+    " \"objects\": ["
+    "  {\"type\": \"obstacle\", \"name\": \"floor\", \"mesh\": {\"generator\": \"box\","
+    "   \"half_extents\": [1, 0.05, 1]}, \"transform\": {\"position\": [0, -0.05, 0]}},"
+    "  {\"type\": \"fem\", \"name\": \"low\", \"material\": \"rubber\","
+    "   \"mesh\": {\"generator\": \"block\", \"size\": [0.15, 0.15, 0.15], \"cells\": [3, 3, 3]},"
+    "   \"transform\": {\"position\": [0, 0.077, 0]}},"
+    "  {\"type\": \"fem\", \"name\": \"high\", \"material\": \"rubber\","
+    "   \"mesh\": {\"generator\": \"block\", \"size\": [0.15, 0.15, 0.15], \"cells\": [3, 3, 3]},"
+    "   \"transform\": {\"position\": [0, 0.229, 0]}}"
+    " ]}";
 
 #endif

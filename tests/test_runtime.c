@@ -21,6 +21,7 @@
 #include "runtime/sim.h"
 #include "runtime/team.h"
 #include "test.h"
+#include "tests/test_files.h"
 
 /* ---- dependency inference */
 
@@ -743,8 +744,10 @@ static int sim_open(scene* sc, const char* profile, int gpus, int cpus, const ch
 /* ---- lp */
 
 /* The learned model: after a few steps on a mixed machine, the expected
- * time of each partition on its PU is close to what it measured there
- * (12% on average), and the fit stayed in its bounds. */
+ * time of each partition on its PU is close to the time its tasks computed
+ * there (the modeled executor's overhead + work / speed per task: the
+ * model is of computing, transfers left out), and the fit stayed in its
+ * bounds. */
 static void test_lp_model(void) {
     static scene sc;
     scene_make(&sc, 24, 4, 16, MAXN, 2e-7, 37);
@@ -761,8 +764,8 @@ static void test_lp_model(void) {
     double err_sum = 0, err_max = 0;
     for (int32_t p = 0; p < s->npart; p++) {
         int32_t q = s->owner[p];
-        double meas = s->kind_time[2 * p + s->m.pu[q].kind];
-        if (meas <= 0) continue;
+        if (s->kind_time[2 * p + s->m.pu[q].kind] <= 0) continue; /* not measured on that kind */
+        double meas = s->est_time[2 * p + s->m.pu[q].kind];
         checked++;
         double err = fabs(hy_rt_sim_expected(s, p, q) - meas) / meas;
         err_sum += err;
@@ -771,9 +774,9 @@ static void test_lp_model(void) {
     fprintf(stderr, "lp model: %d partitions, relative error mean %.3f max %.3f; GPU setup %.3g s unit %.3g, CPU "
             "setup %.3g unit %.3g\n", checked, err_sum / checked, err_max, s->fit[HY_RT_GPU].setup, s->fit[HY_RT_GPU].unit, s->fit[HY_RT_CPU].setup,
             s->fit[HY_RT_CPU].unit);
-    /* what the model leaves out (transfers, which depend on where the
-     * neighbours ran) keeps it from being exact */
-    CHECK(checked == s->npart && err_sum / checked < 0.12 && err_max < 0.4);
+    /* a partition whose interaction ran on one kind and its own work on the
+     * other (stolen after the interaction) has no time of either kind */
+    CHECK(checked >= s->npart - 2 && err_sum / checked < 0.03 && err_max < 0.12);
     for (int k = 0; k < HY_RT_PU_KINDS; k++)
         CHECK(s->fit[k].unit >= 1.0 / 16 && s->fit[k].unit <= 16 && s->fit[k].setup >= 0 && s->fit[k].setup <= 1e-3);
     /* affinity lists: a PU that owns nothing is in every one */
@@ -925,15 +928,12 @@ static void test_trace(void) {
     hy_rt_sim_destroy(s);
     hy_rt_graph_destroy(g);
     CHECK_OK(hy_rt_trace_close(t));
-    FILE* f = fopen(path, "rb");
-    CHECK(f != NULL);
-    if (!f) return;
-    static char text[4 << 20];
-    size_t n = fread(text, 1, sizeof text - 1, f);
-    fclose(f);
+    char* text = hy_test_read_file(path);
     remove(path);
-    text[n] = 0;
+    CHECK(text != NULL);
+    if (!text) return;
     cJSON* root = cJSON_Parse(text);
+    free(text);
     CHECK(root != NULL);
     if (!root) return;
     const cJSON* ev = cJSON_GetObjectItemCaseSensitive(root, "traceEvents");

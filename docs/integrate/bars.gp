@@ -1,4 +1,4 @@
-# bars: hyphys bench integrate (modeled; workload from measured FEM costs, not a recorded scene)
+# bars: hyphys bench integrate (modeled)
 set terminal pngcairo noenhanced size 720,460 font 'sans,9'
 set output 'bars.png'
 set datafile separator ','

@@ -1,4 +1,4 @@
-# gpus: hyphys bench integrate (modeled; workload from measured FEM costs, not a recorded scene)
+# gpus: hyphys bench integrate (modeled)
 set terminal pngcairo noenhanced size 720,460 font 'sans,9'
 set output 'gpus.png'
 set datafile separator ','

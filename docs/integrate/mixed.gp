@@ -1,4 +1,4 @@
-# mixed: hyphys bench integrate (modeled; workload from measured FEM costs, not a recorded scene)
+# mixed: hyphys bench integrate (modeled)
 set terminal pngcairo noenhanced size 1200,460 font 'sans,9'
 set output 'mixed.png'
 set datafile separator ','

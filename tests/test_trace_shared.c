@@ -1,0 +1,133 @@
+/* Tests one Perfetto trace holding both halves of a step: a world's
+ * collision jobs, written by the proximity framework's trace, and the
+ * integration runtime's tasks, transfers and maps written into the same
+ * stream (hy_rt_trace_attach) under their own process, one track per PU.
+ * The file parses as JSON; the collision tracks stay in process 1 with
+ * their events; process 2 is named, has a track per PU and the
+ * scheduler's, and as many task events as the steps ran, with transfers. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cjson/cJSON.h>
+
+#include "engine/world.h"
+#include "hyphys/hyphys.h"
+#include "runtime/sim.h"
+#include "sched/prox_internal.h"
+#include "test.h"
+#include "tests/reduced_scenes.h"
+#include "tests/test_files.h"
+
+static void bump(void* const* b, void* arg) {
+    double* x = b[0];
+    x[0] += arg ? 1.0 : 0.5;
+}
+
+static const hy_rt_kind k_step = {"step", 1, {HY_RT_RW}, bump, bump};
+static const hy_rt_kind k_pair = {"pair", 2, {HY_RT_RW, HY_RT_RW}, bump, bump};
+
+#define NOBJ 6
+#define STEPS 3
+
+static const char* str(const cJSON* o, const char* key) {
+    const cJSON* v = cJSON_GetObjectItemCaseSensitive(o, key);
+    return cJSON_IsString(v) ? v->valuestring : "";
+}
+
+static int num(const cJSON* o, const char* key) {
+    const cJSON* v = cJSON_GetObjectItemCaseSensitive(o, key);
+    return cJSON_IsNumber(v) ? v->valueint : -1;
+}
+
+int main(void) {
+    char path[] = "/tmp/hy_trace_XXXXXX";
+    int fd = mkstemp(path);
+    if (fd < 0) TEST_SKIP("no temporary file");
+    close(fd);
+    hy_scene_options o = hy_scene_options_default();
+    o.threads = 1;
+    hy_world* w = NULL;
+    CHECK_OK(hy_scene_load_string(hy_test_fem_stack_json, strlen(hy_test_fem_stack_json), "stack", &o, &w));
+    if (!w) return 1;
+    hy_sched_def def = hy_sched_def_default();
+    def.trace = path;
+    CHECK_OK(hy_world_set_scheduling(w, &def));
+    /* the integration of a few objects on a modeled machine, into the
+     * collision trace between the world's steps */
+    static double x[NOBJ][64];
+    hy_rt_graph* g = NULL;
+    hy_rt_sim* s = NULL;
+    hy_rt_machine m;
+    int32_t h[NOBJ];
+    CHECK_OK(hy_rt_machine_profile("hermann4", 2, 2, &m));
+    CHECK_OK(hy_rt_graph_create(&g));
+    for (int i = 0; i < NOBJ && g; i++) CHECK_OK(hy_rt_graph_register(g, x[i], sizeof x[i], &h[i]));
+    CHECK_OK(hy_rt_sim_create(&m, "affinity", 3, &s));
+    hy_rt_trace* t = NULL;
+    int tasks = 0;
+    for (int k = 0; k < STEPS && s && g; k++) {
+        CHECK_OK(hy_world_step(w, 0.01, 1));
+        if (k == 0) {
+            CHECK(w->prox && w->prox->trace);
+            if (!w->prox || !w->prox->trace) break;
+            CHECK_OK(hy_rt_trace_attach(w->prox->trace, path, 2, "integration (modeled)", &t));
+            if (!t) break;
+            hy_rt_sim_set_trace(s, t);
+        }
+        t->base = w->prox->trace_base; /* the integration after this step's collision jobs */
+        hy_rt_graph_reset(g);
+        for (int i = 0; i + 1 < NOBJ; i += 2) CHECK_OK(hy_rt_graph_submit_pair(g, &k_pair, i, i + 1, 1e-4, NULL,
+                                                                                (int32_t[]){h[i], h[i + 1]}, NULL));
+        for (int i = 0; i < NOBJ; i++)
+            for (int r = 0; r < 3; r++) CHECK_OK(hy_rt_graph_submit(g, &k_step, i, 2e-4 * (1 + i), &x[i], &h[i], NULL));
+        hy_rt_step_stats st;
+        CHECK_OK(hy_rt_sim_step(s, g, &st));
+        tasks += st.tasks;
+    }
+    CHECK_OK(hy_rt_trace_close(t));
+    CHECK_OK(hy_world_close_trace(w));
+    const int npu = m.npu;
+    hy_rt_sim_destroy(s);
+    hy_rt_graph_destroy(g);
+    hy_world_destroy(w);
+
+    char* text = hy_test_read_file(path);
+    remove(path);
+    CHECK(text != NULL);
+    if (!text) TEST_END();
+    cJSON* root = cJSON_Parse(text);
+    free(text);
+    CHECK(root != NULL);
+    if (!root) TEST_END();
+    int coll_events = 0, coll_names = 0, names = 0, process = 0, xt = 0, xs = 0, maps = 0, bad_tid = 0;
+    const cJSON* e;
+    cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(root, "traceEvents")) {
+        const char *ph = str(e, "ph"), *cat = str(e, "cat");
+        int pid = num(e, "pid"), tid = num(e, "tid");
+        if (pid == 1) {
+            coll_names += !strcmp(ph, "M");
+            coll_events += !strcmp(ph, "X");
+            continue;
+        }
+        CHECK(pid == 2);
+        if (!strcmp(ph, "M") && !strcmp(str(e, "name"), "process_name")) {
+            process++;
+            CHECK(!strcmp(str(cJSON_GetObjectItemCaseSensitive(e, "args"), "name"), "integration (modeled)"));
+            continue;
+        }
+        if (tid < 0 || tid > npu) bad_tid++;
+        names += !strcmp(ph, "M");
+        xt += !strcmp(ph, "X") && !strcmp(cat, "task");
+        xs += !strcmp(ph, "X") && !strcmp(cat, "transfer");
+        maps += !strcmp(ph, "i") && !strcmp(cat, "map");
+    }
+    fprintf(stderr, "shared trace: collision %d tracks, %d events; integration %d tracks, %d tasks, %d transfers, "
+            "%d maps\n", coll_names, coll_events, names, xt, xs, maps);
+    CHECK(coll_names >= 2 && coll_events > 0);
+    CHECK(process == 1 && names == npu + 1 && bad_tid == 0);
+    CHECK(xt == tasks && tasks == STEPS * (NOBJ / 2 + 3 * NOBJ) && xs > 0 && maps >= 1);
+    cJSON_Delete(root);
+    TEST_END();
+}
