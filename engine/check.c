@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "core/error.h"
+#include "engine/links.h"
 #include "engine/world.h"
 
 /* Every live object's vertices and triangles as one list, with the world's
@@ -47,8 +48,12 @@ static hy_status count_world(const hy_world* w, int clearance, int64_t* count, h
             voff += o->nv;
             toff += o->nt;
         }
-        hy_tritri_scene sc = {x, voff, tri, toff, tobj, tloc, no, self, stat, clearance ? margin : NULL};
-        st = hy_tritri_count(&sc, count, hits, cap);
+        int64_t *apart = NULL, apart_count = 0;
+        st = hy_links_apart_copy(w, &apart, &apart_count);
+        hy_tritri_scene sc = {x,    voff, tri, toff, tobj, tloc, no, self, stat, clearance ? margin : NULL,
+                              apart, apart_count};
+        if (!st) st = hy_tritri_count(&sc, count, hits, cap);
+        free(apart);
     }
     free(x);
     free(tri);

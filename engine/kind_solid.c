@@ -23,6 +23,7 @@ typedef struct solid_state {
     const hy_implicit_ops* ops;
     void* model;
     int32_t tet_count;
+    int coupled; /* integrated by the coupled step this substep */
     double* rhs;
     double* dv;
     hy_cg_workspace* cg;
@@ -30,6 +31,10 @@ typedef struct solid_state {
 
 static hy_status solid_integrate(hy_world* w, hy_object* o, double dt, hy_step_stats* st) {
     solid_state* s = o->kind_state;
+    if (s->coupled) {
+        s->coupled = 0;
+        return HY_OK;
+    }
     int32_t it = 0;
     double rel = 0.0;
     hy_status r = hy_implicit_step(s->ops, s->model, w->pool, o->x, o->v, dt, w->def.gravity, NULL,
@@ -54,6 +59,14 @@ static void solid_view_masses(const hy_object* o, double* mass, double* inv_mass
         inv_mass[i] = fixed[i] ? 0.0 : 1.0 / m[i];
     }
 }
+
+const hy_implicit_ops* hy_solid_ops(const hy_object* o, void** model) {
+    const solid_state* s = o->kind_state;
+    *model = s->model;
+    return s->ops;
+}
+
+void hy_solid_mark_integrated(hy_object* o) { ((solid_state*)o->kind_state)->coupled = 1; }
 
 static int32_t solid_tet_count(const hy_object* o) { return ((const solid_state*)o->kind_state)->tet_count; }
 

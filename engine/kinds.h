@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "engine/world.h"
+#include "solvers/implicit.h"
 
 typedef struct hy_kind_ops {
     hy_object_kind kind;
@@ -67,5 +68,12 @@ hy_solid_def hy_solid_def_default(void);
  * setting at fault (degenerate or inverted element, bad index, material
  * out of range), HY_ERR_NOMEM. */
 hy_status hy_solid_add(hy_world* w, const hy_solid_def* d, hy_object_id* out);
+
+/* A solid's implicit operations and model (*model), for the coupled step
+ * of solids joined by interactions (engine/links.h). */
+const hy_implicit_ops* hy_solid_ops(const hy_object* o, void** model);
+/* The coupled step has integrated o in this substep: its own integrate
+ * leaves x1, v1 as they are, once. */
+void hy_solid_mark_integrated(hy_object* o);
 
 #endif

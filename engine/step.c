@@ -14,6 +14,7 @@
 #include "core/error.h"
 #include "engine/cloth_contact.h"
 #include "engine/kinds.h"
+#include "engine/links.h"
 #include "engine/tools.h"
 #include "sched/proximity.h"
 
@@ -179,6 +180,9 @@ static hy_status integrate(hy_world* w, double dt, hy_step_stats* st) {
         hy_status s = integrate_cloth(w, o, dt, st);
         if (s) return s;
     }
+    /* solids joined by attachments step together */
+    hy_status sl = hy_links_integrate(w, dt, st);
+    if (sl) return sl;
     for (int32_t i = 0; i < w->object_count; i++) {
         hy_object* o = &w->objects[i];
         if (!o->alive || !o->ops) continue;

@@ -181,6 +181,7 @@ static void test_scene_files(void) {
         {"fem64.json", 65, 136460, 64 * 14196, 64 * 2940, 1},
         {"fem_mixed.json", 65, 75404, 32 * 480 + 32 * 14196, 32 * 150 + 32 * 2940, 1},
         {"fem_independent.json", 64, 87040, 32 * 2058 + 32 * 14196, 32 * 512 + 32 * 2940, 1},
+        {"fem_bars.json", 31, 30 * 108 + 12, 30 * 6 * 27, 30 * 64, 0},
     };
     for (size_t i = 0; i < sizeof scenes / sizeof scenes[0]; i++) {
         if (scenes[i].large && quick()) continue;

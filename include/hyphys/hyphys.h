@@ -670,6 +670,8 @@ typedef struct hy_scene_options {
     int32_t strict;     /* 1: objects that intersect or lie closer than their contact distance in the
                            initial state fail the load with HY_ERR_OVERLAP (the message names the
                            pairs); 0 (default): they load, and hy_world_find_overlaps finds them */
+    const char* parameters; /* "name=value,name=value": new values for the scene's "parameters"
+                               (a name the scene lacks is an error); NULL or "" (default): as given */
     uint32_t cookie;
 } hy_scene_options;
 HY_API hy_scene_options hy_scene_options_default(void);
