@@ -23,14 +23,25 @@ typedef struct link {
 struct hy_links {
     link* items;
     int32_t count, cap;
+    int contacts_off;
     /* the integrate phase's scratch, per object slot */
     int32_t* parent;
     int32_t* local;
     int32_t slot_cap;
+    /* the response's work: candidate velocities of the solids, in slot
+     * order, and what the last response did */
+    double* v_pred;
+    int64_t v_cap;
+    double impulse;
+    int64_t corrected;
     /* attached slot pairs (hy_links_apart) */
     int64_t* apart;
     int64_t apart_count, apart_cap;
 };
+
+/* A contact pair's stiffness per unit vertex mass, in units of 1/dt^2
+ * (see update_contacts). */
+#define CONTACT_STIFFNESS_SCALE 1.0
 
 static int is_solid(const hy_object* o) {
     return o && o->alive && (o->kind == HY_OBJECT_FEM || o->kind == HY_OBJECT_MASS_SPRING);
@@ -58,6 +69,7 @@ void hy_links_free(hy_world* w) {
     free(l->items);
     free(l->parent);
     free(l->local);
+    free(l->v_pred);
     free(l->apart);
     free(l);
     w->links = NULL;
@@ -162,6 +174,18 @@ hy_status hy_links_attach_vertices(hy_world* w, hy_object_id a, hy_object_id b, 
     if (!s) s = keep_attachment(w, a, b, p, count, who);
     free(p);
     return s;
+}
+
+hy_status hy_links_set_contact_coupling(hy_world* w, int on) {
+    if (!w || (on != 0 && on != 1))
+        return hy_fail(HY_ERR_INVALID_ARG, "contact coupling: need a world and 0 or 1, got %d", on);
+    hy_links* l = links_of(w);
+    if (!l) return hy_fail(HY_ERR_NOMEM, "contact coupling: out of memory");
+    l->contacts_off = !on;
+    if (!on)
+        for (int32_t i = 0; i < l->count; i++)
+            if (l->items[i].kind == LINK_CONTACT) l->items[i].count = 0;
+    return HY_OK;
 }
 
 /* ---- attached pairs */
@@ -315,6 +339,258 @@ hy_status hy_links_integrate(hy_world* w, double dt, hy_step_stats* st) {
         if (s) return s;
     }
     return HY_OK;
+}
+
+/* ---- the response's work and the contacts */
+
+hy_status hy_links_before_response(hy_world* w) {
+    hy_links* l = links_of(w);
+    if (!l) return hy_fail(HY_ERR_NOMEM, "out of memory");
+    int64_t n = 0;
+    for (int32_t i = 0; i < w->object_count; i++)
+        if (is_solid(&w->objects[i])) n += 3 * (int64_t)w->objects[i].nv;
+    if (n > l->v_cap) {
+        double* p = realloc(l->v_pred, (size_t)n * sizeof *p);
+        if (!p) return hy_fail(HY_ERR_NOMEM, "out of memory for %lld velocities", (long long)n);
+        l->v_pred = p, l->v_cap = n;
+    }
+    n = 0;
+    for (int32_t i = 0; i < w->object_count; i++) {
+        const hy_object* o = &w->objects[i];
+        if (!is_solid(o)) continue;
+        memcpy(l->v_pred + n, o->v1, 3 * (size_t)o->nv * sizeof *l->v_pred);
+        n += 3 * (int64_t)o->nv;
+    }
+    return HY_OK;
+}
+
+static void measure_response(hy_world* w, hy_links* l) {
+    double impulse = 0.0;
+    int64_t corrected = 0, n = 0;
+    for (int32_t i = 0; i < w->object_count; i++) {
+        hy_object* o = &w->objects[i];
+        if (!is_solid(o)) continue;
+        void* model = NULL;
+        const double* m = hy_solid_ops(o, &model)->masses(model);
+        for (int32_t v = 0; v < o->nv; v++, n += 3) {
+            const double* a = l->v_pred + n;
+            const double* b = o->v1 + 3 * v;
+            double d0 = b[0] - a[0], d1 = b[1] - a[1], d2 = b[2] - a[2];
+            if (d0 == 0.0 && d1 == 0.0 && d2 == 0.0) continue;
+            impulse += m[v] * sqrt(d0 * d0 + d1 * d1 + d2 * d2);
+            corrected++;
+        }
+    }
+    l->impulse = impulse;
+    l->corrected = corrected;
+}
+
+/* The link carrying contact pairs from slot a's vertices to slot b's
+ * faces, made when missing; *last caches the previous answer. */
+static link* contact_link(hy_world* w, hy_links* l, int32_t a, int32_t b, link** last) {
+    hy_object_id ia = hy_world_slot_id(w, a), ib = hy_world_slot_id(w, b);
+    if (*last && hy_object_id_equal((*last)->a, ia) && hy_object_id_equal((*last)->b, ib)) return *last;
+    for (int32_t k = 0; k < l->count; k++) {
+        link* c = &l->items[k];
+        if (c->kind == LINK_CONTACT && hy_object_id_equal(c->a, ia) && hy_object_id_equal(c->b, ib)) return *last = c;
+    }
+    return *last = new_link(l, ia, ib, LINK_CONTACT);
+}
+
+/* Lay contact pair p (its vertex and face set) out at positions xa, xb:
+ * the face's unit normal on the vertex's side, the face's point nearest
+ * the vertex's projection in barycentric weights (clamped into it). 0
+ * when the pair no longer holds: a degenerate face, the vertex no longer
+ * over it (a weight under -OVER), or farther than its gap along the
+ * normal (a pair acts only closer than that). */
+#define OVER 0.05
+static int lay_out(hy_interaction_pair* p, const double* xa, const double* xb) {
+    const double* t0 = xb + 3 * p->b[0];
+    hy_v3 a = v3_load(t0), e1 = v3_sub(v3_load(xb + 3 * p->b[1]), a), e2 = v3_sub(v3_load(xb + 3 * p->b[2]), a);
+    hy_v3 d = v3_sub(v3_load(xa + 3 * p->vertex), a);
+    hy_v3 n = v3_cross(e1, e2);
+    double len = v3_len(n);
+    if (!(len > 0.0) || !isfinite(len)) return 0;
+    n = v3_scale(n, 1.0 / len);
+    double dist = v3_dot(n, d);
+    if (dist < 0.0) n = v3_scale(n, -1.0), dist = -dist;
+    double d11 = v3_dot(e1, e1), d12 = v3_dot(e1, e2), d22 = v3_dot(e2, e2);
+    double r1 = v3_dot(d, e1), r2 = v3_dot(d, e2), det = d11 * d22 - d12 * d12;
+    if (!(det > 0.0)) return 0;
+    double u = (d22 * r1 - d12 * r2) / det, v = (d11 * r2 - d12 * r1) / det;
+    double w[3] = {1.0 - u - v, u, v}, sum = 0.0;
+    for (int k = 0; k < 3; k++) {
+        if (w[k] < -OVER) return 0;
+        sum += w[k] = w[k] > 0.0 ? w[k] : 0.0;
+    }
+    if (!(dist < p->gap)) return 0;
+    p->w[1] = w[1] / sum, p->w[2] = w[2] / sum;
+    p->w[0] = 1.0 - p->w[1] - p->w[2];
+    v3_store(p->normal, n);
+    return 1;
+}
+
+static int same_pair(const hy_interaction_pair* p, const hy_interaction_pair* q) {
+    return p->vertex == q->vertex && p->b[0] == q->b[0] && p->b[1] == q->b[1] && p->b[2] == q->b[2];
+}
+
+/* The contact pairs of the next step, laid out at the end-of-step
+ * positions x1 (the next step's start):
+ *   - the pairs held now that still hold there (over their face, within
+ *     their gap): a resting contact stays coupled although the penalty
+ *     keeps it out of the response's reach;
+ *   - the first detection round's vertex-face contacts between two solids
+ *     not held yet, with the pair's stiffness (the vertex's mass over
+ *     dt^2: the penalty takes back about a step's approach in a step, and
+ *     backward Euler keeps it stable at any value) and a gap of twice the
+ *     contact distance (a resting vertex sits about g dt^2 inside it, out
+ *     of the response's distance). */
+#define CONTACT_GAP_SCALE 2.0
+static hy_status update_contacts(hy_world* w, hy_links* l, double dt) {
+    for (int32_t k = 0; k < l->count; k++) {
+        link* lk = &l->items[k];
+        if (lk->kind != LINK_CONTACT || lk->count == 0) continue;
+        const hy_object *oa = live(w, lk->a), *ob = live(w, lk->b);
+        int32_t n = 0;
+        for (int32_t j = 0; oa && ob && j < lk->count; j++)
+            if (lay_out(&lk->pair[j], oa->x1, ob->x1)) lk->pair[n++] = lk->pair[j];
+        lk->count = n;
+    }
+    const hy_scene_view* v = &w->view;
+    link* last = NULL;
+    for (int64_t c = 0; c < w->last_contact_count; c++) {
+        const hy_contact* ct = &w->last_contacts[c];
+        if (ct->type != HY_CONTACT_VF) continue; /* edge-edge contacts stay with the response alone */
+        int32_t sa = v->vertex_object[ct->v[0]], sb = v->vertex_object[ct->v[1]];
+        hy_object *oa = &w->objects[sa], *ob = &w->objects[sb];
+        if (sa == sb || !is_solid(oa) || !is_solid(ob)) continue;
+        hy_interaction_pair p;
+        memset(&p, 0, sizeof p);
+        p.kind = HY_PAIR_CONTACT;
+        p.vertex = ct->v[0] - v->offset[sa];
+        p.count = 3;
+        for (int j = 0; j < 3; j++) p.b[j] = ct->v[1 + j] - v->offset[sb];
+        void* model = NULL;
+        const double* m = hy_solid_ops(oa, &model)->masses(model);
+        p.stiffness = CONTACT_STIFFNESS_SCALE * m[p.vertex] / (dt * dt);
+        p.gap = CONTACT_GAP_SCALE * 0.5 * (oa->thickness + ob->thickness);
+        if (!lay_out(&p, oa->x1, ob->x1)) continue;
+        link* k = contact_link(w, l, sa, sb, &last);
+        if (!k) return hy_fail(HY_ERR_NOMEM, "out of memory for the contacts of '%s' and '%s'", oa->name, ob->name);
+        int held = 0;
+        for (int32_t j = 0; j < k->count && !held; j++) held = same_pair(&k->pair[j], &p);
+        if (held) continue;
+        if (!reserve_pairs(k, k->count + 1))
+            return hy_fail(HY_ERR_NOMEM, "out of memory for the contacts of '%s' and '%s'", oa->name, ob->name);
+        k->pair[k->count++] = p;
+    }
+    return HY_OK;
+}
+
+hy_status hy_links_after_response(hy_world* w, double dt) {
+    hy_links* l = links_of(w);
+    if (!l) return hy_fail(HY_ERR_NOMEM, "out of memory");
+    measure_response(w, l);
+    return l->contacts_off ? HY_OK : update_contacts(w, l, dt);
+}
+
+/* ---- snapshots: int32 link count, then per contact link its header and
+ * pairs */
+
+typedef struct snap_link {
+    uint32_t ha, ga, hb, gb;
+    int32_t count, pad;
+} snap_link;
+
+static int held_contact(const link* k) { return k->kind == LINK_CONTACT && k->count > 0; }
+
+size_t hy_links_snapshot_size(const hy_world* w) {
+    const hy_links* l = w->links;
+    size_t n = sizeof(int32_t);
+    for (int32_t k = 0; l && k < l->count; k++)
+        if (held_contact(&l->items[k])) n += sizeof(snap_link) + (size_t)l->items[k].count * sizeof(hy_interaction_pair);
+    return n;
+}
+
+void hy_links_snapshot_write(const hy_world* w, unsigned char* out) {
+    const hy_links* l = w->links;
+    int32_t n = 0;
+    size_t at = sizeof n;
+    for (int32_t k = 0; l && k < l->count; k++) {
+        const link* lk = &l->items[k];
+        if (!held_contact(lk)) continue;
+        snap_link h = {lk->a.index, lk->a.generation, lk->b.index, lk->b.generation, lk->count, 0};
+        memcpy(out + at, &h, sizeof h);
+        at += sizeof h;
+        memcpy(out + at, lk->pair, (size_t)lk->count * sizeof *lk->pair);
+        at += (size_t)lk->count * sizeof *lk->pair;
+        n++;
+    }
+    memcpy(out, &n, sizeof n);
+}
+
+hy_status hy_links_snapshot_check(const hy_world* w, const unsigned char* in, size_t size, size_t* used) {
+    int32_t n = 0;
+    size_t at = sizeof n;
+    if (size < at) return hy_fail(HY_ERR_PARSE, "hy_world_restore: snapshot truncated (contact pairs)");
+    memcpy(&n, in, sizeof n);
+    for (int32_t k = 0; k < n; k++) {
+        snap_link h;
+        if (n < 0 || size - at < sizeof h) return hy_fail(HY_ERR_PARSE, "hy_world_restore: snapshot truncated (contact pairs)");
+        memcpy(&h, in + at, sizeof h);
+        at += sizeof h;
+        const hy_object* oa = live(w, (hy_object_id){h.ha, h.ga});
+        const hy_object* ob = live(w, (hy_object_id){h.hb, h.gb});
+        if (!is_solid(oa) || !is_solid(ob) || oa == ob || h.count <= 0 ||
+            (size - at) / sizeof(hy_interaction_pair) < (size_t)h.count)
+            return hy_fail(HY_ERR_PARSE, "hy_world_restore: contact link %d of the snapshot is damaged or names "
+                                         "objects the world lacks", k);
+        for (int32_t j = 0; j < h.count; j++) {
+            hy_interaction_pair p;
+            memcpy(&p, in + at, sizeof p);
+            at += sizeof p;
+            int bad = p.kind != HY_PAIR_CONTACT || p.vertex < 0 || p.vertex >= oa->nv || p.count != 3;
+            for (int q = 0; q < 3 && !bad; q++) bad = p.b[q] < 0 || p.b[q] >= ob->nv;
+            if (bad)
+                return hy_fail(HY_ERR_PARSE, "hy_world_restore: contact pair %d of '%s' and '%s' in the snapshot is damaged",
+                               j, oa->name, ob->name);
+        }
+    }
+    *used = at;
+    return HY_OK;
+}
+
+hy_status hy_links_snapshot_read(hy_world* w, const unsigned char* in) {
+    hy_links* l = links_of(w);
+    if (!l) return hy_fail(HY_ERR_NOMEM, "hy_world_restore: out of memory");
+    int32_t n = 0;
+    size_t at = sizeof n;
+    memcpy(&n, in, sizeof n);
+    for (int32_t k = 0; k < l->count; k++)
+        if (l->items[k].kind == LINK_CONTACT) l->items[k].count = 0;
+    link* last = NULL;
+    for (int32_t k = 0; k < n; k++) {
+        snap_link h;
+        memcpy(&h, in + at, sizeof h);
+        at += sizeof h;
+        int32_t sa = slot_of(w, (hy_object_id){h.ha, h.ga}), sb = slot_of(w, (hy_object_id){h.hb, h.gb});
+        link* lk = contact_link(w, l, sa, sb, &last);
+        if (!lk || !reserve_pairs(lk, h.count)) {
+            for (int32_t j = 0; j < l->count; j++)
+                if (l->items[j].kind == LINK_CONTACT) l->items[j].count = 0;
+            return hy_fail(HY_ERR_NOMEM, "hy_world_restore: out of memory for contact pairs");
+        }
+        memcpy(lk->pair, in + at, (size_t)h.count * sizeof *lk->pair);
+        lk->count = h.count;
+        at += (size_t)h.count * sizeof *lk->pair;
+    }
+    return HY_OK;
+}
+
+void hy_links_response_work(const hy_world* w, double* impulse, int64_t* vertices) {
+    const hy_links* l = w ? w->links : NULL;
+    if (impulse) *impulse = l ? l->impulse : 0.0;
+    if (vertices) *vertices = l ? l->corrected : 0;
 }
 
 void hy_links_pair_counts(const hy_world* w, int64_t* attached, int64_t* contacts) {
