@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "core/error.h"
+#include "engine/kinds.h"
 #include "engine/links.h"
 #include "engine/world.h"
 
@@ -143,4 +144,38 @@ hy_status hy_overlap_report(const hy_world* w, hy_overlap_mode mode, int listed,
     }
     free(o);
     return st;
+}
+
+void hy_world_energy(const hy_world* w, double* kinetic, double* potential, double* mass) {
+    const double* g = w->def.gravity;
+    double k = 0.0, u = 0.0, total = 0.0;
+    for (int32_t i = 0; i < w->object_count; i++) {
+        const hy_object* o = &w->objects[i];
+        if (!o->alive) continue;
+        if (o->kind == HY_OBJECT_BODY) {
+            if (o->kinematic) continue;
+            double m = o->inertia.mass, I[9], I_inv[9];
+            hy_rigid_world_inertia(&o->inertia, o->body.q, I, I_inv);
+            k += 0.5 * m * v3_dot(o->body.v, o->body.v) + 0.5 * v3_dot(o->body.w, mat_mul_v3(I, o->body.w));
+            if (o->gravity) u -= m * v3_dot(v3_load(g), o->body.x);
+            total += m;
+            continue;
+        }
+        const double* m = NULL;
+        if (o->kind == HY_OBJECT_CLOTH) {
+            m = hy_cloth_masses(o->cloth);
+        } else if (o->kind == HY_OBJECT_FEM || o->kind == HY_OBJECT_MASS_SPRING) {
+            void* model = NULL;
+            m = hy_solid_ops(o, &model)->masses(model);
+        }
+        for (int32_t v = 0; m && v < o->nv; v++) {
+            const double *x = o->x + 3 * v, *vel = o->v + 3 * v;
+            k += 0.5 * m[v] * (vel[0] * vel[0] + vel[1] * vel[1] + vel[2] * vel[2]);
+            u -= m[v] * (g[0] * x[0] + g[1] * x[1] + g[2] * x[2]);
+            total += m[v];
+        }
+    }
+    *kinetic = k;
+    *potential = u;
+    if (mass) *mass = total;
 }
