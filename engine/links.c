@@ -152,6 +152,14 @@ hy_status hy_links_attach_coincident(hy_world* w, hy_object_id a, hy_object_id b
     return s;
 }
 
+HY_API hy_status hy_solid_attach(hy_world* w, hy_solid_id a, hy_solid_id b, double tolerance, double stiffness,
+                                 int32_t* pair_count) {
+    hy_status s = hy_links_attach_coincident(w, hy_solid_object(a), hy_solid_object(b), tolerance, stiffness,
+                                             pair_count);
+    if (s) hy_error_prefix("hy_solid_attach: ");
+    return s;
+}
+
 hy_status hy_links_attach_vertices(hy_world* w, hy_object_id a, hy_object_id b, const int32_t* pairs, int32_t count,
                                    double stiffness) {
     static const char who[] = "attach";

@@ -159,7 +159,9 @@ static hy_status build(ctx* c, const plan* p, hy_world** out) {
                 in.d.solid.fixed = p->pins[in.pins].idx;
                 in.d.solid.fixed_count = p->pins[in.pins].n;
             }
-            s = hy_solid_add(w, &in.d.solid, &ids[i]);
+            hy_solid_id id = {0, 0};
+            s = hy_solid_add(w, &in.d.solid, &id);
+            ids[i] = hy_solid_object(id);
         } else if (in.kind == HY_OBJECT_CLOTH) {
             hy_mesh_view view = hy_mesh_get_view(p->meshes[in.mesh]);
             in.d.cloth.mesh = view;

@@ -146,12 +146,16 @@ static void expect_refused(const char* json, const char* params, hy_status want_
     "  {\"type\": \"fem\", \"name\": \"" NAME "\", \"mesh\": {\"generator\": \"block\", \"size\": [1, 1, 1], " \
     "\"cells\": [" CELLS ", 1, 1]}, \"transform\": {\"position\": [" X ", 0, 0]}},\n"
 
+/* an obstacle, and a solid 3 m above the blocks (apart from them) */
+#define WALL "  {\"type\": \"obstacle\", \"name\": \"wall\", \"mesh\": {\"generator\": \"box\"}, \"transform\": {\"position\": [5, 0, 0]}}\n"
+#define FAR_C "  {\"type\": \"fem\", \"name\": \"c\", \"mesh\": {\"generator\": \"block\"}, \"transform\": {\"position\": [0, 3, 0]}}\n"
+
 /* Bad parameters and attachments are refused naming file, line and the
  * item; a good override changes the scene. */
 static void test_bad_scenes(void) {
     const char* unknown_name =
         "{\"objects\": [\n" BLOCK("a", "0", "1") BLOCK("b", "1", "1")
-        "  {\"type\": \"obstacle\", \"name\": \"wall\", \"mesh\": {\"generator\": \"box\"}, \"transform\": {\"position\": [5, 0, 0]}}\n"
+        WALL
         "],\n"
         "\"attachments\": [\n"
         "  {\"objects\": [\"a\", \"b\"], \"stiffness\": 1e4},\n"
@@ -163,7 +167,7 @@ static void test_bad_scenes(void) {
 
     const char* obstacle =
         "{\"objects\": [\n" BLOCK("a", "0", "1")
-        "  {\"type\": \"obstacle\", \"name\": \"wall\", \"mesh\": {\"generator\": \"box\"}, \"transform\": {\"position\": [5, 0, 0]}}\n"
+        WALL
         "],\n"
         "\"attachments\": [{\"objects\": [\"a\", \"wall\"], \"stiffness\": 1e4}]}\n";
     const char* want2[] = {"bad.json:5: attachments[0].objects[1]", "\"wall\" is not a fem or massspring", NULL};
@@ -172,7 +176,7 @@ static void test_bad_scenes(void) {
     /* blocks 1.5 m apart share no vertex: found when the world is built */
     const char* apart =
         "{\"objects\": [\n" BLOCK("a", "0", "1") BLOCK("b", "1.5", "1")
-        "  {\"type\": \"fem\", \"name\": \"c\", \"mesh\": {\"generator\": \"block\"}, \"transform\": {\"position\": [0, 3, 0]}}\n"
+        FAR_C
         "],\n"
         "\"attachments\": [\n"
         "  {\"objects\": [\"a\", \"b\"], \"stiffness\": 1e4, \"tolerance\": 0.01}\n"
@@ -182,7 +186,7 @@ static void test_bad_scenes(void) {
 
     const char* vertices =
         "{\"objects\": [\n" BLOCK("a", "0", "1") BLOCK("b", "1", "1")
-        "  {\"type\": \"fem\", \"name\": \"c\", \"mesh\": {\"generator\": \"block\"}, \"transform\": {\"position\": [0, 3, 0]}}\n"
+        FAR_C
         "],\n"
         "\"attachments\": [\n"
         "  {\"objects\": [\"a\", \"b\"], \"stiffness\": 1e4,\n"
@@ -193,7 +197,7 @@ static void test_bad_scenes(void) {
 
     const char* param =
         "{\"parameters\": {\"cells\": 2},\n"
-        " \"objects\": [\n" BLOCK("a", "0", "\"$cels\"") "  {\"type\": \"fem\", \"name\": \"c\", \"mesh\": {\"generator\": \"block\"}}\n"
+        " \"objects\": [\n" BLOCK("a", "0", "\"$cels\"") FAR_C
         "]}\n";
     const char* want5[] = {"bad.json:3: objects[0].mesh.cells[0]", "unknown parameter \"$cels\"", "cells", NULL};
     expect_refused(param, NULL, HY_ERR_PARSE, want5);
@@ -206,7 +210,7 @@ static void test_bad_scenes(void) {
     const char* good =
         "{\"parameters\": {\"cells\": 2},\n"
         " \"objects\": [\n" BLOCK("a", "0", "\"$cells\"") BLOCK("b", "1", "\"$cells\"")
-        "  {\"type\": \"fem\", \"name\": \"c\", \"mesh\": {\"generator\": \"block\"}, \"transform\": {\"position\": [0, 3, 0]}}\n"
+        FAR_C
         "],\n"
         " \"attachments\": [{\"objects\": [\"a\", \"b\"], \"stiffness\": 1e4}]}\n";
     const char* want8[] = {"bad.json:3: objects[0].mesh.cells[0] must be in [1, 4096], got 0", NULL};
