@@ -27,6 +27,7 @@ struct hy_links {
     /* the integrate phase's scratch, per object slot */
     int32_t* parent;
     int32_t* local;
+    int32_t* size;
     int32_t slot_cap;
     /* the response's work: candidate velocities of the solids, in slot
      * order, and what the last response did */
@@ -69,6 +70,7 @@ void hy_links_free(hy_world* w) {
     free(l->items);
     free(l->parent);
     free(l->local);
+    free(l->size);
     free(l->v_pred);
     free(l->apart);
     free(l);
@@ -328,7 +330,9 @@ hy_status hy_links_integrate(hy_world* w, double dt, hy_step_stats* st) {
         if (p) l->parent = p;
         int32_t* q = p ? realloc(l->local, (size_t)n * sizeof *q) : NULL;
         if (q) l->local = q;
-        if (!p || !q) return hy_fail(HY_ERR_NOMEM, "coupled step: out of memory for %d objects", n);
+        int32_t* z = q ? realloc(l->size, (size_t)n * sizeof *z) : NULL;
+        if (z) l->size = z;
+        if (!p || !q || !z) return hy_fail(HY_ERR_NOMEM, "coupled step: out of memory for %d objects", n);
         l->slot_cap = n;
     }
     /* groups: the solids joined by links with pairs */
@@ -338,11 +342,11 @@ hy_status hy_links_integrate(hy_world* w, double dt, hy_step_stats* st) {
         int32_t ra = find(l->parent, slot_of(w, l->items[k].a)), rb = find(l->parent, slot_of(w, l->items[k].b));
         if (ra != rb) l->parent[ra > rb ? ra : rb] = ra < rb ? ra : rb;
     }
+    /* members per group, on its root */
+    for (int32_t i = 0; i < w->object_count; i++) l->size[i] = 0;
+    for (int32_t i = 0; i < w->object_count; i++) l->size[find(l->parent, i)]++;
     for (int32_t i = 0; i < w->object_count; i++) {
-        if (!is_solid(&w->objects[i]) || find(l->parent, i) != i) continue;
-        int joined = 0;
-        for (int32_t j = i + 1; j < w->object_count && !joined; j++) joined = find(l->parent, j) == i;
-        if (!joined) continue;
+        if (!is_solid(&w->objects[i]) || find(l->parent, i) != i || l->size[i] < 2) continue;
         hy_status s = solve_group(w, l, i, dt, st);
         if (s) return s;
     }
