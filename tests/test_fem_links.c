@@ -134,12 +134,7 @@ static void expect_refused(const char* json, const char* params, hy_status want_
     hy_status s = hy_scene_load_string(json, strlen(json), "bad.json", &o, &w);
     CHECK(s == want_status);
     CHECK(w == NULL);
-    const char* msg = hy_last_error();
-    for (int i = 0; want[i]; i++) {
-        int found = strstr(msg, want[i]) != NULL;
-        CHECK(found);
-        if (!found) fprintf(stderr, "message \"%s\" lacks \"%s\"\n", msg, want[i]);
-    }
+    CHECK_MESSAGE(hy_last_error(), want);
 }
 
 #define BLOCK(NAME, X, CELLS)                                                                                      \

@@ -215,12 +215,7 @@ static void expect_refused(const char* path, const char* const* want) {
     hy_status s = hy_scene_load(path, NULL, &w);
     CHECK(s != HY_OK);
     CHECK(w == NULL);
-    const char* msg = hy_last_error();
-    for (int i = 0; want[i]; i++) {
-        int found = strstr(msg, want[i]) != NULL;
-        CHECK(found);
-        if (!found) fprintf(stderr, "message \"%s\" lacks \"%s\"\n", msg, want[i]);
-    }
+    CHECK_MESSAGE(hy_last_error(), want);
     if (w) hy_world_destroy(w);
 }
 
