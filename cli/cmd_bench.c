@@ -6,7 +6,7 @@
 #include "cli/cli.h"
 
 #define HY_WEAK __attribute__((weak))
-/* argv[0] is the subject name ("ccd", "step", "sched", "integrate", "fem"); returns the exit code. */
+/* argv[0] is the subject name ("ccd", "step", "sched", "integrate", "fem", "soak"); returns the exit code. */
 extern int hy_bench_ccd_main(int argc, char** argv) HY_WEAK;
 extern void hy_bench_ccd_help(void) HY_WEAK;
 extern int hy_bench_step_main(int argc, char** argv) HY_WEAK;
@@ -17,6 +17,8 @@ extern int hy_bench_integrate_main(int argc, char** argv) HY_WEAK;
 extern void hy_bench_integrate_help(void) HY_WEAK;
 extern int hy_bench_fem_main(int argc, char** argv) HY_WEAK;
 extern void hy_bench_fem_help(void) HY_WEAK;
+extern int hy_bench_soak_main(int argc, char** argv) HY_WEAK;
+extern void hy_bench_soak_help(void) HY_WEAK;
 
 typedef struct bench_subject {
     const char* name;
@@ -37,6 +39,8 @@ static int subjects(bench_subject* out) {
          hy_bench_integrate_main, hy_bench_integrate_help},
         {"fem", "the corotational FEM step alone on the fem_beam geometry: ms per step at 1 and 2 threads",
          hy_bench_fem_main, hy_bench_fem_help},
+        {"soak", "a long run's health: state finite, no intersections, energy bounded (not timed)",
+         hy_bench_soak_main, hy_bench_soak_help},
     };
     int n = 0;
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
@@ -72,4 +76,4 @@ static int bench_main(int argc, char** argv) {
     return HY_EXIT_USAGE;
 }
 
-const hy_command hy_cmd_bench = {"bench", "run a benchmark (ccd, step, sched, integrate, fem)", bench_main, bench_help};
+const hy_command hy_cmd_bench = {"bench", "run a benchmark (ccd, step, sched, integrate, fem, soak)", bench_main, bench_help};

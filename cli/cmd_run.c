@@ -28,6 +28,8 @@ static void help(void) {
            "  --check             test the initial state and every step's end state for intersecting\n"
            "                      triangles (exact predicates, whole scene); the first offending step\n"
            "                      is reported with its objects and triangles and ends the run (exit 1)\n"
+           "  --param NAME=VALUE  give the scene's parameter NAME this value (repeatable; see the\n"
+           "                      scene's \"parameters\", docs/guide/SCENES.md)\n"
            "  --strict            refuse a scene whose objects intersect or lie closer than their\n"
            "                      contact distance at the start (exit 2); by default that is a warning\n"
            "  --integrate-sched P integration runtime policy placing the objects' integrate tasks on the\n"
@@ -51,6 +53,7 @@ typedef struct run_opts {
     int check, strict;
     const char* integrate_sched; /* NULL = lp */
     long integrate_pus;
+    char params[1024]; /* --param values, comma-separated */
     hy_cli_sched sched;
 } run_opts;
 
@@ -81,6 +84,14 @@ static int parse(int argc, char** argv, run_opts* o) {
             o->quiet = 1;
         } else if (!strcmp(a, "--check")) {
             o->check = 1;
+        } else if (!strcmp(a, "--param")) {
+            const char* v = i + 1 < argc ? argv[++i] : NULL;
+            size_t used = strlen(o->params);
+            if (!v || !strchr(v, '=') || strchr(v, ','))
+                return fprintf(stderr, "hyphys run: --param needs NAME=VALUE\n"), 0;
+            if (used + strlen(v) + 2 > sizeof o->params)
+                return fprintf(stderr, "hyphys run: --param values too long in all\n"), 0;
+            snprintf(o->params + used, sizeof o->params - used, "%s%s", used ? "," : "", v);
         } else if (!strcmp(a, "--strict")) {
             o->strict = 1;
         } else if (!strcmp(a, "--no-collisions")) {
@@ -164,6 +175,7 @@ static int run_main(int argc, char** argv) {
     if (o.threads >= 0) so.threads = (int32_t)o.threads;
     so.collisions = o.collisions;
     so.strict = o.strict;
+    so.parameters = o.params;
     hy_world* w = NULL;
     hy_status s = hy_scene_load(path, &so, &w);
     if (s) {

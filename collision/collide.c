@@ -72,6 +72,7 @@ static int may_collide(const hy_scene_view* v, int32_t a, int32_t b) {
     unsigned fa = v->flags[a], fb = v->flags[b];
     if (a == b) return (fa & HY_VIEW_SELF) != 0; /* rigid shapes cannot hit themselves */
     if ((fa & fb & HY_VIEW_DRIVEN) != 0) return 0; /* obstacles, kinematic bodies */
+    if (v->apart_count > 0 && hy_pair_keys_have(v->apart, v->apart_count, a, b)) return 0; /* attached */
     return (fa & fb & HY_VIEW_STATIC) == 0;        /* sleepers and the floor stay apart */
 }
 

@@ -54,6 +54,11 @@ typedef struct hy_scene_view {
     /* ---- the step: filled by the world before each response */
     unsigned char* flags; /* HY_VIEW_* per object */
     const char** name;    /* per object, for messages */
+    /* object pairs that never collide (solids attached to each other: the
+     * attachment holds their shared faces together), as keys
+     * hy_pair_key(a, b), sorted; the world's (NULL when apart_count is 0) */
+    const int64_t* apart;
+    int64_t apart_count;
     /* 3 per global vertex: positions at the start and the candidate end,
      * candidate velocities. The response rewrites X1 and V. */
     double *X0, *X1, *V;
@@ -66,6 +71,24 @@ typedef struct hy_scene_view {
     hy_v3 *pose_x0, *pose_x1;
     hy_quat *pose_q0, *pose_q1;
 } hy_scene_view;
+
+/* The key of an unordered object pair: (lo << 32) | hi. */
+static inline int64_t hy_pair_key(int32_t a, int32_t b) {
+    int32_t lo = a < b ? a : b, hi = a < b ? b : a;
+    return (int64_t)(((uint64_t)(uint32_t)lo << 32) | (uint32_t)hi);
+}
+
+/* 1 when the pair (a, b) is in keys (n sorted pair keys). */
+static inline int hy_pair_keys_have(const int64_t* keys, int64_t n, int32_t a, int32_t b) {
+    int64_t key = hy_pair_key(a, b), lo = 0, hi = n;
+    while (lo < hi) {
+        int64_t mid = lo + (hi - lo) / 2;
+        if (keys[mid] == key) return 1;
+        if (keys[mid] < key) lo = mid + 1;
+        else hi = mid;
+    }
+    return 0;
+}
 
 /* Size the view's arrays for object_count objects of vertex_count
  * vertices in all (what was there is lost); counts and offset[0] set,

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "collision/closest.h"
+#include "collision/scene_view.h"
 #include "core/error.h"
 
 /* ------------------------------------------- exact expansion arithmetic */
@@ -390,6 +391,7 @@ static void test_pair(pair_sink* ps, int32_t i, int32_t j) {
     int32_t oi = s->tri_object[i], oj = s->tri_object[j];
     if (oi == oj && !s->self_check[oi]) return;
     if (oi != oj && s->is_static && s->is_static[oi] && s->is_static[oj]) return;
+    if (oi != oj && s->apart_count > 0 && hy_pair_keys_have(s->apart, s->apart_count, oi, oj)) return;
     const int32_t *ti = s->triangles + 3 * (size_t)i, *tj = s->triangles + 3 * (size_t)j;
     double dist = 0.0;
     if (!hy_tritri_intersect_ids(s->x, ti, tj)) {

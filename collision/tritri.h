@@ -67,6 +67,9 @@ typedef struct hy_tritri_scene {
     const unsigned char* is_static;  /* per object: pairs of two static objects are skipped (NULL: none) */
     const double* margin; /* per object (NULL: intersections only): triangles of two different
                              objects also count when closer than margin[a] + margin[b] */
+    const int64_t* apart; /* object pairs not checked (attached solids): sorted hy_pair_key
+                             keys (collision/scene_view.h); NULL when apart_count is 0 */
+    int64_t apart_count;
 } hy_tritri_scene;
 
 /* Count intersecting triangle pairs (and, with margins, pairs of different

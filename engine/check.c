@@ -7,6 +7,8 @@
 
 #include "core/error.h"
 #include "engine/kinds.h"
+#include "engine/links.h"
+#include "engine/world.h"
 
 /* Every live object's vertices and triangles as one list, with the world's
  * rules: cloth is tested against itself, two obstacles are not tested
@@ -47,8 +49,12 @@ static hy_status count_world(const hy_world* w, int clearance, int64_t* count, h
             voff += o->model.nv;
             toff += o->model.nt;
         }
-        hy_tritri_scene sc = {x, voff, tri, toff, tobj, tloc, no, self, stat, clearance ? margin : NULL};
-        st = hy_tritri_count(&sc, count, hits, cap);
+        int64_t *apart = NULL, apart_count = 0;
+        st = hy_links_apart_copy(w, &apart, &apart_count);
+        hy_tritri_scene sc = {x,    voff, tri, toff, tobj, tloc, no, self, stat, clearance ? margin : NULL,
+                              apart, apart_count};
+        if (!st) st = hy_tritri_count(&sc, count, hits, cap);
+        free(apart);
     }
     free(x);
     free(tri);
@@ -138,4 +144,39 @@ hy_status hy_overlap_report(const hy_world* w, hy_overlap_mode mode, int listed,
     }
     free(o);
     return st;
+}
+
+void hy_world_energy(const hy_world* w, double* kinetic, double* potential, double* mass) {
+    const double* g = w->def.gravity;
+    double k = 0.0, u = 0.0, total = 0.0;
+    for (int32_t i = 0; i < w->object_count; i++) {
+        const hy_object* o = &w->objects[i];
+        if (!o->alive) continue;
+        const hy_object_state* x = o->state;
+        if (o->model.kind == HY_OBJECT_BODY) {
+            if (x->kinematic) continue;
+            double m = x->inertia.mass, I[9], I_inv[9];
+            hy_rigid_world_inertia(&x->inertia, x->body.q, I, I_inv);
+            k += 0.5 * m * v3_dot(x->body.v, x->body.v) + 0.5 * v3_dot(x->body.w, mat_mul_v3(I, x->body.w));
+            if (o->model.gravity) u -= m * v3_dot(v3_load(g), x->body.x);
+            total += m;
+            continue;
+        }
+        const double* m = NULL;
+        if (o->model.kind == HY_OBJECT_CLOTH) {
+            m = hy_cloth_masses(o->model.cloth);
+        } else if (o->model.kind == HY_OBJECT_FEM || o->model.kind == HY_OBJECT_MASS_SPRING) {
+            void* model = NULL;
+            m = hy_solid_ops(o, &model)->masses(model);
+        }
+        for (int32_t v = 0; m && v < o->model.nv; v++) {
+            const double *p = x->x + 3 * v, *vel = x->v + 3 * v;
+            k += 0.5 * m[v] * (vel[0] * vel[0] + vel[1] * vel[1] + vel[2] * vel[2]);
+            u -= m[v] * (g[0] * p[0] + g[1] * p[1] + g[2] * p[2]);
+            total += m[v];
+        }
+    }
+    *kinetic = k;
+    *potential = u;
+    if (mass) *mass = total;
 }

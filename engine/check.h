@@ -23,4 +23,12 @@ void hy_overlap_describe(const hy_world* w, const hy_overlap* o, char* out, size
 hy_status hy_overlap_report(const hy_world* w, hy_overlap_mode mode, int listed, char* out, size_t size,
                             int64_t* triangle_pairs);
 
+/* The mechanical energy of the moving objects (cloth, dynamic bodies,
+ * solids; obstacles and kinematic bodies are the scene's, not theirs):
+ * *kinetic the sum of m |v|^2 / 2 over their vertices (bodies: of the
+ * centre of mass, plus w . I w / 2), *potential the sum of -m g . x (J;
+ * its zero is the world origin); *mass (may be NULL) their mass, kg. For
+ * soak runs: energy that grows without bound shows an instability. */
+void hy_world_energy(const hy_world* w, double* kinetic, double* potential, double* mass);
+
 #endif

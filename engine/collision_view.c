@@ -8,6 +8,7 @@
 #include "collision/collide.h"
 #include "core/error.h"
 #include "engine/kinds.h"
+#include "engine/links.h"
 #include "engine/tools.h"
 #include "engine/world.h"
 
@@ -25,6 +26,7 @@ static void fill_flags(hy_world* w) {
         v->flags[i] = (unsigned char)f;
         v->name[i] = o->name;
     }
+    v->apart = hy_links_apart(w, &v->apart_count);
 }
 
 /* The model part: layout, motion, geometry, masses, materials. */

@@ -23,6 +23,7 @@ typedef struct solid_state {
     const hy_implicit_ops* ops;
     void* model;
     int32_t tet_count;
+    int coupled; /* integrated by the coupled step this substep */
     double* rhs;
     double* dv;
     hy_cg_workspace* cg;
@@ -30,6 +31,10 @@ typedef struct solid_state {
 
 static hy_status solid_integrate(const hy_world* w, hy_object* o, hy_pool* pool, double dt, hy_step_stats* st) {
     solid_state* s = o->model.kind_model;
+    if (s->coupled) {
+        s->coupled = 0;
+        return HY_OK;
+    }
     int32_t it = 0;
     double rel = 0.0;
     hy_object_state* x = o->state;
@@ -53,6 +58,14 @@ static void solid_view_masses(const hy_object* o, double* mass, double* inv_mass
         inv_mass[i] = fixed[i] ? 0.0 : 1.0 / m[i];
     }
 }
+
+const hy_implicit_ops* hy_solid_ops(const hy_object* o, void** model) {
+    const solid_state* s = o->model.kind_model;
+    *model = s->model;
+    return s->ops;
+}
+
+void hy_solid_mark_integrated(hy_object* o) { ((solid_state*)o->model.kind_model)->coupled = 1; }
 
 static int32_t solid_tet_count(const hy_object* o) { return ((const solid_state*)o->model.kind_model)->tet_count; }
 
@@ -87,7 +100,7 @@ const hy_kind_ops hy_kind_mass_spring = {.kind = HY_OBJECT_MASS_SPRING,
                                          .tet_count = solid_tet_count,
                                          .destroy = solid_destroy};
 
-hy_solid_def hy_solid_def_default(void) {
+HY_API hy_solid_def hy_solid_def_default(void) {
     hy_solid_def d;
     memset(&d, 0, sizeof d);
     d.kind = HY_OBJECT_FEM;
@@ -99,6 +112,7 @@ hy_solid_def hy_solid_def_default(void) {
     d.damping_stiffness = 0.01;
     d.thickness = 0.002;
     d.friction = 0.3;
+    d.cookie = HY_DEF_COOKIE;
     return d;
 }
 
@@ -134,8 +148,10 @@ static hy_status make_model(const hy_solid_def* d, const double* x, solid_state*
                               (hy_ms_model**)&s->model);
 }
 
-hy_status hy_solid_add(hy_world* w, const hy_solid_def* d, hy_object_id* out) {
+HY_API hy_status hy_solid_add(hy_world* w, const hy_solid_def* d, hy_solid_id* out) {
     if (!w || !d || !out) return hy_fail(HY_ERR_INVALID_ARG, "hy_solid_add: NULL argument");
+    if (d->cookie != HY_DEF_COOKIE)
+        return hy_fail(HY_ERR_BAD_DEF, "solid def not initialised with hy_solid_def_default()");
     hy_status st = check_def(d);
     if (st) return st;
     int32_t* tri = NULL;
@@ -174,6 +190,35 @@ hy_status hy_solid_add(hy_world* w, const hy_solid_def* d, hy_object_id* out) {
     o->model.friction = d->friction;
     o->model.gravity = 1;
     memcpy(o->state->x1, o->state->x, sizeof(double) * n3);
-    *out = hy_world_commit_object(w, slot, d->kind == HY_OBJECT_FEM ? "fem" : "massspring");
+    hy_object_id id = hy_world_commit_object(w, slot, d->kind == HY_OBJECT_FEM ? "fem" : "massspring");
+    out->index = id.index;
+    out->generation = id.generation;
     return HY_OK;
+}
+
+/* The solid an id names, or a status naming `what`. */
+static hy_status resolve_solid(const hy_world* w, hy_object_id id, const char* what) {
+    if (!w) return hy_fail(HY_ERR_INVALID_ARG, "%s: world is NULL", what);
+    hy_object* o = hy_world_resolve(w, id);
+    if (!o) {
+        hy_error_prefix("%s: ", what);
+        return HY_ERR_STALE_ID;
+    }
+    if (o->model.kind != HY_OBJECT_FEM && o->model.kind != HY_OBJECT_MASS_SPRING)
+        return hy_fail(HY_ERR_INVALID_ARG, "%s: object '%s' is not a FEM or mass-spring solid", what, o->name);
+    return HY_OK;
+}
+
+HY_API hy_status hy_object_as_solid(const hy_world* w, hy_object_id id, hy_solid_id* out) {
+    hy_status s = resolve_solid(w, id, "hy_object_as_solid");
+    if (s) return s;
+    if (!out) return hy_fail(HY_ERR_INVALID_ARG, "hy_object_as_solid: out is NULL");
+    out->index = id.index;
+    out->generation = id.generation;
+    return HY_OK;
+}
+
+HY_API hy_status hy_solid_remove(hy_world* w, hy_solid_id id) {
+    hy_status s = resolve_solid(w, hy_solid_object(id), "hy_solid_remove");
+    return s ? s : hy_object_remove(w, hy_solid_object(id));
 }

@@ -19,6 +19,7 @@
 #include <stdint.h>
 
 #include "engine/world.h"
+#include "solvers/implicit.h"
 
 /* What a kind is, for the parts of the engine that only ask. */
 enum {
@@ -121,38 +122,14 @@ static inline void hy_stats_add_solve(hy_step_stats* st, int32_t iterations, dou
 
 /* ------------------------------------------------------ volumetric solids */
 
-/* A FEM or mass-spring object: a tet mesh in its own frame (positive
- * elements, core/tetmesh.h), placed by position and orientation; its rest
- * shape is the placed mesh. Material in SI units; fixed vertices (may
- * repeat) stay where they are placed. */
-typedef struct hy_solid_def {
-    hy_object_kind kind; /* HY_OBJECT_FEM or HY_OBJECT_MASS_SPRING */
-    const double* positions; /* 3 * vertex_count, m */
-    int32_t vertex_count;
-    const int32_t* tets; /* 4 * tet_count */
-    int32_t tet_count;
-    double position[3];
-    double orientation[4];     /* w, x, y, z */
-    double young;              /* FEM: Pa */
-    double poisson;            /* FEM: [0, 0.5) */
-    double spring_stiffness;   /* mass-spring: N/m per edge */
-    double density;            /* kg/m^3 */
-    double damping_mass;       /* 1/s: force -alpha M v */
-    double damping_stiffness;  /* s: FEM Rayleigh beta; mass-spring: spring damping */
-    double thickness, friction; /* collision */
-    const int32_t* fixed;
-    int32_t fixed_count;
-} hy_solid_def;
+/* Volumetric solids: hy_solid_def, hy_solid_add and the rest are public
+ * (include/hyphys/hyphys.h), in engine/kind_solid.c. */
 
-/* Defaults: a soft rubber-like FEM object (young 1e5, poisson 0.3,
- * density 1000, damping_stiffness 0.01, spring_stiffness 1e3, thickness
- * 0.002 m, friction 0.3); no mesh. */
-hy_solid_def hy_solid_def_default(void);
-
-/* Add a solid: the boundary triangles of its tet mesh become its
- * collision surface. HY_ERR_INVALID_ARG naming the element, vertex or
- * setting at fault (degenerate or inverted element, bad index, material
- * out of range), HY_ERR_NOMEM. */
-hy_status hy_solid_add(hy_world* w, const hy_solid_def* d, hy_object_id* out);
+/* A solid's implicit operations and model (*model), for the coupled step
+ * of solids joined by interactions (engine/links.h). */
+const hy_implicit_ops* hy_solid_ops(const hy_object* o, void** model);
+/* The coupled step has integrated o in this substep: its own integrate
+ * leaves x1, v1 as they are, once. */
+void hy_solid_mark_integrated(hy_object* o);
 
 #endif

@@ -98,7 +98,8 @@ static hy_status check_solver(ctx* c, plan* p, const cJSON* it) {
 
 /* Phase 1: everything the world will need, checked. */
 static hy_status check(ctx* c, plan* p, const hy_scene_options* opt) {
-    static const char* const fields[] = {"name", "description", "solver", "materials", "objects", NULL};
+    static const char* const fields[] = {"name",    "description", "parameters", "solver",
+                                         "materials", "objects",   "attachments", NULL};
     const cJSON* root = c->root;
     char d[80];
     if (!cJSON_IsObject(root))
@@ -108,6 +109,7 @@ static hy_status check(ctx* c, plan* p, const hy_scene_options* opt) {
     if (!s) s = field_string(c, root, "name", &str);
     if (!s) s = field_string(c, root, "description", &str);
     p->world = hy_world_def_default();
+    if (!s) s = hy_scene_check_parameters(c, cJSON_GetObjectItemCaseSensitive(root, "parameters"), opt->parameters);
     if (!s && get(root, "solver")) s = check_solver(c, p, get(root, "solver"));
     if (!s && get(root, "materials")) s = hy_scene_check_materials(c, p, get(root, "materials"));
     if (!s) s = require(c, root, "objects");
@@ -127,6 +129,7 @@ static hy_status check(ctx* c, plan* p, const hy_scene_options* opt) {
         }
     }
     if (!s) s = check_unique_names(c, p);
+    if (!s) s = hy_scene_check_attachments(c, p, get(root, "attachments"));
     if (!s && opt->threads > 0) p->world.threads = opt->threads;
     if (!s && opt->collisions >= 0) p->world.collisions = opt->collisions;
     return s;
@@ -156,7 +159,9 @@ static hy_status build(ctx* c, const plan* p, hy_world** out) {
                 in.d.solid.fixed = p->pins[in.pins].idx;
                 in.d.solid.fixed_count = p->pins[in.pins].n;
             }
-            s = hy_solid_add(w, &in.d.solid, &ids[i]);
+            hy_solid_id id = {0, 0};
+            s = hy_solid_add(w, &in.d.solid, &id);
+            ids[i] = hy_solid_object(id);
         } else if (in.kind == HY_OBJECT_CLOTH) {
             hy_mesh_view view = hy_mesh_get_view(p->meshes[in.mesh]);
             in.d.cloth.mesh = view;
@@ -201,6 +206,7 @@ static hy_status build(ctx* c, const plan* p, hy_world** out) {
             s = wrap(c, cJSON_GetArrayItem(p->objects, in->object), s == HY_ERR_INVALID_ARG ? HY_ERR_PARSE : s);
         }
     }
+    if (!s) s = hy_scene_build_attachments(c, p, w, ids);
     free(ids);
     if (s) {
         hy_world_destroy(w);
@@ -228,6 +234,8 @@ static hy_status check_options(const hy_scene_options* o) {
         return hy_fail(HY_ERR_INVALID_ARG, "scene options: threads must be in [0, 256], got %d", o->threads);
     if (o->collisions < -1 || o->collisions > 1)
         return hy_fail(HY_ERR_INVALID_ARG, "scene options: collisions must be -1, 0 or 1, got %d", o->collisions);
+    if (o->parameters && strlen(o->parameters) > 4096)
+        return hy_fail(HY_ERR_INVALID_ARG, "scene options: parameters longer than 4096 characters");
     if (o->strict < 0 || o->strict > 1)
         return hy_fail(HY_ERR_INVALID_ARG, "scene options: strict must be 0 or 1, got %d", o->strict);
     return HY_OK;

@@ -26,6 +26,7 @@ typedef struct ctx {
     const unsigned char* src;
     size_t len;
     const cJSON* root;
+    const cJSON* params; /* the scene's "parameters" (checked numbers), or NULL */
     char base[4096]; /* directory that relative mesh paths resolve against; "" = cwd */
     char path[320];  /* JSON path of the item being checked, "objects[2].mesh" */
     size_t path_len;
@@ -122,26 +123,52 @@ static const char* describe(const cJSON* it, char* buf, size_t n) {
 
 typedef enum range { R_ANY, R_POS, R_NONNEG, R_UNIT } range;
 
-static inline hy_status check_num(ctx* c, const cJSON* it, range r, double* out) {
+/* A number field may name a scene parameter instead ("$cells"): the
+ * parameter's value, checked as the field's own. *val gets the number
+ * item to read; NULL with a failure for an unknown name. */
+static inline hy_status param_value(ctx* c, const cJSON* it, const cJSON** val) {
+    *val = it;
+    if (!cJSON_IsString(it) || !it->valuestring || it->valuestring[0] != '$') return HY_OK;
+    const cJSON* p = c->params ? cJSON_GetObjectItemCaseSensitive(c->params, it->valuestring + 1) : NULL;
+    if (p) {
+        *val = p;
+        return HY_OK;
+    }
+    char buf[48], list[256];
+    size_t n = 0;
+    list[0] = '\0';
+    for (const cJSON* q = c->params ? c->params->child : NULL; q && n < sizeof list; q = q->next)
+        n += (size_t)snprintf(list + n, sizeof list - n, "%s%s", n ? ", " : "", clip(q->string, buf, sizeof buf));
+    return fail(c, it, HY_ERR_PARSE, ": unknown parameter \"%s\" (the scene's parameters: %s)",
+                clip(it->valuestring, buf, sizeof buf), n ? list : "none");
+}
+
+static inline hy_status check_num(ctx* c, const cJSON* at, range r, double* out) {
     char d[80];
-    if (!cJSON_IsNumber(it)) return fail(c, it, HY_ERR_PARSE, " must be a number, got %s", describe(it, d, sizeof d));
+    const cJSON* it = NULL;
+    hy_status s = param_value(c, at, &it);
+    if (s) return s;
+    if (!cJSON_IsNumber(it)) return fail(c, at, HY_ERR_PARSE, " must be a number, got %s", describe(it, d, sizeof d));
     double v = it->valuedouble;
-    if (!isfinite(v)) return fail(c, it, HY_ERR_PARSE, " must be a finite number, got %g", v);
-    if (r == R_POS && !(v > 0.0)) return fail(c, it, HY_ERR_PARSE, " must be > 0, got %g", v);
-    if (r == R_NONNEG && !(v >= 0.0)) return fail(c, it, HY_ERR_PARSE, " must be >= 0, got %g", v);
-    if (r == R_UNIT && !(v >= 0.0 && v <= 1.0)) return fail(c, it, HY_ERR_PARSE, " must be in [0, 1], got %g", v);
+    if (!isfinite(v)) return fail(c, at, HY_ERR_PARSE, " must be a finite number, got %g", v);
+    if (r == R_POS && !(v > 0.0)) return fail(c, at, HY_ERR_PARSE, " must be > 0, got %g", v);
+    if (r == R_NONNEG && !(v >= 0.0)) return fail(c, at, HY_ERR_PARSE, " must be >= 0, got %g", v);
+    if (r == R_UNIT && !(v >= 0.0 && v <= 1.0)) return fail(c, at, HY_ERR_PARSE, " must be in [0, 1], got %g", v);
     *out = v;
     return HY_OK;
 }
 
-static inline hy_status check_int(ctx* c, const cJSON* it, int64_t lo, int64_t hi, int64_t* out) {
+static inline hy_status check_int(ctx* c, const cJSON* at, int64_t lo, int64_t hi, int64_t* out) {
     char d[80];
+    const cJSON* it = NULL;
+    hy_status s = param_value(c, at, &it);
+    if (s) return s;
     if (!cJSON_IsNumber(it))
-        return fail(c, it, HY_ERR_PARSE, " must be an integer, got %s", describe(it, d, sizeof d));
+        return fail(c, at, HY_ERR_PARSE, " must be an integer, got %s", describe(it, d, sizeof d));
     double v = it->valuedouble;
-    if (!isfinite(v) || v != floor(v)) return fail(c, it, HY_ERR_PARSE, " must be an integer, got %g", v);
+    if (!isfinite(v) || v != floor(v)) return fail(c, at, HY_ERR_PARSE, " must be an integer, got %g", v);
     if (v < (double)lo || v > (double)hi)
-        return fail(c, it, HY_ERR_PARSE, " must be in [%lld, %lld], got %g", (long long)lo, (long long)hi, v);
+        return fail(c, at, HY_ERR_PARSE, " must be in [%lld, %lld], got %g", (long long)lo, (long long)hi, v);
     *out = (int64_t)v;
     return HY_OK;
 }

@@ -359,7 +359,7 @@ hy_status scene_check_transform(ctx* c, const cJSON* obj, int allow_scale, xform
         size_t m1 = push(c, ".scale");
         if (!allow_scale)
             s = fail(c, sc, HY_ERR_PARSE, " is not supported here (give the size instead)");
-        else if (cJSON_IsNumber(sc)) {
+        else if (cJSON_IsNumber(sc) || cJSON_IsString(sc)) {
             s = check_num(c, sc, R_POS, &x->scale[0]);
             x->scale[1] = x->scale[2] = x->scale[0];
         } else {

@@ -87,6 +87,15 @@ typedef struct bondspec {
     double strength;
 } bondspec;
 
+/* One attachment between two solid instances (engine/scene_links.c). */
+typedef struct attachspec {
+    int32_t entry;   /* index in "attachments", for messages */
+    int32_t a, b;    /* instance indices */
+    double stiffness, tolerance;
+    int32_t* vertices; /* given vertex pairs (a, b), or NULL: coincident vertices */
+    int32_t vertex_count;
+} attachspec;
+
 typedef struct plan {
     hy_world_def world;
     material* materials;
@@ -102,6 +111,8 @@ typedef struct plan {
     int32_t inst_count, inst_cap;
     bondspec* bonds;
     int32_t bond_count, bond_cap;
+    attachspec* attachments;
+    int32_t attachment_count, attachment_cap;
     int64_t triangles; /* over instances: what the world will hold */
     const cJSON* objects;
 } plan;
@@ -127,6 +138,8 @@ static inline void plan_free(plan* p) {
     free(p->pins);
     free(p->insts);
     free(p->bonds);
+    for (int32_t i = 0; i < p->attachment_count; i++) free(p->attachments[i].vertices);
+    free(p->attachments);
 }
 
 static inline hy_status add_mesh(ctx* c, plan* p, const cJSON* at, hy_mesh* m, int32_t* out) {
@@ -171,5 +184,15 @@ hy_status hy_scene_check_materials(ctx* c, plan* p, const cJSON* mats);
 /* objects[index]: its instances (arrays and fracture pieces laid out),
  * meshes, pins and bonds, into p. */
 hy_status hy_scene_check_object(ctx* c, plan* p, const cJSON* obj, int index);
+
+/* ------------------------------------------------------------ engine/scene_links.c */
+
+/* The top-level "parameters": named numbers that number fields may give
+ * as "$name"; options (name=value,...) override their values first. */
+hy_status hy_scene_check_parameters(ctx* c, cJSON* params, const char* overrides);
+/* The top-level "attachments" into p (after the objects: it names them). */
+hy_status hy_scene_check_attachments(ctx* c, plan* p, const cJSON* list);
+/* Phase 2: the attachments made in w; ids: the instances' objects. */
+hy_status hy_scene_build_attachments(ctx* c, const plan* p, hy_world* w, const hy_object_id* ids);
 
 #endif

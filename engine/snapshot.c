@@ -7,7 +7,8 @@
  * kind keeps besides (the kinds table's snap_save, engine/kinds.h): for a
  * body its rigid state, rest window, sleep, kinematic flag and pending
  * forces, for a cloth the rigid features its vertices rest on; then one broken flag per
- * bond and the touching pairs. What objects exist
+ * bond and the touching pairs, then the contact pairs between solids
+ * that the next step's coupled solve reads (engine/links.h). What objects exist
  * and what they are (meshes, masses, springs) is the world's and is not
  * written: a restore checks the ids, kinds and sizes instead. The cloth
  * solve keeps nothing else from one step to the next (CG starts from
@@ -20,9 +21,10 @@
 #include "collision/collide.h"
 #include "core/error.h"
 #include "engine/kinds.h"
+#include "engine/links.h"
 
 #define SNAP_MAGIC 0x4e535948u /* "HYSN" */
-#define SNAP_VERSION 2u
+#define SNAP_VERSION 3u
 
 typedef struct snap_header {
     uint32_t magic, version;
@@ -79,6 +81,9 @@ static void write_all(const hy_world* w, hy_snap_cursor* c) {
         hy_snap_put(c, &broken, 1);
     }
     hy_snap_put(c, w->touching, sizeof *w->touching * (size_t)w->touching_count);
+    size_t n = hy_links_snapshot_size(w);
+    if (c->out) hy_links_snapshot_write(w, c->out + c->at);
+    c->at += n;
 }
 
 HY_API hy_status hy_world_snapshot_size(const hy_world* w, size_t* out) {
@@ -103,7 +108,7 @@ HY_API hy_status hy_world_snapshot(const hy_world* w, void* buffer, size_t capac
 }
 
 /* Check the whole snapshot against the world before anything changes. */
-static hy_status check(const hy_world* w, const void* buffer, size_t size, snap_header* h) {
+static hy_status check(const hy_world* w, const void* buffer, size_t size, snap_header* h, size_t* links_at) {
     hy_snap_cursor c = {NULL, buffer, 0, size};
     if (!hy_snap_get(&c, h, sizeof *h) || h->magic != SNAP_MAGIC)
         return hy_fail(HY_ERR_PARSE, "hy_world_restore: not a hyphys snapshot (%zu bytes)", size);
@@ -133,6 +138,11 @@ static hy_status check(const hy_world* w, const void* buffer, size_t size, snap_
     if (h->touching_count < 0 || !hy_snap_skip(&c, (size_t)h->bond_count) ||
         !hy_snap_skip(&c, sizeof(hy_contact_pair) * (size_t)h->touching_count))
         return hy_fail(HY_ERR_PARSE, "hy_world_restore: snapshot truncated");
+    size_t links = 0;
+    *links_at = c.at;
+    hy_status s = hy_links_snapshot_check(w, c.in + c.at, size - c.at, &links);
+    if (s) return s;
+    c.at += links;
     if (c.at != size)
         return hy_fail(HY_ERR_PARSE, "hy_world_restore: %zu bytes after the snapshot's end", size - c.at);
     return HY_OK;
@@ -141,7 +151,8 @@ static hy_status check(const hy_world* w, const void* buffer, size_t size, snap_
 HY_API hy_status hy_world_restore(hy_world* w, const void* buffer, size_t size) {
     if (!w || !buffer) return hy_fail(HY_ERR_INVALID_ARG, "hy_world_restore: NULL argument");
     snap_header h;
-    hy_status s = check(w, buffer, size, &h);
+    size_t links_at = 0;
+    hy_status s = check(w, buffer, size, &h, &links_at);
     if (s) return s;
     if (h.touching_count > w->touching_capacity) {
         hy_contact_pair* t = realloc(w->touching, sizeof *t * (size_t)h.touching_count);
@@ -153,6 +164,8 @@ HY_API hy_status hy_world_restore(hy_world* w, const void* buffer, size_t size) 
         if (w->objects[i].ops->snap_prepare && (s = w->objects[i].ops->snap_prepare(&w->objects[i])) != HY_OK)
             return s;
     hy_snap_cursor c = {NULL, buffer, sizeof h, size};
+    s = hy_links_snapshot_read(w, (const unsigned char*)buffer + links_at);
+    if (s) return s;
     w->time = h.time;
     w->step_index = h.step_index;
     for (int32_t i = 0; i < w->object_count; i++) {

@@ -15,6 +15,7 @@
 #include "engine/cloth_contact.h"
 #include "engine/integrate.h"
 #include "engine/kinds.h"
+#include "engine/links.h"
 #include "engine/tools.h"
 #include "sched/proximity.h"
 
@@ -88,6 +89,10 @@ static hy_status integrate(hy_world* w, double dt, hy_step_stats* st) {
         hy_status s = hy_integrator_create("lp", 1, &w->integrator);
         if (s) return s;
     }
+    /* solids joined by attachments or last step's contacts step together
+     * in one coupled solve per group; their own tasks then pass */
+    hy_status s = hy_links_integrate(w, dt, st);
+    if (s) return s;
     return hy_integrator_step(w->integrator, w, dt, st);
 }
 
@@ -316,7 +321,9 @@ HY_API hy_status hy_world_step(hy_world* w, double time_step, int32_t substeps) 
             t0 = now_ms();
             double refit0 = st.ms[HY_PHASE_REFIT], trav0 = st.ms[HY_PHASE_TRAVERSE];
             w->last_contact_count = 0;
-            s = respond(w, dt, &st);
+            s = hy_links_before_response(w);
+            if (!s) s = respond(w, dt, &st);
+            if (!s) s = hy_links_after_response(w, dt);
             double detect = (st.ms[HY_PHASE_REFIT] - refit0) + (st.ms[HY_PHASE_TRAVERSE] - trav0);
             st.ms[HY_PHASE_RESPONSE] += now_ms() - t0 - detect;
             if (!s) hy_cloth_contacts_record(w);

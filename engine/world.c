@@ -15,6 +15,7 @@
 #include "core/error.h"
 #include "engine/integrate.h"
 #include "engine/kinds.h"
+#include "engine/links.h"
 #include "engine/tools.h"
 #include "sched/proximity.h"
 #include "core/mesh.h"
@@ -239,6 +240,7 @@ HY_API void hy_world_destroy(hy_world* w) {
     free(w->handles);
     hy_events_free(w);
     hy_bond_set_free(&w->bonds);
+    hy_links_free(w);
     hy_collision_state_destroy(w->collision);
     hy_scene_view_free(&w->view);
     hy_prox_destroy(w->prox);

@@ -162,6 +162,7 @@ struct hy_world {
     int32_t* sleep_parent;
     unsigned char* sleep_flag;
     int32_t sleep_capacity;
+    struct hy_links* links; /* interactions between solids (engine/links.h); made on first use */
     struct hy_prox* prox; /* the proximity framework collision runs through; made on first use */
     struct hy_integrator* integrator; /* the integrate phase's runtime (engine/integrate.h); made on first use */
     hy_sched_stats sched_stats; /* of the last step */

@@ -8,6 +8,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 static int hy_test_failures = 0;
 static int hy_test_checks = 0;
@@ -41,6 +42,21 @@ static int hy_test_checks = 0;
             fprintf(stderr, "%s:%d: %s returned %s: %s\n", __FILE__, __LINE__, #expr, hy_status_name(hy_s_), \
                     hy_last_error());                                                                  \
         }                                                                                              \
+    } while (0)
+
+/* Check that msg holds every string of want (NULL-ended), naming the
+ * first one it lacks. */
+#define CHECK_MESSAGE(msg, want)                                                               \
+    do {                                                                                       \
+        const char* hy_m_ = (msg);                                                             \
+        for (const char* const* hy_w_ = (want); *hy_w_; hy_w_++) {                             \
+            hy_test_checks++;                                                                  \
+            if (!hy_m_ || !strstr(hy_m_, *hy_w_)) {                                            \
+                hy_test_failures++;                                                            \
+                fprintf(stderr, "%s:%d: message \"%s\" lacks \"%s\"\n", __FILE__, __LINE__,     \
+                        hy_m_ ? hy_m_ : "(null)", *hy_w_);                                     \
+            }                                                                                  \
+        }                                                                                      \
     } while (0)
 
 #define TEST_SKIP(why)                              \

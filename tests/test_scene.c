@@ -488,7 +488,7 @@ static void test_bad_api_use(void) {
     CHECK(hy_scene_load_string(NULL, 0, "x", NULL, &w) == HY_ERR_INVALID_ARG && w == NULL);
     CHECK(hy_scene_load_string("{}", 2, "x", NULL, NULL) == HY_ERR_INVALID_ARG);
     CHECK(hy_scene_load(NULL, NULL, &w) == HY_ERR_INVALID_ARG);
-    hy_scene_options o = {0, -1, 0, 0};
+    hy_scene_options o = {0, -1, 0, NULL, 0};
     w = (hy_world*)&w;
     CHECK(hy_scene_load_string("{\"objects\": []}", 15, "x", &o, &w) == HY_ERR_BAD_DEF && w == NULL);
     o = hy_scene_options_default();

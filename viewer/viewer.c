@@ -49,7 +49,7 @@ typedef struct app {
     char scene_name[128];
     char note[768]; /* a transient line (screenshot saved, ...) */
     double note_until;
-    int objects_by_kind[4];
+    int objects_by_kind[HY_OBJECT_MASS_SPRING + 1]; /* by hy_object_kind */
     int policy_index; /* of the last policy asked for with p, -1 = the start one */
 } app;
 
@@ -229,9 +229,11 @@ static void draw_hud(app* a, int w, int h) {
     const char* state = failed ? "stopped on an error" : done ? "stopped (frame limit)" : paused ? "paused" : "running";
 
 #define LINE(c, ...) (snprintf(lines[n], sizeof lines[n], __VA_ARGS__), colors[n] = (c), n++)
-    LINE(WHITE, "%s   %d objects (%d cloth, %d bodies, %d obstacles)   %d vertices, %d triangles", a->scene_name,
-         (int)t->object_count, a->objects_by_kind[HY_OBJECT_CLOTH], a->objects_by_kind[HY_OBJECT_BODY],
-         a->objects_by_kind[HY_OBJECT_OBSTACLE], (int)t->vertex_count, (int)t->triangle_count);
+    LINE(WHITE, "%s   %d objects (%d cloth, %d bodies, %d obstacles, %d solids)   %d vertices, %d triangles",
+         a->scene_name, (int)t->object_count, a->objects_by_kind[HY_OBJECT_CLOTH], a->objects_by_kind[HY_OBJECT_BODY],
+         a->objects_by_kind[HY_OBJECT_OBSTACLE],
+         a->objects_by_kind[HY_OBJECT_FEM] + a->objects_by_kind[HY_OBJECT_MASS_SPRING], (int)t->vertex_count,
+         (int)t->triangle_count);
     LINE(WHITE, "step %lld   t = %.3f s   %s", (long long)f->step, f->sim_time, state);
     hy_viewer_sim_rates rates;
     hy_viewer_sim_get_rates(a->sim, &rates);
@@ -507,7 +509,7 @@ int hy_viewer_run(const hy_viewer_options* opt) {
     a.topo = hy_viewer_sim_get_topology(a.sim);
     for (int32_t i = 0; i < a.topo->object_count; i++) {
         int k = (int)a.topo->objects[i].kind;
-        if (k >= 1 && k <= 3) a.objects_by_kind[k]++;
+        if (k >= 1 && k <= HY_OBJECT_MASS_SPRING) a.objects_by_kind[k]++;
     }
 
     char err[1024] = "";

@@ -84,7 +84,7 @@ typedef struct hy_world hy_world;
  *
  * Typed ids say at compile time what kind of object a call takes:
  * hy_body_id for rigid bodies, hy_cloth_id for cloths, hy_obstacle_id for
- * obstacles (and one type per kind to come). hy_object_id names an object
+ * obstacles, hy_solid_id for deformable solids (FEM and mass-spring). hy_object_id names an object
  * of any kind; the typed ids widen to it with hy_body_object() and the
  * like, and hy_object_as_body() and the like narrow it back, checking the
  * kind. A typed id and its object id share index and generation. */
@@ -108,6 +108,11 @@ typedef struct hy_obstacle_id {
     uint32_t generation;
 } hy_obstacle_id;
 
+typedef struct hy_solid_id { /* a deformable solid: FEM or mass-spring */
+    uint32_t index;
+    uint32_t generation;
+} hy_solid_id;
+
 typedef enum hy_object_kind {
     HY_OBJECT_CLOTH = 1,
     HY_OBJECT_BODY = 2,
@@ -126,6 +131,10 @@ static inline hy_object_id hy_cloth_object(hy_cloth_id id) {
     return o;
 }
 static inline hy_object_id hy_obstacle_object(hy_obstacle_id id) {
+    hy_object_id o = {id.index, id.generation};
+    return o;
+}
+static inline hy_object_id hy_solid_object(hy_solid_id id) {
     hy_object_id o = {id.index, id.generation};
     return o;
 }
@@ -367,6 +376,54 @@ HY_API hy_status hy_obstacle_add(hy_world* world, const hy_obstacle_def* def, hy
 /* Remove it (see hy_object_remove). */
 HY_API hy_status hy_obstacle_remove(hy_world* world, hy_obstacle_id id);
 
+/* ------------------------------------------------------ deformable solid */
+
+/* A volumetric solid on a tetrahedral mesh: corotational linear finite
+ * elements (kind HY_OBJECT_FEM) or a spring on every edge of the mesh
+ * (HY_OBJECT_MASS_SPRING), stepped by implicit Euler solved with CG (the
+ * world's cg_max_iterations and cg_tolerance). The mesh's boundary
+ * triangles are its collision surface; contacts with other solids couple
+ * them in the next step's solve (see docs/guide/SCENES.md). */
+typedef struct hy_solid_def {
+    hy_object_kind kind;       /* HY_OBJECT_FEM (default) or HY_OBJECT_MASS_SPRING */
+    const double* positions;   /* 3 * vertex_count, m: the mesh in its own frame, copied */
+    int32_t vertex_count;      /* > 0 */
+    const int32_t* tets;       /* 4 * tet_count 0-based vertex indices, each element of positive
+                                  volume (right-handed), copied */
+    int32_t tet_count;         /* > 0 */
+    double position[3];        /* where the mesh origin goes, m; the placed mesh is the rest shape */
+    double orientation[4];     /* quaternion (w,x,y,z), normalised on add */
+    double young;              /* FEM: Young's modulus, Pa, > 0, default 1e5 */
+    double poisson;            /* FEM: Poisson ratio, [0, 0.5), default 0.3 */
+    double spring_stiffness;   /* mass-spring: N/m per edge, > 0, default 1e3 */
+    double density;            /* kg/m^3, > 0, default 1000 */
+    double damping_mass;       /* 1/s: force -alpha M v, >= 0, default 0 */
+    double damping_stiffness;  /* s: FEM Rayleigh beta, mass-spring spring damping, >= 0, default 0.01 */
+    double thickness;          /* collision thickness, m, >= 0, default 0.002 */
+    double friction;           /* >= 0, default 0.3 */
+    const int32_t* fixed;      /* vertices held where they are placed, copied; may be NULL */
+    int32_t fixed_count;
+    uint32_t cookie;
+} hy_solid_def;
+
+HY_API hy_solid_def hy_solid_def_default(void);
+/* Add a solid; *out names it. HY_ERR_BAD_DEF; HY_ERR_INVALID_ARG naming
+ * the element, vertex or field at fault (a degenerate or inverted element,
+ * an index out of range, a material out of range); HY_ERR_NOMEM. */
+HY_API hy_status hy_solid_add(hy_world* world, const hy_solid_def* def, hy_solid_id* out);
+/* Remove it (see hy_object_remove): its attachments go with it. */
+HY_API hy_status hy_solid_remove(hy_world* world, hy_solid_id id);
+/* Attach solid b to solid a: every vertex of a within `tolerance` (m,
+ * >= 0) of a vertex of b, where they are now, is tied to the nearest such
+ * one by a spring of rest length 0 and `stiffness` N/m (> 0); the two then
+ * step in one implicit solve and do not collide with each other (the
+ * blocks of a bar sharing a face). *pair_count (may be NULL) gets the
+ * number of vertex pairs tied. HY_ERR_INVALID_ARG naming the objects:
+ * not two distinct solids, a bad tolerance or stiffness, no vertices
+ * within the tolerance; HY_ERR_STALE_ID; HY_ERR_NOMEM. */
+HY_API hy_status hy_solid_attach(hy_world* world, hy_solid_id a, hy_solid_id b, double tolerance, double stiffness,
+                                 int32_t* pair_count);
+
 /* -------------------------------------------------------- any object */
 
 /* Remove an object between steps: it is freed, its id and every copy of it
@@ -384,6 +441,8 @@ HY_API hy_status hy_object_remove(hy_world* world, hy_object_id id);
 HY_API hy_status hy_object_as_body(const hy_world* world, hy_object_id id, hy_body_id* out);
 HY_API hy_status hy_object_as_cloth(const hy_world* world, hy_object_id id, hy_cloth_id* out);
 HY_API hy_status hy_object_as_obstacle(const hy_world* world, hy_object_id id, hy_obstacle_id* out);
+/* FEM or mass-spring. */
+HY_API hy_status hy_object_as_solid(const hy_world* world, hy_object_id id, hy_solid_id* out);
 
 /* A pointer of the caller's, kept with the object and never dereferenced
  * by hyphys (NULL until set). */
@@ -690,6 +749,8 @@ typedef struct hy_scene_options {
     int32_t strict;     /* 1: objects that intersect or lie closer than their contact distance in the
                            initial state fail the load with HY_ERR_OVERLAP (the message names the
                            pairs); 0 (default): they load, and hy_world_find_overlaps finds them */
+    const char* parameters; /* "name=value,name=value": new values for the scene's "parameters"
+                               (a name the scene lacks is an error); NULL or "" (default): as given */
     uint32_t cookie;
 } hy_scene_options;
 HY_API hy_scene_options hy_scene_options_default(void);
