@@ -227,7 +227,7 @@ static char g_rec_path[3][4096];
 static const char* note(hy_iscene_kind k) {
     static char buf[3][4200];
     if (!g_use[k]) return NOTE;
-    snprintf(buf[k], sizeof buf[k], "modeled; replaying the recorded run %s: %d steps of %d solids", g_rec_path[k],
+    snprintf(buf[k], sizeof buf[k], "modeled; replaying the recorded run %.4000s: %d steps of %d solids", g_rec_path[k],
              g_use[k]->nsteps, g_use[k]->nobj);
     return buf[k];
 }
