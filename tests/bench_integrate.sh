@@ -94,16 +94,21 @@ grep -q "state hash $want" "$tmp/rec.txt"; check "recording leaves the run's has
 check "recording: 2 solids x 4 steps, the touching pair" $?
 "$CLI" bench integrate --record "$tmp/stack.json" --steps 1 --out "$tmp/rec/fem_independent.csv" >/dev/null 2>"$tmp/err6"
 [ $? -eq 1 ] && grep -q "never overwritten" "$tmp/err6"; check "a recording is not overwritten" $?
-rep=$(run --only mixed --recordings "$tmp/rec" --out "$tmp/d" 2>/dev/null)
-check "replay exits 0" $?
-printf '%s' "$rep" | python3 -c '
+# The replay steps the recorded scene for real in each of the 72 mixed
+# configurations: minutes in the unoptimised sanitizer build, where the
+# recording above already ran the same code; the normal build replays.
+if [ "${HY_TEST_SANITIZER:-0}" != 1 ]; then
+    rep=$(run --only mixed --recordings "$tmp/rec" --out "$tmp/d" 2>/dev/null)
+    check "replay exits 0" $?
+    printf '%s' "$rep" | python3 -c '
 import json, sys
 d = json.load(sys.stdin)
 assert d["workloads"]["fem_independent"].startswith("modeled; replaying the recorded run"), d["workloads"]
 assert d["workloads"]["fem64"].startswith("modeled; workload from measured"), d["workloads"]
 assert len(d["mixed"]) == 24 * 3 and d["mixed_same_hash"]
 '
-check "replay: the recorded scene, same hash everywhere" $?
+    check "replay: the recorded scene, same hash everywhere" $?
+fi
 printf '# r\nobject,0,0,64,0.001,5\npair,0,0,3\n' >"$tmp/rec/fem64.csv"
 run --only gpus --recordings "$tmp/rec" --out "$tmp/e" >/dev/null 2>"$tmp/err7"
 [ $? -eq 1 ] && grep -q "fem64.csv:3" "$tmp/err7"; check "a bad recording names its line" $?
