@@ -65,7 +65,7 @@ typedef struct hy_collision_state {
     int32_t* leaf_tjob;    /* ... and the traversal job each came from */
     int64_t leaf_count, leaf_capacity;
     /* Exact-test answers of the current step, reused by later detection
-     * rounds (collision/collide.c, memo_*): an answer is a function of the
+     * rounds (collision/collide_jobs.c, the memo): an answer is a function of the
      * pair's positions at both ends and its distance, the rounds of one
      * step share X0, and the response moves few vertices per round. */
     double *memo_x0, *memo_x1;  /* X0 and X1 of the last detect call */

@@ -1,0 +1,618 @@
+/* The detection's jobs: the step's memos and the TRAVERSE and LEAF
+ * batches (see collision/collide_jobs.h). */
+#include "collision/collide_jobs.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "collision/filter.h"
+#include "collision/front_memo.h"
+#include "collision/kernels.h"
+#include "collision/leaf.h"
+#include "collision/traverse_hd.h"
+#include "core/error.h"
+#include "sched/cuda.h"
+#include "sched/proximity.h"
+
+/* ---- the step's memo of exact-test answers
+ *
+ * The response runs detection several times per step (collision/
+ * response.c): every round over the same X0, with X1 changed only where
+ * the previous round's impulses moved vertices (hundreds of the cloth's
+ * 46k vertices once it is in contact). A candidate's answer (filters,
+ * exact test, time of impact) is a function of its kind, its four
+ * vertices' positions at both ends, its distance and the step's options
+ * only, so a candidate none of whose vertices moved since its answer was
+ * computed gets that answer again. Traversal still runs in full every
+ * round, so the candidates, their order and every answer are those a
+ * fresh computation gives; only the exact tests are spared. A new X0 (the
+ * next step) empties the memo. */
+typedef struct hy_memo_entry {
+    int32_t v[4];
+    int32_t kind;
+    uint32_t gen;   /* live when hy_collision_state.memo_gen */
+    int32_t round;  /* computed in this round of the step */
+    unsigned char hit;
+    double md, toi;
+} hy_memo_entry;
+
+static uint64_t memo_hash(const hy_feature_pair* p) {
+    uint64_t h = (uint64_t)(uint32_t)p->kind * 0x9E3779B97F4A7C15ull;
+    for (int j = 0; j < 4; j++) h = (h ^ (uint32_t)p->v[j]) * 0xBF58476D1CE4E5B9ull;
+    return h ^ (h >> 29);
+}
+
+static int memo_same(const hy_memo_entry* e, const hy_feature_pair* p) {
+    return e->kind == p->kind && e->v[0] == p->v[0] && e->v[1] == p->v[1] && e->v[2] == p->v[2] &&
+           e->v[3] == p->v[3];
+}
+
+/* The memo's answer for candidate p at distance md, or NULL: computed in
+ * this step, at the same distance, none of its vertices moved since. */
+static const hy_memo_entry* memo_find(const hy_collision_state* cs, const hy_feature_pair* p, double md) {
+    if (cs->memo_capacity == 0) return NULL;
+    uint64_t mask = (uint64_t)cs->memo_capacity - 1;
+    for (uint64_t i = memo_hash(p) & mask;; i = (i + 1) & mask) {
+        const hy_memo_entry* e = &cs->memo[i];
+        if (e->gen != cs->memo_gen) return NULL;
+        if (!memo_same(e, p)) continue;
+        if (e->md != md) return NULL;
+        for (int j = 0; j < 4; j++)
+            if (cs->vertex_round[p->v[j]] > e->round) return NULL;
+        return e;
+    }
+}
+
+static void memo_put(hy_collision_state* cs, const hy_feature_pair* p, double md, unsigned char hit, double toi) {
+    uint64_t mask = (uint64_t)cs->memo_capacity - 1;
+    uint64_t i = memo_hash(p) & mask;
+    while (cs->memo[i].gen == cs->memo_gen && !memo_same(&cs->memo[i], p)) i = (i + 1) & mask;
+    hy_memo_entry* e = &cs->memo[i];
+    if (e->gen != cs->memo_gen) cs->memo_count++;
+    *e = (hy_memo_entry){{p->v[0], p->v[1], p->v[2], p->v[3]}, p->kind, cs->memo_gen, cs->round, hit, md, toi};
+}
+
+/* Room for `more` entries at most half full: a larger table with the live
+ * entries moved over. Returns 0 when out of memory (the memo is then
+ * emptied and stays off until memory is found). */
+static int memo_reserve(hy_collision_state* cs, int64_t more) {
+    int64_t need = 2 * (cs->memo_count + more);
+    if (cs->memo_capacity >= need) return 1;
+    int64_t cap = cs->memo_capacity ? cs->memo_capacity : 1 << 16;
+    while (cap < need) cap *= 2;
+    hy_memo_entry* old = cs->memo;
+    int64_t old_cap = cs->memo_capacity;
+    uint32_t old_gen = cs->memo_gen;
+    cs->memo = calloc((size_t)cap, sizeof *cs->memo);
+    cs->memo_count = 0;
+    cs->memo_gen = 1;
+    if (!cs->memo) {
+        cs->memo_capacity = 0;
+        free(old);
+        return 0;
+    }
+    cs->memo_capacity = cap;
+    for (int64_t i = 0; i < old_cap; i++) {
+        const hy_memo_entry* e = &old[i];
+        if (e->gen != old_gen) continue;
+        hy_feature_pair p = {{e->v[0], e->v[1], e->v[2], e->v[3]}, e->kind};
+        int32_t round = cs->round;
+        cs->round = e->round;
+        memo_put(cs, &p, e->md, e->hit, e->toi);
+        cs->round = round;
+    }
+    free(old);
+    return 1;
+}
+
+/* Start of a detect call: a new X0 empties the memo (round 1); else the
+ * round advances and the vertices whose X1 changed are stamped with it. */
+hy_status hy_collide_memo_begin(hy_collision_state* cs, const double* X0, const double* X1) {
+    size_t n = 3 * (size_t)cs->vertex_count;
+    if (!cs->memo_x0) {
+        cs->memo_x0 = malloc(sizeof(double) * (n + 1));
+        cs->memo_x1 = malloc(sizeof(double) * (n + 1));
+        cs->vertex_round = calloc((size_t)cs->vertex_count + 1, sizeof(int32_t));
+        if (!cs->memo_x0 || !cs->memo_x1 || !cs->vertex_round)
+            return hy_fail(HY_ERR_NOMEM, "out of memory for the exact tests' memo of %d vertices", cs->vertex_count);
+        cs->round = 0;
+    }
+    if (cs->round == 0 || cs->round == INT32_MAX || memcmp(cs->memo_x0, X0, sizeof(double) * n) != 0) {
+        memcpy(cs->memo_x0, X0, sizeof(double) * n);
+        memcpy(cs->memo_x1, X1, sizeof(double) * n);
+        memset(cs->vertex_round, 0, sizeof(int32_t) * (size_t)cs->vertex_count);
+        cs->round = 1;
+        cs->memo_count = 0;
+        if (++cs->memo_gen == 0) { /* wrapped: clear the slots for real */
+            if (cs->memo) memset(cs->memo, 0, sizeof *cs->memo * (size_t)cs->memo_capacity);
+            cs->memo_gen = 1;
+        }
+        return HY_OK;
+    }
+    cs->round++;
+    for (int32_t v = 0; v < cs->vertex_count; v++) {
+        double* m = cs->memo_x1 + 3 * (size_t)v;
+        const double* x = X1 + 3 * (size_t)v;
+        if (memcmp(m, x, sizeof(double) * 3) != 0) {
+            memcpy(m, x, sizeof(double) * 3);
+            cs->vertex_round[v] = cs->round;
+        }
+    }
+    return HY_OK;
+}
+
+/* Whether traversal job j's answers are worth keeping: a job is traversed
+ * again only when one of its trees changed, and a rigid object's tree
+ * changes only with all of its vertices, so between rigid objects no
+ * answer of a later round could come from the memo (the jobs' memo gives
+ * the pairs that did not move). Only a job with a deforming object (a
+ * cloth, of which a round moves some vertices) keeps them. */
+static int job_memo(const hy_collision_state* cs, int32_t j) {
+    return cs->object_deforms[cs->tjob_lo[j]] | cs->object_deforms[cs->tjob_hi[j]];
+}
+
+/* End of a detect call: this round's fresh answers go into the memo. */
+void hy_collide_memo_end(hy_collision_state* cs) {
+    int64_t fresh = 0, kept = 0;
+    for (int64_t k = 0; k < cs->leaf_count; k++) {
+        fresh += cs->fresh[k];
+        kept += cs->fresh[k] && job_memo(cs, cs->leaf_tjob[k]);
+    }
+    cs->memo_reused = cs->leaf_count - fresh;
+    if (!memo_reserve(cs, kept)) return;
+    for (int64_t k = 0; k < cs->leaf_count; k++)
+        if (cs->fresh[k] && job_memo(cs, cs->leaf_tjob[k]))
+            memo_put(cs, &cs->leaf[k], cs->tjob_distance[cs->leaf_tjob[k]], cs->hit[k], cs->toi[k]);
+}
+
+
+
+/* LEAF job i's points, x[0..3] at t = 0 and x[4..7] at t = 1
+ * (collision/ccd.h order), from X0 and X1. */
+static inline void leaf_points(const hy_detect_ctx* c, int64_t i, double x[8][3]) {
+    const int32_t* v = c->cs->leaf[i].v;
+    for (int j = 0; j < 4; j++)
+        for (int k = 0; k < 3; k++) {
+            x[j][k] = c->X0[3 * v[j] + k];
+            x[4 + j][k] = c->X1[3 * v[j] + k];
+        }
+}
+
+#define MEMO_AHEAD 12
+static void exact_block(void* p, int64_t begin, int64_t end, int64_t block, int worker) {
+    const hy_detect_ctx* c = p;
+    const hy_collision_state* cs = c->cs;
+    (void)block;
+    (void)worker;
+    uint64_t mask = cs->memo_capacity > 0 ? (uint64_t)cs->memo_capacity - 1 : 0;
+    for (int64_t i = c->first + begin; i < c->first + end; i++) {
+        /* the memo's slots are spread over megabytes: the one of a
+         * candidate a few ahead is asked for now (a hint only) */
+        if (c->memo && mask && i + MEMO_AHEAD < c->first + end && job_memo(cs, cs->leaf_tjob[i + MEMO_AHEAD]))
+            __builtin_prefetch(&cs->memo[memo_hash(&cs->leaf[i + MEMO_AHEAD]) & mask]);
+        double toi = 1.0, x[8][3];
+        double md = cs->tjob_distance[cs->leaf_tjob[i]];
+        const hy_memo_entry* e = c->memo && job_memo(cs, cs->leaf_tjob[i]) ? memo_find(cs, &cs->leaf[i], md) : NULL;
+        cs->fresh[i] = e == NULL;
+        if (e) {
+            cs->hit[i] = e->hit;
+            cs->toi[i] = e->toi;
+            continue;
+        }
+        leaf_points(c, i, x);
+        int is_vf = cs->leaf[i].kind != HY_FEATURE_EE;
+        /* separating axes, then the exact test: the arithmetic the GPU kernel shares */
+        cs->hit[i] = (unsigned char)hy_leaf_eval(is_vf, (const double(*)[3])x, md, &c->opts, &toi);
+        cs->toi[i] = toi;
+    }
+}
+
+/* A TRAVERSE batch that ran (on the host or a GPU): what its front pairs
+ * found appended, in id order, to the LEAF list. */
+static hy_status traverse_collect(hy_detect_ctx* c, hy_batch* b) {
+    hy_collision_state* cs = c->cs;
+    const int64_t* ids = b->ids;
+    int64_t n = b->n;
+    b->work = hy_traverse_last_node_pairs(cs->traverser);
+    int64_t total = 0;
+    for (int64_t k = 0; k < n; k++) {
+        const hy_feature_pair* fp;
+        int32_t job;
+        total += hy_traverse_output(cs->traverser, ids[k], &fp, &job);
+    }
+    int64_t need = cs->leaf_count + total;
+    if (need > cs->leaf_capacity) {
+        int64_t cap = cs->leaf_capacity ? cs->leaf_capacity : 4096;
+        while (cap < need) cap *= 2;
+        hy_feature_pair* l = realloc(cs->leaf, sizeof *l * (size_t)cap);
+        if (l) cs->leaf = l;
+        int32_t* lj = realloc(cs->leaf_tjob, sizeof *lj * (size_t)cap);
+        if (lj) cs->leaf_tjob = lj;
+        unsigned char* hit = realloc(cs->hit, (size_t)cap);
+        if (hit) cs->hit = hit;
+        double* toi = realloc(cs->toi, sizeof *toi * (size_t)cap);
+        if (toi) cs->toi = toi;
+        unsigned char* fresh = realloc(cs->fresh, (size_t)cap);
+        if (fresh) cs->fresh = fresh;
+        if (!l || !lj || !hit || !toi || !fresh)
+            return hy_fail(HY_ERR_NOMEM, "out of memory for %lld candidates", (long long)need);
+        cs->leaf_capacity = cap;
+    }
+    for (int64_t k = 0; k < n; k++) {
+        const hy_feature_pair* fp;
+        int32_t job;
+        int64_t m = hy_traverse_output(cs->traverser, ids[k], &fp, &job);
+        cs->front_leaf_first[ids[k]] = cs->leaf_count;
+        cs->front_leaf_count[ids[k]] = m;
+        if (m == 0) continue;
+        memcpy(cs->leaf + cs->leaf_count, fp, sizeof *fp * (size_t)m);
+        for (int64_t q = 0; q < m; q++) cs->leaf_tjob[cs->leaf_count + q] = job;
+        cs->leaf_count += m;
+    }
+    b->made = total;
+    return HY_OK;
+}
+
+/* TRAVERSE jobs on the world's pool. */
+static hy_status traverse_host(void* vctx, int r, const hy_resource* res, hy_batch* b) {
+    hy_detect_ctx* c = vctx;
+    (void)r;
+    (void)res;
+    hy_status s = hy_traverse_run(c->cs->traverser, b->ids, b->n, c->pool);
+    return s ? s : traverse_collect(c, b);
+}
+
+typedef struct gather_ctx {
+    const hy_detect_ctx* c;
+    int64_t first;
+    hy_leaf_job* jobs;
+} gather_ctx;
+
+/* A block of GPU jobs' points, gathered from X0 and X1. */
+static void gather_block(void* p, int64_t begin, int64_t end, int64_t block, int worker) {
+    const gather_ctx* g = p;
+    const hy_collision_state* cs = g->c->cs;
+    (void)block;
+    (void)worker;
+    for (int64_t i = begin; i < end; i++) {
+        hy_leaf_job* j = &g->jobs[i];
+        leaf_points(g->c, g->first + i, j->x);
+        j->min_distance = cs->tjob_distance[cs->leaf_tjob[g->first + i]];
+        j->is_vf = cs->leaf[g->first + i].kind != HY_FEATURE_EE;
+        j->pad = 0;
+    }
+}
+
+/* LEAF jobs [first, first + n) on GPU `device`: their points gathered from
+ * X0 and X1 (the jobs live in host memory; by the pool, since the GPU
+ * waits for them), one batched launch; the copies' seconds added to
+ * c->transfer. */
+static hy_status leaf_gpu(hy_detect_ctx* c, int device, int64_t first, int64_t n) {
+    hy_collision_state* cs = c->cs;
+    hy_leaf_job* jobs = malloc(sizeof *jobs * (size_t)n);
+    if (!jobs) return hy_fail(HY_ERR_NOMEM, "out of memory for %lld GPU jobs", (long long)n);
+    gather_ctx g = {c, first, jobs};
+    if (c->pool)
+        hy_pool_for(c->pool, n, 1024, gather_block, &g);
+    else
+        gather_block(&g, 0, n, 0, 0);
+    double copies = 0.0;
+    hy_status s = hy_cuda_leaf_batch(device, jobs, n, &c->opts, cs->hit + first, cs->toi + first, &copies, NULL);
+    memset(cs->fresh + first, 1, (size_t)n);
+    c->transfer += copies;
+    free(jobs);
+    return s;
+}
+
+/* LEAF jobs [first, first + n): separating-axis filter, then the exact
+ * test, on GPU `device`, or (device < 0) on the pool. */
+hy_status hy_collide_run_leaf(hy_detect_ctx* c, int device, int64_t first, int64_t n) {
+    if (device >= 0) return leaf_gpu(c, device, first, n);
+    c->first = first;
+    hy_pool_for(c->pool, n, 256, exact_block, c);
+    return HY_OK;
+}
+
+static hy_status leaf_range(const hy_detect_ctx* c, const hy_batch* b) {
+    if (b->first < 0 || b->first + b->n > c->cs->leaf_count)
+        return hy_fail(HY_ERR_INTERNAL, "LEAF jobs [%lld, %lld) outside the %lld made", (long long)b->first,
+                       (long long)(b->first + b->n), (long long)c->cs->leaf_count);
+    return HY_OK;
+}
+
+/* LEAF jobs on the world's pool. */
+static hy_status leaf_host(void* vctx, int r, const hy_resource* res, hy_batch* b) {
+    hy_detect_ctx* c = vctx;
+    (void)r;
+    (void)res;
+    hy_status s = leaf_range(c, b);
+    return s ? s : hy_collide_run_leaf(c, -1, b->first, b->n);
+}
+
+/* ---- batches in parts, for a device fed by its own thread
+ * (sched/backend.h, hy_job_kind_ops.device): prepared on the caller's
+ * thread, the device part on the device's thread touching only the stage
+ * (and the traversal's staged data, which no one writes during detection),
+ * finished on the caller's thread. A GPU runs the kernels there; a modeled
+ * device runs their C twins, the same shared arithmetic in the same
+ * scheme, so the split path is exercised and checked where no GPU is. */
+
+/* A LEAF batch's stage: its jobs, by reference (collision/leaf.h: the
+ * device holds or receives the step's positions) or gathered (their
+ * points), and their answers. */
+typedef struct leaf_stage {
+    hy_leaf_ref* refs; /* NULL: gathered */
+    hy_leaf_job* jobs;
+    unsigned char* hit;
+    double* toi;
+    hy_ccd_options opts;
+    int send_positions; /* by reference: the device's copy of the positions is stale */
+} leaf_stage;
+
+static void leaf_stage_free(hy_batch* b) {
+    leaf_stage* st = b->stage;
+    if (!st) return;
+    free(st->refs);
+    free(st->jobs);
+    free(st->hit);
+    free(st->toi);
+    free(st);
+    b->stage = NULL;
+}
+
+/* LEAF, prepare (the caller's thread). The jobs go by reference where the
+ * device holds the step's positions already, or where sending them (48
+ * bytes a vertex) costs less than what references save over gathered
+ * points (176 bytes a job); else gathered, by the pool. Which copy a
+ * resource holds is kept here (hy_collision_state.resident_version): a
+ * batch sent with the positions makes the copy current. A GPU that this
+ * build cannot drive answers HY_ERR_UNSUPPORTED (the host runs the batch). */
+static hy_status leaf_prepare(void* vctx, int r, const hy_resource* res, hy_batch* b) {
+    hy_detect_ctx* c = vctx;
+    hy_collision_state* cs = c->cs;
+    hy_status s = leaf_range(c, b);
+    if (s) return s;
+    if (res->kind == HY_RESOURCE_CUDA && hy_cuda_device_count() == 0)
+        return hy_fail(HY_ERR_UNSUPPORTED, "%s: no GPU in this build", res->name);
+    int held = cs->resident_version[r] == cs->positions_version;
+    int by_ref = held || (int64_t)(sizeof(hy_leaf_job) - sizeof(hy_leaf_ref)) * b->n >
+                             6 * (int64_t)sizeof(double) * cs->vertex_count;
+    leaf_stage* st = calloc(1, sizeof *st);
+    int64_t n = b->n > 0 ? b->n : 1;
+    if (st) {
+        if (by_ref)
+            st->refs = malloc(sizeof *st->refs * (size_t)n);
+        else
+            st->jobs = malloc(sizeof *st->jobs * (size_t)n);
+        st->hit = malloc((size_t)n);
+        st->toi = malloc(sizeof *st->toi * (size_t)n);
+    }
+    b->stage = st;
+    if (!st || (!st->refs && !st->jobs) || !st->hit || !st->toi) {
+        leaf_stage_free(b);
+        return hy_fail(HY_ERR_NOMEM, "out of memory for %lld LEAF jobs of %s", (long long)b->n, res->name);
+    }
+    st->opts = c->opts;
+    if (!by_ref) {
+        gather_ctx g = {c, b->first, st->jobs};
+        if (c->pool)
+            hy_pool_for(c->pool, b->n, 1024, gather_block, &g);
+        else
+            gather_block(&g, 0, b->n, 0, 0);
+        return HY_OK;
+    }
+    st->send_positions = !held;
+    cs->resident_version[r] = cs->positions_version;
+    for (int64_t i = 0; i < b->n; i++) {
+        const hy_feature_pair* fp = &cs->leaf[b->first + i];
+        hy_leaf_ref* ref = &st->refs[i];
+        memcpy(ref->v, fp->v, sizeof ref->v);
+        ref->is_vf = fp->kind != HY_FEATURE_EE;
+        ref->pad = 0;
+        ref->min_distance = cs->tjob_distance[cs->leaf_tjob[b->first + i]];
+    }
+    return HY_OK;
+}
+
+/* LEAF on a modeled device's thread: the LEAF kernels' C twins
+ * (hy_leaf_eval_ref on the step's positions, which no one writes during
+ * detection, or hy_leaf_eval on the gathered points), and the bytes a GPU
+ * would move: the positions where its copy was stale, the jobs up, the
+ * answers down. */
+static hy_status leaf_device_model(void* vctx, int r, const hy_resource* res, hy_batch* b) {
+    hy_detect_ctx* c = vctx;
+    (void)r;
+    (void)res;
+    leaf_stage* st = b->stage;
+    for (int64_t i = 0; i < b->n; i++) {
+        double toi = 1.0;
+        if (st->refs) {
+            st->hit[i] = (unsigned char)hy_leaf_eval_ref(&st->refs[i], c->X0, c->X1, &st->opts, &toi);
+        } else {
+            const hy_leaf_job* j = &st->jobs[i];
+            st->hit[i] = (unsigned char)hy_leaf_eval(j->is_vf, (const double(*)[3])j->x, j->min_distance, &st->opts, &toi);
+        }
+        st->toi[i] = toi;
+    }
+    if (st->send_positions) b->bytes_up += 6 * (int64_t)sizeof(double) * c->cs->vertex_count;
+    b->bytes_up += (int64_t)(st->refs ? sizeof(hy_leaf_ref) : sizeof(hy_leaf_job)) * b->n;
+    b->bytes_down += (int64_t)(1 + sizeof(double)) * b->n;
+    return HY_OK;
+}
+
+/* LEAF on a GPU's thread: by reference against the positions it holds
+ * (sent when stale), or the gathered jobs; one batched launch. */
+static hy_status leaf_device_cuda(void* vctx, int r, const hy_resource* res, hy_batch* b) {
+    hy_detect_ctx* c = vctx;
+    (void)r;
+    leaf_stage* st = b->stage;
+    if (!st->refs) {
+        hy_status s = hy_cuda_leaf_batch(res->device, st->jobs, b->n, &st->opts, st->hit, st->toi, &b->transfer, NULL);
+        b->bytes_up = (int64_t)sizeof(hy_leaf_job) * b->n;
+        b->bytes_down = (int64_t)(1 + sizeof(double)) * b->n;
+        return s;
+    }
+    return hy_cuda_leaf_resident(res->device, c->cs->positions_version, c->X0, c->X1, c->cs->vertex_count, st->refs,
+                                 b->n, &st->opts, st->hit, st->toi, &b->transfer, &b->bytes_up, &b->bytes_down);
+}
+
+/* LEAF, finish: the answers into the step's lists (they are fresh: the
+ * device does not read the memo). */
+static hy_status leaf_finish(void* vctx, int r, const hy_resource* res, hy_batch* b) {
+    hy_detect_ctx* c = vctx;
+    (void)r;
+    (void)res;
+    leaf_stage* st = b->stage;
+    if (b->status && st->refs) c->cs->resident_version[r] = 0; /* what the device holds is unknown */
+    if (!b->status) {
+        memcpy(c->cs->hit + b->first, st->hit, (size_t)b->n);
+        memcpy(c->cs->toi + b->first, st->toi, sizeof(double) * (size_t)b->n);
+        memset(c->cs->fresh + b->first, 1, (size_t)b->n);
+    }
+    leaf_stage_free(b);
+    return b->status;
+}
+
+/* A TRAVERSE batch's stage: its front pairs' outputs as hy_traverse_accept
+ * reads them (offsets n + 1 entries, pairs, counters). */
+typedef struct trav_stage {
+    int64_t* offsets;
+    hy_feature_pair* own; /* the pairs */
+    int64_t own_cap;
+    hy_trav_pair* stack;
+    int64_t stack_cap;
+    hy_trav_counts k;
+} trav_stage;
+
+static void trav_stage_free(hy_batch* b) {
+    trav_stage* st = b->stage;
+    if (!st) return;
+    free(st->offsets);
+    free(st->own);
+    free(st->stack);
+    free(st);
+    b->stage = NULL;
+}
+
+/* TRAVERSE, prepare: a stage (the ids stay the framework's until the batch
+ * ends). A GPU that this build cannot drive answers HY_ERR_UNSUPPORTED. */
+static hy_status traverse_prepare(void* vctx, int r, const hy_resource* res, hy_batch* b) {
+    (void)vctx;
+    (void)r;
+    if (res->kind == HY_RESOURCE_CUDA && hy_cuda_device_count() == 0)
+        return hy_fail(HY_ERR_UNSUPPORTED, "%s: no GPU in this build", res->name);
+    b->stage = calloc(1, sizeof(trav_stage));
+    return b->stage ? HY_OK : hy_fail(HY_ERR_NOMEM, "out of memory for a TRAVERSE batch of %s", res->name);
+}
+
+/* Grow *p (elements of elem bytes, *cap of them) to at least need. */
+static int grow_to(void** p, int64_t* cap, int64_t need, size_t elem) {
+    if (need <= *cap) return 1;
+    int64_t c = *cap ? *cap : 256;
+    while (c < need) c *= 2;
+    void* q = realloc(*p, elem * (size_t)c);
+    if (!q) return 0;
+    *p = q;
+    *cap = c;
+    return 1;
+}
+
+/* TRAVERSE on a modeled device's thread: the TRAVERSE kernel's C twin. Each
+ * front pair runs hy_trav_run_pair (collision/traverse_hd.h) into the
+ * stage, again with more room where it ran out (of output or of stack), so
+ * its feature pairs are the host's, in the host's order. */
+static hy_status traverse_device_model(void* vctx, int r, const hy_resource* res, hy_batch* b) {
+    hy_detect_ctx* c = vctx;
+    (void)r;
+    trav_stage* st = b->stage;
+    const hy_trav_ctx* ctxs = NULL;
+    const hy_trav_pair* front = NULL;
+    (void)hy_traverse_job_list(c->cs->traverser, NULL, &ctxs);
+    (void)hy_traverse_front(c->cs->traverser, &front);
+    st->offsets = malloc(sizeof(int64_t) * (size_t)(b->n + 1));
+    if (!st->offsets || !grow_to((void**)&st->stack, &st->stack_cap, HY_TRAV_EXPAND_MAX * 4, sizeof *st->stack))
+        return hy_fail(HY_ERR_NOMEM, "out of memory for a TRAVERSE batch of %s", res->name);
+    int64_t total = 0;
+    st->offsets[0] = 0;
+    for (int64_t i = 0; i < b->n; i++) {
+        for (;;) {
+            if (!grow_to((void**)&st->own, &st->own_cap, total + 64, sizeof *st->own))
+                return hy_fail(HY_ERR_NOMEM, "out of memory for the candidates of %s", res->name);
+            hy_trav_counts k = {0, 0, 0, 0};
+            hy_trav_out o = {st->own + total, 0, st->own_cap - total};
+            int rc = hy_trav_run_pair(ctxs, front[b->ids[i]], st->stack, st->stack_cap, &o, &k);
+            if (rc == HY_TRAV_STACK_FULL) {
+                if (!grow_to((void**)&st->stack, &st->stack_cap, 2 * st->stack_cap, sizeof *st->stack))
+                    return hy_fail(HY_ERR_NOMEM, "out of memory for a traversal stack of %s", res->name);
+                continue;
+            }
+            if (o.n > o.cap) {
+                if (!grow_to((void**)&st->own, &st->own_cap, total + o.n, sizeof *st->own))
+                    return hy_fail(HY_ERR_NOMEM, "out of memory for the candidates of %s", res->name);
+                continue;
+            }
+            total += o.n;
+            st->k.node_pairs += k.node_pairs;
+            st->k.triangle_pairs += k.triangle_pairs;
+            st->k.vf += k.vf;
+            st->k.ee += k.ee;
+            break;
+        }
+        st->offsets[i + 1] = total;
+    }
+    /* what the GPU would move besides the trees (those go up only when
+     * they changed since the GPU's copy, counted on a real GPU): the start
+     * pairs up, the offsets, counters and candidates down */
+    b->bytes_up += (int64_t)sizeof(hy_trav_pair) * b->n;
+    b->bytes_down += (int64_t)sizeof(int64_t) * b->n + 6 * (int64_t)sizeof(uint64_t) +
+                     (int64_t)sizeof(hy_feature_pair) * total;
+    return HY_OK;
+}
+
+/* TRAVERSE on a GPU's thread: the kernels, the outputs left for finish. */
+static hy_status traverse_device_cuda(void* vctx, int r, const hy_resource* res, hy_batch* b) {
+    hy_detect_ctx* c = vctx;
+    (void)r;
+    trav_stage* st = b->stage;
+    hy_cuda_traversed out;
+    hy_status s = hy_cuda_traverse_device(res->device, c->cs->traverser, b->ids, b->n, &out, &b->transfer, NULL);
+    if (s) return s;
+    st->offsets = out.offsets;
+    st->own = out.pairs;
+    st->k = out.counts;
+    b->bytes_up = out.bytes_up;
+    b->bytes_down = out.bytes_down;
+    return HY_OK;
+}
+
+/* TRAVERSE, finish: the outputs accepted into the traversal as if the host
+ * had made them, then appended to the LEAF list (traverse_collect). */
+static hy_status traverse_finish(void* vctx, int r, const hy_resource* res, hy_batch* b) {
+    hy_detect_ctx* c = vctx;
+    (void)r;
+    (void)res;
+    trav_stage* st = b->stage;
+    hy_status s = b->status;
+    if (!s) s = hy_traverse_accept(c->cs->traverser, b->ids, b->n, st->offsets, st->own, &st->k);
+    trav_stage_free(b);
+    return s ? s : traverse_collect(c, b);
+}
+
+/* The collision job kinds as the framework runs them (sched/backend.h): the
+ * host code, the GPU kernels' entries (collision/kernels.h), and the
+ * batches in parts for the devices fed by their own threads. */
+const hy_job_kind_ops hy_collision_jobs[HY_JOB_KINDS] = {
+    [HY_JOB_TRAVERSE] = {.name = "TRAVERSE",
+                         .run = {[HY_RESOURCE_CPU] = traverse_host, [HY_RESOURCE_MODEL] = traverse_prepare,
+                                 [HY_RESOURCE_CUDA] = traverse_prepare},
+                         .device = {[HY_RESOURCE_MODEL] = traverse_device_model,
+                                    [HY_RESOURCE_CUDA] = traverse_device_cuda},
+                         .finish = {[HY_RESOURCE_MODEL] = traverse_finish, [HY_RESOURCE_CUDA] = traverse_finish}},
+    [HY_JOB_LEAF] = {.name = "LEAF",
+                     .run = {[HY_RESOURCE_CPU] = leaf_host, [HY_RESOURCE_MODEL] = leaf_prepare,
+                             [HY_RESOURCE_CUDA] = leaf_prepare},
+                     .device = {[HY_RESOURCE_MODEL] = leaf_device_model, [HY_RESOURCE_CUDA] = leaf_device_cuda},
+                     .finish = {[HY_RESOURCE_MODEL] = leaf_finish, [HY_RESOURCE_CUDA] = leaf_finish}},
+};
