@@ -511,10 +511,14 @@ static int faster_on_thief(const hy_rt_sim* s, const run_state* r, int32_t q, in
     return now + s->m.steal_cost + hy_rt_sim_part_time(s, p, kq) < victim;
 }
 
-/* One steal round of idle PU q: 1 when it took a partition. */
-static int steal(hy_rt_sim* s, run_state* r, int32_t q) {
-    if (!s->policy->may_steal || s->m.npu < 2) return 0;
-    if (s->policy->steal_when_dry && hy_rt_queues_unstarted(&r->q, s->owner, q)) return 0;
+/* One steal round of idle PU q: the ready task of the partition it took, or
+ * -1. The thief starts that task at once, as a thread of the real team does
+ * (runtime/team.c): a stolen partition left waiting for the thief's next
+ * turn could be stolen back, and two idle PUs of a kind would pass it
+ * between them for ever, each steal advancing only the thief's clock. */
+static int32_t steal(hy_rt_sim* s, run_state* r, int32_t q) {
+    if (!s->policy->may_steal || s->m.npu < 2) return -1;
+    if (s->policy->steal_when_dry && hy_rt_queues_unstarted(&r->q, s->owner, q)) return -1;
     unsigned kind = 1u << s->m.pu[q].kind;
     for (int32_t a = 0; a < s->m.npu - 1; a++) {
         int32_t v = (int32_t)(hy_rt_random(&s->rng) % (uint64_t)(s->m.npu - 1));
@@ -538,7 +542,7 @@ static int steal(hy_rt_sim* s, run_state* r, int32_t q) {
             s->owner[p] = q;
             s->stats.steals++;
             r->pu_time[q] += s->m.steal_cost;
-            return 1;
+            return hy_rt_queues_ready(&r->q, p);
         }
     }
     /* The policy hears of one failure per idle spell: a PU waiting through
@@ -546,7 +550,7 @@ static int steal(hy_rt_sim* s, run_state* r, int32_t q) {
     s->stats.steal_fails++;
     if (s->policy->steal_failed && !r->failed[q]) s->policy->steal_failed(s, q);
     r->failed[q] = 1;
-    return 0;
+    return -1;
 }
 
 static hy_status run_events(hy_rt_sim* s, run_state* r) {
@@ -573,10 +577,11 @@ static hy_status run_events(hy_rt_sim* s, run_state* r) {
             return hy_fail(HY_ERR_INTERNAL, "sim: %d of %d tasks cannot start on machine %s", g->ntasks - done,
                            g->ntasks, s->m.name);
         int32_t t = hy_rt_queues_pick(&r->q, s->owner, q);
+        if (t < 0) t = steal(s, r, q);
         if (t >= 0) {
             hy_status st = start_task(s, r, q, t);
             if (st) return st;
-        } else if (!steal(s, r, q)) {
+        } else {
             r->parked[q] = 1;
         }
     }

@@ -109,6 +109,26 @@ assert len(d["mixed"]) == 24 * 3 and d["mixed_same_hash"]
 '
     check "replay: the recorded scene, same hash everywhere" $?
 fi
+# Costs of this recording once made the modeled run's two idle cores pass a
+# stolen partition back and forth for ever (priority, 0 GPUs + 2 cores).
+mkdir -p "$tmp/rec2"
+cat >"$tmp/rec2/fem_independent.csv" <<'CSV'
+# hyphys integrate recording: scene stack.json, steps 1-4 of dt 0.01 s (1 substeps), one thread (CPU time), 2 solids
+# object,step,index,particles,seconds,cg_iterations / pair,step,a,b
+object,0,0,64,0.000039328,32
+object,0,1,64,0.000121745,31
+object,1,0,64,0.000095506,24
+object,1,1,64,0.001341555,50
+pair,1,0,1
+object,2,0,64,0.000070506,20
+object,2,1,64,0.000098473,42
+pair,2,0,1
+object,3,0,64,0.000167018,41
+object,3,1,64,0.000110780,39
+CSV
+timeout 120 "$CLI" bench integrate --fem-costs "$COSTS" --steps 5 --no-plot --json --only mixed \
+    --recordings "$tmp/rec2" --out "$tmp/g" >/dev/null 2>&1
+check "a steal is started by its thief: no endless passing of a partition" $?
 printf '# r\nobject,0,0,64,0.001,5\npair,0,0,3\n' >"$tmp/rec/fem64.csv"
 run --only gpus --recordings "$tmp/rec" --out "$tmp/e" >/dev/null 2>"$tmp/err7"
 [ $? -eq 1 ] && grep -q "fem64.csv:3" "$tmp/err7"; check "a bad recording names its line" $?
