@@ -119,10 +119,35 @@ static hy_status impulse_rounds(hy_resolver* r, const hy_response_params* params
     return HY_OK;
 }
 
-/* Rounds of impact zones: *done as for impulse_rounds. */
+/* Merge the units of every contact of the list that the zones leave
+ * violated into one zone; the number of such contacts. */
+static int64_t merge_violated(hy_resolver* r, double separation) {
+    hy_collision_state* cs = r->cs;
+    const hy_contact_list* contacts = &cs->contacts;
+    int64_t violated = 0;
+    for (int64_t k = 0; k < contacts->count; k++) {
+        const hy_contact* c = &contacts->items[k];
+        if (hy_response_in_one_zone(r, c) || !hy_response_contact(r, c, separation, 0, 0)) continue;
+        violated++;
+        int32_t u0 = unit_of(r, c->v[0]);
+        for (int q = 0; q < 4; q++) {
+            int32_t u = unit_of(r, c->v[q]);
+            cs->zone_member[c->v[q]] = 1;
+            cs->zone_member[u] = 1;
+            hy_zone_unite(cs->zone_parent, u0, u);
+        }
+    }
+    return violated;
+}
+
+/* Rounds of impact zones: *done as for impulse_rounds. A moved zone
+ * pushes into its neighbours; the pairs it meets are mostly in the round's
+ * contact list already (detection reports pairs within the thickness), so
+ * the list is checked again against the zones' new motion, and zones grown
+ * and moved, up to `sweeps` times before the next detection, which alone
+ * decides that the motion is collision free. */
 static hy_status zone_rounds(hy_resolver* r, const hy_response_params* params, int* done) {
     hy_collision_state* cs = r->cs;
-    hy_contact_list* contacts = &cs->contacts;
     *done = 0;
     for (int32_t g = 0; g < cs->vertex_count; g++) {
         cs->zone_parent[g] = g;
@@ -131,24 +156,15 @@ static hy_status zone_rounds(hy_resolver* r, const hy_response_params* params, i
     for (int32_t it = 0; it < params->zone_iterations; it++) {
         hy_status s = hy_response_detect(r);
         if (s) return s;
-        int64_t violated = 0;
-        for (int64_t k = 0; k < contacts->count; k++) {
-            const hy_contact* c = &contacts->items[k];
-            if (hy_response_in_one_zone(r, c) || !hy_response_contact(r, c, params->separation, 0, 0)) continue;
-            violated++;
-            int32_t u0 = unit_of(r, c->v[0]);
-            for (int q = 0; q < 4; q++) {
-                int32_t u = unit_of(r, c->v[q]);
-                cs->zone_member[c->v[q]] = 1;
-                cs->zone_member[u] = 1;
-                hy_zone_unite(cs->zone_parent, u0, u);
-            }
-        }
-        if (violated == 0) {
+        if (merge_violated(r, params->separation) == 0) {
             *done = 1;
             return HY_OK;
         }
         hy_response_move_zones(r, cs->zone_parent, cs->zone_member);
+        for (int32_t sweep = 1; sweep < params->sweeps; sweep++) {
+            if (merge_violated(r, params->separation) == 0) break;
+            hy_response_move_zones(r, cs->zone_parent, cs->zone_member);
+        }
     }
     return HY_OK;
 }
