@@ -111,9 +111,12 @@ static hy_status impulse_rounds(hy_resolver* r, const hy_response_params* params
         /* a few cloth contacts that the rounds no longer reduce (a vertex
          * pinched between two layers the impulses push back and forth) are
          * left to the impact zones at once: each further round costs a
-         * detection over the whole scene and resolves nothing. Rigid
-         * contacts keep their rounds: a zone freezes whole bodies */
-        if (violated_rigid == 0 && violated >= 2 && prev_violated > 0 && violated * 5 >= prev_violated * 4) break;
+         * detection over the whole scene and resolves little. A round that
+         * leaves 70% or more of the last one's violations counts as such
+         * (cloth_ball in contact: 4,894, 1,001, 739, 707 violated in rounds
+         * 0-3, the zones the same size when they take over after round 2).
+         * Rigid contacts keep their rounds: a zone freezes whole bodies */
+        if (violated_rigid == 0 && violated >= 2 && prev_violated > 0 && violated * 10 >= prev_violated * 7) break;
         prev_violated = violated;
     }
     return HY_OK;
