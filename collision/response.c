@@ -122,14 +122,25 @@ static hy_status impulse_rounds(hy_resolver* r, const hy_response_params* params
     return HY_OK;
 }
 
+/* Whether a vertex of the contact moves with a zone. */
+static int touches_zone(const hy_resolver* r, const hy_contact* c) {
+    for (int k = 0; k < 4; k++)
+        if (r->cs->zone_member[unit_of(r, c->v[k])]) return 1;
+    return 0;
+}
+
 /* Merge the units of every contact of the list that the zones leave
- * violated into one zone; the number of such contacts. */
-static int64_t merge_violated(hy_resolver* r, double separation) {
+ * violated into one zone; the number of such contacts. With zoned_only,
+ * a check of the same list after the zones moved, only contacts that touch
+ * a zone are looked at: the others have not moved since they were found
+ * met. */
+static int64_t merge_violated(hy_resolver* r, double separation, int zoned_only) {
     hy_collision_state* cs = r->cs;
     const hy_contact_list* contacts = &cs->contacts;
     int64_t violated = 0;
     for (int64_t k = 0; k < contacts->count; k++) {
         const hy_contact* c = &contacts->items[k];
+        if (zoned_only && !touches_zone(r, c)) continue;
         if (hy_response_in_one_zone(r, c) || !hy_response_contact(r, c, separation, 0, 0)) continue;
         violated++;
         int32_t u0 = unit_of(r, c->v[0]);
@@ -159,13 +170,13 @@ static hy_status zone_rounds(hy_resolver* r, const hy_response_params* params, i
     for (int32_t it = 0; it < params->zone_iterations; it++) {
         hy_status s = hy_response_detect(r);
         if (s) return s;
-        if (merge_violated(r, params->separation) == 0) {
+        if (merge_violated(r, params->separation, 0) == 0) {
             *done = 1;
             return HY_OK;
         }
         hy_response_move_zones(r, cs->zone_parent, cs->zone_member);
         for (int32_t sweep = 1; sweep < params->sweeps; sweep++) {
-            if (merge_violated(r, params->separation) == 0) break;
+            if (merge_violated(r, params->separation, 1) == 0) break;
             hy_response_move_zones(r, cs->zone_parent, cs->zone_member);
         }
     }
