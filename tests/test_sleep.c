@@ -1,7 +1,10 @@
 /* Tests sleeping rigid bodies (hy_world_def.sleep_time): a box dropped on
  * a floor comes to rest and falls asleep with its velocity zeroed and its
  * pose kept; a ball rolled into it later wakes it; with sleep_time 0 it
- * never sleeps; the state hash does not depend on the thread count. */
+ * never sleeps; the state hash does not depend on the thread count. A
+ * pile dropped into a bowl, with rolling resistance and rest damping, all
+ * sleeps without intersections and wakes when a ball falls on it; a body
+ * set down at rest beside a sleeper leaves it asleep. */
 #include <math.h>
 #include <string.h>
 
@@ -110,8 +113,141 @@ static void test_sleep_off(void) {
     CHECK(hy_world_create(&d, &w) == HY_ERR_INVALID_ARG);
 }
 
+/* Eight balls and cones (the reduced nbody scene) dropped into a 1 m bowl,
+ * with rolling resistance and rest damping. */
+static const char* pile_json =
+    "{\"solver\": {\"time_step\": 0.005, \"rolling_resistance\": 0.003, \"rest_damping\": 5},"
+    " \"materials\": {\"wood\": {\"density\": 700, \"restitution\": 0.3, \"friction\": 0.4, \"thickness\": 0.001},"
+    "   \"ceramic\": {\"friction\": 0.3, \"thickness\": 0.001}},"
+    " \"objects\": ["
+    "  {\"type\": \"obstacle\", \"name\": \"bowl\", \"material\": \"ceramic\","
+    "   \"mesh\": {\"generator\": \"bowl\", \"radius\": 1.0, \"slices\": 32, \"stacks\": 8}},"
+    "  {\"type\": \"body\", \"name\": \"piece\", \"material\": \"wood\","
+    "   \"meshes\": [{\"generator\": \"icosphere\", \"radius\": 0.15, \"subdivisions\": 2},"
+    "              {\"generator\": \"cone\", \"radius\": 0.15, \"height\": 0.3, \"slices\": 17}],"
+    "   \"transform\": {\"position\": [0, 0.9, 0]},"
+    "   \"array\": {\"count\": [2, 2, 2], \"spacing\": [0.42, 0.42, 0.42], \"jitter\": 0.04, \"seed\": 7,"
+    "             \"random_rotation\": true}}]}";
+
+/* Bodies asleep, of all bodies in the world. */
+static int32_t count_asleep(hy_world* w, int32_t* bodies) {
+    int32_t asleep = 0;
+    *bodies = 0;
+    for (int32_t i = 0; i < hy_test_object_count(w); i++) {
+        hy_object_id id;
+        hy_body_id b;
+        int32_t a = 0;
+        if (hy_world_get_object(w, i, &id) || hy_object_as_body(w, id, &b)) continue;
+        (*bodies)++;
+        CHECK_OK(hy_body_is_asleep(w, b, &a));
+        asleep += a;
+    }
+    return asleep;
+}
+
+static int64_t intersecting(hy_world* w) {
+    int64_t count = -1;
+    CHECK_OK(hy_world_find_overlaps(w, HY_OVERLAP_INTERSECTING, NULL, 0, &count));
+    return count;
+}
+
+static void test_pile_sleeps_and_wakes(void) {
+    hy_scene_options o = hy_scene_options_default();
+    o.threads = 2;
+    o.strict = 1;
+    hy_world* w = NULL;
+    CHECK_OK(hy_scene_load_string(pile_json, strlen(pile_json), "pile.json", &o, &w));
+    if (!w) return;
+    /* they land after about 0.55 s (110 steps) and settle; measured: all
+     * asleep at step 480 (without rolling resistance and rest damping they
+     * jitter past step 900) */
+    int32_t bodies = 0, all_asleep_at = -1;
+    int64_t crossing = 0;
+    for (int step = 1; step <= 650 && all_asleep_at < 0; step++) {
+        CHECK_OK(hy_test_step(w));
+        if (step % 50 == 0) crossing += intersecting(w);
+        if (count_asleep(w, &bodies) == bodies) all_asleep_at = step;
+    }
+    CHECK(bodies == 8);
+    CHECK(all_asleep_at > 200 && all_asleep_at <= 650);
+    CHECK(crossing == 0 && intersecting(w) == 0);
+    /* asleep, the pile costs no contacts */
+    CHECK_OK(hy_test_step(w));
+    hy_step_stats st;
+    CHECK_OK(hy_world_get_stats(w, &st));
+    CHECK(st.contacts == 0);
+
+    /* a ball dropped on the pile wakes it, and everything sleeps again */
+    hy_mesh* m = NULL;
+    CHECK_OK(hy_mesh_icosphere(0.1, 1, &m));
+    hy_body_def d = hy_body_def_default();
+    d.mesh = hy_mesh_get_view(m);
+    d.position[1] = 0.2;
+    d.thickness = 0.001;
+    hy_body_id ball;
+    CHECK_OK(hy_body_add(w, &d, &ball));
+    hy_mesh_destroy(m);
+    int32_t least_asleep = 9, again_at = -1;
+    for (int step = 1; step <= 900 && again_at < 0; step++) {
+        CHECK_OK(hy_test_step(w));
+        int32_t asleep = count_asleep(w, &bodies);
+        if (asleep < least_asleep) least_asleep = asleep;
+        if (step % 50 == 0) crossing += intersecting(w);
+        if (asleep == bodies) again_at = step;
+    }
+    CHECK(bodies == 9);
+    CHECK(least_asleep <= 1); /* the ball, awake, and the pile it struck (one island) */
+    CHECK(again_at > 100 && again_at <= 900);
+    CHECK(crossing == 0 && intersecting(w) == 0);
+    hy_world_destroy(w);
+}
+
+/* A box set down at rest beside the sleeping box: it rests against the
+ * sleeper as against the floor and does not wake it. */
+static void test_rest_beside_sleeper(void) {
+    hy_world* w = load("0.5", 1);
+    if (!w) return;
+    hy_body_id box = named(w, "box");
+    CHECK_OK(hy_body_remove(w, named(w, "ball")));
+    int32_t asleep = 0;
+    for (int step = 1; step <= 110 && !asleep; step++) {
+        CHECK_OK(hy_test_step(w));
+        CHECK_OK(hy_body_is_asleep(w, box, &asleep));
+    }
+    CHECK(asleep);
+    double at[3];
+    CHECK_OK(hy_body_get_transform(w, box, at, NULL));
+    hy_mesh* m = NULL;
+    CHECK_OK(hy_mesh_box(0.1, 0.1, 0.1, 1, &m));
+    hy_body_def d = hy_body_def_default();
+    d.mesh = hy_mesh_get_view(m);
+    d.position[0] = at[0] + 0.2 + 0.001; /* a contact distance (1 mm) off its side */
+    d.position[1] = at[1];
+    d.position[2] = at[2];
+    d.friction = 0.8;
+    d.restitution = 0;
+    hy_body_id other;
+    CHECK_OK(hy_body_add(w, &d, &other));
+    hy_mesh_destroy(m);
+    int32_t woke = 0, other_asleep = 0;
+    for (int step = 1; step <= 150; step++) {
+        CHECK_OK(hy_test_step(w));
+        CHECK_OK(hy_body_is_asleep(w, box, &asleep));
+        woke |= !asleep;
+    }
+    CHECK_OK(hy_body_is_asleep(w, other, &other_asleep));
+    CHECK(!woke && other_asleep);
+    double now[3];
+    CHECK_OK(hy_body_get_transform(w, box, now, NULL));
+    CHECK(now[0] == at[0] && now[1] == at[1] && now[2] == at[2]);
+    CHECK(intersecting(w) == 0);
+    hy_world_destroy(w);
+}
+
 int main(void) {
     test_sleep_and_wake();
     test_sleep_off();
+    test_pile_sleeps_and_wakes();
+    test_rest_beside_sleeper();
     TEST_END();
 }
