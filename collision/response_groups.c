@@ -130,6 +130,24 @@ static void apply_angular_impulse(hy_resolver* r, const hy_participant* p, hy_v3
     b->w = v3_add(b->w, mat_mul_v3(r->v->body_inv_inertia + 9 * p->object, L));
 }
 
+typedef double along_fn(const hy_resolver* r, const hy_participant* p, hy_v3 dir);
+
+/* A group's accumulated impulse acc (friction's, or rolling resistance's
+ * angular one) plus the impulse that stops the sides' relative slip (a
+ * velocity, or a spin) along its direction, where along gives each side's
+ * inverse mass (or inertia) there; then kept within |acc| <= cap. */
+static hy_v3 stop_within(const hy_resolver* r, const group_solve* q, hy_v3 acc, hy_v3 slip, along_fn* along, double cap) {
+    double len = v3_len(slip);
+    if (len > 1e-12) {
+        hy_v3 t = v3_scale(slip, 1.0 / len);
+        double k = along(r, &q->p[0], t) + along(r, &q->p[1], t);
+        if (k > 1e-300) acc = v3_mad(acc, t, -len / k);
+    }
+    double l = v3_len(acc);
+    if (l > cap) acc = l > 0 ? v3_scale(acc, cap / l) : acc;
+    return acc;
+}
+
 /* Rolling resistance of a group in a sweep: an angular impulse against the
  * sides' relative turning (rolling, and spinning about the normal), summed
  * over the sweeps and kept within rolling_resistance x the normal impulse:
@@ -138,15 +156,7 @@ static void apply_angular_impulse(hy_resolver* r, const hy_participant* p, hy_v3
  * the turning but never reverse it. */
 static void resist_rolling(hy_resolver* r, group_solve* q) {
     hy_v3 wr = v3_sub(side_spin(r, &q->p[0]), side_spin(r, &q->p[1]));
-    double wl = v3_len(wr);
-    hy_v3 acc = q->acc_r;
-    if (wl > 1e-12) {
-        hy_v3 t = v3_scale(wr, 1.0 / wl);
-        double k = inv_inertia_along(r, &q->p[0], t) + inv_inertia_along(r, &q->p[1], t);
-        if (k > 1e-300) acc = v3_mad(acc, t, -wl / k);
-    }
-    double cap = r->rolling_resistance * q->acc_n, l = v3_len(acc);
-    if (l > cap) acc = l > 0 ? v3_scale(acc, cap / l) : acc;
+    hy_v3 acc = stop_within(r, q, q->acc_r, wr, inv_inertia_along, r->rolling_resistance * q->acc_n);
     hy_v3 dL = v3_sub(acc, q->acc_r);
     q->acc_r = acc;
     apply_angular_impulse(r, &q->p[0], dL);
@@ -227,15 +237,7 @@ void hy_response_apply_groups(hy_resolver* r, double separation) {
             /* friction: the slip after the normal impulse, bounded by the cone */
             if (g->friction > 0) {
                 hy_v3 vt = v3_mad(vr, q->n, -vn);
-                double vt_len = v3_len(vt);
-                hy_v3 acc_t = q->acc_t;
-                if (vt_len > 1e-12) {
-                    hy_v3 t = v3_scale(vt, 1.0 / vt_len);
-                    double Kt = inv_mass_along(r, &q->p[0], t) + inv_mass_along(r, &q->p[1], t);
-                    if (Kt > 1e-300) acc_t = v3_mad(acc_t, t, -vt_len / Kt);
-                }
-                double cap = g->friction * q->acc_n, l = v3_len(acc_t);
-                if (l > cap) acc_t = l > 0 ? v3_scale(acc_t, cap / l) : acc_t;
+                hy_v3 acc_t = stop_within(r, q, q->acc_t, vt, inv_mass_along, g->friction * q->acc_n);
                 J = v3_add(J, v3_sub(acc_t, q->acc_t));
                 q->acc_t = acc_t;
             }

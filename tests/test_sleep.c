@@ -10,6 +10,7 @@
 
 #include "hyphys/hyphys.h"
 #include "test.h"
+#include "tests/reduced_scenes.h"
 #include "tests/world_step.h"
 
 /* A box 0.2 m above a floor slab and, far off, a ball moving towards it
@@ -113,21 +114,19 @@ static void test_sleep_off(void) {
     CHECK(hy_world_create(&d, &w) == HY_ERR_INVALID_ARG);
 }
 
-/* Eight balls and cones (the reduced nbody scene) dropped into a 1 m bowl,
+/* The reduced nbody scene (eight balls and cones dropped into a 1 m bowl)
  * with rolling resistance and rest damping. */
-static const char* pile_json =
-    "{\"solver\": {\"time_step\": 0.005, \"rolling_resistance\": 0.003, \"rest_damping\": 5},"
-    " \"materials\": {\"wood\": {\"density\": 700, \"restitution\": 0.3, \"friction\": 0.4, \"thickness\": 0.001},"
-    "   \"ceramic\": {\"friction\": 0.3, \"thickness\": 0.001}},"
-    " \"objects\": ["
-    "  {\"type\": \"obstacle\", \"name\": \"bowl\", \"material\": \"ceramic\","
-    "   \"mesh\": {\"generator\": \"bowl\", \"radius\": 1.0, \"slices\": 32, \"stacks\": 8}},"
-    "  {\"type\": \"body\", \"name\": \"piece\", \"material\": \"wood\","
-    "   \"meshes\": [{\"generator\": \"icosphere\", \"radius\": 0.15, \"subdivisions\": 2},"
-    "              {\"generator\": \"cone\", \"radius\": 0.15, \"height\": 0.3, \"slices\": 17}],"
-    "   \"transform\": {\"position\": [0, 0.9, 0]},"
-    "   \"array\": {\"count\": [2, 2, 2], \"spacing\": [0.42, 0.42, 0.42], \"jitter\": 0.04, \"seed\": 7,"
-    "             \"random_rotation\": true}}]}";
+static hy_world* load_pile(void) {
+    char json[4096];
+    snprintf(json, sizeof json, "{\"solver\": {\"time_step\": 0.005, \"rolling_resistance\": 0.003, "
+             "\"rest_damping\": 5}, %s", strstr(hy_test_nbody_json, "\"materials\""));
+    hy_scene_options o = hy_scene_options_default();
+    o.threads = 2;
+    o.strict = 1;
+    hy_world* w = NULL;
+    CHECK_OK(hy_scene_load_string(json, strlen(json), "pile.json", &o, &w));
+    return w;
+}
 
 /* Bodies asleep, of all bodies in the world. */
 static int32_t count_asleep(hy_world* w, int32_t* bodies) {
@@ -152,11 +151,7 @@ static int64_t intersecting(hy_world* w) {
 }
 
 static void test_pile_sleeps_and_wakes(void) {
-    hy_scene_options o = hy_scene_options_default();
-    o.threads = 2;
-    o.strict = 1;
-    hy_world* w = NULL;
-    CHECK_OK(hy_scene_load_string(pile_json, strlen(pile_json), "pile.json", &o, &w));
+    hy_world* w = load_pile();
     if (!w) return;
     /* they land after about 0.55 s (110 steps) and settle; measured: all
      * asleep at step 480 (without rolling resistance and rest damping they
