@@ -68,6 +68,10 @@ static double object_box(const hy_object* o, double box[6]) {
 
 static int is_sleeper(const hy_object* o) { return o->alive && hy_object_has(o, HY_KIND_SLEEPS) && o->state->asleep; }
 
+static int is_awake_body(const hy_object* o) {
+    return o->alive && hy_object_has(o, HY_KIND_SLEEPS) && !o->state->asleep;
+}
+
 /* The floor and other static obstacles: contacts with them join nothing. */
 static int is_ground(const hy_object* o) { return hy_object_has(o, HY_KIND_SCRIPTED) && hy_object_is_static(o); }
 
@@ -127,13 +131,13 @@ static void contact_objects(const hy_world* w, const hy_contact* c, int32_t* a, 
  * slower than ten times the sleep velocity (a box on a floor jitters in
  * place at a few cm/s, which a test on the speed alone would never call
  * rest). Awake
- * bodies joined by this step's contacts and intact bonds form groups; a
- * group whose members have all been at rest for sleep_time falls asleep,
- * its velocities zeroed. Contacts with sleepers, like those with the
- * floor, join nothing: a sleeper holds what rests on it as the floor
- * does, so a pile falls asleep in parts, each as it comes to rest, rather
- * than only when its last restless member does. A group that touches cloth
- * or a moving obstacle stays awake. The sleepers' islands (what wakes
+ * bodies joined by intact bonds form groups (a body without bonds is one);
+ * a group whose members have all been at rest for sleep_time, and touch
+ * (this step's contacts) no awake body that has not, falls asleep, its
+ * velocities zeroed. A sleeper holds what rests on it as the floor does,
+ * so a pile falls asleep in parts, each as it comes to rest, rather than
+ * only when its last restless member does. A group that touches cloth or
+ * a moving obstacle stays awake. The sleepers' islands (what wakes
  * together) are every sleeper joined by contacts or bonds when it fell
  * asleep, the old islands it touched included: what rests on a body that
  * wakes, wakes with it. Serial, in slot order. */
@@ -169,30 +173,36 @@ hy_status hy_world_update_sleep(hy_world* w, double dt) {
             w->objects[i].state->rest_steps = 0;
         }
 
-    /* the awake groups */
+    /* the awake groups: bodies joined by intact bonds, each member alone
+     * otherwise. A group stays awake while a member has not rested for
+     * sleep_time, or touches a body awake that has not, or cloth or a
+     * moving obstacle: a pile falls asleep from its calm parts on, where
+     * one waiting for its last restless member slept late or never */
     int32_t need = (int32_t)ceil(w->def.sleep_time / dt);
     int32_t* parent = w->sleep_parent;
     unsigned char* keep = w->sleep_flag; /* per root: a member may not sleep */
     memset(keep, 0, (size_t)n + 1);
     for (int32_t i = 0; i < n; i++) parent[i] = i;
-    const hy_collision_state* cs = w->collision;
-    int contacts_known = cs && cs->object_count == n;
-    for (int64_t k = 0; contacts_known && k < w->last_contact_count; k++) {
-        int32_t a, b;
-        contact_objects(w, &w->last_contacts[k], &a, &b);
-        const hy_object *oa = &w->objects[a], *ob = &w->objects[b];
-        if (is_ground(oa) || is_ground(ob) || is_sleeper(oa) || is_sleeper(ob)) continue;
-        join(parent, a, b);
-    }
     for (int32_t k = 0; k < w->bonds.count; k++) {
         const hy_bond* b = &w->bonds.bonds[k];
         if (!b->broken && !is_sleeper(&w->objects[b->a]) && !is_sleeper(&w->objects[b->b])) join(parent, b->a, b->b);
     }
     for (int32_t i = 0; i < n; i++) {
         const hy_object* o = &w->objects[i];
-        int body = o->alive && hy_object_has(o, HY_KIND_SLEEPS);
-        if (o->alive && !body && !is_ground(o)) keep[find_root(parent, i)] = 1; /* cloth or a moving obstacle */
-        if (body && !o->state->asleep && o->state->rest_steps <= need) keep[find_root(parent, i)] = 1;
+        if (is_awake_body(o) && o->state->rest_steps <= need) keep[find_root(parent, i)] = 1;
+    }
+    const hy_collision_state* cs = w->collision;
+    int contacts_known = cs && cs->object_count == n;
+    for (int64_t k = 0; contacts_known && k < w->last_contact_count; k++) {
+        int32_t ends[2];
+        contact_objects(w, &w->last_contacts[k], &ends[0], &ends[1]);
+        for (int e = 0; e < 2; e++) {
+            const hy_object *o = &w->objects[ends[e]], *other = &w->objects[ends[1 - e]];
+            if (!is_awake_body(o) || ends[0] == ends[1]) continue;
+            int restless = is_awake_body(other) ? other->state->rest_steps <= need
+                                                : other->alive && !is_ground(other) && !is_sleeper(other);
+            if (restless) keep[find_root(parent, ends[e])] = 1;
+        }
     }
     int32_t fell = 0;
     for (int32_t i = 0; i < n; i++) {
