@@ -40,6 +40,8 @@ hy_response_params hy_response_params_default(void) {
     p.sweeps = 4;
     p.zone_iterations = 32;
     p.separation = 0.1;
+    p.rolling_resistance = 0.0;
+    p.bounce_speed = 0.0;
     return p;
 }
 
@@ -197,6 +199,8 @@ hy_status hy_collision_resolve(hy_collision_state* cs, hy_scene_view* view, stru
     r.stats = stats;
     r.first = first;
     r.dt = dt;
+    r.rolling_resistance = params->rolling_resistance;
+    r.bounce_speed = params->bounce_speed;
     if (first) first->count = 0;
     cs->pair_impulse_count = 0;
     int done = 0;

@@ -26,6 +26,10 @@ typedef struct hy_response_params {
     int32_t zone_iterations;    /* impact-zone rounds before freezing, default 32 */
     int32_t sweeps;             /* Gauss-Seidel sweeps over a round's cloth contacts, default 4 */
     double separation;          /* target separating speed as a fraction of thickness/dt, default 0.1 */
+    double rolling_resistance;  /* m: a rigid pair's angular impulse against its relative turning is at
+                                   most this times its normal impulse (the lever arm of the contact's
+                                   pressure); 0 = none, default 0 */
+    double bounce_speed;        /* m/s: rigid contacts approaching slower do not bounce, default 0 */
 } hy_response_params;
 
 hy_response_params hy_response_params_default(void);

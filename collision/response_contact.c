@@ -182,7 +182,7 @@ int hy_response_contact(hy_resolver* r, const hy_contact* c, double separation, 
     /* end the step no closer than the thickness; rigid pairs bounce */
     double target = (thickness - d0) / r->dt;
     if (target > 0) target *= separation > 0 ? fmin(1.0, separation) : 1.0;
-    if (rigid_only && vn < 0) target = fmax(target, -restitution * vn);
+    if (rigid_only && vn < -r->bounce_speed) target = fmax(target, -restitution * vn);
     /* zones: the gap may shrink, by at most half of itself (a zone riding
      * a rotating obstacle follows it on chords, not arcs) */
     if (!push) target = fmin(target, -0.5 * fmax(fmin(d0, thickness), 0.0) / r->dt);

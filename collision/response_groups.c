@@ -34,7 +34,7 @@ typedef struct hy_group_solve {
     hy_participant p[2];
     hy_v3 n;
     double target, K, acc_n;
-    hy_v3 acc_t;
+    hy_v3 acc_t, acc_r; /* friction impulse, rolling resistance's angular impulse */
 } group_solve;
 
 int hy_response_group_add(hy_resolver* r, const hy_participant* parts, hy_v3 n, double d0, double thickness,
@@ -105,6 +105,64 @@ static hy_v3 side_velocity(const hy_resolver* r, const hy_participant* p, hy_v3 
     return v3_add(b->v, v3_cross(b->w, v3_sub(p->point, r->v->body0[p->object].x)));
 }
 
+/* Angular velocity of a group's side: a body's current spin, a scripted
+ * object's mean turn over the step (from its two poses; small-angle
+ * form, a step turns an obstacle by far less than a radian). */
+static hy_v3 side_spin(const hy_resolver* r, const hy_participant* p) {
+    int m = motion_of(r, p->object);
+    if (m == HY_MOVES_RIGID) return r->v->body1[p->object].w;
+    if (m != HY_MOVES_SCRIPTED) return v3(0, 0, 0);
+    hy_quat q0 = r->v->pose_q0[p->object];
+    hy_quat d = quat_mul(r->v->pose_q1[p->object], (hy_quat){q0.w, -q0.x, -q0.y, -q0.z});
+    double s = (d.w < 0 ? -2.0 : 2.0) / r->dt;
+    return v3(s * d.x, s * d.y, s * d.z);
+}
+
+/* The inverse inertia of a side about dir (0: a scripted object). */
+static double inv_inertia_along(const hy_resolver* r, const hy_participant* p, hy_v3 dir) {
+    if (motion_of(r, p->object) != HY_MOVES_RIGID) return 0.0;
+    return v3_dot(dir, mat_mul_v3(r->v->body_inv_inertia + 9 * p->object, dir));
+}
+
+static void apply_angular_impulse(hy_resolver* r, const hy_participant* p, hy_v3 L) {
+    if (motion_of(r, p->object) != HY_MOVES_RIGID) return;
+    hy_view_body* b = &r->v->body1[p->object];
+    b->w = v3_add(b->w, mat_mul_v3(r->v->body_inv_inertia + 9 * p->object, L));
+}
+
+typedef double along_fn(const hy_resolver* r, const hy_participant* p, hy_v3 dir);
+
+/* A group's accumulated impulse acc (friction's, or rolling resistance's
+ * angular one) plus the impulse that stops the sides' relative slip (a
+ * velocity, or a spin) along its direction, where along gives each side's
+ * inverse mass (or inertia) there; then kept within |acc| <= cap. */
+static hy_v3 stop_within(const hy_resolver* r, const group_solve* q, hy_v3 acc, hy_v3 slip, along_fn* along, double cap) {
+    double len = v3_len(slip);
+    if (len > 1e-12) {
+        hy_v3 t = v3_scale(slip, 1.0 / len);
+        double k = along(r, &q->p[0], t) + along(r, &q->p[1], t);
+        if (k > 1e-300) acc = v3_mad(acc, t, -len / k);
+    }
+    double l = v3_len(acc);
+    if (l > cap) acc = l > 0 ? v3_scale(acc, cap / l) : acc;
+    return acc;
+}
+
+/* Rolling resistance of a group in a sweep: an angular impulse against the
+ * sides' relative turning (rolling, and spinning about the normal), summed
+ * over the sweeps and kept within rolling_resistance x the normal impulse:
+ * the torque of a contact whose pressure sits that far ahead of the point
+ * of contact, as a ball's or a wheel's does where it flattens. It can stop
+ * the turning but never reverse it. */
+static void resist_rolling(hy_resolver* r, group_solve* q) {
+    hy_v3 wr = v3_sub(side_spin(r, &q->p[0]), side_spin(r, &q->p[1]));
+    hy_v3 acc = stop_within(r, q, q->acc_r, wr, inv_inertia_along, r->rolling_resistance * q->acc_n);
+    hy_v3 dL = v3_sub(acc, q->acc_r);
+    q->acc_r = acc;
+    apply_angular_impulse(r, &q->p[0], dL);
+    apply_angular_impulse(r, &q->p[1], v3_scale(dL, -1.0));
+}
+
 /* Keep a rigid pair's impulse for the engine (hy_collision_state.pair_impulse). */
 static void record_impulse(hy_resolver* r, int32_t a, int32_t b, double impulse) {
     hy_collision_state* cs = r->cs;
@@ -146,7 +204,7 @@ void hy_response_apply_groups(hy_resolver* r, double separation) {
         double len = v3_len(g->normal);
         q->K = 0.0; /* 0: the group takes no part */
         q->acc_n = 0.0;
-        q->acc_t = v3(0, 0, 0);
+        q->acc_t = q->acc_r = v3(0, 0, 0);
         if (!(len > 1e-300)) continue; /* opposing normals cancel: nothing to push along */
         q->n = v3_scale(g->normal, 1.0 / len);
         for (int k = 0; k < 2; k++) {
@@ -160,7 +218,7 @@ void hy_response_apply_groups(hy_resolver* r, double separation) {
         double vn = v3_dot(vr, q->n);
         double target = (g->thickness - g->d0_min) / r->dt;
         if (target > 0) target *= separation > 0 ? fmin(1.0, separation) : 1.0;
-        if (vn < 0) target = fmax(target, -g->restitution * vn);
+        if (vn < -r->bounce_speed) target = fmax(target, -g->restitution * vn); /* slower: resting */
         q->target = target;
         double K = inv_mass_along(r, &q->p[0], q->n) + inv_mass_along(r, &q->p[1], q->n);
         if (K > 1e-300) q->K = K;
@@ -179,20 +237,13 @@ void hy_response_apply_groups(hy_resolver* r, double separation) {
             /* friction: the slip after the normal impulse, bounded by the cone */
             if (g->friction > 0) {
                 hy_v3 vt = v3_mad(vr, q->n, -vn);
-                double vt_len = v3_len(vt);
-                hy_v3 acc_t = q->acc_t;
-                if (vt_len > 1e-12) {
-                    hy_v3 t = v3_scale(vt, 1.0 / vt_len);
-                    double Kt = inv_mass_along(r, &q->p[0], t) + inv_mass_along(r, &q->p[1], t);
-                    if (Kt > 1e-300) acc_t = v3_mad(acc_t, t, -vt_len / Kt);
-                }
-                double cap = g->friction * q->acc_n, l = v3_len(acc_t);
-                if (l > cap) acc_t = l > 0 ? v3_scale(acc_t, cap / l) : acc_t;
+                hy_v3 acc_t = stop_within(r, q, q->acc_t, vt, inv_mass_along, g->friction * q->acc_n);
                 J = v3_add(J, v3_sub(acc_t, q->acc_t));
                 q->acc_t = acc_t;
             }
             apply_impulse(r, &q->p[0], J);
             apply_impulse(r, &q->p[1], v3_scale(J, -1.0));
+            if (r->rolling_resistance > 0.0) resist_rolling(r, q);
         }
     for (int64_t i = 0; i < r->group_count; i++)
         if (gs[i].K != 0.0 && (gs[i].acc_n > 0.0 || v3_len2(gs[i].acc_t) > 0.0))

@@ -28,6 +28,8 @@ typedef struct hy_resolver {
     hy_contact_list* first; /* where the first detection round's contacts go, or NULL */
     int32_t rounds;         /* detection rounds so far */
     double dt;
+    double rolling_resistance; /* m, hy_response_params.rolling_resistance */
+    double bounce_speed;       /* m/s, hy_response_params.bounce_speed */
     struct hy_rigid_group* groups;   /* per round: violated contacts between two rigid objects */
     struct hy_group_solve* group_solve; /* per group: the velocity sweeps' state */
     int64_t group_count, group_capacity;

@@ -72,6 +72,8 @@ void hy_response_move_zones(hy_resolver* r, int32_t* parent, const unsigned char
             m = v->mass[g];
             vel = v3_load(v->V + 3 * g);
         } else if (motion_of(r, obj) == HY_MOVES_RIGID) {
+            /* a body that takes no impulse and is not driven (asleep) holds its zone */
+            if (v->body_inv_mass[obj] == 0.0 && !(v->flags[obj] & HY_VIEW_DRIVEN)) pinned[root] = 1;
             m = v->body_mass[obj];
             vel = v->body1[obj].v;
         } else {

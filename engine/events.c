@@ -66,17 +66,10 @@ hy_status hy_events_note(hy_world* w, const hy_contact* contacts, int64_t count)
     return HY_OK;
 }
 
-/* The slot of a live id, or -1. */
-static int32_t live_slot(const hy_world* w, hy_object_id id) {
-    if (id.generation == 0 || id.index >= (uint32_t)w->handle_count) return -1;
-    const hy_handle* h = &w->handles[id.index];
-    return h->slot >= 0 && h->generation == id.generation ? h->slot : -1;
-}
-
 hy_status hy_events_finish_step(hy_world* w) {
     /* pairs at rest are not tested but still touch: carry them over */
     for (int64_t i = 0; i < w->touching_count; i++) {
-        int32_t a = live_slot(w, w->touching[i].a), b = live_slot(w, w->touching[i].b);
+        int32_t a = hy_world_live_slot(w, w->touching[i].a), b = hy_world_live_slot(w, w->touching[i].b);
         if (a < 0 || b < 0) continue;
         if (hy_object_is_static(&w->objects[a]) && hy_object_is_static(&w->objects[b])) {
             hy_status s = push_key(w, pair_key(a, b));
@@ -99,7 +92,7 @@ hy_status hy_events_finish_step(hy_world* w) {
     while (i < n || j < w->touching_count) {
         int64_t prev = -1;
         if (j < w->touching_count) {
-            int32_t a = live_slot(w, w->touching[j].a), b = live_slot(w, w->touching[j].b);
+            int32_t a = hy_world_live_slot(w, w->touching[j].a), b = hy_world_live_slot(w, w->touching[j].b);
             if (a < 0 || b < 0) { /* removed: ends without an event */
                 j++;
                 continue;

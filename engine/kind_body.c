@@ -99,6 +99,15 @@ static void body_view_begin(const hy_object* o, int32_t i, double t, double dt, 
     v->body_mass[i] = st->inertia.mass;
     v->body_inv_mass[i] = st->inertia.inv_mass;
     hy_rigid_world_inertia(&st->inertia, st->body.q, I, v->body_inv_inertia + 9 * i);
+    /* A sleeper takes no impulse: a body awake on it rests as on the floor,
+     * and only a body that moves towards it wakes it (engine/sleep.c). The
+     * pressure of bodies resting on it would otherwise give it a little
+     * speed every step, which woke its island every step, so a pile with
+     * one restless member never slept. */
+    if (st->asleep) {
+        v->body_inv_mass[i] = 0.0;
+        memset(v->body_inv_inertia + 9 * i, 0, 9 * sizeof(double));
+    }
 }
 
 static void body_view_end(hy_object* o, int32_t i, const hy_scene_view* v) {

@@ -65,7 +65,7 @@ static hy_status check_unique_names(ctx* c, plan* p) {
 static hy_status check_solver(ctx* c, plan* p, const cJSON* it) {
     static const char* const fields[] = {"time_step",    "substeps",   "gravity",    "threads",
                                          "cg_max_iterations", "cg_tolerance", "collisions", "sleep_time",
-                                         "sleep_velocity", NULL};
+                                         "sleep_velocity", "rolling_resistance", "bounce_speed", "rest_damping", NULL};
     size_t m = push(c, "solver");
     hy_world_def* w = &p->world;
     hy_status s = check_object(c, it);
@@ -92,6 +92,9 @@ static hy_status check_solver(ctx* c, plan* p, const cJSON* it) {
     w->collisions = v;
     if (!s) s = field_num(c, it, "sleep_time", R_NONNEG, &w->sleep_time);
     if (!s) s = field_num(c, it, "sleep_velocity", R_POS, &w->sleep_velocity);
+    if (!s) s = field_num(c, it, "rolling_resistance", R_NONNEG, &w->rolling_resistance);
+    if (!s) s = field_num(c, it, "bounce_speed", R_NONNEG, &w->bounce_speed);
+    if (!s) s = field_num(c, it, "rest_damping", R_NONNEG, &w->rest_damping);
     pop(c, m);
     return s;
 }

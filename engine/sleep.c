@@ -35,41 +35,132 @@ static double rest_drift(const hy_object* o) {
     return v3_len(v3_sub(o->state->body.x, o->state->rest_x)) + angle * o->model.reach;
 }
 
-/* After a step: a sleeper something struck wakes with its whole island
- * (the contacts between sleepers are not tracked, so which of them rest on
- * it is not known; an island is every body that fell asleep touching, or
- * bonded to, another of it). A body is at rest while its farthest point stays within a
- * quarter of sleep_velocity x sleep_time of the pose its rest began from
- * (a box on a floor jitters in place at a few cm/s, which a test on the
- * speed alone would never call rest), and it moves slower than ten times
- * the sleep velocity. Every group of bodies joined by this step's contacts
- * and by intact bonds whose members have all been at rest for sleep_time
- * falls asleep, its velocities zeroed. A group that touches cloth or a
- * moving obstacle stays awake. Serial, in slot order. */
+/* The slot's scratch: 2 (n + 1) union-find slots, n + 1 flags and a box
+ * per object. Grows with the objects; a steady step allocates nothing. */
+static hy_status grow(hy_world* w, int32_t n) {
+    if (w->sleep_capacity >= n + 1) return HY_OK;
+    int32_t* p = realloc(w->sleep_parent, sizeof *p * 2 * ((size_t)n + 1));
+    if (p) w->sleep_parent = p;
+    unsigned char* f = p ? realloc(w->sleep_flag, (size_t)n + 1) : NULL;
+    if (f) w->sleep_flag = f;
+    double* b = f ? realloc(w->sleep_box, sizeof *b * 6 * ((size_t)n + 1)) : NULL;
+    if (!b) return hy_fail(HY_ERR_NOMEM, "out of memory grouping %d objects for sleep", n);
+    w->sleep_box = b;
+    w->sleep_capacity = n + 1;
+    return HY_OK;
+}
+
+/* The box of an object's vertices, and their largest speed. */
+static double object_box(const hy_object* o, double box[6]) {
+    double vmax2 = 0.0;
+    box[0] = box[1] = box[2] = HUGE_VAL;
+    box[3] = box[4] = box[5] = -HUGE_VAL;
+    for (int32_t k = 0; k < o->model.nv; k++) {
+        const double *x = o->state->x + 3 * k, *v = o->state->v + 3 * k;
+        for (int d = 0; d < 3; d++) {
+            box[d] = fmin(box[d], x[d]);
+            box[3 + d] = fmax(box[3 + d], x[d]);
+        }
+        vmax2 = fmax(vmax2, v[0] * v[0] + v[1] * v[1] + v[2] * v[2]);
+    }
+    return sqrt(vmax2);
+}
+
+static int is_sleeper(const hy_object* o) { return o->alive && hy_object_has(o, HY_KIND_SLEEPS) && o->state->asleep; }
+
+static int is_awake_body(const hy_object* o) {
+    return o->alive && hy_object_has(o, HY_KIND_SLEEPS) && !o->state->asleep;
+}
+
+/* The floor and other static obstacles: contacts with them join nothing. */
+static int is_ground(const hy_object* o) { return hy_object_has(o, HY_KIND_SCRIPTED) && hy_object_is_static(o); }
+
+/* Sleepers to wake, by island (woken[island] = 1): one the response moved
+ * (a sleeper takes no impulse, so only an impact zone or the caller can),
+ * and one whose box meets the box a moving object may sweep over the next
+ * two steps. A moving object is an awake body faster than sleep_velocity
+ * (its centre, or its spin times its reach; bodies at rest jitter slower: they would
+ * otherwise wake their sleeping neighbours for ever), or any other object
+ * that is not static (cloth, a moving obstacle). Found before the mover
+ * arrives, the sleeper meets it awake, with its mass: a sleeper takes no
+ * impulse and would stop the mover like a wall. */
+static void find_woken(hy_world* w, double dt, unsigned char* woken) {
+    int32_t n = w->object_count, sleepers = 0;
+    double* box = w->sleep_box;
+    for (int32_t i = 0; i < n; i++) {
+        hy_object* o = &w->objects[i];
+        if (!is_sleeper(o)) continue;
+        sleepers++;
+        hy_rigid_state* b = &o->state->body;
+        if (v3_len2(b->v) > 0.0 || v3_len2(b->w) > 0.0) woken[o->state->island] = 1;
+        object_box(o, box + 6 * i);
+    }
+    if (sleepers == 0) return;
+    for (int32_t i = 0; i < n; i++) {
+        hy_object* o = &w->objects[i];
+        if (!o->alive || is_sleeper(o) || hy_object_is_static(o)) continue;
+        double mb[6];
+        double speed = object_box(o, mb);
+        if (hy_object_has(o, HY_KIND_SLEEPS)) { /* its vertices' velocities may lack the spin */
+            speed = body_speed(o);
+            if (!(speed > w->def.sleep_velocity)) continue;
+        }
+        double grow = 2.0 * speed * dt + 2.0 * o->model.thickness;
+        for (int32_t j = 0; j < n; j++) {
+            const hy_object* sj = &w->objects[j];
+            if (!is_sleeper(sj) || woken[sj->state->island]) continue;
+            const double* sb = box + 6 * j;
+            double g = grow + sj->model.thickness;
+            int apart = 0;
+            for (int d = 0; d < 3 && !apart; d++) apart = mb[d] - g > sb[3 + d] || mb[3 + d] + g < sb[d];
+            if (!apart) woken[sj->state->island] = 1;
+        }
+    }
+}
+
+/* The two objects of a contact. */
+static void contact_objects(const hy_world* w, const hy_contact* c, int32_t* a, int32_t* b) {
+    *a = w->view.vertex_object[c->v[0]];
+    *b = w->view.vertex_object[c->v[c->type == HY_CONTACT_VF ? 1 : 2]];
+}
+
+/* After a step: wake (find_woken), then put to sleep. A body is at rest
+ * while it moves slower than the sleep velocity (a slow creep: its rest
+ * pose follows it), or while its farthest point stays within a quarter of
+ * sleep_velocity x sleep_time of the pose its rest began from and it moves
+ * slower than ten times the sleep velocity (a box on a floor jitters in
+ * place at a few cm/s, which a test on the speed alone would never call
+ * rest). Awake
+ * bodies joined by intact bonds form groups (a body without bonds is one);
+ * a group whose members have all been at rest for sleep_time, and touch
+ * (this step's contacts) no awake body that has not, falls asleep, its
+ * velocities zeroed. A sleeper holds what rests on it as the floor does,
+ * so a pile falls asleep in parts, each as it comes to rest, rather than
+ * only when its last restless member does. A group that touches cloth or
+ * a moving obstacle stays awake. The sleepers' islands (what wakes
+ * together) are every sleeper joined by contacts or bonds when it fell
+ * asleep, the old islands it touched included: what rests on a body that
+ * wakes, wakes with it. Serial, in slot order. */
 hy_status hy_world_update_sleep(hy_world* w, double dt) {
     if (!(w->def.sleep_time > 0.0)) return HY_OK;
     int32_t n = w->object_count;
-    if (w->sleep_capacity < n + 1) { /* grows with the objects; a steady step allocates nothing */
-        int32_t* p = realloc(w->sleep_parent, sizeof *p * ((size_t)n + 1));
-        if (p) w->sleep_parent = p;
-        unsigned char* f = p ? realloc(w->sleep_flag, (size_t)n + 1) : NULL;
-        if (!f) return hy_fail(HY_ERR_NOMEM, "out of memory grouping %d objects for sleep", n);
-        w->sleep_flag = f;
-        w->sleep_capacity = n + 1;
-    }
+    hy_status s = grow(w, n);
+    if (s) return s;
     unsigned char* woken = w->sleep_flag; /* per island: struck */
     memset(woken, 0, (size_t)n + 1);
+    find_woken(w, dt, woken);
     double drift = 0.25 * w->def.sleep_velocity * w->def.sleep_time;
     for (int32_t i = 0; i < n; i++) {
         hy_object* o = &w->objects[i];
-        if (!o->alive || !hy_object_has(o, HY_KIND_SLEEPS)) continue;
+        if (!o->alive || !hy_object_has(o, HY_KIND_SLEEPS) || o->state->asleep) continue;
         double speed = body_speed(o);
-        if (o->state->asleep) {
-            if (speed > 0.0) woken[o->state->island] = 1;
-            continue;
-        }
-        if (o->state->rest_steps > 0 && rest_drift(o) < drift && speed < 10.0 * w->def.sleep_velocity) {
+        int near = rest_drift(o) < drift, slow = speed < w->def.sleep_velocity;
+        if (o->state->rest_steps > 0 && ((near && speed < 10.0 * w->def.sleep_velocity) || slow)) {
             o->state->rest_steps++;
+            if (!near) { /* creeping slower than the sleep velocity: rest goes on, measured from here */
+                o->state->rest_x = o->state->body.x;
+                o->state->rest_q = o->state->body.q;
+            }
         } else { /* a new rest window from here */
             o->state->rest_steps = 1;
             o->state->rest_x = o->state->body.x;
@@ -77,55 +168,106 @@ hy_status hy_world_update_sleep(hy_world* w, double dt) {
         }
     }
     for (int32_t i = 0; i < n; i++)
-        if (w->objects[i].state->asleep && woken[w->objects[i].state->island]) {
+        if (is_sleeper(&w->objects[i]) && woken[w->objects[i].state->island]) {
             w->objects[i].state->asleep = 0;
             w->objects[i].state->rest_steps = 0;
         }
+
+    /* the awake groups: bodies joined by intact bonds, each member alone
+     * otherwise. A group stays awake while a member has not rested for
+     * sleep_time, or touches a body awake that has not, or cloth or a
+     * moving obstacle: a pile falls asleep from its calm parts on, where
+     * one waiting for its last restless member slept late or never */
     int32_t need = (int32_t)ceil(w->def.sleep_time / dt);
     int32_t* parent = w->sleep_parent;
     unsigned char* keep = w->sleep_flag; /* per root: a member may not sleep */
     memset(keep, 0, (size_t)n + 1);
     for (int32_t i = 0; i < n; i++) parent[i] = i;
+    for (int32_t k = 0; k < w->bonds.count; k++) {
+        const hy_bond* b = &w->bonds.bonds[k];
+        if (!b->broken && !is_sleeper(&w->objects[b->a]) && !is_sleeper(&w->objects[b->b])) join(parent, b->a, b->b);
+    }
+    for (int32_t i = 0; i < n; i++) {
+        const hy_object* o = &w->objects[i];
+        if (is_awake_body(o) && o->state->rest_steps <= need) keep[find_root(parent, i)] = 1;
+    }
     const hy_collision_state* cs = w->collision;
     int contacts_known = cs && cs->object_count == n;
     for (int64_t k = 0; contacts_known && k < w->last_contact_count; k++) {
-        const hy_contact* c = &w->last_contacts[k];
-        int32_t a = w->view.vertex_object[c->v[0]];
-        int32_t b = w->view.vertex_object[c->v[c->type == HY_CONTACT_VF ? 1 : 2]];
-        const hy_object *oa = &w->objects[a], *ob = &w->objects[b];
-        if ((hy_object_has(oa, HY_KIND_SCRIPTED) && hy_object_is_static(oa)) ||
-            (hy_object_has(ob, HY_KIND_SCRIPTED) && hy_object_is_static(ob)))
-            continue; /* the floor joins nothing */
-        join(parent, a, b);
+        int32_t ends[2];
+        contact_objects(w, &w->last_contacts[k], &ends[0], &ends[1]);
+        for (int e = 0; e < 2; e++) {
+            const hy_object *o = &w->objects[ends[e]], *other = &w->objects[ends[1 - e]];
+            if (!is_awake_body(o) || ends[0] == ends[1]) continue;
+            int restless = is_awake_body(other) ? other->state->rest_steps <= need
+                                                : other->alive && !is_ground(other) && !is_sleeper(other);
+            if (restless) keep[find_root(parent, ends[e])] = 1;
+        }
     }
-    for (int32_t k = 0; k < w->bonds.count; k++)
-        if (!w->bonds.bonds[k].broken) join(parent, w->bonds.bonds[k].a, w->bonds.bonds[k].b);
-    /* a sleeper keeps its island: a group that touches it joins that island */
-    for (int32_t i = 0; i < n; i++) {
-        const hy_object* o = &w->objects[i];
-        if (o->alive && hy_object_has(o, HY_KIND_SLEEPS) && o->state->asleep) join(parent, i, o->state->island);
-    }
-    for (int32_t i = 0; i < n; i++) {
-        const hy_object* o = &w->objects[i];
-        int body = o->alive && hy_object_has(o, HY_KIND_SLEEPS);
-        if (o->alive && !body && !(hy_object_has(o, HY_KIND_SCRIPTED) && hy_object_is_static(o)))
-            keep[find_root(parent, i)] = 1; /* cloth or a moving obstacle */
-        if (body && !o->state->asleep && o->state->rest_steps <= need) keep[find_root(parent, i)] = 1;
-    }
+    int32_t fell = 0;
     for (int32_t i = 0; i < n; i++) {
         hy_object* o = &w->objects[i];
-        if (!o->alive || !hy_object_has(o, HY_KIND_SLEEPS)) continue;
-        int32_t root = find_root(parent, i);
-        if (o->state->asleep) {
-            o->state->island = root;
-            continue;
-        }
-        if (keep[root]) continue;
+        if (!o->alive || !hy_object_has(o, HY_KIND_SLEEPS) || o->state->asleep || keep[find_root(parent, i)]) continue;
         o->state->asleep = 1;
-        o->state->island = root;
+        o->state->island = i;
         o->state->body.v = v3(0, 0, 0);
         o->state->body.w = v3(0, 0, 0);
         hy_body_pose_vertices(o, &o->state->body, o->state->x, o->state->v);
+        fell++;
+    }
+    if (fell == 0) return HY_OK;
+
+    /* the islands: the old ones (by label: the first member met stands for
+     * the rest) joined by this step's contacts and bonds between sleepers */
+    int32_t* first = parent + n + 1;
+    for (int32_t i = 0; i < n; i++) {
+        parent[i] = i;
+        first[i] = -1;
+    }
+    for (int32_t i = 0; i < n; i++) {
+        const hy_object* o = &w->objects[i];
+        if (!is_sleeper(o)) continue;
+        int32_t label = o->state->island;
+        if (first[label] < 0) first[label] = i;
+        else join(parent, first[label], i);
+    }
+    for (int64_t k = 0; contacts_known && k < w->last_contact_count; k++) {
+        int32_t a, b;
+        contact_objects(w, &w->last_contacts[k], &a, &b);
+        if (is_sleeper(&w->objects[a]) && is_sleeper(&w->objects[b])) join(parent, a, b);
+    }
+    for (int32_t k = 0; k < w->bonds.count; k++) {
+        const hy_bond* b = &w->bonds.bonds[k];
+        if (!b->broken && is_sleeper(&w->objects[b->a]) && is_sleeper(&w->objects[b->b])) join(parent, b->a, b->b);
+    }
+    for (int32_t i = 0; i < n; i++)
+        if (is_sleeper(&w->objects[i])) w->objects[i].state->island = find_root(parent, i);
+    return HY_OK;
+}
+
+/* Which bodies touch something: the pairs the last step's contact events
+ * left touching (kept in snapshots, so a restored world damps as the
+ * original does). Such a body, awake and slower than ten times the sleep
+ * velocity (the rest test's bound), is damped. */
+hy_status hy_world_damp_resting(hy_world* w, double dt) {
+    if (!(w->def.rest_damping > 0.0) || w->touching_count == 0) return HY_OK;
+    int32_t n = w->object_count;
+    hy_status s = grow(w, n);
+    if (s) return s;
+    unsigned char* touches = w->sleep_flag;
+    memset(touches, 0, (size_t)n + 1);
+    for (int64_t i = 0; i < w->touching_count; i++) {
+        int32_t a = hy_world_live_slot(w, w->touching[i].a), b = hy_world_live_slot(w, w->touching[i].b);
+        if (a >= 0 && b >= 0) touches[a] = touches[b] = 1;
+    }
+    double keep = 1.0 / (1.0 + w->def.rest_damping * dt), slow = 10.0 * w->def.sleep_velocity;
+    for (int32_t i = 0; i < n; i++) {
+        hy_object* o = &w->objects[i];
+        if (!touches[i] || !o->alive || !hy_object_has(o, HY_KIND_SLEEPS) || o->state->asleep ||
+            o->state->kinematic || !(body_speed(o) < slow))
+            continue;
+        o->state->body.v = v3_scale(o->state->body.v, keep);
+        o->state->body.w = v3_scale(o->state->body.w, keep);
     }
     return HY_OK;
 }

@@ -44,6 +44,8 @@ static hy_status respond(hy_world* w, double dt, hy_step_stats* st) {
     if (s) return s;
     hy_world_view_begin(w, dt);
     hy_response_params rp = hy_response_params_default();
+    rp.rolling_resistance = w->def.rolling_resistance;
+    rp.bounce_speed = w->def.bounce_speed;
     hy_contact_list first = {w->last_contacts, 0, w->last_contact_capacity};
     s = hy_collision_resolve(w->collision, &w->view, w->prox, w->pool, dt, &rp, &first, st);
     w->last_contacts = first.items;
@@ -312,7 +314,8 @@ HY_API hy_status hy_world_step(hy_world* w, double time_step, int32_t substeps) 
     hy_events_clear_step(w);
     for (int32_t sub = 0; sub < substeps; sub++) {
         double t0 = now_ms();
-        hy_status s = integrate(w, dt, &st);
+        hy_status s = hy_world_damp_resting(w, dt);
+        if (!s) s = integrate(w, dt, &st);
         if (!s) s = check_finite(w);
         st.ms[HY_PHASE_INTEGRATE] += now_ms() - t0;
         if (s) return s;

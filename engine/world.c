@@ -177,6 +177,7 @@ HY_API hy_world_def hy_world_def_default(void) {
     d.collisions = 1;
     d.sleep_time = 0.5;
     d.sleep_velocity = 0.05;
+    d.bounce_speed = 0.1;
     d.cookie = HY_DEF_COOKIE;
     return d;
 }
@@ -200,6 +201,12 @@ static hy_status check_world_def(const hy_world_def* d) {
         return hy_fail(HY_ERR_INVALID_ARG, "world.sleep_time must be >= 0 s, got %g", d->sleep_time);
     if (!(d->sleep_velocity > 0.0) || !isfinite(d->sleep_velocity))
         return hy_fail(HY_ERR_INVALID_ARG, "world.sleep_velocity must be > 0 m/s, got %g", d->sleep_velocity);
+    if (!(d->rolling_resistance >= 0.0) || !isfinite(d->rolling_resistance))
+        return hy_fail(HY_ERR_INVALID_ARG, "world.rolling_resistance must be >= 0 m, got %g", d->rolling_resistance);
+    if (!(d->bounce_speed >= 0.0) || !isfinite(d->bounce_speed))
+        return hy_fail(HY_ERR_INVALID_ARG, "world.bounce_speed must be >= 0 m/s, got %g", d->bounce_speed);
+    if (!(d->rest_damping >= 0.0) || !isfinite(d->rest_damping))
+        return hy_fail(HY_ERR_INVALID_ARG, "world.rest_damping must be >= 0 1/s, got %g", d->rest_damping);
     if (!d->enqueue_task != !d->finish_task)
         return hy_fail(HY_ERR_INVALID_ARG, "world.enqueue_task and world.finish_task go together: %s is NULL",
                        d->enqueue_task ? "finish_task" : "enqueue_task");
@@ -248,6 +255,7 @@ HY_API void hy_world_destroy(hy_world* w) {
     free(w->last_contacts);
     free(w->sleep_parent);
     free(w->sleep_flag);
+    free(w->sleep_box);
     hy_pool_destroy(w->pool);
     free(w);
 }

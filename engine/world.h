@@ -123,6 +123,9 @@ void hy_body_pose_vertices(hy_object* o, const hy_rigid_state* st, double* x, do
 /* After a substep's commit: wake the struck islands of sleepers and put to
  * sleep the groups that have rested for sleep_time (engine/sleep.c). */
 hy_status hy_world_update_sleep(hy_world* w, double dt);
+/* Before a substep: damp the slow bodies that touch something
+ * (hy_world_def.rest_damping; engine/sleep.c). */
+hy_status hy_world_damp_resting(hy_world* w, double dt);
 
 struct hy_collision_state;
 struct hy_prox;
@@ -161,6 +164,7 @@ struct hy_world {
     /* sleep's scratch (engine/sleep.c), per object slot */
     int32_t* sleep_parent;
     unsigned char* sleep_flag;
+    double* sleep_box; /* 6 per slot: lo, hi */
     int32_t sleep_capacity;
     struct hy_links* links; /* interactions between solids (engine/links.h); made on first use */
     struct hy_prox* prox; /* the proximity framework collision runs through; made on first use */
@@ -192,6 +196,12 @@ hy_object* hy_world_resolve(const hy_world* w, hy_object_id id);
 static inline hy_object_id hy_world_slot_id(const hy_world* w, int32_t slot) {
     hy_object_id id = {w->objects[slot].handle, w->objects[slot].generation};
     return id;
+}
+/* The slot of a live id, or -1 (no message: a pair may outlive an object). */
+static inline int32_t hy_world_live_slot(const hy_world* w, hy_object_id id) {
+    if (id.generation == 0 || id.index >= (uint32_t)w->handle_count) return -1;
+    const hy_handle* h = &w->handles[id.index];
+    return h->slot >= 0 && h->generation == id.generation ? h->slot : -1;
 }
 
 /* Contact events (engine/events.c): forget this step's pairs; note the

@@ -207,12 +207,31 @@ typedef struct hy_world_def {
     int32_t cg_max_iterations; /* cloth CG iteration cap, default 200 */
     double cg_tolerance;    /* cloth CG: stop when ||b - A dv|| <= cg_tolerance * ||b||, default 1e-6 */
     int32_t collisions;     /* 1 = run collision detection and response, default 1 */
-    double sleep_time;      /* s: a group of rigid bodies in contact (or bonded) that all move slower
-                               than sleep_velocity for this long falls asleep: it is neither moved
-                               nor tested against other sleepers or static obstacles until a body
-                               that is awake strikes it; 0 = never. default 0.5 */
+    double sleep_time;      /* s: a group of rigid bodies in contact (or bonded) that have all been
+                               at rest this long falls asleep: it is neither moved nor tested
+                               against other sleepers or static obstacles, and takes no impulse,
+                               until a moving object about to reach it wakes it (with the sleepers
+                               that touched it when they fell asleep); 0 = never. default 0.5 */
     double sleep_velocity;  /* m/s: under it a body counts as at rest (its spin times its size
-                               too). default 0.05 */
+                               too), as it does jittering within a quarter of sleep_velocity x
+                               sleep_time of one pose; faster, an awake body wakes the sleepers
+                               it is about to reach. default 0.05 */
+    double rolling_resistance; /* m, >= 0: where two rigid objects press on each other, the
+                               torque against their relative turning (rolling, and spinning
+                               about the normal) is at most this times the pressing force, the
+                               lever arm of a contact whose pressure sits ahead of its point (a
+                               few mm for hard balls on a hard floor). 0 = none: a ball rolls
+                               for ever. default 0 */
+    double bounce_speed;    /* m/s, >= 0: rigid contacts that approach slower than this do not
+                               bounce (restitution acts above it). A body resting on another
+                               approaches it by gravity x time_step every step, and bouncing
+                               that back kept it hopping in place for ever. default 0.1 */
+    double rest_damping;    /* 1/s, >= 0: a body awake that touches something (a contact at the
+                               end of the last step) and moves slower than ten times
+                               sleep_velocity loses this fraction of its velocity and spin per
+                               second (v /= 1 + rest_damping dt): what a resting body still does
+                               is jitter, which this ends so that it can sleep. Bodies in flight,
+                               and faster ones, keep their motion. 0 = none, default 0 */
     /* The host's task system: both or neither (default NULL: the world's own
      * pool of `threads` workers). With them, `threads` is the host's worker
      * count (1..256, not 0) and the world starts no thread. The state does
