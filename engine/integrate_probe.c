@@ -48,7 +48,10 @@ hy_status hy_world_probe_attachments(const hy_world* w, int32_t* pairs, int32_t 
     int64_t* keys = NULL;
     int64_t nkeys = 0;
     hy_status s = hy_links_apart_copy(w, &keys, &nkeys);
-    if (s || nkeys == 0) return s;
+    if (s || nkeys == 0) {
+        free(keys); /* held links that are all contacts: allocated, none filled */
+        return s;
+    }
     /* slot -> row of hy_world_probe_integration: the live solids in order */
     int32_t* row = malloc((size_t)w->object_count * sizeof *row);
     if (!row) {
