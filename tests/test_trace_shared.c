@@ -46,19 +46,29 @@ static int num(const cJSON* o, const char* key) {
     return cJSON_IsNumber(v) ? v->valueint : -1;
 }
 
-static int shared_modeled(void) {
-    char path[] = "/tmp/hy_trace_XXXXXX";
+/* The FEM stack on `threads` threads, its trace opened at a new temporary
+ * file named in path (room for 21 characters); 77 when none can be made. */
+static int traced_world(char* path, int threads, hy_world** w) {
+    strcpy(path, "/tmp/hy_trace_XXXXXX");
+    *w = NULL;
     int fd = mkstemp(path);
     if (fd < 0) TEST_SKIP("no temporary file");
     close(fd);
     hy_scene_options o = hy_scene_options_default();
-    o.threads = 1;
-    hy_world* w = NULL;
-    CHECK_OK(hy_scene_load_string(hy_test_fem_stack_json, strlen(hy_test_fem_stack_json), "stack", &o, &w));
-    if (!w) return 0;
+    o.threads = threads;
+    CHECK_OK(hy_scene_load_string(hy_test_fem_stack_json, strlen(hy_test_fem_stack_json), "stack", &o, w));
+    if (!*w) return 0;
     hy_sched_def def = hy_sched_def_default();
     def.trace = path;
-    CHECK_OK(hy_world_set_scheduling(w, &def));
+    CHECK_OK(hy_world_set_scheduling(*w, &def));
+    return 0;
+}
+
+static int shared_modeled(void) {
+    char path[32];
+    hy_world* w = NULL;
+    int made = traced_world(path, 1, &w);
+    if (made || !w) return made;
     /* the integration of a few objects on a modeled machine, into the
      * collision trace between the world's steps */
     static double x[NOBJ][64];
@@ -141,18 +151,10 @@ static int shared_modeled(void) {
 
 /* The world's integrate phase in the world's trace. */
 static int world_integration(void) {
-    char path[] = "/tmp/hy_trace_XXXXXX";
-    int fd = mkstemp(path);
-    if (fd < 0) TEST_SKIP("no temporary file");
-    close(fd);
-    hy_scene_options o = hy_scene_options_default();
-    o.threads = 2;
+    char path[32];
     hy_world* w = NULL;
-    CHECK_OK(hy_scene_load_string(hy_test_fem_stack_json, strlen(hy_test_fem_stack_json), "stack", &o, &w));
-    if (!w) return 0;
-    hy_sched_def def = hy_sched_def_default();
-    def.trace = path;
-    CHECK_OK(hy_world_set_scheduling(w, &def));
+    int made = traced_world(path, 2, &w);
+    if (made || !w) return made;
     CHECK_OK(hy_world_set_integrate_sched(w, "round-robin", 2));
     int per_pu[2] = {0, 0};
     for (int k = 0; k < 3; k++) {
