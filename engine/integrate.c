@@ -305,8 +305,6 @@ static void solve_bonds(hy_world* w, double dt, hy_step_stats* st) {
     }
 }
 
-/* ----------------------------------------------------------------- step */
-
 /* ---------------------------------------------------------------- trace */
 
 void hy_integrator_detach_trace(hy_integrator* it) {
@@ -331,6 +329,8 @@ static void follow_trace(hy_integrator* it, hy_world* w) {
         hy_rt_exec_set_trace(it->exec, it->trace, name);
     }
 }
+
+/* ----------------------------------------------------------------- step */
 
 hy_status hy_integrator_step(hy_integrator* it, hy_world* w, double dt, hy_step_stats* st) {
     memset(&it->stats, 0, sizeof it->stats);
