@@ -53,7 +53,7 @@ static const hy_rt_kind k_empty = {"empty", 2, {HY_RT_RW, HY_RT_R}, empty_task, 
 void hy_bench_integrate_help(void) {
     printf("usage: hyphys bench integrate [--json] [--out DIR] [--steps N] [--only LIST] [--fem-costs CSV]\n"
            "                              [--recordings DIR] [--no-plot]\n"
-           "       hyphys bench integrate --record SCENE --out FILE [--skip K] [--steps N]\n"
+           "       hyphys bench integrate --record SCENE [--param LIST] --out FILE [--skip K] [--steps N]\n"
            "       hyphys bench integrate --overhead [--tasks N] [--threads N] [--repeats R] [--json]\n"
            "       hyphys bench integrate --pus LIST [--policy P] [--objects N] [--steps N] [--json]\n"
            "       hyphys bench integrate --trace FILE [--scene S] [--policy P] [--machine M] [--gpus G]\n"
@@ -75,14 +75,17 @@ void hy_bench_integrate_help(void) {
            "there as fem_costs.csv; --fem-costs CSV reads such a file instead, to make\n"
            "the same figures again (docs/integrate/measured_fem_costs.csv holds the\n"
            "documented run's).\n\n"
-           "--recordings DIR: replay DIR/fem64.csv and DIR/fem_independent.csv (recordings\n"
-           "of the real scenes) in place of the synthetic gpus and mixed workloads; a\n"
-           "missing file leaves that scene synthetic, as the output says\n"
-           "(docs/integrate/recorded/ holds the documented run's).\n"
-           "--record SCENE --out FILE: run SCENE on one thread, K steps (default 0)\n"
+           "--recordings DIR: replay DIR/fem64.csv, DIR/fem_independent.csv and\n"
+           "DIR/fem_bars_B.csv for B = 512, 1000, 2197, 2744 particles a block\n"
+           "(recordings of the real scenes; fem_bars with --param cells=7, 9, 12, 13) in\n"
+           "place of the synthetic workloads; a missing file leaves that scene or size\n"
+           "synthetic, as the output says (docs/integrate/recorded/ holds the documented\n"
+           "run's).\n"
+           "--record SCENE [--param LIST] --out FILE: run SCENE (LIST: its parameters,\n"
+           "name=value,...) on one thread, K steps (default 0)\n"
            "untimed, then N (default %d) with every solid's integration timed alone\n"
            "before each; write each solid's particles, seconds and CG iterations and the\n"
-           "pairs of solids that touched, per step (the state hash is the plain run's).\n"
+           "pairs of solids attached or touching, per step (the state hash is the plain run's).\n"
            "--overhead: that experiment alone; --tasks defaults to 100000, --threads\n"
            "to 2, --repeats to 5.\n"
            "--pus LIST [--trace FILE]: real FEM steps (one task per block, --objects blocks of 512-1,000\n"
@@ -223,9 +226,44 @@ static hy_irec g_rec[3];
 static const hy_irec* g_use[3];
 static char g_rec_path[3][4096];
 
+/* fem_bars at each block size of the bars experiment: the scene's
+ * parameter cells (elements a side) and the particles it gives, (cells +
+ * 1)^3; the recording of each size is DIR/fem_bars_PARTICLES.csv. */
+#define NBARS 4
+static const int k_bars_cells[NBARS] = {7, 9, 12, 13};
+static const int k_bars_block[NBARS] = {512, 1000, 2197, 2744};
+static hy_irec g_bars_rec[NBARS];
+static const hy_irec* g_bars_use[NBARS];
+
+/* The recording a run of `kind` replays (NULL: synthetic); fem_bars's by
+ * block size. */
+static const hy_irec* scene_rec(hy_iscene_kind kind, int block) {
+    if (kind != HY_ISCENE_BARS) return g_use[kind];
+    for (int b = 0; b < NBARS; b++)
+        if (k_bars_block[b] == block) return g_bars_use[b];
+    return NULL;
+}
+
 /* What a scene's times come from, for the outputs. */
 static const char* note(hy_iscene_kind k) {
     static char buf[3][4200];
+    if (k == HY_ISCENE_BARS) {
+        char sizes[64];
+        int n = 0, len = 0;
+        const hy_irec* any = NULL;
+        for (int b = 0; b < NBARS; b++)
+            if (g_bars_use[b]) {
+                len += snprintf(sizes + len, sizeof sizes - (size_t)len, "%s%d", n++ ? ", " : "", k_bars_block[b]);
+                any = g_bars_use[b];
+            }
+        if (!any) return NOTE;
+        snprintf(buf[k], sizeof buf[k],
+                 "modeled; replaying the recorded runs %.3000s/fem_bars_BLOCK.csv for blocks of %s particles%s: %d "
+                 "steps of %d solids",
+                 g_rec_path[k], sizes, n < NBARS ? " (the other sizes synthetic)" : "",
+                 any->nsteps, any->nobj);
+        return buf[k];
+    }
     if (!g_use[k]) return NOTE;
     snprintf(buf[k], sizeof buf[k], "modeled; replaying the recorded run %.4000s: %d steps of %d solids", g_rec_path[k],
              g_use[k]->nsteps, g_use[k]->nobj);
@@ -297,7 +335,7 @@ static int run_one(hy_iscene_kind kind, int block, const hy_fem_costs* c, const 
     hy_rt_machine m;
     uint64_t h = 0;
     hy_status s = hy_rt_machine_profile(profile, gpus, cpus, &m);
-    if (!s) s = hy_iscene_run(kind, block, c, g_use[kind], &m, policy, steps, ms, &h, NULL, NULL);
+    if (!s) s = hy_iscene_run(kind, block, c, scene_rec(kind, block), &m, policy, steps, ms, &h, NULL, NULL);
     if (s) {
         fprintf(stderr, "hyphys bench integrate: %s, %s %d+%d, %s: %s\n", hy_iscene_name(kind), profile, gpus, cpus,
                 policy, hy_last_error());
@@ -370,10 +408,10 @@ static int exp_gpus(bench_out* o, const hy_fem_costs* c, int steps, double* eigh
 }
 
 static int exp_bars(bench_out* o, const hy_fem_costs* c, int steps, int* fast_ok, int* lp_ge) {
-    static const int B[4] = {500, 1000, 2000, 3000};
-    static double ms[4][NPOL(k_bars_policies)][MAX_STEPS];
+    const int* B = k_bars_block;
+    static double ms[NBARS][NPOL(k_bars_policies)][MAX_STEPS];
     int same = 1;
-    for (int b = 0; b < 4; b++) {
+    for (int b = 0; b < NBARS; b++) {
         uint64_t want = 0;
         for (int p = 0; p < NPOL(k_bars_policies); p++)
             if (!run_one(HY_ISCENE_BARS, B[b], c, "hermann4", 4, 4, k_bars_policies[p], steps, ms[b][p], &want, &same))
@@ -393,8 +431,9 @@ static int exp_bars(bench_out* o, const hy_fem_costs* c, int steps, int* fast_ok
     *fast_ok = 1;
     /* policy by policy, so that the plot's lines join */
     for (int p = 0; p < NPOL(k_bars_policies); p++)
-        for (int b = 0; b < 4; b++) fprintf(f, "%d,%s,%.4f\n", B[b], k_bars_policies[p], 1e3 * steady_mean(ms[b][p], steps));
-    for (int b = 0; b < 4; b++) {
+        for (int b = 0; b < NBARS; b++)
+            fprintf(f, "%d,%s,%.4f\n", B[b], k_bars_policies[p], 1e3 * steady_mean(ms[b][p], steps));
+    for (int b = 0; b < NBARS; b++) {
         double t[NPOL(k_bars_policies)];
         for (int p = 0; p < NPOL(k_bars_policies); p++) {
             t[p] = 1e3 * steady_mean(ms[b][p], steps);
@@ -493,7 +532,7 @@ static int run_trace(const char* path, const char* scene, const char* profile, c
     uint64_t h;
     hy_status s = hy_rt_machine_profile(profile, gpus, cpus, &m);
     if (!s) s = hy_rt_trace_open(path, "virtual", &t);
-    if (!s) s = hy_iscene_run(kind, block, c, g_use[kind], &m, policy, steps, ms, &h, &sum, t);
+    if (!s) s = hy_iscene_run(kind, block, c, scene_rec(kind, block), &m, policy, steps, ms, &h, &sum, t);
     hy_status s2 = hy_rt_trace_close(t);
     if (!s) s = s2;
     if (s) {
@@ -542,7 +581,7 @@ static int run_real(const char* pus, const char* policy, int steps, int objects,
 
 /* ---- recording a real run */
 
-static int run_record(const char* scene, int skip, int steps, const char* out) {
+static int run_record(const char* scene, const char* params, int skip, int steps, const char* out) {
     const char* path = hy_cli_find_scene("bench integrate --record", scene);
     if (!path) return HY_EXIT_USAGE;
     if (!out) {
@@ -551,7 +590,7 @@ static int run_record(const char* scene, int skip, int steps, const char* out) {
     }
     uint64_t h = 0;
     double t0 = hy_cli_now();
-    if (hy_irec_make(path, skip, steps, out, &h)) {
+    if (hy_irec_make(path, params, skip, steps, out, &h)) {
         fprintf(stderr, "hyphys bench integrate: %s\n", hy_last_error());
         return HY_EXIT_RUNTIME;
     }
@@ -562,9 +601,9 @@ static int run_record(const char* scene, int skip, int steps, const char* out) {
     }
     double sum = 0;
     for (int32_t i = 0; i < r.nobj * r.nsteps; i++) sum += r.seconds[i];
-    printf("recorded %s: steps %d-%d, %d solids, %d touching pairs in all, integration %.3f ms a step (one "
+    printf("recorded %s%s%s: steps %d-%d, %d solids, %d interacting pairs in all, integration %.3f ms a step (one "
            "thread, objects timed alone), state hash %016llx, %.1f s -> %s\n",
-           path, skip + 1, skip + steps, r.nobj, r.pair_start[r.nsteps], 1e3 * sum / r.nsteps, (unsigned long long)h,
+           path, params ? " " : "", params ? params : "", skip + 1, skip + steps, r.nobj, r.pair_start[r.nsteps], 1e3 * sum / r.nsteps, (unsigned long long)h,
            hy_cli_now() - t0, out);
     hy_irec_free(&r);
     return HY_EXIT_OK;
@@ -582,7 +621,7 @@ static int bench_main(int argc, char** argv) {
     long tasks = 100000, threads = 2, repeats = 5, steps = DEFAULT_STEPS, gpus = 4, cpus = 4, block = 2000,
          objects = 16, skip = 0;
     int json = 0, overhead = 0, no_plot = 0;
-    const char *record = NULL, *recordings = NULL;
+    const char *record = NULL, *recordings = NULL, *params = NULL;
     const char *out = NULL, *only = NULL, *trace = NULL, *scene = "fem_independent", *policy = "lp",
                *machine = "hermann4", *pus = NULL,
                *costs_path = NULL;
@@ -628,6 +667,8 @@ static int bench_main(int argc, char** argv) {
             policy = argv[++i];
         } else if (!strcmp(a, "--record") && i + 1 < argc) {
             record = argv[++i];
+        } else if (!strcmp(a, "--param") && i + 1 < argc) {
+            params = argv[++i];
         } else if (!strcmp(a, "--skip") && i + 1 < argc) {
             if (!hy_cli_parse_int(a, argv[++i], 0, 100000, &skip)) return HY_EXIT_USAGE;
         } else if (!strcmp(a, "--recordings") && i + 1 < argc) {
@@ -638,8 +679,30 @@ static int bench_main(int argc, char** argv) {
         }
     }
     if (overhead) return run_overhead(tasks, threads, repeats, json, 0);
-    if (record) return run_record(record, (int)skip, (int)steps, out);
+    if (record) return run_record(record, params, (int)skip, (int)steps, out);
     for (int k = 0; recordings && k < 3; k++) {
+        if (k == HY_ISCENE_BARS) { /* one recording per block size */
+            snprintf(g_rec_path[k], sizeof g_rec_path[k], "%s", recordings);
+            for (int b = 0; b < NBARS; b++) {
+                char path[4200];
+                snprintf(path, sizeof path, "%s/fem_bars_%d.csv", recordings, k_bars_block[b]);
+                if (access(path, F_OK) != 0) continue; /* that size stays synthetic, as the outputs say */
+                if (hy_irec_load(path, &g_bars_rec[b])) {
+                    fprintf(stderr, "hyphys bench integrate: %s\n", hy_last_error());
+                    return HY_EXIT_RUNTIME;
+                }
+                g_bars_use[b] = &g_bars_rec[b];
+                for (int i = 0; i < g_bars_rec[b].nobj; i++)
+                    if (g_bars_rec[b].n[i] != k_bars_block[b]) {
+                        fprintf(stderr,
+                                "hyphys bench integrate: %s: solid %d has %d particles, not %d (record it with "
+                                "--record fem_bars --param cells=%d)\n",
+                                path, i, g_bars_rec[b].n[i], k_bars_block[b], k_bars_cells[b]);
+                        return HY_EXIT_RUNTIME;
+                    }
+            }
+            continue;
+        }
         snprintf(g_rec_path[k], sizeof g_rec_path[k], "%s/%s.csv", recordings, hy_iscene_name((hy_iscene_kind)k));
         if (access(g_rec_path[k], F_OK) != 0) continue; /* that scene stays synthetic, as the outputs say */
         if (hy_irec_load(g_rec_path[k], &g_rec[k])) {
@@ -795,5 +858,6 @@ static int bench_main(int argc, char** argv) {
 int hy_bench_integrate_main(int argc, char** argv) {
     int rc = bench_main(argc, argv);
     for (int k = 0; k < 3; k++) hy_irec_free(&g_rec[k]);
+    for (int b = 0; b < NBARS; b++) hy_irec_free(&g_bars_rec[b]);
     return rc;
 }

@@ -16,11 +16,13 @@ static int solid_index(const hy_integrate_probe* probe, int32_t n, hy_object_id 
     return -1;
 }
 
-hy_status hy_irec_make(const char* scene_path, int skip, int steps, const char* out_path, uint64_t* hash) {
+hy_status hy_irec_make(const char* scene_path, const char* params, int skip, int steps, const char* out_path,
+                       uint64_t* hash) {
     if (!scene_path || !out_path || skip < 0 || steps < 1)
         return hy_fail(HY_ERR_INVALID_ARG, "recording: bad arguments (skip %d, steps %d)", skip, steps);
     hy_scene_options opt = hy_scene_options_default();
     opt.threads = 1; /* per-object costs of one core, as the modeled machines' reference */
+    opt.parameters = params;
     hy_world* w = NULL;
     hy_status s = hy_scene_load(scene_path, &opt, &w);
     if (s) return s;
@@ -35,7 +37,8 @@ hy_status hy_irec_make(const char* scene_path, int skip, int steps, const char* 
     }
     for (int k = 0; k < skip && !s; k++) s = hy_world_step(w, def.time_step, def.substeps);
     hy_integrate_probe probe[HY_REC_MAX_OBJ];
-    int32_t n = 0;
+    int32_t attached[2 * HY_REC_MAX_PAIRS];
+    int32_t n = 0, nattached = 0;
     const double dt = def.time_step / def.substeps;
     for (int k = 0; k < steps && !s; k++) {
         s = hy_world_probe_integration(w, dt, probe, HY_REC_MAX_OBJ, &n);
@@ -45,16 +48,23 @@ hy_status hy_irec_make(const char* scene_path, int skip, int steps, const char* 
         if (s) break;
         if (k == 0)
             fprintf(f,
-                    "# hyphys integrate recording: scene %s, steps %d-%d of dt %g s (%d substeps), one thread "
+                    "# hyphys integrate recording: scene %s%s%s, steps %d-%d of dt %g s (%d substeps), one thread "
                     "(CPU time), %d solids\n# object,step,index,particles,seconds,cg_iterations / pair,step,a,b\n",
-                    scene_path, skip + 1, skip + steps, def.time_step, def.substeps, n);
+                    scene_path, params && *params ? " " : "", params ? params : "", skip + 1, skip + steps,
+                    def.time_step, def.substeps, n);
         for (int32_t i = 0; i < n; i++)
             fprintf(f, "object,%d,%d,%d,%.9f,%d\n", k, i, probe[i].particles, probe[i].cpu_seconds * def.substeps,
                     probe[i].cg_iterations * def.substeps);
-        /* this step's interactions: the pairs that touched in the last one */
+        /* this step's interactions: the attached pairs, then the pairs
+         * that touched in the last step (attached solids never collide) */
+        s = hy_world_probe_attachments(w, attached, HY_REC_MAX_PAIRS, &nattached);
+        if (!s && nattached > HY_REC_MAX_PAIRS)
+            s = hy_fail(HY_ERR_INVALID_ARG, "recording '%s': more than %d attached pairs of solids", scene_path,
+                        HY_REC_MAX_PAIRS);
+        for (int32_t p = 0; p < nattached && !s; p++) fprintf(f, "pair,%d,%d,%d\n", k, attached[2 * p], attached[2 * p + 1]);
         hy_contact_events ev;
-        s = hy_world_get_contact_events(w, &ev);
-        int npairs = 0;
+        if (!s) s = hy_world_get_contact_events(w, &ev);
+        int npairs = s ? 0 : nattached;
         for (int64_t c = 0; c < ev.touching_count && !s; c++) {
             int a = solid_index(probe, n, ev.touching[c].a), b = solid_index(probe, n, ev.touching[c].b);
             if (a < 0 || b < 0 || a == b) continue;

@@ -2,8 +2,9 @@
  * solid's particles, integration time (timed alone on one thread, as that
  * thread's CPU time, which other processes on a shared machine do not
  * stretch; engine/integrate_probe.h) and CG iterations, and the pairs of solids
- * that touched (the world's contact events): the per-object task costs and
- * the interaction graph that the modeled experiments replay.
+ * that interact (attached, engine/links.h, or touching: the world's
+ * contact events): the per-object task costs and the interaction graph
+ * that the modeled experiments replay.
  *
  * File (CSV; lines starting with '#' are comments, the first of them
  * naming the scene, steps and time step):
@@ -32,13 +33,16 @@ typedef struct hy_irec {
     int32_t* pairs;
 } hy_irec;
 
-/* Load scene_path on one thread, run `skip` steps at its own time step,
+/* Load scene_path on one thread (with the scene parameters `params`,
+ * "name=value,...", as hy_scene_options.parameters; NULL: as written),
+ * run `skip` steps at its own time step,
  * then `steps` more, probing every solid's integration before each, and
  * write the recording to out_path (refused when it exists). *hash gets the
  * state hash at the end. HY_ERR_INVALID_ARG for a scene with no solid or
  * more than HY_REC_MAX_OBJ, or a step with more than HY_REC_MAX_PAIRS
  * touching pairs; the loader's and the step's errors as they come. */
-hy_status hy_irec_make(const char* scene_path, int skip, int steps, const char* out_path, uint64_t* hash);
+hy_status hy_irec_make(const char* scene_path, const char* params, int skip, int steps, const char* out_path,
+                       uint64_t* hash);
 /* Read a recording; HY_ERR_IO / HY_ERR_PARSE naming the file and line. */
 hy_status hy_irec_load(const char* path, hy_irec* out);
 void hy_irec_free(hy_irec* r);

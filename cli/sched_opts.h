@@ -25,7 +25,8 @@ typedef struct hy_cli_sched {
     "                      c2075, cpu-m1, cpu-m2, or a profile .json), comma separated\n"                         \
     "  --clock real|virtual  virtual: discrete-event clock, every batch charged its modeled time\n"               \
     "  --profile FILE      calibrated profile of this machine (default: see hyphys calibrate --help)\n"           \
-    "  --trace FILE        write Chrome/Perfetto trace events of the collision jobs\n"
+    "  --trace FILE        write Chrome/Perfetto trace events of the collision jobs and of the\n"                 \
+    "                      integrate phase (its tasks, steals, METIS maps: one track per PU)\n"
 
 /* --fault, which `hyphys run` takes (it says when a resource failed). */
 #define HY_CLI_FAULT_HELP                                                                                         \

@@ -21,7 +21,15 @@
  *
  * The solver figures of each task are kept apart and added into the step's
  * in object order after the wave; an error message (thread-local) is
- * copied out of the task and raised again on the calling thread. */
+ * copied out of the task and raised again on the calling thread.
+ *
+ * Trace: when the world's collision trace is open, the integrator writes
+ * its runs into the same stream (hy_rt_trace_attach) as a process of its
+ * own. On the real clock the collision jobs are timed from the trace's
+ * opening, and so are the tasks (clock0 = that moment, one monotonic clock
+ * for both). On the virtual clock the collision timeline is modeled: the
+ * phase is placed where the collision jobs' timeline stands and moves it
+ * on by its wall time, so the two halves of a step follow each other. */
 #include "engine/integrate.h"
 
 #include <pthread.h>
@@ -34,6 +42,7 @@
 #include "runtime/exec.h"
 #include "runtime/policy.h"
 #include "runtime/team.h"
+#include "sched/prox_internal.h"
 
 typedef struct obj_task {
     hy_world* w;
@@ -64,7 +73,11 @@ struct hy_integrator {
     int32_t npools;
     pthread_t pool_thread[HY_RT_MAX_PUS];
     hy_pool* pool[HY_RT_MAX_PUS];
+    hy_rt_trace* trace;       /* attached to the world's collision trace, or NULL */
+    hy_integrate_stats stats; /* the last hy_integrator_step */
 };
+
+_Static_assert(HY_INTEGRATE_MAX_PUS >= HY_RT_MAX_PUS, "hy_integrate_stats holds every PU");
 
 /* ------------------------------------------------------------ the tasks */
 
@@ -129,6 +142,8 @@ hy_status hy_integrator_create(const char* policy, int32_t pus, hy_integrator** 
     if (!it) return hy_fail(HY_ERR_NOMEM, "out of memory for the integrator");
     snprintf(it->policy, sizeof it->policy, "%s", policy);
     it->pus = pus;
+    snprintf(it->stats.policy, sizeof it->stats.policy, "%s", policy);
+    it->stats.pus = pus;
     pthread_mutex_init(&it->lock, NULL);
     if (pus == 1) {
         s = hy_rt_exec_create(1, &it->exec);
@@ -147,6 +162,7 @@ hy_status hy_integrator_create(const char* policy, int32_t pus, hy_integrator** 
 
 void hy_integrator_destroy(hy_integrator* it) {
     if (!it) return;
+    hy_integrator_detach_trace(it);
     hy_rt_exec_destroy(it->exec);
     hy_rt_team_destroy(it->team);
     hy_rt_graph_destroy(it->g);
@@ -230,8 +246,24 @@ static hy_status wave(hy_integrator* it, hy_world* w, double dt, int order, hy_s
         n++;
     }
     if (n == 0) return HY_OK;
-    hy_status s = it->team ? hy_rt_team_run(it->team, it->g, NULL) : hy_rt_exec_run(it->exec, it->g);
+    hy_rt_step_stats rs;
+    double t0 = hy_rt_wall_seconds();
+    hy_status s = it->team ? hy_rt_team_run(it->team, it->g, &rs) : hy_rt_exec_run(it->exec, it->g);
     if (s) return s;
+    double wall = hy_rt_wall_seconds() - t0;
+    hy_integrate_stats* is = &it->stats;
+    is->wall_ms += 1e3 * wall;
+    if (it->team) {
+        is->steals += rs.steals;
+        is->metis_calls += rs.metis_calls;
+        for (int32_t q = 0; q < it->pus; q++) {
+            is->busy_ms[q] += 1e3 * rs.busy[q];
+            is->tasks[q] += rs.pu_tasks[q];
+        }
+    } else {
+        is->busy_ms[0] += 1e3 * wall;
+        is->tasks[0] += n;
+    }
     for (int32_t k = 0; k < it->g->ntasks; k++) {
         const obj_task* t = it->g->tasks[k].arg;
         if (t->status) return hy_fail(t->status, "%s", t->message);
@@ -273,13 +305,62 @@ static void solve_bonds(hy_world* w, double dt, hy_step_stats* st) {
     }
 }
 
+/* ---------------------------------------------------------------- trace */
+
+void hy_integrator_detach_trace(hy_integrator* it) {
+    if (!it || !it->trace) return;
+    if (it->team) hy_rt_team_set_trace(it->team, NULL);
+    else hy_rt_exec_set_trace(it->exec, NULL, NULL);
+    hy_rt_trace_close(it->trace); /* leaves the stream to its writer */
+    it->trace = NULL;
+}
+
+/* Attach to the world's collision trace when one is open and this
+ * integrator is not attached yet; a failure leaves the phase untraced. */
+static void follow_trace(hy_integrator* it, hy_world* w) {
+    const hy_prox* p = w->prox;
+    if (it->trace || !p || !p->trace) return;
+    if (hy_rt_trace_attach(p->trace, p->trace_path, 2, "integration", &it->trace)) return;
+    if (it->team) {
+        hy_rt_team_set_trace(it->team, it->trace);
+    } else {
+        char name[64];
+        snprintf(name, sizeof name, "cpu0 (%d threads)", hy_pool_size(w->pool));
+        hy_rt_exec_set_trace(it->exec, it->trace, name);
+    }
+}
+
 /* ----------------------------------------------------------------- step */
 
 hy_status hy_integrator_step(hy_integrator* it, hy_world* w, double dt, hy_step_stats* st) {
+    memset(&it->stats, 0, sizeof it->stats);
+    snprintf(it->stats.policy, sizeof it->stats.policy, "%s", it->policy);
+    it->stats.pus = it->pus;
+    follow_trace(it, w);
+    /* where the phase starts on the trace's timeline (see the top) */
+    hy_prox* p = w->prox;
+    double start = hy_rt_wall_seconds();
+    if (it->trace) it->trace->clock0 = p->clock == HY_CLOCK_VIRTUAL ? start - p->trace_base : p->trace_open_wall;
     hy_status s = sync_handles(it, w);
     if (!s) s = wave(it, w, dt, -1, st);
-    if (s) return s;
-    solve_bonds(w, dt, st);
-    for (int order = 0; order < HY_ORDER_COUNT && !s; order++) s = wave(it, w, dt, order, st);
+    if (!s) {
+        solve_bonds(w, dt, st);
+        for (int order = 0; order < HY_ORDER_COUNT && !s; order++) s = wave(it, w, dt, order, st);
+    }
+    if (it->trace && p->clock == HY_CLOCK_VIRTUAL) p->trace_base += hy_rt_wall_seconds() - start;
     return s;
+}
+
+void hy_integrator_get_stats(const hy_integrator* it, hy_integrate_stats* out) { *out = it->stats; }
+
+HY_API hy_status hy_world_get_integrate_stats(const hy_world* w, hy_integrate_stats* out) {
+    if (!w || !out) return hy_fail(HY_ERR_INVALID_ARG, "hy_world_get_integrate_stats: NULL argument");
+    memset(out, 0, sizeof *out);
+    if (w->integrator) {
+        hy_integrator_get_stats(w->integrator, out);
+    } else { /* what the first step makes (engine/step.c) */
+        snprintf(out->policy, sizeof out->policy, "lp");
+        out->pus = 1;
+    }
+    return HY_OK;
 }

@@ -23,4 +23,15 @@ int32_t hy_integrator_pus(const hy_integrator* it);
  * where; a failure is the first failing object's, in that order. */
 hy_status hy_integrator_step(hy_integrator* it, hy_world* w, double dt, hy_step_stats* st);
 
+/* The last call of hy_integrator_step as the runtime ran it. */
+void hy_integrator_get_stats(const hy_integrator* it, hy_integrate_stats* out);
+
+/* While the world's collision trace is open (hy_sched_def.trace), each
+ * step's integration is written into it as process 2, "integration", one
+ * track per PU and one for the scheduler (runtime/trace.h): attached at
+ * the first step that finds the trace open. Detach before the collision
+ * trace's stream closes (hy_world_close_trace, a new scheduling, the
+ * world's end); NULL does nothing. */
+void hy_integrator_detach_trace(hy_integrator* it);
+
 #endif

@@ -1,10 +1,12 @@
 /* Timing each object's integration on its own (see integrate_probe.h). */
 #include "engine/integrate_probe.h"
 
+#include <stdlib.h>
 #include <time.h>
 
 #include "core/error.h"
 #include "engine/kinds.h"
+#include "engine/links.h"
 #include "engine/world.h"
 
 static double clock_seconds(clockid_t c) {
@@ -35,6 +37,41 @@ hy_status hy_world_probe_integration(hy_world* w, double dt, hy_integrate_probe*
         }
         n++;
     }
+    *count = n;
+    return HY_OK;
+}
+
+hy_status hy_world_probe_attachments(const hy_world* w, int32_t* pairs, int32_t capacity, int32_t* count) {
+    if (!w || !count || (capacity > 0 && !pairs))
+        return hy_fail(HY_ERR_INVALID_ARG, "hy_world_probe_attachments: NULL argument");
+    *count = 0;
+    int64_t* keys = NULL;
+    int64_t nkeys = 0;
+    hy_status s = hy_links_apart_copy(w, &keys, &nkeys);
+    if (s || nkeys == 0) {
+        free(keys); /* held links that are all contacts: allocated, none filled */
+        return s;
+    }
+    /* slot -> row of hy_world_probe_integration: the live solids in order */
+    int32_t* row = malloc((size_t)w->object_count * sizeof *row);
+    if (!row) {
+        free(keys);
+        return hy_fail(HY_ERR_NOMEM, "out of memory for the attachments of %d objects", w->object_count);
+    }
+    for (int32_t i = 0, n = 0; i < w->object_count; i++)
+        row[i] = w->objects[i].alive && hy_object_has(&w->objects[i], HY_KIND_SOLID) ? n++ : -1;
+    int32_t n = 0;
+    for (int64_t k = 0; k < nkeys; k++) { /* sorted keys of slots: rows keep the order */
+        int32_t a = row[(int32_t)((uint64_t)keys[k] >> 32)], b = row[(int32_t)(uint32_t)keys[k]];
+        if (a < 0 || b < 0) continue;
+        if (n < capacity) {
+            pairs[2 * n] = a;
+            pairs[2 * n + 1] = b;
+        }
+        n++;
+    }
+    free(row);
+    free(keys);
     *count = n;
     return HY_OK;
 }

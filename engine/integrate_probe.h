@@ -31,4 +31,11 @@ typedef struct hy_integrate_probe {
 hy_status hy_world_probe_integration(hy_world* world, double dt, hy_integrate_probe* out, int32_t capacity,
                                      int32_t* count);
 
+/* The pairs of solids joined by attachments now (engine/links.h), each as
+ * two indices into hy_world_probe_integration's rows, the lower first, in
+ * increasing order: the first `capacity` pairs into pairs[2k], pairs[2k+1]
+ * (may be NULL when capacity is 0), how many there are into *count.
+ * HY_ERR_INVALID_ARG for a NULL world or count; HY_ERR_NOMEM. */
+hy_status hy_world_probe_attachments(const hy_world* world, int32_t* pairs, int32_t capacity, int32_t* count);
+
 #endif

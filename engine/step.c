@@ -186,6 +186,7 @@ HY_API hy_status hy_world_set_scheduling(hy_world* w, const hy_sched_def* def) {
         hy_prox_destroy(p);
         return s;
     }
+    hy_integrator_detach_trace(w->integrator); /* it may write into the old trace's stream */
     hy_prox_destroy(w->prox);
     w->prox = p;
     return HY_OK;
@@ -222,6 +223,7 @@ HY_API hy_status hy_world_get_scheduling(const hy_world* w, hy_sched_info* out) 
 
 HY_API hy_status hy_world_close_trace(hy_world* w) {
     if (!w) return hy_fail(HY_ERR_INVALID_ARG, "hy_world_close_trace: NULL argument");
+    hy_integrator_detach_trace(w->integrator);
     return w->prox ? hy_prox_trace_close(w->prox) : HY_OK;
 }
 

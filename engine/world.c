@@ -250,8 +250,8 @@ HY_API void hy_world_destroy(hy_world* w) {
     hy_links_free(w);
     hy_collision_state_destroy(w->collision);
     hy_scene_view_free(&w->view);
+    hy_integrator_destroy(w->integrator); /* before the collision trace it may write into */
     hy_prox_destroy(w->prox);
-    hy_integrator_destroy(w->integrator);
     free(w->last_contacts);
     free(w->sleep_parent);
     free(w->sleep_flag);

@@ -4,7 +4,10 @@
 
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
+
+#include "runtime/sim.h" /* hy_rt_wall_seconds */
 
 struct hy_rt_exec {
     int threads;
@@ -21,12 +24,26 @@ struct hy_rt_exec {
     int32_t nready;
     atomic_int remaining;  /* tasks not done */
     int idle;              /* workers waiting for work in this run, under lock */
+    hy_rt_trace* trace;    /* NULL: none; written under lock */
+    double origin;         /* the run's start: trace times of its tasks are from here */
 };
 
-static void run_task(const hy_rt_graph* g, const hy_rt_task* t) {
+static void run_task(hy_rt_exec* e, const hy_rt_graph* g, int32_t k) {
+    const hy_rt_task* t = &g->tasks[k];
     void* bufs[HY_RT_MAX_ARGS];
     for (int i = 0; i < t->kind->nargs; i++) bufs[i] = g->handles[t->handles[i]].data.copy[HY_RT_HOST];
+    if (!e->trace) {
+        t->kind->cpu_fn(bufs, t->arg);
+        return;
+    }
+    double a = hy_rt_wall_seconds();
     t->kind->cpu_fn(bufs, t->arg);
+    double b = hy_rt_wall_seconds();
+    char args[64];
+    snprintf(args, sizeof args, "\"task\":%d,\"partition\":%d", k, t->partition);
+    pthread_mutex_lock(&e->lock);
+    hy_rt_trace_span(e->trace, t->kind->name, "task", 0, a - e->origin, b - a, args);
+    pthread_mutex_unlock(&e->lock);
 }
 
 /* Run tasks of the current run until none is left. Called and returns with
@@ -45,7 +62,7 @@ static void work(hy_rt_exec* e) {
         int32_t t = e->ready[--e->nready];
         pthread_mutex_unlock(&e->lock);
         while (t >= 0) {
-            run_task(g, &g->tasks[t]);
+            run_task(e, g, t);
             int32_t next = -1;
             for (int32_t k = g->tasks[t].succ_head; k >= 0; k = g->edges[k].next) {
                 int32_t s = g->edges[k].to;
@@ -127,6 +144,13 @@ void hy_rt_exec_destroy(hy_rt_exec* e) {
 
 int hy_rt_exec_threads(const hy_rt_exec* e) { return e->threads; }
 
+void hy_rt_exec_set_trace(hy_rt_exec* e, hy_rt_trace* tr, const char* name) {
+    pthread_mutex_lock(&e->lock);
+    e->trace = tr;
+    if (tr) hy_rt_trace_track(tr, 0, name ? name : "cpu0");
+    pthread_mutex_unlock(&e->lock);
+}
+
 hy_status hy_rt_exec_run(hy_rt_exec* e, hy_rt_graph* g) {
     if (!e || !g) return hy_fail(HY_ERR_INVALID_ARG, "hy_rt_exec_run: NULL argument");
     for (int32_t t = 0; t < g->ntasks; t++)
@@ -153,6 +177,10 @@ hy_status hy_rt_exec_run(hy_rt_exec* e, hy_rt_graph* g) {
         e->cap = g->ntasks;
     }
     pthread_mutex_lock(&e->lock);
+    if (e->trace) {
+        e->origin = hy_rt_wall_seconds();
+        e->trace->base = e->origin - e->trace->clock0;
+    }
     e->g = g;
     e->nready = 0;
     /* pushed in reverse so that the stack hands out the first tasks first */

@@ -12,6 +12,7 @@
 #define HY_RUNTIME_EXEC_H
 
 #include "runtime/task.h"
+#include "runtime/trace.h"
 
 typedef struct hy_rt_exec hy_rt_exec;
 
@@ -25,5 +26,12 @@ int hy_rt_exec_threads(const hy_rt_exec* e);
  * them so). HY_ERR_UNSUPPORTED naming the kind if a task has no CPU
  * implementation (checked before anything runs). */
 hy_status hy_rt_exec_run(hy_rt_exec* e, hy_rt_graph* g);
+
+/* Record the following runs into tr (NULL: stop): the executor is one PU,
+ * track 0 of tr, named `name` ("cpu0 (2 threads)"); each task a span on
+ * the real clock from tr->clock0 (each run sets tr->base to its start's
+ * distance from it), with its task index and partition. Workers write
+ * under the executor's lock. */
+void hy_rt_exec_set_trace(hy_rt_exec* e, hy_rt_trace* tr, const char* name);
 
 #endif

@@ -34,6 +34,7 @@ struct hy_rt_team {
     double* measured;        /* per partition: seconds its tasks ran */
     uint8_t failed[HY_RT_MAX_PUS]; /* the PU failed to steal since it last ran a task */
     double t0;               /* the run's start */
+    double origin;           /* trace times of the run are from here: its start, the map included */
     hy_rt_trace* trace;
 };
 
@@ -58,7 +59,7 @@ static int32_t steal(hy_rt_team* t, int32_t q) {
             if (t->trace) {
                 char args[96];
                 snprintf(args, sizeof args, "\"partition\":%d,\"victim\":%d,\"outside_affinity\":%d", p, v, outside);
-                hy_rt_trace_instant(t->trace, "steal", "steal", q, hy_rt_wall_seconds() - t->t0, args);
+                hy_rt_trace_instant(t->trace, "steal", "steal", q, hy_rt_wall_seconds() - t->origin, args);
             }
             return k;
         }
@@ -98,7 +99,7 @@ static void work(hy_rt_team* t, int32_t q) {
         if (t->trace) {
             char args[64];
             snprintf(args, sizeof args, "\"task\":%d,\"partition\":%d", k, task->partition);
-            hy_rt_trace_span(t->trace, task->kind->name, "task", q, a - t->t0, b - a, args);
+            hy_rt_trace_span(t->trace, task->kind->name, "task", q, a - t->origin, b - a, args);
         }
         hy_rt_queues_finish(&t->q, g, k);
         t->remaining--;
@@ -252,6 +253,8 @@ hy_status hy_rt_team_run(hy_rt_team* t, hy_rt_graph* g, hy_rt_step_stats* stats)
     }
     /* the workers are all waiting: the state is the caller's until the epoch moves */
     pthread_mutex_lock(&t->lock);
+    t->origin = hy_rt_wall_seconds();
+    if (t->trace) t->trace->base = t->origin - t->trace->clock0; /* the map's instant at the origin */
     hy_status st = hy_rt_sim_begin_step(s, g);
     int32_t n = g->ntasks, P = s->npart;
     if (!st) st = reserve(t, P);

@@ -51,8 +51,9 @@ hy_status hy_rt_team_run(hy_rt_team* t, hy_rt_graph* g, hy_rt_step_stats* stats)
 
 /* Record the following steps into tr (NULL: stop): one track per PU
  * ("cpu0 (2 threads)") and a scheduler track, tasks as spans on the real
- * clock (from the run's start, steps one after the
- * other), steals as instants, maps on the scheduler track. */
+ * clock from tr->clock0 (each run sets tr->base to its start's distance
+ * from it, so runs sit where they happened), steals as instants, maps on
+ * the scheduler track at the run's start. */
 void hy_rt_team_set_trace(hy_rt_team* t, hy_rt_trace* tr);
 
 /* The placement state (owners, measured costs) for tests and reports. */

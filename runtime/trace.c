@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "runtime/sim.h" /* hy_rt_wall_seconds */
+
 hy_status hy_rt_trace_open(const char* path, const char* clock, hy_rt_trace** out) {
     if (!path || !out) return hy_fail(HY_ERR_INVALID_ARG, "hy_rt_trace_open: NULL argument");
     *out = NULL;
@@ -26,6 +28,7 @@ hy_status hy_rt_trace_open(const char* path, const char* clock, hy_rt_trace** ou
             clock ? clock : "real");
     t->pid = 1;
     t->owns = 1;
+    t->clock0 = hy_rt_wall_seconds();
     *out = t;
     return HY_OK;
 }

@@ -6,9 +6,12 @@
  * metadata.
  *
  * Times are seconds on the clock the run uses (the modeled executor's
- * virtual clock, or the real one): the writer adds `base`, which the
- * executors move on by each step's length so that steps follow each other
- * on one timeline.
+ * virtual clock, or the real one): the writer adds `base`. The modeled
+ * executor moves `base` on by each step's length so that steps follow each
+ * other on one timeline; the real executors (runtime/exec.h,
+ * runtime/team.h) set it at each run's start to that start's distance from
+ * `clock0`, so that their runs sit on the trace's timeline where they
+ * happened.
  *
  * Threads: a trace is written from one thread at a time (the real
  * executor records under its lock). */
@@ -27,6 +30,8 @@ typedef struct hy_rt_trace {
     double base;     /* seconds added to every time given */
     int pid;         /* the process its tracks belong to: 1, or the one given to hy_rt_trace_attach */
     int owns;        /* 1: opened here, finished and closed by hy_rt_trace_close */
+    double clock0;   /* real executors: the time 0 of the trace, seconds on hy_rt_wall_seconds' clock
+                        (hy_rt_trace_open: when opened; hy_rt_trace_attach: 0, the caller sets it) */
 } hy_rt_trace;
 
 /* Opens `path` for writing and starts the JSON; `clock` ("virtual" or

@@ -132,6 +132,24 @@ check "a steal is started by its thief: no endless passing of a partition" $?
 printf '# r\nobject,0,0,64,0.001,5\npair,0,0,3\n' >"$tmp/rec/fem64.csv"
 run --only gpus --recordings "$tmp/rec" --out "$tmp/e" >/dev/null 2>"$tmp/err7"
 [ $? -eq 1 ] && grep -q "fem64.csv:3" "$tmp/err7"; check "a bad recording names its line" $?
+# fem_bars: a recording per block size, replayed in place of that size's
+# synthetic workload; a recording of another block size is refused
+mkdir -p "$tmp/rec3" "$tmp/rec4"
+printf '# r\nobject,0,0,512,0.002,40\nobject,0,1,512,0.003,44\npair,0,0,1\nobject,1,0,512,0.002,41\nobject,1,1,512,0.003,45\npair,1,0,1\n' \
+    >"$tmp/rec3/fem_bars_512.csv"
+rep=$(run --only bars --recordings "$tmp/rec3" --out "$tmp/h" 2>/dev/null)
+check "bars replay exits 0" $?
+printf '%s' "$rep" | python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+w = d["workloads"]["fem_bars"]
+assert w.startswith("modeled; replaying the recorded runs") and "blocks of 512 particles (the other sizes synthetic)" in w, w
+assert len(d["bars"]) == 4 * 5 and d["bars_same_hash"]
+'
+check "bars replay: the 512-particle recording, the other sizes synthetic" $?
+printf '# r\nobject,0,0,64,0.001,5\n' >"$tmp/rec4/fem_bars_1000.csv"
+run --only bars --recordings "$tmp/rec4" --out "$tmp/i" >/dev/null 2>"$tmp/err8"
+[ $? -eq 1 ] && grep -q "cells=9" "$tmp/err8"; check "a fem_bars recording of another block size is refused" $?
 
 "$CLI" bench integrate --only nothing >/dev/null 2>&1; [ $? -eq 2 ]; check "unknown experiment exits 2" $?
 "$CLI" bench integrate --pus cpu:1 --policy lifo >/dev/null 2>&1; [ $? -eq 2 ]; check "unknown policy exits 2" $?

@@ -1,7 +1,8 @@
 /* Tests recordings of real runs for the integration bench: probing each
  * solid's integration between steps leaves the run's states as they were
  * (same hash as an unprobed run), gives one row per solid (obstacles left
- * out) with its particles, a time and CG iterations; a recording of two
+ * out) with its particles, a time and CG iterations, and the attached
+ * pairs as pairs of those rows; a recording of two
  * stacked blocks holds their touching pair and loads back; bad recordings
  * are refused naming the file and line, and an existing file is never
  * overwritten. */
@@ -61,6 +62,16 @@ static void test_probe(void) {
     CHECK(n == 2);
     CHECK(hy_world_probe_integration(w, 0.0, p, 4, &n) == HY_ERR_INVALID_ARG);
     CHECK(hy_world_probe_integration(w, 0.01, NULL, 4, &n) == HY_ERR_INVALID_ARG);
+    /* attachments: none, then the two blocks tied across their 2 mm gap,
+     * as rows of the probe (the floor is not one) */
+    int32_t pairs[4] = {-1, -1, -1, -1}, np = -1;
+    CHECK_OK(hy_world_probe_attachments(w, pairs, 2, &np));
+    CHECK(np == 0);
+    hy_solid_id a = {p[0].id.index, p[0].id.generation}, b = {p[1].id.index, p[1].id.generation};
+    CHECK_OK(hy_solid_attach(w, b, a, 0.01, 1e4, NULL));
+    CHECK_OK(hy_world_probe_attachments(w, pairs, 2, &np));
+    CHECK(np == 1 && pairs[0] == 0 && pairs[1] == 1 && pairs[2] == -1);
+    CHECK(hy_world_probe_attachments(w, NULL, 1, &np) == HY_ERR_INVALID_ARG);
     hy_world_destroy(w);
 }
 
@@ -70,7 +81,7 @@ static void test_recording(const char* dir) {
     snprintf(rec, sizeof rec, "%s/stack.csv", dir);
     CHECK(hy_test_write_file(scene, hy_test_fem_stack_json));
     uint64_t h = 0;
-    CHECK_OK(hy_irec_make(scene, 0, STEPS, rec, &h));
+    CHECK_OK(hy_irec_make(scene, NULL, 0, STEPS, rec, &h));
     CHECK(h == g_plain_hash);
     hy_irec r;
     CHECK_OK(hy_irec_load(rec, &r));
@@ -87,7 +98,7 @@ static void test_recording(const char* dir) {
     for (int i = 0; i < r.nobj * r.nsteps && r.seconds; i++) CHECK(r.seconds[i] > 0 && r.cg[i] > 0);
     hy_irec_free(&r);
     /* never overwritten */
-    CHECK(hy_irec_make(scene, 0, 1, rec, NULL) == HY_ERR_IO);
+    CHECK(hy_irec_make(scene, NULL, 0, 1, rec, NULL) == HY_ERR_IO);
     CHECK(strstr(hy_last_error(), "stack.csv") != NULL);
 
     /* bad files name the line */

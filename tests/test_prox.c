@@ -282,7 +282,9 @@ static void trace(void) {
     cJSON_ArrayForEach(e, ev) {
         const char* name = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(e, "name"));
         int tid = (int)cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(e, "tid"));
-        if (!name || tid < 0 || tid > 2) continue;
+        int pid = (int)cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(e, "pid"));
+        /* process 1: the collision jobs (the world's integrate phase is process 2) */
+        if (!name || pid != 1 || tid < 0 || tid > 2) continue;
         double dur = cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(e, "dur"));
         if (!strcmp(name, "thread_name")) names++;
         if (!strcmp(name, "schedule")) calls++;

@@ -3,8 +3,13 @@
  * integration runtime's tasks, transfers and maps written into the same
  * stream (hy_rt_trace_attach) under their own process, one track per PU.
  * The file parses as JSON; the collision tracks stay in process 1 with
- * their events; process 2 is named, has a track per PU and the
- * scheduler's, and as many task events as the steps ran, with transfers. */
+ * their events; process 3 is named, has a track per PU and the
+ * scheduler's, and as many task events as the steps ran, with transfers.
+ * Then the world's own integrate phase, traced because the world's trace
+ * is open (what `hyphys run S --trace F` writes): on two PUs under round
+ * robin, then on the default single PU, every task of every step is an
+ * event of process 2 on its PU's track, as many per PU as the world's
+ * integrate stats count. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,19 +46,29 @@ static int num(const cJSON* o, const char* key) {
     return cJSON_IsNumber(v) ? v->valueint : -1;
 }
 
-int main(void) {
-    char path[] = "/tmp/hy_trace_XXXXXX";
+/* The FEM stack on `threads` threads, its trace opened at a new temporary
+ * file named in path (room for 21 characters); 77 when none can be made. */
+static int traced_world(char* path, int threads, hy_world** w) {
+    strcpy(path, "/tmp/hy_trace_XXXXXX");
+    *w = NULL;
     int fd = mkstemp(path);
     if (fd < 0) TEST_SKIP("no temporary file");
     close(fd);
     hy_scene_options o = hy_scene_options_default();
-    o.threads = 1;
-    hy_world* w = NULL;
-    CHECK_OK(hy_scene_load_string(hy_test_fem_stack_json, strlen(hy_test_fem_stack_json), "stack", &o, &w));
-    if (!w) return 1;
+    o.threads = threads;
+    CHECK_OK(hy_scene_load_string(hy_test_fem_stack_json, strlen(hy_test_fem_stack_json), "stack", &o, w));
+    if (!*w) return 0;
     hy_sched_def def = hy_sched_def_default();
     def.trace = path;
-    CHECK_OK(hy_world_set_scheduling(w, &def));
+    CHECK_OK(hy_world_set_scheduling(*w, &def));
+    return 0;
+}
+
+static int shared_modeled(void) {
+    char path[32];
+    hy_world* w = NULL;
+    int made = traced_world(path, 1, &w);
+    if (made || !w) return made;
     /* the integration of a few objects on a modeled machine, into the
      * collision trace between the world's steps */
     static double x[NOBJ][64];
@@ -72,7 +87,8 @@ int main(void) {
         if (k == 0) {
             CHECK(w->prox && w->prox->trace);
             if (!w->prox || !w->prox->trace) break;
-            CHECK_OK(hy_rt_trace_attach(w->prox->trace, path, 2, "integration (modeled)", &t));
+            /* process 3: the world writes its own integrate phase as process 2 */
+            CHECK_OK(hy_rt_trace_attach(w->prox->trace, path, 3, "integration (modeled)", &t));
             if (!t) break;
             hy_rt_sim_set_trace(s, t);
         }
@@ -96,11 +112,11 @@ int main(void) {
     char* text = hy_test_read_file(path);
     remove(path);
     CHECK(text != NULL);
-    if (!text) TEST_END();
+    if (!text) return 0;
     cJSON* root = cJSON_Parse(text);
     free(text);
     CHECK(root != NULL);
-    if (!root) TEST_END();
+    if (!root) return 0;
     int coll_events = 0, coll_names = 0, names = 0, process = 0, xt = 0, xs = 0, maps = 0, bad_tid = 0;
     const cJSON* e;
     cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(root, "traceEvents")) {
@@ -111,7 +127,8 @@ int main(void) {
             coll_events += !strcmp(ph, "X");
             continue;
         }
-        CHECK(pid == 2);
+        if (pid == 2) continue;
+        CHECK(pid == 3);
         if (!strcmp(ph, "M") && !strcmp(str(e, "name"), "process_name")) {
             process++;
             CHECK(!strcmp(str(cJSON_GetObjectItemCaseSensitive(e, "args"), "name"), "integration (modeled)"));
@@ -129,5 +146,69 @@ int main(void) {
     CHECK(process == 1 && names == npu + 1 && bad_tid == 0);
     CHECK(xt == tasks && tasks == STEPS * (NOBJ / 2 + 3 * NOBJ) && xs > 0 && maps >= 1);
     cJSON_Delete(root);
+    return 0;
+}
+
+/* The world's integrate phase in the world's trace. */
+static int world_integration(void) {
+    char path[32];
+    hy_world* w = NULL;
+    int made = traced_world(path, 2, &w);
+    if (made || !w) return made;
+    CHECK_OK(hy_world_set_integrate_sched(w, "round-robin", 2));
+    int per_pu[2] = {0, 0};
+    for (int k = 0; k < 3; k++) {
+        if (k == 2) CHECK_OK(hy_world_set_integrate_sched(w, "lp", 1));
+        CHECK_OK(hy_world_step(w, 0.01, 1));
+        hy_integrate_stats is;
+        CHECK_OK(hy_world_get_integrate_stats(w, &is));
+        CHECK(is.pus == (k == 2 ? 1 : 2) && is.wall_ms > 0.0);
+        for (int q = 0; q < is.pus; q++) {
+            CHECK(is.tasks[q] > 0 && is.busy_ms[q] > 0.0);
+            per_pu[q] += is.tasks[q];
+        }
+    }
+    CHECK_OK(hy_world_close_trace(w));
+    hy_world_destroy(w);
+
+    char* text = hy_test_read_file(path);
+    remove(path);
+    cJSON* root = text ? cJSON_Parse(text) : NULL;
+    free(text);
+    CHECK(root != NULL);
+    if (!root) return 0;
+    int tasks[3] = {0, 0, 0}, tracks = 0, coll = 0;
+    double first_task = -1.0, last_coll = -1.0;
+    const cJSON* e;
+    cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(root, "traceEvents")) {
+        const char* ph = str(e, "ph");
+        int pid = num(e, "pid"), tid = num(e, "tid");
+        const cJSON* ts = cJSON_GetObjectItemCaseSensitive(e, "ts");
+        if (pid == 1 && !strcmp(ph, "X")) {
+            coll++;
+            if (cJSON_IsNumber(ts) && ts->valuedouble > last_coll) last_coll = ts->valuedouble;
+        }
+        if (pid != 2) continue;
+        if (!strcmp(ph, "M") && !strcmp(str(e, "name"), "thread_name")) tracks++;
+        if (strcmp(ph, "X") || strcmp(str(e, "cat"), "task")) continue;
+        tasks[tid >= 0 && tid < 2 ? tid : 2]++;
+        if (cJSON_IsNumber(ts) && (first_task < 0 || ts->valuedouble < first_task)) first_task = ts->valuedouble;
+    }
+    fprintf(stderr, "world trace: collision %d events; integration %d tracks, tasks cpu0 %d (stats %d), cpu1 %d (%d)\n",
+            coll, tracks, tasks[0], per_pu[0], tasks[1], per_pu[1]);
+    /* two PUs and the scheduler's, then the single PU's */
+    CHECK(tracks == 4 && coll > 0);
+    CHECK(tasks[0] == per_pu[0] && tasks[1] == per_pu[1] && tasks[2] == 0 && tasks[1] > 0);
+    /* on the real clock both halves share the trace's time 0: the first
+     * step's integration comes before its collision jobs end */
+    CHECK(first_task >= 0.0 && first_task < last_coll);
+    cJSON_Delete(root);
+    return 0;
+}
+
+int main(void) {
+    int r = shared_modeled();
+    if (!r) r = world_integration();
+    if (r) return r;
     TEST_END();
 }

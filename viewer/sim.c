@@ -157,6 +157,7 @@ static hy_status capture(hy_viewer_sim* s, hy_viewer_frame* f, int64_t step) {
     int32_t nr = 0;
     if (hy_world_get_sched_stats(s->world, &f->sched, f->resources, 8, &nr)) nr = 0;
     f->resource_count = nr > 8 ? 8 : nr;
+    hy_world_get_integrate_stats(s->world, &f->integrate); /* the world exists: cannot fail */
     f->step = step;
     f->sim_time = (double)step * t->time_step;
     hy_world_get_bond_count(s->world, &f->bonds); /* the world exists: cannot fail */

@@ -55,6 +55,7 @@ typedef struct hy_viewer_frame {
     hy_sched_stats sched; /* the collision jobs of that step: policy, clock, makespan */
     hy_resource_stats resources[8]; /* per resource (the first 8) */
     int32_t resource_count;
+    hy_integrate_stats integrate; /* that step's integrate phase: each PU's load, the steals */
 } hy_viewer_frame;
 
 typedef struct hy_viewer_sim hy_viewer_sim;

@@ -266,6 +266,18 @@ static void draw_hud(app* a, int w, int h) {
              f->sched.policy[0] ? f->sched.policy : "lp", f->sched.virtual_clock ? "virtual" : "real",
              f->sched.makespan_ms, (long long)f->sched.calls, res);
     }
+    {
+        /* the integrate phase: each PU's busy time and tasks, the objects stolen */
+        const hy_integrate_stats* is = &f->integrate;
+        char pus[512];
+        size_t k = 0;
+        pus[0] = '\0';
+        for (int q = 0; q < is->pus && q < HY_INTEGRATE_MAX_PUS && k < sizeof pus; q++)
+            k += (size_t)snprintf(pus + k, sizeof pus - k, "   cpu%d %.2f ms (%d tasks)", q, is->busy_ms[q],
+                                  (int)is->tasks[q]);
+        LINE(WHITE, "integration %s on %d PU%s   steals %d   METIS %d%s", is->policy, (int)is->pus,
+             is->pus == 1 ? "" : "s", (int)is->steals, (int)is->metis_calls, pus);
+    }
     if (msg[0]) LINE(WARN, "%s", msg);
     if (a->note[0] && glfwGetTime() < a->note_until) LINE(WHITE, "%s", a->note);
 #undef LINE

@@ -722,6 +722,26 @@ HY_API hy_status hy_world_set_policy(hy_world* world, const char* policy);
  * unknown policy or a PU count out of range (the previous setting stays). */
 HY_API hy_status hy_world_set_integrate_sched(hy_world* world, const char* policy, int32_t pus);
 
+#define HY_INTEGRATE_MAX_PUS 32
+
+/* The integrate phase of the last step (its last substep) as the
+ * integration runtime ran it: each PU's busy time and tasks (one PU: the
+ * wall time of its runs), the objects stolen between PUs and the METIS
+ * calls of its mappings. A world that has not stepped reports its PUs with
+ * zeros. */
+typedef struct hy_integrate_stats {
+    char policy[32];
+    int32_t pus;
+    int32_t steals;        /* objects (partitions) a PU took from another, all waves of the phase */
+    int32_t metis_calls;
+    double wall_ms;        /* the phase's task runs, wall clock */
+    double busy_ms[HY_INTEGRATE_MAX_PUS];
+    int32_t tasks[HY_INTEGRATE_MAX_PUS];
+} hy_integrate_stats;
+
+/* HY_ERR_INVALID_ARG on a NULL world or out. */
+HY_API hy_status hy_world_get_integrate_stats(const hy_world* world, hy_integrate_stats* out);
+
 typedef struct hy_resource_stats {
     char name[64];        /* "cpu", "cuda:0", "model:gtx285" */
     int32_t modeled;      /* 1 when its time is charged from a profile */
