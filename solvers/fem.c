@@ -80,6 +80,7 @@ struct hy_fem_model {
     double* dv;    /* 3 * nv */
     double* pinv;  /* 9 * nv inverse diagonal blocks */
     int32_t* bad;  /* per vertex block: first non-finite vertex or -1 */
+    double* guess; /* hy_implicit_mass_guess's scratch */
     hy_cg_workspace* cg;
 };
 
@@ -510,6 +511,7 @@ void hy_fem_model_destroy(hy_fem_model* m) {
     free(m->dv);
     free(m->pinv);
     free(m->bad);
+    free(m->guess);
     hy_cg_workspace_destroy(m->cg);
     free(m);
 }
@@ -562,9 +564,10 @@ hy_status hy_fem_model_create(const double* rest, int32_t nv, const int32_t* tet
     m->dv = malloc(3 * snv * sizeof *m->dv);
     m->pinv = malloc(9 * snv * sizeof *m->pinv);
     m->bad = malloc((size_t)hy_pool_blocks(nv, HY_IMPLICIT_GRAIN) * sizeof *m->bad);
+    m->guess = malloc((size_t)hy_implicit_guess_scratch_size(nv) * sizeof *m->guess);
     m->cg = hy_cg_workspace_create(3 * (int64_t)nv);
     if (!m->tet || !m->rest || !m->grad || !m->vol || !m->mass || !m->iso || !m->fixed || !m->inc_start || !m->inc ||
-        !m->rgrad || !m->efor || !m->rhs || !m->dv || !m->pinv || !m->bad || !m->cg) {
+        !m->rgrad || !m->efor || !m->rhs || !m->dv || !m->pinv || !m->bad || !m->guess || !m->cg) {
         hy_fem_model_destroy(m);
         return hy_fail(HY_ERR_NOMEM, "fem: out of memory for %d vertices, %d tetrahedra", nv, nt);
     }
@@ -643,6 +646,10 @@ hy_status hy_fem_prepare(hy_fem_model* m, hy_pool* pool, const double* x0, const
     hy_pool_for(pool, m->nt, ELEM_GRAIN, rotate_block, &ec);
     hy_pool_for(pool, m->nv, VERTEX_GRAIN, rhs_block, &c);
     return HY_OK;
+}
+
+void hy_fem_guess(hy_fem_model* m, hy_pool* pool, const double* rhs, double* dv) {
+    hy_implicit_mass_guess(&hy_fem_ops, m, pool, m->diag_scale, rhs, dv, m->guess);
 }
 
 hy_status hy_fem_commit(hy_fem_model* m, hy_pool* pool, const double* x0, const double* v0, const double* dv,

@@ -2,7 +2,6 @@
 #include "solvers/implicit.h"
 
 #include <math.h>
-#include <string.h>
 
 #include "core/error.h"
 
@@ -42,10 +41,10 @@ hy_status hy_implicit_check_input(const char* who, const double* rest, int32_t n
 }
 
 typedef struct helper_ctx {
-    const double *blocks, *in, *x0, *v0, *dv;
+    const double *blocks, *in, *x0, *v0, *dv, *mass;
     double *out, *x1, *v1;
     const uint8_t* fixed;
-    double dt;
+    double dt, scale, step, t[3]; /* step, t: the guess's s and t */
     int32_t* bad;
 } helper_ctx;
 
@@ -63,6 +62,87 @@ static void precond_block(void* vctx, int64_t begin, int64_t end, int64_t block,
 void hy_implicit_block_precondition(hy_pool* pool, int32_t nv, const double* blocks, const double* r, double* z) {
     helper_ctx c = {.blocks = blocks, .in = r, .out = z};
     hy_pool_for(pool, nv, HY_IMPLICIT_GRAIN, precond_block, &c);
+}
+
+/* Per block: 8 partial sums (see hy_implicit_mass_guess). */
+#define GUESS_SUMS 8
+
+int64_t hy_implicit_guess_scratch_size(int32_t nv) {
+    return 3 * (int64_t)nv + GUESS_SUMS * hy_pool_blocks(nv, HY_IMPLICIT_GRAIN);
+}
+
+/* dv = g = (M diag_scale)^-1 rhs (0 where fixed); partials: sum m' g (3),
+ * sum m' (4th: the free mass), fixed count (5th). */
+static void guess_block(void* vctx, int64_t begin, int64_t end, int64_t block, int worker) {
+    (void)worker;
+    helper_ctx* c = vctx;
+    double* part = c->out + GUESS_SUMS * block;
+    for (int k = 0; k < GUESS_SUMS; k++) part[k] = 0.0;
+    for (int64_t v = begin; v < end; v++) {
+        double mv = c->mass[v] * c->scale;
+        if (c->fixed[v]) part[4] += 1.0;
+        else part[3] += mv;
+        for (int a = 0; a < 3; a++) {
+            double g = c->fixed[v] ? 0.0 : c->in[3 * v + a] / mv;
+            c->v1[3 * v + a] = g;
+            part[a] += mv * g;
+        }
+    }
+}
+
+/* With d = g - t, y = A g: partials d . (rhs - m' t) and d . (y - m' t). */
+static void guess_dots_block(void* vctx, int64_t begin, int64_t end, int64_t block, int worker) {
+    (void)worker;
+    helper_ctx* c = vctx;
+    double num = 0.0, den = 0.0;
+    for (int64_t v = begin; v < end; v++) {
+        if (c->fixed[v]) continue;
+        double mv = c->mass[v] * c->scale;
+        for (int a = 0; a < 3; a++) {
+            size_t k = 3 * (size_t)v + (size_t)a;
+            double d = c->v1[k] - c->t[a];
+            num += d * (c->in[k] - mv * c->t[a]);
+            den += d * (c->x1[k] - mv * c->t[a]);
+        }
+    }
+    c->out[GUESS_SUMS * block] = num;
+    c->out[GUESS_SUMS * block + 1] = den;
+}
+
+/* dv = t + s (g - t) on free vertices. */
+static void guess_scale_block(void* vctx, int64_t begin, int64_t end, int64_t block, int worker) {
+    (void)block, (void)worker;
+    helper_ctx* c = vctx;
+    for (int64_t v = begin; v < end; v++)
+        if (!c->fixed[v])
+            for (int a = 0; a < 3; a++) c->v1[3 * v + a] = c->t[a] + c->step * (c->v1[3 * v + a] - c->t[a]);
+}
+
+void hy_implicit_mass_guess(const hy_implicit_ops* ops, void* model, hy_pool* pool, double diag_scale,
+                            const double* rhs, double* dv, double* scratch) {
+    int32_t nv = ops->vertex_count(model);
+    int64_t blocks = hy_pool_blocks(nv, HY_IMPLICIT_GRAIN);
+    double* y = scratch;
+    double* partial = scratch + 3 * (int64_t)nv;
+    helper_ctx c = {.mass = ops->masses(model), .fixed = ops->fixed(model), .scale = diag_scale, .in = rhs,
+                    .v1 = dv, .out = partial};
+    hy_pool_for(pool, nv, HY_IMPLICIT_GRAIN, guess_block, &c);
+    double sum[5] = {0, 0, 0, 0, 0};
+    for (int64_t b = 0; b < blocks; b++)
+        for (int k = 0; k < 5; k++) sum[k] += partial[GUESS_SUMS * b + k];
+    /* held vertices: no momentum to keep, and a translation is no longer
+     * free of stiffness, so the step scales g alone */
+    for (int a = 0; a < 3; a++) c.t[a] = sum[4] == 0.0 && sum[3] > 0.0 ? sum[a] / sum[3] : 0.0;
+    ops->apply(model, pool, dv, y);
+    c.x1 = y;
+    hy_pool_for(pool, nv, HY_IMPLICIT_GRAIN, guess_dots_block, &c);
+    double num = 0.0, den = 0.0;
+    for (int64_t b = 0; b < blocks; b++) num += partial[GUESS_SUMS * b], den += partial[GUESS_SUMS * b + 1];
+    /* A is SPD, so den > 0 unless g = t (a pure translation: s is moot) */
+    double s = den > 0.0 && isfinite(num / den) ? num / den : 1.0;
+    if (s == 1.0) return;
+    c.step = s;
+    hy_pool_for(pool, nv, HY_IMPLICIT_GRAIN, guess_scale_block, &c);
 }
 
 static void commit_block(void* vctx, int64_t begin, int64_t end, int64_t block, int worker) {
@@ -126,7 +206,7 @@ hy_status hy_implicit_step(const hy_implicit_ops* ops, void* model, hy_pool* poo
     hy_status st = ops->prepare(model, pool, x0, v0, dt, gravity, f_ext, NULL, rhs);
     if (st) return st;
     int64_t n = 3 * (int64_t)ops->vertex_count(model);
-    memset(dv, 0, (size_t)n * sizeof *dv);
+    ops->guess(model, pool, rhs, dv);
     step_ops s = {ops, model, pool};
     double rel = 0.0;
     int32_t it = hy_cg_solve_precond(pool, n, step_matvec, &s, step_precond, &s, rhs, dv, cg_tolerance,

@@ -34,12 +34,14 @@ typedef struct hy_implicit_ops {
     void (*precondition)(void* model, hy_pool* pool, const double* r, double* z);
     hy_status (*commit)(void* model, hy_pool* pool, const double* x0, const double* v0, const double* dv, double dt,
                         double* x1, double* v1);
+    /* CG's starting dv for the prepared step (rhs as prepare wrote it). */
+    void (*guess)(void* model, hy_pool* pool, const double* rhs, double* dv);
 } hy_implicit_ops;
 
 /* Defines `const hy_implicit_ops NAME` for a solver whose functions are
  * PREFIX_vertex_count, PREFIX_masses, PREFIX_fixed, PREFIX_prepare,
- * PREFIX_apply, PREFIX_precondition and PREFIX_commit on a MODEL*: the
- * wrappers that take the model as void*. */
+ * PREFIX_apply, PREFIX_precondition, PREFIX_commit and PREFIX_guess on a
+ * MODEL*: the wrappers that take the model as void*. */
 #define HY_DEFINE_IMPLICIT_OPS(NAME, KIND, MODEL, PREFIX)                                                            \
     static int32_t NAME##_count(const void* m) { return PREFIX##_vertex_count((const MODEL*)m); }                 \
     static const double* NAME##_masses(const void* m) { return PREFIX##_masses((const MODEL*)m); }                \
@@ -58,8 +60,12 @@ typedef struct hy_implicit_ops {
                                    double dt, double* x1, double* v1) {                                           \
         return PREFIX##_commit((MODEL*)m, pool, x0, v0, dv, dt, x1, v1);                                          \
     }                                                                                                             \
-    const hy_implicit_ops NAME = {KIND,           NAME##_count, NAME##_masses,       NAME##_fixed,               \
-                                  NAME##_prepare, NAME##_apply, NAME##_precondition, NAME##_commit}
+    static void NAME##_guess(void* m, hy_pool* pool, const double* rhs, double* dv) {                             \
+        PREFIX##_guess((MODEL*)m, pool, rhs, dv);                                                                 \
+    }                                                                                                             \
+    const hy_implicit_ops NAME = {KIND,          NAME##_count,        NAME##_masses, NAME##_fixed,               \
+                                  NAME##_prepare, NAME##_apply,       NAME##_precondition,                        \
+                                  NAME##_commit, NAME##_guess}
 
 /* Helpers the implicit objects share. */
 
@@ -86,8 +92,23 @@ void hy_implicit_block_precondition(hy_pool* pool, int32_t nv, const double* blo
 hy_status hy_implicit_commit(hy_pool* pool, int32_t nv, const uint8_t* fixed, const double* x0, const double* v0,
                              const double* dv, double dt, double* x1, double* v1, int32_t* bad, const char* who);
 
+/* CG's start for a prepared step. g = (M (1 + dt alpha))^-1 rhs on free
+ * vertices (0 on fixed ones; diag_scale = 1 + dt alpha), its mass-weighted
+ * mean t (a translation; 0 when a vertex is fixed), and dv = t + s (g - t)
+ * with s the step along g - t nearest the solution in A's energy norm,
+ * taking A t = M (1 + dt alpha) t (the stiffness terms vanish on
+ * translations). For an undeformed free object in rigid flight g is the
+ * exact solution (s = 1) and CG takes no iteration; dv carries exactly the
+ * momentum of rhs whatever s; in a deforming object it is no farther from
+ * the solution than dv = 0 in that norm. A function of rhs and the prepared
+ * system only, so a step still depends on its inputs alone; deterministic
+ * for any pool size. scratch: hy_implicit_guess_scratch_size(nv) doubles. */
+int64_t hy_implicit_guess_scratch_size(int32_t nv);
+void hy_implicit_mass_guess(const hy_implicit_ops* ops, void* model, hy_pool* pool, double diag_scale,
+                            const double* rhs, double* dv, double* scratch);
+
 /* One object's whole step through its operations: checks the CG settings,
- * prepare, CG from dv = 0 on apply and precondition, commit. rhs and dv
+ * prepare, CG from the object's guess on apply and precondition, commit. rhs and dv
  * (3 per vertex) and cg are the object's scratch; *iterations and
  * *residual (may be NULL) get CG's count and final relative residual.
  * `who` names the object in messages. */
