@@ -663,7 +663,7 @@ hy_status hy_fem_solve(hy_fem_model* m, hy_pool* pool, const double* x0, const d
     if (stats) stats->cg_iterations = 0, stats->cg_relative_residual = 0.0;
     if (!m) return hy_fail(HY_ERR_INVALID_ARG, "fem solve: NULL model");
     return hy_implicit_step(&hy_fem_ops, m, pool, x0, v0, dt, gravity, f_ext, cg_max_iterations, cg_tolerance, x1, v1,
-                            m->rhs, m->dv, m->cg, stats ? &stats->cg_iterations : NULL,
+                            m->rhs, m->dv, m->cg, NULL, stats ? &stats->cg_iterations : NULL,
                             stats ? &stats->cg_relative_residual : NULL, "fem");
 }
 

@@ -180,22 +180,98 @@ typedef struct step_ops {
     const hy_implicit_ops* ops;
     void* model;
     hy_pool* pool;
+    int32_t nv;
+    const double* normal; /* NULL, or the held vertices' normals (hy_implicit_held) */
+    double* tmp;          /* 3 nv, for the filtered products */
 } step_ops;
 
+/* v = S v, S = I - n n^T at each held vertex (the normal component out). */
+static void filter_block(void* vctx, int64_t begin, int64_t end, int64_t block, int worker) {
+    (void)block, (void)worker;
+    helper_ctx* c = vctx;
+    for (int64_t v = begin; v < end; v++) {
+        const double* n = c->blocks + 3 * v;
+        double* x = c->out + 3 * v;
+        double d = n[0] * x[0] + n[1] * x[1] + n[2] * x[2];
+        for (int a = 0; a < 3; a++) x[a] -= d * n[a];
+    }
+}
+
+static void filter(const step_ops* s, double* v) {
+    helper_ctx c = {.blocks = s->normal, .out = v};
+    hy_pool_for(s->pool, s->nv, HY_IMPLICIT_GRAIN, filter_block, &c);
+}
+
+/* y = S A S p (S p = p: CG's vectors stay filtered, see hy_implicit_step) */
 static void step_matvec(void* ctx, const double* p, double* y) {
     step_ops* s = ctx;
     s->ops->apply(s->model, s->pool, p, y);
+    if (s->normal) filter(s, y);
 }
 
+/* z = S P^-1 S r */
 static void step_precond(void* ctx, const double* r, double* z) {
     step_ops* s = ctx;
     s->ops->precondition(s->model, s->pool, r, z);
+    if (s->normal) filter(s, z);
+}
+
+/* dv_c = -(v0 . n) n at the held vertices, 0 elsewhere: their normal
+ * velocity brought to 0. */
+static void held_start_block(void* vctx, int64_t begin, int64_t end, int64_t block, int worker) {
+    (void)block, (void)worker;
+    helper_ctx* c = vctx;
+    for (int64_t v = begin; v < end; v++) {
+        const double* n = c->blocks + 3 * v;
+        const double* u = c->v0 + 3 * v;
+        double d = n[0] * u[0] + n[1] * u[1] + n[2] * u[2];
+        for (int a = 0; a < 3; a++) c->out[3 * v + a] = -d * n[a];
+    }
+}
+
+/* out = in - out (the right-hand side less A dv_c). */
+static void minus_block(void* vctx, int64_t begin, int64_t end, int64_t block, int worker) {
+    (void)block, (void)worker;
+    helper_ctx* c = vctx;
+    for (int64_t k = 3 * begin; k < 3 * end; k++) c->out[k] = c->in[k] - c->out[k];
+}
+
+/* out += in */
+static void add_block(void* vctx, int64_t begin, int64_t end, int64_t block, int worker) {
+    (void)block, (void)worker;
+    helper_ctx* c = vctx;
+    for (int64_t k = 3 * begin; k < 3 * end; k++) c->out[k] += c->in[k];
+}
+
+/* Held vertices whose constraint pulls them towards the surface, n . (A dv
+ * - b) < 0 (in = b, out = A dv): their normal cleared in held (the blocks);
+ * per block the count in bad. */
+static void release_block(void* vctx, int64_t begin, int64_t end, int64_t block, int worker) {
+    (void)worker;
+    helper_ctx* c = vctx;
+    int32_t count = 0;
+    double* n = c->x1; /* the caller's normals, writable */
+    for (int64_t v = begin; v < end; v++) {
+        double* nv = n + 3 * v;
+        if (nv[0] == 0.0 && nv[1] == 0.0 && nv[2] == 0.0) continue;
+        double f = 0.0;
+        for (int a = 0; a < 3; a++) f += nv[a] * (c->out[3 * v + a] - c->in[3 * v + a]);
+        if (f < 0.0) {
+            nv[0] = nv[1] = nv[2] = 0.0;
+            count++;
+        }
+    }
+    c->bad[block] = count;
+}
+
+int64_t hy_implicit_held_scratch_size(int32_t nv) {
+    return 6 * (int64_t)nv + hy_pool_blocks(nv, HY_IMPLICIT_GRAIN);
 }
 
 hy_status hy_implicit_step(const hy_implicit_ops* ops, void* model, hy_pool* pool, const double* x0, const double* v0,
                            double dt, const double gravity[3], const double* f_ext, int32_t cg_max_iterations,
                            double cg_tolerance, double* x1, double* v1, double* rhs, double* dv, hy_cg_workspace* cg,
-                           int32_t* iterations, double* residual, const char* who) {
+                           hy_implicit_held* held, int32_t* iterations, double* residual, const char* who) {
     if (iterations) *iterations = 0;
     if (residual) *residual = 0.0;
     if (!model || !pool || !x0 || !v0 || !gravity || !x1 || !v1)
@@ -203,14 +279,54 @@ hy_status hy_implicit_step(const hy_implicit_ops* ops, void* model, hy_pool* poo
     if (cg_max_iterations < 0 || !(cg_tolerance >= 0))
         return hy_fail(HY_ERR_INVALID_ARG, "%s solve: bad CG settings (%d iterations, tolerance %g)", who,
                        cg_max_iterations, cg_tolerance);
+    if (held && (!held->normal || !held->scratch))
+        return hy_fail(HY_ERR_INVALID_ARG, "%s solve: held vertices without normals or scratch", who);
     hy_status st = ops->prepare(model, pool, x0, v0, dt, gravity, f_ext, NULL, rhs);
     if (st) return st;
-    int64_t n = 3 * (int64_t)ops->vertex_count(model);
-    ops->guess(model, pool, rhs, dv);
-    step_ops s = {ops, model, pool};
+    int32_t nv = ops->vertex_count(model);
+    int64_t n = 3 * (int64_t)nv;
+    step_ops s = {ops, model, pool, nv, NULL, NULL};
     double rel = 0.0;
-    int32_t it = hy_cg_solve_precond(pool, n, step_matvec, &s, step_precond, &s, rhs, dv, cg_tolerance,
-                                     cg_max_iterations, cg, &rel);
+    int32_t it = 0;
+    if (!held) {
+        ops->guess(model, pool, rhs, dv);
+        it = hy_cg_solve_precond(pool, n, step_matvec, &s, step_precond, &s, rhs, dv, cg_tolerance,
+                                 cg_max_iterations, cg, &rel);
+    } else {
+        /* dv = dv_c + y: dv_c sets the held vertices' normal velocity to 0,
+         * y (S y = y) solves S A S y = S (b - A dv_c) (the modified CG of
+         * Baraff and Witkin, its filter S on every vector). A held vertex
+         * whose constraint ends up pulling it towards the surface is let go
+         * and the step solved again, at most HELD_ROUNDS times. */
+        double* dvc = held->scratch;
+        double* b = held->scratch + n;
+        int32_t* count = (int32_t*)(held->scratch + 2 * n);
+        held->released = 0;
+        s.normal = held->normal;
+        for (int round = 0; round < HY_IMPLICIT_HELD_ROUNDS; round++) {
+            helper_ctx c = {.blocks = held->normal, .v0 = v0, .out = dvc};
+            hy_pool_for(pool, nv, HY_IMPLICIT_GRAIN, held_start_block, &c);
+            ops->apply(model, pool, dvc, b);
+            c.in = rhs, c.out = b;
+            hy_pool_for(pool, nv, HY_IMPLICIT_GRAIN, minus_block, &c);
+            filter(&s, b);
+            ops->guess(model, pool, b, dv);
+            filter(&s, dv);
+            int32_t k = hy_cg_solve_precond(pool, n, step_matvec, &s, step_precond, &s, b, dv, cg_tolerance,
+                                            cg_max_iterations, cg, &rel);
+            it += k;
+            c.in = dvc, c.out = dv;
+            hy_pool_for(pool, nv, HY_IMPLICIT_GRAIN, add_block, &c);
+            /* the constraints' forces, n . (A dv - b) */
+            ops->apply(model, pool, dv, b);
+            c.in = rhs, c.out = b, c.x1 = held->normal, c.bad = count;
+            hy_pool_for(pool, nv, HY_IMPLICIT_GRAIN, release_block, &c);
+            int32_t released = 0;
+            for (int64_t q = 0; q < hy_pool_blocks(nv, HY_IMPLICIT_GRAIN); q++) released += count[q];
+            held->released += released;
+            if (released == 0) break;
+        }
+    }
     if (iterations) *iterations = it;
     if (residual) *residual = rel;
     return ops->commit(model, pool, x0, v0, dv, dt, x1, v1);

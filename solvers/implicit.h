@@ -107,14 +107,33 @@ int64_t hy_implicit_guess_scratch_size(int32_t nv);
 void hy_implicit_mass_guess(const hy_implicit_ops* ops, void* model, hy_pool* pool, double diag_scale,
                             const double* rhs, double* dv, double* scratch);
 
+/* Vertices held against a surface for one step (contacts with a static
+ * obstacle): normal (3 per vertex, the caller's) is the unit normal of a
+ * held vertex, pointing from the surface to the vertex, and 0 0 0 for a
+ * free one; the step sets a held vertex's normal velocity to 0 and leaves
+ * its tangential motion to the solve. A vertex whose constraint would pull
+ * it towards the surface is let go (its normal cleared, counted in
+ * released) and the step solved again, up to HY_IMPLICIT_HELD_ROUNDS
+ * solves. scratch: hy_implicit_held_scratch_size(nv) doubles. */
+typedef struct hy_implicit_held {
+    double* normal;
+    double* scratch;
+    int32_t released;
+} hy_implicit_held;
+
+#define HY_IMPLICIT_HELD_ROUNDS 3
+
+int64_t hy_implicit_held_scratch_size(int32_t nv);
+
 /* One object's whole step through its operations: checks the CG settings,
- * prepare, CG from the object's guess on apply and precondition, commit. rhs and dv
- * (3 per vertex) and cg are the object's scratch; *iterations and
+ * prepare, CG from the object's guess on apply and precondition, commit.
+ * held: NULL, or vertices held as above. rhs and dv (3 per vertex) and cg
+ * are the object's scratch; *iterations (all solves together) and
  * *residual (may be NULL) get CG's count and final relative residual.
  * `who` names the object in messages. */
 hy_status hy_implicit_step(const hy_implicit_ops* ops, void* model, hy_pool* pool, const double* x0, const double* v0,
                            double dt, const double gravity[3], const double* f_ext, int32_t cg_max_iterations,
                            double cg_tolerance, double* x1, double* v1, double* rhs, double* dv, hy_cg_workspace* cg,
-                           int32_t* iterations, double* residual, const char* who);
+                           hy_implicit_held* held, int32_t* iterations, double* residual, const char* who);
 
 #endif
