@@ -94,7 +94,7 @@ static hy_status solid_integrate(const hy_world* w, hy_object* o, hy_pool* pool,
     double rel = 0.0;
     hy_object_state* x = o->state;
     hy_implicit_held held = {s->normal, s->held_scratch, 0};
-    int hold = s->held_count > 0 && w->def.collisions;
+    int hold = hy_solid_held(o, w) != NULL;
     hy_status r = hy_implicit_step(s->ops, s->model, pool, x->x, x->v, dt, w->def.gravity, NULL,
                                    w->def.cg_max_iterations, w->def.cg_tolerance, x->x1, x->v1, s->rhs, s->dv, s->cg,
                                    hold ? &held : NULL, &it, &rel, s->ops->kind);
@@ -120,6 +120,11 @@ const hy_implicit_ops* hy_solid_ops(const hy_object* o, void** model) {
     const solid_state* s = o->model.kind_model;
     *model = s->model;
     return s->ops;
+}
+
+const double* hy_solid_held(const hy_object* o, const hy_world* w) {
+    const solid_state* s = o->model.kind_model;
+    return s->held_count > 0 && w->def.collisions ? s->normal : NULL;
 }
 
 void hy_solid_mark_integrated(hy_object* o) { ((solid_state*)o->model.kind_model)->coupled = 1; }

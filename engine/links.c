@@ -278,6 +278,7 @@ static hy_status solve_group(hy_world* w, hy_links* l, int32_t root, double dt, 
         hy_coupled_object* c = &obj[l->local[i]];
         c->ops = hy_solid_ops(o, &c->model);
         c->x0 = o->state->x, c->v0 = o->state->v, c->x1 = o->state->x1, c->v1 = o->state->v1;
+        c->held_normal = hy_solid_held(o, w);
         hy_solid_mark_integrated(o);
     }
     int32_t m = 0;

@@ -2,6 +2,7 @@
 #include "solvers/implicit.h"
 
 #include <math.h>
+#include <string.h>
 
 #include "core/error.h"
 
@@ -176,14 +177,16 @@ hy_status hy_implicit_commit(hy_pool* pool, int32_t nv, const uint8_t* fixed, co
     return HY_OK;
 }
 
-typedef struct step_ops {
-    const hy_implicit_ops* ops;
-    void* model;
+/* ---- held vertices: CG on a system with some normal directions fixed */
+
+typedef struct held_ops {
     hy_pool* pool;
     int32_t nv;
-    const double* normal; /* NULL, or the held vertices' normals (hy_implicit_held) */
-    double* tmp;          /* 3 nv, for the filtered products */
-} step_ops;
+    const double* normal;
+    hy_matvec_fn matvec;
+    hy_precond_fn precond;
+    void *mctx, *pctx;
+} held_ops;
 
 /* v = S v, S = I - n n^T at each held vertex (the normal component out). */
 static void filter_block(void* vctx, int64_t begin, int64_t end, int64_t block, int worker) {
@@ -197,23 +200,23 @@ static void filter_block(void* vctx, int64_t begin, int64_t end, int64_t block, 
     }
 }
 
-static void filter(const step_ops* s, double* v) {
-    helper_ctx c = {.blocks = s->normal, .out = v};
-    hy_pool_for(s->pool, s->nv, HY_IMPLICIT_GRAIN, filter_block, &c);
+static void filter(const held_ops* h, double* v) {
+    helper_ctx c = {.blocks = h->normal, .out = v};
+    hy_pool_for(h->pool, h->nv, HY_IMPLICIT_GRAIN, filter_block, &c);
 }
 
-/* y = S A S p (S p = p: CG's vectors stay filtered, see hy_implicit_step) */
-static void step_matvec(void* ctx, const double* p, double* y) {
-    step_ops* s = ctx;
-    s->ops->apply(s->model, s->pool, p, y);
-    if (s->normal) filter(s, y);
+/* y = S A S p (S p = p: CG's vectors stay filtered) */
+static void held_matvec(void* ctx, const double* p, double* y) {
+    held_ops* h = ctx;
+    h->matvec(h->mctx, p, y);
+    filter(h, y);
 }
 
 /* z = S P^-1 S r */
-static void step_precond(void* ctx, const double* r, double* z) {
-    step_ops* s = ctx;
-    s->ops->precondition(s->model, s->pool, r, z);
-    if (s->normal) filter(s, z);
+static void held_precond(void* ctx, const double* r, double* z) {
+    held_ops* h = ctx;
+    h->precond(h->pctx, r, z);
+    filter(h, z);
 }
 
 /* dv_c = -(v0 . n) n at the held vertices, 0 elsewhere: their normal
@@ -244,20 +247,19 @@ static void add_block(void* vctx, int64_t begin, int64_t end, int64_t block, int
 }
 
 /* Held vertices whose constraint pulls them towards the surface, n . (A dv
- * - b) < 0 (in = b, out = A dv): their normal cleared in held (the blocks);
- * per block the count in bad. */
+ * - b) < 0 (in = b, out = A dv): their normal (x1, writable) cleared; per
+ * block the count in bad. */
 static void release_block(void* vctx, int64_t begin, int64_t end, int64_t block, int worker) {
     (void)worker;
     helper_ctx* c = vctx;
     int32_t count = 0;
-    double* n = c->x1; /* the caller's normals, writable */
     for (int64_t v = begin; v < end; v++) {
-        double* nv = n + 3 * v;
-        if (nv[0] == 0.0 && nv[1] == 0.0 && nv[2] == 0.0) continue;
+        double* n = c->x1 + 3 * v;
+        if (n[0] == 0.0 && n[1] == 0.0 && n[2] == 0.0) continue;
         double f = 0.0;
-        for (int a = 0; a < 3; a++) f += nv[a] * (c->out[3 * v + a] - c->in[3 * v + a]);
+        for (int a = 0; a < 3; a++) f += n[a] * (c->out[3 * v + a] - c->in[3 * v + a]);
         if (f < 0.0) {
-            nv[0] = nv[1] = nv[2] = 0.0;
+            n[0] = n[1] = n[2] = 0.0;
             count++;
         }
     }
@@ -266,6 +268,69 @@ static void release_block(void* vctx, int64_t begin, int64_t end, int64_t block,
 
 int64_t hy_implicit_held_scratch_size(int32_t nv) {
     return 6 * (int64_t)nv + hy_pool_blocks(nv, HY_IMPLICIT_GRAIN);
+}
+
+int32_t hy_implicit_held_solve(hy_pool* pool, int32_t nv, hy_matvec_fn matvec, void* mctx, hy_precond_fn precond,
+                               void* pctx, const hy_implicit_guess* guess, hy_implicit_held* held, const double* v0,
+                               const double* rhs, double* dv, double tol, int32_t max_iterations, hy_cg_workspace* cg,
+                               double* rel_residual) {
+    /* dv = dv_c + y: dv_c sets the held vertices' normal velocity to 0, y
+     * (S y = y) solves S A S y = S (b - A dv_c) (the modified CG of Baraff
+     * and Witkin, its filter S on every vector). */
+    int64_t n = 3 * (int64_t)nv;
+    double* dvc = held->scratch;
+    double* b = held->scratch + n;
+    int32_t* count = (int32_t*)(held->scratch + 2 * n);
+    held_ops h = {pool, nv, held->normal, matvec, precond, mctx, pctx};
+    int32_t it = 0;
+    held->released = 0;
+    for (int round = 0; round < HY_IMPLICIT_HELD_ROUNDS; round++) {
+        helper_ctx c = {.blocks = held->normal, .v0 = v0, .out = dvc};
+        hy_pool_for(pool, nv, HY_IMPLICIT_GRAIN, held_start_block, &c);
+        matvec(mctx, dvc, b);
+        c.in = rhs, c.out = b;
+        hy_pool_for(pool, nv, HY_IMPLICIT_GRAIN, minus_block, &c);
+        filter(&h, b);
+        if (guess) guess->fn(guess->ctx, b, dv);
+        else memset(dv, 0, (size_t)n * sizeof *dv);
+        filter(&h, dv);
+        it += hy_cg_solve_precond(pool, n, held_matvec, &h, held_precond, &h, b, dv, tol, max_iterations, cg,
+                                  rel_residual);
+        c.in = dvc, c.out = dv;
+        hy_pool_for(pool, nv, HY_IMPLICIT_GRAIN, add_block, &c);
+        /* the constraints' forces, n . (A dv - b); the holds that pull let go */
+        matvec(mctx, dv, b);
+        c.in = rhs, c.out = b, c.x1 = held->normal, c.bad = count;
+        hy_pool_for(pool, nv, HY_IMPLICIT_GRAIN, release_block, &c);
+        int32_t released = 0;
+        for (int64_t q = 0; q < hy_pool_blocks(nv, HY_IMPLICIT_GRAIN); q++) released += count[q];
+        held->released += released;
+        if (released == 0) break;
+    }
+    return it;
+}
+
+/* ---- one object's step */
+
+typedef struct step_ops {
+    const hy_implicit_ops* ops;
+    void* model;
+    hy_pool* pool;
+} step_ops;
+
+static void step_matvec(void* ctx, const double* p, double* y) {
+    step_ops* s = ctx;
+    s->ops->apply(s->model, s->pool, p, y);
+}
+
+static void step_precond(void* ctx, const double* r, double* z) {
+    step_ops* s = ctx;
+    s->ops->precondition(s->model, s->pool, r, z);
+}
+
+static void step_guess(void* ctx, const double* rhs, double* dv) {
+    step_ops* s = ctx;
+    s->ops->guess(s->model, s->pool, rhs, dv);
 }
 
 hy_status hy_implicit_step(const hy_implicit_ops* ops, void* model, hy_pool* pool, const double* x0, const double* v0,
@@ -284,48 +349,17 @@ hy_status hy_implicit_step(const hy_implicit_ops* ops, void* model, hy_pool* poo
     hy_status st = ops->prepare(model, pool, x0, v0, dt, gravity, f_ext, NULL, rhs);
     if (st) return st;
     int32_t nv = ops->vertex_count(model);
-    int64_t n = 3 * (int64_t)nv;
-    step_ops s = {ops, model, pool, nv, NULL, NULL};
+    step_ops s = {ops, model, pool};
     double rel = 0.0;
     int32_t it = 0;
     if (!held) {
         ops->guess(model, pool, rhs, dv);
-        it = hy_cg_solve_precond(pool, n, step_matvec, &s, step_precond, &s, rhs, dv, cg_tolerance,
+        it = hy_cg_solve_precond(pool, 3 * (int64_t)nv, step_matvec, &s, step_precond, &s, rhs, dv, cg_tolerance,
                                  cg_max_iterations, cg, &rel);
     } else {
-        /* dv = dv_c + y: dv_c sets the held vertices' normal velocity to 0,
-         * y (S y = y) solves S A S y = S (b - A dv_c) (the modified CG of
-         * Baraff and Witkin, its filter S on every vector). A held vertex
-         * whose constraint ends up pulling it towards the surface is let go
-         * and the step solved again, at most HELD_ROUNDS times. */
-        double* dvc = held->scratch;
-        double* b = held->scratch + n;
-        int32_t* count = (int32_t*)(held->scratch + 2 * n);
-        held->released = 0;
-        s.normal = held->normal;
-        for (int round = 0; round < HY_IMPLICIT_HELD_ROUNDS; round++) {
-            helper_ctx c = {.blocks = held->normal, .v0 = v0, .out = dvc};
-            hy_pool_for(pool, nv, HY_IMPLICIT_GRAIN, held_start_block, &c);
-            ops->apply(model, pool, dvc, b);
-            c.in = rhs, c.out = b;
-            hy_pool_for(pool, nv, HY_IMPLICIT_GRAIN, minus_block, &c);
-            filter(&s, b);
-            ops->guess(model, pool, b, dv);
-            filter(&s, dv);
-            int32_t k = hy_cg_solve_precond(pool, n, step_matvec, &s, step_precond, &s, b, dv, cg_tolerance,
-                                            cg_max_iterations, cg, &rel);
-            it += k;
-            c.in = dvc, c.out = dv;
-            hy_pool_for(pool, nv, HY_IMPLICIT_GRAIN, add_block, &c);
-            /* the constraints' forces, n . (A dv - b) */
-            ops->apply(model, pool, dv, b);
-            c.in = rhs, c.out = b, c.x1 = held->normal, c.bad = count;
-            hy_pool_for(pool, nv, HY_IMPLICIT_GRAIN, release_block, &c);
-            int32_t released = 0;
-            for (int64_t q = 0; q < hy_pool_blocks(nv, HY_IMPLICIT_GRAIN); q++) released += count[q];
-            held->released += released;
-            if (released == 0) break;
-        }
+        hy_implicit_guess g = {step_guess, &s};
+        it = hy_implicit_held_solve(pool, nv, step_matvec, &s, step_precond, &s, &g, held, v0, rhs, dv, cg_tolerance,
+                                    cg_max_iterations, cg, &rel);
     }
     if (iterations) *iterations = it;
     if (residual) *residual = rel;

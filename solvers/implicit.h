@@ -125,6 +125,23 @@ typedef struct hy_implicit_held {
 
 int64_t hy_implicit_held_scratch_size(int32_t nv);
 
+/* A start for CG: dv from rhs (fn(ctx, rhs, dv)). */
+typedef struct hy_implicit_guess {
+    void (*fn)(void* ctx, const double* rhs, double* dv);
+    void* ctx;
+} hy_implicit_guess;
+
+/* The held solve on any SPD system of nv vertices (matvec, precond as for
+ * CG; a coupled group's joined vectors too): dv (3 nv) gets the solution
+ * with the held vertices' normal velocity (v0 + dv) . n = 0, CG from guess
+ * (NULL: zero) on the filtered system, the pulling holds let go and the
+ * system solved again (see hy_implicit_held). Returns CG's iterations over
+ * all solves; *rel_residual the last solve's. */
+int32_t hy_implicit_held_solve(hy_pool* pool, int32_t nv, hy_matvec_fn matvec, void* mctx, hy_precond_fn precond,
+                               void* pctx, const hy_implicit_guess* guess, hy_implicit_held* held, const double* v0,
+                               const double* rhs, double* dv, double tol, int32_t max_iterations, hy_cg_workspace* cg,
+                               double* rel_residual);
+
 /* One object's whole step through its operations: checks the CG settings,
  * prepare, CG from the object's guess on apply and precondition, commit.
  * held: NULL, or vertices held as above. rhs and dv (3 per vertex) and cg
