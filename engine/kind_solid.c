@@ -51,6 +51,8 @@ static int face_normal(const double* xb, const int32_t* t, const double* p, doub
     return 1;
 }
 
+static int is_held(const double* n) { return n[0] != 0.0 || n[1] != 0.0 || n[2] != 0.0; }
+
 /* After the response: each solid's vertices that the step's contacts put
  * on a static obstacle's face (vertex-face contacts, the vertex the
  * solid's), with the face's normal towards them, for the next step's solve
@@ -78,7 +80,7 @@ void hy_solid_contacts_record(hy_world* w) {
         int32_t i = ct->v[0] - v->offset[sa];
         int32_t t[3] = {ct->v[1] - v->offset[sb], ct->v[2] - v->offset[sb], ct->v[3] - v->offset[sb]};
         double* n = s->normal + 3 * i;
-        if (s->ops->fixed(s->model)[i] || n[0] != 0.0 || n[1] != 0.0 || n[2] != 0.0) continue;
+        if (s->ops->fixed(s->model)[i] || is_held(n)) continue;
         double gap = HELD_GAP_SCALE * (o->model.thickness + ob->model.thickness);
         s->held_count += face_normal(ob->state->x1, t, o->state->x1 + 3 * i, gap, n);
     }
@@ -149,12 +151,13 @@ static void solid_destroy(hy_object* o) {
  * their count then index and normal each. */
 static void solid_snap_save(const hy_object* o, hy_snap_cursor* c) {
     const solid_state* s = o->model.kind_model;
-    hy_snap_put(c, &s->held_count, sizeof s->held_count);
-    for (int32_t i = 0; i < o->model.nv && s->held_count; i++) {
-        const double* n = s->normal + 3 * i;
-        if (n[0] == 0.0 && n[1] == 0.0 && n[2] == 0.0) continue;
+    int32_t count = 0;
+    for (int32_t i = 0; i < o->model.nv && s->held_count; i++) count += is_held(s->normal + 3 * i);
+    hy_snap_put(c, &count, sizeof count);
+    for (int32_t i = 0; i < o->model.nv && count; i++) {
+        if (!is_held(s->normal + 3 * i)) continue;
         hy_snap_put(c, &i, sizeof i);
-        hy_snap_put(c, n, 3 * sizeof *n);
+        hy_snap_put(c, s->normal + 3 * i, 3 * sizeof(double));
     }
 }
 
