@@ -13,6 +13,7 @@
 #include "core/error.h"
 #include "core/tetmesh.h"
 #include "engine/kinds.h"
+#include "engine/links.h"
 #include "solvers/cg.h"
 #include "solvers/fem.h"
 #include "solvers/massspring.h"
@@ -27,7 +28,63 @@ typedef struct solid_state {
     double* rhs;
     double* dv;
     hy_cg_workspace* cg;
+    double* normal;    /* 3 nv: the vertices the next step holds (hy_implicit_held), 0 0 0 for free ones */
+    int32_t held_count; /* of them */
+    double* held_scratch;
 } solid_state;
+
+/* A vertex within this many contact thicknesses (the two objects'
+ * together) of an obstacle's face it touched in the last step is held
+ * against it in the next step's solve. */
+#define HELD_GAP_SCALE 2.0
+/* ... and inside the face up to this margin in barycentric terms. */
+#define HELD_OVER 0.05
+
+/* The unit normal of face t of an obstacle (positions xb) towards point p,
+ * when p lies over the face (HELD_OVER) within gap of its plane; 0
+ * otherwise. */
+static int face_normal(const double* xb, const int32_t* t, const double* p, double gap, double n[3]) {
+    double m[3], dist = 0.0, u = 0.0, v = 0.0;
+    if (!hy_face_frame(xb + 3 * t[0], xb + 3 * t[1], xb + 3 * t[2], p, m, &dist, &u, &v) || !(dist < gap)) return 0;
+    if (u < -HELD_OVER || v < -HELD_OVER || 1.0 - u - v < -HELD_OVER) return 0;
+    memcpy(n, m, sizeof m);
+    return 1;
+}
+
+static int is_held(const double* n) { return n[0] != 0.0 || n[1] != 0.0 || n[2] != 0.0; }
+
+/* After the response: each solid's vertices that the step's contacts put
+ * on a static obstacle's face (vertex-face contacts, the vertex the
+ * solid's), with the face's normal towards them, for the next step's solve
+ * to hold (hy_implicit_held); held vertices of the model are left out. One
+ * pass over the contacts in their canonical order, the first face of a
+ * vertex kept: the same for any thread count. */
+void hy_solid_contacts_record(hy_world* w) {
+    for (int32_t i = 0; i < w->object_count; i++) {
+        hy_object* o = &w->objects[i];
+        if (!o->alive || !(o->ops->traits & HY_KIND_SOLID) || !o->model.kind_model) continue;
+        solid_state* s = o->model.kind_model;
+        if (s->held_count) memset(s->normal, 0, 3 * (size_t)o->model.nv * sizeof *s->normal);
+        s->held_count = 0;
+    }
+    const hy_scene_view* v = &w->view;
+    for (int64_t c = 0; c < w->last_contact_count && v->vertex_object; c++) {
+        const hy_contact* ct = &w->last_contacts[c];
+        if (ct->type != HY_CONTACT_VF) continue;
+        int32_t sa = v->vertex_object[ct->v[0]], sb = v->vertex_object[ct->v[1]];
+        hy_object *o = &w->objects[sa], *ob = &w->objects[sb];
+        if (sa == sb || !(o->ops->traits & HY_KIND_SOLID) || ob->model.kind != HY_OBJECT_OBSTACLE ||
+            (v->flags && (v->flags[sb] & HY_VIEW_MOVING)))
+            continue;
+        solid_state* s = o->model.kind_model;
+        int32_t i = ct->v[0] - v->offset[sa];
+        int32_t t[3] = {ct->v[1] - v->offset[sb], ct->v[2] - v->offset[sb], ct->v[3] - v->offset[sb]};
+        double* n = s->normal + 3 * i;
+        if (s->ops->fixed(s->model)[i] || is_held(n)) continue;
+        double gap = HELD_GAP_SCALE * (o->model.thickness + ob->model.thickness);
+        s->held_count += face_normal(ob->state->x1, t, o->state->x1 + 3 * i, gap, n);
+    }
+}
 
 static hy_status solid_integrate(const hy_world* w, hy_object* o, hy_pool* pool, double dt, hy_step_stats* st) {
     solid_state* s = o->model.kind_model;
@@ -38,9 +95,11 @@ static hy_status solid_integrate(const hy_world* w, hy_object* o, hy_pool* pool,
     int32_t it = 0;
     double rel = 0.0;
     hy_object_state* x = o->state;
+    hy_implicit_held held = {s->normal, s->held_scratch, 0};
+    int hold = hy_solid_held(o, w) != NULL;
     hy_status r = hy_implicit_step(s->ops, s->model, pool, x->x, x->v, dt, w->def.gravity, NULL,
                                    w->def.cg_max_iterations, w->def.cg_tolerance, x->x1, x->v1, s->rhs, s->dv, s->cg,
-                                   &it, &rel, s->ops->kind);
+                                   hold ? &held : NULL, &it, &rel, s->ops->kind);
     if (r) {
         hy_error_prefix("object '%s': ", o->name);
         return r;
@@ -65,6 +124,11 @@ const hy_implicit_ops* hy_solid_ops(const hy_object* o, void** model) {
     return s->ops;
 }
 
+const double* hy_solid_held(const hy_object* o, const hy_world* w) {
+    const solid_state* s = o->model.kind_model;
+    return s->held_count > 0 && w->def.collisions ? s->normal : NULL;
+}
+
 void hy_solid_mark_integrated(hy_object* o) { ((solid_state*)o->model.kind_model)->coupled = 1; }
 
 static int32_t solid_tet_count(const hy_object* o) { return ((const solid_state*)o->model.kind_model)->tet_count; }
@@ -76,9 +140,47 @@ static void solid_destroy(hy_object* o) {
     else hy_ms_model_destroy(s->model);
     free(s->rhs);
     free(s->dv);
+    free(s->normal);
+    free(s->held_scratch);
     hy_cg_workspace_destroy(s->cg);
     free(s);
     o->model.kind_model = NULL;
+}
+
+/* In a snapshot after the vertices: the held vertices of the next step,
+ * their count then index and normal each. */
+static void solid_snap_save(const hy_object* o, hy_snap_cursor* c) {
+    const solid_state* s = o->model.kind_model;
+    int32_t count = 0;
+    for (int32_t i = 0; i < o->model.nv && s->held_count; i++) count += is_held(s->normal + 3 * i);
+    hy_snap_put(c, &count, sizeof count);
+    for (int32_t i = 0; i < o->model.nv && count; i++) {
+        if (!is_held(s->normal + 3 * i)) continue;
+        hy_snap_put(c, &i, sizeof i);
+        hy_snap_put(c, s->normal + 3 * i, 3 * sizeof(double));
+    }
+}
+
+static int solid_snap_check(const hy_object* o, hy_snap_cursor* c) {
+    int32_t count = 0;
+    if (!hy_snap_get(c, &count, sizeof count) || count < 0 || count > o->model.nv) return 0;
+    for (int32_t k = 0; k < count; k++) {
+        int32_t i = -1;
+        if (!hy_snap_get(c, &i, sizeof i) || i < 0 || i >= o->model.nv || !hy_snap_skip(c, 3 * sizeof(double)))
+            return 0;
+    }
+    return 1;
+}
+
+static void solid_snap_load(hy_object* o, hy_snap_cursor* c) {
+    solid_state* s = o->model.kind_model;
+    memset(s->normal, 0, 3 * (size_t)o->model.nv * sizeof *s->normal);
+    hy_snap_get(c, &s->held_count, sizeof s->held_count);
+    for (int32_t k = 0; k < s->held_count; k++) {
+        int32_t i = 0;
+        hy_snap_get(c, &i, sizeof i);
+        hy_snap_get(c, s->normal + 3 * i, 3 * sizeof(double));
+    }
 }
 
 const hy_kind_ops hy_kind_fem = {.kind = HY_OBJECT_FEM,
@@ -89,7 +191,10 @@ const hy_kind_ops hy_kind_fem = {.kind = HY_OBJECT_FEM,
                                  .integrate = solid_integrate,
                                  .view_masses = solid_view_masses,
                                  .tet_count = solid_tet_count,
-                                 .destroy = solid_destroy};
+                                 .destroy = solid_destroy,
+                                 .snap_save = solid_snap_save,
+                                 .snap_check = solid_snap_check,
+                                 .snap_load = solid_snap_load};
 const hy_kind_ops hy_kind_mass_spring = {.kind = HY_OBJECT_MASS_SPRING,
                                          .name = "mass-spring",
                                          .motion = HY_MOVES_FREE,
@@ -98,7 +203,10 @@ const hy_kind_ops hy_kind_mass_spring = {.kind = HY_OBJECT_MASS_SPRING,
                                          .integrate = solid_integrate,
                                          .view_masses = solid_view_masses,
                                          .tet_count = solid_tet_count,
-                                         .destroy = solid_destroy};
+                                         .destroy = solid_destroy,
+                                         .snap_save = solid_snap_save,
+                                         .snap_check = solid_snap_check,
+                                         .snap_load = solid_snap_load};
 
 HY_API hy_solid_def hy_solid_def_default(void) {
     hy_solid_def d;
@@ -175,8 +283,10 @@ HY_API hy_status hy_solid_add(hy_world* w, const hy_solid_def* d, hy_solid_id* o
         s->rhs = malloc(sizeof(double) * n3);
         s->dv = malloc(sizeof(double) * n3);
         s->cg = hy_cg_workspace_create((int64_t)n3);
+        s->normal = calloc(n3, sizeof(double));
+        s->held_scratch = malloc(sizeof(double) * (size_t)hy_implicit_held_scratch_size(o->model.nv));
     }
-    if (!s || !s->rhs || !s->dv || !s->cg) {
+    if (!s || !s->rhs || !s->dv || !s->cg || !s->normal || !s->held_scratch) {
         hy_object_free(o);
         return hy_fail(HY_ERR_NOMEM, "out of memory for a solid of %d vertices", d->vertex_count);
     }

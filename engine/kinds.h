@@ -131,5 +131,11 @@ const hy_implicit_ops* hy_solid_ops(const hy_object* o, void** model);
 /* The coupled step has integrated o in this substep: its own integrate
  * leaves x1, v1 as they are, once. */
 void hy_solid_mark_integrated(hy_object* o);
+/* The vertices the step holds on obstacles (hy_implicit_held's normal, 3
+ * per vertex), NULL when none. */
+const double* hy_solid_held(const hy_object* o, const hy_world* w);
+/* After the response: each solid's vertices resting on a static obstacle,
+ * which the next step's solve holds against it (engine/kind_solid.c). */
+void hy_solid_contacts_record(hy_world* w);
 
 #endif

@@ -278,6 +278,7 @@ static hy_status solve_group(hy_world* w, hy_links* l, int32_t root, double dt, 
         hy_coupled_object* c = &obj[l->local[i]];
         c->ops = hy_solid_ops(o, &c->model);
         c->x0 = o->state->x, c->v0 = o->state->v, c->x1 = o->state->x1, c->v1 = o->state->v1;
+        c->held_normal = hy_solid_held(o, w);
         hy_solid_mark_integrated(o);
     }
     int32_t m = 0;
@@ -416,20 +417,28 @@ static link* contact_link(hy_world* w, hy_links* l, int32_t a, int32_t b, link**
  * over it (a weight under -OVER), or farther than its gap along the
  * normal (a pair acts only closer than that). */
 #define OVER 0.05
-static int lay_out(hy_interaction_pair* p, const double* xa, const double* xb) {
-    const double* t0 = xb + 3 * p->b[0];
-    hy_v3 a = v3_load(t0), e1 = v3_sub(v3_load(xb + 3 * p->b[1]), a), e2 = v3_sub(v3_load(xb + 3 * p->b[2]), a);
-    hy_v3 d = v3_sub(v3_load(xa + 3 * p->vertex), a);
-    hy_v3 n = v3_cross(e1, e2);
-    double len = v3_len(n);
+int hy_face_frame(const double* a, const double* b, const double* c, const double* p, double n[3], double* dist,
+                  double* u, double* v) {
+    hy_v3 t0 = v3_load(a), e1 = v3_sub(v3_load(b), t0), e2 = v3_sub(v3_load(c), t0);
+    hy_v3 d = v3_sub(v3_load(p), t0);
+    hy_v3 nn = v3_cross(e1, e2);
+    double len = v3_len(nn);
     if (!(len > 0.0) || !isfinite(len)) return 0;
-    n = v3_scale(n, 1.0 / len);
-    double dist = v3_dot(n, d);
-    if (dist < 0.0) n = v3_scale(n, -1.0), dist = -dist;
+    nn = v3_scale(nn, 1.0 / len);
+    *dist = v3_dot(nn, d);
+    if (*dist < 0.0) nn = v3_scale(nn, -1.0), *dist = -*dist;
     double d11 = v3_dot(e1, e1), d12 = v3_dot(e1, e2), d22 = v3_dot(e2, e2);
     double r1 = v3_dot(d, e1), r2 = v3_dot(d, e2), det = d11 * d22 - d12 * d12;
     if (!(det > 0.0)) return 0;
-    double u = (d22 * r1 - d12 * r2) / det, v = (d11 * r2 - d12 * r1) / det;
+    *u = (d22 * r1 - d12 * r2) / det, *v = (d11 * r2 - d12 * r1) / det;
+    v3_store(n, nn);
+    return 1;
+}
+
+static int lay_out(hy_interaction_pair* p, const double* xa, const double* xb) {
+    double n[3], dist = 0.0, u = 0.0, v = 0.0;
+    if (!hy_face_frame(xb + 3 * p->b[0], xb + 3 * p->b[1], xb + 3 * p->b[2], xa + 3 * p->vertex, n, &dist, &u, &v))
+        return 0;
     double w[3] = {1.0 - u - v, u, v}, sum = 0.0;
     for (int k = 0; k < 3; k++) {
         if (w[k] < -OVER) return 0;
@@ -438,7 +447,7 @@ static int lay_out(hy_interaction_pair* p, const double* xa, const double* xb) {
     if (!(dist < p->gap)) return 0;
     p->w[1] = w[1] / sum, p->w[2] = w[2] / sum;
     p->w[0] = 1.0 - p->w[1] - p->w[2];
-    v3_store(p->normal, n);
+    memcpy(p->normal, n, sizeof n);
     return 1;
 }
 

@@ -60,6 +60,12 @@ hy_status hy_links_before_response(hy_world* w);
  * laid out at the step's start positions. */
 hy_status hy_links_after_response(hy_world* w, double dt);
 
+/* Point p against the triangle (a, b, c): the unit normal n on p's side,
+ * p's distance from the plane and its barycentric coordinates u, v along
+ * b - a and c - a. 0 for a degenerate triangle (n and the rest unset). */
+int hy_face_frame(const double* a, const double* b, const double* c, const double* p, double n[3], double* dist,
+                  double* u, double* v);
+
 /* The object pairs that never collide, as sorted hy_pair_key keys of
  * their slots (collision/scene_view.h): attached solids, whose shared
  * faces the attachment holds together. The keys as of the last step's

@@ -6,7 +6,8 @@
  * its id, kind and vertex count, positions and velocities, then what its
  * kind keeps besides (the kinds table's snap_save, engine/kinds.h): for a
  * body its rigid state, rest window, sleep, kinematic flag and pending
- * forces, for a cloth the rigid features its vertices rest on; then one broken flag per
+ * forces, for a cloth the rigid features its vertices rest on, for a solid
+ * the vertices the next step holds on obstacles; then one broken flag per
  * bond and the touching pairs, then the contact pairs between solids
  * that the next step's coupled solve reads (engine/links.h). What objects exist
  * and what they are (meshes, masses, springs) is the world's and is not

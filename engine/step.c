@@ -337,6 +337,7 @@ HY_API hy_status hy_world_step(hy_world* w, double time_step, int32_t substeps) 
             if (!s) s = check_finite(w);
             if (s) return s;
         }
+        hy_solid_contacts_record(w); /* none when collisions are off */
         t0 = now_ms();
         commit(w);
         w->time += dt;

@@ -80,6 +80,7 @@ struct hy_fem_model {
     double* dv;    /* 3 * nv */
     double* pinv;  /* 9 * nv inverse diagonal blocks */
     int32_t* bad;  /* per vertex block: first non-finite vertex or -1 */
+    double* guess; /* hy_implicit_mass_guess's scratch */
     hy_cg_workspace* cg;
 };
 
@@ -510,6 +511,7 @@ void hy_fem_model_destroy(hy_fem_model* m) {
     free(m->dv);
     free(m->pinv);
     free(m->bad);
+    free(m->guess);
     hy_cg_workspace_destroy(m->cg);
     free(m);
 }
@@ -562,9 +564,10 @@ hy_status hy_fem_model_create(const double* rest, int32_t nv, const int32_t* tet
     m->dv = malloc(3 * snv * sizeof *m->dv);
     m->pinv = malloc(9 * snv * sizeof *m->pinv);
     m->bad = malloc((size_t)hy_pool_blocks(nv, HY_IMPLICIT_GRAIN) * sizeof *m->bad);
+    m->guess = malloc((size_t)hy_implicit_guess_scratch_size(nv) * sizeof *m->guess);
     m->cg = hy_cg_workspace_create(3 * (int64_t)nv);
     if (!m->tet || !m->rest || !m->grad || !m->vol || !m->mass || !m->iso || !m->fixed || !m->inc_start || !m->inc ||
-        !m->rgrad || !m->efor || !m->rhs || !m->dv || !m->pinv || !m->bad || !m->cg) {
+        !m->rgrad || !m->efor || !m->rhs || !m->dv || !m->pinv || !m->bad || !m->guess || !m->cg) {
         hy_fem_model_destroy(m);
         return hy_fail(HY_ERR_NOMEM, "fem: out of memory for %d vertices, %d tetrahedra", nv, nt);
     }
@@ -645,6 +648,10 @@ hy_status hy_fem_prepare(hy_fem_model* m, hy_pool* pool, const double* x0, const
     return HY_OK;
 }
 
+void hy_fem_guess(hy_fem_model* m, hy_pool* pool, const double* rhs, double* dv) {
+    hy_implicit_mass_guess(&hy_fem_ops, m, pool, m->diag_scale, rhs, dv, m->guess);
+}
+
 hy_status hy_fem_commit(hy_fem_model* m, hy_pool* pool, const double* x0, const double* v0, const double* dv,
                         double dt, double* x1, double* v1) {
     return hy_implicit_commit(pool, m->nv, m->fixed, x0, v0, dv, dt, x1, v1, m->bad, "fem");
@@ -656,7 +663,7 @@ hy_status hy_fem_solve(hy_fem_model* m, hy_pool* pool, const double* x0, const d
     if (stats) stats->cg_iterations = 0, stats->cg_relative_residual = 0.0;
     if (!m) return hy_fail(HY_ERR_INVALID_ARG, "fem solve: NULL model");
     return hy_implicit_step(&hy_fem_ops, m, pool, x0, v0, dt, gravity, f_ext, cg_max_iterations, cg_tolerance, x1, v1,
-                            m->rhs, m->dv, m->cg, stats ? &stats->cg_iterations : NULL,
+                            m->rhs, m->dv, m->cg, NULL, stats ? &stats->cg_iterations : NULL,
                             stats ? &stats->cg_relative_residual : NULL, "fem");
 }
 

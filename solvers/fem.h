@@ -61,7 +61,8 @@ const double* hy_fem_volumes(const hy_fem_model* m);
  *       = dt (f(x0) - (beta + dt) K' v0 - alpha M v0 + M g + f_ext),
  * K' = R K R^T, is solved by CG preconditioned with the inverse 3x3
  * diagonal blocks, until ||b - A dv|| <= cg_tolerance ||b|| or
- * cg_max_iterations; then v1 = v0 + dv, x1 = x0 + dt v1. Fixed vertices
+ * cg_max_iterations, starting from the scaled mass-only step of hy_fem_guess;
+ * then v1 = v0 + dv, x1 = x0 + dt v1. Fixed vertices
  * keep x1 = x0, v1 = 0. x1/v1 may alias x0/v0. Deterministic for any pool
  * size; allocates nothing (scratch lives in the model, so one model is
  * stepped by one thread at a time). A step depends only on its inputs.
@@ -84,6 +85,9 @@ void hy_fem_apply(hy_fem_model* m, hy_pool* pool, const double* p, double* y);
 void hy_fem_precondition(hy_fem_model* m, hy_pool* pool, const double* r, double* z);
 hy_status hy_fem_commit(hy_fem_model* m, hy_pool* pool, const double* x0, const double* v0, const double* dv,
                         double dt, double* x1, double* v1);
+/* CG's start for the prepared step: hy_implicit_mass_guess (exact for an
+ * undeformed object in free flight, which then takes no iteration). */
+void hy_fem_guess(hy_fem_model* m, hy_pool* pool, const double* rhs, double* dv);
 /* 1 per fixed vertex (nv); lives as long as the model. */
 const uint8_t* hy_fem_fixed(const hy_fem_model* m);
 /* The operations above as an implicit object (void* model = hy_fem_model*). */

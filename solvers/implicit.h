@@ -34,12 +34,14 @@ typedef struct hy_implicit_ops {
     void (*precondition)(void* model, hy_pool* pool, const double* r, double* z);
     hy_status (*commit)(void* model, hy_pool* pool, const double* x0, const double* v0, const double* dv, double dt,
                         double* x1, double* v1);
+    /* CG's starting dv for the prepared step (rhs as prepare wrote it). */
+    void (*guess)(void* model, hy_pool* pool, const double* rhs, double* dv);
 } hy_implicit_ops;
 
 /* Defines `const hy_implicit_ops NAME` for a solver whose functions are
  * PREFIX_vertex_count, PREFIX_masses, PREFIX_fixed, PREFIX_prepare,
- * PREFIX_apply, PREFIX_precondition and PREFIX_commit on a MODEL*: the
- * wrappers that take the model as void*. */
+ * PREFIX_apply, PREFIX_precondition, PREFIX_commit and PREFIX_guess on a
+ * MODEL*: the wrappers that take the model as void*. */
 #define HY_DEFINE_IMPLICIT_OPS(NAME, KIND, MODEL, PREFIX)                                                            \
     static int32_t NAME##_count(const void* m) { return PREFIX##_vertex_count((const MODEL*)m); }                 \
     static const double* NAME##_masses(const void* m) { return PREFIX##_masses((const MODEL*)m); }                \
@@ -58,8 +60,12 @@ typedef struct hy_implicit_ops {
                                    double dt, double* x1, double* v1) {                                           \
         return PREFIX##_commit((MODEL*)m, pool, x0, v0, dv, dt, x1, v1);                                          \
     }                                                                                                             \
-    const hy_implicit_ops NAME = {KIND,           NAME##_count, NAME##_masses,       NAME##_fixed,               \
-                                  NAME##_prepare, NAME##_apply, NAME##_precondition, NAME##_commit}
+    static void NAME##_guess(void* m, hy_pool* pool, const double* rhs, double* dv) {                             \
+        PREFIX##_guess((MODEL*)m, pool, rhs, dv);                                                                 \
+    }                                                                                                             \
+    const hy_implicit_ops NAME = {KIND,          NAME##_count,        NAME##_masses, NAME##_fixed,               \
+                                  NAME##_prepare, NAME##_apply,       NAME##_precondition,                        \
+                                  NAME##_commit, NAME##_guess}
 
 /* Helpers the implicit objects share. */
 
@@ -86,14 +92,65 @@ void hy_implicit_block_precondition(hy_pool* pool, int32_t nv, const double* blo
 hy_status hy_implicit_commit(hy_pool* pool, int32_t nv, const uint8_t* fixed, const double* x0, const double* v0,
                              const double* dv, double dt, double* x1, double* v1, int32_t* bad, const char* who);
 
+/* CG's start for a prepared step. g = (M (1 + dt alpha))^-1 rhs on free
+ * vertices (0 on fixed ones; diag_scale = 1 + dt alpha), its mass-weighted
+ * mean t (a translation; 0 when a vertex is fixed), and dv = t + s (g - t)
+ * with s the step along g - t nearest the solution in A's energy norm,
+ * taking A t = M (1 + dt alpha) t (the stiffness terms vanish on
+ * translations). For an undeformed free object in rigid flight g is the
+ * exact solution (s = 1) and CG takes no iteration; dv carries exactly the
+ * momentum of rhs whatever s; in a deforming object it is no farther from
+ * the solution than dv = 0 in that norm. A function of rhs and the prepared
+ * system only, so a step still depends on its inputs alone; deterministic
+ * for any pool size. scratch: hy_implicit_guess_scratch_size(nv) doubles. */
+int64_t hy_implicit_guess_scratch_size(int32_t nv);
+void hy_implicit_mass_guess(const hy_implicit_ops* ops, void* model, hy_pool* pool, double diag_scale,
+                            const double* rhs, double* dv, double* scratch);
+
+/* Vertices held against a surface for one step (contacts with a static
+ * obstacle): normal (3 per vertex, the caller's) is the unit normal of a
+ * held vertex, pointing from the surface to the vertex, and 0 0 0 for a
+ * free one; the step sets a held vertex's normal velocity to 0 and leaves
+ * its tangential motion to the solve. A vertex whose constraint would pull
+ * it towards the surface is let go (its normal cleared, counted in
+ * released) and the step solved again, up to HY_IMPLICIT_HELD_ROUNDS
+ * solves. scratch: hy_implicit_held_scratch_size(nv) doubles. */
+typedef struct hy_implicit_held {
+    double* normal;
+    double* scratch;
+    int32_t released;
+} hy_implicit_held;
+
+#define HY_IMPLICIT_HELD_ROUNDS 3
+
+int64_t hy_implicit_held_scratch_size(int32_t nv);
+
+/* A start for CG: dv from rhs (fn(ctx, rhs, dv)). */
+typedef struct hy_implicit_guess {
+    void (*fn)(void* ctx, const double* rhs, double* dv);
+    void* ctx;
+} hy_implicit_guess;
+
+/* The held solve on any SPD system of nv vertices (matvec, precond as for
+ * CG; a coupled group's joined vectors too): dv (3 nv) gets the solution
+ * with the held vertices' normal velocity (v0 + dv) . n = 0, CG from guess
+ * (NULL: zero) on the filtered system, the pulling holds let go and the
+ * system solved again (see hy_implicit_held). Returns CG's iterations over
+ * all solves; *rel_residual the last solve's. */
+int32_t hy_implicit_held_solve(hy_pool* pool, int32_t nv, hy_matvec_fn matvec, void* mctx, hy_precond_fn precond,
+                               void* pctx, const hy_implicit_guess* guess, hy_implicit_held* held, const double* v0,
+                               const double* rhs, double* dv, double tol, int32_t max_iterations, hy_cg_workspace* cg,
+                               double* rel_residual);
+
 /* One object's whole step through its operations: checks the CG settings,
- * prepare, CG from dv = 0 on apply and precondition, commit. rhs and dv
- * (3 per vertex) and cg are the object's scratch; *iterations and
+ * prepare, CG from the object's guess on apply and precondition, commit.
+ * held: NULL, or vertices held as above. rhs and dv (3 per vertex) and cg
+ * are the object's scratch; *iterations (all solves together) and
  * *residual (may be NULL) get CG's count and final relative residual.
  * `who` names the object in messages. */
 hy_status hy_implicit_step(const hy_implicit_ops* ops, void* model, hy_pool* pool, const double* x0, const double* v0,
                            double dt, const double gravity[3], const double* f_ext, int32_t cg_max_iterations,
                            double cg_tolerance, double* x1, double* v1, double* rhs, double* dv, hy_cg_workspace* cg,
-                           int32_t* iterations, double* residual, const char* who);
+                           hy_implicit_held* held, int32_t* iterations, double* residual, const char* who);
 
 #endif

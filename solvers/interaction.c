@@ -392,8 +392,32 @@ hy_status hy_coupled_solve(hy_pool* pool, const hy_coupled_object* objects, int3
     if (!st) {
         coupled_ctx c = {pool, objects, object_count, off, interactions, interaction_count, dt * dt};
         double rel = 0.0;
-        int32_t it = hy_cg_solve_precond(pool, n, coupled_matvec, &c, coupled_precond, &c, rhs, dv, cg_tolerance,
-                                         cg_max_iterations, cg, &rel);
+        int32_t it = 0;
+        int holds = 0;
+        for (int32_t i = 0; i < object_count; i++) holds |= objects[i].held_normal != NULL;
+        if (!holds) {
+            it = hy_cg_solve_precond(pool, n, coupled_matvec, &c, coupled_precond, &c, rhs, dv, cg_tolerance,
+                                     cg_max_iterations, cg, &rel);
+        } else {
+            /* the objects' held vertices, joined (solvers/implicit.h) */
+            int32_t nv = (int32_t)(n / 3);
+            double* normal = calloc((size_t)n, sizeof *normal);
+            double* v0 = malloc((size_t)n * sizeof *v0);
+            double* scratch = malloc((size_t)hy_implicit_held_scratch_size(nv) * sizeof *scratch);
+            if (!normal || !v0 || !scratch) st = hy_fail(HY_ERR_NOMEM, "coupled solve: out of memory");
+            for (int32_t i = 0; !st && i < object_count; i++) {
+                size_t len = (size_t)(off[i + 1] - off[i]) * sizeof(double);
+                memcpy(v0 + off[i], objects[i].v0, len);
+                if (objects[i].held_normal) memcpy(normal + off[i], objects[i].held_normal, len);
+            }
+            hy_implicit_held held = {normal, scratch, 0};
+            if (!st)
+                it = hy_implicit_held_solve(pool, nv, coupled_matvec, &c, coupled_precond, &c, NULL, &held, v0, rhs,
+                                            dv, cg_tolerance, cg_max_iterations, cg, &rel);
+            free(normal);
+            free(v0);
+            free(scratch);
+        }
         if (stats) stats->cg_iterations = it, stats->cg_relative_residual = rel;
         for (int32_t i = 0; !st && i < object_count; i++) {
             const hy_coupled_object* o = objects + i;

@@ -114,6 +114,7 @@ typedef struct hy_coupled_object {
     const double *x0, *v0;
     const double* f_ext; /* 3 per vertex, N; NULL for none */
     double *x1, *v1;     /* may alias x0 / v0 */
+    const double* held_normal; /* NULL, or its vertices held on surfaces this step (hy_implicit_held's normal) */
 } hy_coupled_object;
 
 typedef struct hy_coupled_stats {

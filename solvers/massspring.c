@@ -45,6 +45,7 @@ struct hy_ms_model {
     double* dv;         /* 3 * nv */
     double* pinv;       /* 9 * nv */
     int32_t* bad;
+    double* guess;      /* hy_implicit_mass_guess's scratch */
     hy_cg_workspace* cg;
 };
 
@@ -62,6 +63,7 @@ void hy_ms_model_destroy(hy_ms_model* m) {
     free(m->dv);
     free(m->pinv);
     free(m->bad);
+    free(m->guess);
     hy_cg_workspace_destroy(m->cg);
     free(m);
 }
@@ -139,9 +141,10 @@ hy_status hy_ms_model_create(const double* rest, int32_t nv, const int32_t* tets
     m->dv = malloc(3 * snv * sizeof *m->dv);
     m->pinv = malloc(9 * snv * sizeof *m->pinv);
     m->bad = malloc((size_t)hy_pool_blocks(nv, HY_IMPLICIT_GRAIN) * sizeof *m->bad);
+    m->guess = malloc((size_t)hy_implicit_guess_scratch_size(nv) * sizeof *m->guess);
     m->cg = hy_cg_workspace_create(3 * (int64_t)nv);
     if (!m->spring || !m->rest_len || !m->inc || !m->coef || !m->sforce || !m->rhs || !m->dv || !m->pinv || !m->bad ||
-        !m->cg)
+        !m->guess || !m->cg)
         goto nomem;
     for (size_t s = 0; s < ns; s++) {
         int32_t i = (int32_t)(keys[s] / nv), j = (int32_t)(keys[s] % nv);
@@ -321,6 +324,10 @@ void hy_ms_precondition(hy_ms_model* m, hy_pool* pool, const double* r, double* 
     hy_implicit_block_precondition(pool, m->nv, m->pinv, r, z);
 }
 
+void hy_ms_guess(hy_ms_model* m, hy_pool* pool, const double* rhs, double* dv) {
+    hy_implicit_mass_guess(&hy_ms_ops, m, pool, m->diag_scale, rhs, dv, m->guess);
+}
+
 hy_status hy_ms_commit(hy_ms_model* m, hy_pool* pool, const double* x0, const double* v0, const double* dv, double dt,
                        double* x1, double* v1) {
     return hy_implicit_commit(pool, m->nv, m->fixed, x0, v0, dv, dt, x1, v1, m->bad, "mass-spring");
@@ -332,7 +339,7 @@ hy_status hy_ms_solve(hy_ms_model* m, hy_pool* pool, const double* x0, const dou
     if (stats) stats->cg_iterations = 0, stats->cg_relative_residual = 0.0;
     if (!m) return hy_fail(HY_ERR_INVALID_ARG, "mass-spring solve: NULL model");
     return hy_implicit_step(&hy_ms_ops, m, pool, x0, v0, dt, gravity, f_ext, cg_max_iterations, cg_tolerance, x1, v1,
-                            m->rhs, m->dv, m->cg, stats ? &stats->cg_iterations : NULL,
+                            m->rhs, m->dv, m->cg, NULL, stats ? &stats->cg_iterations : NULL,
                             stats ? &stats->cg_relative_residual : NULL, "mass-spring");
 }
 

@@ -73,6 +73,9 @@ void hy_ms_apply(hy_ms_model* m, hy_pool* pool, const double* p, double* y);
 void hy_ms_precondition(hy_ms_model* m, hy_pool* pool, const double* r, double* z);
 hy_status hy_ms_commit(hy_ms_model* m, hy_pool* pool, const double* x0, const double* v0, const double* dv, double dt,
                        double* x1, double* v1);
+/* CG's start for the prepared step: hy_implicit_mass_guess (exact for an
+ * undeformed object in free flight, which then takes no iteration). */
+void hy_ms_guess(hy_ms_model* m, hy_pool* pool, const double* rhs, double* dv);
 extern const hy_implicit_ops hy_ms_ops;
 
 /* Spring forces (damping left out) at x, summed per vertex (3*nv, N). */

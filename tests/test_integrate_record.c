@@ -95,7 +95,14 @@ static void test_recording(const char* dir) {
     fprintf(stderr, "recording: %d of %d steps with the pair\n", touching, STEPS);
     /* the first step has no contacts before it; the blocks meet in the second */
     CHECK(r.pair_start && r.pair_start[1] == 0 && touching >= STEPS - 2);
-    for (int i = 0; i < r.nobj * r.nsteps && r.seconds; i++) CHECK(r.seconds[i] > 0 && r.cg[i] > 0);
+    /* a block in free flight takes no CG iteration (its solver's start is
+     * the exact solution there); the touching ones take some */
+    int with_cg = 0;
+    for (int i = 0; i < r.nobj * r.nsteps && r.seconds; i++) {
+        CHECK(r.seconds[i] > 0 && r.cg[i] >= 0);
+        with_cg += r.cg[i] > 0;
+    }
+    CHECK(with_cg >= r.nobj * (r.nsteps - 2));
     hy_irec_free(&r);
     /* never overwritten */
     CHECK(hy_irec_make(scene, NULL, 0, 1, rec, NULL) == HY_ERR_IO);
