@@ -25,7 +25,7 @@
 #include "engine/links.h"
 
 #define SNAP_MAGIC 0x4e535948u /* "HYSN" */
-#define SNAP_VERSION 3u
+#define SNAP_VERSION 4u
 
 typedef struct snap_header {
     uint32_t magic, version;
