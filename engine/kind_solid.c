@@ -183,30 +183,23 @@ static void solid_snap_load(hy_object* o, hy_snap_cursor* c) {
     }
 }
 
-const hy_kind_ops hy_kind_fem = {.kind = HY_OBJECT_FEM,
-                                 .name = "fem",
-                                 .motion = HY_MOVES_FREE,
-                                 .traits = HY_KIND_SOLID,
-                                 .order = HY_ORDER_SOLID,
-                                 .integrate = solid_integrate,
-                                 .view_masses = solid_view_masses,
-                                 .tet_count = solid_tet_count,
-                                 .destroy = solid_destroy,
-                                 .snap_save = solid_snap_save,
-                                 .snap_check = solid_snap_check,
-                                 .snap_load = solid_snap_load};
-const hy_kind_ops hy_kind_mass_spring = {.kind = HY_OBJECT_MASS_SPRING,
-                                         .name = "mass-spring",
-                                         .motion = HY_MOVES_FREE,
-                                         .traits = HY_KIND_SOLID,
-                                         .order = HY_ORDER_SOLID,
-                                         .integrate = solid_integrate,
-                                         .view_masses = solid_view_masses,
-                                         .tet_count = solid_tet_count,
-                                         .destroy = solid_destroy,
-                                         .snap_save = solid_snap_save,
-                                         .snap_check = solid_snap_check,
-                                         .snap_load = solid_snap_load};
+/* FEM and mass-spring solids share every operation; only the kind differs. */
+#define SOLID_KIND(K, NAME)                                                                                      \
+    {.kind = (K),                                                                                                \
+     .name = (NAME),                                                                                             \
+     .motion = HY_MOVES_FREE,                                                                                    \
+     .traits = HY_KIND_SOLID,                                                                                    \
+     .order = HY_ORDER_SOLID,                                                                                    \
+     .integrate = solid_integrate,                                                                               \
+     .view_masses = solid_view_masses,                                                                           \
+     .tet_count = solid_tet_count,                                                                               \
+     .destroy = solid_destroy,                                                                                   \
+     .snap_save = solid_snap_save,                                                                               \
+     .snap_check = solid_snap_check,                                                                             \
+     .snap_load = solid_snap_load}
+const hy_kind_ops hy_kind_fem = SOLID_KIND(HY_OBJECT_FEM, "fem");
+const hy_kind_ops hy_kind_mass_spring = SOLID_KIND(HY_OBJECT_MASS_SPRING, "mass-spring");
+#undef SOLID_KIND
 
 HY_API hy_solid_def hy_solid_def_default(void) {
     hy_solid_def d;

@@ -524,8 +524,9 @@ static int32_t steal(hy_rt_sim* s, run_state* r, int32_t q) {
         int32_t v = (int32_t)(hy_rt_random(&s->rng) % (uint64_t)(s->m.npu - 1));
         if (v >= q) v++;
         for (int32_t p = 0; p < s->npart; p++) {
-            if (s->owner[p] != v || r->q.pstarted[p] || !(s->eligible[p] & kind) || hy_rt_queues_ready(&r->q, p) < 0)
-                continue;
+            if (s->owner[p] != v || r->q.pstarted[p] || !(s->eligible[p] & kind)) continue;
+            int32_t ready = hy_rt_queues_ready(&r->q, p);
+            if (ready < 0) continue;
             if (!s->policy->may_steal(s, q, p)) continue;
             if (s->policy->steal_only_if_faster &&
                 (s->m.pu[q].kind != s->m.pu[v].kind || s->policy->steal_only_if_faster > 1) &&
@@ -542,7 +543,7 @@ static int32_t steal(hy_rt_sim* s, run_state* r, int32_t q) {
             s->owner[p] = q;
             s->stats.steals++;
             r->pu_time[q] += s->m.steal_cost;
-            return hy_rt_queues_ready(&r->q, p);
+            return ready;
         }
     }
     /* The policy hears of one failure per idle spell: a PU waiting through
