@@ -31,6 +31,9 @@ void hy_collision_state_destroy(hy_collision_state* cs) {
     free(cs->object_deforms);
     free(cs->front_leaf_first);
     free(cs->front_leaf_count);
+    free(cs->front_dev_cand);
+    free(cs->front_dev_exact);
+    free(cs->dev_contacts);
     free(cs->front_scratch);
     hy_candidates_free(&cs->candidates);
     hy_contact_list_free(&cs->contacts);
@@ -231,6 +234,16 @@ static hy_contact leaf_contact(const hy_collision_state* cs, int64_t k) {
     return ct;
 }
 
+/* Contact of a device's contact k (collision/leaf_resident.h). */
+static hy_contact dev_contact(const hy_collision_state* cs, int64_t k) {
+    const hy_leaf_contact* d = &cs->dev_contacts[k];
+    hy_contact ct;
+    ct.type = d->pair.kind == HY_FEATURE_EE ? HY_CONTACT_EE : HY_CONTACT_VF;
+    memcpy(ct.v, d->pair.v, sizeof ct.v);
+    ct.toi = d->toi;
+    return ct;
+}
+
 static const hy_collision_state* g_sort_cs; /* only used under the world's single-threaded step */
 static int compare_lo_x(const void* pa, const void* pb) {
     int32_t a = *(const int32_t*)pa, b = *(const int32_t*)pb;
@@ -415,11 +428,18 @@ hy_status hy_collide_detect(hy_collision_state* cs, const hy_scene_view* view, h
         if (f) cs->front_leaf_first = f;
         int64_t* c = realloc(cs->front_leaf_count, sizeof *c * (size_t)front);
         if (c) cs->front_leaf_count = c;
-        if (!f || !c) s = hy_fail(HY_ERR_NOMEM, "out of memory for %lld traversal front pairs", (long long)front);
+        int64_t* dc = realloc(cs->front_dev_cand, sizeof *dc * (size_t)front);
+        if (dc) cs->front_dev_cand = dc;
+        int64_t* de = realloc(cs->front_dev_exact, sizeof *de * (size_t)front);
+        if (de) cs->front_dev_exact = de;
+        if (!f || !c || !dc || !de)
+            s = hy_fail(HY_ERR_NOMEM, "out of memory for %lld traversal front pairs", (long long)front);
         else cs->front_leaf_cap = front;
     }
-    for (int64_t f = 0; f < front && !s; f++) cs->front_leaf_first[f] = cs->front_leaf_count[f] = -1;
+    for (int64_t f = 0; f < front && !s; f++)
+        cs->front_leaf_first[f] = cs->front_leaf_count[f] = cs->front_dev_cand[f] = cs->front_dev_exact[f] = -1;
     cs->leaf_count = 0;
+    cs->dev_count = 0;
     cs->positions_version = ++g_positions_version;
     hy_detect_ctx dc = {prox, pool, cs, X0, X1, hy_ccd_options_step(), 1, 0, 0.0};
     hy_prox_work work = {&dc, hy_collision_jobs, hy_traverse_front_tests(cs->traverser)};
@@ -433,6 +453,16 @@ hy_status hy_collide_detect(hy_collision_state* cs, const hy_scene_view* view, h
         if (!hy_contact_push(out, leaf_contact(cs, k))) s = hy_fail(HY_ERR_NOMEM, "out of memory for contacts");
     }
     if (!s) st->candidates += cs->leaf_count;
+    /* the front pairs a device ran with their LEAF jobs: their counts, and
+     * only their contacts came back */
+    for (int64_t f = 0; f < front && !s; f++)
+        if (cs->front_dev_cand[f] >= 0) {
+            st->candidates += cs->front_dev_cand[f];
+            st->exact_tests += cs->front_dev_exact[f];
+        }
+    ncontacts += s ? 0 : cs->dev_count;
+    for (int64_t k = 0; k < cs->dev_count && !s; k++)
+        if (!hy_contact_push(out, dev_contact(cs, k))) s = hy_fail(HY_ERR_NOMEM, "out of memory for contacts");
     /* the run front pairs' answers join the front memo; the kept ones are
      * given again */
     for (int64_t f = 0; f < front && !s; f++) {
@@ -449,6 +479,12 @@ hy_status hy_collide_detect(hy_collision_state* cs, const hy_scene_view* view, h
             }
             cs->front_scratch = c;
             cs->front_scratch_cap = count;
+        }
+        if (cs->front_dev_cand[f] >= 0) { /* run on a device: count contacts in dev_contacts */
+            for (int64_t k = first; k < first + count; k++) cs->front_scratch[nc++] = dev_contact(cs, k);
+            s = hy_front_memo_record(cs->front_memo, f, cs->front_dev_cand[f], cs->front_dev_exact[f],
+                                     cs->front_scratch, nc);
+            continue;
         }
         for (int64_t k = first; k < first + count; k++) {
             exact += cs->hit[k] >> 1;
@@ -482,6 +518,15 @@ hy_status hy_collide_detect(hy_collision_state* cs, const hy_scene_view* view, h
             e->exact += cs->hit[k] >> 1;
             e->count += cs->hit[k] & 1;
         }
+        const hy_trav_pair* fr = NULL;
+        (void)hy_traverse_front(cs->traverser, &fr);
+        for (int64_t f = 0; f < front; f++)
+            if (cs->front_dev_cand[f] >= 0) {
+                hy_job_memo* e = &m[fr[f].job];
+                e->candidates += cs->front_dev_cand[f];
+                e->exact += cs->front_dev_exact[f];
+                e->count += cs->front_leaf_count[f];
+            }
         for (int64_t i = 0; i < nkept; i++) {
             int32_t job;
             int64_t cand, exact, count;
@@ -503,6 +548,10 @@ hy_status hy_collide_detect(hy_collision_state* cs, const hy_scene_view* view, h
                 hy_job_memo* e = &m[cs->leaf_tjob[k]];
                 c[e->first + e->count++] = leaf_contact(cs, k);
             }
+        for (int64_t k = 0; k < cs->dev_count; k++) {
+            hy_job_memo* e = &m[fr[cs->dev_contacts[k].front].job];
+            c[e->first + e->count++] = dev_contact(cs, k);
+        }
         for (int64_t i = 0; i < nkept; i++) {
             int32_t job;
             int64_t cand, exact, count;

@@ -97,6 +97,18 @@ typedef struct hy_collision_state {
     hy_contact* front_scratch; /* one pair's contacts on their way to the memo */
     int64_t front_scratch_cap;
     int64_t fronts_reused;     /* front pairs of the last detect call given from the memo */
+    /* Front pairs whose TRAVERSE batch ran on a device with their LEAF jobs
+     * (collision/leaf_resident.h): per front pair the candidates and exact
+     * tests counted there (-1: its candidates are in the LEAF list), and
+     * front_leaf_first/count index its contacts in dev_contacts (whose
+     * `front` is the front pair's id). A GPU always runs its TRAVERSE
+     * batches so; a modeled device when device_leaf_model is 1 (its host
+     * twin; tests). */
+    int64_t *front_dev_cand, *front_dev_exact;
+    struct hy_leaf_contact* dev_contacts;
+    int64_t dev_count, dev_cap;
+    int device_leaf_model;
+    int64_t resident_fronts, resident_contacts; /* totals over the state's life */
 } hy_collision_state;
 
 /* A collision state for the layout of view (its object and vertex

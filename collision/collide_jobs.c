@@ -476,7 +476,9 @@ static hy_status leaf_finish(void* vctx, int r, const hy_resource* res, hy_batch
 }
 
 /* A TRAVERSE batch's stage: its front pairs' outputs as hy_traverse_accept
- * reads them (offsets n + 1 entries, pairs, counters). */
+ * reads them (offsets n + 1 entries, pairs, counters); or, where the
+ * device runs the candidates' LEAF jobs itself (resident), the distance
+ * of each front pair's job and the contacts that come back. */
 typedef struct trav_stage {
     int64_t* offsets;
     hy_feature_pair* own; /* the pairs */
@@ -484,6 +486,10 @@ typedef struct trav_stage {
     hy_trav_pair* stack;
     int64_t stack_cap;
     hy_trav_counts k;
+    int resident;
+    int send_positions; /* resident: the device's copy of the positions is stale */
+    double* md;         /* resident: per front pair of the batch */
+    hy_leaf_contacts dev;
 } trav_stage;
 
 static void trav_stage_free(hy_batch* b) {
@@ -492,19 +498,40 @@ static void trav_stage_free(hy_batch* b) {
     free(st->offsets);
     free(st->own);
     free(st->stack);
+    free(st->md);
+    hy_leaf_contacts_free(&st->dev);
     free(st);
     b->stage = NULL;
 }
 
 /* TRAVERSE, prepare: a stage (the ids stay the framework's until the batch
- * ends). A GPU that this build cannot drive answers HY_ERR_UNSUPPORTED. */
+ * ends). A GPU that this build cannot drive answers HY_ERR_UNSUPPORTED. A
+ * GPU runs the LEAF jobs of its candidates where they are (the step's
+ * options always qualify, hy_leaf_options_device_ok), and so does a
+ * modeled GPU when the state asks for it (device_leaf_model). */
 static hy_status traverse_prepare(void* vctx, int r, const hy_resource* res, hy_batch* b) {
-    (void)vctx;
-    (void)r;
+    hy_detect_ctx* c = vctx;
+    hy_collision_state* cs = c->cs;
     if (res->kind == HY_RESOURCE_CUDA && hy_cuda_device_count() == 0)
         return hy_fail(HY_ERR_UNSUPPORTED, "%s: no GPU in this build", res->name);
-    b->stage = calloc(1, sizeof(trav_stage));
-    return b->stage ? HY_OK : hy_fail(HY_ERR_NOMEM, "out of memory for a TRAVERSE batch of %s", res->name);
+    trav_stage* st = calloc(1, sizeof(trav_stage));
+    b->stage = st;
+    if (!st) return hy_fail(HY_ERR_NOMEM, "out of memory for a TRAVERSE batch of %s", res->name);
+    int model_gpu = res->kind == HY_RESOURCE_MODEL && cs->device_leaf_model &&
+                    hy_prox_model(c->prox)->device[r].kind == HY_DEVICE_GPU;
+    st->resident = (res->kind == HY_RESOURCE_CUDA || model_gpu) && hy_leaf_options_device_ok(&c->opts);
+    if (!st->resident) return HY_OK;
+    st->md = malloc(sizeof(double) * (size_t)(b->n > 0 ? b->n : 1));
+    if (!st->md) {
+        trav_stage_free(b);
+        return hy_fail(HY_ERR_NOMEM, "out of memory for a TRAVERSE batch of %s", res->name);
+    }
+    const hy_trav_pair* front = NULL;
+    (void)hy_traverse_front(cs->traverser, &front);
+    for (int64_t i = 0; i < b->n; i++) st->md[i] = cs->tjob_distance[front[b->ids[i]].job];
+    st->send_positions = cs->resident_version[r] != cs->positions_version;
+    cs->resident_version[r] = cs->positions_version;
+    return HY_OK;
 }
 
 /* Grow *p (elements of elem bytes, *cap of them) to at least need. */
@@ -566,8 +593,20 @@ static hy_status traverse_device_model(void* vctx, int r, const hy_resource* res
      * they changed since the GPU's copy, counted on a real GPU): the start
      * pairs up, the offsets, counters and candidates down */
     b->bytes_up += (int64_t)sizeof(hy_trav_pair) * b->n;
-    b->bytes_down += (int64_t)sizeof(int64_t) * b->n + 6 * (int64_t)sizeof(uint64_t) +
-                     (int64_t)sizeof(hy_feature_pair) * total;
+    if (!st->resident) {
+        b->bytes_down += (int64_t)sizeof(int64_t) * b->n + 6 * (int64_t)sizeof(uint64_t) +
+                         (int64_t)sizeof(hy_feature_pair) * total;
+        return HY_OK;
+    }
+    /* resident: the candidates become LEAF jobs here (the kernels' twin);
+     * up go the positions where stale and the distances, down the counts
+     * and the contacts */
+    hy_status s = hy_leaf_resident_run(st->own, st->offsets, b->n, st->md, c->X0, c->X1, &c->opts, &st->dev);
+    if (s) return s;
+    if (st->send_positions) b->bytes_up += 6 * (int64_t)sizeof(double) * c->cs->vertex_count;
+    b->bytes_up += (int64_t)sizeof(double) * b->n;
+    b->bytes_down += 3 * (int64_t)sizeof(int64_t) * b->n + 6 * (int64_t)sizeof(uint64_t) +
+                     (int64_t)sizeof(hy_leaf_contact) * st->dev.offsets[b->n];
     return HY_OK;
 }
 
@@ -576,6 +615,16 @@ static hy_status traverse_device_cuda(void* vctx, int r, const hy_resource* res,
     hy_detect_ctx* c = vctx;
     (void)r;
     trav_stage* st = b->stage;
+    if (st->resident) {
+        hy_status s = hy_cuda_traverse_leaf(res->device, c->cs->traverser, b->ids, b->n, st->md,
+                                            c->cs->positions_version, c->X0, c->X1, c->cs->vertex_count, &c->opts,
+                                            &st->dev, &b->transfer, NULL);
+        if (s) return s;
+        st->k = st->dev.counts;
+        b->bytes_up = st->dev.bytes_up;
+        b->bytes_down = st->dev.bytes_down;
+        return HY_OK;
+    }
     hy_cuda_traversed out;
     hy_status s = hy_cuda_traverse_device(res->device, c->cs->traverser, b->ids, b->n, &out, &b->transfer, NULL);
     if (s) return s;
@@ -587,6 +636,41 @@ static hy_status traverse_device_cuda(void* vctx, int r, const hy_resource* res,
     return HY_OK;
 }
 
+/* A resident TRAVERSE batch that ran: the traversal's counters taken
+ * (its front pairs output nothing to the LEAF list: the batch makes no
+ * LEAF jobs), and per front pair its counts and its contacts, appended to
+ * the device contacts in id order. */
+static hy_status resident_collect(hy_detect_ctx* c, hy_batch* b, trav_stage* st) {
+    hy_collision_state* cs = c->cs;
+    int64_t* zero = calloc((size_t)b->n + 1, sizeof(int64_t));
+    if (!zero) return hy_fail(HY_ERR_NOMEM, "out of memory for a TRAVERSE batch's offsets");
+    hy_status s = hy_traverse_accept(cs->traverser, b->ids, b->n, zero, NULL, &st->k);
+    free(zero);
+    if (s) return s;
+    b->work = hy_traverse_last_node_pairs(cs->traverser);
+    b->made = 0;
+    if (b->n == 0 || !st->dev.offsets) return HY_OK;
+    int64_t nc = st->dev.offsets[b->n];
+    if (!grow_to((void**)&cs->dev_contacts, &cs->dev_cap, cs->dev_count + nc, sizeof *cs->dev_contacts))
+        return hy_fail(HY_ERR_NOMEM, "out of memory for %lld contacts", (long long)(cs->dev_count + nc));
+    for (int64_t i = 0; i < b->n; i++) {
+        int64_t f = b->ids[i], first = st->dev.offsets[i], m = st->dev.offsets[i + 1] - first;
+        cs->front_leaf_first[f] = cs->dev_count + first;
+        cs->front_leaf_count[f] = m;
+        cs->front_dev_cand[f] = st->dev.candidates[i];
+        cs->front_dev_exact[f] = st->dev.exact[i];
+        for (int64_t q = first; q < first + m; q++) {
+            hy_leaf_contact d = st->dev.contacts[q];
+            d.front = (int32_t)f;
+            cs->dev_contacts[cs->dev_count + q] = d;
+        }
+    }
+    cs->dev_count += nc;
+    cs->resident_fronts += b->n;
+    cs->resident_contacts += nc;
+    return HY_OK;
+}
+
 /* TRAVERSE, finish: the outputs accepted into the traversal as if the host
  * had made them, then appended to the LEAF list (traverse_collect). */
 static hy_status traverse_finish(void* vctx, int r, const hy_resource* res, hy_batch* b) {
@@ -595,6 +679,12 @@ static hy_status traverse_finish(void* vctx, int r, const hy_resource* res, hy_b
     (void)res;
     trav_stage* st = b->stage;
     hy_status s = b->status;
+    if (s && st->resident) c->cs->resident_version[r] = 0; /* what the device holds is unknown */
+    if (!s && st->resident) {
+        s = resident_collect(c, b, st);
+        trav_stage_free(b);
+        return s;
+    }
     if (!s) s = hy_traverse_accept(c->cs->traverser, b->ids, b->n, st->offsets, st->own, &st->k);
     trav_stage_free(b);
     return s ? s : traverse_collect(c, b);

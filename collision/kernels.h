@@ -27,6 +27,7 @@
 
 #include "collision/ccd.h"
 #include "collision/leaf.h"
+#include "collision/leaf_resident.h"
 #include "collision/traverse.h"
 #include "collision/traverse_hd.h"
 #include "hyphys/hyphys.h"
@@ -116,6 +117,24 @@ typedef struct hy_cuda_traversed {
 } hy_cuda_traversed;
 hy_status hy_cuda_traverse_device(int device, const hy_traverser* t, const int64_t* ids, int64_t n,
                                   hy_cuda_traversed* out, double* seconds_transfer, double* seconds_kernel);
+
+/* TRAVERSE jobs whose LEAF jobs stay on the device
+ * (collision/leaf_resident.h): front pairs ids[0..n) of the staged
+ * traversal t run as by hy_cuda_traverse_device, but their candidates are
+ * not downloaded: each becomes a LEAF job by reference there (distance
+ * md[i] for the candidates of ids[i]) against the positions X0, X1 (nv
+ * vertices) the device holds, sent only when `version` differs from the
+ * device's copy (as hy_cuda_leaf_resident), and only the contacts and the
+ * per front pair counts come down into *out (the caller's to free with
+ * hy_leaf_contacts_free): the same as hy_leaf_resident_run gives on the
+ * host from the same candidates. opts as for hy_cuda_leaf_batch. Safe on
+ * a GPU's feeding thread (reads t's staged traversal only). Statuses as
+ * hy_cuda_traverse_device and hy_cuda_leaf_resident; on any error *out is
+ * empty. */
+hy_status hy_cuda_traverse_leaf(int device, const hy_traverser* t, const int64_t* ids, int64_t n, const double* md,
+                                uint64_t version, const double* X0, const double* X1, int32_t nv,
+                                const hy_ccd_options* opts, hy_leaf_contacts* out, double* seconds_transfer,
+                                double* seconds_kernel);
 
 #ifdef __cplusplus
 }

@@ -5,6 +5,8 @@
  * is built. */
 #include "collision/kernels.h"
 
+#include <string.h>
+
 #include "core/error.h"
 
 static hy_status refused(int device, double* seconds_transfer, double* seconds_kernel) {
@@ -56,4 +58,21 @@ hy_status hy_cuda_leaf_resident(int device, uint64_t version, const double* X0, 
     if (bytes_up) *bytes_up = 0;
     if (bytes_down) *bytes_down = 0;
     return refused(device, seconds_transfer, NULL);
+}
+
+hy_status hy_cuda_traverse_leaf(int device, const hy_traverser* t, const int64_t* ids, int64_t n, const double* md,
+                                uint64_t version, const double* X0, const double* X1, int32_t nv,
+                                const hy_ccd_options* opts, hy_leaf_contacts* out, double* seconds_transfer,
+                                double* seconds_kernel) {
+    (void)t;
+    (void)ids;
+    (void)n;
+    (void)md;
+    (void)version;
+    (void)X0;
+    (void)X1;
+    (void)nv;
+    (void)opts;
+    if (out) memset(out, 0, sizeof *out);
+    return refused(device, seconds_transfer, seconds_kernel);
 }

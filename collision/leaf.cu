@@ -59,14 +59,10 @@ typedef struct leaf_device {
     unsigned char* hit;
     double* toi;
     int64_t cap;
-    /* jobs by reference: ref_cap references; the positions X0 then X1
-     * (x_cap doubles), holding version x_version (0: none) of nv vertices */
+    /* jobs by reference: ref_cap references; the step's positions */
     hy_leaf_ref* refs;
     int64_t ref_cap;
-    double* X;
-    int64_t x_cap;
-    uint64_t x_version;
-    int32_t x_nv;
+    resident_x x;
 } leaf_device;
 
 static pthread_once_t g_once = PTHREAD_ONCE_INIT;
@@ -185,31 +181,13 @@ static hy_status run_resident(int device, leaf_device* ds, uint64_t version, con
         CK(cudaMalloc((void**)&ds->refs, sizeof(hy_leaf_ref) * (size_t)want));
         ds->ref_cap = want;
     }
-    int64_t doubles = 6 * (int64_t)nv;
     double t0 = now_s();
-    if (version == 0 || version != ds->x_version || nv != ds->x_nv) {
-        ds->x_version = 0; /* stale until the copies are done */
-        if (ds->x_cap < doubles) {
-            cudaFree(ds->X);
-            ds->X = NULL;
-            ds->x_cap = 0;
-            CK(cudaMalloc((void**)&ds->X, sizeof(double) * (size_t)(doubles > 0 ? doubles : 1)));
-            ds->x_cap = doubles > 0 ? doubles : 1;
-        }
-        size_t half = sizeof(double) * 3 * (size_t)nv;
-        if (nv > 0) {
-            CK(cudaMemcpyAsync(ds->X, X0, half, cudaMemcpyHostToDevice, ds->lane.stream));
-            CK(cudaMemcpyAsync(ds->X + 3 * (int64_t)nv, X1, half, cudaMemcpyHostToDevice, ds->lane.stream));
-        }
-        CK(cudaStreamSynchronize(ds->lane.stream));
-        ds->x_version = version;
-        ds->x_nv = nv;
-        *up += (int64_t)(2 * half);
-    }
+    s = resident_x_sync(device, ds->lane.stream, &ds->x, version, X0, X1, nv, up);
+    if (s) return s;
     *sec_transfer += now_s() - t0;
     double kernel = 0.0;
     hy_ccd_options o = *opts;
-    const double* X = ds->X;
+    const double* X = ds->x.X;
     return launches(
         device, ds, refs, ds->refs, n,
         [&](int64_t m, unsigned int blocks) {
@@ -248,7 +226,7 @@ extern "C" hy_status hy_cuda_leaf_resident(int device, uint64_t version, const d
     leaf_device* ds = &g_dev[device];
     s = lane_enter(device, &ds->lane);
     if (!s) s = run_resident(device, ds, version, X0, X1, nv, refs, n, opts, hit, toi, &st, &up, &down);
-    if (s) ds->x_version = 0; /* what reached the device is unknown */
+    if (s) ds->x.version = 0; /* what reached the device is unknown */
     pthread_mutex_unlock(&ds->lane.lock);
     if (seconds_transfer) *seconds_transfer = st;
     if (bytes_up) *bytes_up = up;

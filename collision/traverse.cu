@@ -15,6 +15,7 @@
 
 #include "collision/kernels.h"
 #include "collision/kernels_cuda.cuh"
+#include "collision/leaf_resident.h"
 #include "collision/traverse_hd.h"
 
 
@@ -117,6 +118,40 @@ __global__ void __launch_bounds__(BLOCK_THREADS)
 
 /* A tree kept in a device's arena: which tree, at which version
  * (hy_bvh.version), of which sizes, where. */
+/* The resident LEAF steps (collision/leaf_resident.h) over a batch's
+ * candidates pairs[0..total) of n front pairs at offsets off (off[0] = 0). */
+__global__ void __launch_bounds__(BLOCK_THREADS)
+    resident_eval_kernel(const hy_feature_pair* __restrict__ pairs, int64_t total, const int64_t* __restrict__ off,
+                         int64_t n, const double* __restrict__ md, const double* __restrict__ X0,
+                         const double* __restrict__ X1, hy_ccd_options opts, unsigned char* __restrict__ hit,
+                         double* __restrict__ toi) {
+    int64_t i = (int64_t)blockIdx.x * BLOCK_THREADS + threadIdx.x;
+    if (i >= total) return;
+    hy_feature_pair p = pairs[i];
+    double t = 1.0;
+    hit[i] = hy_leaf_resident_eval(&p, md[hy_leaf_segment(off, n, i)], X0, X1, &opts, &t);
+    toi[i] = t;
+}
+
+__global__ void __launch_bounds__(BLOCK_THREADS)
+    resident_count_kernel(const unsigned char* __restrict__ hit, const int64_t* __restrict__ off, int64_t n,
+                          int64_t* __restrict__ exact, int64_t* __restrict__ contacts) {
+    int64_t s = (int64_t)blockIdx.x * BLOCK_THREADS + threadIdx.x;
+    if (s >= n) return;
+    hy_leaf_front_count(hit, off[s], off[s + 1], &exact[s], &contacts[s]);
+}
+
+__global__ void __launch_bounds__(BLOCK_THREADS)
+    resident_compact_kernel(const hy_feature_pair* __restrict__ pairs, const unsigned char* __restrict__ hit,
+                            const double* __restrict__ toi, const int64_t* __restrict__ off, int64_t n,
+                            const int64_t* __restrict__ at, hy_leaf_contact* __restrict__ out) {
+    int64_t s = (int64_t)blockIdx.x * BLOCK_THREADS + threadIdx.x;
+    if (s >= n) return;
+    hy_leaf_front_compact(pairs, hit, toi, off[s], off[s + 1], (int32_t)s, out + at[s]);
+}
+
+static_assert(sizeof(hy_leaf_contact) == 32, "hy_leaf_contact layout is shared with the host");
+
 typedef struct tree_slot {
     const hy_bvh* b;
     uint64_t version;
@@ -161,6 +196,13 @@ typedef struct device_state {
     hy_feature_pair* out;
     int64_t out_cap;
     unsigned long long* k; /* node pairs, triangle pairs, vf, ee, pairs expanded, stack overflows */
+    /* resident LEAF jobs (hy_cuda_traverse_leaf): the positions, per front
+     * pair its distance, offsets, exact tests, contacts and where they
+     * start; per candidate its answer; the contacts (byte capacities) */
+    resident_x x;
+    int eval_ready; /* the stack for resident_eval_kernel */
+    void *r_md, *r_off, *r_exact, *r_count, *r_at, *r_hit, *r_toi, *r_out;
+    size_t r_md_cap, r_off_cap, r_exact_cap, r_count_cap, r_at_cap, r_hit_cap, r_toi_cap, r_out_cap;
 } device_state;
 
 static pthread_once_t g_once = PTHREAD_ONCE_INIT;
@@ -249,7 +291,7 @@ static hy_status scan(int device, device_state* ds, int64_t m) {
 static hy_status run_traverse(int device, device_state* ds, const hy_traverser* t, const int64_t* ids, int64_t n,
                               tree_up* trees, int32_t ntrees, const int32_t* job_tree, int64_t* h_offsets,
                               hy_trav_counts* kout, double* sec_transfer, double* sec_kernel, int64_t* bytes_up,
-                              int64_t* bytes_down) {
+                              int64_t* bytes_down, int download) {
     const hy_traverse_job* jobs = NULL;
     const hy_trav_ctx* ctxs = NULL;
     const hy_trav_pair* front = NULL;
@@ -513,6 +555,13 @@ static hy_status run_traverse(int device, device_state* ds, const hy_traverser* 
         CK(cudaStreamSynchronize(ds->lane.stream));
     }
     double t4 = now_s();
+    *kout = (hy_trav_counts){(int64_t)hk[0], (int64_t)hk[1], (int64_t)hk[2], (int64_t)hk[3]};
+    if (!download) { /* the pairs stay in ds->out */
+        *bytes_down += (int64_t)(sizeof(int64_t) * (size_t)n + sizeof hk);
+        *sec_transfer += (t1 - t0) + (t3 - t2);
+        *sec_kernel += (t2 - t1) + (t4 - t3);
+        return HY_OK;
+    }
     s = reserve_pinned(device, (void**)&ds->hout, &ds->hout_cap, sizeof(hy_feature_pair) * (size_t)total);
     if (s) return s;
     e = total ? cudaMemcpyAsync(ds->hout, ds->out, sizeof(hy_feature_pair) * (size_t)total, cudaMemcpyDeviceToHost,
@@ -524,10 +573,116 @@ static hy_status run_traverse(int device, device_state* ds, const hy_traverser* 
         (void)cudaGetLastError();
         return cuda_fail(device, "traversal download", e);
     }
-    *kout = (hy_trav_counts){(int64_t)hk[0], (int64_t)hk[1], (int64_t)hk[2], (int64_t)hk[3]};
     *bytes_down += (int64_t)(sizeof(int64_t) * (size_t)n + sizeof hk + sizeof(hy_feature_pair) * (size_t)total);
     *sec_transfer += (t1 - t0) + (t3 - t2) + (t5 - t4);
     *sec_kernel += (t2 - t1) + (t4 - t3);
+    return HY_OK;
+}
+
+/* What a resident batch (hy_cuda_traverse_leaf) adds to a traversal. */
+typedef struct resident_args {
+    const double* md;
+    uint64_t version;
+    const double *X0, *X1;
+    int32_t nv;
+    hy_ccd_options opts;
+    hy_leaf_contacts* out;
+} resident_args;
+
+/* Frees c's arrays and empties it (hy_leaf_contacts_free, whose C
+ * declaration the CUDA side does not see). */
+static void contacts_free(hy_leaf_contacts* c) {
+    free(c->candidates);
+    free(c->exact);
+    free(c->offsets);
+    free(c->contacts);
+    memset(c, 0, sizeof *c);
+}
+
+/* After run_traverse(..., download 0): the candidates in ds->out at
+ * h_offsets become LEAF jobs on the device (collision/leaf_resident.h steps
+ * 1 to 4), and the counts and contacts come down into ra->out. Lock held,
+ * device current. */
+static hy_status run_resident(int device, device_state* ds, const int64_t* h_offsets, int64_t n,
+                              const resident_args* ra, double* sec_transfer, double* sec_kernel, int64_t* up,
+                              int64_t* down) {
+    hy_leaf_contacts* out = ra->out;
+    int64_t total = h_offsets[n];
+    size_t slots = (size_t)n;
+    hy_status s = HY_OK;
+    if (!ds->eval_ready) {
+        s = stack_for(device, (const void*)resident_eval_kernel);
+        if (s) return s;
+        ds->eval_ready = 1;
+    }
+    struct {
+        void** p;
+        size_t* cap;
+        size_t want;
+    } bufs[] = {{&ds->r_md, &ds->r_md_cap, sizeof(double) * slots},
+                {&ds->r_off, &ds->r_off_cap, sizeof(int64_t) * (slots + 1)},
+                {&ds->r_exact, &ds->r_exact_cap, sizeof(int64_t) * slots},
+                {&ds->r_count, &ds->r_count_cap, sizeof(int64_t) * slots},
+                {&ds->r_at, &ds->r_at_cap, sizeof(int64_t) * slots},
+                {&ds->r_hit, &ds->r_hit_cap, (size_t)(total > 0 ? total : 1)},
+                {&ds->r_toi, &ds->r_toi_cap, sizeof(double) * (size_t)(total > 0 ? total : 1)},
+                {&ds->r_out, &ds->r_out_cap, sizeof(hy_leaf_contact) * (size_t)(total > 0 ? total : 1)}};
+    for (size_t b = 0; b < sizeof bufs / sizeof bufs[0] && !s; b++) s = reserve_bytes(device, bufs[b].p, bufs[b].cap, bufs[b].want);
+    if (s) return s;
+    out->candidates = (int64_t*)malloc(sizeof(int64_t) * slots);
+    out->exact = (int64_t*)malloc(sizeof(int64_t) * slots);
+    out->offsets = (int64_t*)malloc(sizeof(int64_t) * (slots + 1));
+    if (!out->candidates || !out->exact || !out->offsets)
+        return hy_fail(HY_ERR_NOMEM, "cuda:%d: out of host memory for a resident batch", device);
+    cudaStream_t st = ds->lane.stream;
+    double t0 = now_s();
+    s = resident_x_sync(device, st, &ds->x, ra->version, ra->X0, ra->X1, ra->nv, up);
+    if (s) return s;
+    CK(cudaMemcpyAsync(ds->r_md, ra->md, sizeof(double) * slots, cudaMemcpyHostToDevice, st));
+    CK(cudaMemcpyAsync(ds->r_off, h_offsets, sizeof(int64_t) * (slots + 1), cudaMemcpyHostToDevice, st));
+    CK(cudaStreamSynchronize(st));
+    *up += (int64_t)(sizeof(double) * slots + sizeof(int64_t) * (slots + 1));
+    double t1 = now_s();
+    const int64_t* off = (const int64_t*)ds->r_off;
+    if (total > 0)
+        resident_eval_kernel<<<(unsigned int)((total + BLOCK_THREADS - 1) / BLOCK_THREADS), BLOCK_THREADS, 0, st>>>(
+            ds->out, total, off, n, (const double*)ds->r_md, ds->x.X, ds->x.X + 3 * (int64_t)ra->nv, ra->opts,
+            (unsigned char*)ds->r_hit, (double*)ds->r_toi);
+    CK(cudaGetLastError());
+    unsigned int fb = (unsigned int)((n + BLOCK_THREADS - 1) / BLOCK_THREADS);
+    resident_count_kernel<<<fb, BLOCK_THREADS, 0, st>>>((const unsigned char*)ds->r_hit, off, n,
+                                                        (int64_t*)ds->r_exact, (int64_t*)ds->r_count);
+    CK(cudaGetLastError());
+    size_t bytes = 0;
+    CK(cub::DeviceScan::ExclusiveSum(NULL, bytes, (const int64_t*)ds->r_count, (int64_t*)ds->r_at, (int)n, st));
+    s = reserve_bytes(device, &ds->scan_tmp, &ds->scan_tmp_cap, bytes);
+    if (s) return s;
+    CK(cub::DeviceScan::ExclusiveSum(ds->scan_tmp, bytes, (const int64_t*)ds->r_count, (int64_t*)ds->r_at, (int)n, st));
+    resident_compact_kernel<<<fb, BLOCK_THREADS, 0, st>>>(ds->out, (const unsigned char*)ds->r_hit,
+                                                          (const double*)ds->r_toi, off, n, (const int64_t*)ds->r_at,
+                                                          (hy_leaf_contact*)ds->r_out);
+    CK(cudaGetLastError());
+    CK(cudaStreamSynchronize(st));
+    double t2 = now_s();
+    /* the counts down (the contact counts into candidates until the scan) */
+    CK(cudaMemcpyAsync(out->exact, ds->r_exact, sizeof(int64_t) * slots, cudaMemcpyDeviceToHost, st));
+    CK(cudaMemcpyAsync(out->candidates, ds->r_count, sizeof(int64_t) * slots, cudaMemcpyDeviceToHost, st));
+    CK(cudaStreamSynchronize(st));
+    out->offsets[0] = 0;
+    for (int64_t i = 0; i < n; i++) {
+        out->offsets[i + 1] = out->offsets[i] + out->candidates[i];
+        out->candidates[i] = h_offsets[i + 1] - h_offsets[i];
+    }
+    int64_t nc = out->offsets[n];
+    out->contacts = (hy_leaf_contact*)malloc(sizeof(hy_leaf_contact) * (size_t)(nc > 0 ? nc : 1));
+    if (!out->contacts) return hy_fail(HY_ERR_NOMEM, "cuda:%d: out of host memory for %lld contacts", device, (long long)nc);
+    if (nc > 0)
+        CK(cudaMemcpyAsync(out->contacts, ds->r_out, sizeof(hy_leaf_contact) * (size_t)nc, cudaMemcpyDeviceToHost, st));
+    CK(cudaStreamSynchronize(st));
+    double t3 = now_s();
+    *down += (int64_t)(2 * sizeof(int64_t) * slots + sizeof(hy_leaf_contact) * (size_t)nc);
+    *sec_transfer += (t1 - t0) + (t3 - t2);
+    *sec_kernel += t2 - t1;
     return HY_OK;
 }
 
@@ -535,7 +690,8 @@ static hy_status run_traverse(int device, device_state* ds, const hy_traverser* 
  * run_traverse under the device's lane; accept != 0 takes the outputs
  * into t there (hy_cuda_traverse_batch), else they go to *out. */
 static hy_status traverse_batch(int device, hy_traverser* t, const int64_t* ids, int64_t n, int accept,
-                                hy_cuda_traversed* out, double* seconds_transfer, double* seconds_kernel) {
+                                hy_cuda_traversed* out, const resident_args* ra, double* seconds_transfer,
+                                double* seconds_kernel) {
     double st = 0.0, sk = 0.0;
     int64_t up = 0, down = 0;
     if (seconds_transfer) *seconds_transfer = 0.0;
@@ -586,9 +742,21 @@ static hy_status traverse_batch(int device, hy_traverser* t, const int64_t* ids,
     hy_trav_counts k = {0, 0, 0, 0};
     hy_feature_pair* pairs = NULL;
     s = lane_enter(device, &ds->lane);
-    if (!s) s = run_traverse(device, ds, t, ids, n, trees, ntrees, job_tree, h_offsets, &k, &st, &sk, &up, &down);
+    if (!s)
+        s = run_traverse(device, ds, t, ids, n, trees, ntrees, job_tree, h_offsets, &k, &st, &sk, &up, &down, !ra);
+    if (!s && ra) {
+        s = run_resident(device, ds, h_offsets, n, ra, &st, &sk, &up, &down);
+        if (s) {
+            ds->x.version = 0; /* what reached the device is unknown */
+            contacts_free(ra->out);
+        } else {
+            ra->out->counts = k;
+            ra->out->bytes_up = up;
+            ra->out->bytes_down = down;
+        }
+    }
     if (!s && accept) s = hy_traverse_accept(t, ids, n, h_offsets, ds->hout, &k);
-    if (!s && !accept) {
+    if (!s && !accept && !ra) {
         /* the caller's own copy: the pinned buffer is the next batch's */
         int64_t total = h_offsets[n] - h_offsets[0];
         pairs = (hy_feature_pair*)malloc(sizeof *pairs * (size_t)(total > 0 ? total : 1));
@@ -598,7 +766,7 @@ static hy_status traverse_batch(int device, hy_traverser* t, const int64_t* ids,
     pthread_mutex_unlock(&ds->lane.lock);
     free(trees);
     free(job_tree);
-    if (!s && !accept) {
+    if (!s && !accept && !ra) {
         out->offsets = h_offsets;
         out->pairs = pairs;
         out->counts = k;
@@ -614,7 +782,7 @@ static hy_status traverse_batch(int device, hy_traverser* t, const int64_t* ids,
 
 extern "C" hy_status hy_cuda_traverse_batch(int device, hy_traverser* t, const int64_t* ids, int64_t n,
                                             double* seconds_transfer, double* seconds_kernel) {
-    return traverse_batch(device, t, ids, n, 1, NULL, seconds_transfer, seconds_kernel);
+    return traverse_batch(device, t, ids, n, 1, NULL, NULL, seconds_transfer, seconds_kernel);
 }
 
 extern "C" hy_status hy_cuda_traverse_device(int device, const hy_traverser* t, const int64_t* ids, int64_t n,
@@ -623,5 +791,22 @@ extern "C" hy_status hy_cuda_traverse_device(int device, const hy_traverser* t, 
     memset(out, 0, sizeof *out);
     /* the batch reads t only: the const is cast away for the shared path,
      * which writes t only when it accepts */
-    return traverse_batch(device, (hy_traverser*)t, ids, n, 0, out, seconds_transfer, seconds_kernel);
+    return traverse_batch(device, (hy_traverser*)t, ids, n, 0, out, NULL, seconds_transfer, seconds_kernel);
+}
+
+extern "C" hy_status hy_cuda_traverse_leaf(int device, const hy_traverser* t, const int64_t* ids, int64_t n,
+                                           const double* md, uint64_t version, const double* X0, const double* X1,
+                                           int32_t nv, const hy_ccd_options* opts, hy_leaf_contacts* out,
+                                           double* seconds_transfer, double* seconds_kernel) {
+    if (!out) return hy_fail(HY_ERR_INVALID_ARG, "cuda:%d: resident traverse batch: NULL out", device);
+    memset(out, 0, sizeof *out);
+    if (seconds_transfer) *seconds_transfer = 0.0;
+    if (seconds_kernel) *seconds_kernel = 0.0;
+    if (!opts || nv < 0 || (n > 0 && (!md || !X0 || !X1)))
+        return hy_fail(HY_ERR_INVALID_ARG, "cuda:%d: resident traverse batch: NULL argument or nv < 0", device);
+    if (!hy_leaf_options_device_ok(opts))
+        return hy_fail(HY_ERR_UNSUPPORTED, "cuda:%d: CCD options need refine_boxes == 0 and max_boxes <= %d", device,
+                       HY_LEAF_MAX_BOXES);
+    resident_args ra = {md, version, X0, X1, nv, *opts, out};
+    return traverse_batch(device, (hy_traverser*)t, ids, n, 0, NULL, &ra, seconds_transfer, seconds_kernel);
 }

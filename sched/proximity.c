@@ -246,10 +246,14 @@ static hy_status end_batch(hy_prox* p, int i, hy_status s, double dt, double wal
     int k = hy_job_type_producer(j);
     double trans = p->res[i].modeled ? p->model.trans[i][j] * (double)n : copies > 0.0 ? fmin(copies, dt) : 0.0;
     if (p->trace) {
-        char args[160];
+        char args[256];
         if (t > p->last_end[i]) hy_prox_trace_event(p, "idle", "idle", i, p->last_end[i], t - p->last_end[i], NULL);
-        snprintf(args, sizeof args, "\"jobs\":%lld,\"producer\":\"%s\",\"made\":%lld,\"work\":%lld", (long long)n,
-                 p->res[k].name, (long long)made, (long long)units);
+        int len = snprintf(args, sizeof args, "\"jobs\":%lld,\"producer\":\"%s\",\"made\":%lld,\"work\":%lld",
+                           (long long)n, p->res[k].name, (long long)made, (long long)units);
+        /* a GPU's bytes per channel: host to device, device to host */
+        if (p->model.device[i].kind == HY_DEVICE_GPU && len > 0 && (size_t)len < sizeof args)
+            snprintf(args + len, sizeof args - (size_t)len, ",\"bytes_up\":%lld,\"bytes_down\":%lld",
+                     (long long)fl->b.bytes_up, (long long)fl->b.bytes_down);
         if (trans > 0.0) hy_prox_trace_event(p, "transfer", "transfer", i, t, trans, args);
         hy_prox_trace_event(p, kind == HY_JOB_TRAVERSE ? "TRAVERSE" : "LEAF", "batch", i, t + trans, dt - trans, args);
     }
