@@ -29,7 +29,7 @@ int hy_bench_fem_main(int argc, char** argv);
 #define WHO "hyphys bench fem"
 
 void hy_bench_fem_help(void) {
-    printf("usage: hyphys bench fem [--threads N] [--steps N] [--cg-iterations N] [--cells N] [--json]\n\n"
+    printf("usage: hyphys bench fem [--threads N] [--steps N] [--cg-iterations N] [--cells N] [--device cuda:N] [--json]\n\n"
            "Times the corotational FEM step on the fem_beam geometry: N x N x 5N cubic cells\n"
            "(Kuhn's six tetrahedra each; N = 15: 16 x 16 x 76 nodes, 101,250 tetrahedra), clamped at\n"
            "one end, bending under gravity, dt = 10 ms, a fixed number of CG iterations per step.\n"
@@ -38,6 +38,8 @@ void hy_bench_fem_help(void) {
            "  --steps N           steps timed per thread count (default 20)\n"
            "  --cg-iterations N   CG iterations per step (default 10)\n"
            "  --cells N           cells through the beam's height (default 15)\n"
+           "  --device cuda:N     the element and vertex passes on GPU N (the CG's vector\n"
+           "                      operations stay on the host threads; the same bits)\n"
            "  --json              one JSON object on stdout\n");
 }
 
@@ -60,7 +62,7 @@ typedef struct fem_run {
 } fem_run;
 
 static int run_beam(const hy_tetmesh* mesh, const int32_t* fixed, int32_t nfix, long threads, long steps,
-                    long cg_iterations, fem_run* out) {
+                    long cg_iterations, int device, fem_run* out) {
     const hy_fem_params p = {.young = 1e6, .poisson = 0.45, .density = 1000.0};
     const double g[3] = {0.0, -9.81, 0.0}, dt = 0.01;
     int32_t nv = mesh->vertex_count;
@@ -75,6 +77,9 @@ static int run_beam(const hy_tetmesh* mesh, const int32_t* fixed, int32_t nfix, 
         fprintf(stderr, WHO ": out of memory\n");
         rc = HY_EXIT_RUNTIME;
     } else if (hy_fem_model_create(mesh->positions, nv, mesh->tets, mesh->tet_count, &p, fixed, nfix, &m)) {
+        fprintf(stderr, WHO ": %s\n", hy_last_error());
+        rc = HY_EXIT_RUNTIME;
+    } else if (device >= 0 && hy_fem_set_device(m, device)) {
         fprintf(stderr, WHO ": %s\n", hy_last_error());
         rc = HY_EXIT_RUNTIME;
     }
@@ -104,6 +109,10 @@ static int run_beam(const hy_tetmesh* mesh, const int32_t* fixed, int32_t nfix, 
             out->hash = hy_fnv1a(hy_fnv1a(HY_FNV1A_INIT, x, n * sizeof *x), v, n * sizeof *v);
             out->cg_iterations = st.cg_iterations;
             out->residual = st.cg_relative_residual;
+            if (device >= 0 && hy_fem_device(m) != device) {
+                fprintf(stderr, WHO ": the GPU was dropped during the run\n");
+                rc = HY_EXIT_RUNTIME;
+            }
         }
     }
     hy_fem_model_destroy(m);
@@ -116,11 +125,19 @@ static int run_beam(const hy_tetmesh* mesh, const int32_t* fixed, int32_t nfix, 
 
 int hy_bench_fem_main(int argc, char** argv) {
     long threads = 0, steps = 20, cg_iterations = 10, cells = 15; /* threads 0: 1 then 2 */
-    int json = 0;
+    int json = 0, device = -1;
     for (int i = 1; i < argc; i++) {
         const char* a = argv[i];
         if (!strcmp(a, "--json")) {
             json = 1;
+        } else if (!strcmp(a, "--device")) {
+            long d = 0;
+            if (i + 1 >= argc || strncmp(argv[i + 1], "cuda:", 5) || !hy_cli_parse_int(a, argv[i + 1] + 5, 0, 63, &d)) {
+                fprintf(stderr, WHO ": --device needs cuda:N\n");
+                return HY_EXIT_USAGE;
+            }
+            device = (int)d;
+            i++;
         } else if (!strcmp(a, "--threads") || !strcmp(a, "--steps") || !strcmp(a, "--cg-iterations") ||
                    !strcmp(a, "--cells")) {
             if (i + 1 >= argc) {
@@ -156,12 +173,14 @@ int hy_bench_fem_main(int argc, char** argv) {
     fem_run runs[2];
     int nruns = threads ? 1 : 2, rc = HY_EXIT_OK;
     for (int r = 0; r < nruns && rc == HY_EXIT_OK; r++)
-        rc = run_beam(mesh, fixed, nfix, threads ? threads : r + 1, steps, cg_iterations, &runs[r]);
+        rc = run_beam(mesh, fixed, nfix, threads ? threads : r + 1, steps, cg_iterations, device, &runs[r]);
+    char dname[16] = "cpu";
+    if (device >= 0) snprintf(dname, sizeof dname, "cuda:%d", device);
     if (rc == HY_EXIT_OK) {
         if (json) {
             printf("{\"geometry\":\"fem_beam\",\"cells\":[%ld,%ld,%ld],\"vertices\":%d,\"tetrahedra\":%d,"
-                   "\"steps\":%ld,\"cg_iterations\":%ld,\"runs\":[",
-                   5 * cells, cells, cells, nv, mesh->tet_count, steps, cg_iterations);
+                   "\"steps\":%ld,\"cg_iterations\":%ld,\"device\":\"%s\",\"runs\":[",
+                   5 * cells, cells, cells, nv, mesh->tet_count, steps, cg_iterations, dname);
             for (int r = 0; r < nruns; r++)
                 printf("%s{\"threads\":%ld,\"ms_per_step\":{\"median\":%.3f,\"min\":%.3f,\"mean\":%.3f},"
                        "\"cpu_ms_per_step\":%.3f,"
@@ -170,8 +189,9 @@ int hy_bench_fem_main(int argc, char** argv) {
                        runs[r].cpu_ms, runs[r].residual, runs[r].hash);
             printf("]}\n");
         } else {
-            printf("fem_beam: %ld x %ld x %ld cells, %d vertices, %d tetrahedra; %ld steps of %ld CG iterations\n",
-                   5 * cells, cells, cells, nv, mesh->tet_count, steps, cg_iterations);
+            printf("fem_beam: %ld x %ld x %ld cells, %d vertices, %d tetrahedra; %ld steps of %ld CG iterations%s\n",
+                   5 * cells, cells, cells, nv, mesh->tet_count, steps, cg_iterations,
+                   device >= 0 ? "; element and vertex passes on the GPU" : "");
             for (int r = 0; r < nruns; r++)
                 printf("  %ld thread%s: %8.2f ms per step (median; min %.2f, mean %.2f; CPU %.2f ms, all threads), "
                        "last residual %.2e, state %016" PRIx64 "\n",

@@ -38,6 +38,7 @@
 #include "solvers/fem.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -46,6 +47,8 @@
 #include "core/simd.h"
 #include "core/tetmesh.h"
 #include "solvers/cg.h"
+#include "solvers/fem_cuda.h"
+#include "solvers/fem_hd.h"
 
 #define ELEM_GRAIN 512
 #define QUAD_GRAIN (ELEM_GRAIN / 4)
@@ -82,184 +85,15 @@ struct hy_fem_model {
     int32_t* bad;  /* per vertex block: first non-finite vertex or -1 */
     double* guess; /* hy_implicit_mass_guess's scratch */
     hy_cg_workspace* cg;
+    hy_fem_gpu* gpu; /* the element and vertex passes on a GPU (hy_fem_set_device), or NULL */
+    int device;
 };
 
-/* ---- small 3x3 helpers (row-major) */
+/* ---- polar decomposition (solvers/fem_hd.h) */
 
-static double det3(const double A[9]) {
-    return A[0] * (A[4] * A[8] - A[5] * A[7]) - A[1] * (A[3] * A[8] - A[5] * A[6]) +
-           A[2] * (A[3] * A[7] - A[4] * A[6]);
-}
-
-/* ---- polar decomposition */
-
-/* Eigenvectors of a symmetric S (overwritten by its near-diagonal form) into
- * the columns of V, by cyclic Jacobi rotations (Numerical Recipes' form). */
-static void jacobi_eigen(double S[9], double V[9]) {
-    static const int P[3] = {0, 0, 1}, Q[3] = {1, 2, 2};
-    for (int a = 0; a < 9; a++) V[a] = (a % 4 == 0) ? 1.0 : 0.0;
-    for (int sweep = 0; sweep < 32; sweep++) {
-        double off = S[1] * S[1] + S[2] * S[2] + S[5] * S[5];
-        double diag = S[0] * S[0] + S[4] * S[4] + S[8] * S[8];
-        if (!(off > 1e-34 * diag)) break;
-        for (int k = 0; k < 3; k++) {
-            int p = P[k], q = Q[k];
-            double apq = S[3 * p + q];
-            if (apq == 0.0) continue;
-            double theta = (S[3 * q + q] - S[3 * p + p]) / (2.0 * apq);
-            double t = (theta >= 0 ? 1.0 : -1.0) / (fabs(theta) + sqrt(theta * theta + 1.0));
-            double c = 1.0 / sqrt(t * t + 1.0), s = t * c;
-            for (int r = 0; r < 3; r++) {
-                double sp = S[3 * r + p], sq = S[3 * r + q];
-                S[3 * r + p] = c * sp - s * sq;
-                S[3 * r + q] = s * sp + c * sq;
-            }
-            for (int r = 0; r < 3; r++) {
-                double sp = S[3 * p + r], sq = S[3 * q + r];
-                S[3 * p + r] = c * sp - s * sq;
-                S[3 * q + r] = s * sp + c * sq;
-            }
-            for (int r = 0; r < 3; r++) {
-                double vp = V[3 * r + p], vq = V[3 * r + q];
-                V[3 * r + p] = c * vp - s * vq;
-                V[3 * r + q] = s * vp + c * vq;
-            }
-        }
-    }
-}
-
-static void normalize3(double v[3]) {
-    double n = sqrt(v[0] * v[0] + v[1] * v[1] + v[2] * v[2]);
-    v[0] /= n, v[1] /= n, v[2] /= n;
-}
-
-static void cross3(const double a[3], const double b[3], double out[3]) {
-    out[0] = a[1] * b[2] - a[2] * b[1];
-    out[1] = a[2] * b[0] - a[0] * b[2];
-    out[2] = a[0] * b[1] - a[1] * b[0];
-}
-
-/* A unit vector orthogonal to the unit vector u. */
-static void orthogonal3(const double u[3], double out[3]) {
-    double e[3] = {0, 0, 0};
-    int k = 0;
-    if (fabs(u[1]) < fabs(u[k])) k = 1;
-    if (fabs(u[2]) < fabs(u[k])) k = 2;
-    e[k] = 1.0;
-    cross3(u, e, out);
-    normalize3(out);
-}
-
-/* Higham's scaled Newton iteration X <- (g X + X^-T / g) / 2, g =
- * sqrt(|X^-1| / |X|) (Frobenius): quadratic convergence to the polar
- * factor of a non-singular A, about five iterations for the deformations
- * of a step. 0 when it has not converged in 20 (the caller falls back). */
-static int newton_polar(const double A[9], double R[9]) {
-    double X[9], Xi[9];
-    int last = 0;
-    memcpy(X, A, sizeof X);
-    for (int it = 0; it < 20; it++) {
-        if (!hy_block3_inverse(X, Xi)) return 0;
-        double nx = 0, ni = 0, diff = 0;
-        for (int a = 0; a < 9; a++) nx += X[a] * X[a], ni += Xi[a] * Xi[a];
-        double g = sqrt(sqrt(ni / nx));
-        for (int i = 0; i < 3; i++)
-            for (int j = 0; j < 3; j++) {
-                double y = 0.5 * (g * X[3 * i + j] + Xi[3 * j + i] / g);
-                diff += (y - X[3 * i + j]) * (y - X[3 * i + j]);
-                R[3 * i + j] = y;
-            }
-        memcpy(X, R, sizeof X);
-        /* a step under 1e-5 leaves an error of ~1e-10, which the next
-         * (quadratic) step takes to round-off */
-        if (last || diff < 1e-30) return 1;
-        last = diff < 1e-10;
-    }
-    return 0;
-}
-
-void hy_fem_polar_rotation(const double F[9], double R[9]) {
-    /* Scaled so the largest entry is 1: F^T F can neither overflow nor
-     * underflow, and the thresholds below are relative. */
-    double big = 0.0;
-    for (int a = 0; a < 9; a++) big = fmax(big, fabs(F[a]));
-    if (!(big > 0) || !isfinite(big)) {
-        for (int a = 0; a < 9; a++) R[a] = (a % 4 == 0) ? 1.0 : 0.0;
-        return;
-    }
-    double A[9], S[9], V[9];
-    for (int a = 0; a < 9; a++) A[a] = F[a] / big;
-    if (det3(A) > 1e-6 && newton_polar(A, R)) return;
-    for (int i = 0; i < 3; i++)
-        for (int j = 0; j < 3; j++) S[3 * i + j] = A[i] * A[j] + A[3 + i] * A[3 + j] + A[6 + i] * A[6 + j];
-    jacobi_eigen(S, V);
-    /* the two largest eigenvalues' directions v1, v2; v3 completes a
-     * right-handed frame */
-    int o[3] = {0, 1, 2};
-    for (int i = 0; i < 3; i++)
-        for (int j = i + 1; j < 3; j++)
-            if (S[4 * o[j]] > S[4 * o[i]]) {
-                int t = o[i];
-                o[i] = o[j], o[j] = t;
-            }
-    double v[3][3], u[3][3];
-    for (int k = 0; k < 2; k++)
-        for (int r = 0; r < 3; r++) v[k][r] = V[3 * r + o[k]];
-    cross3(v[0], v[1], v[2]);
-    normalize3(v[2]);
-    /* u1 = F v1 / |F v1| (|F v1| >= 1/3 after scaling: the largest
-     * singular value is at least the largest entry over 3) */
-    for (int k = 0; k < 2; k++)
-        for (int r = 0; r < 3; r++) u[k][r] = A[3 * r] * v[k][0] + A[3 * r + 1] * v[k][1] + A[3 * r + 2] * v[k][2];
-    normalize3(u[0]);
-    double d = u[0][0] * u[1][0] + u[0][1] * u[1][1] + u[0][2] * u[1][2];
-    for (int r = 0; r < 3; r++) u[1][r] -= d * u[0][r];
-    if (sqrt(u[1][0] * u[1][0] + u[1][1] * u[1][1] + u[1][2] * u[1][2]) > 1e-12)
-        normalize3(u[1]);
-    else
-        orthogonal3(u[0], u[1]); /* F of rank 1: any completion is a rotation */
-    cross3(u[0], u[1], u[2]);
-    for (int i = 0; i < 3; i++)
-        for (int j = 0; j < 3; j++) R[3 * i + j] = u[0][i] * v[0][j] + u[1][i] * v[1][j] + u[2][i] * v[2][j];
-}
+void hy_fem_polar_rotation(const double F[9], double R[9]) { hy_fem_hd_polar(F, R); }
 
 /* ---- element kernels */
-
-/* Deformation gradient F = sum_i x_i b_i^T, from edge vectors off x_0. */
-static void deformation_gradient(const hy_fem_model* m, int32_t e, const double* x, double F[9]) {
-    const int32_t* t = m->tet + 4 * e;
-    const double* b = m->grad + 12 * e;
-    const double* x0 = x + 3 * t[0];
-    memset(F, 0, 9 * sizeof(double));
-    for (int i = 1; i < 4; i++) {
-        const double* xi = x + 3 * t[i];
-        for (int a = 0; a < 3; a++) {
-            double d = xi[a] - x0[a];
-            for (int c = 0; c < 3; c++) F[3 * a + c] += d * b[3 * i + c];
-        }
-    }
-}
-
-/* q_i = scale * R V sigma(G) b_i for G = sum_i u_i b_i^T (u_0 = 0). */
-static void element_apply(const hy_fem_model* m, int32_t e, const double R[9], const double u[9], double scale,
-                          double* q) {
-    const double* b = m->grad + 12 * e;
-    double G[9] = {0};
-    for (int i = 1; i < 4; i++)
-        for (int a = 0; a < 3; a++)
-            for (int c = 0; c < 3; c++) G[3 * a + c] += u[3 * (i - 1) + a] * b[3 * i + c];
-    double tr = G[0] + G[4] + G[8], sig[9];
-    for (int a = 0; a < 3; a++)
-        for (int c = 0; c < 3; c++) sig[3 * a + c] = m->mu * (G[3 * a + c] + G[3 * c + a]);
-    sig[0] += m->lambda * tr, sig[4] += m->lambda * tr, sig[8] += m->lambda * tr;
-    double s = scale * m->vol[e];
-    for (int i = 0; i < 4; i++) {
-        const double* bi = b + 3 * i;
-        double w[3];
-        for (int a = 0; a < 3; a++) w[a] = s * (sig[3 * a] * bi[0] + sig[3 * a + 1] * bi[1] + sig[3 * a + 2] * bi[2]);
-        for (int a = 0; a < 3; a++) q[3 * i + a] = R[3 * a] * w[0] + R[3 * a + 1] * w[1] + R[3 * a + 2] * w[2];
-    }
-}
 
 typedef struct elem_ctx {
     hy_fem_model* m;
@@ -269,36 +103,15 @@ typedef struct elem_ctx {
     const double* p;   /* APPLY: the vector K' is applied to */
 } elem_ctx;
 
-/* Rotations at x and corner forces -R K (R^T (x + vscale v) - X). */
+/* Rotations at x and corner forces -R K (R^T (x + vscale v) - X)
+ * (solvers/fem_hd.h, the arithmetic the GPU shares). */
 static void rotate_block(void* vctx, int64_t begin, int64_t end, int64_t block, int worker) {
+    (void)block, (void)worker;
     elem_ctx* c = vctx;
     hy_fem_model* m = c->m;
-    for (int64_t e = begin; e < end; e++) {
-        const int32_t* t = m->tet + 4 * e;
-        double F[9], u[9];
-        double R[9];
-        deformation_gradient(m, (int32_t)e, c->x, F);
-        hy_fem_polar_rotation(F, R);
-        const double* b = m->grad + 12 * e;
-        for (int i = 0; i < 4; i++)
-            for (int a = 0; a < 3; a++)
-                m->rgrad[QUAD(e, 3 * i + a)] =
-                    R[3 * a] * b[3 * i] + R[3 * a + 1] * b[3 * i + 1] + R[3 * a + 2] * b[3 * i + 2];
-        const double* X0 = m->rest + 3 * t[0];
-        double y0[3];
-        for (int a = 0; a < 3; a++) y0[a] = c->x[3 * t[0] + a] + (c->v ? c->vscale * c->v[3 * t[0] + a] : 0.0);
-        for (int i = 1; i < 4; i++) {
-            double d[3];
-            for (int a = 0; a < 3; a++)
-                d[a] = c->x[3 * t[i] + a] + (c->v ? c->vscale * c->v[3 * t[i] + a] : 0.0) - y0[a];
-            for (int a = 0; a < 3; a++)
-                u[3 * (i - 1) + a] = R[a] * d[0] + R[3 + a] * d[1] + R[6 + a] * d[2] -
-                                     (m->rest[3 * t[i] + a] - X0[a]);
-        }
-        double q[12];
-        element_apply(m, (int32_t)e, R, u, -1.0, q);
-        memcpy(m->efor + 12 * e, q, sizeof q);
-    }
+    for (int64_t e = begin; e < end; e++)
+        hy_fem_hd_rotate(m->tet + 4 * e, m->grad + 12 * e, m->vol[e], m->mu, m->lambda, m->rest, c->x, c->v,
+                         c->vscale, &m->rgrad[QUAD(e, 0)], 4, m->efor + 12 * e);
 }
 
 /* Corner forces +R K R^T p, fixed vertices read as zero, for the quads
@@ -406,11 +219,7 @@ int hy_fem_simd(int on) { return hy_simd_set(&simd_state, on); }
 
 /* Sum of the corner forces at vertex v, in element order. */
 static void gather(const hy_fem_model* m, int32_t v, double out[3]) {
-    out[0] = out[1] = out[2] = 0.0;
-    for (int32_t k = m->inc_start[v]; k < m->inc_start[v + 1]; k++) {
-        const double* f = m->efor + 3 * (size_t)m->inc[k];
-        out[0] += f[0], out[1] += f[1], out[2] += f[2];
-    }
+    hy_fem_hd_gather(m->inc_start, m->inc, m->efor, v, out);
 }
 
 /* ---- vertex passes */
@@ -464,19 +273,50 @@ static void matvec_block(void* vctx, int64_t begin, int64_t end, int64_t block, 
     step_ctx* c = vctx;
     hy_fem_model* m = c->m;
     for (int64_t v = begin; v < end; v++) {
-        const double* p = c->p + 3 * v;
-        double* y = c->y + 3 * v;
-        if (m->fixed[v]) {
-            y[0] = p[0], y[1] = p[1], y[2] = p[2];
-            continue;
-        }
-        double k[3], s = m->mass[v] * m->diag_scale;
-        gather(m, (int32_t)v, k);
-        for (int a = 0; a < 3; a++) y[a] = s * p[a] + m->k_scale * k[a];
+        double k[3] = {0, 0, 0};
+        if (!m->fixed[v]) gather(m, (int32_t)v, k);
+        hy_fem_hd_matvec_vertex(m->fixed[v], m->mass[v], m->diag_scale, m->k_scale, k, c->p + 3 * v, c->y + 3 * v);
     }
 }
 
+void hy_fem_view(const hy_fem_model* m, hy_fem_hd_model* out) {
+    *out = (hy_fem_hd_model){m->nv,   m->nt,   m->nq,   m->mu,        m->lambda,   m->tet,  m->rest,
+                             m->grad, m->vol,  m->mass, m->fixed,     m->inc_start, m->inc,  m->rgrad,
+                             m->efor, m->diag_scale, m->k_scale};
+}
+
+/* A GPU call that failed: the GPU is dropped (said once) and the caller
+ * runs the pass on the CPU, which gives the same bits. */
+static void gpu_drop(hy_fem_model* m) {
+    fprintf(stderr, "hyphys: fem: GPU cuda:%d dropped, the passes go on on the CPU: %s\n", m->device, hy_last_error());
+    hy_fem_gpu_destroy(m->gpu);
+    m->gpu = NULL;
+    m->device = -1;
+}
+
+hy_status hy_fem_set_device(hy_fem_model* m, int device) {
+    if (!m) return hy_fail(HY_ERR_INVALID_ARG, "fem: set device: NULL model");
+    if (device == m->device && (device < 0 || m->gpu)) return HY_OK;
+    hy_fem_gpu_destroy(m->gpu);
+    m->gpu = NULL;
+    m->device = -1;
+    if (device < 0) return HY_OK;
+    hy_fem_hd_model v;
+    hy_fem_view(m, &v);
+    hy_status s = hy_fem_gpu_create(device, &v, &m->gpu);
+    if (!s) m->device = device;
+    return s;
+}
+
+int hy_fem_device(const hy_fem_model* m) { return m && m->gpu ? m->device : -1; }
+
 void hy_fem_apply(hy_fem_model* m, hy_pool* pool, const double* p, double* y) {
+    if (m->gpu) {
+        hy_fem_hd_model v;
+        hy_fem_view(m, &v);
+        if (!hy_fem_gpu_apply(m->gpu, &v, p, y)) return;
+        gpu_drop(m);
+    }
     elem_ctx ec = {.m = m, .p = p};
     hy_pool_for(pool, m->nq, QUAD_GRAIN, apply_block, &ec);
     step_ctx c = {.m = m, .p = p, .y = y};
@@ -496,6 +336,7 @@ static void forces_block(void* vctx, int64_t begin, int64_t end, int64_t block, 
 
 void hy_fem_model_destroy(hy_fem_model* m) {
     if (!m) return;
+    hy_fem_gpu_destroy(m->gpu);
     free(m->tet);
     free(m->rest);
     free(m->grad);
@@ -540,6 +381,7 @@ hy_status hy_fem_model_create(const double* rest, int32_t nv, const int32_t* tet
     if (st) return st;
 
     hy_fem_model* m = calloc(1, sizeof *m);
+    if (m) m->device = -1;
     if (!m) return hy_fail(HY_ERR_NOMEM, "fem: out of memory");
     m->nv = nv, m->nt = nt, m->nq = (nt + 3) / 4;
     double E = params->young, nu = params->poisson;
@@ -643,7 +485,10 @@ hy_status hy_fem_prepare(hy_fem_model* m, hy_pool* pool, const double* x0, const
     m->k_scale = dt * m->beta + dt * dt;
     /* rotations at x0; f(x0) - (beta + dt) K' v0 in one pass, K being linear */
     elem_ctx ec = {.m = m, .x = x0, .v = v0, .vscale = m->beta + dt};
-    hy_pool_for(pool, m->nt, ELEM_GRAIN, rotate_block, &ec);
+    hy_fem_hd_model hv;
+    hy_fem_view(m, &hv);
+    if (m->gpu && hy_fem_gpu_rotate(m->gpu, &hv, x0, v0, ec.vscale)) gpu_drop(m);
+    if (!m->gpu) hy_pool_for(pool, m->nt, ELEM_GRAIN, rotate_block, &ec);
     hy_pool_for(pool, m->nv, VERTEX_GRAIN, rhs_block, &c);
     return HY_OK;
 }
@@ -681,8 +526,8 @@ double hy_fem_elastic_energy(const hy_fem_model* m, const double* x) {
     double total = 0.0;
     for (int32_t e = 0; e < m->nt; e++) {
         double F[9], R[9], G[9];
-        deformation_gradient(m, e, x, F);
-        hy_fem_polar_rotation(F, R);
+        hy_fem_hd_deformation_gradient(m->tet + 4 * e, m->grad + 12 * e, x, F);
+        hy_fem_hd_polar(F, R);
         /* G = R^T F - I */
         for (int a = 0; a < 3; a++)
             for (int c = 0; c < 3; c++)

@@ -17,6 +17,7 @@
 
 #include "hyphys/hyphys.h"
 #include "core/pool.h"
+#include "solvers/fem_hd.h"
 #include "solvers/implicit.h"
 
 typedef struct hy_fem_params {
@@ -109,6 +110,25 @@ double hy_fem_kinetic_energy(const hy_fem_model* m, const double* v);
  * asks for AVX2 (granted only with it), 0 turns it off, -1 leaves it;
  * returns the setting before. Both give the same bits; for tests. */
 int hy_fem_simd(int on);
+
+/* The model's arrays and step scratch as the shared kernels read them
+ * (solvers/fem_hd.h); valid while the model lives (the scalars as of the
+ * last prepared step). For the GPU's copy and the tests. */
+void hy_fem_view(const hy_fem_model* m, hy_fem_hd_model* out);
+
+/* Run the step's element and vertex passes (the rotations with the
+ * corner forces in prepare, and each matrix-vector product of the solve)
+ * on CUDA GPU `device` (solvers/fem_cuda.h): the model's arrays go up
+ * once; per step the positions and velocities go up and the rotated
+ * gradients and forces come down, per product the vector goes up and the
+ * product comes down. The arithmetic is the CPU's (solvers/fem_hd.h), so
+ * the results, and a step's state, have the same bits. device < 0 goes
+ * back to the CPU. HY_ERR_UNSUPPORTED when this build has no CUDA or there
+ * is no GPU `device`; a GPU that fails later is dropped with one message on
+ * stderr and the step goes on on the CPU (the same bits). */
+hy_status hy_fem_set_device(hy_fem_model* m, int device);
+/* The GPU the model's passes run on, or -1. */
+int hy_fem_device(const hy_fem_model* m);
 
 /* The rotation R of the polar decomposition F = R S (R proper, det +1),
  * with the smallest singular value's sign flipped when det F < 0 (Irving

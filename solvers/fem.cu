@@ -1,0 +1,235 @@
+/* The corotational FEM's element and vertex passes on a CUDA GPU
+ * (solvers/fem_cuda.h): one thread per element for the rotations and the
+ * matrix-vector product's corner forces, one per vertex for the gather, all
+ * through the HY_HD functions of solvers/fem_hd.h that the CPU runs, built
+ * with --fmad=false, so each output has the CPU's bits. The vertex sums run
+ * over each vertex's corners in element order, as on the CPU: no atomics,
+ * nothing depends on the launch. The reductions of the solve (CG's dot
+ * products) stay on the host, where OpenBLAS runs them in fixed blocks. */
+#include <cuda_runtime.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "solvers/fem_cuda.h"
+#include "solvers/fem_hd.h"
+
+extern "C" {
+#include "core/error.h"
+}
+
+#define FEM_BLOCK 128
+
+static double fem_now(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+struct hy_fem_gpu {
+    int device;
+    cudaStream_t stream;
+    int32_t nv, nt, nq;
+    int32_t *tet, *inc_start, *inc;
+    double *rest, *grad, *vol, *mass;
+    uint8_t* fixed;
+    double *x, *v, *p, *y, *rgrad, *efor;
+    double seconds_copy, seconds_kernel;
+    int64_t bytes_up, bytes_down;
+};
+
+static hy_status fem_cuda_fail(int device, const char* call, cudaError_t e) {
+    (void)cudaGetLastError();
+    hy_status s = e == cudaErrorMemoryAllocation ? HY_ERR_NOMEM : HY_ERR_INTERNAL;
+    return hy_fail(s, "fem: cuda:%d: %s failed: %s (%s)", device, call, cudaGetErrorName(e), cudaGetErrorString(e));
+}
+
+#define FCK(call)                                                   \
+    do {                                                            \
+        cudaError_t fck_e_ = (call);                                \
+        if (fck_e_ != cudaSuccess) return fem_cuda_fail(device, #call, fck_e_); \
+    } while (0)
+
+__global__ void __launch_bounds__(FEM_BLOCK)
+    fem_rotate_kernel(int32_t nt, const int32_t* __restrict__ tet, const double* __restrict__ grad,
+                      const double* __restrict__ vol, double mu, double lambda, const double* __restrict__ rest,
+                      const double* __restrict__ x, const double* __restrict__ v, double vscale,
+                      double* __restrict__ rgrad, double* __restrict__ efor) {
+    int64_t e = (int64_t)blockIdx.x * FEM_BLOCK + threadIdx.x;
+    if (e >= nt) return;
+    hy_fem_hd_rotate(tet + 4 * e, grad + 12 * e, vol[e], mu, lambda, rest, x, v, vscale,
+                     rgrad + hy_fem_hd_quad(e, 0), 4, efor + 12 * e);
+}
+
+__global__ void __launch_bounds__(FEM_BLOCK)
+    fem_apply_kernel(int32_t nt, const int32_t* __restrict__ tet, const double* __restrict__ rgrad,
+                     const double* __restrict__ vol, double mu, double lambda, const uint8_t* __restrict__ fixed,
+                     const double* __restrict__ p, double* __restrict__ efor) {
+    int64_t e = (int64_t)blockIdx.x * FEM_BLOCK + threadIdx.x;
+    if (e >= nt) return;
+    hy_fem_hd_apply_element(tet + 4 * e, rgrad + hy_fem_hd_quad(e, 0), 4, vol[e], mu, lambda, fixed, p,
+                            efor + 12 * e);
+}
+
+__global__ void __launch_bounds__(FEM_BLOCK)
+    fem_matvec_kernel(int32_t nv, const int32_t* __restrict__ inc_start, const int32_t* __restrict__ inc,
+                      const double* __restrict__ efor, const uint8_t* __restrict__ fixed,
+                      const double* __restrict__ mass, double diag_scale, double k_scale,
+                      const double* __restrict__ p, double* __restrict__ y) {
+    int32_t v = (int32_t)(blockIdx.x * FEM_BLOCK + threadIdx.x);
+    if (v >= nv) return;
+    double k[3] = {0, 0, 0};
+    if (!fixed[v]) hy_fem_hd_gather(inc_start, inc, efor, v, k);
+    hy_fem_hd_matvec_vertex(fixed[v], mass[v], diag_scale, k_scale, k, p + 3 * (int64_t)v, y + 3 * (int64_t)v);
+}
+
+extern "C" int hy_fem_gpu_count(void) {
+    int n = 0;
+    if (cudaGetDeviceCount(&n) != cudaSuccess) {
+        (void)cudaGetLastError();
+        return 0;
+    }
+    return n;
+}
+
+/* A device copy of n elements of host array h. */
+template <typename T>
+static hy_status up(int device, cudaStream_t st, T** d, const T* h, size_t n, int64_t* bytes) {
+    FCK(cudaMalloc((void**)d, sizeof(T) * (n ? n : 1)));
+    if (h && n) FCK(cudaMemcpyAsync(*d, h, sizeof(T) * n, cudaMemcpyHostToDevice, st));
+    *bytes += (int64_t)(sizeof(T) * n);
+    return HY_OK;
+}
+
+extern "C" void hy_fem_gpu_destroy(hy_fem_gpu* g) {
+    if (!g) return;
+    (void)cudaSetDevice(g->device);
+    void* bufs[] = {g->tet, g->inc_start, g->inc, g->rest, g->grad, g->vol, g->mass, g->fixed,
+                    g->x,   g->v,         g->p,   g->y,    g->rgrad, g->efor};
+    for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++) cudaFree(bufs[i]);
+    if (g->stream) cudaStreamDestroy(g->stream);
+    free(g);
+}
+
+static hy_status create(int device, hy_fem_gpu* g, const hy_fem_hd_model* m) {
+    FCK(cudaSetDevice(device));
+    /* the rotation's polar decomposition keeps a few 3x3 blocks per thread */
+    cudaFuncAttributes fa;
+    FCK(cudaFuncGetAttributes(&fa, (const void*)fem_rotate_kernel));
+    size_t stack = 0;
+    FCK(cudaDeviceGetLimit(&stack, cudaLimitStackSize));
+    if (stack < fa.localSizeBytes + 1024) FCK(cudaDeviceSetLimit(cudaLimitStackSize, fa.localSizeBytes + 1024));
+    FCK(cudaStreamCreateWithFlags(&g->stream, cudaStreamNonBlocking));
+    size_t nv = (size_t)m->nv, nt = (size_t)m->nt, nq = (size_t)m->nq;
+    int64_t b = 0;
+    hy_status s = HY_OK;
+    if (!s) s = up(device, g->stream, &g->tet, m->tet, 16 * nq, &b);
+    if (!s) s = up(device, g->stream, &g->inc_start, m->inc_start, nv + 1, &b);
+    if (!s) s = up(device, g->stream, &g->inc, m->inc, 4 * nt, &b);
+    if (!s) s = up(device, g->stream, &g->rest, m->rest, 3 * nv, &b);
+    if (!s) s = up(device, g->stream, &g->grad, m->grad, 12 * nt, &b);
+    if (!s) s = up(device, g->stream, &g->vol, m->vol, 4 * nq, &b);
+    if (!s) s = up(device, g->stream, &g->mass, m->mass, nv, &b);
+    if (!s) s = up(device, g->stream, &g->fixed, m->fixed, nv, &b);
+    int64_t none = 0;
+    if (!s) s = up(device, g->stream, &g->x, (const double*)NULL, 3 * nv, &none);
+    if (!s) s = up(device, g->stream, &g->v, (const double*)NULL, 3 * nv, &none);
+    if (!s) s = up(device, g->stream, &g->p, (const double*)NULL, 3 * nv, &none);
+    if (!s) s = up(device, g->stream, &g->y, (const double*)NULL, 3 * nv, &none);
+    if (!s) s = up(device, g->stream, &g->rgrad, (const double*)NULL, 48 * nq, &none);
+    if (!s) s = up(device, g->stream, &g->efor, (const double*)NULL, 48 * nq, &none);
+    if (s) return s;
+    /* the last quad's padding lanes are read by the CPU's four-wide kernel:
+     * zeros, as the host's scratch starts */
+    FCK(cudaMemsetAsync(g->rgrad, 0, sizeof(double) * 48 * nq, g->stream));
+    FCK(cudaStreamSynchronize(g->stream));
+    g->bytes_up += b;
+    return HY_OK;
+}
+
+extern "C" hy_status hy_fem_gpu_create(int device, const hy_fem_hd_model* m, hy_fem_gpu** out) {
+    if (!out || !m) return hy_fail(HY_ERR_INVALID_ARG, "fem: cuda:%d: NULL model or output", device);
+    *out = NULL;
+    int count = hy_fem_gpu_count();
+    if (device < 0 || device >= count)
+        return hy_fail(HY_ERR_UNSUPPORTED, "fem: no GPU cuda:%d (%d found)", device, count);
+    hy_fem_gpu* g = (hy_fem_gpu*)calloc(1, sizeof *g);
+    if (!g) return hy_fail(HY_ERR_NOMEM, "fem: out of memory for a GPU context");
+    g->device = device;
+    g->nv = m->nv, g->nt = m->nt, g->nq = m->nq;
+    hy_status s = create(device, g, m);
+    if (s) {
+        hy_fem_gpu_destroy(g);
+        return s;
+    }
+    *out = g;
+    return HY_OK;
+}
+
+static unsigned int blocks(int64_t n) { return (unsigned int)((n + FEM_BLOCK - 1) / FEM_BLOCK); }
+
+extern "C" hy_status hy_fem_gpu_rotate(hy_fem_gpu* g, const hy_fem_hd_model* m, const double* x, const double* v,
+                                       double vscale) {
+    if (!g || !m || !x) return hy_fail(HY_ERR_INVALID_ARG, "fem: GPU rotate: NULL argument");
+    int device = g->device;
+    size_t n3 = 3 * (size_t)g->nv, nr = 48 * (size_t)g->nq;
+    FCK(cudaSetDevice(device));
+    double t0 = fem_now();
+    FCK(cudaMemcpyAsync(g->x, x, sizeof(double) * n3, cudaMemcpyHostToDevice, g->stream));
+    if (v) FCK(cudaMemcpyAsync(g->v, v, sizeof(double) * n3, cudaMemcpyHostToDevice, g->stream));
+    FCK(cudaStreamSynchronize(g->stream));
+    double t1 = fem_now();
+    if (g->nt > 0)
+        fem_rotate_kernel<<<blocks(g->nt), FEM_BLOCK, 0, g->stream>>>(g->nt, g->tet, g->grad, g->vol, m->mu, m->lambda,
+                                                                     g->rest, g->x, v ? g->v : NULL, vscale, g->rgrad,
+                                                                     g->efor);
+    FCK(cudaGetLastError());
+    FCK(cudaStreamSynchronize(g->stream));
+    double t2 = fem_now();
+    FCK(cudaMemcpyAsync(m->rgrad, g->rgrad, sizeof(double) * nr, cudaMemcpyDeviceToHost, g->stream));
+    FCK(cudaMemcpyAsync(m->efor, g->efor, sizeof(double) * 12 * (size_t)g->nt, cudaMemcpyDeviceToHost, g->stream));
+    FCK(cudaStreamSynchronize(g->stream));
+    double t3 = fem_now();
+    g->seconds_copy += (t1 - t0) + (t3 - t2);
+    g->seconds_kernel += t2 - t1;
+    g->bytes_up += (int64_t)(sizeof(double) * n3 * (v ? 2 : 1));
+    g->bytes_down += (int64_t)(sizeof(double) * (nr + 12 * (size_t)g->nt));
+    return HY_OK;
+}
+
+extern "C" hy_status hy_fem_gpu_apply(hy_fem_gpu* g, const hy_fem_hd_model* m, const double* p, double* y) {
+    if (!g || !m || !p || !y) return hy_fail(HY_ERR_INVALID_ARG, "fem: GPU apply: NULL argument");
+    int device = g->device;
+    size_t n3 = 3 * (size_t)g->nv;
+    FCK(cudaSetDevice(device));
+    double t0 = fem_now();
+    FCK(cudaMemcpyAsync(g->p, p, sizeof(double) * n3, cudaMemcpyHostToDevice, g->stream));
+    FCK(cudaStreamSynchronize(g->stream));
+    double t1 = fem_now();
+    if (g->nt > 0)
+        fem_apply_kernel<<<blocks(g->nt), FEM_BLOCK, 0, g->stream>>>(g->nt, g->tet, g->rgrad, g->vol, m->mu, m->lambda,
+                                                                    g->fixed, g->p, g->efor);
+    FCK(cudaGetLastError());
+    if (g->nv > 0)
+        fem_matvec_kernel<<<blocks(g->nv), FEM_BLOCK, 0, g->stream>>>(g->nv, g->inc_start, g->inc, g->efor, g->fixed,
+                                                                     g->mass, m->diag_scale, m->k_scale, g->p, g->y);
+    FCK(cudaGetLastError());
+    FCK(cudaStreamSynchronize(g->stream));
+    double t2 = fem_now();
+    FCK(cudaMemcpyAsync(y, g->y, sizeof(double) * n3, cudaMemcpyDeviceToHost, g->stream));
+    FCK(cudaStreamSynchronize(g->stream));
+    double t3 = fem_now();
+    g->seconds_copy += (t1 - t0) + (t3 - t2);
+    g->seconds_kernel += t2 - t1;
+    g->bytes_up += (int64_t)(sizeof(double) * n3);
+    g->bytes_down += (int64_t)(sizeof(double) * n3);
+    return HY_OK;
+}
+
+extern "C" void hy_fem_gpu_totals(const hy_fem_gpu* g, double* seconds_copy, double* seconds_kernel, int64_t* bytes_up,
+                                  int64_t* bytes_down) {
+    if (seconds_copy) *seconds_copy = g ? g->seconds_copy : 0.0;
+    if (seconds_kernel) *seconds_kernel = g ? g->seconds_kernel : 0.0;
+    if (bytes_up) *bytes_up = g ? g->bytes_up : 0;
+    if (bytes_down) *bytes_down = g ? g->bytes_down : 0;
+}

@@ -1,0 +1,49 @@
+/* The corotational FEM's element and vertex passes on a CUDA GPU
+ * (solvers/fem.cu), the arithmetic of solvers/fem_hd.h that the CPU runs
+ * (solvers/fem.c), so every output has the CPU's bits. Without CUDA in the
+ * build (or in sanitizer builds) solvers/fem_cuda_stub.c answers
+ * HY_ERR_UNSUPPORTED. One model's GPU context is used by one thread at a
+ * time. */
+#ifndef HY_SOLVERS_FEM_CUDA_H
+#define HY_SOLVERS_FEM_CUDA_H
+
+#include "hyphys/hyphys.h"
+#include "solvers/fem_hd.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct hy_fem_gpu hy_fem_gpu;
+
+/* GPUs this build can use (0 without CUDA or without a GPU). */
+int hy_fem_gpu_count(void);
+
+/* The model's constant arrays (tet, rest, grad, vol, mass, fixed, the
+ * incidence) up to GPU `device`, and room for the step's. HY_ERR_UNSUPPORTED
+ * (no CUDA, no such GPU), HY_ERR_NOMEM, HY_ERR_INTERNAL (a CUDA error,
+ * named). */
+hy_status hy_fem_gpu_create(int device, const hy_fem_hd_model* m, hy_fem_gpu** out);
+void hy_fem_gpu_destroy(hy_fem_gpu* g);
+
+/* The rotation pass at x (+ vscale v; v may be NULL): per element
+ * hy_fem_hd_rotate. The rotated gradients stay on the GPU for apply and
+ * come down with the corner forces into m->rgrad and m->efor (the CPU's
+ * right-hand side and preconditioner read them). */
+hy_status hy_fem_gpu_rotate(hy_fem_gpu* g, const hy_fem_hd_model* m, const double* x, const double* v, double vscale);
+
+/* y = A p for the prepared step (m->diag_scale, m->k_scale): per element
+ * hy_fem_hd_apply_element, per vertex hy_fem_hd_gather and
+ * hy_fem_hd_matvec_vertex; p (3 nv) up, y (3 nv) down. */
+hy_status hy_fem_gpu_apply(hy_fem_gpu* g, const hy_fem_hd_model* m, const double* p, double* y);
+
+/* Seconds of host<->device copies and of kernels since the context was
+ * made, and the bytes moved each way (for benches). */
+void hy_fem_gpu_totals(const hy_fem_gpu* g, double* seconds_copy, double* seconds_kernel, int64_t* bytes_up,
+                       int64_t* bytes_down);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,129 @@
+/* The FEM's shared element and vertex arithmetic (solvers/fem_hd.h), the
+ * code the CUDA kernels (solvers/fem.cu) run, checked on the CPU against
+ * the CPU's own passes, bit for bit, on a deformed, partly fixed box with
+ * a padded last quad of elements:
+ * - the rotation pass: per element hy_fem_hd_rotate (rotated gradients
+ *   written at stride 1, as a GPU thread could) gives the model's rotated
+ *   gradients and, gathered per vertex, the elastic forces
+ *   hy_fem_elastic_forces returns;
+ * - the matrix-vector product of a prepared step: per element
+ *   hy_fem_hd_apply_element (one lane of the CPU's four-element kernel),
+ *   per vertex hy_fem_hd_gather and hy_fem_hd_matvec_vertex, against
+ *   hy_fem_apply with its vector kernel in SSE2 and in AVX2 registers, and
+ *   on one and two threads;
+ * - without CUDA (or a GPU) hy_fem_set_device refuses with
+ *   HY_ERR_UNSUPPORTED and the model stays on the CPU. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/pool.h"
+#include "core/tetmesh.h"
+#include "hyphys/hyphys.h"
+#include "solvers/fem.h"
+#include "solvers/fem_cuda.h"
+#include "solvers/fem_hd.h"
+#include "test.h"
+
+static uint64_t g_rng = 0x9E3779B97F4A7C15ull;
+static double rnd(void) {
+    g_rng ^= g_rng << 13;
+    g_rng ^= g_rng >> 7;
+    g_rng ^= g_rng << 17;
+    return (double)(g_rng >> 11) * (1.0 / 9007199254740992.0);
+}
+
+static int same(const double* a, const double* b, size_t n) { return memcmp(a, b, sizeof(double) * n) == 0; }
+
+int main(void) {
+    double o[3] = {0, 0, 0}, sz[3] = {0.5, 0.1, 0.3};
+    hy_tetmesh* mesh = NULL;
+    CHECK_OK(hy_tetmesh_box(o, sz, 5, 1, 3, &mesh)); /* 90 elements */
+    if (!mesh) TEST_END();
+    int32_t nv = mesh->vertex_count, nt = mesh->tet_count, nfix = 0;
+    int32_t* fixed = malloc(sizeof(int32_t) * (size_t)nv);
+    for (int32_t v = 0; v < nv; v++)
+        if (mesh->positions[3 * v] == 0.0) fixed[nfix++] = v;
+    hy_fem_params p = {2e6, 0.35, 1000, 0.1, 0.01};
+    hy_fem_model* m = NULL;
+    CHECK_OK(hy_fem_model_create(mesh->positions, nv, mesh->tets, nt, &p, fixed, nfix, &m));
+    hy_pool* pool1 = hy_pool_create(1);
+    hy_pool* pool2 = hy_pool_create(2);
+    size_t n3 = 3 * (size_t)nv;
+    double *x = malloc(sizeof(double) * n3), *v = malloc(sizeof(double) * n3), *f = malloc(sizeof(double) * n3),
+           *fr = malloc(sizeof(double) * n3), *pv = malloc(sizeof(double) * n3), *y = malloc(sizeof(double) * n3),
+           *yr = malloc(sizeof(double) * n3), *rhs = malloc(sizeof(double) * n3);
+    CHECK(m && pool1 && pool2 && x && v && f && fr && pv && y && yr && rhs);
+    if (!m || !pool1 || !pool2 || !x || !v || !f || !fr || !pv || !y || !yr || !rhs) TEST_END();
+    CHECK(nt % 4 != 0); /* the last quad is padded */
+    /* a large deformation (some elements nearly flat) and a velocity */
+    for (size_t i = 0; i < n3; i++) {
+        x[i] = mesh->positions[i] + 0.03 * (rnd() - 0.5) + (i % 3 == 1 ? 0.2 * mesh->positions[i - 1] * mesh->positions[i - 1] : 0.0);
+        v[i] = rnd() - 0.5;
+        pv[i] = rnd() - 0.5;
+    }
+    hy_fem_hd_model hv;
+    hy_fem_view(m, &hv);
+    CHECK(hv.nv == nv && hv.nt == nt && hv.nq == (nt + 3) / 4);
+
+    /* the rotation pass */
+    CHECK_OK(hy_fem_elastic_forces(m, pool2, x, f));
+    double* rg = malloc(sizeof(double) * 12 * (size_t)nt);
+    double* ef = malloc(sizeof(double) * 48 * (size_t)hv.nq);
+    int rot_same = 1;
+    for (int32_t e = 0; e < nt; e++) {
+        hy_fem_hd_rotate(hv.tet + 4 * e, hv.grad + 12 * e, hv.vol[e], hv.mu, hv.lambda, hv.rest, x, NULL, 0.0,
+                         rg + 12 * e, 1, ef + 12 * e);
+        for (int j = 0; j < 12; j++) rot_same &= memcmp(&rg[12 * e + j], &hv.rgrad[hy_fem_hd_quad(e, j)], sizeof(double)) == 0;
+    }
+    for (int32_t k = 0; k < nv; k++) hy_fem_hd_gather(hv.inc_start, hv.inc, ef, k, fr + 3 * k);
+    CHECK(rot_same);
+    CHECK(same(f, fr, n3));
+    double fmax = 0.0;
+    for (size_t i = 0; i < n3; i++) fmax = fmax > fabs(f[i]) ? fmax : fabs(f[i]);
+    CHECK(fmax > 1.0); /* the forces are not trivially zero */
+
+    /* the matrix-vector product of a prepared step */
+    double grav[3] = {0, -9.81, 0};
+    CHECK_OK(hy_fem_prepare(m, pool2, x, v, 0.01, grav, NULL, NULL, rhs));
+    hy_fem_view(m, &hv);
+    CHECK(hv.diag_scale > 1.0 && hv.k_scale > 0.0);
+    for (int32_t e = 0; e < nt; e++)
+        hy_fem_hd_apply_element(hv.tet + 4 * e, hv.rgrad + hy_fem_hd_quad(e, 0), 4, hv.vol[e], hv.mu, hv.lambda,
+                                hv.fixed, pv, ef + 12 * e);
+    for (int32_t k = 0; k < nv; k++) {
+        double kf[3] = {0, 0, 0};
+        if (!hv.fixed[k]) hy_fem_hd_gather(hv.inc_start, hv.inc, ef, k, kf);
+        hy_fem_hd_matvec_vertex(hv.fixed[k], hv.mass[k], hv.diag_scale, hv.k_scale, kf, pv + 3 * k, yr + 3 * k);
+    }
+    int before = hy_fem_simd(-1);
+    for (int simd = 0; simd < 2; simd++) {
+        hy_fem_simd(simd);
+        for (int threads = 1; threads <= 2; threads++) {
+            memset(y, 0, sizeof(double) * n3);
+            hy_fem_apply(m, threads == 1 ? pool1 : pool2, pv, y);
+            CHECK(same(y, yr, n3));
+        }
+    }
+    hy_fem_simd(before);
+
+    /* no GPU here: refused, the model stays on the CPU */
+    if (hy_fem_gpu_count() == 0) {
+        CHECK(hy_fem_set_device(m, 0) == HY_ERR_UNSUPPORTED);
+        CHECK(hy_fem_device(m) == -1);
+        memset(y, 0, sizeof(double) * n3);
+        hy_fem_apply(m, pool1, pv, y);
+        CHECK(same(y, yr, n3));
+    }
+    CHECK_OK(hy_fem_set_device(m, -1));
+    fprintf(stderr, "fem_hd: %d elements (%d quads), %d vertices (%d fixed): rotation pass and product bit-equal\n", nt,
+            hv.nq, nv, nfix);
+
+    free(rg), free(ef), free(x), free(v), free(f), free(fr), free(pv), free(y), free(yr), free(rhs), free(fixed);
+    hy_fem_model_destroy(m);
+    hy_pool_destroy(pool1);
+    hy_pool_destroy(pool2);
+    hy_tetmesh_destroy(mesh);
+    TEST_END();
+}
