@@ -6,25 +6,15 @@
  * over each vertex's corners in element order, as on the CPU: no atomics,
  * nothing depends on the launch. The reductions of the solve (CG's dot
  * products) stay on the host, where OpenBLAS runs them in fixed blocks. */
-#include <cuda_runtime.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "solvers/fem_cuda.h"
 #include "solvers/fem_hd.h"
+#include "solvers/solvers_cuda.cuh"
 
-extern "C" {
-#include "core/error.h"
-}
-
-#define FEM_BLOCK 128
-
-static double fem_now(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
+#define FEM_BLOCK SOLVER_BLOCK
+static const char* const who = "fem";
 
 struct hy_fem_gpu {
     int device;
@@ -37,18 +27,6 @@ struct hy_fem_gpu {
     double seconds_copy, seconds_kernel;
     int64_t bytes_up, bytes_down;
 };
-
-static hy_status fem_cuda_fail(int device, const char* call, cudaError_t e) {
-    (void)cudaGetLastError();
-    hy_status s = e == cudaErrorMemoryAllocation ? HY_ERR_NOMEM : HY_ERR_INTERNAL;
-    return hy_fail(s, "fem: cuda:%d: %s failed: %s (%s)", device, call, cudaGetErrorName(e), cudaGetErrorString(e));
-}
-
-#define FCK(call)                                                   \
-    do {                                                            \
-        cudaError_t fck_e_ = (call);                                \
-        if (fck_e_ != cudaSuccess) return fem_cuda_fail(device, #call, fck_e_); \
-    } while (0)
 
 __global__ void __launch_bounds__(FEM_BLOCK)
     fem_rotate_kernel(int32_t nt, const int32_t* __restrict__ tet, const double* __restrict__ grad,
@@ -83,23 +61,7 @@ __global__ void __launch_bounds__(FEM_BLOCK)
     hy_fem_hd_matvec_vertex(fixed[v], mass[v], diag_scale, k_scale, k, p + 3 * (int64_t)v, y + 3 * (int64_t)v);
 }
 
-extern "C" int hy_fem_gpu_count(void) {
-    int n = 0;
-    if (cudaGetDeviceCount(&n) != cudaSuccess) {
-        (void)cudaGetLastError();
-        return 0;
-    }
-    return n;
-}
-
-/* A device copy of n elements of host array h. */
-template <typename T>
-static hy_status up(int device, cudaStream_t st, T** d, const T* h, size_t n, int64_t* bytes) {
-    FCK(cudaMalloc((void**)d, sizeof(T) * (n ? n : 1)));
-    if (h && n) FCK(cudaMemcpyAsync(*d, h, sizeof(T) * n, cudaMemcpyHostToDevice, st));
-    *bytes += (int64_t)(sizeof(T) * n);
-    return HY_OK;
-}
+extern "C" int hy_fem_gpu_count(void) { return solver_gpu_count(); }
 
 extern "C" void hy_fem_gpu_destroy(hy_fem_gpu* g) {
     if (!g) return;
@@ -123,21 +85,20 @@ static hy_status create(int device, hy_fem_gpu* g, const hy_fem_hd_model* m) {
     size_t nv = (size_t)m->nv, nt = (size_t)m->nt, nq = (size_t)m->nq;
     int64_t b = 0;
     hy_status s = HY_OK;
-    if (!s) s = up(device, g->stream, &g->tet, m->tet, 16 * nq, &b);
-    if (!s) s = up(device, g->stream, &g->inc_start, m->inc_start, nv + 1, &b);
-    if (!s) s = up(device, g->stream, &g->inc, m->inc, 4 * nt, &b);
-    if (!s) s = up(device, g->stream, &g->rest, m->rest, 3 * nv, &b);
-    if (!s) s = up(device, g->stream, &g->grad, m->grad, 12 * nt, &b);
-    if (!s) s = up(device, g->stream, &g->vol, m->vol, 4 * nq, &b);
-    if (!s) s = up(device, g->stream, &g->mass, m->mass, nv, &b);
-    if (!s) s = up(device, g->stream, &g->fixed, m->fixed, nv, &b);
-    int64_t none = 0;
-    if (!s) s = up(device, g->stream, &g->x, (const double*)NULL, 3 * nv, &none);
-    if (!s) s = up(device, g->stream, &g->v, (const double*)NULL, 3 * nv, &none);
-    if (!s) s = up(device, g->stream, &g->p, (const double*)NULL, 3 * nv, &none);
-    if (!s) s = up(device, g->stream, &g->y, (const double*)NULL, 3 * nv, &none);
-    if (!s) s = up(device, g->stream, &g->rgrad, (const double*)NULL, 48 * nq, &none);
-    if (!s) s = up(device, g->stream, &g->efor, (const double*)NULL, 48 * nq, &none);
+    if (!s) s = solver_up(who, device, g->stream, &g->tet, m->tet, 16 * nq, &b);
+    if (!s) s = solver_up(who, device, g->stream, &g->inc_start, m->inc_start, nv + 1, &b);
+    if (!s) s = solver_up(who, device, g->stream, &g->inc, m->inc, 4 * nt, &b);
+    if (!s) s = solver_up(who, device, g->stream, &g->rest, m->rest, 3 * nv, &b);
+    if (!s) s = solver_up(who, device, g->stream, &g->grad, m->grad, 12 * nt, &b);
+    if (!s) s = solver_up(who, device, g->stream, &g->vol, m->vol, 4 * nq, &b);
+    if (!s) s = solver_up(who, device, g->stream, &g->mass, m->mass, nv, &b);
+    if (!s) s = solver_up(who, device, g->stream, &g->fixed, m->fixed, nv, &b);
+    if (!s) s = solver_up(who, device, g->stream, &g->x, (const double*)NULL, 3 * nv, &b);
+    if (!s) s = solver_up(who, device, g->stream, &g->v, (const double*)NULL, 3 * nv, &b);
+    if (!s) s = solver_up(who, device, g->stream, &g->p, (const double*)NULL, 3 * nv, &b);
+    if (!s) s = solver_up(who, device, g->stream, &g->y, (const double*)NULL, 3 * nv, &b);
+    if (!s) s = solver_up(who, device, g->stream, &g->rgrad, (const double*)NULL, 48 * nq, &b);
+    if (!s) s = solver_up(who, device, g->stream, &g->efor, (const double*)NULL, 48 * nq, &b);
     if (s) return s;
     /* the last quad's padding lanes are read by the CPU's four-wide kernel:
      * zeros, as the host's scratch starts */
@@ -166,7 +127,6 @@ extern "C" hy_status hy_fem_gpu_create(int device, const hy_fem_hd_model* m, hy_
     return HY_OK;
 }
 
-static unsigned int blocks(int64_t n) { return (unsigned int)((n + FEM_BLOCK - 1) / FEM_BLOCK); }
 
 extern "C" hy_status hy_fem_gpu_rotate(hy_fem_gpu* g, const hy_fem_hd_model* m, const double* x, const double* v,
                                        double vscale) {
@@ -174,22 +134,22 @@ extern "C" hy_status hy_fem_gpu_rotate(hy_fem_gpu* g, const hy_fem_hd_model* m, 
     int device = g->device;
     size_t n3 = 3 * (size_t)g->nv, nr = 48 * (size_t)g->nq;
     FCK(cudaSetDevice(device));
-    double t0 = fem_now();
+    double t0 = solver_now();
     FCK(cudaMemcpyAsync(g->x, x, sizeof(double) * n3, cudaMemcpyHostToDevice, g->stream));
     if (v) FCK(cudaMemcpyAsync(g->v, v, sizeof(double) * n3, cudaMemcpyHostToDevice, g->stream));
     FCK(cudaStreamSynchronize(g->stream));
-    double t1 = fem_now();
+    double t1 = solver_now();
     if (g->nt > 0)
-        fem_rotate_kernel<<<blocks(g->nt), FEM_BLOCK, 0, g->stream>>>(g->nt, g->tet, g->grad, g->vol, m->mu, m->lambda,
+        fem_rotate_kernel<<<solver_blocks(g->nt), FEM_BLOCK, 0, g->stream>>>(g->nt, g->tet, g->grad, g->vol, m->mu, m->lambda,
                                                                      g->rest, g->x, v ? g->v : NULL, vscale, g->rgrad,
                                                                      g->efor);
     FCK(cudaGetLastError());
     FCK(cudaStreamSynchronize(g->stream));
-    double t2 = fem_now();
+    double t2 = solver_now();
     FCK(cudaMemcpyAsync(m->rgrad, g->rgrad, sizeof(double) * nr, cudaMemcpyDeviceToHost, g->stream));
     FCK(cudaMemcpyAsync(m->efor, g->efor, sizeof(double) * 12 * (size_t)g->nt, cudaMemcpyDeviceToHost, g->stream));
     FCK(cudaStreamSynchronize(g->stream));
-    double t3 = fem_now();
+    double t3 = solver_now();
     g->seconds_copy += (t1 - t0) + (t3 - t2);
     g->seconds_kernel += t2 - t1;
     g->bytes_up += (int64_t)(sizeof(double) * n3 * (v ? 2 : 1));
@@ -202,23 +162,23 @@ extern "C" hy_status hy_fem_gpu_apply(hy_fem_gpu* g, const hy_fem_hd_model* m, c
     int device = g->device;
     size_t n3 = 3 * (size_t)g->nv;
     FCK(cudaSetDevice(device));
-    double t0 = fem_now();
+    double t0 = solver_now();
     FCK(cudaMemcpyAsync(g->p, p, sizeof(double) * n3, cudaMemcpyHostToDevice, g->stream));
     FCK(cudaStreamSynchronize(g->stream));
-    double t1 = fem_now();
+    double t1 = solver_now();
     if (g->nt > 0)
-        fem_apply_kernel<<<blocks(g->nt), FEM_BLOCK, 0, g->stream>>>(g->nt, g->tet, g->rgrad, g->vol, m->mu, m->lambda,
+        fem_apply_kernel<<<solver_blocks(g->nt), FEM_BLOCK, 0, g->stream>>>(g->nt, g->tet, g->rgrad, g->vol, m->mu, m->lambda,
                                                                     g->fixed, g->p, g->efor);
     FCK(cudaGetLastError());
     if (g->nv > 0)
-        fem_matvec_kernel<<<blocks(g->nv), FEM_BLOCK, 0, g->stream>>>(g->nv, g->inc_start, g->inc, g->efor, g->fixed,
+        fem_matvec_kernel<<<solver_blocks(g->nv), FEM_BLOCK, 0, g->stream>>>(g->nv, g->inc_start, g->inc, g->efor, g->fixed,
                                                                      g->mass, m->diag_scale, m->k_scale, g->p, g->y);
     FCK(cudaGetLastError());
     FCK(cudaStreamSynchronize(g->stream));
-    double t2 = fem_now();
+    double t2 = solver_now();
     FCK(cudaMemcpyAsync(y, g->y, sizeof(double) * n3, cudaMemcpyDeviceToHost, g->stream));
     FCK(cudaStreamSynchronize(g->stream));
-    double t3 = fem_now();
+    double t3 = solver_now();
     g->seconds_copy += (t1 - t0) + (t3 - t2);
     g->seconds_kernel += t2 - t1;
     g->bytes_up += (int64_t)(sizeof(double) * n3);

@@ -18,6 +18,7 @@
 #include "solvers/massspring.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -25,6 +26,8 @@
 #include "core/hd.h"
 #include "core/tetmesh.h"
 #include "solvers/cg.h"
+#include "solvers/massspring_cuda.h"
+#include "solvers/massspring_hd.h"
 
 #define SPRING_GRAIN 2048
 
@@ -47,10 +50,13 @@ struct hy_ms_model {
     int32_t* bad;
     double* guess;      /* hy_implicit_mass_guess's scratch */
     hy_cg_workspace* cg;
+    hy_ms_gpu* gpu;     /* the spring pass and product on a GPU (hy_ms_set_device), or NULL */
+    int device;
 };
 
 void hy_ms_model_destroy(hy_ms_model* m) {
     if (!m) return;
+    hy_ms_gpu_destroy(m->gpu);
     free(m->spring);
     free(m->rest_len);
     free(m->mass);
@@ -94,6 +100,7 @@ hy_status hy_ms_model_create(const double* rest, int32_t nv, const int32_t* tets
     if (st) return st;
     size_t snv = (size_t)nv, snt = (size_t)nt;
     hy_ms_model* m = calloc(1, sizeof *m);
+    if (m) m->device = -1;
     int64_t* keys = malloc(6 * snt * sizeof *keys);
     if (!m || !keys) {
         free(m);
@@ -200,43 +207,18 @@ typedef struct ms_ctx {
 
 /* Direction, length and the elastic force on end i of spring s at x. */
 static void spring_state(const hy_ms_model* m, int64_t s, const double* x, double d[3], double* len, double f[3]) {
-    int32_t i = m->spring[2 * s], j = m->spring[2 * s + 1];
-    double l2 = 0.0;
-    for (int a = 0; a < 3; a++) {
-        d[a] = x[3 * j + a] - x[3 * i + a];
-        l2 += d[a] * d[a];
-    }
-    double l = sqrt(l2);
-    /* a collapsed spring has no direction and, by symmetry, no force */
-    double inv = l > 0 ? 1.0 / l : 0.0;
-    for (int a = 0; a < 3; a++) d[a] *= inv;
-    double t = m->k * (l - m->rest_len[s]);
-    for (int a = 0; a < 3; a++) f[a] = t * d[a];
-    *len = l;
+    hy_ms_hd_spring_state(m->spring[2 * s], m->spring[2 * s + 1], m->k, m->rest_len[s], x, d, len, f);
 }
 
 /* Per spring: the system block's d, a, b, and its right-hand side part on
- * end i, f(x0, v0) - dt K (v0_i - v0_j). */
+ * end i (solvers/massspring_hd.h, the arithmetic the GPU shares). */
 static void spring_block(void* vctx, int64_t begin, int64_t end, int64_t block, int worker) {
     (void)block, (void)worker;
     ms_ctx* c = vctx;
     hy_ms_model* m = c->m;
-    double dt = c->dt;
-    for (int64_t s = begin; s < end; s++) {
-        int32_t i = m->spring[2 * s], j = m->spring[2 * s + 1];
-        double d[3], l, f[3], w[3];
-        spring_state(m, s, c->x0, d, &l, f);
-        double g = l > m->rest_len[s] ? 1.0 - m->rest_len[s] / l : 0.0;
-        for (int a = 0; a < 3; a++) w[a] = c->v0[3 * j + a] - c->v0[3 * i + a];
-        double wd = w[0] * d[0] + w[1] * d[1] + w[2] * d[2];
-        /* damping along the spring, then + dt K (v0_j - v0_i) */
-        for (int a = 0; a < 3; a++) f[a] += m->c * wd * d[a] + dt * m->k * (g * w[a] + (1.0 - g) * wd * d[a]);
-        double* q = m->coef + 5 * s;
-        q[0] = d[0], q[1] = d[1], q[2] = d[2];
-        q[3] = dt * dt * m->k * g;
-        q[4] = dt * dt * m->k * (1.0 - g) + dt * m->c;
-        memcpy(m->sforce + 3 * s, f, sizeof f);
-    }
+    for (int64_t s = begin; s < end; s++)
+        hy_ms_hd_spring(m->spring[2 * s], m->spring[2 * s + 1], m->k, m->c, m->rest_len[s], c->x0, c->v0, c->dt,
+                        m->coef + 5 * s, m->sforce + 3 * s);
 }
 
 /* Right-hand side and the inverse diagonal blocks. */
@@ -275,6 +257,32 @@ static void rhs_block(void* vctx, int64_t begin, int64_t end, int64_t block, int
     }
 }
 
+/* A GPU call that failed: the GPU is dropped (said once) and the caller
+ * runs the pass on the CPU, which gives the same bits. */
+static void gpu_drop(hy_ms_model* m) {
+    fprintf(stderr, "hyphys: mass-spring: GPU cuda:%d dropped, the passes go on on the CPU: %s\n", m->device,
+            hy_last_error());
+    hy_ms_gpu_destroy(m->gpu);
+    m->gpu = NULL;
+    m->device = -1;
+}
+
+hy_status hy_ms_set_device(hy_ms_model* m, int device) {
+    if (!m) return hy_fail(HY_ERR_INVALID_ARG, "mass-spring: set device: NULL model");
+    if (device == m->device && (device < 0 || m->gpu)) return HY_OK;
+    hy_ms_gpu_destroy(m->gpu);
+    m->gpu = NULL;
+    m->device = -1;
+    if (device < 0) return HY_OK;
+    hy_ms_hd_model v;
+    hy_ms_view(m, &v);
+    hy_status s = hy_ms_gpu_create(device, &v, &m->gpu);
+    if (!s) m->device = device;
+    return s;
+}
+
+int hy_ms_device(const hy_ms_model* m) { return m && m->gpu ? m->device : -1; }
+
 hy_status hy_ms_prepare(hy_ms_model* m, hy_pool* pool, const double* x0, const double* v0, double dt,
                         const double gravity[3], const double* f_ext, const double* extra_diag, double* rhs) {
     if (!m || !pool || !x0 || !v0 || !gravity || !rhs)
@@ -284,38 +292,34 @@ hy_status hy_ms_prepare(hy_ms_model* m, hy_pool* pool, const double* x0, const d
     ms_ctx c = {.m = m, .x0 = x0, .v0 = v0, .f_ext = f_ext, .extra = extra_diag, .rhs = rhs, .dt = dt};
     for (int a = 0; a < 3; a++) c.g[a] = gravity[a];
     m->diag_scale = 1.0 + dt * m->alpha;
-    hy_pool_for(pool, m->ns, SPRING_GRAIN, spring_block, &c);
+    hy_ms_hd_model hv;
+    hy_ms_view(m, &hv);
+    if (m->gpu && hy_ms_gpu_springs(m->gpu, &hv, x0, v0, dt)) gpu_drop(m);
+    if (!m->gpu) hy_pool_for(pool, m->ns, SPRING_GRAIN, spring_block, &c);
     hy_pool_for(pool, m->nv, HY_IMPLICIT_GRAIN, rhs_block, &c);
     return HY_OK;
+}
+
+void hy_ms_view(const hy_ms_model* m, hy_ms_hd_model* out) {
+    *out = (hy_ms_hd_model){m->nv,     m->ns,        m->k,     m->c,    m->spring, m->rest_len, m->mass,
+                            m->fixed,  m->inc_start, m->inc,   m->coef, m->sforce, m->diag_scale};
 }
 
 static void matvec_block(void* vctx, int64_t begin, int64_t end, int64_t block, int worker) {
     (void)block, (void)worker;
     ms_ctx* c = vctx;
-    hy_ms_model* m = c->m;
-    for (int64_t v = begin; v < end; v++) {
-        const double* p = c->p + 3 * v;
-        double* y = c->y + 3 * v;
-        if (m->fixed[v]) {
-            y[0] = p[0], y[1] = p[1], y[2] = p[2];
-            continue;
-        }
-        double s = m->mass[v] * m->diag_scale;
-        double acc[3] = {s * p[0], s * p[1], s * p[2]};
-        for (int32_t k = m->inc_start[v]; k < m->inc_start[v + 1]; k++) {
-            int32_t sp = m->inc[k] / 2;
-            int32_t o = m->spring[2 * sp + 1 - (m->inc[k] & 1)];
-            const double* q = m->coef + 5 * sp;
-            double u[3];
-            for (int a = 0; a < 3; a++) u[a] = p[a] - (m->fixed[o] ? 0.0 : c->p[3 * o + a]);
-            double ud = u[0] * q[0] + u[1] * q[1] + u[2] * q[2];
-            for (int a = 0; a < 3; a++) acc[a] += q[3] * u[a] + q[4] * ud * q[a];
-        }
-        y[0] = acc[0], y[1] = acc[1], y[2] = acc[2];
-    }
+    hy_ms_hd_model v;
+    hy_ms_view(c->m, &v);
+    for (int64_t k = begin; k < end; k++) hy_ms_hd_matvec_vertex(&v, (int32_t)k, c->p, c->y + 3 * k);
 }
 
 void hy_ms_apply(hy_ms_model* m, hy_pool* pool, const double* p, double* y) {
+    if (m->gpu) {
+        hy_ms_hd_model v;
+        hy_ms_view(m, &v);
+        if (!hy_ms_gpu_apply(m->gpu, &v, p, y)) return;
+        gpu_drop(m);
+    }
     ms_ctx c = {.m = m, .p = p, .y = y};
     hy_pool_for(pool, m->nv, HY_IMPLICIT_GRAIN, matvec_block, &c);
 }

@@ -23,6 +23,7 @@
 #include "hyphys/hyphys.h"
 #include "core/pool.h"
 #include "solvers/implicit.h"
+#include "solvers/massspring_hd.h"
 
 typedef struct hy_ms_params {
     double stiffness;    /* k, N/m, of every spring, > 0 */
@@ -77,6 +78,17 @@ hy_status hy_ms_commit(hy_ms_model* m, hy_pool* pool, const double* x0, const do
  * undeformed object in free flight, which then takes no iteration). */
 void hy_ms_guess(hy_ms_model* m, hy_pool* pool, const double* rhs, double* dv);
 extern const hy_implicit_ops hy_ms_ops;
+
+/* The model's arrays and step scratch as the shared kernels read them
+ * (solvers/massspring_hd.h); valid while the model lives. */
+void hy_ms_view(const hy_ms_model* m, hy_ms_hd_model* out);
+
+/* Run the step's spring pass (in prepare) and each matrix-vector product
+ * of the solve on CUDA GPU `device` (solvers/massspring_cuda.h), with the
+ * CPU's arithmetic, so the same bits; as hy_fem_set_device (solvers/fem.h)
+ * in every other respect. device < 0: back to the CPU. */
+hy_status hy_ms_set_device(hy_ms_model* m, int device);
+int hy_ms_device(const hy_ms_model* m);
 
 /* Spring forces (damping left out) at x, summed per vertex (3*nv, N). */
 hy_status hy_ms_spring_forces(hy_ms_model* m, hy_pool* pool, const double* x, double* f);

@@ -1,5 +1,6 @@
-/* The FEM's shared element and vertex arithmetic (solvers/fem_hd.h), the
- * code the CUDA kernels (solvers/fem.cu) run, checked on the CPU against
+/* The solvers' shared arithmetic (solvers/fem_hd.h, solvers/massspring_hd.h),
+ * the code the CUDA kernels (solvers/fem.cu, solvers/massspring.cu) run,
+ * checked on the CPU against
  * the CPU's own passes, bit for bit, on a deformed, partly fixed box with
  * a padded last quad of elements:
  * - the rotation pass: per element hy_fem_hd_rotate (rotated gradients
@@ -11,8 +12,11 @@
  *   per vertex hy_fem_hd_gather and hy_fem_hd_matvec_vertex, against
  *   hy_fem_apply with its vector kernel in SSE2 and in AVX2 registers, and
  *   on one and two threads;
- * - without CUDA (or a GPU) hy_fem_set_device refuses with
- *   HY_ERR_UNSUPPORTED and the model stays on the CPU. */
+ * - the mass-spring spring pass per spring (hy_ms_hd_spring) against the
+ *   prepared model's coefficients, and its spring forces against
+ *   hy_ms_spring_forces;
+ * - without CUDA (or a GPU) hy_fem_set_device and hy_ms_set_device refuse
+ *   with HY_ERR_UNSUPPORTED and the models stay on the CPU. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,6 +28,7 @@
 #include "solvers/fem.h"
 #include "solvers/fem_cuda.h"
 #include "solvers/fem_hd.h"
+#include "solvers/massspring.h"
 #include "test.h"
 
 static uint64_t g_rng = 0x9E3779B97F4A7C15ull;
@@ -80,9 +85,9 @@ int main(void) {
     for (int32_t k = 0; k < nv; k++) hy_fem_hd_gather(hv.inc_start, hv.inc, ef, k, fr + 3 * k);
     CHECK(rot_same);
     CHECK(same(f, fr, n3));
-    double fmax = 0.0;
-    for (size_t i = 0; i < n3; i++) fmax = fmax > fabs(f[i]) ? fmax : fabs(f[i]);
-    CHECK(fmax > 1.0); /* the forces are not trivially zero */
+    double fbig = 0.0;
+    for (size_t i = 0; i < n3; i++) fbig = fbig > fabs(f[i]) ? fbig : fabs(f[i]);
+    CHECK(fbig > 1.0); /* the forces are not trivially zero */
 
     /* the matrix-vector product of a prepared step */
     double grav[3] = {0, -9.81, 0};
@@ -117,6 +122,43 @@ int main(void) {
         CHECK(same(y, yr, n3));
     }
     CHECK_OK(hy_fem_set_device(m, -1));
+
+    /* mass-spring on the same mesh */
+    hy_ms_params mp = {.stiffness = 5e3, .damping = 0.02, .density = 1000, .damping_mass = 0.1};
+    hy_ms_model* ms = NULL;
+    CHECK_OK(hy_ms_model_create(mesh->positions, nv, mesh->tets, nt, &mp, fixed, nfix, &ms));
+    if (ms) {
+        CHECK_OK(hy_ms_prepare(ms, pool2, x, v, 0.01, grav, NULL, NULL, rhs));
+        hy_ms_hd_model sv;
+        hy_ms_view(ms, &sv);
+        CHECK(sv.ns > nt && sv.diag_scale > 1.0);
+        int spring_same = 1;
+        double* sfr = calloc(n3, sizeof(double));
+        for (int32_t k = 0; k < sv.ns; k++) {
+            double q[5], sf[3], d[3], l, fs[3];
+            int32_t i = sv.spring[2 * k], j = sv.spring[2 * k + 1];
+            hy_ms_hd_spring(i, j, sv.k, sv.c, sv.rest_len[k], x, v, 0.01, q, sf);
+            spring_same &= same(q, sv.coef + 5 * k, 5) && same(sf, sv.sforce + 3 * k, 3);
+            hy_ms_hd_spring_state(i, j, sv.k, sv.rest_len[k], x, d, &l, fs);
+            for (int a = 0; a < 3; a++) sfr[3 * i + a] += fs[a], sfr[3 * j + a] -= fs[a];
+        }
+        CHECK(spring_same);
+        CHECK_OK(hy_ms_spring_forces(ms, pool2, x, f));
+        double err = 0.0, big = 0.0;
+        for (size_t i = 0; i < n3; i++) {
+            err = fmax(err, fabs(f[i] - sfr[i]));
+            big = fmax(big, fabs(f[i]));
+        }
+        /* summed per vertex in spring order there, in a different order here */
+        CHECK(big > 1.0 && err <= 1e-12 * big);
+        free(sfr);
+        if (hy_fem_gpu_count() == 0) {
+            CHECK(hy_ms_set_device(ms, 0) == HY_ERR_UNSUPPORTED);
+            CHECK(hy_ms_device(ms) == -1);
+        }
+        CHECK_OK(hy_ms_set_device(ms, -1));
+        hy_ms_model_destroy(ms);
+    }
     fprintf(stderr, "fem_hd: %d elements (%d quads), %d vertices (%d fixed): rotation pass and product bit-equal\n", nt,
             hv.nq, nv, nfix);
 

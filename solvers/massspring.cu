@@ -1,0 +1,128 @@
+/* The mass-spring objects' spring pass and matrix-vector product on a CUDA
+ * GPU (solvers/massspring_cuda.h): one thread per spring, one per vertex,
+ * through the HY_HD functions of solvers/massspring_hd.h that the CPU runs
+ * (--fmad=false), so each output has the CPU's bits; each vertex sums its
+ * springs in spring order, as on the CPU. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "solvers/massspring_cuda.h"
+#include "solvers/massspring_hd.h"
+#include "solvers/solvers_cuda.cuh"
+
+static const char* const who = "mass-spring";
+
+struct hy_ms_gpu {
+    int device;
+    cudaStream_t stream;
+    hy_ms_hd_model d; /* the device's arrays */
+    int32_t* spring;
+    double* rest_len;
+    double* mass;
+    uint8_t* fixed;
+    int32_t *inc_start, *inc;
+    double *x, *v, *p, *y, *coef, *sforce;
+};
+
+__global__ void __launch_bounds__(SOLVER_BLOCK)
+    ms_spring_kernel(int32_t ns, const int32_t* __restrict__ spring, const double* __restrict__ rest_len, double k,
+                     double c, const double* __restrict__ x0, const double* __restrict__ v0, double dt,
+                     double* __restrict__ coef, double* __restrict__ sforce) {
+    int64_t s = (int64_t)blockIdx.x * SOLVER_BLOCK + threadIdx.x;
+    if (s >= ns) return;
+    hy_ms_hd_spring(spring[2 * s], spring[2 * s + 1], k, c, rest_len[s], x0, v0, dt, coef + 5 * s, sforce + 3 * s);
+}
+
+__global__ void __launch_bounds__(SOLVER_BLOCK) ms_matvec_kernel(hy_ms_hd_model m, const double* __restrict__ p,
+                                                                 double* __restrict__ y) {
+    int32_t v = (int32_t)(blockIdx.x * SOLVER_BLOCK + threadIdx.x);
+    if (v >= m.nv) return;
+    hy_ms_hd_matvec_vertex(&m, v, p, y + 3 * (int64_t)v);
+}
+
+extern "C" void hy_ms_gpu_destroy(hy_ms_gpu* g) {
+    if (!g) return;
+    (void)cudaSetDevice(g->device);
+    void* bufs[] = {g->spring, g->rest_len, g->mass, g->fixed, g->inc_start, g->inc,
+                    g->x,      g->v,        g->p,    g->y,     g->coef,      g->sforce};
+    for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++) cudaFree(bufs[i]);
+    if (g->stream) cudaStreamDestroy(g->stream);
+    free(g);
+}
+
+static hy_status create(int device, hy_ms_gpu* g, const hy_ms_hd_model* m) {
+    FCK(cudaSetDevice(device));
+    FCK(cudaStreamCreateWithFlags(&g->stream, cudaStreamNonBlocking));
+    size_t nv = (size_t)m->nv, ns = (size_t)m->ns;
+    int64_t b = 0;
+    hy_status s = HY_OK;
+    if (!s) s = solver_up(who, device, g->stream, &g->spring, m->spring, 2 * ns, &b);
+    if (!s) s = solver_up(who, device, g->stream, &g->rest_len, m->rest_len, ns, &b);
+    if (!s) s = solver_up(who, device, g->stream, &g->mass, m->mass, nv, &b);
+    if (!s) s = solver_up(who, device, g->stream, &g->fixed, m->fixed, nv, &b);
+    if (!s) s = solver_up(who, device, g->stream, &g->inc_start, m->inc_start, nv + 1, &b);
+    if (!s) s = solver_up(who, device, g->stream, &g->inc, m->inc, 2 * ns, &b);
+    if (!s) s = solver_up(who, device, g->stream, &g->x, (const double*)NULL, 3 * nv, &b);
+    if (!s) s = solver_up(who, device, g->stream, &g->v, (const double*)NULL, 3 * nv, &b);
+    if (!s) s = solver_up(who, device, g->stream, &g->p, (const double*)NULL, 3 * nv, &b);
+    if (!s) s = solver_up(who, device, g->stream, &g->y, (const double*)NULL, 3 * nv, &b);
+    if (!s) s = solver_up(who, device, g->stream, &g->coef, (const double*)NULL, 5 * ns, &b);
+    if (!s) s = solver_up(who, device, g->stream, &g->sforce, (const double*)NULL, 3 * ns, &b);
+    if (s) return s;
+    FCK(cudaStreamSynchronize(g->stream));
+    g->d = *m;
+    g->d.spring = g->spring, g->d.rest_len = g->rest_len, g->d.mass = g->mass, g->d.fixed = g->fixed;
+    g->d.inc_start = g->inc_start, g->d.inc = g->inc, g->d.coef = g->coef, g->d.sforce = g->sforce;
+    return HY_OK;
+}
+
+extern "C" hy_status hy_ms_gpu_create(int device, const hy_ms_hd_model* m, hy_ms_gpu** out) {
+    if (!out || !m) return hy_fail(HY_ERR_INVALID_ARG, "mass-spring: cuda:%d: NULL model or output", device);
+    *out = NULL;
+    int count = solver_gpu_count();
+    if (device < 0 || device >= count)
+        return hy_fail(HY_ERR_UNSUPPORTED, "mass-spring: no GPU cuda:%d (%d found)", device, count);
+    hy_ms_gpu* g = (hy_ms_gpu*)calloc(1, sizeof *g);
+    if (!g) return hy_fail(HY_ERR_NOMEM, "mass-spring: out of memory for a GPU context");
+    g->device = device;
+    hy_status s = create(device, g, m);
+    if (s) {
+        hy_ms_gpu_destroy(g);
+        return s;
+    }
+    *out = g;
+    return HY_OK;
+}
+
+extern "C" hy_status hy_ms_gpu_springs(hy_ms_gpu* g, const hy_ms_hd_model* m, const double* x0, const double* v0,
+                                       double dt) {
+    if (!g || !m || !x0 || !v0) return hy_fail(HY_ERR_INVALID_ARG, "mass-spring: GPU spring pass: NULL argument");
+    int device = g->device;
+    size_t n3 = 3 * (size_t)m->nv, ns = (size_t)m->ns;
+    FCK(cudaSetDevice(device));
+    FCK(cudaMemcpyAsync(g->x, x0, sizeof(double) * n3, cudaMemcpyHostToDevice, g->stream));
+    FCK(cudaMemcpyAsync(g->v, v0, sizeof(double) * n3, cudaMemcpyHostToDevice, g->stream));
+    if (ns > 0)
+        ms_spring_kernel<<<solver_blocks((int64_t)ns), SOLVER_BLOCK, 0, g->stream>>>(
+            m->ns, g->spring, g->rest_len, m->k, m->c, g->x, g->v, dt, g->coef, g->sforce);
+    FCK(cudaGetLastError());
+    FCK(cudaMemcpyAsync(m->coef, g->coef, sizeof(double) * 5 * ns, cudaMemcpyDeviceToHost, g->stream));
+    FCK(cudaMemcpyAsync(m->sforce, g->sforce, sizeof(double) * 3 * ns, cudaMemcpyDeviceToHost, g->stream));
+    FCK(cudaStreamSynchronize(g->stream));
+    return HY_OK;
+}
+
+extern "C" hy_status hy_ms_gpu_apply(hy_ms_gpu* g, const hy_ms_hd_model* m, const double* p, double* y) {
+    if (!g || !m || !p || !y) return hy_fail(HY_ERR_INVALID_ARG, "mass-spring: GPU apply: NULL argument");
+    int device = g->device;
+    size_t n3 = 3 * (size_t)m->nv;
+    FCK(cudaSetDevice(device));
+    FCK(cudaMemcpyAsync(g->p, p, sizeof(double) * n3, cudaMemcpyHostToDevice, g->stream));
+    hy_ms_hd_model d = g->d;
+    d.diag_scale = m->diag_scale;
+    if (m->nv > 0) ms_matvec_kernel<<<solver_blocks(m->nv), SOLVER_BLOCK, 0, g->stream>>>(d, g->p, g->y);
+    FCK(cudaGetLastError());
+    FCK(cudaMemcpyAsync(y, g->y, sizeof(double) * n3, cudaMemcpyDeviceToHost, g->stream));
+    FCK(cudaStreamSynchronize(g->stream));
+    return HY_OK;
+}

@@ -1,0 +1,37 @@
+/* The mass-spring objects' spring pass and matrix-vector product on a CUDA
+ * GPU (solvers/massspring.cu), the arithmetic of solvers/massspring_hd.h
+ * that the CPU runs (solvers/massspring.c), so every output has the CPU's
+ * bits. Without CUDA in the build solvers/massspring_cuda_stub.c answers
+ * HY_ERR_UNSUPPORTED. One model's GPU context is used by one thread at a
+ * time. */
+#ifndef HY_SOLVERS_MASSSPRING_CUDA_H
+#define HY_SOLVERS_MASSSPRING_CUDA_H
+
+#include "hyphys/hyphys.h"
+#include "solvers/massspring_hd.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct hy_ms_gpu hy_ms_gpu;
+
+/* The model's constant arrays (springs, rest lengths, masses, fixed, the
+ * incidence) up to GPU `device`. Statuses as hy_fem_gpu_create. */
+hy_status hy_ms_gpu_create(int device, const hy_ms_hd_model* m, hy_ms_gpu** out);
+void hy_ms_gpu_destroy(hy_ms_gpu* g);
+
+/* The spring pass at (x0, v0), step dt: per spring hy_ms_hd_spring; the
+ * coefficients stay on the GPU and come down with the spring forces into
+ * m->coef and m->sforce (the CPU's right-hand side reads them). */
+hy_status hy_ms_gpu_springs(hy_ms_gpu* g, const hy_ms_hd_model* m, const double* x0, const double* v0, double dt);
+
+/* y = A p for the prepared step (m->diag_scale): per vertex
+ * hy_ms_hd_matvec_vertex; p up, y down. */
+hy_status hy_ms_gpu_apply(hy_ms_gpu* g, const hy_ms_hd_model* m, const double* p, double* y);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
