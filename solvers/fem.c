@@ -87,6 +87,11 @@ struct hy_fem_model {
     hy_cg_workspace* cg;
     hy_fem_gpu* gpu; /* the element and vertex passes on a GPU (hy_fem_set_device), or NULL */
     int device;
+    /* the step the GPU prepared, whose rotation pass the host has not run:
+     * what a CPU fallback needs to run it (the inputs stay the caller's
+     * until commit) */
+    const double *gpu_x0, *gpu_v0;
+    double gpu_vscale;
 };
 
 /* ---- polar decomposition (solvers/fem_hd.h) */
@@ -231,42 +236,15 @@ typedef struct step_ctx {
     double dt, g[3];
 } step_ctx;
 
-/* Right-hand side and the inverse diagonal blocks. */
+/* Right-hand side and the inverse diagonal blocks (solvers/fem_hd.h). */
 static void rhs_block(void* vctx, int64_t begin, int64_t end, int64_t block, int worker) {
+    (void)block, (void)worker;
     step_ctx* c = vctx;
-    hy_fem_model* m = c->m;
-    for (int64_t v = begin; v < end; v++) {
-        double* r = c->rhs + 3 * v;
-        double* P = m->pinv + 9 * v;
-        if (m->fixed[v]) {
-            r[0] = r[1] = r[2] = 0.0;
-            for (int a = 0; a < 9; a++) P[a] = (a % 4 == 0) ? 1.0 : 0.0;
-            continue;
-        }
-        double f[3], mv = m->mass[v];
-        gather(m, (int32_t)v, f);
-        for (int a = 0; a < 3; a++)
-            r[a] = c->dt * (f[a] + mv * c->g[a] - m->alpha * mv * c->v0[3 * v + a] +
-                            (c->f_ext ? c->f_ext[3 * v + a] : 0.0));
-        /* the rotated part's upper triangle (xx xy xz yy yz zz), then the
-         * isotropic part, the same every step */
-        double U[6] = {0}, D[9];
-        for (int32_t k = m->inc_start[v]; k < m->inc_start[v + 1]; k++) {
-            int32_t e = m->inc[k] / 4, i = m->inc[k] % 4;
-            const double rb[3] = {m->rgrad[QUAD(e, 3 * i)], m->rgrad[QUAD(e, 3 * i + 1)], m->rgrad[QUAD(e, 3 * i + 2)]};
-            double w = m->vol[e] * (m->mu + m->lambda);
-            U[0] += w * rb[0] * rb[0], U[1] += w * rb[0] * rb[1], U[2] += w * rb[0] * rb[2];
-            U[3] += w * rb[1] * rb[1], U[4] += w * rb[1] * rb[2], U[5] += w * rb[2] * rb[2];
-        }
-        D[0] = U[0] + m->iso[v], D[1] = D[3] = U[1], D[2] = D[6] = U[2];
-        D[4] = U[3] + m->iso[v], D[5] = D[7] = U[4], D[8] = U[5] + m->iso[v];
-        for (int a = 0; a < 9; a++) D[a] *= m->k_scale;
-        for (int a = 0; a < 3; a++) D[4 * a] += mv * m->diag_scale;
-        if (c->extra)
-            for (int a = 0; a < 9; a++) D[a] += c->extra[9 * v + a];
-        if (!hy_block3_inverse(D, P))
-            for (int a = 0; a < 9; a++) P[a] = (a % 4 == 0) ? 1.0 / (mv * m->diag_scale) : 0.0;
-    }
+    hy_fem_hd_model hv;
+    hy_fem_view(c->m, &hv);
+    for (int64_t v = begin; v < end; v++)
+        hy_fem_hd_rhs_vertex(&hv, (int32_t)v, c->dt, c->g, c->v0, c->f_ext, c->extra, c->rhs + 3 * v,
+                             c->m->pinv + 9 * v);
 }
 
 static void matvec_block(void* vctx, int64_t begin, int64_t end, int64_t block, int worker) {
@@ -280,18 +258,25 @@ static void matvec_block(void* vctx, int64_t begin, int64_t end, int64_t block, 
 }
 
 void hy_fem_view(const hy_fem_model* m, hy_fem_hd_model* out) {
-    *out = (hy_fem_hd_model){m->nv,   m->nt,   m->nq,   m->mu,        m->lambda,   m->tet,  m->rest,
-                             m->grad, m->vol,  m->mass, m->fixed,     m->inc_start, m->inc,  m->rgrad,
-                             m->efor, m->diag_scale, m->k_scale};
+    *out = (hy_fem_hd_model){m->nv,   m->nt,   m->nq,   m->mu,    m->lambda,     m->tet,     m->rest,
+                             m->grad, m->vol,  m->mass, m->fixed, m->inc_start,  m->inc,     m->rgrad,
+                             m->efor, m->diag_scale, m->k_scale, m->alpha, m->iso, m->pinv};
 }
 
 /* A GPU call that failed: the GPU is dropped (said once) and the caller
- * runs the pass on the CPU, which gives the same bits. */
-static void gpu_drop(hy_fem_model* m) {
+ * runs the pass on the CPU, which gives the same bits; the rotation pass
+ * of a step the GPU prepared is run on the host first (pool), for the
+ * products that follow. */
+static void gpu_drop(hy_fem_model* m, hy_pool* pool) {
     fprintf(stderr, "hyphys: fem: GPU cuda:%d dropped, the passes go on on the CPU: %s\n", m->device, hy_last_error());
     hy_fem_gpu_destroy(m->gpu);
     m->gpu = NULL;
     m->device = -1;
+    if (m->gpu_x0) {
+        elem_ctx ec = {.m = m, .x = m->gpu_x0, .v = m->gpu_v0, .vscale = m->gpu_vscale};
+        hy_pool_for(pool, m->nt, ELEM_GRAIN, rotate_block, &ec);
+        m->gpu_x0 = m->gpu_v0 = NULL;
+    }
 }
 
 hy_status hy_fem_set_device(hy_fem_model* m, int device) {
@@ -315,7 +300,7 @@ void hy_fem_apply(hy_fem_model* m, hy_pool* pool, const double* p, double* y) {
         hy_fem_hd_model v;
         hy_fem_view(m, &v);
         if (!hy_fem_gpu_apply(m->gpu, &v, p, y)) return;
-        gpu_drop(m);
+        gpu_drop(m, pool);
     }
     elem_ctx ec = {.m = m, .p = p};
     hy_pool_for(pool, m->nq, QUAD_GRAIN, apply_block, &ec);
@@ -485,10 +470,17 @@ hy_status hy_fem_prepare(hy_fem_model* m, hy_pool* pool, const double* x0, const
     m->k_scale = dt * m->beta + dt * dt;
     /* rotations at x0; f(x0) - (beta + dt) K' v0 in one pass, K being linear */
     elem_ctx ec = {.m = m, .x = x0, .v = v0, .vscale = m->beta + dt};
-    hy_fem_hd_model hv;
-    hy_fem_view(m, &hv);
-    if (m->gpu && hy_fem_gpu_rotate(m->gpu, &hv, x0, v0, ec.vscale)) gpu_drop(m);
-    if (!m->gpu) hy_pool_for(pool, m->nt, ELEM_GRAIN, rotate_block, &ec);
+    m->gpu_x0 = m->gpu_v0 = NULL;
+    if (m->gpu) {
+        hy_fem_hd_model hv;
+        hy_fem_view(m, &hv);
+        if (!hy_fem_gpu_prepare(m->gpu, &hv, x0, v0, ec.vscale, dt, c.g, f_ext, extra_diag, rhs)) {
+            m->gpu_x0 = x0, m->gpu_v0 = v0, m->gpu_vscale = ec.vscale;
+            return HY_OK;
+        }
+        gpu_drop(m, pool);
+    }
+    hy_pool_for(pool, m->nt, ELEM_GRAIN, rotate_block, &ec);
     hy_pool_for(pool, m->nv, VERTEX_GRAIN, rhs_block, &c);
     return HY_OK;
 }

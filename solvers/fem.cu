@@ -21,9 +21,10 @@ struct hy_fem_gpu {
     cudaStream_t stream;
     int32_t nv, nt, nq;
     int32_t *tet, *inc_start, *inc;
-    double *rest, *grad, *vol, *mass;
+    double *rest, *grad, *vol, *mass, *iso;
     uint8_t* fixed;
-    double *x, *v, *p, *y, *rgrad, *efor;
+    double *x, *v, *p, *y, *rgrad, *efor, *fext, *extra, *rhs, *pinv;
+    hy_fem_hd_model d; /* the device's arrays */
     double seconds_copy, seconds_kernel;
     int64_t bytes_up, bytes_down;
 };
@@ -61,13 +62,22 @@ __global__ void __launch_bounds__(FEM_BLOCK)
     hy_fem_hd_matvec_vertex(fixed[v], mass[v], diag_scale, k_scale, k, p + 3 * (int64_t)v, y + 3 * (int64_t)v);
 }
 
+__global__ void __launch_bounds__(FEM_BLOCK)
+    fem_rhs_kernel(hy_fem_hd_model m, double dt, double g0, double g1, double g2, const double* __restrict__ v0,
+                   const double* __restrict__ f_ext, const double* __restrict__ extra, double* __restrict__ rhs) {
+    int32_t v = (int32_t)(blockIdx.x * FEM_BLOCK + threadIdx.x);
+    if (v >= m.nv) return;
+    const double g[3] = {g0, g1, g2};
+    hy_fem_hd_rhs_vertex(&m, v, dt, g, v0, f_ext, extra, rhs + 3 * (int64_t)v, m.pinv + 9 * (int64_t)v);
+}
+
 extern "C" int hy_fem_gpu_count(void) { return solver_gpu_count(); }
 
 extern "C" void hy_fem_gpu_destroy(hy_fem_gpu* g) {
     if (!g) return;
     (void)cudaSetDevice(g->device);
-    void* bufs[] = {g->tet, g->inc_start, g->inc, g->rest, g->grad, g->vol, g->mass, g->fixed,
-                    g->x,   g->v,         g->p,   g->y,    g->rgrad, g->efor};
+    void* bufs[] = {g->tet, g->inc_start, g->inc,   g->rest,  g->grad, g->vol,  g->mass, g->iso, g->fixed,
+                    g->x,   g->v,         g->p,     g->y,     g->rgrad, g->efor, g->fext, g->extra, g->rhs, g->pinv};
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++) cudaFree(bufs[i]);
     if (g->stream) cudaStreamDestroy(g->stream);
     free(g);
@@ -93,6 +103,11 @@ static hy_status create(int device, hy_fem_gpu* g, const hy_fem_hd_model* m) {
     if (!s) s = solver_up(who, device, g->stream, &g->vol, m->vol, 4 * nq, &b);
     if (!s) s = solver_up(who, device, g->stream, &g->mass, m->mass, nv, &b);
     if (!s) s = solver_up(who, device, g->stream, &g->fixed, m->fixed, nv, &b);
+    if (!s) s = solver_up(who, device, g->stream, &g->iso, m->iso, nv, &b);
+    if (!s) s = solver_up(who, device, g->stream, &g->fext, (const double*)NULL, 3 * nv, &b);
+    if (!s) s = solver_up(who, device, g->stream, &g->extra, (const double*)NULL, 9 * nv, &b);
+    if (!s) s = solver_up(who, device, g->stream, &g->rhs, (const double*)NULL, 3 * nv, &b);
+    if (!s) s = solver_up(who, device, g->stream, &g->pinv, (const double*)NULL, 9 * nv, &b);
     if (!s) s = solver_up(who, device, g->stream, &g->x, (const double*)NULL, 3 * nv, &b);
     if (!s) s = solver_up(who, device, g->stream, &g->v, (const double*)NULL, 3 * nv, &b);
     if (!s) s = solver_up(who, device, g->stream, &g->p, (const double*)NULL, 3 * nv, &b);
@@ -105,6 +120,10 @@ static hy_status create(int device, hy_fem_gpu* g, const hy_fem_hd_model* m) {
     FCK(cudaMemsetAsync(g->rgrad, 0, sizeof(double) * 48 * nq, g->stream));
     FCK(cudaStreamSynchronize(g->stream));
     g->bytes_up += b;
+    g->d = *m;
+    g->d.tet = g->tet, g->d.rest = g->rest, g->d.grad = g->grad, g->d.vol = g->vol, g->d.mass = g->mass;
+    g->d.fixed = g->fixed, g->d.inc_start = g->inc_start, g->d.inc = g->inc, g->d.rgrad = g->rgrad;
+    g->d.efor = g->efor, g->d.iso = g->iso, g->d.pinv = g->pinv;
     return HY_OK;
 }
 
@@ -128,32 +147,42 @@ extern "C" hy_status hy_fem_gpu_create(int device, const hy_fem_hd_model* m, hy_
 }
 
 
-extern "C" hy_status hy_fem_gpu_rotate(hy_fem_gpu* g, const hy_fem_hd_model* m, const double* x, const double* v,
-                                       double vscale) {
-    if (!g || !m || !x) return hy_fail(HY_ERR_INVALID_ARG, "fem: GPU rotate: NULL argument");
+extern "C" hy_status hy_fem_gpu_prepare(hy_fem_gpu* g, const hy_fem_hd_model* m, const double* x0, const double* v0,
+                                        double vscale, double dt, const double gravity[3], const double* f_ext,
+                                        const double* extra, double* rhs) {
+    if (!g || !m || !x0 || !v0 || !gravity || !rhs) return hy_fail(HY_ERR_INVALID_ARG, "fem: GPU prepare: NULL argument");
     int device = g->device;
-    size_t n3 = 3 * (size_t)g->nv, nr = 48 * (size_t)g->nq;
+    size_t n3 = 3 * (size_t)g->nv;
     FCK(cudaSetDevice(device));
     double t0 = solver_now();
-    FCK(cudaMemcpyAsync(g->x, x, sizeof(double) * n3, cudaMemcpyHostToDevice, g->stream));
-    if (v) FCK(cudaMemcpyAsync(g->v, v, sizeof(double) * n3, cudaMemcpyHostToDevice, g->stream));
+    FCK(cudaMemcpyAsync(g->x, x0, sizeof(double) * n3, cudaMemcpyHostToDevice, g->stream));
+    FCK(cudaMemcpyAsync(g->v, v0, sizeof(double) * n3, cudaMemcpyHostToDevice, g->stream));
+    if (f_ext) FCK(cudaMemcpyAsync(g->fext, f_ext, sizeof(double) * n3, cudaMemcpyHostToDevice, g->stream));
+    if (extra) FCK(cudaMemcpyAsync(g->extra, extra, sizeof(double) * 3 * n3, cudaMemcpyHostToDevice, g->stream));
     FCK(cudaStreamSynchronize(g->stream));
     double t1 = solver_now();
     if (g->nt > 0)
-        fem_rotate_kernel<<<solver_blocks(g->nt), FEM_BLOCK, 0, g->stream>>>(g->nt, g->tet, g->grad, g->vol, m->mu, m->lambda,
-                                                                     g->rest, g->x, v ? g->v : NULL, vscale, g->rgrad,
-                                                                     g->efor);
+        fem_rotate_kernel<<<solver_blocks(g->nt), FEM_BLOCK, 0, g->stream>>>(g->nt, g->tet, g->grad, g->vol, m->mu,
+                                                                            m->lambda, g->rest, g->x, g->v, vscale,
+                                                                            g->rgrad, g->efor);
+    FCK(cudaGetLastError());
+    hy_fem_hd_model d = g->d;
+    d.diag_scale = m->diag_scale, d.k_scale = m->k_scale;
+    if (g->nv > 0)
+        fem_rhs_kernel<<<solver_blocks(g->nv), FEM_BLOCK, 0, g->stream>>>(d, dt, gravity[0], gravity[1], gravity[2],
+                                                                         g->v, f_ext ? g->fext : NULL,
+                                                                         extra ? g->extra : NULL, g->rhs);
     FCK(cudaGetLastError());
     FCK(cudaStreamSynchronize(g->stream));
     double t2 = solver_now();
-    FCK(cudaMemcpyAsync(m->rgrad, g->rgrad, sizeof(double) * nr, cudaMemcpyDeviceToHost, g->stream));
-    FCK(cudaMemcpyAsync(m->efor, g->efor, sizeof(double) * 12 * (size_t)g->nt, cudaMemcpyDeviceToHost, g->stream));
+    FCK(cudaMemcpyAsync(rhs, g->rhs, sizeof(double) * n3, cudaMemcpyDeviceToHost, g->stream));
+    FCK(cudaMemcpyAsync(m->pinv, g->pinv, sizeof(double) * 3 * n3, cudaMemcpyDeviceToHost, g->stream));
     FCK(cudaStreamSynchronize(g->stream));
     double t3 = solver_now();
     g->seconds_copy += (t1 - t0) + (t3 - t2);
     g->seconds_kernel += t2 - t1;
-    g->bytes_up += (int64_t)(sizeof(double) * n3 * (v ? 2 : 1));
-    g->bytes_down += (int64_t)(sizeof(double) * (nr + 12 * (size_t)g->nt));
+    g->bytes_up += (int64_t)(sizeof(double) * n3 * (2 + (f_ext ? 1 : 0) + (extra ? 3 : 0)));
+    g->bytes_down += (int64_t)(sizeof(double) * 4 * n3);
     return HY_OK;
 }
 

@@ -119,13 +119,15 @@ void hy_fem_view(const hy_fem_model* m, hy_fem_hd_model* out);
 /* Run the step's element and vertex passes (the rotations with the
  * corner forces in prepare, and each matrix-vector product of the solve)
  * on CUDA GPU `device` (solvers/fem_cuda.h): the model's arrays go up
- * once; per step the positions and velocities go up and the rotated
- * gradients and forces come down, per product the vector goes up and the
- * product comes down. The arithmetic is the CPU's (solvers/fem_hd.h), so
+ * once; per step the positions and velocities go up and the right-hand
+ * side and the preconditioner's blocks come down (the rotated gradients
+ * stay there), per product the vector goes up and the product comes down;
+ * CG's vector operations and dot products stay on the host. The arithmetic is the CPU's (solvers/fem_hd.h), so
  * the results, and a step's state, have the same bits. device < 0 goes
  * back to the CPU. HY_ERR_UNSUPPORTED when this build has no CUDA or there
  * is no GPU `device`; a GPU that fails later is dropped with one message on
- * stderr and the step goes on on the CPU (the same bits). */
+ * stderr and the step goes on on the CPU (the same bits). Between steps
+ * only (not between a prepare and its commit). */
 hy_status hy_fem_set_device(hy_fem_model* m, int device);
 /* The GPU the model's passes run on, or -1. */
 int hy_fem_device(const hy_fem_model* m);

@@ -26,11 +26,15 @@ int hy_fem_gpu_count(void);
 hy_status hy_fem_gpu_create(int device, const hy_fem_hd_model* m, hy_fem_gpu** out);
 void hy_fem_gpu_destroy(hy_fem_gpu* g);
 
-/* The rotation pass at x (+ vscale v; v may be NULL): per element
- * hy_fem_hd_rotate. The rotated gradients stay on the GPU for apply and
- * come down with the corner forces into m->rgrad and m->efor (the CPU's
- * right-hand side and preconditioner read them). */
-hy_status hy_fem_gpu_rotate(hy_fem_gpu* g, const hy_fem_hd_model* m, const double* x, const double* v, double vscale);
+/* The prepared step's passes (hy_fem_prepare): per element hy_fem_hd_rotate
+ * at x0 + vscale v0, per vertex hy_fem_hd_rhs_vertex (dt, gravity g,
+ * f_ext and extra as there, each may be NULL). x0, v0 (and f_ext, extra)
+ * go up; the right-hand side comes down into rhs (3 nv) and the inverse
+ * diagonal blocks into m->pinv. The rotated gradients stay on the GPU for
+ * apply: m->rgrad and m->efor on the host are not updated. */
+hy_status hy_fem_gpu_prepare(hy_fem_gpu* g, const hy_fem_hd_model* m, const double* x0, const double* v0,
+                             double vscale, double dt, const double gravity[3], const double* f_ext,
+                             const double* extra, double* rhs);
 
 /* y = A p for the prepared step (m->diag_scale, m->k_scale): per element
  * hy_fem_hd_apply_element, per vertex hy_fem_hd_gather and

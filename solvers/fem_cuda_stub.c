@@ -17,8 +17,10 @@ hy_status hy_fem_gpu_create(int device, const hy_fem_hd_model* m, hy_fem_gpu** o
 
 void hy_fem_gpu_destroy(hy_fem_gpu* g) { (void)g; }
 
-hy_status hy_fem_gpu_rotate(hy_fem_gpu* g, const hy_fem_hd_model* m, const double* x, const double* v, double vscale) {
-    (void)g, (void)m, (void)x, (void)v, (void)vscale;
+hy_status hy_fem_gpu_prepare(hy_fem_gpu* g, const hy_fem_hd_model* m, const double* x0, const double* v0,
+                             double vscale, double dt, const double gravity[3], const double* f_ext,
+                             const double* extra, double* rhs) {
+    (void)g, (void)m, (void)x0, (void)v0, (void)vscale, (void)dt, (void)gravity, (void)f_ext, (void)extra, (void)rhs;
     return hy_fail(HY_ERR_UNSUPPORTED, "fem: this build has no CUDA");
 }
 

@@ -33,6 +33,9 @@ typedef struct hy_fem_hd_model {
     const int32_t *inc_start, *inc;      /* nv + 1, 4 nt */
     double *rgrad, *efor;                /* 48 nq each */
     double diag_scale, k_scale;          /* of the prepared step */
+    double alpha;                        /* Rayleigh mass damping */
+    const double* iso;                   /* nv: the preconditioner's constant part */
+    double* pinv;                        /* 9 nv: the prepared step's inverse diagonal blocks */
 } hy_fem_hd_model;
 
 /* Where entry j of element e's rotated gradients lies in rgrad. */
@@ -313,6 +316,45 @@ HY_HD void hy_fem_hd_matvec_vertex(int fixed, double mass, double diag_scale, do
     }
     double s = mass * diag_scale;
     for (int a = 0; a < 3; a++) y[a] = s * p[a] + k_scale * k[a];
+}
+
+/* One vertex of the prepared step's right-hand side pass: r[3] =
+ * dt (f + m g - alpha m v0 + f_ext) from its gathered corner forces (the
+ * rotation pass's, at x0 + vscale v0), and P[9] its inverse diagonal block
+ * m (1 + dt alpha) I + (dt beta + dt^2) (iso I + sum_corners V (mu +
+ * lambda) c c^T) (+ extra, 9 per vertex, when not NULL). A fixed vertex
+ * gets r = 0, P = I; a block that cannot be inverted the mass part alone.
+ * f_ext: 3 nv or NULL. */
+HY_HD void hy_fem_hd_rhs_vertex(const hy_fem_hd_model* m, int32_t v, double dt, const double g[3], const double* v0,
+                                const double* f_ext, const double* extra, double r[3], double P[9]) {
+    if (m->fixed[v]) {
+        r[0] = r[1] = r[2] = 0.0;
+        for (int a = 0; a < 9; a++) P[a] = (a % 4 == 0) ? 1.0 : 0.0;
+        return;
+    }
+    double f[3], mv = m->mass[v];
+    hy_fem_hd_gather(m->inc_start, m->inc, m->efor, v, f);
+    for (int a = 0; a < 3; a++)
+        r[a] = dt * (f[a] + mv * g[a] - m->alpha * mv * v0[3 * (int64_t)v + a] + (f_ext ? f_ext[3 * (int64_t)v + a] : 0.0));
+    /* the rotated part's upper triangle (xx xy xz yy yz zz), then the
+     * isotropic part, the same every step */
+    double U[6] = {0, 0, 0, 0, 0, 0}, D[9];
+    for (int32_t k = m->inc_start[v]; k < m->inc_start[v + 1]; k++) {
+        int32_t e = m->inc[k] / 4, i = m->inc[k] % 4;
+        const double rb[3] = {m->rgrad[hy_fem_hd_quad(e, 3 * i)], m->rgrad[hy_fem_hd_quad(e, 3 * i + 1)],
+                              m->rgrad[hy_fem_hd_quad(e, 3 * i + 2)]};
+        double w = m->vol[e] * (m->mu + m->lambda);
+        U[0] += w * rb[0] * rb[0], U[1] += w * rb[0] * rb[1], U[2] += w * rb[0] * rb[2];
+        U[3] += w * rb[1] * rb[1], U[4] += w * rb[1] * rb[2], U[5] += w * rb[2] * rb[2];
+    }
+    D[0] = U[0] + m->iso[v], D[1] = D[3] = U[1], D[2] = D[6] = U[2];
+    D[4] = U[3] + m->iso[v], D[5] = D[7] = U[4], D[8] = U[5] + m->iso[v];
+    for (int a = 0; a < 9; a++) D[a] *= m->k_scale;
+    for (int a = 0; a < 3; a++) D[4 * a] += mv * m->diag_scale;
+    if (extra)
+        for (int a = 0; a < 9; a++) D[a] += extra[9 * (int64_t)v + a];
+    if (!hy_fem_hd_inverse3(D, P))
+        for (int a = 0; a < 9; a++) P[a] = (a % 4 == 0) ? 1.0 / (mv * m->diag_scale) : 0.0;
 }
 
 #endif

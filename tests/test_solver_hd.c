@@ -120,6 +120,24 @@ int main(void) {
         memset(y, 0, sizeof(double) * n3);
         hy_fem_apply(m, pool1, pv, y);
         CHECK(same(y, yr, n3));
+    } else {
+        /* a GPU: the prepared step's right-hand side and the product are the
+         * CPU's, bit for bit */
+        double* rhs_gpu = malloc(sizeof(double) * n3);
+        double* pinv_cpu = malloc(sizeof(double) * 3 * n3);
+        memcpy(pinv_cpu, hv.pinv, sizeof(double) * 3 * n3);
+        CHECK_OK(hy_fem_set_device(m, 0));
+        CHECK(hy_fem_device(m) == 0);
+        CHECK_OK(hy_fem_prepare(m, pool2, x, v, 0.01, grav, NULL, NULL, rhs_gpu));
+        CHECK(rhs_gpu && same(rhs_gpu, rhs, n3));
+        CHECK(same(pinv_cpu, hv.pinv, 3 * n3));
+        free(pinv_cpu);
+        memset(y, 0, sizeof(double) * n3);
+        hy_fem_apply(m, pool2, pv, y);
+        CHECK(same(y, yr, n3));
+        CHECK(hy_fem_device(m) == 0);
+        free(rhs_gpu);
+        fprintf(stderr, "fem_hd: on cuda:0 the right-hand side and the product equal the CPU's\n");
     }
     CHECK_OK(hy_fem_set_device(m, -1));
 
@@ -155,6 +173,18 @@ int main(void) {
         if (hy_fem_gpu_count() == 0) {
             CHECK(hy_ms_set_device(ms, 0) == HY_ERR_UNSUPPORTED);
             CHECK(hy_ms_device(ms) == -1);
+        } else {
+            double *r_cpu = malloc(sizeof(double) * n3), *r_gpu = malloc(sizeof(double) * n3),
+                   *y_cpu = malloc(sizeof(double) * n3), *y_gpu = malloc(sizeof(double) * n3);
+            CHECK_OK(hy_ms_prepare(ms, pool2, x, v, 0.01, grav, NULL, NULL, r_cpu));
+            hy_ms_apply(ms, pool2, pv, y_cpu);
+            CHECK_OK(hy_ms_set_device(ms, 0));
+            CHECK_OK(hy_ms_prepare(ms, pool2, x, v, 0.01, grav, NULL, NULL, r_gpu));
+            hy_ms_apply(ms, pool2, pv, y_gpu);
+            CHECK(hy_ms_device(ms) == 0);
+            CHECK(same(r_cpu, r_gpu, n3) && same(y_cpu, y_gpu, n3));
+            free(r_cpu), free(r_gpu), free(y_cpu), free(y_gpu);
+            fprintf(stderr, "massspring_hd: on cuda:0 the right-hand side and the product equal the CPU's\n");
         }
         CHECK_OK(hy_ms_set_device(ms, -1));
         hy_ms_model_destroy(ms);
