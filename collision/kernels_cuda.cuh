@@ -1,6 +1,6 @@
 /* What the collision kernels' CUDA files (collision/leaf.cu,
- * collision/traverse.cu) share: the block size, a clock, CUDA errors as
- * hy_status, and a per-device lane (lock, stream, stack limit) that each
+ * collision/traverse.cu) share: the block size, a clock and CUDA errors as
+ * hy_status (core/cuda_util.cuh), and a per-device lane (lock, stream, stack limit) that each
  * file keeps for its own batches. CUDA C++ only; not for C files. */
 #ifndef HY_COLLISION_KERNELS_CUDA_CUH
 #define HY_COLLISION_KERNELS_CUDA_CUH
@@ -8,40 +8,28 @@
 #include <cuda_runtime.h>
 #include <pthread.h>
 #include <stdio.h>
-#include <time.h>
 
+#include "core/cuda_util.cuh"
 #include "sched/cuda.h"
-
-extern "C" {
-#include "core/error.h"
-}
 
 /* Threads per block: small blocks, as threads diverge (most LEAF jobs end
  * at an early-out, a few search hundreds of boxes; TRAVERSE subtrees differ
  * wildly in size). */
 #define BLOCK_THREADS 128
 
-static inline double now_s(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
+static inline double now_s(void) { return hy_cuda_now(); }
 
 /* A failed CUDA call as a status naming the device, the call and the
- * error; out-of-memory is HY_ERR_NOMEM, the rest HY_ERR_INTERNAL. */
+ * error (core/cuda_util.cuh). */
 static inline hy_status cuda_fail(int device, const char* call, cudaError_t e) {
-    hy_status s = e == cudaErrorMemoryAllocation ? HY_ERR_NOMEM : HY_ERR_INTERNAL;
-    return hy_fail(s, "cuda:%d: %s failed: %s (%s)", device, call, cudaGetErrorName(e), cudaGetErrorString(e));
+    return hy_cuda_error(NULL, device, call, e);
 }
 
 /* Return the failure of a CUDA call (in a function with `device` in scope). */
-#define CK(call)                                    \
-    do {                                            \
-        cudaError_t ck_e_ = (call);                 \
-        if (ck_e_ != cudaSuccess) {                 \
-            (void)cudaGetLastError();               \
-            return cuda_fail(device, #call, ck_e_); \
-        }                                           \
+#define CK(call)                                                      \
+    do {                                                              \
+        cudaError_t ck_e_ = (call);                                   \
+        if (ck_e_ != cudaSuccess) return cuda_fail(device, #call, ck_e_); \
     } while (0)
 
 /* One file's use of one GPU: its batches one at a time (lock), on their
