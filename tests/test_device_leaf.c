@@ -10,7 +10,8 @@
  *   their LEAF jobs (only contacts and counts come back): the state hash,
  *   candidates, exact tests and contacts of every step equal the CPU-only
  *   run's, and the device ran front pairs and sent contacts back; with the
- *   device failing mid-run, the same states. */
+ *   device failing mid-run, the same states; where there is a GPU, the
+ *   same on cuda:0 (the kernels). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +19,7 @@
 #include "collision/collide.h"
 #include "collision/leaf_resident.h"
 #include "engine/world.h"
+#include "sched/cuda.h"
 #include "hyphys/hyphys.h"
 #include "test.h"
 #include "tests/scene_cloth_ball.h"
@@ -115,15 +117,17 @@ typedef struct step_rec {
 } step_rec;
 
 /* Runs the cloth_ball test scene STEPS steps; resident: on a modeled GPU
- * and a second one, whose TRAVERSE batches keep their LEAF jobs. */
-static void run_scene(int resident, const char* fault, step_rec rec[STEPS], int64_t* fronts, int64_t* dev_contacts) {
+ * and a second one, whose TRAVERSE batches keep their LEAF jobs (devices
+ * NULL), or on `devices`. */
+static void run_scene(int resident, const char* devices, const char* fault, step_rec rec[STEPS], int64_t* fronts,
+                      int64_t* dev_contacts) {
     memset(rec, 0, sizeof(step_rec) * STEPS);
     *fronts = *dev_contacts = 0;
     hy_world* w = hy_test_cloth_ball_world(1);
     if (!w) return;
     if (resident) {
         hy_sched_def d = hy_sched_def_default();
-        d.devices = "model:gtx285,model:gtx480"; /* GPUs only: they get the TRAVERSE jobs */
+        d.devices = devices ? devices : "model:gtx285,model:gtx480"; /* GPUs only: they get the TRAVERSE jobs */
         d.fault = fault;
         d.virtual_clock = fault != NULL; /* the injected fault strikes a batch started by the scheduler */
         CHECK_OK(hy_world_set_scheduling(w, &d));
@@ -150,8 +154,8 @@ static void run_scene(int resident, const char* fault, step_rec rec[STEPS], int6
 static void scene(void) {
     step_rec ref[STEPS], res[STEPS];
     int64_t f0, c0, f1, c1;
-    run_scene(0, NULL, ref, &f0, &c0);
-    run_scene(1, NULL, res, &f1, &c1);
+    run_scene(0, NULL, NULL, ref, &f0, &c0);
+    run_scene(1, NULL, NULL, res, &f1, &c1);
     for (int k = 0; k < STEPS; k++) {
         CHECK(ref[k].hash == res[k].hash);
         CHECK(ref[k].candidates == res[k].candidates);
@@ -160,7 +164,7 @@ static void scene(void) {
     }
     /* the device failing mid-run: its batches rerun elsewhere, same states */
     int64_t f2, c2;
-    run_scene(1, "model:gtx480@5", res, &f2, &c2);
+    run_scene(1, NULL, "model:gtx480@5", res, &f2, &c2);
     for (int k = 0; k < STEPS; k++) CHECK(ref[k].hash == res[k].hash);
     fprintf(stderr, "fault: %lld front pairs resident (%lld without)\n", (long long)f2, (long long)f1);
     CHECK(f2 > 0);
@@ -169,6 +173,20 @@ static void scene(void) {
             (long long)c1);
     CHECK(f0 == 0 && c0 == 0);
     CHECK(f1 > 0 && c1 > 0);
+    /* a GPU: its TRAVERSE batches run the kernels of the same steps */
+    if (hy_cuda_device_count() > 0) {
+        int64_t f3, c3;
+        run_scene(1, "cuda:0", NULL, res, &f3, &c3);
+        for (int k = 0; k < STEPS; k++) {
+            CHECK(ref[k].hash == res[k].hash);
+            CHECK(ref[k].candidates == res[k].candidates);
+            CHECK(ref[k].exact == res[k].exact);
+            CHECK(ref[k].contacts == res[k].contacts);
+        }
+        fprintf(stderr, "cuda:0: %lld front pairs resident, %lld contacts back, states equal the CPU's\n",
+                (long long)f3, (long long)c3);
+        CHECK(f3 > 0);
+    }
 }
 
 int main(void) {
