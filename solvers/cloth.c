@@ -6,6 +6,7 @@
 
 #include <cblas.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -205,6 +206,7 @@ hy_status hy_cloth_model_create(const double* rest, int32_t nv, const int32_t* t
     openblas_set_num_threads(1); /* hyphys workers are the parallelism */
 
     hy_cloth_model* m = calloc(1, sizeof *m);
+    if (m) m->device = -1;
     edge_rec* er = malloc((size_t)nt * 3 * sizeof *er);
     pair_rec* far = malloc((size_t)nt * 3 * sizeof *far);
     if (!m || !er || !far) goto nomem;
@@ -375,6 +377,7 @@ nomem:
 
 void hy_cloth_model_destroy(hy_cloth_model* m) {
     if (!m) return;
+    hy_cloth_gpu_destroy(m->gpu);
     free(m->ends);
     free(m->rest);
     free(m->stiff);
@@ -439,44 +442,12 @@ typedef struct step_ctx {
 /* Per spring: direction, system block (alpha, beta) and the right-hand side
  * contribution on end i. Reads x0, v0; writes only spring s's slots. */
 static void spring_pass(void* vctx, int64_t begin, int64_t end, int64_t block, int worker) {
+    (void)block, (void)worker;
     const step_ctx* c = vctx;
     hy_cloth_model* m = c->m;
-    const double dt = c->dt;
-    for (int64_t s = begin; s < end; s++) {
-        int32_t i = m->ends[2 * s], j = m->ends[2 * s + 1];
-        const double *xi = c->x0 + 3 * i, *xj = c->x0 + 3 * j;
-        const double *vi = c->v0 + 3 * i, *vj = c->v0 + 3 * j;
-        double e[3] = {xj[0] - xi[0], xj[1] - xi[1], xj[2] - xi[2]};
-        double dvel[3] = {vj[0] - vi[0], vj[1] - vi[1], vj[2] - vi[2]};
-        double l = sqrt(e[0] * e[0] + e[1] * e[1] + e[2] * e[2]);
-        double k = m->stiff[s], cd = m->damp[s], L = m->rest[s];
-        double* blk = m->block + 4 * s;
-        double* r = m->rhs_s + 3 * s;
-        if (!(l > 1e-12 * (L + 1e-12))) {
-            /* Coincident ends: no direction. Treat as an isotropic spring
-             * (its l -> 0 limit when L = 0), force 0, block k I: still PSD. */
-            blk[0] = blk[1] = blk[2] = 0.0;
-            blk[3] = dt * dt * k;
-            for (int a = 0; a < 3; a++) r[a] = dt * dt * k * dvel[a];
-            continue;
-        }
-        double d[3] = {e[0] / l, e[1] / l, e[2] / l};
-        double g = 1.0 - L / l;
-        if (g < 0.0) g = 0.0; /* compressed: filtered, PSD Jacobian */
-        double vd = dvel[0] * d[0] + dvel[1] * d[1] + dvel[2] * d[2];
-        double fs = k * (l - L) + cd * vd; /* along d, on end i */
-        /* K (vj - vi) = k g dvel + k (1 - g) d (d.dvel) */
-        double kg = k * g, kd = k * (1.0 - g) * vd;
-        /* beta > 0: g < 1 for a spring of positive rest length */
-        double root_beta = sqrt(dt * dt * k * (1.0 - g) + dt * cd);
-        for (int a = 0; a < 3; a++) {
-            double f = fs * d[a];
-            double kv = kg * dvel[a] + kd * d[a];
-            r[a] = dt * (f + dt * kv);
-            blk[a] = root_beta * d[a];
-        }
-        blk[3] = dt * dt * kg;
-    }
+    for (int64_t s = begin; s < end; s++)
+        hy_cloth_hd_spring(m->ends[2 * s], m->ends[2 * s + 1], m->stiff[s], m->damp[s], m->rest[s], c->x0, c->v0,
+                           c->dt, m->block + 4 * s, m->rhs_s + 3 * s);
 }
 
 /* Per vertex: right-hand side b, Jacobi preconditioner, CG's start dv = 0.
@@ -600,6 +571,33 @@ static void commit_pass(void* vctx, int64_t begin, int64_t end, int64_t block, i
     m->bad[block] = bad;
 }
 
+void hy_cloth_gpu_drop(hy_cloth_model* m) {
+    fprintf(stderr, "hyphys: cloth: GPU cuda:%d dropped, the passes go on on the CPU: %s\n", m->device,
+            hy_last_error());
+    hy_cloth_gpu_destroy(m->gpu);
+    m->gpu = NULL;
+    m->device = -1;
+}
+
+hy_status hy_cloth_set_device(hy_cloth_model* m, int device) {
+    if (!m) return hy_fail(HY_ERR_INVALID_ARG, "cloth: set device: NULL model");
+    if (device == m->device && (device < 0 || m->gpu)) return HY_OK;
+    hy_cloth_gpu_destroy(m->gpu);
+    m->gpu = NULL;
+    m->device = -1;
+    if (device < 0) return HY_OK;
+    hy_cloth_hd_model v = hy_cloth_hd_view(m, 1.0);
+    hy_status s = hy_cloth_gpu_create(device, &v, m->ends, m->rest, m->stiff, m->damp, &m->gpu);
+    if (!s) m->device = device;
+    return s;
+}
+
+int hy_cloth_device(const hy_cloth_model* m) { return m && m->gpu ? m->device : -1; }
+
+void hy_cloth_transfer_bytes(const hy_cloth_model* m, int64_t* up, int64_t* down) {
+    hy_cloth_gpu_bytes(m ? m->gpu : NULL, up, down);
+}
+
 hy_status hy_cloth_solve(hy_cloth_model* m, hy_pool* pool, const double* x0, const double* v0, double dt,
                          const double gravity[3], int32_t cg_max_iterations, double cg_tolerance, double* x1,
                          double* v1, hy_cloth_solve_stats* stats) {
@@ -661,7 +659,8 @@ hy_status hy_cloth_solve_constrained(hy_cloth_model* m, hy_pool* pool, const dou
     step_ctx c = {.m = m, .x0 = x0, .v0 = v0, .x1 = x1, .v1 = v1, .dt = dt};
     for (int a = 0; a < 3; a++) c.g[a] = gravity[a];
 
-    hy_pool_for(pool, m->ns, SPRING_GRAIN, spring_pass, &c);
+    if (m->gpu && hy_cloth_gpu_springs(m->gpu, x0, v0, dt, m->block, m->rhs_s)) hy_cloth_gpu_drop(m);
+    if (!m->gpu) hy_pool_for(pool, m->ns, SPRING_GRAIN, spring_pass, &c);
     hy_pool_for(pool, m->nv, VERTEX_GRAIN, vertex_pass, &c);
 
     solve_ctx sc = {.pool = pool, .mv = {.m = m, .diag_scale = 1.0 + dt * m->params.air_damping}};
@@ -705,6 +704,7 @@ hy_status hy_cloth_solve_constrained(hy_cloth_model* m, hy_pool* pool, const dou
         hy_amg_inverse3(D, m->dinv + 9 * v);
         m->held[v] = 2;
     }
+    if (m->gpu && hy_cloth_gpu_held(m->gpu, m->constrained, m->held, m->ch)) hy_cloth_gpu_drop(m);
     sc.coarse = hy_cloth_precond_setup(m, pool, sc.mv.diag_scale);
     double rel = 0.0;
     hy_cg_norm held = {held_norm2, &sc, m->bfree};

@@ -81,6 +81,20 @@ hy_status hy_cloth_solve_constrained(hy_cloth_model* m, hy_pool* pool, const dou
 /* Kinetic energy 0.5 * sum m |v|^2 (J). */
 double hy_cloth_kinetic_energy(const hy_cloth_model* m, const double* v);
 
+/* Run each step's spring pass and every matrix-vector product of the
+ * solve (CG's and the smoother's) on CUDA GPU `device`
+ * (solvers/cloth_cuda.h), with the CPU's arithmetic (solvers/cloth_hd.h),
+ * so the same bits; CG's reductions and the multigrid's coarse levels stay
+ * on the host. HY_ERR_UNSUPPORTED without such a GPU or without CUDA in
+ * the build (the model stays on the CPU). A GPU call that fails later
+ * drops the GPU (one line on stderr) and the step goes on on the CPU with
+ * the same bits. device < 0: back to the CPU. */
+hy_status hy_cloth_set_device(hy_cloth_model* m, int device);
+/* The GPU in use, -1 for the CPU. */
+int hy_cloth_device(const hy_cloth_model* m);
+/* Bytes sent to and received from the GPU since hy_cloth_set_device. */
+void hy_cloth_transfer_bytes(const hy_cloth_model* m, int64_t* up, int64_t* down);
+
 /* Springs by kind (see the design notes in cloth.c for how shear and bend
  * springs are chosen); any out pointer may be NULL. */
 void hy_cloth_spring_type_counts(const hy_cloth_model* m, int32_t* stretch, int32_t* shear, int32_t* bend);

@@ -13,6 +13,8 @@
 #include "solvers/amg.h"
 #include "solvers/cg.h"
 #include "solvers/cloth.h"
+#include "solvers/cloth_cuda.h"
+#include "solvers/cloth_hd.h"
 
 /* Springs per block in the per-spring pass, vertices per block in the
  * per-vertex passes: ~35-70 blocks for a 215x215 cloth, enough to steal
@@ -70,7 +72,21 @@ struct hy_cloth_model {
     double* partial;     /* per vertex block: the convergence norm's partial sums */
     double* bfree;       /* 3 nv: b before the penalties (the convergence reference) */
     int constrained;     /* some vertex is held */
+    /* the spring pass and products on a GPU (hy_cloth_set_device), or NULL */
+    hy_cloth_gpu* gpu;
+    int device;
 };
+
+/* What the shared arithmetic (solvers/cloth_hd.h) reads of the model. */
+static inline hy_cloth_hd_model hy_cloth_hd_view(const hy_cloth_model* m, double diag_scale) {
+    hy_cloth_hd_model v = {m->nv,        m->ns,         m->mass,  m->fixed, m->adj_start,   m->adj_spring4,
+                           m->adj_other3, m->block,      m->held,  m->ch,    m->constrained, diag_scale};
+    return v;
+}
+
+/* A GPU call that failed: the GPU is dropped (said once on stderr) and the
+ * caller runs the pass on the CPU, which gives the same bits. */
+void hy_cloth_gpu_drop(hy_cloth_model* m);
 
 /* 64-byte aligned: the matvec's loads stay within cache lines. */
 static inline double* alloc_doubles(int64_t n) {

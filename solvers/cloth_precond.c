@@ -198,45 +198,19 @@ int hy_cloth_precond_setup(hy_cloth_model* m, hy_pool* pool, double diag_scale) 
  * flop-bound. Fixed rows are 0; fixed entries of x are 0 by construction
  * (CG's vectors stay filtered), so columns need no mask. */
 static void matvec_block(void* vctx, int64_t begin, int64_t end, int64_t block, int worker) {
+    (void)block, (void)worker;
     const matvec_ctx* c = vctx;
-    const hy_cloth_model* m = c->m;
-    const double* x = c->x;
-    const double* blocks = m->block;
-    const int32_t *spring4 = m->adj_spring4, *other3 = m->adj_other3;
-    for (int64_t v = begin; v < end; v++) {
-        double* y = c->y + 3 * v;
-        if (m->fixed[v]) {
-            y[0] = y[1] = y[2] = 0.0;
-            continue;
-        }
-        const double* xv = x + 3 * v;
-        const double x0 = xv[0], x1 = xv[1], x2 = xv[2];
-        double md = m->mass[v] * c->diag_scale;
-        double y0 = md * x0, y1 = md * x1, y2 = md * x2;
-        const int32_t e1 = m->adj_start[v + 1];
-        for (int32_t e = m->adj_start[v]; e < e1; e++) {
-            const double* blk = blocks + spring4[e];
-            const double* xo = x + other3[e];
-            double d0 = x0 - xo[0], d1 = x1 - xo[1], d2 = x2 - xo[2];
-            double t = blk[0] * d0 + blk[1] * d1 + blk[2] * d2;
-            y0 += blk[3] * d0 + t * blk[0];
-            y1 += blk[3] * d1 + t * blk[1];
-            y2 += blk[3] * d2 + t * blk[2];
-        }
-        if (m->constrained && m->held[v]) {
-            const double* H = m->ch + 9 * v;
-            y0 += H[0] * x0 + H[1] * x1 + H[2] * x2;
-            y1 += H[3] * x0 + H[4] * x1 + H[5] * x2;
-            y2 += H[6] * x0 + H[7] * x1 + H[8] * x2;
-        }
-        y[0] = y0;
-        y[1] = y1;
-        y[2] = y2;
-    }
+    hy_cloth_hd_model v = hy_cloth_hd_view(c->m, c->diag_scale);
+    for (int64_t k = begin; k < end; k++) hy_cloth_hd_matvec_row(&v, k, c->x, c->y + 3 * k);
 }
 
 void hy_cloth_matvec(void* vctx, const double* x, double* y) {
     solve_ctx* c = vctx;
+    hy_cloth_model* m = (hy_cloth_model*)c->mv.m;
+    if (m->gpu) {
+        if (!hy_cloth_gpu_apply(m->gpu, c->mv.diag_scale, x, y)) return;
+        hy_cloth_gpu_drop(m);
+    }
     c->mv.x = x;
     c->mv.y = y;
     hy_pool_for(c->pool, c->mv.m->nv, VERTEX_GRAIN, matvec_block, &c->mv);
