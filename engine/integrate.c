@@ -11,6 +11,16 @@
  * result is what the plain loop over the objects gives, whatever PU ran it
  * and in whatever order.
  *
+ * Solids joined by attachments or contacts (engine/links.h) step in one
+ * coupled solve per group: the group is one task of the solids' wave, in
+ * the partition of its lowest slot, in place of its members' own tasks, so
+ * groups spread over the PUs like single objects and run beside the free
+ * solids. It names that member's handles only: in the wave no other task
+ * touches any of its members, so they add no dependency, and one task
+ * writes them all. A group's solve reads the links (found before the
+ * waves, hy_links_prepare) and writes its own solids, so groups may run at
+ * once.
+ *
  * PUs: one PU is the calling thread (runtime/exec.h, one worker), which
  * keeps using the world's pool inside the solvers; there is nothing to
  * place, so the policy has no say. Several PUs are a team (runtime/team.h)
@@ -39,6 +49,7 @@
 
 #include "core/error.h"
 #include "engine/kinds.h"
+#include "engine/links.h"
 #include "runtime/exec.h"
 #include "runtime/policy.h"
 #include "runtime/team.h"
@@ -48,6 +59,7 @@ typedef struct obj_task {
     hy_world* w;
     hy_integrator* it;
     int32_t slot;
+    int32_t group; /* a coupled group's solve (engine/links.h), -1: the object's own operation */
     double dt;
     hy_step_stats st; /* its solver figures */
     hy_status status;
@@ -110,6 +122,7 @@ static void run_op(obj_task* t, int predict) {
     hy_pool* pool = worker_pool(t->it, t->w);
     hy_status s;
     if (!pool) s = hy_fail(HY_ERR_NOMEM, "object '%s': no worker pool for its integration", o->name);
+    else if (t->group >= 0) s = hy_links_solve_group(t->w, t->group, pool, t->dt, &t->st);
     else if (predict) s = o->ops->predict(t->w, o, pool, t->dt, &t->st);
     else s = o->ops->integrate(t->w, o, pool, t->dt, &t->st);
     t->status = s;
@@ -128,6 +141,7 @@ static void integrate_fn(void* const* buffers, void* arg) {
 
 static const hy_rt_kind k_predict = {"predict", 2, {HY_RT_RW, HY_RT_R}, predict_fn, NULL};
 static const hy_rt_kind k_integrate = {"integrate", 2, {HY_RT_RW, HY_RT_R}, integrate_fn, NULL};
+static const hy_rt_kind k_group = {"group", 2, {HY_RT_RW, HY_RT_R}, integrate_fn, NULL};
 
 /* ------------------------------------------------------------ integrator */
 
@@ -229,19 +243,25 @@ static hy_status wave(hy_integrator* it, hy_world* w, double dt, int order, hy_s
     for (int32_t i = 0; i < w->object_count; i++) {
         hy_object* o = &w->objects[i];
         if (!o->alive || (order < 0 ? !o->ops->predict : o->ops->order != order)) continue;
+        /* a coupled group is one task, at its lowest slot */
+        int32_t g = order < 0 ? -1 : hy_links_group_of(w, i), first = i;
+        int64_t nv = o->model.nv;
+        if (g >= 0) hy_links_group_info(w, g, &first, NULL, &nv);
+        if (first != i) continue;
         obj_task* t = &it->tasks[i];
         memset(&t->st, 0, sizeof t->st);
         t->w = w;
         t->it = it;
         t->slot = i;
+        t->group = g;
         t->dt = dt;
         t->status = HY_OK;
         t->message[0] = '\0';
         int32_t h[2] = {it->h_state[i], it->h_model[i]};
+        const hy_rt_kind* k = g >= 0 ? &k_group : order < 0 ? &k_predict : &k_integrate;
         /* the modeled cost only seeds the policy: the team measures each
          * partition's real time */
-        hy_status s = hy_rt_graph_submit(it->g, order < 0 ? &k_predict : &k_integrate, i, 1e-7 * (double)o->model.nv,
-                                         t, h, NULL);
+        hy_status s = hy_rt_graph_submit(it->g, k, i, 1e-7 * (double)nv, t, h, NULL);
         if (s) return s;
         n++;
     }

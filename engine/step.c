@@ -92,8 +92,8 @@ static hy_status integrate(hy_world* w, double dt, hy_step_stats* st) {
         if (s) return s;
     }
     /* solids joined by attachments or last step's contacts step together
-     * in one coupled solve per group; their own tasks then pass */
-    hy_status s = hy_links_integrate(w, dt, st);
+     * in one coupled solve per group, a task of the solids' wave */
+    hy_status s = hy_links_prepare(w);
     if (s) return s;
     return hy_integrator_step(w->integrator, w, dt, st);
 }
