@@ -88,7 +88,7 @@ HY_API hy_status hy_world_get_contacts(const hy_world* w, hy_contact_info* out, 
  * hy_world_set_integrate_sched said otherwise). */
 static hy_status integrate(hy_world* w, double dt, hy_step_stats* st) {
     if (!w->integrator) {
-        hy_status s = hy_integrator_create("lp", 1, &w->integrator);
+        hy_status s = hy_integrator_create("lp", 0, &w->integrator);
         if (s) return s;
     }
     /* solids joined by attachments or last step's contacts step together

@@ -4,7 +4,8 @@
  * group and one task of the integrate phase (the phase's task count drops by
  * one per group), round robin on two PUs puts the two groups on different
  * PUs, and every policy on one and two PUs, with one and two threads, ends
- * with the state hash and CG iterations of the default run. */
+ * with the state hash and CG iterations of the default run. The default
+ * PU count follows the world's solids and threads. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -120,7 +121,53 @@ static void test_groups_as_tasks(void) {
             }
 }
 
+/* The default PU count: one per thread while the world holds two solids
+ * per thread or more (five here: two PUs at two threads, one at one
+ * thread), followed step by step (two solids left: one PU); a PU count
+ * set by hand stays. */
+static void test_default_pus(void) {
+    for (int threads = 1; threads <= 2; threads++) {
+        hy_scene_options o = hy_scene_options_default();
+        o.threads = threads;
+        hy_world* w = NULL;
+        CHECK_OK(hy_scene_load_string(scene_json, strlen(scene_json), "test_integrate_groups", &o, &w));
+        if (!w) return;
+        hy_integrate_stats is;
+        CHECK_OK(hy_world_get_integrate_stats(w, &is)); /* before the first step: what it will make */
+        CHECK(is.pus == threads);
+        CHECK_OK(hy_test_step(w));
+        CHECK_OK(hy_world_get_integrate_stats(w, &is));
+        CHECK(is.pus == threads && !strcmp(is.policy, "lp"));
+        CHECK(is.tasks[0] + (threads == 2 ? is.tasks[1] : 0) == 5);
+        for (int k = 0; k < 3; k++) { /* the free block and stack B */
+            hy_object_id id;
+            CHECK_OK(hy_world_get_object(w, 2, &id));
+            CHECK_OK(hy_object_remove(w, id));
+        }
+        CHECK_OK(hy_test_step(w));
+        CHECK_OK(hy_world_get_integrate_stats(w, &is));
+        CHECK(is.pus == 1);
+        hy_world_destroy(w);
+    }
+    hy_scene_options o = hy_scene_options_default();
+    o.threads = 2;
+    hy_world* w = NULL;
+    CHECK_OK(hy_scene_load_string(scene_json, strlen(scene_json), "test_integrate_groups", &o, &w));
+    if (!w) return;
+    CHECK_OK(hy_world_set_integrate_sched(w, "lp", 1));
+    CHECK_OK(hy_test_step(w));
+    hy_integrate_stats is;
+    CHECK_OK(hy_world_get_integrate_stats(w, &is));
+    CHECK(is.pus == 1);
+    CHECK_OK(hy_world_set_integrate_sched(w, "ws", 0)); /* back to the default, with ws */
+    CHECK_OK(hy_test_step(w));
+    CHECK_OK(hy_world_get_integrate_stats(w, &is));
+    CHECK(is.pus == 2 && !strcmp(is.policy, "ws"));
+    hy_world_destroy(w);
+}
+
 int main(void) {
     test_groups_as_tasks();
+    test_default_pus();
     TEST_END();
 }
