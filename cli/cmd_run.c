@@ -34,8 +34,10 @@ static void help(void) {
            "                      contact distance at the start (exit 2); by default that is a warning\n"
            "  --integrate-sched P integration runtime policy placing the objects' integrate tasks on the\n"
            "                      integration PUs: round-robin, static, ws, affinity, priority, lp (default)\n"
-           "  --integrate-pus N   integration PUs, real CPU workers of one thread each (default 1: the\n"
-           "                      calling thread; the policy places from 2 on); same state for any P and N\n"
+           "  --integrate-pus N   integration PUs, real CPU workers of one thread each (1: the calling\n"
+           "                      thread with the pool; the policy places from 2 on; default: one per\n"
+           "                      thread when the scene holds 2 solids per thread or more, else 1);\n"
+           "                      same state for any P and N\n"
            HY_CLI_SCHED_HELP
            HY_CLI_FAULT_HELP
            "\nThe summary names the policy and the resources (modeled ones marked), the median\n"
@@ -62,7 +64,7 @@ static int parse(int argc, char** argv, run_opts* o) {
     o->frames = 100;
     o->threads = -1;
     o->collisions = -1;
-    o->integrate_pus = 1;
+    o->integrate_pus = 0; /* chosen per step (hy_world_set_integrate_sched) */
     for (int i = 1; i < argc; i++) {
         const char* a = argv[i];
         int so = hy_cli_sched_option(&o->sched, "run", argc, argv, &i);
@@ -198,7 +200,7 @@ static int run_main(int argc, char** argv) {
         return rc0;
     }
     if (!o.quiet && !o.json) fprintf(stderr, "scheduling: %s\n", sched_desc);
-    if ((o.integrate_sched || o.integrate_pus != 1) &&
+    if ((o.integrate_sched || o.integrate_pus != 0) &&
         hy_world_set_integrate_sched(w, o.integrate_sched ? o.integrate_sched : "lp", (int32_t)o.integrate_pus)) {
         fprintf(stderr, "hyphys run: %s\n", hy_last_error());
         hy_world_destroy(w);

@@ -34,6 +34,9 @@ static void help(void) {
            "  --no-hud            hide the statistics overlay\n"
            "  --camera Y,P[,Z]    start from yaw Y and pitch P (degrees) and zoom factor Z\n"
            "                      (default 34,26,1: framed on the scene from above right)\n"
+           "  --integrate-sched P integration runtime policy (as hyphys run; default lp)\n"
+           "  --integrate-pus N   integration PUs (as hyphys run; default: one per thread when the scene\n"
+           "                      holds 2 solids per thread or more, else 1)\n"
            HY_CLI_SCHED_HELP
            "\nkeys: space pause/run, n one step, r reset, w wireframe, c contacts, p next policy,\n"
            "      s screenshot,"
@@ -102,6 +105,17 @@ static int view_main(int argc, char** argv) {
             }
             o.camera_set = 1;
             memcpy(o.camera, c, sizeof c);
+            i++;
+        } else if (!strcmp(a, "--integrate-sched")) {
+            if (!v || !*v) {
+                fprintf(stderr, "hyphys view: --integrate-sched needs a policy\n");
+                return HY_EXIT_USAGE;
+            }
+            o.integrate_sched = v;
+            i++;
+        } else if (!strcmp(a, "--integrate-pus")) {
+            if (!hy_cli_parse_int("--integrate-pus", v, 1, 32, &n)) return HY_EXIT_USAGE;
+            o.integrate_pus = (int32_t)n;
             i++;
         } else if (!strcmp(a, "--paused")) {
             o.paused = 1;

@@ -11,6 +11,16 @@
  * result is what the plain loop over the objects gives, whatever PU ran it
  * and in whatever order.
  *
+ * Solids joined by attachments or contacts (engine/links.h) step in one
+ * coupled solve per group: the group is one task of the solids' wave, in
+ * the partition of its lowest slot, in place of its members' own tasks, so
+ * groups spread over the PUs like single objects and run beside the free
+ * solids. It names that member's handles only: in the wave no other task
+ * touches any of its members, so they add no dependency, and one task
+ * writes them all. A group's solve reads the links (found before the
+ * waves, hy_links_prepare) and writes its own solids, so groups may run at
+ * once.
+ *
  * PUs: one PU is the calling thread (runtime/exec.h, one worker), which
  * keeps using the world's pool inside the solvers; there is nothing to
  * place, so the policy has no say. Several PUs are a team (runtime/team.h)
@@ -39,6 +49,7 @@
 
 #include "core/error.h"
 #include "engine/kinds.h"
+#include "engine/links.h"
 #include "runtime/exec.h"
 #include "runtime/policy.h"
 #include "runtime/team.h"
@@ -48,6 +59,7 @@ typedef struct obj_task {
     hy_world* w;
     hy_integrator* it;
     int32_t slot;
+    int32_t group; /* a coupled group's solve (engine/links.h), -1: the object's own operation */
     double dt;
     hy_step_stats st; /* its solver figures */
     hy_status status;
@@ -57,6 +69,7 @@ typedef struct obj_task {
 struct hy_integrator {
     char policy[32];
     int32_t pus;
+    int automatic; /* PUs from hy_integrator_default_pus at each step */
     hy_rt_exec* exec; /* one PU */
     hy_rt_team* team; /* several */
     hy_rt_graph* g;
@@ -110,6 +123,7 @@ static void run_op(obj_task* t, int predict) {
     hy_pool* pool = worker_pool(t->it, t->w);
     hy_status s;
     if (!pool) s = hy_fail(HY_ERR_NOMEM, "object '%s': no worker pool for its integration", o->name);
+    else if (t->group >= 0) s = hy_links_solve_group(t->w, t->group, pool, t->dt, &t->st);
     else if (predict) s = o->ops->predict(t->w, o, pool, t->dt, &t->st);
     else s = o->ops->integrate(t->w, o, pool, t->dt, &t->st);
     t->status = s;
@@ -128,36 +142,57 @@ static void integrate_fn(void* const* buffers, void* arg) {
 
 static const hy_rt_kind k_predict = {"predict", 2, {HY_RT_RW, HY_RT_R}, predict_fn, NULL};
 static const hy_rt_kind k_integrate = {"integrate", 2, {HY_RT_RW, HY_RT_R}, integrate_fn, NULL};
+static const hy_rt_kind k_group = {"group", 2, {HY_RT_RW, HY_RT_R}, integrate_fn, NULL};
 
 /* ------------------------------------------------------------ integrator */
+
+/* The executor of `pus` PUs (the pools of an earlier one go: they
+ * belong to its worker threads). */
+static hy_status make_pus(hy_integrator* it, int32_t pus) {
+    hy_integrator_detach_trace(it);
+    hy_rt_exec_destroy(it->exec);
+    hy_rt_team_destroy(it->team);
+    it->exec = NULL;
+    it->team = NULL;
+    for (int32_t i = 0; i < it->npools; i++) hy_pool_destroy(it->pool[i]);
+    it->npools = 0;
+    it->pus = pus;
+    it->stats.pus = pus;
+    if (pus == 1) return hy_rt_exec_create(1, &it->exec);
+    int threads[HY_RT_MAX_PUS];
+    for (int32_t q = 0; q < pus; q++) threads[q] = 1;
+    return hy_rt_team_create(pus, threads, it->policy, 42, &it->team);
+}
 
 hy_status hy_integrator_create(const char* policy, int32_t pus, hy_integrator** out) {
     *out = NULL;
     const hy_rt_policy_class* pc = NULL;
     hy_status s = hy_rt_policy_lookup(policy ? policy : "", &pc);
     if (s) return s;
-    if (pus < 1 || pus > HY_RT_MAX_PUS)
-        return hy_fail(HY_ERR_INVALID_ARG, "integration PUs must be in [1, %d], got %d", HY_RT_MAX_PUS, pus);
+    if (pus < 0 || pus > HY_RT_MAX_PUS)
+        return hy_fail(HY_ERR_INVALID_ARG, "integration PUs must be in [1, %d] (0: chosen per step), got %d",
+                       HY_RT_MAX_PUS, pus);
     hy_integrator* it = calloc(1, sizeof *it);
     if (!it) return hy_fail(HY_ERR_NOMEM, "out of memory for the integrator");
     snprintf(it->policy, sizeof it->policy, "%s", policy);
-    it->pus = pus;
+    it->automatic = pus == 0;
     snprintf(it->stats.policy, sizeof it->stats.policy, "%s", policy);
-    it->stats.pus = pus;
     pthread_mutex_init(&it->lock, NULL);
-    if (pus == 1) {
-        s = hy_rt_exec_create(1, &it->exec);
-    } else {
-        int threads[HY_RT_MAX_PUS];
-        for (int32_t q = 0; q < pus; q++) threads[q] = 1;
-        s = hy_rt_team_create(pus, threads, policy, 42, &it->team);
-    }
+    s = make_pus(it, pus ? pus : 1);
     if (s) {
         hy_integrator_destroy(it);
         return s;
     }
     *out = it;
     return HY_OK;
+}
+
+int32_t hy_integrator_default_pus(const hy_world* w) {
+    int32_t threads = hy_pool_size(w->pool), solids = 0;
+    if (threads > HY_RT_MAX_PUS) threads = HY_RT_MAX_PUS;
+    for (int32_t i = 0; i < w->object_count && solids < 2 * threads; i++)
+        solids += w->objects[i].alive && hy_object_has(&w->objects[i], HY_KIND_SOLID);
+    return threads > 1 && solids >= 2 * threads ? threads : 1;
 }
 
 void hy_integrator_destroy(hy_integrator* it) {
@@ -229,19 +264,25 @@ static hy_status wave(hy_integrator* it, hy_world* w, double dt, int order, hy_s
     for (int32_t i = 0; i < w->object_count; i++) {
         hy_object* o = &w->objects[i];
         if (!o->alive || (order < 0 ? !o->ops->predict : o->ops->order != order)) continue;
+        /* a coupled group is one task, at its lowest slot */
+        int32_t g = order < 0 ? -1 : hy_links_group_of(w, i), first = i;
+        int64_t nv = o->model.nv;
+        if (g >= 0) hy_links_group_info(w, g, &first, NULL, &nv);
+        if (first != i) continue;
         obj_task* t = &it->tasks[i];
         memset(&t->st, 0, sizeof t->st);
         t->w = w;
         t->it = it;
         t->slot = i;
+        t->group = g;
         t->dt = dt;
         t->status = HY_OK;
         t->message[0] = '\0';
         int32_t h[2] = {it->h_state[i], it->h_model[i]};
+        const hy_rt_kind* k = g >= 0 ? &k_group : order < 0 ? &k_predict : &k_integrate;
         /* the modeled cost only seeds the policy: the team measures each
          * partition's real time */
-        hy_status s = hy_rt_graph_submit(it->g, order < 0 ? &k_predict : &k_integrate, i, 1e-7 * (double)o->model.nv,
-                                         t, h, NULL);
+        hy_status s = hy_rt_graph_submit(it->g, k, i, 1e-7 * (double)nv, t, h, NULL);
         if (s) return s;
         n++;
     }
@@ -335,13 +376,19 @@ static void follow_trace(hy_integrator* it, hy_world* w) {
 hy_status hy_integrator_step(hy_integrator* it, hy_world* w, double dt, hy_step_stats* st) {
     memset(&it->stats, 0, sizeof it->stats);
     snprintf(it->stats.policy, sizeof it->stats.policy, "%s", it->policy);
+    hy_status s = HY_OK;
+    if (it->automatic) {
+        int32_t pus = hy_integrator_default_pus(w);
+        if (pus != it->pus) s = make_pus(it, pus);
+    }
     it->stats.pus = it->pus;
+    if (s) return s;
     follow_trace(it, w);
     /* where the phase starts on the trace's timeline (see the top) */
     hy_prox* p = w->prox;
     double start = hy_rt_wall_seconds();
     if (it->trace) it->trace->clock0 = p->clock == HY_CLOCK_VIRTUAL ? start - p->trace_base : p->trace_open_wall;
-    hy_status s = sync_handles(it, w);
+    s = sync_handles(it, w);
     if (!s) s = wave(it, w, dt, -1, st);
     if (!s) {
         solve_bonds(w, dt, st);
@@ -360,7 +407,7 @@ HY_API hy_status hy_world_get_integrate_stats(const hy_world* w, hy_integrate_st
         hy_integrator_get_stats(w->integrator, out);
     } else { /* what the first step makes (engine/step.c) */
         snprintf(out->policy, sizeof out->policy, "lp");
-        out->pus = 1;
+        out->pus = hy_integrator_default_pus(w);
     }
     return HY_OK;
 }

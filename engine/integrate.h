@@ -9,10 +9,18 @@
 
 typedef struct hy_integrator hy_integrator;
 
-/* An integrator of `pus` CPU PUs (1..HY_RT_MAX_PUS) placed by the runtime
+/* An integrator of `pus` CPU PUs (1..HY_RT_MAX_PUS; 0: as many as
+ * hy_integrator_default_pus says at each step) placed by the runtime
  * policy `policy` (runtime/policy.h). HY_ERR_INVALID_ARG naming an
  * unknown policy or a PU count out of range, HY_ERR_NOMEM. */
 hy_status hy_integrator_create(const char* policy, int32_t pus, hy_integrator** out);
+/* The default PU count for w: one PU per thread of the world's pool when
+ * the world holds at least two volumetric solids per thread (each PU then
+ * has several solids or coupled groups to balance, and a solid runs on
+ * one thread without the pool's wake-ups inside its short loops), else one
+ * PU, the calling thread with the world's pool inside each solve (one
+ * large solid, cloths, rigid bodies). */
+int32_t hy_integrator_default_pus(const hy_world* w);
 void hy_integrator_destroy(hy_integrator* it);
 const char* hy_integrator_policy(const hy_integrator* it);
 int32_t hy_integrator_pus(const hy_integrator* it);

@@ -24,7 +24,6 @@ typedef struct solid_state {
     const hy_implicit_ops* ops;
     void* model;
     int32_t tet_count;
-    int coupled; /* integrated by the coupled step this substep */
     double* rhs;
     double* dv;
     hy_cg_workspace* cg;
@@ -88,10 +87,6 @@ void hy_solid_contacts_record(hy_world* w) {
 
 static hy_status solid_integrate(const hy_world* w, hy_object* o, hy_pool* pool, double dt, hy_step_stats* st) {
     solid_state* s = o->model.kind_model;
-    if (s->coupled) {
-        s->coupled = 0;
-        return HY_OK;
-    }
     int32_t it = 0;
     double rel = 0.0;
     hy_object_state* x = o->state;
@@ -128,8 +123,6 @@ const double* hy_solid_held(const hy_object* o, const hy_world* w) {
     const solid_state* s = o->model.kind_model;
     return s->held_count > 0 && w->def.collisions ? s->normal : NULL;
 }
-
-void hy_solid_mark_integrated(hy_object* o) { ((solid_state*)o->model.kind_model)->coupled = 1; }
 
 static int32_t solid_tet_count(const hy_object* o) { return ((const solid_state*)o->model.kind_model)->tet_count; }
 

@@ -128,9 +128,6 @@ static inline void hy_stats_add_solve(hy_step_stats* st, int32_t iterations, dou
 /* A solid's implicit operations and model (*model), for the coupled step
  * of solids joined by interactions (engine/links.h). */
 const hy_implicit_ops* hy_solid_ops(const hy_object* o, void** model);
-/* The coupled step has integrated o in this substep: its own integrate
- * leaves x1, v1 as they are, once. */
-void hy_solid_mark_integrated(hy_object* o);
 /* The vertices the step holds on obstacles (hy_implicit_held's normal, 3
  * per vertex), NULL when none. */
 const double* hy_solid_held(const hy_object* o, const hy_world* w);

@@ -24,11 +24,21 @@ struct hy_links {
     link* items;
     int32_t count, cap;
     int contacts_off;
-    /* the integrate phase's scratch, per object slot */
+    /* the step's groups (hy_links_prepare), read by their solves: per
+     * object slot its group (-1: it steps alone) and its index within the
+     * group; per group its member slots (in slot order) and its links (in
+     * link order), from member_start[g] and link_start[g] */
     int32_t* parent;
     int32_t* local;
     int32_t* size;
+    int32_t* group_of;
+    int32_t* member;
+    int32_t* member_start; /* slot_cap + 1 */
+    int32_t* link_start;   /* slot_cap + 1 */
     int32_t slot_cap;
+    int32_t group_count;
+    int32_t* group_link;
+    int32_t group_link_cap;
     /* the response's work: candidate velocities of the solids, in slot
      * order, and what the last response did */
     double* v_pred;
@@ -71,6 +81,11 @@ void hy_links_free(hy_world* w) {
     free(l->parent);
     free(l->local);
     free(l->size);
+    free(l->group_of);
+    free(l->member);
+    free(l->member_start);
+    free(l->link_start);
+    free(l->group_link);
     free(l->v_pred);
     free(l->apart);
     free(l);
@@ -260,62 +275,90 @@ static void drop_stale(hy_world* w, hy_links* l) {
     l->count = n;
 }
 
-/* One group's solve: the solids of slots whose root is `root`, in slot
- * order, and the links among them, in link order. */
-static hy_status solve_group(hy_world* w, hy_links* l, int32_t root, double dt, hy_step_stats* st) {
-    int32_t n = 0, ni = 0;
-    for (int32_t i = 0; i < w->object_count; i++) l->local[i] = -1;
-    for (int32_t i = 0; i < w->object_count; i++)
-        if (is_solid(&w->objects[i]) && find(l->parent, i) == root) l->local[i] = n++;
-    for (int32_t k = 0; k < l->count; k++)
-        if (l->items[k].count > 0 && l->local[slot_of(w, l->items[k].a)] >= 0) ni++;
+/* Group g's coupled solve with `pool`: its solids in slot order and the
+ * links among them in link order. Reads the groups and the links, writes
+ * only its solids' x1 and v1 (and their models' scratch), so the solves of
+ * distinct groups may run at once. */
+hy_status hy_links_solve_group(hy_world* w, int32_t g, hy_pool* pool, double dt, hy_step_stats* st) {
+    const hy_links* l = w->links;
+    const int32_t* member = l->member + l->member_start[g];
+    const int32_t* links = l->group_link + l->link_start[g];
+    int32_t n = l->member_start[g + 1] - l->member_start[g], ni = l->link_start[g + 1] - l->link_start[g];
     hy_coupled_object* obj = calloc((size_t)n, sizeof *obj);
-    hy_interaction** ia = calloc((size_t)ni, sizeof *ia);
+    hy_interaction** ia = calloc((size_t)(ni ? ni : 1), sizeof *ia);
     hy_status s = obj && ia ? HY_OK : hy_fail(HY_ERR_NOMEM, "coupled step: out of memory");
-    for (int32_t i = 0; !s && i < w->object_count; i++) {
-        if (l->local[i] < 0) continue;
-        hy_object* o = &w->objects[i];
-        hy_coupled_object* c = &obj[l->local[i]];
+    for (int32_t j = 0; !s && j < n; j++) {
+        hy_object* o = &w->objects[member[j]];
+        hy_coupled_object* c = &obj[j];
         c->ops = hy_solid_ops(o, &c->model);
         c->x0 = o->state->x, c->v0 = o->state->v, c->x1 = o->state->x1, c->v1 = o->state->v1;
         c->held_normal = hy_solid_held(o, w);
-        hy_solid_mark_integrated(o);
     }
     int32_t m = 0;
-    for (int32_t k = 0; !s && k < l->count; k++) {
-        const link* lk = &l->items[k];
+    for (int32_t k = 0; !s && k < ni; k++) {
+        const link* lk = &l->items[links[k]];
         int32_t sa = slot_of(w, lk->a), sb = slot_of(w, lk->b);
-        if (lk->count == 0 || l->local[sa] < 0) continue;
-        s = hy_interaction_create(l->local[sa], l->local[sb], w->objects[sa].model.nv, w->objects[sb].model.nv, lk->pair,
-                                  lk->count, &ia[m]);
+        s = hy_interaction_create(l->local[sa], l->local[sb], w->objects[sa].model.nv, w->objects[sb].model.nv,
+                                  lk->pair, lk->count, &ia[m]);
         if (s) hy_error_prefix("objects '%s' and '%s': ", w->objects[sa].name, w->objects[sb].name);
         else m++;
     }
     hy_coupled_stats cs = {0, 0.0};
     if (!s)
-        s = hy_coupled_solve(w->pool, obj, n, ia, m, dt, w->def.gravity, w->def.cg_max_iterations,
-                             w->def.cg_tolerance, &cs);
-    if (s) {
-        int32_t first = -1;
-        for (int32_t i = 0; i < w->object_count && first < 0; i++)
-            if (l->local[i] >= 0) first = i;
-        hy_error_prefix("solids coupled with '%s': ", w->objects[first].name);
-    }
+        s = hy_coupled_solve(pool, obj, n, ia, m, dt, w->def.gravity, w->def.cg_max_iterations, w->def.cg_tolerance,
+                             &cs);
+    if (s) hy_error_prefix("solids coupled with '%s': ", w->objects[member[0]].name);
     for (int32_t k = 0; k < m; k++) hy_interaction_destroy(ia[k]);
     free(ia);
     free(obj);
     if (s) return s;
-    st->cg_iterations += cs.cg_iterations;
-    if (cs.cg_relative_residual > st->cg_relative_residual || isnan(cs.cg_relative_residual))
-        st->cg_relative_residual = cs.cg_relative_residual;
-    if (!(cs.cg_relative_residual <= w->def.cg_tolerance)) st->cg_capped++;
+    int32_t capped = !(cs.cg_relative_residual <= w->def.cg_tolerance);
+    hy_stats_add_solve(st, cs.cg_iterations, cs.cg_relative_residual, capped);
     return HY_OK;
 }
 
-hy_status hy_links_integrate(hy_world* w, double dt, hy_step_stats* st) {
+int32_t hy_links_group_count(const hy_world* w) { return w->links ? w->links->group_count : 0; }
+
+int32_t hy_links_group_of(const hy_world* w, int32_t slot) {
+    const hy_links* l = w->links;
+    return l && l->group_count > 0 && slot < l->slot_cap ? l->group_of[slot] : -1;
+}
+
+void hy_links_group_info(const hy_world* w, int32_t g, int32_t* first_slot, int32_t* solids, int64_t* vertices) {
+    const hy_links* l = w->links;
+    int32_t a = l->member_start[g], b = l->member_start[g + 1];
+    int64_t nv = 0;
+    for (int32_t j = a; j < b; j++) nv += w->objects[l->member[j]].model.nv;
+    if (first_slot) *first_slot = l->member[a];
+    if (solids) *solids = b - a;
+    if (vertices) *vertices = nv;
+}
+
+/* Room for the groups of `slots` objects and `links` links. */
+static hy_status reserve_groups(hy_links* l, int32_t slots, int32_t links) {
+    if (slots > l->slot_cap) {
+        int32_t n = slots;
+        int32_t** arr[] = {&l->parent, &l->local, &l->size, &l->group_of, &l->member, &l->member_start, &l->link_start};
+        for (size_t k = 0; k < sizeof arr / sizeof arr[0]; k++) {
+            int32_t* p = realloc(*arr[k], ((size_t)n + 1) * sizeof *p);
+            if (!p) return hy_fail(HY_ERR_NOMEM, "coupled step: out of memory for %d objects", n);
+            *arr[k] = p;
+        }
+        l->slot_cap = n;
+    }
+    if (links > l->group_link_cap) {
+        int32_t* p = realloc(l->group_link, (size_t)links * sizeof *p);
+        if (!p) return hy_fail(HY_ERR_NOMEM, "coupled step: out of memory for %d links", links);
+        l->group_link = p, l->group_link_cap = links;
+    }
+    return HY_OK;
+}
+
+hy_status hy_links_prepare(hy_world* w) {
     hy_links* l = w->links;
     if (!l) return HY_OK;
     l->apart_count = 0;
+    l->group_count = 0;
     if (l->count == 0) return HY_OK;
     drop_stale(w, l);
     /* the attached pairs the step's collision skips, by today's slots */
@@ -325,32 +368,52 @@ hy_status hy_links_integrate(hy_world* w, double dt, hy_step_stats* st) {
         l->apart = p, l->apart_cap = l->count;
     }
     l->apart_count = fill_apart(w, l->apart);
-    if (w->object_count > l->slot_cap) {
-        int32_t n = w->object_count;
-        int32_t* p = realloc(l->parent, (size_t)n * sizeof *p);
-        if (p) l->parent = p;
-        int32_t* q = p ? realloc(l->local, (size_t)n * sizeof *q) : NULL;
-        if (q) l->local = q;
-        int32_t* z = q ? realloc(l->size, (size_t)n * sizeof *z) : NULL;
-        if (z) l->size = z;
-        if (!p || !q || !z) return hy_fail(HY_ERR_NOMEM, "coupled step: out of memory for %d objects", n);
-        l->slot_cap = n;
-    }
-    /* groups: the solids joined by links with pairs */
-    for (int32_t i = 0; i < w->object_count; i++) l->parent[i] = i;
+    int32_t slots = w->object_count;
+    hy_status s = reserve_groups(l, slots, l->count);
+    if (s) return s;
+    /* groups: the solids joined by links with pairs; a root is its
+     * group's lowest slot (a union keeps the lower root) */
+    for (int32_t i = 0; i < slots; i++) l->parent[i] = i;
     for (int32_t k = 0; k < l->count; k++) {
         if (l->items[k].count == 0) continue;
         int32_t ra = find(l->parent, slot_of(w, l->items[k].a)), rb = find(l->parent, slot_of(w, l->items[k].b));
         if (ra != rb) l->parent[ra > rb ? ra : rb] = ra < rb ? ra : rb;
     }
-    /* members per group, on its root */
-    for (int32_t i = 0; i < w->object_count; i++) l->size[i] = 0;
-    for (int32_t i = 0; i < w->object_count; i++) l->size[find(l->parent, i)]++;
-    for (int32_t i = 0; i < w->object_count; i++) {
-        if (!is_solid(&w->objects[i]) || find(l->parent, i) != i || l->size[i] < 2) continue;
-        hy_status s = solve_group(w, l, i, dt, st);
-        if (s) return s;
+    for (int32_t i = 0; i < slots; i++) l->size[i] = 0;
+    for (int32_t i = 0; i < slots; i++) l->size[find(l->parent, i)]++;
+    /* numbered by their roots' order; members counted per group */
+    int32_t ng = 0;
+    for (int32_t i = 0; i < slots; i++) {
+        int32_t r = find(l->parent, i);
+        l->group_of[i] = -1;
+        if (!is_solid(&w->objects[i]) || l->size[r] < 2) continue;
+        if (r == i) l->member_start[ng + 1] = 0, l->link_start[ng + 1] = 0, l->group_of[i] = ng++;
+        else l->group_of[i] = l->group_of[r];
+        l->member_start[l->group_of[i] + 1]++;
     }
+    for (int32_t k = 0; k < l->count; k++)
+        if (l->items[k].count > 0) l->link_start[l->group_of[slot_of(w, l->items[k].a)] + 1]++;
+    l->member_start[0] = l->link_start[0] = 0;
+    for (int32_t g = 0; g < ng; g++) {
+        l->member_start[g + 1] += l->member_start[g];
+        l->link_start[g + 1] += l->link_start[g];
+    }
+    /* filled in slot and link order; size[] is free again: the fill
+     * positions */
+    for (int32_t g = 0; g < ng; g++) l->size[g] = l->member_start[g];
+    for (int32_t i = 0; i < slots; i++) {
+        int32_t g = l->group_of[i];
+        if (g < 0) continue;
+        l->local[i] = l->size[g] - l->member_start[g];
+        l->member[l->size[g]++] = i;
+    }
+    for (int32_t g = 0; g < ng; g++) l->size[g] = l->link_start[g];
+    for (int32_t k = 0; k < l->count; k++) {
+        if (l->items[k].count == 0) continue;
+        int32_t g = l->group_of[slot_of(w, l->items[k].a)];
+        l->group_link[l->size[g]++] = k;
+    }
+    l->group_count = ng;
     return HY_OK;
 }
 

@@ -47,10 +47,24 @@ hy_status hy_links_set_contact_coupling(hy_world* w, int on);
 
 /* ---- the step's parts (engine/step.c) */
 
-/* The integrate phase's part: every group of solids joined by links steps
- * in one coupled solve, and its solids are marked so their own integrate
- * skips this substep. Adds CG figures to st. */
-hy_status hy_links_integrate(hy_world* w, double dt, hy_step_stats* st);
+/* The integrate phase's part, before its tasks: the links whose objects
+ * went are dropped, and the solids joined by links with pairs are found
+ * in groups, which step in one coupled solve each (hy_links_solve_group:
+ * one runtime task per group, engine/integrate.c) instead of their own
+ * integrates. The groups stay valid until the object table changes. */
+hy_status hy_links_prepare(hy_world* w);
+/* Groups found by the last hy_links_prepare. */
+int32_t hy_links_group_count(const hy_world* w);
+/* The group of the object in `slot`, -1 when it steps alone. */
+int32_t hy_links_group_of(const hy_world* w, int32_t slot);
+/* Group g's lowest slot (where its task goes), its solids and their
+ * vertices summed (each may be NULL). */
+void hy_links_group_info(const hy_world* w, int32_t g, int32_t* first_slot, int32_t* solids, int64_t* vertices);
+/* Group g's coupled solve over dt with `pool` (x1, v1 of its solids);
+ * adds its CG figures to st. Solves of distinct groups may run at once on
+ * different threads, each with its own pool: they read the links and
+ * write only their own solids. */
+hy_status hy_links_solve_group(hy_world* w, int32_t g, hy_pool* pool, double dt, hy_step_stats* st);
 /* Before the response: the solids' candidate velocities, to measure what
  * the response changes. */
 hy_status hy_links_before_response(hy_world* w);

@@ -88,12 +88,12 @@ HY_API hy_status hy_world_get_contacts(const hy_world* w, hy_contact_info* out, 
  * hy_world_set_integrate_sched said otherwise). */
 static hy_status integrate(hy_world* w, double dt, hy_step_stats* st) {
     if (!w->integrator) {
-        hy_status s = hy_integrator_create("lp", 1, &w->integrator);
+        hy_status s = hy_integrator_create("lp", 0, &w->integrator);
         if (s) return s;
     }
     /* solids joined by attachments or last step's contacts step together
-     * in one coupled solve per group; their own tasks then pass */
-    hy_status s = hy_links_integrate(w, dt, st);
+     * in one coupled solve per group, a task of the solids' wave */
+    hy_status s = hy_links_prepare(w);
     if (s) return s;
     return hy_integrator_step(w->integrator, w, dt, st);
 }

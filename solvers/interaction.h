@@ -124,7 +124,8 @@ typedef struct hy_coupled_stats {
 
 /* One backward-Euler step of length dt for all the objects at once, under
  * gravity, with the interactions' forces in the implicit system (see the
- * top). Each interaction's objects are indices into objects[]. CG with the
+ * top). Each interaction's objects are indices into objects[]. CG, from
+ * the objects' own starts (hy_implicit_ops guess) scaled as a whole, with the
  * objects' block-Jacobi preconditioners (the interactions' diagonal blocks
  * added) until ||b - A dv|| <= cg_tolerance ||b|| or cg_max_iterations.
  * Deterministic for any pool size (the interactions add their terms in

@@ -143,7 +143,7 @@ static void test_bad_settings(void) {
     if (!w) return;
     CHECK(hy_world_set_integrate_sched(w, "nonesuch", 1) == HY_ERR_INVALID_ARG);
     CHECK(strstr(hy_last_error(), "nonesuch") != NULL);
-    CHECK(hy_world_set_integrate_sched(w, "ws", 0) == HY_ERR_INVALID_ARG);
+    CHECK(hy_world_set_integrate_sched(w, "ws", -1) == HY_ERR_INVALID_ARG);
     CHECK(hy_world_set_integrate_sched(w, "ws", 33) == HY_ERR_INVALID_ARG);
     CHECK(hy_world_set_integrate_sched(w, NULL, 1) == HY_ERR_INVALID_ARG);
     CHECK(hy_world_set_integrate_sched(NULL, "ws", 1) == HY_ERR_INVALID_ARG);

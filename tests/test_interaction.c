@@ -3,7 +3,8 @@
  * zero and their stiffness is their exact derivative; a mass-spring block
  * attached under a clamped FEM block hangs from it with the gap and the
  * pull its weight gives; a free FEM block and a free mass-spring block
- * glued together keep their joint momentum; a block falling onto a fixed
+ * glued together keep their joint momentum, and in free flight take no CG
+ * iteration (the solve's start is exact there); a block falling onto a fixed
  * slab rests on its contact pairs at their gap; bad pairs are refused
  * with the pair named; the same bits with 1 and 2 threads. */
 #include <stdint.h>
@@ -224,45 +225,76 @@ static void test_hang(hy_pool* pool) {
     CHECK(r.sag > 10.0 * r.max_gap); /* B stretched and A bent under it (6.8e-4 m measured): it did hang */
 }
 
-/* A free FEM block and a free mass-spring block glued face to face, with
- * random velocities, no gravity, no mass damping: the coupled step keeps
- * their joint momentum (to the CG tolerance), while each block alone
- * changes its own (the coupling exchanged momentum). */
-static void test_momentum(hy_pool* pool) {
-    hy_tetmesh *ma = box_at(0, 0, 0, 0.2, 2), *mb = box_at(0.2, 0, 0, 0.2, 2);
-    if (!ma || !mb) return;
-    int32_t na = ma->vertex_count, nb = mb->vertex_count;
+/* A free FEM block (A) and a free mass-spring block (B) of side 0.2 m and
+ * 2 cells, glued face to face by 9 attachment pairs of 1e4 N/m, at rest
+ * shape; the velocities are left to the caller. ok is 0 when a part could
+ * not be made. */
+typedef struct glued_pair {
+    hy_tetmesh *ma, *mb;
+    int32_t na, nb, np;
+    hy_fem_model* fa;
+    hy_ms_model* fb;
+    hy_interaction_pair* pairs;
+    hy_interaction* ia;
+    double *xa, *va, *xb, *vb;
+    int ok;
+} glued_pair;
+
+static void glued_make(glued_pair* g) {
+    memset(g, 0, sizeof *g);
+    g->ma = box_at(0, 0, 0, 0.2, 2);
+    g->mb = box_at(0.2, 0, 0, 0.2, 2);
+    if (!g->ma || !g->mb) return;
+    int32_t na = g->na = g->ma->vertex_count, nb = g->nb = g->mb->vertex_count;
     hy_fem_params fp = {.young = 1e5, .poisson = 0.3, .density = 1000, .damping_stiffness = 0.01};
     hy_ms_params mp = {.stiffness = 5e3, .density = 500, .damping = 0.01};
-    hy_fem_model* fa = NULL;
-    hy_ms_model* fb = NULL;
-    CHECK_OK(hy_fem_model_create(ma->positions, na, ma->tets, ma->tet_count, &fp, NULL, 0, &fa));
-    CHECK_OK(hy_ms_model_create(mb->positions, nb, mb->tets, mb->tet_count, &mp, NULL, 0, &fb));
-    hy_interaction_pair* pairs = NULL;
-    int32_t np = 0;
-    CHECK_OK(hy_interaction_attach_coincident(ma->positions, na, mb->positions, nb, 1e-9, 1e4, &pairs, &np));
-    CHECK(np == 9);
-    hy_interaction* ia = NULL;
-    CHECK_OK(hy_interaction_create(0, 1, na, nb, pairs, np, &ia));
-    double* xa = malloc(sizeof(double) * 3 * (size_t)na);
-    double* va = malloc(sizeof(double) * 3 * (size_t)na);
-    double* xb = malloc(sizeof(double) * 3 * (size_t)nb);
-    double* vb = malloc(sizeof(double) * 3 * (size_t)nb);
-    memcpy(xa, ma->positions, sizeof(double) * 3 * (size_t)na);
-    memcpy(xb, mb->positions, sizeof(double) * 3 * (size_t)nb);
-    for (int32_t k = 0; k < 3 * na; k++) va[k] = rnd();
-    for (int32_t k = 0; k < 3 * nb; k++) vb[k] = 0.5 + rnd();
-    if (fa && fb && ia) {
-        const double *ma_ = hy_fem_masses(fa), *mb_ = hy_ms_masses(fb);
+    CHECK_OK(hy_fem_model_create(g->ma->positions, na, g->ma->tets, g->ma->tet_count, &fp, NULL, 0, &g->fa));
+    CHECK_OK(hy_ms_model_create(g->mb->positions, nb, g->mb->tets, g->mb->tet_count, &mp, NULL, 0, &g->fb));
+    CHECK_OK(hy_interaction_attach_coincident(g->ma->positions, na, g->mb->positions, nb, 1e-9, 1e4, &g->pairs,
+                                              &g->np));
+    CHECK(g->np == 9);
+    CHECK_OK(hy_interaction_create(0, 1, na, nb, g->pairs, g->np, &g->ia));
+    g->xa = malloc(sizeof(double) * 3 * (size_t)na);
+    g->va = calloc(3 * (size_t)na, sizeof(double));
+    g->xb = malloc(sizeof(double) * 3 * (size_t)nb);
+    g->vb = calloc(3 * (size_t)nb, sizeof(double));
+    if (!g->xa || !g->va || !g->xb || !g->vb) return;
+    memcpy(g->xa, g->ma->positions, sizeof(double) * 3 * (size_t)na);
+    memcpy(g->xb, g->mb->positions, sizeof(double) * 3 * (size_t)nb);
+    g->ok = g->fa && g->fb && g->ia;
+}
+
+static void glued_free(glued_pair* g) {
+    free(g->xa), free(g->va), free(g->xb), free(g->vb);
+    hy_mem_free(g->pairs);
+    hy_interaction_destroy(g->ia);
+    hy_fem_model_destroy(g->fa);
+    hy_ms_model_destroy(g->fb);
+    hy_tetmesh_destroy(g->ma);
+    hy_tetmesh_destroy(g->mb);
+}
+
+/* The glued pair with random velocities, no gravity, no mass damping: the
+ * coupled step keeps their joint momentum (to the CG tolerance), while
+ * each block alone changes its own (the coupling exchanged momentum). */
+static void test_momentum(hy_pool* pool) {
+    glued_pair g;
+    glued_make(&g);
+    if (g.ok) {
+        int32_t na = g.na, nb = g.nb;
+        double *va = g.va, *vb = g.vb;
+        for (int32_t k = 0; k < 3 * na; k++) va[k] = rnd();
+        for (int32_t k = 0; k < 3 * nb; k++) vb[k] = 0.5 + rnd();
+        const double *ma_ = hy_fem_masses(g.fa), *mb_ = hy_ms_masses(g.fb);
         double pa0[3] = {0}, pb0[3] = {0}, pa1[3] = {0}, pb1[3] = {0}, scale = 0;
         for (int32_t v = 0; v < na; v++)
             for (int c = 0; c < 3; c++) pa0[c] += ma_[v] * va[3 * v + c], scale += ma_[v] * fabs(va[3 * v + c]);
         for (int32_t v = 0; v < nb; v++)
             for (int c = 0; c < 3; c++) pb0[c] += mb_[v] * vb[3 * v + c], scale += mb_[v] * fabs(vb[3 * v + c]);
-        hy_coupled_object obj[2] = {{&hy_fem_ops, fa, xa, va, NULL, xa, va, NULL},
-                                      {&hy_ms_ops, fb, xb, vb, NULL, xb, vb, NULL}};
+        hy_coupled_object obj[2] = {{&hy_fem_ops, g.fa, g.xa, va, NULL, g.xa, va, NULL},
+                                      {&hy_ms_ops, g.fb, g.xb, vb, NULL, g.xb, vb, NULL}};
         double zero[3] = {0, 0, 0};
-        for (int s = 0; s < 50; s++) CHECK_OK(hy_coupled_solve(pool, obj, 2, &ia, 1, 0.005, zero, 2000, 1e-13, NULL));
+        for (int s = 0; s < 50; s++) CHECK_OK(hy_coupled_solve(pool, obj, 2, &g.ia, 1, 0.005, zero, 2000, 1e-13, NULL));
         for (int32_t v = 0; v < na; v++)
             for (int c = 0; c < 3; c++) pa1[c] += ma_[v] * va[3 * v + c];
         for (int32_t v = 0; v < nb; v++)
@@ -276,13 +308,41 @@ static void test_momentum(hy_pool* pool) {
                 exchanged, fabs(pa1[0] + pb1[0] - pa0[0] - pb0[0]), scale);
         CHECK(exchanged > 1e-2 * scale);
     }
-    free(xa), free(va), free(xb), free(vb);
-    hy_mem_free(pairs);
-    hy_interaction_destroy(ia);
-    hy_fem_model_destroy(fa);
-    hy_ms_model_destroy(fb);
-    hy_tetmesh_destroy(ma);
-    hy_tetmesh_destroy(mb);
+    glued_free(&g);
+}
+
+/* The glued pair in free flight under gravity, undeformed, moving as one:
+ * the coupled solve starts from the objects' scaled mass-only steps, which
+ * are the solution here (the glue exerts no force), so CG takes no
+ * iteration (from dv = 0 it took some on every step) and every vertex
+ * gains g dt. */
+static void test_free_flight(hy_pool* pool) {
+    glued_pair g;
+    glued_make(&g);
+    const double v0[3] = {1.0, 0.5, 2.0}, grav[3] = {0, 0, -9.81}, dt = 0.005;
+    if (g.ok) {
+        for (int32_t v = 0; v < g.na; v++) memcpy(g.va + 3 * v, v0, sizeof v0);
+        for (int32_t v = 0; v < g.nb; v++) memcpy(g.vb + 3 * v, v0, sizeof v0);
+        hy_coupled_object obj[2] = {{&hy_fem_ops, g.fa, g.xa, g.va, NULL, g.xa, g.va, NULL},
+                                      {&hy_ms_ops, g.fb, g.xb, g.vb, NULL, g.xb, g.vb, NULL}};
+        int32_t iterations = 0;
+        const int steps = 10;
+        for (int s = 0; s < steps; s++) {
+            hy_coupled_stats st = {0};
+            CHECK_OK(hy_coupled_solve(pool, obj, 2, &g.ia, 1, dt, grav, 500, 1e-10, &st));
+            iterations += st.cg_iterations;
+        }
+        double err = 0.0;
+        for (int32_t v = 0; v < g.na + g.nb; v++) {
+            const double* u = v < g.na ? g.va + 3 * v : g.vb + 3 * (v - g.na);
+            for (int c = 0; c < 3; c++) err = fmax(err, fabs(u[c] - (v0[c] + steps * dt * grav[c])));
+        }
+        fprintf(stderr, "free flight: %d CG iterations in %d steps, velocity off by %.2e m/s\n", iterations, steps,
+                err);
+        CHECK(iterations == 0);
+        CHECK(err < 1e-12);
+    }
+    glued_free(&g);
 }
 
 /* A mass-spring block (A) dropped from 5 cm onto a fixed FEM slab (B):
@@ -372,6 +432,7 @@ int main(void) {
     test_bad_input();
     test_hang(pool);
     test_momentum(pool);
+    test_free_flight(pool);
     test_contact(pool);
     test_threads();
     hy_pool_destroy(pool);

@@ -174,6 +174,12 @@ static void publish(hy_viewer_sim* s) {
     s->ready_fresh = 1;
 }
 
+/* The integrate phase's settings of the def, if any, on a loaded world. */
+static hy_status set_integrate(hy_world* w, const hy_viewer_sim_def* def) {
+    if (!def->integrate_sched && def->integrate_pus == 0) return HY_OK;
+    return hy_world_set_integrate_sched(w, def->integrate_sched ? def->integrate_sched : "lp", def->integrate_pus);
+}
+
 /* Reload the scene file (sim thread, lock not held). The new world replaces
  * the old only if it has the same shape: the renderer's buffers were built
  * for that shape. Returns a message for the HUD, "" if all went well. */
@@ -183,6 +189,7 @@ static void reset(hy_viewer_sim* s, char* msg, size_t size) {
     msg[0] = '\0';
     hy_status st = hy_scene_load(s->scene_path, &s->def.options, &w);
     if (st == HY_OK && s->def.has_sched) st = hy_world_set_scheduling(w, &s->def.sched);
+    if (st == HY_OK) st = set_integrate(w, &s->def);
     if (st == HY_OK && s->policy) st = hy_world_set_policy(w, s->policy);
     if (st != HY_OK) {
         snprintf(msg, size, "reset failed, kept the running scene: %s", hy_last_error());
@@ -354,6 +361,7 @@ hy_status hy_viewer_sim_create(const hy_viewer_sim_def* def, hy_viewer_sim** out
     hy_status st = s->scene_path ? hy_scene_load(s->scene_path, &def->options, &s->world)
                                  : hy_fail(HY_ERR_NOMEM, "out of memory");
     if (st == HY_OK && def->has_sched) st = hy_world_set_scheduling(s->world, &def->sched);
+    if (st == HY_OK) st = set_integrate(s->world, def);
     if (st == HY_OK && def->loaded) def->loaded(s->world, def->ctx);
     if (st == HY_OK) st = read_topology(s->world, &s->topo);
     if (st == HY_OK) {

@@ -69,6 +69,10 @@ typedef struct hy_viewer_sim_def {
     int paused;         /* start paused */
     int has_sched;      /* 1: apply `sched` to the world after every load */
     hy_sched_def sched; /* its strings must outlive the sim */
+    /* the integrate phase's policy and PUs after every load
+     * (hy_world_set_integrate_sched); NULL: the world's default, lp */
+    const char* integrate_sched;
+    int32_t integrate_pus; /* 0: the world's default */
     /* optional: called once in hy_viewer_sim_create on the loaded world,
      * on the creating thread (the viewer says there that "cuda" found no GPU) */
     void (*loaded)(const hy_world* world, void* ctx);

@@ -508,6 +508,8 @@ int hy_viewer_run(const hy_viewer_options* opt) {
     def.paused = batch ? 0 : opt->paused;
     def.has_sched = opt->sched.cookie != 0;
     def.sched = opt->sched;
+    def.integrate_sched = opt->integrate_sched;
+    def.integrate_pus = opt->integrate_pus;
     if (def.has_sched) def.loaded = on_loaded;
     a.realtime = def.realtime;
     hy_status st = hy_viewer_sim_create(&def, &a.sim);

@@ -20,6 +20,8 @@ typedef struct hy_viewer_options {
     int camera_set;         /* 1 = use `camera` instead of the default view angle */
     float camera[3];        /* yaw and pitch in degrees, zoom factor (> 1 closer; 0 = framed) */
     hy_sched_def sched;     /* scheduling of the collision jobs (hy_sched_def_default() if unset) */
+    const char* integrate_sched; /* integrate phase's runtime policy; NULL: lp */
+    int32_t integrate_pus;       /* integration PUs; 0: the world's default (hy_world_set_integrate_sched) */
 } hy_viewer_options;
 
 /* Open the window and run until it closes (or the screenshot is saved).

@@ -713,13 +713,16 @@ HY_API hy_status hy_world_close_trace(hy_world* world);
 HY_API hy_status hy_world_set_policy(hy_world* world, const char* policy);
 
 /* Integration scheduling: each step's integrate phase runs as tasks, one
- * per object, on `pus` CPU processing units (1..32) of one worker thread
- * each, placed by the integration runtime's `policy` (round-robin, static,
- * ws, affinity, priority, lp) with work stealing between them. One PU (the
- * default) is the calling thread with the world's pool inside the solvers;
- * several share the world's thread count out as a pool each. The state is
- * the same for every policy and PU count. HY_ERR_INVALID_ARG for an
- * unknown policy or a PU count out of range (the previous setting stays). */
+ * per object (or coupled group of solids), on `pus` CPU processing units
+ * (1..32) of one worker thread each, placed by the integration runtime's
+ * `policy` (round-robin, static, ws, affinity, priority, lp) with work
+ * stealing between them. One PU is the calling thread with the world's
+ * pool inside the solvers; several share the world's thread count out as
+ * a pool each. pus 0 (the default, with lp) chooses at each step: one PU
+ * per thread when the world holds at least two volumetric solids per
+ * thread, else one. The state is the same for every policy and PU count.
+ * HY_ERR_INVALID_ARG for an unknown policy or a PU count out of range (the
+ * previous setting stays). */
 HY_API hy_status hy_world_set_integrate_sched(hy_world* world, const char* policy, int32_t pus);
 
 #define HY_INTEGRATE_MAX_PUS 32
