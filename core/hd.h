@@ -75,6 +75,24 @@ HY_HD hy_v3 mat_mul_v3(const double m[9], hy_v3 a) {
     return v3(m[0] * a.x + m[1] * a.y + m[2] * a.z, m[3] * a.x + m[4] * a.y + m[5] * a.z,
               m[6] * a.x + m[7] * a.y + m[8] * a.z);
 }
+/* out = A^-1 (row-major 3x3); 0 (out untouched) when det A is 0 or not
+ * finite. */
+HY_HD int mat_inverse(const double A[9], double out[9]) {
+    double d = A[0] * (A[4] * A[8] - A[5] * A[7]) - A[1] * (A[3] * A[8] - A[5] * A[6]) +
+               A[2] * (A[3] * A[7] - A[4] * A[6]);
+    if (!(fabs(d) > 0) || !isfinite(d)) return 0;
+    double s = 1.0 / d;
+    out[0] = (A[4] * A[8] - A[5] * A[7]) * s;
+    out[1] = (A[2] * A[7] - A[1] * A[8]) * s;
+    out[2] = (A[1] * A[5] - A[2] * A[4]) * s;
+    out[3] = (A[5] * A[6] - A[3] * A[8]) * s;
+    out[4] = (A[0] * A[8] - A[2] * A[6]) * s;
+    out[5] = (A[2] * A[3] - A[0] * A[5]) * s;
+    out[6] = (A[3] * A[7] - A[4] * A[6]) * s;
+    out[7] = (A[1] * A[6] - A[0] * A[7]) * s;
+    out[8] = (A[0] * A[4] - A[1] * A[3]) * s;
+    return 1;
+}
 HY_HD hy_v3 mat_tmul_v3(const double m[9], hy_v3 a) {
     return v3(m[0] * a.x + m[3] * a.y + m[6] * a.z, m[1] * a.x + m[4] * a.y + m[7] * a.z,
               m[2] * a.x + m[5] * a.y + m[8] * a.z);

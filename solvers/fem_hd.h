@@ -48,26 +48,6 @@ HY_HD double hy_fem_hd_det3(const double A[9]) {
            A[2] * (A[3] * A[7] - A[4] * A[6]);
 }
 
-/* out = A^-1; 0 (out untouched) when det A is 0 or not finite. The same
- * arithmetic as hy_block3_inverse (solvers/implicit.h), which the device
- * cannot call. */
-HY_HD int hy_fem_hd_inverse3(const double A[9], double out[9]) {
-    double d = A[0] * (A[4] * A[8] - A[5] * A[7]) - A[1] * (A[3] * A[8] - A[5] * A[6]) +
-               A[2] * (A[3] * A[7] - A[4] * A[6]);
-    if (!(fabs(d) > 0) || !isfinite(d)) return 0;
-    double s = 1.0 / d;
-    out[0] = (A[4] * A[8] - A[5] * A[7]) * s;
-    out[1] = (A[2] * A[7] - A[1] * A[8]) * s;
-    out[2] = (A[1] * A[5] - A[2] * A[4]) * s;
-    out[3] = (A[5] * A[6] - A[3] * A[8]) * s;
-    out[4] = (A[0] * A[8] - A[2] * A[6]) * s;
-    out[5] = (A[2] * A[3] - A[0] * A[5]) * s;
-    out[6] = (A[3] * A[7] - A[4] * A[6]) * s;
-    out[7] = (A[1] * A[6] - A[0] * A[7]) * s;
-    out[8] = (A[0] * A[4] - A[1] * A[3]) * s;
-    return 1;
-}
-
 /* ---- polar decomposition (hy_fem_polar_rotation, solvers/fem.h) */
 
 
@@ -136,7 +116,7 @@ HY_HD int hy_fem_hd_newton_polar(const double A[9], double R[9]) {
     int last = 0;
     for (int a = 0; a < 9; a++) X[a] = A[a];
     for (int it = 0; it < 20; it++) {
-        if (!hy_fem_hd_inverse3(X, Xi)) return 0;
+        if (!mat_inverse(X, Xi)) return 0;
         double nx = 0, ni = 0, diff = 0;
         for (int a = 0; a < 9; a++) nx += X[a] * X[a], ni += Xi[a] * Xi[a];
         double g = sqrt(sqrt(ni / nx));
@@ -353,7 +333,7 @@ HY_HD void hy_fem_hd_rhs_vertex(const hy_fem_hd_model* m, int32_t v, double dt, 
     for (int a = 0; a < 3; a++) D[4 * a] += mv * m->diag_scale;
     if (extra)
         for (int a = 0; a < 9; a++) D[a] += extra[9 * (int64_t)v + a];
-    if (!hy_fem_hd_inverse3(D, P))
+    if (!mat_inverse(D, P))
         for (int a = 0; a < 9; a++) P[a] = (a % 4 == 0) ? 1.0 / (mv * m->diag_scale) : 0.0;
 }
 

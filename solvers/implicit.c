@@ -5,23 +5,9 @@
 #include <string.h>
 
 #include "core/error.h"
+#include "core/hd.h"
 
-int hy_block3_inverse(const double A[9], double out[9]) {
-    double d = A[0] * (A[4] * A[8] - A[5] * A[7]) - A[1] * (A[3] * A[8] - A[5] * A[6]) +
-               A[2] * (A[3] * A[7] - A[4] * A[6]);
-    if (!(fabs(d) > 0) || !isfinite(d)) return 0;
-    double s = 1.0 / d;
-    out[0] = (A[4] * A[8] - A[5] * A[7]) * s;
-    out[1] = (A[2] * A[7] - A[1] * A[8]) * s;
-    out[2] = (A[1] * A[5] - A[2] * A[4]) * s;
-    out[3] = (A[5] * A[6] - A[3] * A[8]) * s;
-    out[4] = (A[0] * A[8] - A[2] * A[6]) * s;
-    out[5] = (A[2] * A[3] - A[0] * A[5]) * s;
-    out[6] = (A[3] * A[7] - A[4] * A[6]) * s;
-    out[7] = (A[1] * A[6] - A[0] * A[7]) * s;
-    out[8] = (A[0] * A[4] - A[1] * A[3]) * s;
-    return 1;
-}
+int hy_block3_inverse(const double A[9], double out[9]) { return mat_inverse(A, out); }
 
 hy_status hy_implicit_check_input(const char* who, const double* rest, int32_t nv, const int32_t* tets, int32_t nt,
                                   const void* params, const int32_t* fixed, int32_t fixed_count) {
