@@ -1,7 +1,8 @@
 /* The rigid pairs' grouped impulses of a response round (see
- * response_internal.h): the violated contacts between two rigid objects
- * resolved as one, in velocity sweeps, and the impulses they exchanged
- * kept for the engine. */
+ * response_internal.h): the contacts between two rigid objects resolved
+ * together, in velocity sweeps (one impulse at the violated contacts' mean
+ * point, and a one-sided row per contact), and the impulses they
+ * exchanged kept for the engine. */
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -10,14 +11,15 @@
 #include "collision/response_internal.h"
 #include "core/error.h"
 
-/* The violated contacts between two rigid objects (bodies or obstacles) of
- * one round, resolved as one: a single impulse at their mean point along
- * their mean normal. Applied one after another, the contacts of a face or
+/* The contacts between two rigid objects (bodies or obstacles) of one
+ * round. The violated ones are resolved as one: a single impulse at their
+ * mean point along their mean normal. Applied one after another, the contacts of a face or
  * a ring of edges would each spin the body (the first one reached takes
  * the whole impulse off-centre), which loses the bounce to rotation; the
  * mean contact of a ball on a plane lies under its centre. The relative
  * velocity at the mean points is the mean of the contacts' (it is affine
- * in the point for rigid motion). */
+ * in the point for rigid motion). Every contact of the pair, met ones
+ * included, is also a row (hy_group_row). */
 typedef struct hy_rigid_group {
     int32_t object[2];   /* side A, side B */
     int32_t unit[2];
@@ -42,8 +44,10 @@ typedef struct hy_group_solve {
 } group_solve;
 
 /* One contact of a group as a row of the sweeps: its points on both
- * sides, its gap along the group's normal, the normal velocity it may
- * not go below and the impulse it has taken. The group's impulse at the
+ * sides, its gap along the rows' normal (the mean of all the pair's
+ * contacts' normals: an edge-edge pair's own normal, the edges' cross
+ * product, can point almost anywhere), the normal velocity it may not go
+ * below and the impulse it has taken. The group's impulse at the
  * mean point stops that point; a pair that touches over an area (a face
  * on a face, a cone's rim on the bowl) can still turn about it, its
  * contacts on one side approaching while those on the other lift off,
@@ -58,9 +62,11 @@ typedef struct hy_group_solve {
 typedef struct hy_group_row {
     hy_v3 point[2], vel[2]; /* each side's point and its velocity as met (an obstacle's counts) */
     double d0, target, K, acc;
-    int64_t next;
+    int64_t next; /* the pair's next row, or -1 */
 } group_row;
 
+/* Append a row for the contact between the sides pa, pb to group g; 0 when
+ * out of memory (r->group_failed set). */
 static int add_row(hy_resolver* r, rigid_group* g, const hy_participant* pa, const hy_participant* pb) {
     if (r->row_count == r->row_capacity) {
         int64_t cap = r->row_capacity ? 2 * r->row_capacity : 256;
