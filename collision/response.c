@@ -210,8 +210,6 @@ hy_status hy_collision_resolve(hy_collision_state* cs, hy_scene_view* view, stru
     stats->response_iterations += r.rounds;
     free(r.groups);
     free(r.group_solve);
-    free(r.rows);
-    free(r.group_hash);
     free(r.swept);
     free(r.mover);
     return s ? s : hy_response_impulses_kept(&r);

@@ -193,24 +193,7 @@ int hy_response_contact(hy_resolver* r, const hy_contact* c, double separation, 
     double slack = 0.01 * thickness;
     if (!push) slack = fmin(slack, 0.25 * fmax(d0, 0.0));
     int met = vn >= target - slack / r->dt;
-    /* a resting contact between two rigid objects is met as in a zone: its
-     * gap may shrink by half (its pair's impulse still pushes it back to
-     * the thickness while it is violated otherwise). The contacts of a
-     * pair disagree on the normal (an edge-edge pair's is the edges'
-     * cross product, not the bodies'), and a resting pair that slides or
-     * rolls always had some of them approach along their own normal by a
-     * few mm/s: the rounds never ended, and the zones froze the pile */
-    if (!met && push && rigid_only && !(vn < -r->bounce_speed)) {
-        double loose = fmin(target, -0.5 * fmax(fmin(d0, thickness), 0.0) / r->dt);
-        met = vn >= loose - fmin(slack, 0.25 * fmax(d0, 0.0)) / r->dt;
-    }
-    int grouped = rigid_only && np == 2 && apply;
-    if (met && !may_cross(r, c, apply)) {
-        /* met: a row of its pair's group all the same, so that the
-         * impulses of the round do not make it approach */
-        if (grouped && !r->group_failed) hy_response_group_add(r, parts, n, d0, thickness, friction, restitution, 1);
-        return 0;
-    }
+    if (met && !may_cross(r, c, apply)) return 0;
     if (!apply) return 1;
     /* a crossing the linear test cannot see: stop any approach; if there
      * is none, the pair is left to the impact zones */
@@ -218,7 +201,8 @@ int hy_response_contact(hy_resolver* r, const hy_contact* c, double separation, 
         target = fmax(target, 0.0);
         if (vn >= target) return 1;
     }
-    if (grouped && !r->group_failed && hy_response_group_add(r, parts, n, d0, thickness, friction, restitution, 0))
+    if (rigid_only && np == 2 && !r->group_failed &&
+        hy_response_group_add(r, parts, n, d0, thickness, friction, restitution))
         return 1;
     double K = 0.0;
     for (int q = 0; q < np; q++) K += parts[q].weight * parts[q].weight * inv_mass_along(r, &parts[q], n);

@@ -1,35 +1,30 @@
 /* The rigid pairs' grouped impulses of a response round (see
- * response_internal.h): the contacts between two rigid objects resolved
- * together, in velocity sweeps (one impulse at the violated contacts' mean
- * point, and a one-sided row per contact), and the impulses they
- * exchanged kept for the engine. */
+ * response_internal.h): the violated contacts between two rigid objects
+ * resolved as one, in velocity sweeps, and the impulses they exchanged
+ * kept for the engine. */
 #include <math.h>
-#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "collision/response_internal.h"
 #include "core/error.h"
 
-/* The contacts between two rigid objects (bodies or obstacles) of one
- * round. The violated ones are resolved as one: a single impulse at their
- * mean point along their mean normal. Applied one after another, the contacts of a face or
+/* The violated contacts between two rigid objects (bodies or obstacles) of
+ * one round, resolved as one: a single impulse at their mean point along
+ * their mean normal. Applied one after another, the contacts of a face or
  * a ring of edges would each spin the body (the first one reached takes
  * the whole impulse off-centre), which loses the bounce to rotation; the
  * mean contact of a ball on a plane lies under its centre. The relative
  * velocity at the mean points is the mean of the contacts' (it is affine
- * in the point for rigid motion). Every contact of the pair, met ones
- * included, is also a row (hy_group_row). */
+ * in the point for rigid motion). */
 typedef struct hy_rigid_group {
     int32_t object[2];   /* side A, side B */
     int32_t unit[2];
     hy_v3 point[2];      /* sums, then means */
-    int64_t first;       /* its contacts: a list through hy_group_row.next, or -1 */
-    hy_v3 normal;        /* sum of the violated contacts' unit normals, A from B */
-    hy_v3 row_normal;    /* sum of all its contacts' unit normals: the rows' normal */
+    hy_v3 normal;        /* sum of unit normals, A from B */
     hy_v3 vel[2];        /* sums of each side's velocity at its contact points, as met */
     double d0_min, thickness, friction, restitution;
-    int64_t count;       /* violated contacts (the mean's); the rows hold the met ones too */
+    int64_t count;
 } rigid_group;
 
 /* A rigid group in the velocity sweeps (hy_response_apply_groups): its sides at their
@@ -40,115 +35,45 @@ typedef struct hy_group_solve {
     hy_v3 n;
     double target, K, acc_n;
     hy_v3 acc_t, acc_r; /* friction impulse, rolling resistance's angular impulse */
-    hy_v3 row_n;        /* the rows' normal, A from B (zero: no rows) */
 } group_solve;
 
-/* One contact of a group as a row of the sweeps: its points on both
- * sides, its gap along the rows' normal (the mean of all the pair's
- * contacts' normals: an edge-edge pair's own normal, the edges' cross
- * product, can point almost anywhere), the normal velocity it may not go
- * below and the impulse it has taken. The group's impulse at the
- * mean point stops that point; a pair that touches over an area (a face
- * on a face, a cone's rim on the bowl) can still turn about it, its
- * contacts on one side approaching while those on the other lift off,
- * and in a resting pile half of a round's violated contacts were still
- * approaching after the sweeps, round after round, until the impact zones
- * froze the pile. Each contact's row keeps it from approaching (beyond
- * what its gap to the thickness allows): a one-sided impulse, never a
- * push, so it can stop a turn but not start one. The pushes apart (the
- * thickness) and the bounce stay with the group's impulse at the mean
- * point: rows that pushed each at its own gap spun a ball resting on a
- * plane up, step after step. */
-typedef struct hy_group_row {
-    hy_v3 point[2], vel[2]; /* each side's point and its velocity as met (an obstacle's counts) */
-    double d0, target, K, acc;
-    int64_t next; /* the pair's next row, or -1 */
-} group_row;
-
-/* Append a row for the contact between the sides pa, pb to group g; 0 when
- * out of memory (r->group_failed set). */
-static int add_row(hy_resolver* r, rigid_group* g, const hy_participant* pa, const hy_participant* pb) {
-    if (r->row_count == r->row_capacity) {
-        int64_t cap = r->row_capacity ? 2 * r->row_capacity : 256;
-        group_row* nr = realloc(r->rows, sizeof *nr * (size_t)cap);
-        if (!nr) {
-            r->group_failed = 1;
-            return 0;
-        }
-        r->rows = nr;
-        r->row_capacity = cap;
-    }
-    group_row* w = &r->rows[r->row_count];
-    w->point[0] = pa->point;
-    w->point[1] = pb->point;
-    w->vel[0] = pa->vel;
-    w->vel[1] = pb->vel;
-    w->next = g->first;
-    g->first = r->row_count++;
-    return 1;
-}
-
-/* The slot of the pair (lo, hi) in the round's hash of groups (open
- * addressing over 2 x capacity slots): its group's, or the empty one to
- * put it in. */
-static int64_t hash_slot(const hy_resolver* r, int32_t lo, int32_t hi) {
-    uint64_t slots = 2 * (uint64_t)r->group_capacity;
-    uint64_t k = ((uint64_t)(uint32_t)lo * 0x9E3779B97F4A7C15ull ^ (uint32_t)hi) % slots;
-    for (; r->group_hash[k] >= 0; k = (k + 1) % slots) {
-        const rigid_group* g = &r->groups[r->group_hash[k]];
-        int32_t glo = g->object[0] < g->object[1] ? g->object[0] : g->object[1];
-        int32_t ghi = g->object[0] < g->object[1] ? g->object[1] : g->object[0];
-        if (glo == lo && ghi == hi) break;
-    }
-    return (int64_t)k;
-}
-
-/* Room for one more group (and its hash slot): 0 when out of memory. */
-static int grow_groups(hy_resolver* r) {
-    if (r->group_count < r->group_capacity) return 1;
-    int64_t cap = r->group_capacity ? 2 * r->group_capacity : 64;
-    rigid_group* ng = realloc(r->groups, sizeof *ng * (size_t)cap);
-    if (ng) r->groups = ng;
-    group_solve* ns = ng ? realloc(r->group_solve, sizeof *ns * (size_t)cap) : NULL;
-    if (ns) r->group_solve = ns;
-    int64_t* nh = ns ? realloc(r->group_hash, sizeof *nh * 2 * (size_t)cap) : NULL;
-    if (!nh) return 0;
-    r->group_hash = nh;
-    r->group_capacity = cap;
-    for (int64_t i = 0; i < 2 * cap; i++) nh[i] = -1;
-    for (int64_t i = 0; i < r->group_count; i++) {
-        const rigid_group* g = &r->groups[i];
-        int32_t lo = g->object[0] < g->object[1] ? g->object[0] : g->object[1];
-        int32_t hi = g->object[0] < g->object[1] ? g->object[1] : g->object[0];
-        nh[hash_slot(r, lo, hi)] = i;
-    }
-    return 1;
-}
-
 int hy_response_group_add(hy_resolver* r, const hy_participant* parts, hy_v3 n, double d0, double thickness,
-                          double friction, double restitution, int met) {
+                          double friction, double restitution) {
     int a = parts[0].weight > 0 ? 0 : 1, b = 1 - a;
-    if (!grow_groups(r)) {
-        r->group_failed = 1;
-        return 0;
-    }
-    int32_t oa = parts[a].object, ob = parts[b].object;
-    int64_t slot = hash_slot(r, oa < ob ? oa : ob, oa < ob ? ob : oa);
     rigid_group* g = NULL;
+    for (int64_t i = 0; i < r->group_count; i++)
+        if (r->groups[i].object[0] == parts[a].object && r->groups[i].object[1] == parts[b].object) {
+            g = &r->groups[i];
+            break;
+        }
     int flip = 0;
-    if (r->group_hash[slot] >= 0) {
-        g = &r->groups[r->group_hash[slot]];
-        flip = g->object[0] != oa;
-    } else {
-        r->group_hash[slot] = r->group_count;
+    if (!g)
+        for (int64_t i = 0; i < r->group_count; i++)
+            if (r->groups[i].object[0] == parts[b].object && r->groups[i].object[1] == parts[a].object) {
+                g = &r->groups[i];
+                flip = 1;
+                break;
+            }
+    if (!g) {
+        if (r->group_count == r->group_capacity) {
+            int64_t cap = r->group_capacity ? 2 * r->group_capacity : 16;
+            rigid_group* ng = realloc(r->groups, sizeof *ng * (size_t)cap);
+            if (ng) r->groups = ng;
+            group_solve* ns = ng ? realloc(r->group_solve, sizeof *ns * (size_t)cap) : NULL;
+            if (!ng || !ns) {
+                r->group_failed = 1;
+                return 0;
+            }
+            r->group_solve = ns;
+            r->group_capacity = cap;
+        }
         g = &r->groups[r->group_count++];
         memset(g, 0, sizeof *g);
-        g->object[0] = oa;
-        g->object[1] = ob;
+        g->object[0] = parts[a].object;
+        g->object[1] = parts[b].object;
         g->unit[0] = parts[a].unit;
         g->unit[1] = parts[b].unit;
-        g->d0_min = HUGE_VAL;
-        g->first = -1;
+        g->d0_min = d0;
     }
     if (flip) {
         int t = a;
@@ -156,16 +81,13 @@ int hy_response_group_add(hy_resolver* r, const hy_participant* parts, hy_v3 n, 
         b = t;
         n = v3_scale(n, -1.0);
     }
-    if (!add_row(r, g, &parts[a], &parts[b])) return 0;
-    g->row_normal = v3_add(g->row_normal, n);
-    g->thickness = fmax(g->thickness, thickness);
-    if (met) return 1;
     g->point[0] = v3_add(g->point[0], parts[a].point);
     g->point[1] = v3_add(g->point[1], parts[b].point);
     g->normal = v3_add(g->normal, n);
     g->vel[0] = v3_add(g->vel[0], parts[a].vel);
     g->vel[1] = v3_add(g->vel[1], parts[b].vel);
     g->d0_min = fmin(g->d0_min, d0);
+    g->thickness = fmax(g->thickness, thickness);
     g->friction = fmax(g->friction, friction);
     g->restitution = fmax(g->restitution, restitution);
     g->count++;
@@ -261,49 +183,6 @@ hy_status hy_response_impulses_kept(const hy_resolver* r) {
     return r->impulse_failed ? hy_fail(HY_ERR_NOMEM, "out of memory recording the contact impulses") : HY_OK;
 }
 
-/* The rows of a group in a sweep (see hy_group_row): each contact kept
- * from approaching, a one-sided impulse along the rows' normal. */
-static void solve_rows(hy_resolver* r, const group_solve* q, const rigid_group* g) {
-    for (int64_t k = g->first; k >= 0; k = r->rows[k].next) {
-        group_row* w = &r->rows[k];
-        if (w->K == 0.0) continue;
-        hy_participant p[2] = {q->p[0], q->p[1]};
-        p[0].point = w->point[0];
-        p[1].point = w->point[1];
-        hy_v3 vr = v3_sub(side_velocity(r, &p[0], w->vel[0]), side_velocity(r, &p[1], w->vel[1]));
-        double acc = fmax(w->acc + (w->target - v3_dot(vr, q->row_n)) / w->K, 0.0);
-        hy_v3 J = v3_scale(q->row_n, acc - w->acc);
-        w->acc = acc;
-        apply_impulse(r, &p[0], J);
-        apply_impulse(r, &p[1], v3_scale(J, -1.0));
-    }
-}
-
-/* One group's impulses in a sweep: at the mean point the normal impulse
- * towards its target, accumulated and kept >= 0, friction within the
- * Coulomb cone of it and rolling resistance; then its rows. */
-static void solve_group(hy_resolver* r, group_solve* q, const rigid_group* g) {
-    if (q->K != 0.0) {
-        hy_v3 vr = v3_sub(side_velocity(r, &q->p[0], q->p[0].vel), side_velocity(r, &q->p[1], q->p[1].vel));
-        double vn = v3_dot(vr, q->n);
-        double acc = fmax(q->acc_n + (q->target - vn) / q->K, 0.0);
-        double jn = acc - q->acc_n;
-        q->acc_n = acc;
-        hy_v3 J = v3_scale(q->n, jn);
-        /* friction: the slip after the normal impulse, bounded by the cone */
-        if (g->friction > 0) {
-            hy_v3 vt = v3_mad(vr, q->n, -vn);
-            hy_v3 acc_t = stop_within(r, q, q->acc_t, vt, inv_mass_along, g->friction * q->acc_n);
-            J = v3_add(J, v3_sub(acc_t, q->acc_t));
-            q->acc_t = acc_t;
-        }
-        apply_impulse(r, &q->p[0], J);
-        apply_impulse(r, &q->p[1], v3_scale(J, -1.0));
-        if (r->rolling_resistance > 0.0) resist_rolling(r, q);
-    }
-    solve_rows(r, q, g);
-}
-
 /* Velocity sweeps over a round's groups: sequential impulses on the
  * round's contact set, each group's normal impulse accumulated and kept
  * >= 0, its friction impulse kept within the Coulomb cone of it. One sweep
@@ -321,14 +200,13 @@ void hy_response_apply_groups(hy_resolver* r, double separation) {
     for (int64_t i = 0; i < r->group_count; i++) {
         rigid_group* g = &r->groups[i];
         group_solve* q = &gs[i];
-        double inv = g->count > 0 ? 1.0 / (double)g->count : 0.0;
+        double inv = 1.0 / (double)g->count;
         double len = v3_len(g->normal);
         q->K = 0.0; /* 0: the group takes no part */
         q->acc_n = 0.0;
         q->acc_t = q->acc_r = v3(0, 0, 0);
-        q->n = len > 1e-300 ? v3_scale(g->normal, 1.0 / len) : v3(0, 0, 0);
-        double row_len = v3_len(g->row_normal);
-        q->row_n = row_len > 1e-300 ? v3_scale(g->row_normal, 1.0 / row_len) : v3(0, 0, 0);
+        if (!(len > 1e-300)) continue; /* opposing normals cancel: nothing to push along */
+        q->n = v3_scale(g->normal, 1.0 / len);
         for (int k = 0; k < 2; k++) {
             q->p[k].unit = g->unit[k];
             q->p[k].object = g->object[k];
@@ -336,20 +214,6 @@ void hy_response_apply_groups(hy_resolver* r, double separation) {
             q->p[k].point = v3_scale(g->point[k], inv);
             q->p[k].vel = v3_scale(g->vel[k], inv); /* an obstacle's, as met */
         }
-        /* the rows: each contact's gap along the rows' normal, and the
-         * approach it allows (none beyond reaching the thickness) */
-        for (int64_t k = g->first; k >= 0; k = r->rows[k].next) {
-            group_row* w = &r->rows[k];
-            hy_participant p[2] = {q->p[0], q->p[1]};
-            p[0].point = w->point[0];
-            p[1].point = w->point[1];
-            w->d0 = v3_dot(q->row_n, v3_sub(w->point[0], w->point[1]));
-            w->target = fmin(0.0, (g->thickness - w->d0) / r->dt);
-            w->acc = 0.0;
-            w->K = row_len > 1e-300 ? inv_mass_along(r, &p[0], q->row_n) + inv_mass_along(r, &p[1], q->row_n) : 0.0;
-            if (!(w->K > 1e-300)) w->K = 0.0;
-        }
-        if (g->count == 0 || !(len > 1e-300)) continue; /* no violated contact, or opposing normals cancel */
         hy_v3 vr = v3_sub(side_velocity(r, &q->p[0], q->p[0].vel), side_velocity(r, &q->p[1], q->p[1].vel));
         double vn = v3_dot(vr, q->n);
         double target = (g->thickness - g->d0_min) / r->dt;
@@ -360,14 +224,31 @@ void hy_response_apply_groups(hy_resolver* r, double separation) {
         if (K > 1e-300) q->K = K;
     }
     for (int sweep = 0; sweep < GROUP_SWEEPS; sweep++)
-        for (int64_t i = 0; i < r->group_count; i++) solve_group(r, &gs[i], &r->groups[i]);
+        for (int64_t i = 0; i < r->group_count; i++) {
+            group_solve* q = &gs[i];
+            const rigid_group* g = &r->groups[i];
+            if (q->K == 0.0) continue;
+            hy_v3 vr = v3_sub(side_velocity(r, &q->p[0], q->p[0].vel), side_velocity(r, &q->p[1], q->p[1].vel));
+            double vn = v3_dot(vr, q->n);
+            double acc = fmax(q->acc_n + (q->target - vn) / q->K, 0.0);
+            double jn = acc - q->acc_n;
+            q->acc_n = acc;
+            hy_v3 J = v3_scale(q->n, jn);
+            /* friction: the slip after the normal impulse, bounded by the cone */
+            if (g->friction > 0) {
+                hy_v3 vt = v3_mad(vr, q->n, -vn);
+                hy_v3 acc_t = stop_within(r, q, q->acc_t, vt, inv_mass_along, g->friction * q->acc_n);
+                J = v3_add(J, v3_sub(acc_t, q->acc_t));
+                q->acc_t = acc_t;
+            }
+            apply_impulse(r, &q->p[0], J);
+            apply_impulse(r, &q->p[1], v3_scale(J, -1.0));
+            if (r->rolling_resistance > 0.0) resist_rolling(r, q);
+        }
     for (int64_t i = 0; i < r->group_count; i++)
-    {
-        hy_v3 J = v3_mad(gs[i].acc_t, gs[i].n, gs[i].acc_n);
-        for (int64_t k = r->groups[i].first; k >= 0; k = r->rows[k].next) J = v3_mad(J, gs[i].row_n, r->rows[k].acc);
-        if (v3_len2(J) > 0.0) record_impulse(r, r->groups[i].object[0], r->groups[i].object[1], v3_len(J));
-    }
-    for (int64_t i = 0; i < 2 * r->group_capacity; i++) r->group_hash[i] = -1;
+        if (gs[i].K != 0.0 && (gs[i].acc_n > 0.0 || v3_len2(gs[i].acc_t) > 0.0))
+            record_impulse(r, gs[i].p[0].object, gs[i].p[1].object,
+                           v3_len(v3_mad(gs[i].acc_t, gs[i].n, gs[i].acc_n)));
     r->group_count = 0;
-    r->row_count = 0;
 }
+

@@ -33,9 +33,6 @@ typedef struct hy_resolver {
     struct hy_rigid_group* groups;   /* per round: violated contacts between two rigid objects */
     struct hy_group_solve* group_solve; /* per group: the velocity sweeps' state */
     int64_t group_count, group_capacity;
-    int64_t* group_hash;                /* 2 x group_capacity slots: group of an object pair, or -1 */
-    struct hy_group_row* rows;          /* per round: the groups' contacts, one row each */
-    int64_t row_count, row_capacity;
     int group_failed;   /* out of memory: contacts were applied one by one */
     int impulse_failed; /* out of memory recording a pair impulse */
     int32_t* mover;     /* fail-safe, per unit: moving obstacle it follows, or -1 (stays) */
@@ -136,12 +133,10 @@ void hy_response_pose_rigid(hy_resolver* r, int32_t i, const hy_view_body* b, in
 
 /* ---- response_groups.c */
 
-/* Gather a contact between two rigid units into the round's group of that
- * pair: violated (met = 0), its impulse at the group's mean point and its
- * row; met (met = 1), its row only, which keeps it from approaching. 0
- * when out of memory (r->group_failed set). */
+/* Gather a violated contact between two rigid units into the round's
+ * group of that pair; 0 when out of memory (r->group_failed set). */
 int hy_response_group_add(hy_resolver* r, const hy_participant* parts, hy_v3 n, double d0, double thickness,
-                          double friction, double restitution, int met);
+                          double friction, double restitution);
 /* Resolve the round's groups (velocity sweeps) and empty them. */
 void hy_response_apply_groups(hy_resolver* r, double separation);
 /* HY_OK, or the out-of-memory error of a pair impulse that was not kept. */

@@ -4,8 +4,7 @@
  * never sleeps; the state hash does not depend on the thread count. A
  * pile dropped into a bowl, with rolling resistance and rest damping, all
  * sleeps without intersections and wakes when a ball falls on it; a body
- * set down at rest beside a sleeper leaves it asleep; the landed pile's
- * contacts resolve without impact zones in most steps; rolling resistance
+ * set down at rest beside a sleeper leaves it asleep; rolling resistance
  * slows a rolling ball as a torque of lever arm x weight does. */
 #include <math.h>
 #include <string.h>
@@ -156,7 +155,7 @@ static void test_pile_sleeps_and_wakes(void) {
     hy_world* w = load_pile();
     if (!w) return;
     /* they land after about 0.55 s (110 steps) and settle; measured: all
-     * asleep at step 563 (without rolling resistance and rest damping they
+     * asleep at step 480 (without rolling resistance and rest damping they
      * jitter past step 900) */
     int32_t bodies = 0, all_asleep_at = -1;
     int64_t crossing = 0;
@@ -194,29 +193,6 @@ static void test_pile_sleeps_and_wakes(void) {
     CHECK(bodies == 9);
     CHECK(least_asleep == 0);
     CHECK(intersecting(w) == 0);
-    hy_world_destroy(w);
-}
-
-/* The reduced pile once it has landed (steps 151-400): the impulse rounds
- * resolve its resting contacts, and impact zones (rounds beyond the six
- * impulse rounds, which freeze whole bodies) are the exception. Measured:
- * 21 of the 250 steps went on to zones, 3.2 rounds a step on average; with
- * one impulse per rigid pair at the mean point of its violated contacts
- * (no rows), 235 steps and 7.0 rounds. */
-static void test_pile_resolves_in_impulse_rounds(void) {
-    hy_world* w = load_pile();
-    if (!w) return;
-    int32_t zone_steps = 0, rounds = 0;
-    for (int step = 1; step <= 400; step++) {
-        CHECK_OK(hy_test_step(w));
-        if (step <= 150) continue;
-        hy_step_stats st;
-        CHECK_OK(hy_world_get_stats(w, &st));
-        rounds += st.response_iterations;
-        zone_steps += st.response_iterations > 6;
-    }
-    CHECK(zone_steps <= 50);
-    CHECK(rounds <= 4 * 250);
     hy_world_destroy(w);
 }
 
@@ -299,7 +275,7 @@ static double rolled_speed(double rolling) {
 static void test_rolling_resistance(void) {
     double free_roll = rolled_speed(0.0);
     double loss = free_roll - rolled_speed(0.0025), loss2 = free_roll - rolled_speed(0.005);
-    CHECK(free_roll > 0.7); /* it rolls on (measured 0.754 m/s: the facets' edges take some speed) */
+    CHECK(free_roll > 0.8); /* it rolls on */
     CHECK(loss > 0.4 * 0.1226 && loss < 0.1226); /* below the bound, not far below */
     CHECK_NEAR(loss2 / loss, 2.0, 0.3);         /* proportional to the lever arm */
 }
@@ -308,7 +284,6 @@ int main(void) {
     test_sleep_and_wake();
     test_sleep_off();
     test_pile_sleeps_and_wakes();
-    test_pile_resolves_in_impulse_rounds();
     test_rest_beside_sleeper();
     test_rolling_resistance();
     TEST_END();
