@@ -6,6 +6,7 @@
 #define HY_TESTS_TEST_H
 
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -58,6 +59,15 @@ static int hy_test_checks = 0;
             }                                                                                  \
         }                                                                                      \
     } while (0)
+
+/* A uniform double in [0, 1) from a xorshift64 state (fixed seeds give
+ * the same numbers on every machine). */
+static inline double hy_test_uniform(uint64_t* s) {
+    *s ^= *s << 13;
+    *s ^= *s >> 7;
+    *s ^= *s << 17;
+    return (double)(*s >> 11) * (1.0 / 9007199254740992.0);
+}
 
 #define TEST_SKIP(why)                              \
     do {                                            \

@@ -27,12 +27,7 @@
 enum { N = 12 };
 
 static uint64_t g_rng = 0x2545F4914F6CDD1Dull;
-static double rnd(void) {
-    g_rng ^= g_rng << 13;
-    g_rng ^= g_rng >> 7;
-    g_rng ^= g_rng << 17;
-    return (double)(g_rng >> 11) * (1.0 / 9007199254740992.0);
-}
+static double rnd(void) { return hy_test_uniform(&g_rng); }
 
 static double rel_err(double a, double b, double scale) { return fabs(a - b) / (scale > 0 ? scale : 1.0); }
 

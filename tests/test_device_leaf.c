@@ -26,12 +26,7 @@
 #include "tests/world_step.h"
 
 static uint64_t g_rng = 0x2545F4914F6CDD1Dull;
-static double rnd(void) {
-    g_rng ^= g_rng << 13;
-    g_rng ^= g_rng >> 7;
-    g_rng ^= g_rng << 17;
-    return (double)(g_rng >> 11) * (1.0 / 9007199254740992.0);
-}
+static double rnd(void) { return hy_test_uniform(&g_rng); }
 
 #define NV 24
 #define NFRONT 9

@@ -32,12 +32,7 @@
 #include "test.h"
 
 static uint64_t g_rng = 0x9E3779B97F4A7C15ull;
-static double rnd(void) {
-    g_rng ^= g_rng << 13;
-    g_rng ^= g_rng >> 7;
-    g_rng ^= g_rng << 17;
-    return (double)(g_rng >> 11) * (1.0 / 9007199254740992.0);
-}
+static double rnd(void) { return hy_test_uniform(&g_rng); }
 
 static int same(const double* a, const double* b, size_t n) { return memcmp(a, b, sizeof(double) * n) == 0; }
 
