@@ -116,8 +116,6 @@ __global__ void __launch_bounds__(BLOCK_THREADS)
     atomicAdd(&k[3], (unsigned long long)c.ee);
 }
 
-/* A tree kept in a device's arena: which tree, at which version
- * (hy_bvh.version), of which sizes, where. */
 /* The resident LEAF steps (collision/leaf_resident.h) over a batch's
  * candidates pairs[0..total) of n front pairs at offsets off (off[0] = 0). */
 __global__ void __launch_bounds__(BLOCK_THREADS)
@@ -152,6 +150,8 @@ __global__ void __launch_bounds__(BLOCK_THREADS)
 
 static_assert(sizeof(hy_leaf_contact) == 32, "hy_leaf_contact layout is shared with the host");
 
+/* A tree kept in a device's arena: which tree, at which version
+ * (hy_bvh.version), of which sizes, where. */
 typedef struct tree_slot {
     const hy_bvh* b;
     uint64_t version;

@@ -45,7 +45,7 @@ static void test_rounds(int threads) {
         CHECK_OK(hy_test_step(f));
     }
     CHECK(hy_test_hash(w) == hy_test_hash(f));
-    const hy_collision_state* cs = w->collision; /* its size; replaced before the rounds */
+    const hy_collision_state* cs = w->collision; /* for its size only: replaced before the rounds */
     size_t n = cs ? 3 * (size_t)cs->vertex_count : 0;
     int32_t nv = w->objects[0].model.nv; /* the cloth, rows of 48 vertices */
     double* X0 = malloc(sizeof(double) * (n + 1));
@@ -75,7 +75,6 @@ static void test_rounds(int threads) {
      * at this state, and only the rounds' memo is under test. */
     hy_collision_state_destroy(w->collision);
     w->collision = NULL;
-    cs = NULL;
     hy_contact_list a = {0}, b = {0};
     int64_t differ = 0, reused[5] = {0}, fronts[5] = {0}, contacts = 0, jobs_last = 0;
     for (int r = 0; r < 5; r++) {
