@@ -66,6 +66,113 @@ hy_status hy_response_detect(hy_resolver* r) {
     return HY_OK;
 }
 
+/* ---- the impulse passes, colour by colour */
+
+/* Contacts of one colour share no free vertex. A contact moves only its
+ * free vertices' velocities, and reads the velocities of its own four
+ * vertices and positions nobody writes during a pass, so the contacts of
+ * one colour run at once on the pool and give the bits of any order. A
+ * contact with a rigid participant changes a whole body (or joins the
+ * round's rigid pair groups): those run one by one, in the list's order,
+ * before the colours. Colours are given greedily in the list's order (the
+ * lowest not yet taken at any of the contact's free vertices, at most 64;
+ * a contact that finds none runs after the colours, one by one). */
+#define COLOURS 64
+#define SERIAL_TAIL COLOURS
+#define PASS_GRAIN 64
+
+static int has_rigid(const hy_resolver* r, const hy_contact* c) {
+    for (int k = 0; k < 4; k++)
+        if (motion_of(r, object_of(r, c->v[k])) == HY_MOVES_RIGID) return 1;
+    return 0;
+}
+
+static hy_status colour_reserve(hy_resolver* r, int64_t n) {
+    if (!r->used) {
+        r->used = calloc((size_t)r->cs->vertex_count + 1, sizeof *r->used);
+        if (!r->used) return hy_fail(HY_ERR_NOMEM, "out of memory for the response's colours");
+    }
+    if (n <= r->colour_capacity) return HY_OK;
+    int8_t* colour = realloc(r->colour, (size_t)n * sizeof *colour);
+    if (colour) r->colour = colour;
+    unsigned char* result = realloc(r->result, (size_t)n);
+    if (result) r->result = result;
+    int64_t* by = realloc(r->by_colour, (size_t)n * sizeof *by);
+    if (by) r->by_colour = by;
+    if (!colour || !result || !by)
+        return hy_fail(HY_ERR_NOMEM, "out of memory for the response's colours (%lld contacts)", (long long)n);
+    r->colour_capacity = n;
+    return HY_OK;
+}
+
+/* Colour of the round's contact k (not rigid), marked at its free vertices. */
+static int8_t take_colour(hy_resolver* r, const hy_contact* c) {
+    uint64_t taken = 0;
+    for (int q = 0; q < 4; q++)
+        if (motion_of(r, object_of(r, c->v[q])) == HY_MOVES_FREE) taken |= r->used[c->v[q]];
+    if (taken == ~(uint64_t)0) return SERIAL_TAIL;
+    int colour = __builtin_ctzll(~taken);
+    for (int q = 0; q < 4; q++)
+        if (motion_of(r, object_of(r, c->v[q])) == HY_MOVES_FREE) r->used[c->v[q]] |= (uint64_t)1 << colour;
+    return (int8_t)colour;
+}
+
+typedef struct pass_ctx {
+    hy_resolver* r;
+    const hy_contact* items;
+    const int64_t* list;
+    double separation;
+} pass_ctx;
+
+static void pass_block(void* vctx, int64_t begin, int64_t end, int64_t block, int worker) {
+    (void)block, (void)worker;
+    const pass_ctx* c = vctx;
+    for (int64_t i = begin; i < end; i++) {
+        int64_t k = c->list[i];
+        c->r->result[k] = (unsigned char)hy_response_contact(c->r, &c->items[k], c->separation, 1, 1);
+    }
+}
+
+/* One Gauss-Seidel pass over the contacts `list[0..n)` (ascending): the
+ * rigid ones in order, then colour by colour; each one's result in
+ * r->result. The contacts' colours are set. */
+static void coloured_pass(hy_resolver* r, const int64_t* list, int64_t n, double separation) {
+    const hy_contact* items = r->cs->contacts.items;
+    int64_t start[COLOURS + 2] = {0};
+    for (int64_t i = 0; i < n; i++) {
+        int64_t k = list ? list[i] : i;
+        if (r->colour[k] < 0)
+            r->result[k] = (unsigned char)hy_response_contact(r, &items[k], separation, 1, 1);
+        else
+            start[r->colour[k] + 1]++;
+    }
+    for (int c = 0; c <= COLOURS; c++) start[c + 1] += start[c];
+    int64_t fill[COLOURS + 1];
+    memcpy(fill, start, sizeof fill);
+    for (int64_t i = 0; i < n; i++) {
+        int64_t k = list ? list[i] : i;
+        if (r->colour[k] >= 0) r->by_colour[fill[r->colour[k]]++] = k;
+    }
+    pass_ctx pc = {r, items, r->by_colour, separation};
+    for (int c = 0; c < COLOURS; c++)
+        if (start[c + 1] > start[c]) {
+            pc.list = r->by_colour + start[c];
+            hy_pool_for(r->pool, start[c + 1] - start[c], PASS_GRAIN, pass_block, &pc);
+        }
+    pc.list = r->by_colour + start[SERIAL_TAIL];
+    pass_block(&pc, 0, start[SERIAL_TAIL + 1] - start[SERIAL_TAIL], 0, 0);
+}
+
+/* The round's colours: rigid contacts -1, the others greedily. */
+static void colour_round(hy_resolver* r) {
+    const hy_contact_list* contacts = &r->cs->contacts;
+    for (int64_t k = 0; k < contacts->count; k++)
+        r->colour[k] = has_rigid(r, &contacts->items[k]) ? -1 : take_colour(r, &contacts->items[k]);
+    for (int64_t k = 0; k < contacts->count; k++)
+        if (r->colour[k] >= 0)
+            for (int q = 0; q < 4; q++) r->used[contacts->items[k].v[q]] = 0;
+}
+
 /* Rounds of detection and impulses; 1 when a round found nothing
  * violated (the motion is collision free), 0 when the impact zones must
  * take over, or an error. */
@@ -85,8 +192,11 @@ static hy_status impulse_rounds(hy_resolver* r, const hy_response_params* params
                 r->swept_capacity = contacts->count;
             }
         }
+        if ((s = colour_reserve(r, contacts->count))) return s;
+        colour_round(r);
+        coloured_pass(r, NULL, contacts->count, params->separation);
         for (int64_t k = 0; k < contacts->count; k++) {
-            int v = hy_response_contact(r, &contacts->items[k], params->separation, 1, 1);
+            int v = r->result[k];
             violated += v;
             if (!v) continue;
             if (!hy_response_touches_free(r, &contacts->items[k])) violated_rigid++;
@@ -101,8 +211,8 @@ static hy_status impulse_rounds(hy_resolver* r, const hy_response_params* params
          * round's) */
         for (int32_t sweep = 1; swept > 0 && sweep < params->sweeps; sweep++) {
             int64_t again = 0;
-            for (int64_t j = 0; j < swept; j++)
-                again += hy_response_contact(r, &contacts->items[r->swept[j]], params->separation, 1, 1);
+            coloured_pass(r, r->swept, swept, params->separation);
+            for (int64_t j = 0; j < swept; j++) again += r->result[r->swept[j]];
             if (!again) break;
         }
         if (violated == 0) {
@@ -136,14 +246,47 @@ static int touches_zone(const hy_resolver* r, const hy_contact* c) {
  * a check of the same list after the zones moved, only contacts that touch
  * a zone are looked at: the others have not moved since they were found
  * met. */
+typedef struct check_ctx {
+    hy_resolver* r;
+    double separation;
+    int zoned_only;
+} check_ctx;
+
+/* The zones' violation test of each contact, which reads positions and
+ * velocities only (nothing moves while the list is checked): on the pool,
+ * into r->result (2 + the answer; 0 for a contact the serial pass below
+ * will test itself). */
+static void check_block(void* vctx, int64_t begin, int64_t end, int64_t block, int worker) {
+    (void)block, (void)worker;
+    const check_ctx* c = vctx;
+    const hy_contact* items = c->r->cs->contacts.items;
+    for (int64_t k = begin; k < end; k++)
+        c->r->result[k] = c->zoned_only && !touches_zone(c->r, &items[k])
+                              ? 0
+                              : (unsigned char)(2 + hy_response_contact(c->r, &items[k], c->separation, 0, 0));
+}
+
 static int64_t merge_violated(hy_resolver* r, double separation, int zoned_only) {
     hy_collision_state* cs = r->cs;
     const hy_contact_list* contacts = &cs->contacts;
     int64_t violated = 0;
+    /* the tests first, on the pool; the merging below stays in the list's
+     * order (a contact whose vertices joined one zone earlier in the pass is
+     * skipped, and a zoned-only pass also looks at contacts that an earlier
+     * merge brought into a zone: those it tests itself) */
+    int tested = colour_reserve(r, contacts->count) == HY_OK;
+    if (tested) {
+        check_ctx cc = {r, separation, zoned_only};
+        hy_pool_for(r->pool, contacts->count, PASS_GRAIN, check_block, &cc);
+    } else {
+        hy_error_clear();
+    }
     for (int64_t k = 0; k < contacts->count; k++) {
         const hy_contact* c = &contacts->items[k];
         if (zoned_only && !touches_zone(r, c)) continue;
-        if (hy_response_in_one_zone(r, c) || !hy_response_contact(r, c, separation, 0, 0)) continue;
+        if (hy_response_in_one_zone(r, c)) continue;
+        int v = tested && r->result[k] ? r->result[k] - 2 : hy_response_contact(r, c, separation, 0, 0);
+        if (!v) continue;
         violated++;
         int32_t u0 = unit_of(r, c->v[0]);
         for (int q = 0; q < 4; q++) {
@@ -211,6 +354,10 @@ hy_status hy_collision_resolve(hy_collision_state* cs, hy_scene_view* view, stru
     free(r.groups);
     free(r.group_solve);
     free(r.swept);
+    free(r.colour);
+    free(r.result);
+    free(r.by_colour);
+    free(r.used);
     free(r.mover);
     return s ? s : hy_response_impulses_kept(&r);
 }

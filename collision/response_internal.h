@@ -38,6 +38,14 @@ typedef struct hy_resolver {
     int32_t* mover;     /* fail-safe, per unit: moving obstacle it follows, or -1 (stays) */
     int64_t* swept;     /* a round's violated cloth contacts, for its extra sweeps */
     int64_t swept_capacity;
+    /* a round's colouring of its contacts (response.c): per contact its
+     * colour (-1: it has a rigid participant) and result, the contacts by
+     * colour, and per vertex the colours its contacts took */
+    int8_t* colour;
+    unsigned char* result;
+    int64_t* by_colour;
+    int64_t colour_capacity;
+    uint64_t* used;
 } hy_resolver;
 
 /* One side of a contact that moves as one: a unit with its summed weight
