@@ -420,6 +420,16 @@ static int run_main(int argc, char** argv) {
         printf(",\"cg\":{\"iterations\":{\"median\":%.1f,\"max\":%.0f},\"residual_max\":%.3e,"
                "\"tolerance\":%.3e,\"capped_steps\":%ld}",
                hy_cli_percentile(it, done, 50), it_max, cg_residual_max, wdef.cg_tolerance, cg_capped_steps);
+        hy_integrate_stats ist;
+        if (!hy_world_get_integrate_stats(w, &ist)) {
+            printf(",\"integration\":{\"policy\":");
+            hy_cli_json_string(stdout, ist.policy);
+            printf(",\"pus\":%d,\"gpus\":%d,\"last_step_tasks\":[", ist.pus, ist.gpus);
+            for (int32_t q = 0; q < ist.pus && q < HY_INTEGRATE_MAX_PUS; q++) printf("%s%d", q ? "," : "", ist.tasks[q]);
+            printf("],\"fallback\":");
+            hy_cli_json_string(stdout, ist.fallback);
+            printf("}");
+        }
         printf(",\"state_hash\":\"%s\",\"ok\":%s}\n", hash, rc ? "false" : "true");
     } else {
         printf("\nscene %s: %d triangles, %ld frames, %d threads\n", o.scene, hy_cli_triangles(w), done,
