@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The checks and timings that need a GPU, in one go (a lent GPU machine's
 # time is short): the tests with GPU branches (test_cuda, test_solver_hd,
-# test_cloth_hd: kernels bit-equal to the CPU), the FEM beam's integration on the GPU
+# test_solver_batch, test_cloth_hd: kernels bit-equal to the CPU), the FEM beam's integration on the GPU
 # against the CPU (ms per step, the same state hash), fem64's and
 # fem_mixed's integration with cuda:0 as an integration PU beside 16 CPU
 # PUs (ms per step, the same state hash), state hashes of the
@@ -18,7 +18,7 @@
 # time is left for is reported as skipped, and counts as failed.
 #
 # usage: bench/gpu_check.sh BUILD_DIR OUT_DIR [FRAMES [BUDGET]]
-#   BUILD_DIR holds hyphys, test_cuda, test_solver_hd, test_cloth_hd, intercept_sample and
+#   BUILD_DIR holds hyphys, test_cuda, test_solver_hd, test_solver_batch, test_cloth_hd, intercept_sample and
 #   libhyphys_intercept.so (a CUDA build; see README);
 #   OUT_DIR gets the logs, the JSON of every run and summary.txt.
 # Exit 0 when every check passed (timings are not checks).
@@ -58,8 +58,10 @@ say "cores: $(nproc)"
 #    CPU (test_cuda); the FEM's and the mass-spring objects' GPU passes
 #    bit-equal to the CPU's (test_solver_hd); the cloth's spring pass and
 #    products on cuda:0, a step bit-equal to the CPU's (test_cloth_hd); the
-#    host twins (test_device_leaf)
-for test in test_cuda test_solver_hd test_cloth_hd test_device_leaf; do
+#    host twins (test_device_leaf); small FEM and mass-spring objects in
+#    one launch per pass bit-equal to each object's CPU passes
+#    (test_solver_batch)
+for test in test_cuda test_solver_hd test_solver_batch test_cloth_hd test_device_leaf; do
     log="$O/$test.log"
     run_t 120 "$B/$test" > "$log" 2>&1
     rc=$?
