@@ -89,7 +89,8 @@ struct hy_integrator {
     int32_t gpus;  /* GPU PUs after the CPU ones, of devices gpu_device[] (-1: a host twin) */
     int gpu_device[HY_RT_MAX_PUS];
     int gpu_failed[HY_RT_MAX_PUS]; /* the device refused a model: its tasks step on the CPU (its thread's) */
-    char fallback[192];            /* what was not used and why, "" when all was */
+    int binds;                     /* GPUs were set: each task binds its models (to the CPU on a CPU PU) */
+    char fallback[192];            /* what was not used and why, "" when all was (under lock) */
     hy_rt_exec* exec; /* one PU */
     hy_rt_team* team; /* several */
     hy_rt_graph* g;
@@ -157,9 +158,11 @@ static void bind_models(obj_task* t, int device) {
         if (o->ops->set_device(o, device) && device >= 0) {
             /* only this GPU's thread writes its flag; the caller reads it
              * after the run */
-            it->gpu_failed[gi] = 1;
+            if (gi >= 0) it->gpu_failed[gi] = 1;
+            pthread_mutex_lock(&it->lock);
             snprintf(it->fallback, sizeof it->fallback, "integration on cuda:%d stopped (%s); its tasks step on the CPU",
                      device, hy_last_error());
+            pthread_mutex_unlock(&it->lock);
             device = -1;
             o->ops->set_device(o, -1);
         }
@@ -175,7 +178,7 @@ static void run_op(obj_task* t, int predict, int gpu) {
     hy_object* o = &t->w->objects[t->slot];
     hy_pool* pool = worker_pool(t->it, t->w);
     hy_status s;
-    if (!predict) bind_models(t, gpu ? hy_rt_current_device() : -1);
+    if (!predict && t->it->binds) bind_models(t, gpu ? hy_rt_current_device() : -1);
     if (!pool) s = hy_fail(HY_ERR_NOMEM, "object '%s': no worker pool for its integration", o->name);
     else if (t->group >= 0) s = hy_links_solve_group(t->w, t->group, pool, t->dt, &t->st);
     else if (predict) s = o->ops->predict(t->w, o, pool, t->dt, &t->st);
@@ -238,6 +241,7 @@ hy_status hy_integrator_set_gpus(hy_integrator* it, int32_t count, const int* de
             if (devices[i] == devices[j] && devices[i] >= 0)
                 return hy_fail(HY_ERR_INVALID_ARG, "integration GPUs: cuda:%d named twice", devices[i]);
     it->gpus = count;
+    it->binds |= count > 0;
     for (int32_t i = 0; i < count; i++) {
         it->gpu_device[i] = devices[i];
         it->gpu_failed[i] = 0;

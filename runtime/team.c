@@ -109,8 +109,14 @@ static void work(hy_rt_team* t, int32_t q) {
         hy_status st = HY_OK;
         for (int i = 0; i < task->kind->nargs && !st; i++) {
             int32_t mem = gpu && !(task->kind->cuda_host_args & (1u << i)) ? pu->mem : HY_RT_HOST;
-            st = hy_rt_data_acquire(&t->sim->m.net, &g->handles[task->handles[i]].data, mem,
-                                    (int)task->kind->modes[i], &bufs[i], NULL);
+            hy_rt_data* d = &g->handles[task->handles[i]].data;
+            if (mem == HY_RT_HOST && (d->valid & (1u << HY_RT_HOST))) {
+                /* the host's copy is the caller's buffer: nothing to move */
+                bufs[i] = d->copy[HY_RT_HOST];
+                if (task->kind->modes[i] & HY_RT_W) d->valid = 1u << HY_RT_HOST;
+            } else {
+                st = hy_rt_data_acquire(&t->sim->m.net, d, mem, (int)task->kind->modes[i], &bufs[i], NULL);
+            }
         }
         if (st && !t->error) {
             t->error = st;

@@ -84,14 +84,21 @@ extern "C" void hy_fem_gpu_destroy(hy_fem_gpu* g) {
     free(g);
 }
 
-static hy_status create(int device, hy_fem_gpu* g, const hy_fem_hd_model* m) {
-    FCK(cudaSetDevice(device));
-    /* the rotation's polar decomposition keeps a few 3x3 blocks per thread */
+/* The rotation's polar decomposition keeps a few 3x3 blocks per thread:
+ * a stack for `kernel`'s locals on the current device. */
+static hy_status raise_stack(int device, const void* kernel) {
     cudaFuncAttributes fa;
-    FCK(cudaFuncGetAttributes(&fa, (const void*)fem_rotate_kernel));
+    FCK(cudaFuncGetAttributes(&fa, kernel));
     size_t stack = 0;
     FCK(cudaDeviceGetLimit(&stack, cudaLimitStackSize));
     if (stack < fa.localSizeBytes + 1024) FCK(cudaDeviceSetLimit(cudaLimitStackSize, fa.localSizeBytes + 1024));
+    return HY_OK;
+}
+
+static hy_status create(int device, hy_fem_gpu* g, const hy_fem_hd_model* m) {
+    FCK(cudaSetDevice(device));
+    hy_status rs = raise_stack(device, (const void*)fem_rotate_kernel);
+    if (rs) return rs;
     FCK(cudaStreamCreateWithFlags(&g->stream, cudaStreamNonBlocking));
     size_t nv = (size_t)m->nv, nt = (size_t)m->nt, nq = (size_t)m->nq;
     int64_t b = 0;
@@ -226,17 +233,11 @@ extern "C" void hy_fem_gpu_totals(const hy_fem_gpu* g, double* seconds_copy, dou
 
 /* ---- small objects batched into one launch (solvers/batch_hd.h) */
 
+/* Items: elements; vectors: x, v, p, y, rhs. */
+enum { BX, BV, BP, BY, BRHS, BVECS };
+
 struct hy_fem_gpu_batch {
-    int device;
-    int32_t nb;
-    int64_t ne, nv;                /* the batch's elements and vertices */
-    cudaStream_t stream;
-    hy_fem_gpu** obj;              /* each object's arrays on the device (its context; its stream idle) */
-    hy_fem_hd_model* host;         /* the objects' device views, with the step's scalars, on the host */
-    hy_fem_hd_model* models;       /* ... and on the device */
-    int64_t *he_start, *hv_start;  /* nb + 1 offsets, host */
-    int64_t *e_start, *v_start;    /* ... device */
-    double *x, *v, *p, *y, *rhs;   /* the objects' vectors one after the other, 3 nv each */
+    solver_batch<hy_fem_hd_model, hy_fem_gpu> b;
 };
 
 __global__ void __launch_bounds__(FEM_BLOCK)
@@ -272,65 +273,19 @@ __global__ void __launch_bounds__(FEM_BLOCK)
 
 extern "C" void hy_fem_gpu_batch_destroy(hy_fem_gpu_batch* g) {
     if (!g) return;
-    (void)cudaSetDevice(g->device);
-    for (int32_t b = 0; g->obj && b < g->nb; b++) hy_fem_gpu_destroy(g->obj[b]);
-    void* bufs[] = {g->models, g->e_start, g->v_start, g->x, g->v, g->p, g->y, g->rhs};
-    for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++) cudaFree(bufs[i]);
-    if (g->stream) cudaStreamDestroy(g->stream);
-    free(g->obj);
-    free(g->host);
-    free(g->he_start);
-    free(g->hv_start);
+    solver_batch_free(&g->b, hy_fem_gpu_destroy);
     free(g);
 }
 
-static hy_status batch_create(int device, hy_fem_gpu_batch* g, const hy_fem_hd_model* m) {
-    int32_t nb = g->nb;
-    g->obj = (hy_fem_gpu**)calloc((size_t)nb, sizeof *g->obj);
-    g->host = (hy_fem_hd_model*)calloc((size_t)nb, sizeof *g->host);
-    g->he_start = (int64_t*)calloc((size_t)nb + 1, sizeof(int64_t));
-    g->hv_start = (int64_t*)calloc((size_t)nb + 1, sizeof(int64_t));
-    if (!g->obj || !g->host || !g->he_start || !g->hv_start)
-        return hy_fail(HY_ERR_NOMEM, "fem: out of memory for a batch of %d objects", nb);
-    for (int32_t b = 0; b < nb; b++) {
-        hy_status s = hy_fem_gpu_create(device, &m[b], &g->obj[b]);
-        if (s) return s;
-        g->host[b] = g->obj[b]->d;
-        g->he_start[b + 1] = g->he_start[b] + m[b].nt;
-        g->hv_start[b + 1] = g->hv_start[b] + m[b].nv;
-    }
-    g->ne = g->he_start[nb], g->nv = g->hv_start[nb];
-    FCK(cudaSetDevice(device));
-    cudaFuncAttributes fa;
-    FCK(cudaFuncGetAttributes(&fa, (const void*)fem_batch_rotate_kernel));
-    size_t stack = 0;
-    FCK(cudaDeviceGetLimit(&stack, cudaLimitStackSize));
-    if (stack < fa.localSizeBytes + 1024) FCK(cudaDeviceSetLimit(cudaLimitStackSize, fa.localSizeBytes + 1024));
-    FCK(cudaStreamCreateWithFlags(&g->stream, cudaStreamNonBlocking));
-    int64_t bytes = 0;
-    size_t n3 = 3 * (size_t)g->nv;
-    hy_status s = HY_OK;
-    if (!s) s = solver_up(who, device, g->stream, &g->models, (const hy_fem_hd_model*)g->host, (size_t)nb, &bytes);
-    if (!s) s = solver_up(who, device, g->stream, &g->e_start, (const int64_t*)g->he_start, (size_t)nb + 1, &bytes);
-    if (!s) s = solver_up(who, device, g->stream, &g->v_start, (const int64_t*)g->hv_start, (size_t)nb + 1, &bytes);
-    if (!s) s = solver_up(who, device, g->stream, &g->x, (const double*)NULL, n3, &bytes);
-    if (!s) s = solver_up(who, device, g->stream, &g->v, (const double*)NULL, n3, &bytes);
-    if (!s) s = solver_up(who, device, g->stream, &g->p, (const double*)NULL, n3, &bytes);
-    if (!s) s = solver_up(who, device, g->stream, &g->y, (const double*)NULL, n3, &bytes);
-    if (!s) s = solver_up(who, device, g->stream, &g->rhs, (const double*)NULL, n3, &bytes);
-    if (s) return s;
-    FCK(cudaStreamSynchronize(g->stream));
-    return HY_OK;
-}
+static int64_t fem_items(const hy_fem_hd_model* m) { return m->nt; }
 
 extern "C" hy_status hy_fem_gpu_batch_create(int device, const hy_fem_hd_model* m, int32_t nb, hy_fem_gpu_batch** out) {
     if (!out || !m || nb < 1) return hy_fail(HY_ERR_INVALID_ARG, "fem: cuda:%d: a batch of %d objects", device, nb);
     *out = NULL;
     hy_fem_gpu_batch* g = (hy_fem_gpu_batch*)calloc(1, sizeof *g);
     if (!g) return hy_fail(HY_ERR_NOMEM, "fem: out of memory for a GPU batch");
-    g->device = device;
-    g->nb = nb;
-    hy_status s = batch_create(device, g, m);
+    hy_status s = solver_batch_make(who, &g->b, device, m, nb, hy_fem_gpu_create, fem_items, BVECS);
+    if (!s) s = raise_stack(device, (const void*)fem_batch_rotate_kernel);
     if (s) {
         hy_fem_gpu_batch_destroy(g);
         return s;
@@ -340,7 +295,7 @@ extern "C" hy_status hy_fem_gpu_batch_create(int device, const hy_fem_hd_model* 
 }
 
 /* The step's scalars of every object (m[b]) into the device views. */
-static hy_status batch_scalars(hy_fem_gpu_batch* g, const hy_fem_hd_model* m) {
+static hy_status batch_scalars(solver_batch<hy_fem_hd_model, hy_fem_gpu>* g, const hy_fem_hd_model* m) {
     int device = g->device;
     int changed = 0;
     for (int32_t b = 0; b < g->nb; b++) {
@@ -352,27 +307,29 @@ static hy_status batch_scalars(hy_fem_gpu_batch* g, const hy_fem_hd_model* m) {
     return HY_OK;
 }
 
-extern "C" hy_status hy_fem_gpu_batch_prepare(hy_fem_gpu_batch* g, const hy_fem_hd_model* m, const double* x0,
+extern "C" hy_status hy_fem_gpu_batch_prepare(hy_fem_gpu_batch* gb, const hy_fem_hd_model* m, const double* x0,
                                               const double* v0, double vscale, double dt, const double gravity[3],
                                               double* rhs) {
-    if (!g || !m || !x0 || !v0 || !gravity || !rhs)
+    if (!gb || !m || !x0 || !v0 || !gravity || !rhs)
         return hy_fail(HY_ERR_INVALID_ARG, "fem: GPU batch prepare: NULL argument");
+    solver_batch<hy_fem_hd_model, hy_fem_gpu>* g = &gb->b;
     int device = g->device;
-    size_t n3 = 3 * (size_t)g->nv;
+    int64_t ne = g->hi_start[g->nb], nv = g->hv_start[g->nb];
+    size_t n3 = 3 * (size_t)nv;
     FCK(cudaSetDevice(device));
     hy_status s = batch_scalars(g, m);
     if (s) return s;
-    FCK(cudaMemcpyAsync(g->x, x0, sizeof(double) * n3, cudaMemcpyHostToDevice, g->stream));
-    FCK(cudaMemcpyAsync(g->v, v0, sizeof(double) * n3, cudaMemcpyHostToDevice, g->stream));
-    if (g->ne > 0)
-        fem_batch_rotate_kernel<<<solver_blocks(g->ne), FEM_BLOCK, 0, g->stream>>>(g->models, g->e_start, g->v_start,
-                                                                                  g->nb, g->ne, g->x, g->v, vscale);
+    FCK(cudaMemcpyAsync(g->vec[BX], x0, sizeof(double) * n3, cudaMemcpyHostToDevice, g->stream));
+    FCK(cudaMemcpyAsync(g->vec[BV], v0, sizeof(double) * n3, cudaMemcpyHostToDevice, g->stream));
+    if (ne > 0)
+        fem_batch_rotate_kernel<<<solver_blocks(ne), FEM_BLOCK, 0, g->stream>>>(g->models, g->i_start, g->v_start, g->nb,
+                                                                               ne, g->vec[BX], g->vec[BV], vscale);
     FCK(cudaGetLastError());
-    if (g->nv > 0)
-        fem_batch_rhs_kernel<<<solver_blocks(g->nv), FEM_BLOCK, 0, g->stream>>>(
-            g->models, g->v_start, g->nb, g->nv, dt, gravity[0], gravity[1], gravity[2], g->v, g->rhs);
+    if (nv > 0)
+        fem_batch_rhs_kernel<<<solver_blocks(nv), FEM_BLOCK, 0, g->stream>>>(
+            g->models, g->v_start, g->nb, nv, dt, gravity[0], gravity[1], gravity[2], g->vec[BV], g->vec[BRHS]);
     FCK(cudaGetLastError());
-    FCK(cudaMemcpyAsync(rhs, g->rhs, sizeof(double) * n3, cudaMemcpyDeviceToHost, g->stream));
+    FCK(cudaMemcpyAsync(rhs, g->vec[BRHS], sizeof(double) * n3, cudaMemcpyDeviceToHost, g->stream));
     for (int32_t b = 0; b < g->nb; b++)
         FCK(cudaMemcpyAsync(m[b].pinv, g->host[b].pinv, sizeof(double) * 9 * (size_t)m[b].nv, cudaMemcpyDeviceToHost,
                             g->stream));
@@ -380,23 +337,25 @@ extern "C" hy_status hy_fem_gpu_batch_prepare(hy_fem_gpu_batch* g, const hy_fem_
     return HY_OK;
 }
 
-extern "C" hy_status hy_fem_gpu_batch_apply(hy_fem_gpu_batch* g, const hy_fem_hd_model* m, const double* p, double* y) {
-    if (!g || !m || !p || !y) return hy_fail(HY_ERR_INVALID_ARG, "fem: GPU batch apply: NULL argument");
+extern "C" hy_status hy_fem_gpu_batch_apply(hy_fem_gpu_batch* gb, const hy_fem_hd_model* m, const double* p, double* y) {
+    if (!gb || !m || !p || !y) return hy_fail(HY_ERR_INVALID_ARG, "fem: GPU batch apply: NULL argument");
+    solver_batch<hy_fem_hd_model, hy_fem_gpu>* g = &gb->b;
     int device = g->device;
-    size_t n3 = 3 * (size_t)g->nv;
+    int64_t ne = g->hi_start[g->nb], nv = g->hv_start[g->nb];
+    size_t n3 = 3 * (size_t)nv;
     FCK(cudaSetDevice(device));
     hy_status s = batch_scalars(g, m);
     if (s) return s;
-    FCK(cudaMemcpyAsync(g->p, p, sizeof(double) * n3, cudaMemcpyHostToDevice, g->stream));
-    if (g->ne > 0)
-        fem_batch_apply_kernel<<<solver_blocks(g->ne), FEM_BLOCK, 0, g->stream>>>(g->models, g->e_start, g->v_start,
-                                                                                 g->nb, g->ne, g->p);
+    FCK(cudaMemcpyAsync(g->vec[BP], p, sizeof(double) * n3, cudaMemcpyHostToDevice, g->stream));
+    if (ne > 0)
+        fem_batch_apply_kernel<<<solver_blocks(ne), FEM_BLOCK, 0, g->stream>>>(g->models, g->i_start, g->v_start, g->nb,
+                                                                              ne, g->vec[BP]);
     FCK(cudaGetLastError());
-    if (g->nv > 0)
-        fem_batch_matvec_kernel<<<solver_blocks(g->nv), FEM_BLOCK, 0, g->stream>>>(g->models, g->v_start, g->nb, g->nv,
-                                                                                  g->p, g->y);
+    if (nv > 0)
+        fem_batch_matvec_kernel<<<solver_blocks(nv), FEM_BLOCK, 0, g->stream>>>(g->models, g->v_start, g->nb, nv,
+                                                                               g->vec[BP], g->vec[BY]);
     FCK(cudaGetLastError());
-    FCK(cudaMemcpyAsync(y, g->y, sizeof(double) * n3, cudaMemcpyDeviceToHost, g->stream));
+    FCK(cudaMemcpyAsync(y, g->vec[BY], sizeof(double) * n3, cudaMemcpyDeviceToHost, g->stream));
     FCK(cudaStreamSynchronize(g->stream));
     return HY_OK;
 }

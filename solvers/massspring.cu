@@ -130,17 +130,11 @@ extern "C" hy_status hy_ms_gpu_apply(hy_ms_gpu* g, const hy_ms_hd_model* m, cons
 
 /* ---- small objects batched into one launch (solvers/batch_hd.h) */
 
+/* Items: springs; vectors: x, v, p, y. */
+enum { BX, BV, BP, BY, BVECS };
+
 struct hy_ms_gpu_batch {
-    int device;
-    int32_t nb;
-    int64_t ns, nv;                /* the batch's springs and vertices */
-    cudaStream_t stream;
-    hy_ms_gpu** obj;               /* each object's arrays on the device (its context; its stream idle) */
-    hy_ms_hd_model* host;          /* the objects' device views, with the step's scalars, on the host */
-    hy_ms_hd_model* models;        /* ... and on the device */
-    int64_t *hs_start, *hv_start;  /* nb + 1 offsets, host */
-    int64_t *s_start, *v_start;    /* ... device */
-    double *x, *v, *p, *y;         /* the objects' vectors one after the other, 3 nv each */
+    solver_batch<hy_ms_hd_model, hy_ms_gpu> b;
 };
 
 __global__ void __launch_bounds__(SOLVER_BLOCK)
@@ -160,59 +154,18 @@ __global__ void __launch_bounds__(SOLVER_BLOCK)
 
 extern "C" void hy_ms_gpu_batch_destroy(hy_ms_gpu_batch* g) {
     if (!g) return;
-    (void)cudaSetDevice(g->device);
-    for (int32_t b = 0; g->obj && b < g->nb; b++) hy_ms_gpu_destroy(g->obj[b]);
-    void* bufs[] = {g->models, g->s_start, g->v_start, g->x, g->v, g->p, g->y};
-    for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++) cudaFree(bufs[i]);
-    if (g->stream) cudaStreamDestroy(g->stream);
-    free(g->obj);
-    free(g->host);
-    free(g->hs_start);
-    free(g->hv_start);
+    solver_batch_free(&g->b, hy_ms_gpu_destroy);
     free(g);
 }
 
-static hy_status batch_create(int device, hy_ms_gpu_batch* g, const hy_ms_hd_model* m) {
-    int32_t nb = g->nb;
-    g->obj = (hy_ms_gpu**)calloc((size_t)nb, sizeof *g->obj);
-    g->host = (hy_ms_hd_model*)calloc((size_t)nb, sizeof *g->host);
-    g->hs_start = (int64_t*)calloc((size_t)nb + 1, sizeof(int64_t));
-    g->hv_start = (int64_t*)calloc((size_t)nb + 1, sizeof(int64_t));
-    if (!g->obj || !g->host || !g->hs_start || !g->hv_start)
-        return hy_fail(HY_ERR_NOMEM, "mass-spring: out of memory for a batch of %d objects", nb);
-    for (int32_t b = 0; b < nb; b++) {
-        hy_status s = hy_ms_gpu_create(device, &m[b], &g->obj[b]);
-        if (s) return s;
-        g->host[b] = g->obj[b]->d;
-        g->hs_start[b + 1] = g->hs_start[b] + m[b].ns;
-        g->hv_start[b + 1] = g->hv_start[b] + m[b].nv;
-    }
-    g->ns = g->hs_start[nb], g->nv = g->hv_start[nb];
-    FCK(cudaSetDevice(device));
-    FCK(cudaStreamCreateWithFlags(&g->stream, cudaStreamNonBlocking));
-    int64_t bytes = 0;
-    size_t n3 = 3 * (size_t)g->nv;
-    hy_status s = HY_OK;
-    if (!s) s = solver_up(who, device, g->stream, &g->models, (const hy_ms_hd_model*)g->host, (size_t)nb, &bytes);
-    if (!s) s = solver_up(who, device, g->stream, &g->s_start, (const int64_t*)g->hs_start, (size_t)nb + 1, &bytes);
-    if (!s) s = solver_up(who, device, g->stream, &g->v_start, (const int64_t*)g->hv_start, (size_t)nb + 1, &bytes);
-    if (!s) s = solver_up(who, device, g->stream, &g->x, (const double*)NULL, n3, &bytes);
-    if (!s) s = solver_up(who, device, g->stream, &g->v, (const double*)NULL, n3, &bytes);
-    if (!s) s = solver_up(who, device, g->stream, &g->p, (const double*)NULL, n3, &bytes);
-    if (!s) s = solver_up(who, device, g->stream, &g->y, (const double*)NULL, n3, &bytes);
-    if (s) return s;
-    FCK(cudaStreamSynchronize(g->stream));
-    return HY_OK;
-}
+static int64_t ms_items(const hy_ms_hd_model* m) { return m->ns; }
 
 extern "C" hy_status hy_ms_gpu_batch_create(int device, const hy_ms_hd_model* m, int32_t nb, hy_ms_gpu_batch** out) {
     if (!out || !m || nb < 1) return hy_fail(HY_ERR_INVALID_ARG, "mass-spring: cuda:%d: a batch of %d objects", device, nb);
     *out = NULL;
     hy_ms_gpu_batch* g = (hy_ms_gpu_batch*)calloc(1, sizeof *g);
     if (!g) return hy_fail(HY_ERR_NOMEM, "mass-spring: out of memory for a GPU batch");
-    g->device = device;
-    g->nb = nb;
-    hy_status s = batch_create(device, g, m);
+    hy_status s = solver_batch_make(who, &g->b, device, m, nb, hy_ms_gpu_create, ms_items, BVECS);
     if (s) {
         hy_ms_gpu_batch_destroy(g);
         return s;
@@ -221,31 +174,35 @@ extern "C" hy_status hy_ms_gpu_batch_create(int device, const hy_ms_hd_model* m,
     return HY_OK;
 }
 
-extern "C" hy_status hy_ms_gpu_batch_springs(hy_ms_gpu_batch* g, const hy_ms_hd_model* m, const double* x0,
+extern "C" hy_status hy_ms_gpu_batch_springs(hy_ms_gpu_batch* gb, const hy_ms_hd_model* m, const double* x0,
                                              const double* v0, double dt) {
-    if (!g || !m || !x0 || !v0) return hy_fail(HY_ERR_INVALID_ARG, "mass-spring: GPU batch spring pass: NULL argument");
+    if (!gb || !m || !x0 || !v0) return hy_fail(HY_ERR_INVALID_ARG, "mass-spring: GPU batch spring pass: NULL argument");
+    solver_batch<hy_ms_hd_model, hy_ms_gpu>* g = &gb->b;
     int device = g->device;
-    size_t n3 = 3 * (size_t)g->nv;
+    int64_t ns = g->hi_start[g->nb];
+    size_t n3 = 3 * (size_t)g->hv_start[g->nb];
     FCK(cudaSetDevice(device));
-    FCK(cudaMemcpyAsync(g->x, x0, sizeof(double) * n3, cudaMemcpyHostToDevice, g->stream));
-    FCK(cudaMemcpyAsync(g->v, v0, sizeof(double) * n3, cudaMemcpyHostToDevice, g->stream));
-    if (g->ns > 0)
-        ms_batch_spring_kernel<<<solver_blocks(g->ns), SOLVER_BLOCK, 0, g->stream>>>(g->models, g->s_start, g->v_start,
-                                                                                    g->nb, g->ns, g->x, g->v, dt);
+    FCK(cudaMemcpyAsync(g->vec[BX], x0, sizeof(double) * n3, cudaMemcpyHostToDevice, g->stream));
+    FCK(cudaMemcpyAsync(g->vec[BV], v0, sizeof(double) * n3, cudaMemcpyHostToDevice, g->stream));
+    if (ns > 0)
+        ms_batch_spring_kernel<<<solver_blocks(ns), SOLVER_BLOCK, 0, g->stream>>>(g->models, g->i_start, g->v_start,
+                                                                                 g->nb, ns, g->vec[BX], g->vec[BV], dt);
     FCK(cudaGetLastError());
     for (int32_t b = 0; b < g->nb; b++) {
-        size_t ns = (size_t)m[b].ns;
-        FCK(cudaMemcpyAsync(m[b].coef, g->host[b].coef, sizeof(double) * 5 * ns, cudaMemcpyDeviceToHost, g->stream));
-        FCK(cudaMemcpyAsync(m[b].sforce, g->host[b].sforce, sizeof(double) * 3 * ns, cudaMemcpyDeviceToHost, g->stream));
+        size_t bs = (size_t)m[b].ns;
+        FCK(cudaMemcpyAsync(m[b].coef, g->host[b].coef, sizeof(double) * 5 * bs, cudaMemcpyDeviceToHost, g->stream));
+        FCK(cudaMemcpyAsync(m[b].sforce, g->host[b].sforce, sizeof(double) * 3 * bs, cudaMemcpyDeviceToHost, g->stream));
     }
     FCK(cudaStreamSynchronize(g->stream));
     return HY_OK;
 }
 
-extern "C" hy_status hy_ms_gpu_batch_apply(hy_ms_gpu_batch* g, const hy_ms_hd_model* m, const double* p, double* y) {
-    if (!g || !m || !p || !y) return hy_fail(HY_ERR_INVALID_ARG, "mass-spring: GPU batch apply: NULL argument");
+extern "C" hy_status hy_ms_gpu_batch_apply(hy_ms_gpu_batch* gb, const hy_ms_hd_model* m, const double* p, double* y) {
+    if (!gb || !m || !p || !y) return hy_fail(HY_ERR_INVALID_ARG, "mass-spring: GPU batch apply: NULL argument");
+    solver_batch<hy_ms_hd_model, hy_ms_gpu>* g = &gb->b;
     int device = g->device;
-    size_t n3 = 3 * (size_t)g->nv;
+    int64_t nv = g->hv_start[g->nb];
+    size_t n3 = 3 * (size_t)nv;
     FCK(cudaSetDevice(device));
     int changed = 0;
     for (int32_t b = 0; b < g->nb; b++) {
@@ -254,12 +211,12 @@ extern "C" hy_status hy_ms_gpu_batch_apply(hy_ms_gpu_batch* g, const hy_ms_hd_mo
     }
     if (changed)
         FCK(cudaMemcpyAsync(g->models, g->host, sizeof *g->host * (size_t)g->nb, cudaMemcpyHostToDevice, g->stream));
-    FCK(cudaMemcpyAsync(g->p, p, sizeof(double) * n3, cudaMemcpyHostToDevice, g->stream));
-    if (g->nv > 0)
-        ms_batch_matvec_kernel<<<solver_blocks(g->nv), SOLVER_BLOCK, 0, g->stream>>>(g->models, g->v_start, g->nb,
-                                                                                    g->nv, g->p, g->y);
+    FCK(cudaMemcpyAsync(g->vec[BP], p, sizeof(double) * n3, cudaMemcpyHostToDevice, g->stream));
+    if (nv > 0)
+        ms_batch_matvec_kernel<<<solver_blocks(nv), SOLVER_BLOCK, 0, g->stream>>>(g->models, g->v_start, g->nb, nv,
+                                                                                 g->vec[BP], g->vec[BY]);
     FCK(cudaGetLastError());
-    FCK(cudaMemcpyAsync(y, g->y, sizeof(double) * n3, cudaMemcpyDeviceToHost, g->stream));
+    FCK(cudaMemcpyAsync(y, g->vec[BY], sizeof(double) * n3, cudaMemcpyDeviceToHost, g->stream));
     FCK(cudaStreamSynchronize(g->stream));
     return HY_OK;
 }

@@ -120,56 +120,68 @@ static hy_status submit(hy_rt_graph* g, const int32_t* hs, const hy_rt_kind* con
     return HY_OK;
 }
 
-static hy_status make_graph(hy_rt_graph** g, int32_t* hs) {
-    hy_status s = hy_rt_graph_create(g);
+/* A run's set-up: the objects reset, their graph and handles, every
+ * object of one kind, and a team (or the single-thread executor). */
+typedef struct setup {
+    hy_rt_graph* g;
+    int32_t hs[2 * NOBJ];
+    const hy_rt_kind* kinds[NOBJ];
+    hy_rt_team* t;
+    hy_rt_exec* e;
+} setup;
+
+/* pus NULL: the single-thread executor. */
+static hy_status setup_make(setup* su, const hy_rt_kind* kind, int npu, const hy_rt_team_pu* pus, const char* policy) {
+    memset(su, 0, sizeof *su);
+    reset_objects();
+    for (int p = 0; p < NOBJ; p++) su->kinds[p] = kind;
+    hy_status s = hy_rt_graph_create(&su->g);
     for (int p = 0; p < NOBJ && !s; p++) {
-        s = hy_rt_graph_register(*g, g_obj[p].x, sizeof g_obj[p].x, &hs[2 * p]);
-        if (!s) s = hy_rt_graph_register(*g, g_obj[p].k, sizeof g_obj[p].k, &hs[2 * p + 1]);
+        s = hy_rt_graph_register(su->g, g_obj[p].x, sizeof g_obj[p].x, &su->hs[2 * p]);
+        if (!s) s = hy_rt_graph_register(su->g, g_obj[p].k, sizeof g_obj[p].k, &su->hs[2 * p + 1]);
     }
+    if (!s) s = pus ? hy_rt_team_create_pus(npu, pus, policy, 11, &su->t) : hy_rt_exec_create(1, &su->e);
     return s;
+}
+
+static void setup_free(setup* su) {
+    hy_rt_team_destroy(su->t);
+    hy_rt_exec_destroy(su->e);
+    hy_rt_graph_destroy(su->g);
 }
 
 /* STEPS steps of the objects on `pus` (NULL: the single-thread executor)
  * under `policy`, every object of kind `kind`; the hash of the states. */
 static uint64_t run_team(int npu, const hy_rt_team_pu* pus, const char* policy, const hy_rt_kind* kind) {
-    reset_objects();
-    hy_rt_graph* g = NULL;
-    int32_t hs[2 * NOBJ];
-    const hy_rt_kind* kinds[NOBJ];
-    for (int p = 0; p < NOBJ; p++) kinds[p] = kind;
-    hy_status s = make_graph(&g, hs);
-    hy_rt_team* t = NULL;
-    hy_rt_exec* e = NULL;
-    if (!s) s = pus ? hy_rt_team_create_pus(npu, pus, policy, 11, &t) : hy_rt_exec_create(1, &e);
+    setup su;
+    hy_status s = setup_make(&su, kind, npu, pus, policy);
     for (int k = 0; k < STEPS && !s; k++) {
-        s = submit(g, hs, kinds);
-        if (!s) s = t ? hy_rt_team_run(t, g, NULL) : hy_rt_exec_run(e, g);
+        s = submit(su.g, su.hs, su.kinds);
+        if (!s) s = su.t ? hy_rt_team_run(su.t, su.g, NULL) : hy_rt_exec_run(su.e, su.g);
     }
     CHECK_OK(s);
-    hy_rt_team_destroy(t);
-    hy_rt_exec_destroy(e);
-    hy_rt_graph_destroy(g);
+    setup_free(&su);
     return objects_hash();
 }
 
 static const hy_rt_team_pu cpu_twin[2] = {{HY_RT_CPU, 1, -1}, {HY_RT_GPU, 1, -1}};
 
 static void test_placement_bits_bytes(void) {
-    reset_objects();
-    hy_rt_graph* g = NULL;
-    int32_t hs[2 * NOBJ];
-    const hy_rt_kind* kinds[NOBJ];
-    for (int p = 0; p < NOBJ; p++) kinds[p] = &k_step;
-    CHECK_OK(make_graph(&g, hs));
-    hy_rt_team* t = NULL;
-    CHECK_OK(hy_rt_team_create_pus(2, cpu_twin, "round-robin", 1, &t));
-    if (!g || !t) return;
+    setup su;
+    CHECK_OK(setup_make(&su, &k_step, 2, cpu_twin, "round-robin"));
+    hy_rt_graph* g = su.g;
+    hy_rt_team* t = su.t;
+    const int32_t* hs = su.hs;
+    if (!g || !t) {
+        setup_free(&su);
+        return;
+    }
     const hy_rt_sim* sim = hy_rt_team_sim(t);
     CHECK(sim->m.npu == 2 && sim->m.pu[1].kind == HY_RT_GPU && sim->m.pu[1].mem == 1);
     CHECK(sim->m.net.nchannels == 1);
     const int64_t state = (int64_t)sizeof g_obj[0].x, param = (int64_t)sizeof g_obj[0].k;
     for (int k = 0; k < STEPS; k++) {
-        CHECK_OK(submit(g, hs, kinds));
+        CHECK_OK(submit(g, hs, su.kinds));
         hy_rt_step_stats st;
         CHECK_OK(hy_rt_team_run(t, g, &st));
         /* odd partitions on the GPU PU: three of them */
@@ -196,8 +208,7 @@ static void test_placement_bits_bytes(void) {
     CHECK(atomic_load(&g_log.bad_device) == 0);
     CHECK(atomic_load(&g_log.host_copy) == 0);
     uint64_t h = objects_hash();
-    hy_rt_team_destroy(t);
-    hy_rt_graph_destroy(g);
+    setup_free(&su);
     CHECK(run_team(0, NULL, NULL, &k_step) == h);
 }
 
@@ -236,20 +247,14 @@ static void test_same_results(void) {
     /* CUDA only: refused by CPU PUs alone, run by a team with a GPU PU */
     CHECK(run_team(2, three, "ws", &k_gpu_only) == ref);
     for (int p = 0; p < NOBJ; p++) CHECK(atomic_load(&g_log.cpu[p]) == 0);
-    hy_rt_graph* g = NULL;
-    int32_t hs[2 * NOBJ];
-    const hy_rt_kind* kinds[NOBJ];
-    for (int p = 0; p < NOBJ; p++) kinds[p] = &k_gpu_only;
-    CHECK_OK(make_graph(&g, hs));
-    hy_rt_team* t = NULL;
-    CHECK_OK(hy_rt_team_create_pus(2, cpu2, "ws", 1, &t));
-    if (g && t) {
-        CHECK_OK(submit(g, hs, kinds));
-        CHECK(hy_rt_team_run(t, g, NULL) == HY_ERR_UNSUPPORTED);
+    setup su;
+    CHECK_OK(setup_make(&su, &k_gpu_only, 2, cpu2, "ws"));
+    if (su.g && su.t) {
+        CHECK_OK(submit(su.g, su.hs, su.kinds));
+        CHECK(hy_rt_team_run(su.t, su.g, NULL) == HY_ERR_UNSUPPORTED);
         CHECK(strstr(hy_last_error(), "step-gpu") != NULL);
     }
-    hy_rt_team_destroy(t);
-    hy_rt_graph_destroy(g);
+    setup_free(&su);
 }
 
 static void test_parse(void) {
