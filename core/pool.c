@@ -3,6 +3,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
+#include <time.h>
 #include <unistd.h>
 
 /* One worker's run of blocks [lo, hi). The owner takes from the bottom,
@@ -14,15 +15,34 @@ typedef struct run {
     char pad[64];
 } run;
 
+/* How long a worker that finished a loop, and the caller waiting for the
+ * workers, spin before they sleep on a condition variable. A solver's
+ * loops follow one another microseconds apart (a CG iteration is some
+ * thirty of them); waking a sleeping thread through the kernel costs tens
+ * of microseconds each time, more than many of those loops take. Past
+ * the window nothing spins: an idle pool costs nothing. HY_POOL_SPIN_US
+ * in the environment sets the window (0: never spin), read when a pool is
+ * made. */
+#define SPIN_US_DEFAULT 50
+#define SPIN_US_MAX 100000
+#define WAIT_NS_MIN 2000
+
 struct hy_pool {
     int size;
     pthread_t* threads;
     run* runs;
     pthread_mutex_t lock;
     pthread_cond_t start_cv, done_cv;
-    uint64_t epoch;   /* bumped for each hy_pool_for */
-    int active;       /* workers still inside the current job */
-    int quit;
+    atomic_uint_least64_t epoch; /* bumped, under lock, for each hy_pool_for */
+    atomic_int active;           /* workers still inside the current job */
+    atomic_int quit;
+    int64_t spin_ns; /* the spin window */
+    int64_t wait_ns; /* the caller's window now: halved after a wait that
+                      * had to sleep (a worker lost its core: spinning for it
+                      * only keeps the core from others), doubled back after
+                      * one that did not */
+    int sleepers; /* workers waiting on start_cv (under lock) */
+    int waiting;  /* the caller waits on done_cv (under lock) */
     /* the current job */
     hy_block_fn fn;
     void* ctx;
@@ -101,6 +121,66 @@ static void work(hy_pool* p, int self) {
     }
 }
 
+static void cpu_relax(void) {
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#elif defined(__aarch64__)
+    __asm__ __volatile__("yield");
+#endif
+}
+
+static int64_t now_ns(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
+}
+
+/* Spin for at most `window` ns until ready(p, arg) holds; returns whether
+ * it does. Reads the clock every 64 turns only. */
+static int spin_until(hy_pool* p, int64_t window, int (*ready)(hy_pool*, uint64_t), uint64_t arg) {
+    if (ready(p, arg)) return 1;
+    int64_t t0 = 0;
+    for (unsigned i = 1; window > 0; i++) {
+        cpu_relax();
+        if (ready(p, arg)) return 1;
+        if ((i & 63) == 0) {
+            int64_t t = now_ns();
+            if (!t0)
+                t0 = t;
+            else if (t - t0 > window)
+                break;
+        }
+    }
+    return 0;
+}
+
+/* A new job (the epoch moved past `seen`) or the pool quits. */
+static int job_ready(hy_pool* p, uint64_t seen) {
+    return atomic_load_explicit(&p->epoch, memory_order_acquire) != seen ||
+           atomic_load_explicit(&p->quit, memory_order_acquire);
+}
+
+/* Every worker has left the current job. */
+static int job_done(hy_pool* p, uint64_t unused) {
+    (void)unused;
+    return atomic_load_explicit(&p->active, memory_order_acquire) == 0;
+}
+
+/* The caller's wait for the workers: spin, then sleep. */
+static void wait_done(hy_pool* p) {
+    if (spin_until(p, p->wait_ns, job_done, 0)) {
+        p->wait_ns = p->wait_ns * 2 > p->spin_ns ? p->spin_ns : p->wait_ns * 2;
+        return;
+    }
+    p->wait_ns /= 2;
+    if (p->wait_ns < WAIT_NS_MIN) p->wait_ns = p->spin_ns < WAIT_NS_MIN ? p->spin_ns : WAIT_NS_MIN;
+    pthread_mutex_lock(&p->lock);
+    p->waiting = 1;
+    while (!job_done(p, 0)) pthread_cond_wait(&p->done_cv, &p->lock);
+    p->waiting = 0;
+    pthread_mutex_unlock(&p->lock);
+}
+
 static void* worker_main(void* arg) {
     worker_arg* wa = arg;
     hy_pool* p = wa->pool;
@@ -108,18 +188,21 @@ static void* worker_main(void* arg) {
     free(wa);
     uint64_t seen = 0;
     for (;;) {
-        pthread_mutex_lock(&p->lock);
-        while (!p->quit && p->epoch == seen) pthread_cond_wait(&p->start_cv, &p->lock);
-        if (p->quit) {
+        if (!spin_until(p, p->spin_ns, job_ready, seen)) {
+            pthread_mutex_lock(&p->lock);
+            p->sleepers++;
+            while (!job_ready(p, seen)) pthread_cond_wait(&p->start_cv, &p->lock);
+            p->sleepers--;
             pthread_mutex_unlock(&p->lock);
-            return NULL;
         }
-        seen = p->epoch;
-        pthread_mutex_unlock(&p->lock);
+        if (atomic_load_explicit(&p->quit, memory_order_acquire)) return NULL;
+        seen = atomic_load_explicit(&p->epoch, memory_order_acquire);
         work(p, id);
-        pthread_mutex_lock(&p->lock);
-        if (--p->active == 0) pthread_cond_signal(&p->done_cv);
-        pthread_mutex_unlock(&p->lock);
+        if (atomic_fetch_sub_explicit(&p->active, 1, memory_order_acq_rel) == 1) {
+            pthread_mutex_lock(&p->lock);
+            if (p->waiting) pthread_cond_signal(&p->done_cv);
+            pthread_mutex_unlock(&p->lock);
+        }
     }
 }
 
@@ -132,6 +215,13 @@ hy_pool* hy_pool_create(int threads) {
     hy_pool* p = calloc(1, sizeof *p);
     if (!p) return NULL;
     p->size = threads;
+    p->spin_ns = (int64_t)SPIN_US_DEFAULT * 1000;
+    const char* spin = getenv("HY_POOL_SPIN_US");
+    if (spin && *spin) {
+        long us = strtol(spin, NULL, 10);
+        p->spin_ns = (int64_t)(us < 0 ? 0 : us > SPIN_US_MAX ? SPIN_US_MAX : us) * 1000;
+    }
+    p->wait_ns = p->spin_ns;
     p->runs = calloc((size_t)threads, sizeof *p->runs);
     p->threads = calloc((size_t)threads, sizeof *p->threads);
     if (!p->runs || !p->threads) {
@@ -145,6 +235,9 @@ hy_pool* hy_pool_create(int threads) {
     pthread_cond_init(&p->done_cv, NULL);
     for (int i = 0; i < threads; i++) pthread_mutex_init(&p->runs[i].lock, NULL);
     atomic_init(&p->steals, 0);
+    atomic_init(&p->epoch, 0);
+    atomic_init(&p->active, 0);
+    atomic_init(&p->quit, 0);
     for (int i = 1; i < threads; i++) {
         worker_arg* wa = malloc(sizeof *wa);
         if (!wa) break;
@@ -178,7 +271,7 @@ void hy_pool_destroy(hy_pool* p) {
         return;
     }
     pthread_mutex_lock(&p->lock);
-    p->quit = 1;
+    atomic_store_explicit(&p->quit, 1, memory_order_release);
     pthread_cond_broadcast(&p->start_cv);
     pthread_mutex_unlock(&p->lock);
     for (int i = 1; i < p->size; i++) pthread_join(p->threads[i], NULL);
@@ -235,17 +328,17 @@ void hy_pool_for(hy_pool* p, int64_t n, int64_t grain, hy_block_fn fn, void* ctx
         p->runs[i].lo = blocks * i / workers;
         p->runs[i].hi = blocks * (i + 1) / workers;
     }
-    pthread_mutex_lock(&p->lock);
     p->fn = fn;
     p->ctx = ctx;
     p->n = n;
     p->grain = grain;
-    p->active = workers - 1;
-    p->epoch++;
-    pthread_cond_broadcast(&p->start_cv);
+    atomic_store_explicit(&p->active, workers - 1, memory_order_relaxed);
+    /* The job's fields are published by the epoch's release; the bump is
+     * under the lock so that a worker going to sleep cannot miss it. */
+    pthread_mutex_lock(&p->lock);
+    atomic_fetch_add_explicit(&p->epoch, 1, memory_order_release);
+    if (p->sleepers) pthread_cond_broadcast(&p->start_cv);
     pthread_mutex_unlock(&p->lock);
     work(p, 0);
-    pthread_mutex_lock(&p->lock);
-    while (p->active > 0) pthread_cond_wait(&p->done_cv, &p->lock);
-    pthread_mutex_unlock(&p->lock);
+    wait_done(p);
 }

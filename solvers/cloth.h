@@ -95,6 +95,12 @@ int hy_cloth_device(const hy_cloth_model* m);
 /* Bytes sent to and received from the GPU since hy_cloth_set_device. */
 void hy_cloth_transfer_bytes(const hy_cloth_model* m, int64_t* up, int64_t* down);
 
+/* The product's rows run with a vertex's coordinates in one AVX2 register
+ * where the CPU has AVX2 (core/simd.h), else as solvers/cloth_hd.h's
+ * scalar rows; both give the same bits. on = 1 asks for AVX2, 0 turns it
+ * off, -1 leaves it; returns the setting before. For tests. */
+int hy_cloth_simd(int on);
+
 /* Springs by kind (see the design notes in cloth.c for how shear and bend
  * springs are chosen); any out pointer may be NULL. */
 void hy_cloth_spring_type_counts(const hy_cloth_model* m, int32_t* stretch, int32_t* shear, int32_t* bend);

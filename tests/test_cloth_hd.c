@@ -7,7 +7,7 @@
  *   clamped at 0) applied to random vectors, to 1e-12;
  * - the product of the step (CG's callback, hy_cloth_hd_matvec_row per
  *   vertex) against the same blocks summed spring by spring, fixed rows
- *   0, to 1e-12;
+ *   0, to 1e-12; its AVX2 rows equal to the scalar rows bit for bit;
  * - hy_cloth_set_device: without CUDA in the build or without a GPU it
  *   refuses with HY_ERR_UNSUPPORTED and the model stays on the CPU; where
  *   there is a GPU, a step with the spring pass and every product on it
@@ -149,6 +149,34 @@ int main(void) {
     printf("product: error %.2e of its largest entry %.3e\n", worst_mv, ymax);
     CHECK(fixed_zero);
     CHECK(ymax > 0.0 && worst_mv < 1e-12);
+
+    /* the AVX2 rows (where the CPU has AVX2; the last vertex, read as three
+     * doubles, is free here) against the scalar rows, bit for bit */
+    int simd_was = hy_cloth_simd(0);
+    hy_cloth_matvec(&sc, p, yr);
+    hy_cloth_simd(1);
+    int simd_on = hy_cloth_simd(-1);
+    hy_cloth_matvec(&sc, p, y);
+    hy_cloth_simd(simd_was);
+    printf("product rows %s: %s the scalar rows' bits\n", simd_on ? "in AVX2" : "scalar (no AVX2)",
+           memcmp(y, yr, sizeof(double) * n3) ? "differ from" : "equal to");
+    CHECK(!m->fixed[nv - 1]);
+    CHECK(memcmp(y, yr, sizeof(double) * n3) == 0);
+    /* the same with every third vertex held (a penalty block added to its
+     * row, as a constrained solve sets them), the last one included */
+    for (int32_t v = 0; v < nv; v++) {
+        m->held[v] = (uint8_t)(v % 3 == (nv - 1) % 3);
+        for (int q = 0; q < 9; q++) m->ch[9 * v + q] = m->held[v] ? rnd() : 0.0;
+    }
+    m->constrained = 1;
+    hy_cloth_simd(0);
+    hy_cloth_matvec(&sc, p, yr);
+    hy_cloth_simd(1);
+    hy_cloth_matvec(&sc, p, y);
+    hy_cloth_simd(simd_was);
+    m->constrained = 0;
+    memset(m->held, 0, (size_t)nv);
+    CHECK(memcmp(y, yr, sizeof(double) * n3) == 0);
 
     /* the GPU: refused here without one; with one, the CPU's bits */
     hy_status s = hy_cloth_set_device(m, 0);
