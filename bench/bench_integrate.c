@@ -48,7 +48,7 @@ static void empty_task(void* const* bufs, void* arg) {
     (void)arg;
 }
 
-static const hy_rt_kind k_empty = {"empty", 2, {HY_RT_RW, HY_RT_R}, empty_task, NULL};
+static const hy_rt_kind k_empty = {"empty", 2, {HY_RT_RW, HY_RT_R}, empty_task, NULL, 0};
 
 void hy_bench_integrate_help(void) {
     printf("usage: hyphys bench integrate [--json] [--out DIR] [--steps N] [--only LIST] [--fem-costs CSV]\n"

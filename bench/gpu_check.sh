@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # The checks and timings that need a GPU, in one go (a lent GPU machine's
 # time is short): the tests with GPU branches (test_cuda, test_solver_hd,
-# test_cloth_hd: kernels bit-equal to the CPU), the FEM beam's integration on the GPU
-# against the CPU (ms per step, the same state hash), state hashes of the
+# test_solver_batch, test_cloth_hd: kernels bit-equal to the CPU), the FEM beam's integration on the GPU
+# against the CPU (ms per step, the same state hash), fem64's and
+# fem_mixed's integration with cuda:0 as an integration PU beside 16 CPU
+# PUs (ms per step, the same state hash), state hashes of the
 # CPU-only run against runs with cuda resources under every policy and
 # with the GPU failing mid-run (--fault), the calibrated profiles, step
 # timings with the GPU on its own feeding thread (the ccd figure is the
@@ -16,7 +18,7 @@
 # time is left for is reported as skipped, and counts as failed.
 #
 # usage: bench/gpu_check.sh BUILD_DIR OUT_DIR [FRAMES [BUDGET]]
-#   BUILD_DIR holds hyphys, test_cuda, test_solver_hd, test_cloth_hd, intercept_sample and
+#   BUILD_DIR holds hyphys, test_cuda, test_solver_hd, test_solver_batch, test_cloth_hd, intercept_sample and
 #   libhyphys_intercept.so (a CUDA build; see README);
 #   OUT_DIR gets the logs, the JSON of every run and summary.txt.
 # Exit 0 when every check passed (timings are not checks).
@@ -56,8 +58,10 @@ say "cores: $(nproc)"
 #    CPU (test_cuda); the FEM's and the mass-spring objects' GPU passes
 #    bit-equal to the CPU's (test_solver_hd); the cloth's spring pass and
 #    products on cuda:0, a step bit-equal to the CPU's (test_cloth_hd); the
-#    host twins (test_device_leaf)
-for test in test_cuda test_solver_hd test_cloth_hd test_device_leaf; do
+#    host twins (test_device_leaf); small FEM and mass-spring objects in
+#    one launch per pass bit-equal to each object's CPU passes
+#    (test_solver_batch)
+for test in test_cuda test_solver_hd test_solver_batch test_cloth_hd test_device_leaf; do
     log="$O/$test.log"
     run_t 120 "$B/$test" > "$log" 2>&1
     rc=$?
@@ -80,7 +84,35 @@ done
 hc=$(sed -n 's/.*"hash":"\([0-9a-f]*\)".*/\1/p' "$O/fem_beam_cpu.json" 2>/dev/null)
 hg=$(sed -n 's/.*"hash":"\([0-9a-f]*\)".*/\1/p' "$O/fem_beam_cuda0.json" 2>/dev/null)
 if [ -n "$hc" ] && [ "$hc" = "$hg" ]; then say "fem_beam: cuda:0 state equals the CPU's ($hc)"; else say "fem_beam: state DIFFERS (cpu ${hc:-none}, cuda:0 ${hg:-none})"; fail=1; fi
-say "fem64 on the GPU: not run (the integration runtime has no CUDA PUs yet: its tasks run on CPU PUs only)"
+hash_of() { sed -n 's/.*"state_hash":"\([0-9a-f]*\)".*/\1/p' "$1"; }
+# 2b. fem64's integration (64 FEM blocks, 12 frames without collisions: the
+#     hash 828785fb1a1cbe46 at any thread count) on 16 CPU PUs, then with
+#     cuda:0 as a 17th PU (its feeding thread binds each object placed
+#     there to the GPU) under lp and round-robin (which puts every 17th
+#     object there): the integrate phase's ms per step (the issue's target:
+#     <= 16 with the GPU and 16 cores), the tasks the GPU PU ran in the last
+#     step, the same state hash; then fem_mixed (6 frames, collisions on)
+#     the same way
+integ_of() { python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); i=d.get("integration",{}); t=i.get("last_step_tasks",[]); print("integrate %.2f ms per step (median, p95 %.2f), total %.2f, PUs %d (GPUs %d), last step tasks %s, state %s%s" % (d["ms_per_step"]["integrate"]["median"], d["ms_per_step"]["integrate"]["p95"], d["ms_per_step"]["total"]["median"], i.get("pus",0), i.get("gpus",0), t, d["state_hash"], (", fallback: " + i["fallback"]) if i.get("fallback") else ""))' "$1" 2>/dev/null; }
+for scene in fem64 fem_mixed; do
+    if [ "$scene" = fem64 ]; then sargs="--frames 12 --no-collisions"; else sargs="--frames 6"; fi
+    f="$O/i_${scene}_cpu.json"
+    # shellcheck disable=SC2086
+    run_t 120 "$B/hyphys" run "$scene" $sargs --threads 16 --integrate-pus 16 --json --quiet > "$f" 2> "${f%.json}.err"
+    say "$scene 16 CPU PUs: exit $? $(integ_of "$f")"
+    ref=$(hash_of "$f")
+    for pol in lp round-robin; do
+        f="$O/i_${scene}_cuda_$pol.json"
+        # shellcheck disable=SC2086
+        run_t 120 "$B/hyphys" run "$scene" $sargs --threads 16 --integrate-pus 16 --integrate-sched "$pol" \
+            --integrate-devices cuda:0 --json --quiet > "$f" 2> "${f%.json}.err"
+        say "$scene 16 CPU PUs + cuda:0 ($pol): exit $? $(integ_of "$f")"
+        h=$(hash_of "$f")
+        gpu_tasks=$(python3 -c 'import json,sys; i=json.load(open(sys.argv[1]))["integration"]; print(sum(i["last_step_tasks"][i["pus"]-i["gpus"]:]) if i["gpus"] else -1)' "$f" 2>/dev/null)
+        if [ -n "$ref" ] && [ "$h" = "$ref" ]; then say "  same state as the CPU PUs' ($ref), GPU PU tasks in the last step: ${gpu_tasks:-?}"; else say "  state DIFFERS (cpu ${ref:-none}, with cuda:0 ${h:-none})"; fail=1; fi
+        [ "${gpu_tasks:--1}" -ge 0 ] 2>/dev/null || { say "  cuda:0 was not used as an integration PU"; fail=1; }
+    done
+done
 
 # 3. calibration of the cpu and every GPU (the profiles the runs below load)
 for t in 2 16; do
@@ -101,7 +133,6 @@ PY
 done
 
 # 4. determinism: every device set and policy reaches the CPU-only hash
-hash_of() { sed -n 's/.*"state_hash":"\([0-9a-f]*\)".*/\1/p' "$1"; }
 for scene in drop nbody cloth_ball fracture; do
     run_t 30 "$B/hyphys" run "$scene" --frames 6 --threads 2 --json --quiet > "$O/h_${scene}_cpu.json" 2> "$O/h_${scene}_cpu.err"
     ref=$(hash_of "$O/h_${scene}_cpu.json")

@@ -213,31 +213,31 @@ static void update_fn(void* const* b, void* arg) {
 
 _Static_assert(HY_RT_MAX_ARGS == 8, "the kind tables below spell out 8 arguments");
 #define R_ HY_RT_R
-static const hy_rt_kind k_contact = {"contact", 3, {HY_RT_W, R_, R_}, pair_fn, pair_fn};
-static const hy_rt_kind k_attach = {"attach", 3, {HY_RT_W, R_, R_}, pair_fn, pair_fn};
+static const hy_rt_kind k_contact = {"contact", 3, {HY_RT_W, R_, R_}, pair_fn, pair_fn, 0};
+static const hy_rt_kind k_attach = {"attach", 3, {HY_RT_W, R_, R_}, pair_fn, pair_fn, 0};
 /* assembly reading 0 .. ASM_PAIRS pair buffers */
 static const hy_rt_kind k_assemble[ASM_PAIRS + 1] = {
-    {"fem-assemble", 3, {HY_RT_RW, HY_RT_RW, R_}, assemble_fn, assemble_fn},
-    {"fem-assemble", 4, {HY_RT_RW, HY_RT_RW, R_, R_}, assemble_fn, assemble_fn},
-    {"fem-assemble", 5, {HY_RT_RW, HY_RT_RW, R_, R_, R_}, assemble_fn, assemble_fn},
-    {"fem-assemble", 6, {HY_RT_RW, HY_RT_RW, R_, R_, R_, R_}, assemble_fn, assemble_fn},
-    {"fem-assemble", 7, {HY_RT_RW, HY_RT_RW, R_, R_, R_, R_, R_}, assemble_fn, assemble_fn},
-    {"fem-assemble", 8, {HY_RT_RW, HY_RT_RW, R_, R_, R_, R_, R_, R_}, assemble_fn, assemble_fn},
+    {"fem-assemble", 3, {HY_RT_RW, HY_RT_RW, R_}, assemble_fn, assemble_fn, 0},
+    {"fem-assemble", 4, {HY_RT_RW, HY_RT_RW, R_, R_}, assemble_fn, assemble_fn, 0},
+    {"fem-assemble", 5, {HY_RT_RW, HY_RT_RW, R_, R_, R_}, assemble_fn, assemble_fn, 0},
+    {"fem-assemble", 6, {HY_RT_RW, HY_RT_RW, R_, R_, R_, R_}, assemble_fn, assemble_fn, 0},
+    {"fem-assemble", 7, {HY_RT_RW, HY_RT_RW, R_, R_, R_, R_, R_}, assemble_fn, assemble_fn, 0},
+    {"fem-assemble", 8, {HY_RT_RW, HY_RT_RW, R_, R_, R_, R_, R_, R_}, assemble_fn, assemble_fn, 0},
 };
 /* f += 1 .. GATHER_PAIRS pair buffers */
 static const hy_rt_kind k_gather[GATHER_PAIRS + 1] = {
-    {"fem-gather", 1, {HY_RT_RW}, gather_fn, gather_fn},
-    {"fem-gather", 2, {HY_RT_RW, R_}, gather_fn, gather_fn},
-    {"fem-gather", 3, {HY_RT_RW, R_, R_}, gather_fn, gather_fn},
-    {"fem-gather", 4, {HY_RT_RW, R_, R_, R_}, gather_fn, gather_fn},
-    {"fem-gather", 5, {HY_RT_RW, R_, R_, R_, R_}, gather_fn, gather_fn},
-    {"fem-gather", 6, {HY_RT_RW, R_, R_, R_, R_, R_}, gather_fn, gather_fn},
-    {"fem-gather", 7, {HY_RT_RW, R_, R_, R_, R_, R_, R_}, gather_fn, gather_fn},
-    {"fem-gather", 8, {HY_RT_RW, R_, R_, R_, R_, R_, R_, R_}, gather_fn, gather_fn},
+    {"fem-gather", 1, {HY_RT_RW}, gather_fn, gather_fn, 0},
+    {"fem-gather", 2, {HY_RT_RW, R_}, gather_fn, gather_fn, 0},
+    {"fem-gather", 3, {HY_RT_RW, R_, R_}, gather_fn, gather_fn, 0},
+    {"fem-gather", 4, {HY_RT_RW, R_, R_, R_}, gather_fn, gather_fn, 0},
+    {"fem-gather", 5, {HY_RT_RW, R_, R_, R_, R_}, gather_fn, gather_fn, 0},
+    {"fem-gather", 6, {HY_RT_RW, R_, R_, R_, R_, R_}, gather_fn, gather_fn, 0},
+    {"fem-gather", 7, {HY_RT_RW, R_, R_, R_, R_, R_, R_}, gather_fn, gather_fn, 0},
+    {"fem-gather", 8, {HY_RT_RW, R_, R_, R_, R_, R_, R_, R_}, gather_fn, gather_fn, 0},
 };
 #undef R_
-static const hy_rt_kind k_cg = {"fem-cg", 1, {HY_RT_RW}, cg_fn, cg_fn};
-static const hy_rt_kind k_update = {"fem-update", 2, {HY_RT_RW, HY_RT_R}, update_fn, update_fn};
+static const hy_rt_kind k_cg = {"fem-cg", 1, {HY_RT_RW}, cg_fn, cg_fn, 0};
+static const hy_rt_kind k_update = {"fem-update", 2, {HY_RT_RW, HY_RT_R}, update_fn, update_fn, 0};
 
 /* ---- scenes */
 
@@ -577,7 +577,7 @@ static void fem_step_fn(void* const* b, void* arg) {
     if (s && !o->status) o->status = s;
 }
 
-static const hy_rt_kind k_fem_step = {"fem-step", 2, {HY_RT_RW, HY_RT_RW}, fem_step_fn, NULL};
+static const hy_rt_kind k_fem_step = {"fem-step", 2, {HY_RT_RW, HY_RT_RW}, fem_step_fn, NULL, 0};
 
 hy_status hy_real_fem_run(int nobj, const char* pus, const char* policy, int steps, double* wall, uint64_t* hash,
                           int* steals, hy_rt_trace* trace) {

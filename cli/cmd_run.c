@@ -38,6 +38,10 @@ static void help(void) {
            "                      thread with the pool; the policy places from 2 on; default: one per\n"
            "                      thread when the scene holds 2 solids per thread or more, else 1);\n"
            "                      same state for any P and N\n"
+           "  --integrate-devices LIST  GPUs as integration PUs too (cuda:0,cuda:1), one feeding\n"
+           "                      thread each: FEM, mass-spring and cloth integrates placed there run\n"
+           "                      their model's passes on the GPU (same state); a GPU not present is\n"
+           "                      said in one line and left out\n"
            HY_CLI_SCHED_HELP
            HY_CLI_FAULT_HELP
            "\nThe summary names the policy and the resources (modeled ones marked), the median\n"
@@ -55,6 +59,7 @@ typedef struct run_opts {
     int check, strict;
     const char* integrate_sched; /* NULL = lp */
     long integrate_pus;
+    const char* integrate_devices; /* NULL = none */
     char params[1024]; /* --param values, comma-separated */
     hy_cli_sched sched;
 } run_opts;
@@ -104,6 +109,9 @@ static int parse(int argc, char** argv, run_opts* o) {
         } else if (!strcmp(a, "--integrate-pus")) {
             if (!hy_cli_parse_int("--integrate-pus", i + 1 < argc ? argv[++i] : NULL, 1, 32, &o->integrate_pus))
                 return 0;
+        } else if (!strcmp(a, "--integrate-devices")) {
+            if (i + 1 >= argc) return fprintf(stderr, "hyphys run: --integrate-devices needs a list (cuda:0)\n"), 0;
+            o->integrate_devices = argv[++i];
         } else if (a[0] == '-') {
             fprintf(stderr, "hyphys run: unknown option '%s' (see hyphys run --help)\n", a);
             return 0;
@@ -205,6 +213,15 @@ static int run_main(int argc, char** argv) {
         fprintf(stderr, "hyphys run: %s\n", hy_last_error());
         hy_world_destroy(w);
         return HY_EXIT_USAGE;
+    }
+    if (o.integrate_devices) {
+        hy_integrate_stats is;
+        if (hy_world_set_integrate_devices(w, o.integrate_devices) || hy_world_get_integrate_stats(w, &is)) {
+            fprintf(stderr, "hyphys run: %s\n", hy_last_error());
+            hy_world_destroy(w);
+            return HY_EXIT_USAGE;
+        }
+        if (is.fallback[0]) fprintf(stderr, "hyphys run: %s\n", is.fallback);
     }
 
     FILE* csv = NULL;
@@ -403,6 +420,16 @@ static int run_main(int argc, char** argv) {
         printf(",\"cg\":{\"iterations\":{\"median\":%.1f,\"max\":%.0f},\"residual_max\":%.3e,"
                "\"tolerance\":%.3e,\"capped_steps\":%ld}",
                hy_cli_percentile(it, done, 50), it_max, cg_residual_max, wdef.cg_tolerance, cg_capped_steps);
+        hy_integrate_stats ist;
+        if (!hy_world_get_integrate_stats(w, &ist)) {
+            printf(",\"integration\":{\"policy\":");
+            hy_cli_json_string(stdout, ist.policy);
+            printf(",\"pus\":%d,\"gpus\":%d,\"last_step_tasks\":[", ist.pus, ist.gpus);
+            for (int32_t q = 0; q < ist.pus && q < HY_INTEGRATE_MAX_PUS; q++) printf("%s%d", q ? "," : "", ist.tasks[q]);
+            printf("],\"fallback\":");
+            hy_cli_json_string(stdout, ist.fallback);
+            printf("}");
+        }
         printf(",\"state_hash\":\"%s\",\"ok\":%s}\n", hash, rc ? "false" : "true");
     } else {
         printf("\nscene %s: %d triangles, %ld frames, %d threads\n", o.scene, hy_cli_triangles(w), done,

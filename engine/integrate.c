@@ -33,6 +33,21 @@
  * in object order after the wave; an error message (thread-local) is
  * copied out of the task and raised again on the calling thread.
  *
+ * GPUs (hy_integrator_set_gpus): each is a PU of the team, one host thread
+ * feeding it. The integrates of objects whose kind can bind its model to
+ * a GPU (hy_kind_ops.set_device: FEM, mass-spring, cloth) and the coupled
+ * groups are tasks of a kind with a CUDA implementation; a task the policy
+ * places on a GPU PU binds the object's model (each member's, for a group)
+ * to that GPU and runs the same step, the solver's loop on the host and
+ * its passes on the device (the models' contexts move their data), so the
+ * state has the CPU's bits. A CPU PU's task binds it back to the CPU. Both
+ * arguments are the host's (cuda_host_args): the solve reads and writes
+ * the object's own arrays. A GPU that cannot take a model (no such GPU,
+ * out of memory) is said once (hy_integrate_stats.fallback) and its tasks
+ * step on the CPU from its thread, with the same bits; a GPU PU of device
+ * -1 is a host twin (tests: the placement and the kind's CUDA path with
+ * the models on the CPU).
+ *
  * Trace: when the world's collision trace is open, the integrator writes
  * its runs into the same stream (hy_rt_trace_attach) as a process of its
  * own. On the real clock the collision jobs are timed from the trace's
@@ -53,6 +68,7 @@
 #include "runtime/exec.h"
 #include "runtime/policy.h"
 #include "runtime/team.h"
+#include "sched/cuda.h"
 #include "sched/prox_internal.h"
 
 typedef struct obj_task {
@@ -68,8 +84,13 @@ typedef struct obj_task {
 
 struct hy_integrator {
     char policy[32];
-    int32_t pus;
-    int automatic; /* PUs from hy_integrator_default_pus at each step */
+    int32_t pus;   /* CPU PUs */
+    int automatic; /* CPU PUs from hy_integrator_default_pus at each step */
+    int32_t gpus;  /* GPU PUs after the CPU ones, of devices gpu_device[] (-1: a host twin) */
+    int gpu_device[HY_RT_MAX_PUS];
+    int gpu_failed[HY_RT_MAX_PUS]; /* the device refused a model: its tasks step on the CPU (its thread's) */
+    int binds;                     /* GPUs were set: each task binds its models (to the CPU on a CPU PU) */
+    char fallback[192];            /* what was not used and why, "" when all was (under lock) */
     hy_rt_exec* exec; /* one PU */
     hy_rt_team* team; /* several */
     hy_rt_graph* g;
@@ -97,14 +118,14 @@ _Static_assert(HY_INTEGRATE_MAX_PUS >= HY_RT_MAX_PUS, "hy_integrate_stats holds 
 /* The pool the calling worker steps its objects with; NULL when none
  * could be made. */
 static hy_pool* worker_pool(hy_integrator* it, const hy_world* w) {
-    if (it->pus == 1) return w->pool;
+    if (!it->team) return w->pool;
     pthread_t self = pthread_self();
     hy_pool* p = NULL;
     pthread_mutex_lock(&it->lock);
     for (int32_t i = 0; i < it->npools && !p; i++)
         if (pthread_equal(it->pool_thread[i], self)) p = it->pool[i];
     if (!p && it->npools < HY_RT_MAX_PUS) {
-        int threads = hy_pool_size(w->pool) / it->pus;
+        int threads = hy_pool_size(w->pool) / (it->pus + it->gpus);
         p = hy_pool_create(threads > 1 ? threads : 1);
         if (p) {
             it->pool_thread[it->npools] = self;
@@ -115,13 +136,49 @@ static hy_pool* worker_pool(hy_integrator* it, const hy_world* w) {
     return p;
 }
 
+/* The GPU PU (index among the GPUs) whose device is `device`, -1 if none. */
+static int32_t gpu_index(const hy_integrator* it, int device) {
+    for (int32_t i = 0; i < it->gpus; i++)
+        if (it->gpu_device[i] == device) return i;
+    return -1;
+}
+
+/* Bind the models the task steps (the object's, or each member's of its
+ * group) to `device` (-1: the CPU). A GPU that refuses one is said once
+ * and left out from then on: the models stay on the CPU, the same bits. */
+static void bind_models(obj_task* t, int device) {
+    hy_world* w = t->w;
+    hy_integrator* it = t->it;
+    int32_t gi = device >= 0 ? gpu_index(it, device) : -1;
+    if (gi >= 0 && it->gpu_failed[gi]) device = -1;
+    for (int32_t i = t->group >= 0 ? 0 : t->slot; i < w->object_count; i++) {
+        if (t->group >= 0 ? hy_links_group_of(w, i) != t->group : i != t->slot) continue;
+        hy_object* o = &w->objects[i];
+        if (!o->ops->set_device) continue;
+        if (o->ops->set_device(o, device) && device >= 0) {
+            /* only this GPU's thread writes its flag; the caller reads it
+             * after the run */
+            if (gi >= 0) it->gpu_failed[gi] = 1;
+            pthread_mutex_lock(&it->lock);
+            snprintf(it->fallback, sizeof it->fallback, "integration on cuda:%d stopped (%s); its tasks step on the CPU",
+                     device, hy_last_error());
+            pthread_mutex_unlock(&it->lock);
+            device = -1;
+            o->ops->set_device(o, -1);
+        }
+        if (t->group < 0) break;
+    }
+}
+
 /* buffers[0] is the object's state block and buffers[1] its model: the
  * host copies, which are the object's own, so the kind's operation is
- * called on the object. */
-static void run_op(obj_task* t, int predict) {
+ * called on the object. `gpu`: run from a GPU PU's thread, the models
+ * bound to its device (none for a host twin); else bound to the CPU. */
+static void run_op(obj_task* t, int predict, int gpu) {
     hy_object* o = &t->w->objects[t->slot];
     hy_pool* pool = worker_pool(t->it, t->w);
     hy_status s;
+    if (!predict && t->it->binds) bind_models(t, gpu ? hy_rt_current_device() : -1);
     if (!pool) s = hy_fail(HY_ERR_NOMEM, "object '%s': no worker pool for its integration", o->name);
     else if (t->group >= 0) s = hy_links_solve_group(t->w, t->group, pool, t->dt, &t->st);
     else if (predict) s = o->ops->predict(t->w, o, pool, t->dt, &t->st);
@@ -132,17 +189,25 @@ static void run_op(obj_task* t, int predict) {
 
 static void predict_fn(void* const* buffers, void* arg) {
     (void)buffers;
-    run_op(arg, 1);
+    run_op(arg, 1, 0);
 }
 
 static void integrate_fn(void* const* buffers, void* arg) {
     (void)buffers;
-    run_op(arg, 0);
+    run_op(arg, 0, 0);
 }
 
-static const hy_rt_kind k_predict = {"predict", 2, {HY_RT_RW, HY_RT_R}, predict_fn, NULL};
-static const hy_rt_kind k_integrate = {"integrate", 2, {HY_RT_RW, HY_RT_R}, integrate_fn, NULL};
-static const hy_rt_kind k_group = {"group", 2, {HY_RT_RW, HY_RT_R}, integrate_fn, NULL};
+static void integrate_cuda_fn(void* const* buffers, void* arg) {
+    (void)buffers;
+    run_op(arg, 0, 1);
+}
+
+static const hy_rt_kind k_predict = {"predict", 2, {HY_RT_RW, HY_RT_R}, predict_fn, NULL, 0};
+static const hy_rt_kind k_integrate = {"integrate", 2, {HY_RT_RW, HY_RT_R}, integrate_fn, NULL, 0};
+/* objects whose model can run its passes on a GPU, and coupled groups
+ * (solids): the host-driven solve takes both arguments on the host */
+static const hy_rt_kind k_integrate_dev = {"integrate", 2, {HY_RT_RW, HY_RT_R}, integrate_fn, integrate_cuda_fn, 3u};
+static const hy_rt_kind k_group = {"group", 2, {HY_RT_RW, HY_RT_R}, integrate_fn, integrate_cuda_fn, 3u};
 
 /* ------------------------------------------------------------ integrator */
 
@@ -157,11 +222,65 @@ static hy_status make_pus(hy_integrator* it, int32_t pus) {
     for (int32_t i = 0; i < it->npools; i++) hy_pool_destroy(it->pool[i]);
     it->npools = 0;
     it->pus = pus;
-    it->stats.pus = pus;
-    if (pus == 1) return hy_rt_exec_create(1, &it->exec);
-    int threads[HY_RT_MAX_PUS];
-    for (int32_t q = 0; q < pus; q++) threads[q] = 1;
-    return hy_rt_team_create(pus, threads, it->policy, 42, &it->team);
+    it->stats.pus = pus + it->gpus;
+    if (pus == 1 && it->gpus == 0) return hy_rt_exec_create(1, &it->exec);
+    if (pus + it->gpus > HY_RT_MAX_PUS)
+        return hy_fail(HY_ERR_INVALID_ARG, "integration: %d CPU and %d GPU PUs, at most %d in all", pus, it->gpus,
+                       HY_RT_MAX_PUS);
+    hy_rt_team_pu def[HY_RT_MAX_PUS];
+    for (int32_t q = 0; q < pus; q++) def[q] = (hy_rt_team_pu){HY_RT_CPU, 1, -1};
+    for (int32_t i = 0; i < it->gpus; i++) def[pus + i] = (hy_rt_team_pu){HY_RT_GPU, 1, it->gpu_device[i]};
+    return hy_rt_team_create_pus(pus + it->gpus, def, it->policy, 42, &it->team);
+}
+
+hy_status hy_integrator_set_gpus(hy_integrator* it, int32_t count, const int* devices) {
+    if (!it || count < 0 || (count && !devices) || count >= HY_RT_MAX_PUS)
+        return hy_fail(HY_ERR_INVALID_ARG, "integration GPUs: %d devices (0..%d)", count, HY_RT_MAX_PUS - 1);
+    for (int32_t i = 0; i < count; i++)
+        for (int32_t j = 0; j < i; j++)
+            if (devices[i] == devices[j] && devices[i] >= 0)
+                return hy_fail(HY_ERR_INVALID_ARG, "integration GPUs: cuda:%d named twice", devices[i]);
+    it->gpus = count;
+    it->binds |= count > 0;
+    for (int32_t i = 0; i < count; i++) {
+        it->gpu_device[i] = devices[i];
+        it->gpu_failed[i] = 0;
+    }
+    it->fallback[0] = '\0';
+    return make_pus(it, it->pus);
+}
+
+hy_status hy_integrator_set_devices(hy_integrator* it, const char* list) {
+    int devices[HY_RT_MAX_PUS], n = 0, used = 0;
+    char missing[128] = "";
+    size_t m = 0;
+    for (const char* p = list ? list : ""; *p;) {
+        size_t len = strcspn(p, ",");
+        char* end = NULL;
+        long d = len > 5 && !strncmp(p, "cuda:", 5) ? strtol(p + 5, &end, 10) : -1;
+        if (d < 0 || d > 1023 || end != p + len)
+            return hy_fail(HY_ERR_INVALID_ARG, "integration devices '%s': item '%.*s' is not cuda:D", list, (int)len, p);
+        if (n >= HY_RT_MAX_PUS - 1)
+            return hy_fail(HY_ERR_INVALID_ARG, "integration devices '%s': more than %d", list, HY_RT_MAX_PUS - 1);
+        devices[n++] = (int)d;
+        p += len + (p[len] == ',');
+    }
+    /* the GPUs this build and machine have; the others are said, not used */
+    int have = hy_cuda_device_count();
+    for (int i = 0; i < n; i++) {
+        if (devices[i] < have) devices[used++] = devices[i];
+        else if (m < sizeof missing) m += (size_t)snprintf(missing + m, sizeof missing - m, "%scuda:%d", m ? ", " : "", devices[i]);
+    }
+    hy_status s = hy_integrator_set_gpus(it, used, devices);
+    if (!s && missing[0])
+        snprintf(it->fallback, sizeof it->fallback, "integration: %s not used (%s); integration on the CPU PUs", missing,
+                 hy_cuda_status());
+    return s;
+}
+
+int32_t hy_integrator_gpus(const hy_integrator* it, int* devices) {
+    for (int32_t i = 0; devices && i < it->gpus; i++) devices[i] = it->gpu_device[i];
+    return it->gpus;
 }
 
 hy_status hy_integrator_create(const char* policy, int32_t pus, hy_integrator** out) {
@@ -279,7 +398,10 @@ static hy_status wave(hy_integrator* it, hy_world* w, double dt, int order, hy_s
         t->status = HY_OK;
         t->message[0] = '\0';
         int32_t h[2] = {it->h_state[i], it->h_model[i]};
-        const hy_rt_kind* k = g >= 0 ? &k_group : order < 0 ? &k_predict : &k_integrate;
+        const hy_rt_kind* k = g >= 0                ? &k_group
+                              : order < 0           ? &k_predict
+                              : o->ops->set_device ? &k_integrate_dev
+                                                    : &k_integrate;
         /* the modeled cost only seeds the policy: the team measures each
          * partition's real time */
         hy_status s = hy_rt_graph_submit(it->g, k, i, 1e-7 * (double)nv, t, h, NULL);
@@ -297,7 +419,7 @@ static hy_status wave(hy_integrator* it, hy_world* w, double dt, int order, hy_s
     if (it->team) {
         is->steals += rs.steals;
         is->metis_calls += rs.metis_calls;
-        for (int32_t q = 0; q < it->pus; q++) {
+        for (int32_t q = 0; q < it->pus + it->gpus; q++) {
             is->busy_ms[q] += 1e3 * rs.busy[q];
             is->tasks[q] += rs.pu_tasks[q];
         }
@@ -381,7 +503,8 @@ hy_status hy_integrator_step(hy_integrator* it, hy_world* w, double dt, hy_step_
         int32_t pus = hy_integrator_default_pus(w);
         if (pus != it->pus) s = make_pus(it, pus);
     }
-    it->stats.pus = it->pus;
+    it->stats.pus = it->pus + it->gpus;
+    it->stats.gpus = it->gpus;
     if (s) return s;
     follow_trace(it, w);
     /* where the phase starts on the trace's timeline (see the top) */
@@ -398,7 +521,12 @@ hy_status hy_integrator_step(hy_integrator* it, hy_world* w, double dt, hy_step_
     return s;
 }
 
-void hy_integrator_get_stats(const hy_integrator* it, hy_integrate_stats* out) { *out = it->stats; }
+void hy_integrator_get_stats(const hy_integrator* it, hy_integrate_stats* out) {
+    *out = it->stats;
+    out->pus = it->pus + it->gpus;
+    out->gpus = it->gpus;
+    snprintf(out->fallback, sizeof out->fallback, "%s", it->fallback);
+}
 
 HY_API hy_status hy_world_get_integrate_stats(const hy_world* w, hy_integrate_stats* out) {
     if (!w || !out) return hy_fail(HY_ERR_INVALID_ARG, "hy_world_get_integrate_stats: NULL argument");

@@ -25,6 +25,20 @@ void hy_integrator_destroy(hy_integrator* it);
 const char* hy_integrator_policy(const hy_integrator* it);
 int32_t hy_integrator_pus(const hy_integrator* it);
 
+/* GPU PUs after the CPU ones, one per entry of devices[0..count) (a CUDA
+ * device, or -1: a host twin of one, for tests), one host thread each
+ * (engine/integrate.c says what runs there). The devices are not checked:
+ * one that refuses a model is said in hy_integrate_stats.fallback and its
+ * tasks step on the CPU. count 0: none. HY_ERR_INVALID_ARG for a count out
+ * of range or a device named twice. */
+hy_status hy_integrator_set_gpus(hy_integrator* it, int32_t count, const int* devices);
+/* The same from a list "cuda:0,cuda:1" ("" or NULL: none), keeping the
+ * GPUs this build and machine have (sched/cuda.h) and saying the others in
+ * hy_integrate_stats.fallback. HY_ERR_INVALID_ARG naming a bad item. */
+hy_status hy_integrator_set_devices(hy_integrator* it, const char* list);
+/* GPU PUs and their devices (devices may be NULL; room for HY_RT_MAX_PUS). */
+int32_t hy_integrator_gpus(const hy_integrator* it, int* devices);
+
 /* x1, v1 of every object of w over dt from x, v: the kinds' predicts, the
  * bonds, then the integrates order by order (engine/kinds.h), each wave a
  * task graph. The solver figures go into st in object order, whatever ran

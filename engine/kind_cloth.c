@@ -70,6 +70,8 @@ static void cloth_snap_load(hy_object* o, hy_snap_cursor* c) {
     else hy_cloth_contacts_forget(o);
 }
 
+static hy_status cloth_set_device(hy_object* o, int device) { return hy_cloth_set_device(o->model.cloth, device); }
+
 const hy_kind_ops hy_kind_cloth = {
     .kind = HY_OBJECT_CLOTH,
     .name = "cloth",
@@ -77,6 +79,7 @@ const hy_kind_ops hy_kind_cloth = {
     .view_flags = HY_VIEW_SELF,
     .order = HY_ORDER_CLOTH,
     .integrate = cloth_integrate,
+    .set_device = cloth_set_device,
     .view_masses = cloth_view_masses,
     .destroy = cloth_destroy,
     .snap_save = cloth_snap_save,

@@ -176,6 +176,11 @@ static void solid_snap_load(hy_object* o, hy_snap_cursor* c) {
     }
 }
 
+static hy_status solid_set_device(hy_object* o, int device) {
+    solid_state* s = o->model.kind_model;
+    return o->model.kind == HY_OBJECT_FEM ? hy_fem_set_device(s->model, device) : hy_ms_set_device(s->model, device);
+}
+
 /* FEM and mass-spring solids share every operation; only the kind differs. */
 #define SOLID_KIND(K, NAME)                                                                                      \
     {.kind = (K),                                                                                                \
@@ -184,6 +189,7 @@ static void solid_snap_load(hy_object* o, hy_snap_cursor* c) {
      .traits = HY_KIND_SOLID,                                                                                    \
      .order = HY_ORDER_SOLID,                                                                                    \
      .integrate = solid_integrate,                                                                               \
+     .set_device = solid_set_device,                                                                             \
      .view_masses = solid_view_masses,                                                                           \
      .tet_count = solid_tet_count,                                                                               \
      .destroy = solid_destroy,                                                                                   \

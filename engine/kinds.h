@@ -63,6 +63,12 @@ typedef struct hy_kind_ops {
      * `pool`); a cloth also reads the state of the surfaces it rests on.
      * Failures name the object. */
     hy_status (*integrate)(const hy_world* w, hy_object* o, hy_pool* pool, double dt, hy_step_stats* st);
+    /* Optional (none: never on a GPU): run the model's passes of the
+     * following integrates on CUDA GPU `device` (-1: on the CPU), the same
+     * bits either way; between steps. HY_ERR_UNSUPPORTED when there is no
+     * such GPU (the model stays on the CPU). The integration runtime calls
+     * it from a GPU PU's task (engine/integrate.c). */
+    hy_status (*set_device)(hy_object* o, int device);
     /* Optional (none: the response's x1, v1 taken back as they are): after
      * the response, the substep's end as the kind wants it. */
     void (*after_response)(hy_object* o, double dt);

@@ -102,13 +102,28 @@ HY_API hy_status hy_world_set_integrate_sched(hy_world* w, const char* policy, i
     if (!w || !policy) return hy_fail(HY_ERR_INVALID_ARG, "hy_world_set_integrate_sched: NULL argument");
     hy_integrator* it = NULL;
     hy_status s = hy_integrator_create(policy, pus, &it);
+    int devices[HY_INTEGRATE_MAX_PUS];
+    int32_t gpus = w->integrator ? hy_integrator_gpus(w->integrator, devices) : 0;
+    if (!s && gpus) s = hy_integrator_set_gpus(it, gpus, devices); /* the GPUs stay */
     if (s) {
+        hy_integrator_destroy(it);
         hy_error_prefix("hy_world_set_integrate_sched: ");
         return s;
     }
     hy_integrator_destroy(w->integrator);
     w->integrator = it;
     return HY_OK;
+}
+
+HY_API hy_status hy_world_set_integrate_devices(hy_world* w, const char* devices) {
+    if (!w) return hy_fail(HY_ERR_INVALID_ARG, "hy_world_set_integrate_devices: NULL world");
+    if (!w->integrator) {
+        hy_status s = hy_integrator_create("lp", 0, &w->integrator);
+        if (s) return s;
+    }
+    hy_status s = hy_integrator_set_devices(w->integrator, devices);
+    if (s) hy_error_prefix("hy_world_set_integrate_devices: ");
+    return s;
 }
 
 /* NaN/inf anywhere in the candidate state: name the object and vertex. */

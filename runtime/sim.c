@@ -225,9 +225,11 @@ static hy_status grow_partitions(hy_rt_sim* s, const hy_rt_graph* g) {
 }
 
 /* Which kinds each task and partition can run on here: a modeled GPU runs
- * the CPU implementation in the CUDA one's place, so it needs both. */
-static unsigned task_kinds(const hy_rt_kind* k) {
-    return (k->cpu_fn ? 1u << HY_RT_CPU : 0u) | (k->cpu_fn && k->cuda_fn ? 1u << HY_RT_GPU : 0u);
+ * the CPU implementation in the CUDA one's place, so it needs both; a
+ * team's real GPU (real_gpus) needs the CUDA one only. */
+static unsigned task_kinds(const hy_rt_sim* s, const hy_rt_kind* k) {
+    return (k->cpu_fn ? 1u << HY_RT_CPU : 0u) |
+           (k->cuda_fn && (k->cpu_fn || s->real_gpus) ? 1u << HY_RT_GPU : 0u);
 }
 
 static hy_status check_and_estimate(hy_rt_sim* s, const hy_rt_graph* g) {
@@ -259,11 +261,11 @@ static hy_status check_and_estimate(hy_rt_sim* s, const hy_rt_graph* g) {
     free(writer);
     for (int32_t t = 0; t < g->ntasks; t++) {
         const hy_rt_task* task = &g->tasks[t];
-        unsigned k = task_kinds(task->kind);
+        unsigned k = task_kinds(s, task->kind);
         if (!(k & present))
             return hy_fail(HY_ERR_UNSUPPORTED,
                            "task %d (kind %s) has no implementation for any PU of machine %s%s", t, task->kind->name,
-                           s->m.name, task->kind->cpu_fn ? "" : " (a modeled GPU needs the CPU implementation)");
+                           s->m.name, task->kind->cpu_fn || s->real_gpus ? "" : " (a modeled GPU needs the CPU implementation)");
         s->eligible[task->partition] &= (uint8_t)k;
         s->part_tasks[task->partition]++;
         s->part_work[task->partition] += task->work;
@@ -493,16 +495,12 @@ double hy_rt_sim_part_time(const hy_rt_sim* s, int32_t p, hy_rt_pu_kind k) {
     return t >= 0 ? t : s->est_time[2 * p + k];
 }
 
-/* 1 when thief q would finish partition p before its owner v: v first ends
- * its current task and the unstarted part of the partitions ahead of p in
- * its queue. */
-static int faster_on_thief(const hy_rt_sim* s, const run_state* r, int32_t q, int32_t v, int32_t p) {
+int hy_rt_sim_faster_on_thief(const hy_rt_sim* s, const hy_rt_queues* qs, int32_t q, int32_t v, int32_t p,
+                              double now, double victim_free) {
     hy_rt_pu_kind kq = s->m.pu[q].kind, kv = s->m.pu[v].kind;
-    double now = r->pu_time[q];
-    double victim = r->pu_time[v] > now ? r->pu_time[v] : now;
+    double victim = victim_free > now ? victim_free : now;
     for (int32_t p2 = 0; p2 < p; p2++) {
         if (s->owner[p2] != v) continue;
-        const hy_rt_queues* qs = &r->q;
         int32_t total = qs->pstart[p2 + 1] - qs->pstart[p2], left = 0;
         for (int32_t i = qs->cursor[p2]; i < qs->pstart[p2 + 1]; i++) left += !qs->started[qs->plist[i]];
         if (total) victim += hy_rt_sim_part_time(s, p2, kv) * (double)left / (double)total;
@@ -530,7 +528,7 @@ static int32_t steal(hy_rt_sim* s, run_state* r, int32_t q) {
             if (!s->policy->may_steal(s, q, p)) continue;
             if (s->policy->steal_only_if_faster &&
                 (s->m.pu[q].kind != s->m.pu[v].kind || s->policy->steal_only_if_faster > 1) &&
-                !faster_on_thief(s, r, q, v, p))
+                !hy_rt_sim_faster_on_thief(s, &r->q, q, v, p, r->pu_time[q], r->pu_time[v]))
                 continue;
             int outside = !hy_rt_sim_in_affinity(s, q, p);
             s->stats.steals_outside_affinity += outside;

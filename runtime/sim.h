@@ -32,6 +32,7 @@
 #define HY_RUNTIME_SIM_H
 
 #include "runtime/machine.h"
+#include "runtime/queues.h"
 #include "runtime/task.h"
 #include "runtime/trace.h"
 
@@ -123,6 +124,7 @@ struct hy_rt_sim {
     double* part_bytes;    /* per partition: bytes of the handles its tasks write this step (what moves
                               with it to another PU's memory) */
     hy_rt_cost_fit fit[HY_RT_PU_KINDS];
+    int real_gpus;         /* 1: its GPU PUs run the kinds' cuda_fn (a team's), 0: modeled ones run cpu_fn */
     hy_rt_trace* trace;    /* NULL: none (hy_rt_sim_set_trace) */
     hy_rt_step_stats stats;
 };
@@ -161,6 +163,12 @@ void hy_rt_sim_end_step(hy_rt_sim* s, const hy_rt_graph* g, const uint8_t* ran_o
 /* Modeled time of partition p on a PU of kind k: the last measured one, else
  * the model's estimate for this step. */
 double hy_rt_sim_part_time(const hy_rt_sim* s, int32_t p, hy_rt_pu_kind k);
+/* 1 when thief q, free at `now`, would finish partition p before its
+ * owner v, free at `victim_free`: v first ends the unstarted part of the
+ * partitions ahead of p in its queue (qs), then p; times per kind from
+ * hy_rt_sim_part_time, the thief paying the machine's steal cost. */
+int hy_rt_sim_faster_on_thief(const hy_rt_sim* s, const hy_rt_queues* qs, int32_t q, int32_t v, int32_t p,
+                              double now, double victim_free);
 /* 1 when PU q is in partition p's affinity list. */
 int hy_rt_sim_in_affinity(const hy_rt_sim* s, int32_t q, int32_t p);
 /* Map the partitions with part_mask[p] != 0 (NULL: all) onto the PUs of

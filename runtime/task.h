@@ -47,10 +47,14 @@ typedef struct hy_rt_kind {
     int nargs;                        /* 0..HY_RT_MAX_ARGS */
     hy_rt_mode modes[HY_RT_MAX_ARGS]; /* access mode of each argument */
     hy_rt_fn cpu_fn;                  /* optional: NULL = never on a CPU */
-    /* Optional: NULL = never on a GPU. A modeled GPU (no device here) runs
+    /* Optional: NULL = never on a GPU. A modeled GPU (runtime/sim.h) runs
      * cpu_fn in its place on the modeled memory's host buffers, so results
-     * are the CPU's; the pointer only says that a CUDA kernel exists. */
+     * are the CPU's; a real team's GPU PU (runtime/team.h) calls it. */
     hy_rt_fn cuda_fn;
+    /* Bit i: cuda_fn takes argument i in host memory, not in its GPU's: a
+     * host-driven implementation (its solver's loop on the host, its passes
+     * on the device) that moves what it needs itself. */
+    unsigned cuda_host_args;
 } hy_rt_kind;
 
 /* 1 when kind k has an implementation for PUs of kind pk. */

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "solvers/batch_hd.h"
 #include "solvers/fem_cuda.h"
 #include "solvers/fem_hd.h"
 #include "solvers/solvers_cuda.cuh"
@@ -83,14 +84,21 @@ extern "C" void hy_fem_gpu_destroy(hy_fem_gpu* g) {
     free(g);
 }
 
-static hy_status create(int device, hy_fem_gpu* g, const hy_fem_hd_model* m) {
-    FCK(cudaSetDevice(device));
-    /* the rotation's polar decomposition keeps a few 3x3 blocks per thread */
+/* The rotation's polar decomposition keeps a few 3x3 blocks per thread:
+ * a stack for `kernel`'s locals on the current device. */
+static hy_status raise_stack(int device, const void* kernel) {
     cudaFuncAttributes fa;
-    FCK(cudaFuncGetAttributes(&fa, (const void*)fem_rotate_kernel));
+    FCK(cudaFuncGetAttributes(&fa, kernel));
     size_t stack = 0;
     FCK(cudaDeviceGetLimit(&stack, cudaLimitStackSize));
     if (stack < fa.localSizeBytes + 1024) FCK(cudaDeviceSetLimit(cudaLimitStackSize, fa.localSizeBytes + 1024));
+    return HY_OK;
+}
+
+static hy_status create(int device, hy_fem_gpu* g, const hy_fem_hd_model* m) {
+    FCK(cudaSetDevice(device));
+    hy_status rs = raise_stack(device, (const void*)fem_rotate_kernel);
+    if (rs) return rs;
     FCK(cudaStreamCreateWithFlags(&g->stream, cudaStreamNonBlocking));
     size_t nv = (size_t)m->nv, nt = (size_t)m->nt, nq = (size_t)m->nq;
     int64_t b = 0;
@@ -221,4 +229,133 @@ extern "C" void hy_fem_gpu_totals(const hy_fem_gpu* g, double* seconds_copy, dou
     if (seconds_kernel) *seconds_kernel = g ? g->seconds_kernel : 0.0;
     if (bytes_up) *bytes_up = g ? g->bytes_up : 0;
     if (bytes_down) *bytes_down = g ? g->bytes_down : 0;
+}
+
+/* ---- small objects batched into one launch (solvers/batch_hd.h) */
+
+/* Items: elements; vectors: x, v, p, y, rhs. */
+enum { BX, BV, BP, BY, BRHS, BVECS };
+
+struct hy_fem_gpu_batch {
+    solver_batch<hy_fem_hd_model, hy_fem_gpu> b;
+};
+
+__global__ void __launch_bounds__(FEM_BLOCK)
+    fem_batch_rotate_kernel(const hy_fem_hd_model* __restrict__ m, const int64_t* __restrict__ e_start,
+                            const int64_t* __restrict__ v_start, int32_t nb, int64_t ne, const double* __restrict__ x,
+                            const double* __restrict__ v, double vscale) {
+    int64_t i = (int64_t)blockIdx.x * FEM_BLOCK + threadIdx.x;
+    if (i < ne) hy_fem_hd_batch_rotate(m, e_start, v_start, nb, i, x, v, vscale);
+}
+
+__global__ void __launch_bounds__(FEM_BLOCK)
+    fem_batch_rhs_kernel(const hy_fem_hd_model* __restrict__ m, const int64_t* __restrict__ v_start, int32_t nb,
+                         int64_t nv, double dt, double g0, double g1, double g2, const double* __restrict__ v0,
+                         double* __restrict__ rhs) {
+    int64_t i = (int64_t)blockIdx.x * FEM_BLOCK + threadIdx.x;
+    const double g[3] = {g0, g1, g2};
+    if (i < nv) hy_fem_hd_batch_rhs_vertex(m, v_start, nb, i, dt, g, v0, rhs);
+}
+
+__global__ void __launch_bounds__(FEM_BLOCK)
+    fem_batch_apply_kernel(const hy_fem_hd_model* __restrict__ m, const int64_t* __restrict__ e_start,
+                           const int64_t* __restrict__ v_start, int32_t nb, int64_t ne, const double* __restrict__ p) {
+    int64_t i = (int64_t)blockIdx.x * FEM_BLOCK + threadIdx.x;
+    if (i < ne) hy_fem_hd_batch_apply_element(m, e_start, v_start, nb, i, p);
+}
+
+__global__ void __launch_bounds__(FEM_BLOCK)
+    fem_batch_matvec_kernel(const hy_fem_hd_model* __restrict__ m, const int64_t* __restrict__ v_start, int32_t nb,
+                            int64_t nv, const double* __restrict__ p, double* __restrict__ y) {
+    int64_t i = (int64_t)blockIdx.x * FEM_BLOCK + threadIdx.x;
+    if (i < nv) hy_fem_hd_batch_matvec_vertex(m, v_start, nb, i, p, y);
+}
+
+extern "C" void hy_fem_gpu_batch_destroy(hy_fem_gpu_batch* g) {
+    if (!g) return;
+    solver_batch_free(&g->b, hy_fem_gpu_destroy);
+    free(g);
+}
+
+static int64_t fem_items(const hy_fem_hd_model* m) { return m->nt; }
+
+extern "C" hy_status hy_fem_gpu_batch_create(int device, const hy_fem_hd_model* m, int32_t nb, hy_fem_gpu_batch** out) {
+    if (!out || !m || nb < 1) return hy_fail(HY_ERR_INVALID_ARG, "fem: cuda:%d: a batch of %d objects", device, nb);
+    *out = NULL;
+    hy_fem_gpu_batch* g = (hy_fem_gpu_batch*)calloc(1, sizeof *g);
+    if (!g) return hy_fail(HY_ERR_NOMEM, "fem: out of memory for a GPU batch");
+    hy_status s = solver_batch_make(who, &g->b, device, m, nb, hy_fem_gpu_create, fem_items, BVECS);
+    if (!s) s = raise_stack(device, (const void*)fem_batch_rotate_kernel);
+    if (s) {
+        hy_fem_gpu_batch_destroy(g);
+        return s;
+    }
+    *out = g;
+    return HY_OK;
+}
+
+/* The step's scalars of every object (m[b]) into the device views. */
+static hy_status batch_scalars(solver_batch<hy_fem_hd_model, hy_fem_gpu>* g, const hy_fem_hd_model* m) {
+    int device = g->device;
+    int changed = 0;
+    for (int32_t b = 0; b < g->nb; b++) {
+        changed |= g->host[b].diag_scale != m[b].diag_scale || g->host[b].k_scale != m[b].k_scale;
+        g->host[b].diag_scale = m[b].diag_scale, g->host[b].k_scale = m[b].k_scale;
+    }
+    if (changed)
+        FCK(cudaMemcpyAsync(g->models, g->host, sizeof *g->host * (size_t)g->nb, cudaMemcpyHostToDevice, g->stream));
+    return HY_OK;
+}
+
+extern "C" hy_status hy_fem_gpu_batch_prepare(hy_fem_gpu_batch* gb, const hy_fem_hd_model* m, const double* x0,
+                                              const double* v0, double vscale, double dt, const double gravity[3],
+                                              double* rhs) {
+    if (!gb || !m || !x0 || !v0 || !gravity || !rhs)
+        return hy_fail(HY_ERR_INVALID_ARG, "fem: GPU batch prepare: NULL argument");
+    solver_batch<hy_fem_hd_model, hy_fem_gpu>* g = &gb->b;
+    int device = g->device;
+    int64_t ne = g->hi_start[g->nb], nv = g->hv_start[g->nb];
+    size_t n3 = 3 * (size_t)nv;
+    FCK(cudaSetDevice(device));
+    hy_status s = batch_scalars(g, m);
+    if (s) return s;
+    FCK(cudaMemcpyAsync(g->vec[BX], x0, sizeof(double) * n3, cudaMemcpyHostToDevice, g->stream));
+    FCK(cudaMemcpyAsync(g->vec[BV], v0, sizeof(double) * n3, cudaMemcpyHostToDevice, g->stream));
+    if (ne > 0)
+        fem_batch_rotate_kernel<<<solver_blocks(ne), FEM_BLOCK, 0, g->stream>>>(g->models, g->i_start, g->v_start, g->nb,
+                                                                               ne, g->vec[BX], g->vec[BV], vscale);
+    FCK(cudaGetLastError());
+    if (nv > 0)
+        fem_batch_rhs_kernel<<<solver_blocks(nv), FEM_BLOCK, 0, g->stream>>>(
+            g->models, g->v_start, g->nb, nv, dt, gravity[0], gravity[1], gravity[2], g->vec[BV], g->vec[BRHS]);
+    FCK(cudaGetLastError());
+    FCK(cudaMemcpyAsync(rhs, g->vec[BRHS], sizeof(double) * n3, cudaMemcpyDeviceToHost, g->stream));
+    for (int32_t b = 0; b < g->nb; b++)
+        FCK(cudaMemcpyAsync(m[b].pinv, g->host[b].pinv, sizeof(double) * 9 * (size_t)m[b].nv, cudaMemcpyDeviceToHost,
+                            g->stream));
+    FCK(cudaStreamSynchronize(g->stream));
+    return HY_OK;
+}
+
+extern "C" hy_status hy_fem_gpu_batch_apply(hy_fem_gpu_batch* gb, const hy_fem_hd_model* m, const double* p, double* y) {
+    if (!gb || !m || !p || !y) return hy_fail(HY_ERR_INVALID_ARG, "fem: GPU batch apply: NULL argument");
+    solver_batch<hy_fem_hd_model, hy_fem_gpu>* g = &gb->b;
+    int device = g->device;
+    int64_t ne = g->hi_start[g->nb], nv = g->hv_start[g->nb];
+    size_t n3 = 3 * (size_t)nv;
+    FCK(cudaSetDevice(device));
+    hy_status s = batch_scalars(g, m);
+    if (s) return s;
+    FCK(cudaMemcpyAsync(g->vec[BP], p, sizeof(double) * n3, cudaMemcpyHostToDevice, g->stream));
+    if (ne > 0)
+        fem_batch_apply_kernel<<<solver_blocks(ne), FEM_BLOCK, 0, g->stream>>>(g->models, g->i_start, g->v_start, g->nb,
+                                                                              ne, g->vec[BP]);
+    FCK(cudaGetLastError());
+    if (nv > 0)
+        fem_batch_matvec_kernel<<<solver_blocks(nv), FEM_BLOCK, 0, g->stream>>>(g->models, g->v_start, g->nb, nv,
+                                                                               g->vec[BP], g->vec[BY]);
+    FCK(cudaGetLastError());
+    FCK(cudaMemcpyAsync(y, g->vec[BY], sizeof(double) * n3, cudaMemcpyDeviceToHost, g->stream));
+    FCK(cudaStreamSynchronize(g->stream));
+    return HY_OK;
 }

@@ -41,6 +41,25 @@ hy_status hy_fem_gpu_prepare(hy_fem_gpu* g, const hy_fem_hd_model* m, const doub
  * hy_fem_hd_matvec_vertex; p (3 nv) up, y (3 nv) down. */
 hy_status hy_fem_gpu_apply(hy_fem_gpu* g, const hy_fem_hd_model* m, const double* p, double* y);
 
+/* Small objects in one launch per pass (solvers/batch_hd.h): the models
+ * m[0..nb) (hy_fem_view of each, typically those under
+ * HY_BATCH_MAX_ITEMS elements) up to GPU `device` once, each object's
+ * arrays as hy_fem_gpu_create sends them. Statuses as hy_fem_gpu_create. */
+typedef struct hy_fem_gpu_batch hy_fem_gpu_batch;
+hy_status hy_fem_gpu_batch_create(int device, const hy_fem_hd_model* m, int32_t nb, hy_fem_gpu_batch** out);
+void hy_fem_gpu_batch_destroy(hy_fem_gpu_batch* g);
+/* Every object's prepared-step passes, one launch each over the batch's
+ * elements and vertices (hy_fem_hd_batch_rotate at x0 + vscale v0,
+ * hy_fem_hd_batch_rhs_vertex; no external forces or extra blocks): x0, v0
+ * (the objects' vectors one after the other) up, rhs (the same layout) and
+ * each object's m[b].pinv down; m[b] gives the step's diag_scale and
+ * k_scale. */
+hy_status hy_fem_gpu_batch_prepare(hy_fem_gpu_batch* g, const hy_fem_hd_model* m, const double* x0,
+                                   const double* v0, double vscale, double dt, const double gravity[3], double* rhs);
+/* y = A p for every object of the prepared step: one launch over the
+ * batch's elements, one over its vertices; p up, y down (concatenated). */
+hy_status hy_fem_gpu_batch_apply(hy_fem_gpu_batch* g, const hy_fem_hd_model* m, const double* p, double* y);
+
 /* Seconds of host<->device copies and of kernels since the context was
  * made, and the bytes moved each way (for benches). */
 void hy_fem_gpu_totals(const hy_fem_gpu* g, double* seconds_copy, double* seconds_kernel, int64_t* bytes_up,

@@ -24,6 +24,26 @@ hy_status hy_fem_gpu_prepare(hy_fem_gpu* g, const hy_fem_hd_model* m, const doub
     return hy_fail(HY_ERR_UNSUPPORTED, "fem: this build has no CUDA");
 }
 
+hy_status hy_fem_gpu_batch_create(int device, const hy_fem_hd_model* m, int32_t nb, hy_fem_gpu_batch** out) {
+    (void)m, (void)nb;
+    if (out) *out = NULL;
+    return hy_fail(HY_ERR_UNSUPPORTED, "fem: cuda:%d: this build has no CUDA (configure with nvcc on PATH and -DHY_CUDA=ON)",
+                   device);
+}
+
+void hy_fem_gpu_batch_destroy(hy_fem_gpu_batch* g) { (void)g; }
+
+hy_status hy_fem_gpu_batch_prepare(hy_fem_gpu_batch* g, const hy_fem_hd_model* m, const double* x0,
+                                   const double* v0, double vscale, double dt, const double gravity[3], double* rhs) {
+    (void)g, (void)m, (void)x0, (void)v0, (void)vscale, (void)dt, (void)gravity, (void)rhs;
+    return hy_fail(HY_ERR_UNSUPPORTED, "fem: this build has no CUDA");
+}
+
+hy_status hy_fem_gpu_batch_apply(hy_fem_gpu_batch* g, const hy_fem_hd_model* m, const double* p, double* y) {
+    (void)g, (void)m, (void)p, (void)y;
+    return hy_fail(HY_ERR_UNSUPPORTED, "fem: this build has no CUDA");
+}
+
 hy_status hy_fem_gpu_apply(hy_fem_gpu* g, const hy_fem_hd_model* m, const double* p, double* y) {
     (void)g, (void)m, (void)p, (void)y;
     return hy_fail(HY_ERR_UNSUPPORTED, "fem: this build has no CUDA");

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "solvers/batch_hd.h"
 #include "solvers/massspring_cuda.h"
 #include "solvers/massspring_hd.h"
 #include "solvers/solvers_cuda.cuh"
@@ -123,6 +124,99 @@ extern "C" hy_status hy_ms_gpu_apply(hy_ms_gpu* g, const hy_ms_hd_model* m, cons
     if (m->nv > 0) ms_matvec_kernel<<<solver_blocks(m->nv), SOLVER_BLOCK, 0, g->stream>>>(d, g->p, g->y);
     FCK(cudaGetLastError());
     FCK(cudaMemcpyAsync(y, g->y, sizeof(double) * n3, cudaMemcpyDeviceToHost, g->stream));
+    FCK(cudaStreamSynchronize(g->stream));
+    return HY_OK;
+}
+
+/* ---- small objects batched into one launch (solvers/batch_hd.h) */
+
+/* Items: springs; vectors: x, v, p, y. */
+enum { BX, BV, BP, BY, BVECS };
+
+struct hy_ms_gpu_batch {
+    solver_batch<hy_ms_hd_model, hy_ms_gpu> b;
+};
+
+__global__ void __launch_bounds__(SOLVER_BLOCK)
+    ms_batch_spring_kernel(const hy_ms_hd_model* __restrict__ m, const int64_t* __restrict__ s_start,
+                           const int64_t* __restrict__ v_start, int32_t nb, int64_t ns, const double* __restrict__ x,
+                           const double* __restrict__ v, double dt) {
+    int64_t i = (int64_t)blockIdx.x * SOLVER_BLOCK + threadIdx.x;
+    if (i < ns) hy_ms_hd_batch_spring(m, s_start, v_start, nb, i, x, v, dt);
+}
+
+__global__ void __launch_bounds__(SOLVER_BLOCK)
+    ms_batch_matvec_kernel(const hy_ms_hd_model* __restrict__ m, const int64_t* __restrict__ v_start, int32_t nb,
+                           int64_t nv, const double* __restrict__ p, double* __restrict__ y) {
+    int64_t i = (int64_t)blockIdx.x * SOLVER_BLOCK + threadIdx.x;
+    if (i < nv) hy_ms_hd_batch_matvec_vertex(m, v_start, nb, i, p, y);
+}
+
+extern "C" void hy_ms_gpu_batch_destroy(hy_ms_gpu_batch* g) {
+    if (!g) return;
+    solver_batch_free(&g->b, hy_ms_gpu_destroy);
+    free(g);
+}
+
+static int64_t ms_items(const hy_ms_hd_model* m) { return m->ns; }
+
+extern "C" hy_status hy_ms_gpu_batch_create(int device, const hy_ms_hd_model* m, int32_t nb, hy_ms_gpu_batch** out) {
+    if (!out || !m || nb < 1) return hy_fail(HY_ERR_INVALID_ARG, "mass-spring: cuda:%d: a batch of %d objects", device, nb);
+    *out = NULL;
+    hy_ms_gpu_batch* g = (hy_ms_gpu_batch*)calloc(1, sizeof *g);
+    if (!g) return hy_fail(HY_ERR_NOMEM, "mass-spring: out of memory for a GPU batch");
+    hy_status s = solver_batch_make(who, &g->b, device, m, nb, hy_ms_gpu_create, ms_items, BVECS);
+    if (s) {
+        hy_ms_gpu_batch_destroy(g);
+        return s;
+    }
+    *out = g;
+    return HY_OK;
+}
+
+extern "C" hy_status hy_ms_gpu_batch_springs(hy_ms_gpu_batch* gb, const hy_ms_hd_model* m, const double* x0,
+                                             const double* v0, double dt) {
+    if (!gb || !m || !x0 || !v0) return hy_fail(HY_ERR_INVALID_ARG, "mass-spring: GPU batch spring pass: NULL argument");
+    solver_batch<hy_ms_hd_model, hy_ms_gpu>* g = &gb->b;
+    int device = g->device;
+    int64_t ns = g->hi_start[g->nb];
+    size_t n3 = 3 * (size_t)g->hv_start[g->nb];
+    FCK(cudaSetDevice(device));
+    FCK(cudaMemcpyAsync(g->vec[BX], x0, sizeof(double) * n3, cudaMemcpyHostToDevice, g->stream));
+    FCK(cudaMemcpyAsync(g->vec[BV], v0, sizeof(double) * n3, cudaMemcpyHostToDevice, g->stream));
+    if (ns > 0)
+        ms_batch_spring_kernel<<<solver_blocks(ns), SOLVER_BLOCK, 0, g->stream>>>(g->models, g->i_start, g->v_start,
+                                                                                 g->nb, ns, g->vec[BX], g->vec[BV], dt);
+    FCK(cudaGetLastError());
+    for (int32_t b = 0; b < g->nb; b++) {
+        size_t bs = (size_t)m[b].ns;
+        FCK(cudaMemcpyAsync(m[b].coef, g->host[b].coef, sizeof(double) * 5 * bs, cudaMemcpyDeviceToHost, g->stream));
+        FCK(cudaMemcpyAsync(m[b].sforce, g->host[b].sforce, sizeof(double) * 3 * bs, cudaMemcpyDeviceToHost, g->stream));
+    }
+    FCK(cudaStreamSynchronize(g->stream));
+    return HY_OK;
+}
+
+extern "C" hy_status hy_ms_gpu_batch_apply(hy_ms_gpu_batch* gb, const hy_ms_hd_model* m, const double* p, double* y) {
+    if (!gb || !m || !p || !y) return hy_fail(HY_ERR_INVALID_ARG, "mass-spring: GPU batch apply: NULL argument");
+    solver_batch<hy_ms_hd_model, hy_ms_gpu>* g = &gb->b;
+    int device = g->device;
+    int64_t nv = g->hv_start[g->nb];
+    size_t n3 = 3 * (size_t)nv;
+    FCK(cudaSetDevice(device));
+    int changed = 0;
+    for (int32_t b = 0; b < g->nb; b++) {
+        changed |= g->host[b].diag_scale != m[b].diag_scale;
+        g->host[b].diag_scale = m[b].diag_scale;
+    }
+    if (changed)
+        FCK(cudaMemcpyAsync(g->models, g->host, sizeof *g->host * (size_t)g->nb, cudaMemcpyHostToDevice, g->stream));
+    FCK(cudaMemcpyAsync(g->vec[BP], p, sizeof(double) * n3, cudaMemcpyHostToDevice, g->stream));
+    if (nv > 0)
+        ms_batch_matvec_kernel<<<solver_blocks(nv), SOLVER_BLOCK, 0, g->stream>>>(g->models, g->v_start, g->nb, nv,
+                                                                                 g->vec[BP], g->vec[BY]);
+    FCK(cudaGetLastError());
+    FCK(cudaMemcpyAsync(y, g->vec[BY], sizeof(double) * n3, cudaMemcpyDeviceToHost, g->stream));
     FCK(cudaStreamSynchronize(g->stream));
     return HY_OK;
 }

@@ -30,6 +30,21 @@ hy_status hy_ms_gpu_springs(hy_ms_gpu* g, const hy_ms_hd_model* m, const double*
  * hy_ms_hd_matvec_vertex; p up, y down. */
 hy_status hy_ms_gpu_apply(hy_ms_gpu* g, const hy_ms_hd_model* m, const double* p, double* y);
 
+/* Small objects in one launch per pass (solvers/batch_hd.h): the models
+ * m[0..nb) (hy_ms_view of each, typically those under HY_BATCH_MAX_ITEMS
+ * springs) up to GPU `device` once. Statuses as hy_ms_gpu_create. */
+typedef struct hy_ms_gpu_batch hy_ms_gpu_batch;
+hy_status hy_ms_gpu_batch_create(int device, const hy_ms_hd_model* m, int32_t nb, hy_ms_gpu_batch** out);
+void hy_ms_gpu_batch_destroy(hy_ms_gpu_batch* g);
+/* Every object's spring pass in one launch over the batch's springs
+ * (hy_ms_hd_batch_spring): x0, v0 (the objects' vectors one after the
+ * other) up, each object's m[b].coef and m[b].sforce down. */
+hy_status hy_ms_gpu_batch_springs(hy_ms_gpu_batch* g, const hy_ms_hd_model* m, const double* x0, const double* v0,
+                                  double dt);
+/* y = A p for every object of the prepared step (m[b].diag_scale): one
+ * launch over the batch's vertices; p up, y down (concatenated). */
+hy_status hy_ms_gpu_batch_apply(hy_ms_gpu_batch* g, const hy_ms_hd_model* m, const double* p, double* y);
+
 #ifdef __cplusplus
 }
 #endif

@@ -44,4 +44,71 @@ static hy_status solver_up(const char* who, int device, cudaStream_t st, T** d, 
     return HY_OK;
 }
 
+/* What a batch of small objects (solvers/batch_hd.h) keeps on the device
+ * besides each object's own context G (its arrays): the objects' device
+ * views M (their step's scalars mirrored on the host), the item and vertex
+ * offsets, and vectors over the batch's vertices (3 nv doubles each). */
+template <typename M, typename G>
+struct solver_batch {
+    int device;
+    int32_t nb;
+    cudaStream_t stream;
+    G** obj;                      /* each object's context (its stream idle) */
+    M* host;                      /* the views on the host */
+    M* models;                    /* ... on the device */
+    int64_t *hi_start, *hv_start; /* item and vertex offsets (nb + 1), host */
+    int64_t *i_start, *v_start;   /* ... device */
+    double* vec[5];
+};
+
+/* Batch b of the nb models m on GPU `device`: each object's context made
+ * by `create` (its view G::d), `items(m)` items each, then the views, the
+ * offsets and `nvec` (<= 5) vectors up. */
+template <typename M, typename G>
+static hy_status solver_batch_make(const char* who, solver_batch<M, G>* b, int device, const M* m, int32_t nb,
+                                   hy_status (*create)(int, const M*, G**), int64_t (*items)(const M*), int nvec) {
+    b->device = device;
+    b->nb = nb;
+    b->obj = (G**)calloc((size_t)nb, sizeof *b->obj);
+    b->host = (M*)calloc((size_t)nb, sizeof *b->host);
+    b->hi_start = (int64_t*)calloc((size_t)nb + 1, sizeof(int64_t));
+    b->hv_start = (int64_t*)calloc((size_t)nb + 1, sizeof(int64_t));
+    if (!b->obj || !b->host || !b->hi_start || !b->hv_start)
+        return hy_fail(HY_ERR_NOMEM, "%s: out of memory for a batch of %d objects", who, nb);
+    for (int32_t k = 0; k < nb; k++) {
+        hy_status s = create(device, &m[k], &b->obj[k]);
+        if (s) return s;
+        b->host[k] = b->obj[k]->d;
+        b->hi_start[k + 1] = b->hi_start[k] + items(&m[k]);
+        b->hv_start[k + 1] = b->hv_start[k] + m[k].nv;
+    }
+    FCK(cudaSetDevice(device));
+    FCK(cudaStreamCreateWithFlags(&b->stream, cudaStreamNonBlocking));
+    int64_t bytes = 0;
+    size_t n3 = 3 * (size_t)b->hv_start[nb];
+    hy_status s = solver_up(who, device, b->stream, &b->models, (const M*)b->host, (size_t)nb, &bytes);
+    if (!s) s = solver_up(who, device, b->stream, &b->i_start, (const int64_t*)b->hi_start, (size_t)nb + 1, &bytes);
+    if (!s) s = solver_up(who, device, b->stream, &b->v_start, (const int64_t*)b->hv_start, (size_t)nb + 1, &bytes);
+    for (int k = 0; k < nvec && !s; k++) s = solver_up(who, device, b->stream, &b->vec[k], (const double*)NULL, n3, &bytes);
+    if (s) return s;
+    FCK(cudaStreamSynchronize(b->stream));
+    return HY_OK;
+}
+
+/* Frees what solver_batch_make made (each context with `destroy`). */
+template <typename M, typename G>
+static void solver_batch_free(solver_batch<M, G>* b, void (*destroy)(G*)) {
+    (void)cudaSetDevice(b->device);
+    for (int32_t k = 0; b->obj && k < b->nb; k++) destroy(b->obj[k]);
+    cudaFree(b->models);
+    cudaFree(b->i_start);
+    cudaFree(b->v_start);
+    for (int k = 0; k < 5; k++) cudaFree(b->vec[k]);
+    if (b->stream) cudaStreamDestroy(b->stream);
+    free(b->obj);
+    free(b->host);
+    free(b->hi_start);
+    free(b->hv_start);
+}
+
 #endif

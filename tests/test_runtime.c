@@ -35,11 +35,11 @@ static void stamp(void* const* bufs, void* arg) {
     *(int*)arg = atomic_fetch_add(&g_clock, 1);
 }
 
-static const hy_rt_kind k_w = {"w", 1, {HY_RT_W}, stamp, NULL};
-static const hy_rt_kind k_r = {"r", 1, {HY_RT_R}, stamp, NULL};
-static const hy_rt_kind k_rw = {"rw", 1, {HY_RT_RW}, stamp, NULL};
-static const hy_rt_kind k_rr = {"rr", 2, {HY_RT_R, HY_RT_R}, stamp, NULL};
-static const hy_rt_kind k_rwr = {"rwr", 2, {HY_RT_RW, HY_RT_R}, stamp, NULL};
+static const hy_rt_kind k_w = {"w", 1, {HY_RT_W}, stamp, NULL, 0};
+static const hy_rt_kind k_r = {"r", 1, {HY_RT_R}, stamp, NULL, 0};
+static const hy_rt_kind k_rw = {"rw", 1, {HY_RT_RW}, stamp, NULL, 0};
+static const hy_rt_kind k_rr = {"rr", 2, {HY_RT_R, HY_RT_R}, stamp, NULL, 0};
+static const hy_rt_kind k_rwr = {"rwr", 2, {HY_RT_RW, HY_RT_R}, stamp, NULL, 0};
 
 static int preds_are(const hy_rt_graph* g, int32_t t, const int32_t* want, int32_t n) {
     int32_t got[16];
@@ -159,7 +159,7 @@ static void test_order_on_executors(void) {
         hy_rt_exec_destroy(e);
     }
     /* a kind with only a CUDA implementation never runs on the CPU executor */
-    static const hy_rt_kind k_gpu_only = {"gpu-only", 1, {HY_RT_R}, NULL, stamp};
+    static const hy_rt_kind k_gpu_only = {"gpu-only", 1, {HY_RT_R}, NULL, stamp, 0};
     hy_rt_graph* g2;
     hy_rt_exec* e2;
     CHECK_OK(hy_rt_graph_create(&g2));
@@ -427,10 +427,10 @@ static void integrate_fn(void* const* b, void* arg) {
 }
 
 /* the pointers only say that a CUDA kernel exists: a modeled GPU runs cpu_fn */
-static const hy_rt_kind k_force = {"force", 2, {HY_RT_W, HY_RT_R}, force_fn, force_fn};
-static const hy_rt_kind k_couple = {"couple", 4, {HY_RT_RW, HY_RT_RW, HY_RT_R, HY_RT_R}, couple_fn, couple_fn};
-static const hy_rt_kind k_integrate = {"integrate", 3, {HY_RT_RW, HY_RT_RW, HY_RT_R}, integrate_fn, integrate_fn};
-static const hy_rt_kind k_integrate_cpu = {"integrate-cpu", 3, {HY_RT_RW, HY_RT_RW, HY_RT_R}, integrate_fn, NULL};
+static const hy_rt_kind k_force = {"force", 2, {HY_RT_W, HY_RT_R}, force_fn, force_fn, 0};
+static const hy_rt_kind k_couple = {"couple", 4, {HY_RT_RW, HY_RT_RW, HY_RT_R, HY_RT_R}, couple_fn, couple_fn, 0};
+static const hy_rt_kind k_integrate = {"integrate", 3, {HY_RT_RW, HY_RT_RW, HY_RT_R}, integrate_fn, integrate_fn, 0};
+static const hy_rt_kind k_integrate_cpu = {"integrate-cpu", 3, {HY_RT_RW, HY_RT_RW, HY_RT_R}, integrate_fn, NULL, 0};
 
 /* nobj objects of random sizes in [nmin, nmax], in chains of `chain` objects
  * (each coupled to the next), plus a few pairs across chains. */
@@ -841,7 +841,7 @@ static void nap(void* const* bufs, void* arg) {
     if (*(const int*)arg) nanosleep(&(struct timespec){0, 1000000}, NULL);
 }
 
-static const hy_rt_kind k_nap = {"nap", 1, {HY_RT_RW}, nap, NULL};
+static const hy_rt_kind k_nap = {"nap", 1, {HY_RT_RW}, nap, NULL, 0};
 
 static void test_team(void) {
     /* real stealing: ws maps partitions round robin onto two PUs; the even

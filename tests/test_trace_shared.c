@@ -30,8 +30,8 @@ static void bump(void* const* b, void* arg) {
     x[0] += arg ? 1.0 : 0.5;
 }
 
-static const hy_rt_kind k_step = {"step", 1, {HY_RT_RW}, bump, bump};
-static const hy_rt_kind k_pair = {"pair", 2, {HY_RT_RW, HY_RT_RW}, bump, bump};
+static const hy_rt_kind k_step = {"step", 1, {HY_RT_RW}, bump, bump, 0};
+static const hy_rt_kind k_pair = {"pair", 2, {HY_RT_RW, HY_RT_RW}, bump, bump, 0};
 
 #define NOBJ 6
 #define STEPS 3

@@ -724,6 +724,16 @@ HY_API hy_status hy_world_set_policy(hy_world* world, const char* policy);
  * HY_ERR_INVALID_ARG for an unknown policy or a PU count out of range (the
  * previous setting stays). */
 HY_API hy_status hy_world_set_integrate_sched(hy_world* world, const char* policy, int32_t pus);
+/* GPUs as integration PUs besides the CPU ones: "cuda:0,cuda:1" ("" or
+ * NULL: none), one host thread feeding each. The integrates of FEM,
+ * mass-spring and cloth objects and the solids' coupled groups may then be
+ * placed there by the policy: the object's model runs its passes on that
+ * GPU with the CPU's arithmetic, so the state is the same. A GPU this build
+ * or machine does not have is left out and said in
+ * hy_integrate_stats.fallback (one line; the step goes on on the CPU), as
+ * is one that later refuses a model. Kept by hy_world_set_integrate_sched.
+ * HY_ERR_INVALID_ARG naming an item that is not cuda:D. */
+HY_API hy_status hy_world_set_integrate_devices(hy_world* world, const char* devices);
 
 #define HY_INTEGRATE_MAX_PUS 32
 
@@ -740,6 +750,8 @@ typedef struct hy_integrate_stats {
     double wall_ms;        /* the phase's task runs, wall clock */
     double busy_ms[HY_INTEGRATE_MAX_PUS];
     int32_t tasks[HY_INTEGRATE_MAX_PUS];
+    int32_t gpus;          /* the last `gpus` of the `pus` PUs are GPUs (hy_world_set_integrate_devices) */
+    char fallback[192];    /* GPUs asked for and not used, and why; "" when none */
 } hy_integrate_stats;
 
 /* HY_ERR_INVALID_ARG on a NULL world or out. */
