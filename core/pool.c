@@ -20,7 +20,11 @@ typedef struct run {
  * loops follow one another microseconds apart (a CG iteration is some
  * thirty of them); waking a sleeping thread through the kernel costs tens
  * of microseconds each time, more than many of those loops take. Past
- * the window nothing spins: an idle pool costs nothing. HY_POOL_SPIN_US
+ * the window nothing spins: an idle pool costs nothing. Each waiter
+ * halves its own window after a wait that had to sleep anyway and
+ * doubles it back after one that did not, so code whose loops come far
+ * apart, or a machine whose cores are all taken, sees little spinning.
+ * HY_POOL_SPIN_US
  * in the environment sets the window (0: never spin), read when a pool is
  * made. */
 #define SPIN_US_DEFAULT 50
@@ -37,10 +41,7 @@ struct hy_pool {
     atomic_int active;           /* workers still inside the current job */
     atomic_int quit;
     int64_t spin_ns; /* the spin window */
-    int64_t wait_ns; /* the caller's window now: halved after a wait that
-                      * had to sleep (a worker lost its core: spinning for it
-                      * only keeps the core from others), doubled back after
-                      * one that did not */
+    int64_t wait_ns; /* the caller's window now (see SPIN_US_DEFAULT) */
     int sleepers; /* workers waiting on start_cv (under lock) */
     int waiting;  /* the caller waits on done_cv (under lock) */
     /* the current job */
@@ -187,8 +188,12 @@ static void* worker_main(void* arg) {
     int id = wa->id;
     free(wa);
     uint64_t seen = 0;
+    int64_t window = p->spin_ns;
     for (;;) {
-        if (!spin_until(p, p->spin_ns, job_ready, seen)) {
+        if (spin_until(p, window, job_ready, seen)) {
+            window = window * 2 > p->spin_ns ? p->spin_ns : window * 2;
+        } else {
+            window = window / 2 < WAIT_NS_MIN ? (p->spin_ns < WAIT_NS_MIN ? p->spin_ns : WAIT_NS_MIN) : window / 2;
             pthread_mutex_lock(&p->lock);
             p->sleepers++;
             while (!job_ready(p, seen)) pthread_cond_wait(&p->start_cv, &p->lock);
