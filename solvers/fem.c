@@ -96,6 +96,7 @@ struct hy_fem_model {
     double *r1, *z1;     /* 3 nc */
     const double* extra; /* the prepared step's extra diagonal blocks (valid until commit), or NULL */
     int coarse_state;    /* 0: not set up this step, 1: ready, -1: not usable this step */
+    int coarse_off;      /* hy_fem_coarse(m, 0): block Jacobi alone */
     hy_fem_gpu* gpu; /* the element and vertex passes on a GPU (hy_fem_set_device), or NULL */
     int device;
     /* the step the GPU prepared, whose rotation pass the host has not run:
@@ -413,7 +414,7 @@ static hy_status fem_coarse_create(hy_fem_model* m) {
  * lambda c_i c_j^T) (row i, column j), and its transpose for (L, K). */
 static void fem_coarse_setup(hy_fem_model* m, hy_pool* pool) {
     m->coarse_state = -1;
-    if (!m->amg) return;
+    if (!m->amg || m->coarse_off) return;
     if (m->gpu && m->gpu_x0) {
         /* the rotated gradients stayed on the GPU: the same pass here */
         elem_ctx ec = {.m = m, .x = m->gpu_x0, .v = m->gpu_v0, .vscale = m->gpu_vscale};
@@ -490,6 +491,13 @@ void hy_fem_precondition(hy_fem_model* m, hy_pool* pool, const double* r, double
 static void forces_block(void* vctx, int64_t begin, int64_t end, int64_t block, int worker) {
     step_ctx* c = vctx;
     for (int64_t v = begin; v < end; v++) gather(c->m, (int32_t)v, c->f + 3 * v);
+}
+
+int hy_fem_coarse(hy_fem_model* m, int on) {
+    if (!m) return 0;
+    int was = m->amg && !m->coarse_off;
+    if (on >= 0) m->coarse_off = !on;
+    return was;
 }
 
 /* ---- model */
