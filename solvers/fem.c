@@ -34,7 +34,9 @@
  *   right-hand side is zero, which keeps the system SPD and dv = 0 there.
  * - Preconditioner: the inverse of each vertex's 3x3 diagonal block,
  *   m (1 + dt alpha) I + (dt beta + dt^2) sum_e V (mu |b|^2 I +
- *   (mu + lambda) (R b)(R b)^T). */
+ *   (mu + lambda) (R b)(R b)^T), plus an additive coarse level over
+ *   aggregates of vertices for objects of 500 vertices or more (below,
+ *   "the preconditioner's coarse level"). */
 #include "solvers/fem.h"
 
 #include <math.h>
