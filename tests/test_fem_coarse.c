@@ -24,6 +24,9 @@ static double dot(const double* a, const double* b, int64_t n) {
     return s;
 }
 
+/* fem64's material */
+static const hy_fem_params material = {.young = 1e5, .poisson = 0.3, .density = 1000, .damping_mass = 0.01};
+
 static hy_tetmesh* box(int n) {
     double o[3] = {0, 0, 0}, s[3] = {0.2, 0.2, 0.2};
     hy_tetmesh* m = NULL;
@@ -55,7 +58,7 @@ static void test_spd(hy_pool* pool) {
     if (!mesh) return;
     int32_t nv = mesh->vertex_count;
     int64_t n = 3 * (int64_t)nv;
-    hy_fem_params p = {.young = 1e5, .poisson = 0.3, .density = 1000, .damping_mass = 0.01};
+    hy_fem_params p = material;
     int32_t fixed[2] = {0, 5};
     hy_fem_model* m = NULL;
     CHECK_OK(hy_fem_model_create(mesh->positions, nv, mesh->tets, mesh->tet_count, &p, fixed, 2, &m));
@@ -105,7 +108,7 @@ static void test_solve(hy_pool* pool) {
     if (!mesh) return;
     int32_t nv = mesh->vertex_count;
     int64_t n = 3 * (int64_t)nv;
-    hy_fem_params p = {.young = 1e5, .poisson = 0.3, .density = 1000, .damping_mass = 0.01};
+    hy_fem_params p = material;
     hy_fem_model* m = NULL;
     CHECK_OK(hy_fem_model_create(mesh->positions, nv, mesh->tets, mesh->tet_count, &p, NULL, 0, &m));
     double* x0 = malloc(sizeof(double) * (size_t)n);
@@ -154,7 +157,7 @@ static void test_impact(hy_pool* pool) {
     int32_t* fixed = malloc(sizeof(int32_t) * (size_t)nv);
     for (int32_t v = 0; v < nv; v++)
         if (mesh->positions[3 * v + 1] == 0.0) fixed[nf++] = v;
-    hy_fem_params p = {.young = 1e5, .poisson = 0.3, .density = 1000, .damping_mass = 0.01};
+    hy_fem_params p = material;
     hy_fem_model* m = NULL;
     CHECK_OK(hy_fem_model_create(mesh->positions, nv, mesh->tets, mesh->tet_count, &p, fixed, nf, &m));
     double* x[2] = {malloc(sizeof(double) * (size_t)n), malloc(sizeof(double) * (size_t)n)};
