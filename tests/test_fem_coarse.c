@@ -34,6 +34,14 @@ static hy_tetmesh* box(int n) {
     return m;
 }
 
+/* The FEM model of a mesh in fem64's material (NULL on failure). */
+static hy_fem_model* model(const hy_tetmesh* mesh, const int32_t* fixed, int32_t nfixed) {
+    hy_fem_model* m = NULL;
+    CHECK_OK(hy_fem_model_create(mesh->positions, mesh->vertex_count, mesh->tets, mesh->tet_count, &material, fixed,
+                                 nfixed, &m));
+    return m;
+}
+
 /* The rest shape turned about (1, 2, 3) by 0.7 rad and squeezed 10% along
  * y, with some noise: every element rotated and strained. */
 static void deform(const double* rest, int32_t nv, double* x) {
@@ -58,10 +66,8 @@ static void test_spd(hy_pool* pool) {
     if (!mesh) return;
     int32_t nv = mesh->vertex_count;
     int64_t n = 3 * (int64_t)nv;
-    hy_fem_params p = material;
     int32_t fixed[2] = {0, 5};
-    hy_fem_model* m = NULL;
-    CHECK_OK(hy_fem_model_create(mesh->positions, nv, mesh->tets, mesh->tet_count, &p, fixed, 2, &m));
+    hy_fem_model* m = model(mesh, fixed, 2);
     double* x = malloc(sizeof(double) * (size_t)n);
     double* v = calloc((size_t)n, sizeof(double));
     double* rhs = malloc(sizeof(double) * (size_t)n);
@@ -108,9 +114,7 @@ static void test_solve(hy_pool* pool) {
     if (!mesh) return;
     int32_t nv = mesh->vertex_count;
     int64_t n = 3 * (int64_t)nv;
-    hy_fem_params p = material;
-    hy_fem_model* m = NULL;
-    CHECK_OK(hy_fem_model_create(mesh->positions, nv, mesh->tets, mesh->tet_count, &p, NULL, 0, &m));
+    hy_fem_model* m = model(mesh, NULL, 0);
     double* x0 = malloc(sizeof(double) * (size_t)n);
     double* v0 = calloc((size_t)n, sizeof(double));
     double* x1[2] = {malloc(sizeof(double) * (size_t)n), malloc(sizeof(double) * (size_t)n)};
@@ -140,7 +144,7 @@ static void test_solve(hy_pool* pool) {
     /* a small object (4 x 4 x 4 cells, 125 vertices) keeps block Jacobi */
     mesh = box(4);
     if (!mesh) return;
-    CHECK_OK(hy_fem_model_create(mesh->positions, mesh->vertex_count, mesh->tets, mesh->tet_count, &p, NULL, 0, &m));
+    m = model(mesh, NULL, 0);
     CHECK(hy_fem_coarse(m, -1) == 0);
     hy_fem_model_destroy(m);
     hy_tetmesh_destroy(mesh);
@@ -157,9 +161,7 @@ static void test_impact(hy_pool* pool) {
     int32_t* fixed = malloc(sizeof(int32_t) * (size_t)nv);
     for (int32_t v = 0; v < nv; v++)
         if (mesh->positions[3 * v + 1] == 0.0) fixed[nf++] = v;
-    hy_fem_params p = material;
-    hy_fem_model* m = NULL;
-    CHECK_OK(hy_fem_model_create(mesh->positions, nv, mesh->tets, mesh->tet_count, &p, fixed, nf, &m));
+    hy_fem_model* m = model(mesh, fixed, nf);
     double* x[2] = {malloc(sizeof(double) * (size_t)n), malloc(sizeof(double) * (size_t)n)};
     double* v[2] = {malloc(sizeof(double) * (size_t)n), malloc(sizeof(double) * (size_t)n)};
     double g[3] = {0, -9.81, 0};
