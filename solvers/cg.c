@@ -216,13 +216,15 @@ static int32_t solve(hy_pool* pool, int64_t n, hy_matvec_fn matvec, void* ctx, c
     /* r = b - A x for the caller's starting guess (warm starts pay off). */
     matvec(ctx, x, w->q);
     hy_pool_for(pool, n, HY_CG_GRAIN, start_block, &c);
-    if (precond) {
+    double rr = reduce(w, blocks, 1);
+    double res = norm ? sqrt(norm->norm2(norm->ctx, w->r)) : sqrt(rr);
+    /* a start that already meets the tolerance never applies a general
+     * preconditioner (whose set-up may be costly and done on first use) */
+    if (precond && res > tol * bnorm && max_iterations > 0) {
         precond(pctx, w->r, w->z);
         hy_pool_for(pool, n, HY_CG_GRAIN, rz_start_block, &c);
     }
     double rz = reduce(w, blocks, 0);
-    double rr = reduce(w, blocks, 1);
-    double res = norm ? sqrt(norm->norm2(norm->ctx, w->r)) : sqrt(rr);
     int32_t it = 0;
     while (it < max_iterations && res > tol * bnorm) {
         matvec(ctx, w->p, w->q);

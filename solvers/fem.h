@@ -61,7 +61,7 @@ const double* hy_fem_volumes(const hy_fem_model* m);
  *   (M (1 + dt alpha) + (dt beta + dt^2) K') dv
  *       = dt (f(x0) - (beta + dt) K' v0 - alpha M v0 + M g + f_ext),
  * K' = R K R^T, is solved by CG preconditioned with the inverse 3x3
- * diagonal blocks, until ||b - A dv|| <= cg_tolerance ||b|| or
+ * diagonal blocks and a coarse level (hy_fem_coarse below), until ||b - A dv|| <= cg_tolerance ||b|| or
  * cg_max_iterations, starting from the scaled mass-only step of hy_fem_guess;
  * then v1 = v0 + dv, x1 = x0 + dt v1. Fixed vertices
  * keep x1 = x0, v1 = 0. x1/v1 may alias x0/v0. Deterministic for any pool
@@ -104,6 +104,12 @@ hy_status hy_fem_elastic_forces(hy_fem_model* m, hy_pool* pool, const double* x,
 double hy_fem_elastic_energy(const hy_fem_model* m, const double* x);
 /* Kinetic energy 0.5 * sum m |v|^2 (J). */
 double hy_fem_kinetic_energy(const hy_fem_model* m, const double* v);
+
+/* The preconditioner is block Jacobi plus a coarse level over aggregates
+ * of vertices (fem.c) for objects of 500 vertices or more. on = 0 leaves
+ * block Jacobi alone, 1 puts the coarse level back, -1 leaves it; returns
+ * whether it was in use. Between steps; for tests and comparisons. */
+int hy_fem_coarse(hy_fem_model* m, int on);
 
 /* The matvec's element kernel runs four elements at once in vector
  * registers, in AVX2 ones where the CPU has them (core/simd.h). on = 1

@@ -232,6 +232,13 @@ static void add_block(void* vctx, int64_t begin, int64_t end, int64_t block, int
     for (int64_t k = 3 * begin; k < 3 * end; k++) c->out[k] += c->in[k];
 }
 
+/* out -= in */
+static void sub_block(void* vctx, int64_t begin, int64_t end, int64_t block, int worker) {
+    (void)block, (void)worker;
+    helper_ctx* c = vctx;
+    for (int64_t k = 3 * begin; k < 3 * end; k++) c->out[k] -= c->in[k];
+}
+
 /* Held vertices whose constraint pulls them towards the surface, n . (A dv
  * - b) < 0 (in = b, out = A dv): their normal (x1, writable) cleared; per
  * block the count in bad. */
@@ -277,8 +284,18 @@ int32_t hy_implicit_held_solve(hy_pool* pool, int32_t nv, hy_matvec_fn matvec, v
         c.in = rhs, c.out = b;
         hy_pool_for(pool, nv, HY_IMPLICIT_GRAIN, minus_block, &c);
         filter(&h, b);
-        if (guess) guess->fn(guess->ctx, b, dv);
-        else memset(dv, 0, (size_t)n * sizeof *dv);
+        if (round > 0) {
+            /* Again after a release: from the last solve's dv less the new
+             * dv_c. Only the released vertices' constraint forces are
+             * missing from it, so CG starts near the answer instead of
+             * redoing the whole solve from the guess. */
+            c.in = dvc, c.out = dv;
+            hy_pool_for(pool, nv, HY_IMPLICIT_GRAIN, sub_block, &c);
+        } else if (guess) {
+            guess->fn(guess->ctx, b, dv);
+        } else {
+            memset(dv, 0, (size_t)n * sizeof *dv);
+        }
         filter(&h, dv);
         it += hy_cg_solve_precond(pool, n, held_matvec, &h, held_precond, &h, b, dv, tol, max_iterations, cg,
                                   rel_residual);
