@@ -119,7 +119,19 @@ void hy_response_move_zones(hy_resolver* r, int32_t* parent, const unsigned char
             } else {
                 const hy_view_body* b0 = &v->body0[i];
                 hy_view_body* b = &v->body1[i];
-                if (ride) {
+                int holds = v->body_inv_mass[i] == 0.0 && !(v->flags[i] & HY_VIEW_DRIVEN);
+                int still = p0.x == p1.x && p0.y == p1.y && p0.z == p1.z && q0.w == q1.w && q0.x == q1.x &&
+                            q0.y == q1.y && q0.z == q1.z;
+                if (ride && holds && still) {
+                    /* a body that takes no impulse (a sleeper) riding a
+                     * static obstacle stays put bit for bit: the obstacle's
+                     * map, through rounding, would give it a velocity of
+                     * about 1e-17 m/s, and any velocity of a sleeper wakes
+                     * it and its island */
+                    b->x = b0->x;
+                    b->q = b0->q;
+                    b->v = b->w = v3(0, 0, 0);
+                } else if (ride) {
                     hy_v3 c1 = v3_add(p1, quat_rotate(rel, v3_sub(b0->x, p0)));
                     b->v = v3_scale(v3_sub(c1, b0->x), 1.0 / r->dt);
                     b->x = c1;

@@ -438,8 +438,14 @@ static hy_status wave(hy_integrator* it, hy_world* w, double dt, int order, hy_s
 /* ---------------------------------------------------------------- bonds */
 
 static hy_rigid_state* bond_state(void* ctx, int32_t slot) { return &((hy_world*)ctx)->objects[slot].state->body1; }
+/* A sleeper holds its bonds as a fixed anchor (no inverse mass or
+ * inertia), as it holds what rests on it: a bonded piece that sleeps
+ * beside an awake one is not pulled along, and a bond between two
+ * sleepers has nothing to solve. */
 static const hy_rigid_inertia* bond_inertia(void* ctx, int32_t slot) {
-    return &((hy_world*)ctx)->objects[slot].state->inertia;
+    static const hy_rigid_inertia anchor; /* all zero: immovable */
+    const hy_object_state* st = ((hy_world*)ctx)->objects[slot].state;
+    return st->asleep ? &anchor : &st->inertia;
 }
 
 /* Bonds correct the bonded bodies' velocities; their poses then follow

@@ -35,6 +35,21 @@ static double rest_drift(const hy_object* o) {
     return v3_len(v3_sub(o->state->body.x, o->state->rest_x)) + angle * o->model.reach;
 }
 
+/* Whether an awake body's motion is rest by the rest test (see
+ * hy_world_update_sleep): slower than the sleep velocity, or jittering
+ * within the rest drift of its rest pose slower than ten times it. */
+static int resting(const hy_world* w, const hy_object* o, double speed) {
+    double drift = 0.25 * w->def.sleep_velocity * w->def.sleep_time;
+    return speed < w->def.sleep_velocity || (rest_drift(o) < drift && speed < 10.0 * w->def.sleep_velocity);
+}
+
+/* An awake body that may push a sleeper: faster than the sleep velocity
+ * and not jittering at rest in its rest window. */
+static int moves(const hy_world* w, const hy_object* o) {
+    double speed = body_speed(o);
+    return speed > w->def.sleep_velocity && !(o->state->rest_steps > 0 && resting(w, o, speed));
+}
+
 /* The slot's scratch: 2 (n + 1) union-find slots, n + 1 flags and a box
  * per object. Grows with the objects; a steady step allocates nothing. */
 static hy_status grow(hy_world* w, int32_t n) {
@@ -77,13 +92,15 @@ static int is_ground(const hy_object* o) { return hy_object_has(o, HY_KIND_SCRIP
 
 /* Sleepers to wake, by island (woken[island] = 1): one the response moved
  * (a sleeper takes no impulse, so only an impact zone or the caller can),
- * and one whose box meets the box a moving object may sweep over the next
- * two steps. A moving object is an awake body faster than sleep_velocity
- * (its centre, or its spin times its reach; bodies at rest jitter slower: they would
- * otherwise wake their sleeping neighbours for ever), or any other object
- * that is not static (cloth, a moving obstacle). Found before the mover
- * arrives, the sleeper meets it awake, with its mass: a sleeper takes no
- * impulse and would stop the mover like a wall. */
+ * one bonded to a moving body, and one whose box meets the box a moving
+ * object may sweep over the next two steps. A moving object is an awake
+ * body faster than sleep_velocity (its centre, or its spin times its
+ * reach) that is not jittering at rest (bodies at rest beside a sleeper
+ * would otherwise wake it, and all that rests on it, for ever), or any
+ * other object that is not static (cloth, a moving obstacle). Found
+ * before the mover arrives, the sleeper meets it awake, with its mass: a
+ * sleeper takes no impulse and would stop the mover like a wall, and
+ * holds a body bonded to it as an anchor. */
 static void find_woken(hy_world* w, double dt, unsigned char* woken) {
     int32_t n = w->object_count, sleepers = 0;
     double* box = w->sleep_box;
@@ -96,14 +113,21 @@ static void find_woken(hy_world* w, double dt, unsigned char* woken) {
         object_box(o, box + 6 * i);
     }
     if (sleepers == 0) return;
+    for (int32_t k = 0; k < w->bonds.count; k++) {
+        const hy_bond* bd = &w->bonds.bonds[k];
+        const hy_object *a = &w->objects[bd->a], *b = &w->objects[bd->b];
+        if (bd->broken || is_sleeper(a) == is_sleeper(b)) continue;
+        const hy_object *sleeper = is_sleeper(a) ? a : b, *other = is_sleeper(a) ? b : a;
+        if (other->alive && moves(w, other)) woken[sleeper->state->island] = 1;
+    }
     for (int32_t i = 0; i < n; i++) {
         hy_object* o = &w->objects[i];
         if (!o->alive || is_sleeper(o) || hy_object_is_static(o)) continue;
         double mb[6];
         double speed = object_box(o, mb);
         if (hy_object_has(o, HY_KIND_SLEEPS)) { /* its vertices' velocities may lack the spin */
+            if (!moves(w, o)) continue;
             speed = body_speed(o);
-            if (!(speed > w->def.sleep_velocity)) continue;
         }
         double grow = 2.0 * speed * dt + 2.0 * o->model.thickness;
         for (int32_t j = 0; j < n; j++) {
@@ -130,17 +154,16 @@ static void contact_objects(const hy_world* w, const hy_contact* c, int32_t* a, 
  * sleep_velocity x sleep_time of the pose its rest began from and it moves
  * slower than ten times the sleep velocity (a box on a floor jitters in
  * place at a few cm/s, which a test on the speed alone would never call
- * rest). Awake
- * bodies joined by intact bonds form groups (a body without bonds is one);
- * a group whose members have all been at rest for sleep_time, and touch
- * (this step's contacts) no awake body that has not, falls asleep, its
- * velocities zeroed. A sleeper holds what rests on it as the floor does,
- * so a pile falls asleep in parts, each as it comes to rest, rather than
- * only when its last restless member does. A group that touches cloth or
- * a moving obstacle stays awake. The sleepers' islands (what wakes
- * together) are every sleeper joined by contacts or bonds when it fell
- * asleep, the old islands it touched included: what rests on a body that
- * wakes, wakes with it. Serial, in slot order. */
+ * rest). An awake body that has been at rest for sleep_time, and neither
+ * touches (this step's contacts) nor is bonded to an awake body that has
+ * not, falls asleep, its velocities zeroed. A sleeper holds what rests on it,
+ * or is bonded to it, as the floor does, so a pile or a bonded wall falls
+ * asleep in parts, each as it comes to rest, rather than only when its
+ * last restless member does. A body that touches cloth or a moving
+ * obstacle stays awake. The sleepers' islands (what wakes together) are
+ * every sleeper joined by contacts or bonds when it fell asleep, the old
+ * islands it touched included: what rests on a body that wakes, or is
+ * bonded to it, wakes with it. Serial, in slot order. */
 hy_status hy_world_update_sleep(hy_world* w, double dt) {
     if (!(w->def.sleep_time > 0.0)) return HY_OK;
     int32_t n = w->object_count;
@@ -153,11 +176,9 @@ hy_status hy_world_update_sleep(hy_world* w, double dt) {
     for (int32_t i = 0; i < n; i++) {
         hy_object* o = &w->objects[i];
         if (!o->alive || !hy_object_has(o, HY_KIND_SLEEPS) || o->state->asleep) continue;
-        double speed = body_speed(o);
-        int near = rest_drift(o) < drift, slow = speed < w->def.sleep_velocity;
-        if (o->state->rest_steps > 0 && ((near && speed < 10.0 * w->def.sleep_velocity) || slow)) {
+        if (o->state->rest_steps > 0 && resting(w, o, body_speed(o))) {
             o->state->rest_steps++;
-            if (!near) { /* creeping slower than the sleep velocity: rest goes on, measured from here */
+            if (!(rest_drift(o) < drift)) { /* creeping slower than the sleep velocity: rest goes on, measured from here */
                 o->state->rest_x = o->state->body.x;
                 o->state->rest_q = o->state->body.q;
             }
@@ -173,23 +194,27 @@ hy_status hy_world_update_sleep(hy_world* w, double dt) {
             w->objects[i].state->rest_steps = 0;
         }
 
-    /* the awake groups: bodies joined by intact bonds, each member alone
-     * otherwise. A group stays awake while a member has not rested for
-     * sleep_time, or touches a body awake that has not, or cloth or a
-     * moving obstacle: a pile falls asleep from its calm parts on, where
-     * one waiting for its last restless member slept late or never */
+    /* Each awake body sleeps on its own once it has rested for
+     * sleep_time, unless it touches (this step's contacts) or is bonded to
+     * an awake body that has not, or touches cloth or a moving obstacle.
+     * A pile, or a bonded wall, falls asleep from its calm parts on: a
+     * sleeper holds what rests on it, or is bonded to it, as the floor
+     * does. (Bonded bodies sleeping only as a whole kept fracture's
+     * standing wall awake for good: one of its hundreds of pieces had
+     * always just been nudged.) */
     int32_t need = (int32_t)ceil(w->def.sleep_time / dt);
-    int32_t* parent = w->sleep_parent;
-    unsigned char* keep = w->sleep_flag; /* per root: a member may not sleep */
+    unsigned char* keep = w->sleep_flag; /* per slot: may not sleep */
     memset(keep, 0, (size_t)n + 1);
-    for (int32_t i = 0; i < n; i++) parent[i] = i;
-    for (int32_t k = 0; k < w->bonds.count; k++) {
-        const hy_bond* b = &w->bonds.bonds[k];
-        if (!b->broken && !is_sleeper(&w->objects[b->a]) && !is_sleeper(&w->objects[b->b])) join(parent, b->a, b->b);
-    }
     for (int32_t i = 0; i < n; i++) {
         const hy_object* o = &w->objects[i];
-        if (is_awake_body(o) && o->state->rest_steps <= need) keep[find_root(parent, i)] = 1;
+        if (is_awake_body(o) && o->state->rest_steps <= need) keep[i] = 1;
+    }
+    for (int32_t k = 0; k < w->bonds.count; k++) {
+        const hy_bond* b = &w->bonds.bonds[k];
+        if (b->broken) continue;
+        const hy_object *oa = &w->objects[b->a], *ob = &w->objects[b->b];
+        if (is_awake_body(oa) && is_awake_body(ob) && (oa->state->rest_steps <= need || ob->state->rest_steps <= need))
+            keep[b->a] = keep[b->b] = 1;
     }
     const hy_collision_state* cs = w->collision;
     int contacts_known = cs && cs->object_count == n;
@@ -201,13 +226,13 @@ hy_status hy_world_update_sleep(hy_world* w, double dt) {
             if (!is_awake_body(o) || ends[0] == ends[1]) continue;
             int restless = is_awake_body(other) ? other->state->rest_steps <= need
                                                 : other->alive && !is_ground(other) && !is_sleeper(other);
-            if (restless) keep[find_root(parent, ends[e])] = 1;
+            if (restless) keep[ends[e]] = 1;
         }
     }
     int32_t fell = 0;
     for (int32_t i = 0; i < n; i++) {
         hy_object* o = &w->objects[i];
-        if (!o->alive || !hy_object_has(o, HY_KIND_SLEEPS) || o->state->asleep || keep[find_root(parent, i)]) continue;
+        if (!o->alive || !hy_object_has(o, HY_KIND_SLEEPS) || o->state->asleep || keep[i]) continue;
         o->state->asleep = 1;
         o->state->island = i;
         o->state->body.v = v3(0, 0, 0);
@@ -219,6 +244,7 @@ hy_status hy_world_update_sleep(hy_world* w, double dt) {
 
     /* the islands: the old ones (by label: the first member met stands for
      * the rest) joined by this step's contacts and bonds between sleepers */
+    int32_t* parent = w->sleep_parent;
     int32_t* first = parent + n + 1;
     for (int32_t i = 0; i < n; i++) {
         parent[i] = i;
