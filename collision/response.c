@@ -241,11 +241,6 @@ static int touches_zone(const hy_resolver* r, const hy_contact* c) {
     return 0;
 }
 
-/* Merge the units of every contact of the list that the zones leave
- * violated into one zone; the number of such contacts. With zoned_only,
- * a check of the same list after the zones moved, only contacts that touch
- * a zone are looked at: the others have not moved since they were found
- * met. */
 typedef struct check_ctx {
     hy_resolver* r;
     double separation;
@@ -266,6 +261,11 @@ static void check_block(void* vctx, int64_t begin, int64_t end, int64_t block, i
                               : (unsigned char)(2 + hy_response_contact(c->r, &items[k], c->separation, 0, 0));
 }
 
+/* Merge the units of every contact of the list that the zones leave
+ * violated into one zone; the number of such contacts. With zoned_only,
+ * a check of the same list after the zones moved, only contacts that touch
+ * a zone are looked at: the others have not moved since they were found
+ * met. */
 static int64_t merge_violated(hy_resolver* r, double separation, int zoned_only) {
     hy_collision_state* cs = r->cs;
     const hy_contact_list* contacts = &cs->contacts;

@@ -24,9 +24,8 @@ typedef struct run {
  * halves its own window after a wait that had to sleep anyway and
  * doubles it back after one that did not, so code whose loops come far
  * apart, or a machine whose cores are all taken, sees little spinning.
- * HY_POOL_SPIN_US
- * in the environment sets the window (0: never spin), read when a pool is
- * made. */
+ * HY_POOL_SPIN_US in the environment sets the window (0: never spin),
+ * read when a pool is made. */
 #define SPIN_US_DEFAULT 50
 #define SPIN_US_MAX 100000
 #define WAIT_NS_MIN 2000
@@ -155,6 +154,17 @@ static int spin_until(hy_pool* p, int64_t window, int (*ready)(hy_pool*, uint64_
     return 0;
 }
 
+/* A waiter's next window after a wait that spun to its end (narrow) or
+ * did not (widen): halved down to WAIT_NS_MIN, doubled up to spin_ns. */
+static int64_t narrow(const hy_pool* p, int64_t window) {
+    int64_t floor = p->spin_ns < WAIT_NS_MIN ? p->spin_ns : WAIT_NS_MIN;
+    return window / 2 < floor ? floor : window / 2;
+}
+
+static int64_t widen(const hy_pool* p, int64_t window) {
+    return window * 2 > p->spin_ns ? p->spin_ns : window * 2;
+}
+
 /* A new job (the epoch moved past `seen`) or the pool quits. */
 static int job_ready(hy_pool* p, uint64_t seen) {
     return atomic_load_explicit(&p->epoch, memory_order_acquire) != seen ||
@@ -170,11 +180,10 @@ static int job_done(hy_pool* p, uint64_t unused) {
 /* The caller's wait for the workers: spin, then sleep. */
 static void wait_done(hy_pool* p) {
     if (spin_until(p, p->wait_ns, job_done, 0)) {
-        p->wait_ns = p->wait_ns * 2 > p->spin_ns ? p->spin_ns : p->wait_ns * 2;
+        p->wait_ns = widen(p, p->wait_ns);
         return;
     }
-    p->wait_ns /= 2;
-    if (p->wait_ns < WAIT_NS_MIN) p->wait_ns = p->spin_ns < WAIT_NS_MIN ? p->spin_ns : WAIT_NS_MIN;
+    p->wait_ns = narrow(p, p->wait_ns);
     pthread_mutex_lock(&p->lock);
     p->waiting = 1;
     while (!job_done(p, 0)) pthread_cond_wait(&p->done_cv, &p->lock);
@@ -191,9 +200,9 @@ static void* worker_main(void* arg) {
     int64_t window = p->spin_ns;
     for (;;) {
         if (spin_until(p, window, job_ready, seen)) {
-            window = window * 2 > p->spin_ns ? p->spin_ns : window * 2;
+            window = widen(p, window);
         } else {
-            window = window / 2 < WAIT_NS_MIN ? (p->spin_ns < WAIT_NS_MIN ? p->spin_ns : WAIT_NS_MIN) : window / 2;
+            window = narrow(p, window);
             pthread_mutex_lock(&p->lock);
             p->sleepers++;
             while (!job_ready(p, seen)) pthread_cond_wait(&p->start_cv, &p->lock);
