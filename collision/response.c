@@ -50,7 +50,7 @@ hy_status hy_response_detect(hy_resolver* r) {
     contacts->count = 0;
     hy_status s = hy_collide_detect(r->cs, r->v, r->prox, r->pool, r->v->X0, r->v->X1, contacts, r->stats);
     if (s) return s;
-    hy_contacts_canonicalize(contacts);
+    hy_contacts_canonicalize(contacts, r->pool);
     if (r->rounds++ == 0 && r->first) {
         hy_contact_list* f = r->first;
         f->count = 0;

@@ -86,7 +86,7 @@ static void test_rounds(int threads) {
         memset(&sb, 0, sizeof sb);
         a.count = b.count = 0;
         CHECK_OK(hy_world_detect(w, X0, X1, &a, &sa));
-        hy_contacts_canonicalize(&a);
+        hy_contacts_canonicalize(&a, NULL);
         reused[r] = w->collision->fronts_reused;
         fronts[r] = reused[r] + hy_traverse_front(w->collision->traverser, NULL);
         jobs_last = w->collision->jobs_reused;

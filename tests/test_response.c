@@ -496,7 +496,7 @@ static void test_memo_rounds(void) {
         a.count = 0;
         memset(&sa, 0, sizeof sa);
         CHECK_OK(hy_world_detect(w, X0, X1, &a, &sa)); /* a later round: every fifth vertex moved */
-        hy_contacts_canonicalize(&a);
+        hy_contacts_canonicalize(&a, NULL);
         reused[r] = w->collision->memo_reused;
         CHECK_OK(hy_test_detect_fresh(w, X0, X1, &b, &sb));
         contacts[r] = a.count;
@@ -559,7 +559,7 @@ static void test_memo_jobs(void) {
     a.count = 0;
     memset(&sa, 0, sizeof sa);
     CHECK_OK(hy_world_detect(w, X0, X1, &a, &sa));
-    hy_contacts_canonicalize(&a);
+    hy_contacts_canonicalize(&a, NULL);
     int64_t reused = w->collision->jobs_reused, jobs = w->collision->tjob_count + reused;
     CHECK_OK(hy_test_detect_fresh(w, X0, X1, &b, &sb));
     int same = hy_test_same_contacts(&a, &b) && sa.candidates == sb.candidates && sa.exact_tests == sb.exact_tests;
