@@ -47,6 +47,7 @@ void hy_collision_state_destroy(hy_collision_state* cs) {
     for (int32_t i = 0; cs->refit_x && i < cs->object_count; i++) free(cs->refit_x[i]);
     free(cs->refit_x);
     free(cs->refit_status);
+    free(cs->seen_version);
     free(cs->hit);
     free(cs->toi);
     free(cs->tjobs);
@@ -100,11 +101,12 @@ hy_status hy_collision_state_sync(hy_collision_state** out, const hy_scene_view*
     cs->order = malloc(sizeof(int32_t) * ((size_t)no + 1));
     cs->refit_status = calloc((size_t)no + 1, sizeof(hy_status));
     cs->refit_x = calloc((size_t)no + 1, sizeof(double*));
+    cs->seen_version = calloc((size_t)no + 1, sizeof(uint64_t));
     cs->traverser = hy_traverser_create();
     cs->front_memo = hy_front_memo_create();
     if (!cs->front_memo || !cs->object_deforms || !cs->zone_parent || !cs->zone_member || !cs->zone_acc ||
         !cs->zone_obstacle || !cs->zone_pinned || !cs->bvh || !cs->order || !cs->refit_status || !cs->refit_x ||
-        !cs->traverser) {
+        !cs->seen_version || !cs->traverser) {
         hy_collision_state_destroy(cs);
         return hy_fail(HY_ERR_NOMEM, "out of memory for collision state of %d vertices", nv);
     }
@@ -380,12 +382,42 @@ hy_status hy_collide_detect(hy_collision_state* cs, const hy_scene_view* view, h
         cs->jobs_memo_count[cs->jobs_cur] = 0; /* a new step */
         hy_front_memo_clear(cs->front_memo);
     }
+    /* A later round over the same X0 whose caller kept the last round's
+     * output (cs->carry): a pair's answer is a function of its four
+     * vertices' positions and its distance, so the contacts none of whose
+     * vertices moved since are kept, and only node pairs with a moved node
+     * are traversed (a moved pair has a vertex in a moved triangle). The
+     * memos are not needed then: a pair they would answer is either kept
+     * or not looked at. */
+    int only_moved = !s && cs->carry && cs->round > 1;
+    if (cs->carry && !only_moved) out->count = 0; /* a new X0: nothing to keep */
+    cs->carry = 0;
+    cs->carried = 0;
+    if (only_moved) cs->memo_reused = 0;
+    if (only_moved) {
+        const int32_t* vr = cs->vertex_round;
+        int32_t r = cs->round;
+        int64_t kept_n = 0;
+        for (int64_t k = 0; k < out->count; k++) {
+            const int32_t* v = out->items[k].v;
+            if (vr[v[0]] == r || vr[v[1]] == r || vr[v[2]] == r || vr[v[3]] == r) continue;
+            out->items[kept_n++] = out->items[k];
+        }
+        out->count = kept_n;
+        cs->carried = kept_n;
+        for (int32_t i = 0; i < cs->object_count; i++)
+            cs->bvh[i]->trav_moved = cs->bvh[i]->version != cs->seen_version[i] ? cs->bvh[i]->version : 0;
+        cs->jobs_memo_count[cs->jobs_cur] = 0;
+        hy_front_memo_clear(cs->front_memo);
+    }
+    for (int32_t i = 0; i < cs->object_count; i++) cs->seen_version[i] = cs->bvh[i]->version;
+    hy_traverse_only_moved(cs->traverser, only_moved);
     /* jobs whose trees did not change since the last round are given
      * again (into the other buffer, with this round's traversed jobs
      * added after the run); the rest are traversed */
     int nk = 1 - cs->jobs_cur;
     int64_t njobs = cs->tjob_count, ncontacts = 0, kept = 0;
-    int memo_jobs = !s && jobs_reserve(cs, nk, njobs, 0);
+    int memo_jobs = !s && !only_moved && jobs_reserve(cs, nk, njobs, 0);
     cs->jobs_memo_count[nk] = 0;
     cs->jobs_contacts_count[nk] = 0;
     int32_t run = 0;
@@ -419,7 +451,7 @@ hy_status hy_collide_detect(hy_collision_state* cs, const hy_scene_view* view, h
     int64_t front = 0;
     if (!s) s = hy_traverse_begin(cs->traverser, cs->tjobs, cs->tjob_count, pool, &front);
     int64_t front_made = front;
-    if (!s)
+    if (!s && !only_moved)
         s = hy_front_memo_select(cs->front_memo, cs->traverser, cs->tjob_lo, cs->tjob_hi, cs->bvh, cs->object_deforms,
                                  cs->vertex_round, cs->round, &front);
     cs->fronts_reused = front_made - front;
@@ -441,11 +473,11 @@ hy_status hy_collide_detect(hy_collision_state* cs, const hy_scene_view* view, h
     cs->leaf_count = 0;
     cs->dev_count = 0;
     cs->positions_version = ++g_positions_version;
-    hy_detect_ctx dc = {prox, pool, cs, X0, X1, hy_ccd_options_step(), 1, 0, 0.0};
+    hy_detect_ctx dc = {prox, pool, cs, X0, X1, hy_ccd_options_step(), !only_moved, only_moved, 0, 0.0};
     hy_prox_work work = {&dc, hy_collision_jobs, hy_traverse_front_tests(cs->traverser)};
     if (!s) s = hy_prox_run(prox, front, &work);
     if (!s) s = hy_traverse_counts(cs->traverser, &cs->candidates);
-    if (!s) hy_collide_memo_end(cs);
+    if (!s && !only_moved) hy_collide_memo_end(cs);
     for (int64_t k = 0; k < cs->leaf_count && !s; k++) {
         st->exact_tests += cs->hit[k] >> 1;
         ncontacts += cs->hit[k] & 1;
@@ -465,7 +497,7 @@ hy_status hy_collide_detect(hy_collision_state* cs, const hy_scene_view* view, h
         if (!hy_contact_push(out, dev_contact(cs, k))) s = hy_fail(HY_ERR_NOMEM, "out of memory for contacts");
     /* the run front pairs' answers join the front memo; the kept ones are
      * given again */
-    for (int64_t f = 0; f < front && !s; f++) {
+    for (int64_t f = 0; f < front && !s && !only_moved; f++) {
         int64_t first = cs->front_leaf_first[f], count = cs->front_leaf_count[f], exact = 0, nc = 0;
         if (first < 0) {
             s = hy_fail(HY_ERR_INTERNAL, "traversal front pair %lld was not run", (long long)f);
@@ -492,7 +524,7 @@ hy_status hy_collide_detect(hy_collision_state* cs, const hy_scene_view* view, h
         }
         s = hy_front_memo_record(cs->front_memo, f, count, exact, cs->front_scratch, nc);
     }
-    int64_t nkept = s ? 0 : hy_front_memo_kept_count(cs->front_memo);
+    int64_t nkept = s || only_moved ? 0 : hy_front_memo_kept_count(cs->front_memo);
     for (int64_t i = 0; i < nkept && !s; i++) {
         int32_t job;
         int64_t cand, exact, count;
@@ -567,7 +599,8 @@ hy_status hy_collide_detect(hy_collision_state* cs, const hy_scene_view* view, h
         cs->jobs_memo_count[nk] = 0; /* no jobs, or out of memory: every job is traversed next round */
     }
     cs->jobs_cur = nk;
-    if (!s) s = hy_front_memo_end(cs->front_memo);
+    if (!s && !only_moved) s = hy_front_memo_end(cs->front_memo);
+    hy_traverse_only_moved(cs->traverser, 0);
     double t2 = now_ms();
     cs->ms_traverse = t2 - t1;
     st->ms[HY_PHASE_TRAVERSE] += t2 - t1;
@@ -656,7 +689,7 @@ hy_status hy_collide_calibrate(hy_collision_state* cs, const hy_scene_view* view
         return hy_fail(HY_ERR_NOMEM, "calibrate: out of memory");
     }
     cs->positions_version = ++g_positions_version;
-    hy_detect_ctx dc = {prox, pool, cs, X0, X1, hy_ccd_options_step(), 0, 0, 0.0};
+    hy_detect_ctx dc = {prox, pool, cs, X0, X1, hy_ccd_options_step(), 0, 0, 0, 0.0};
     /* TRAVERSE: batches of 1, 2, 4, ... front pairs (spread over the front so
      * a batch is a fair sample), each point at the node pairs it tests;
      * LEAF: 1, 4, 16, ... tests. Each size timed `repeats` times, the

@@ -204,6 +204,17 @@ static void exact_block(void* p, int64_t begin, int64_t end, int64_t block, int 
         if (c->memo && mask && i + MEMO_AHEAD < c->first + end && job_memo(cs, cs->leaf_tjob[i + MEMO_AHEAD]))
             __builtin_prefetch(&cs->memo[memo_hash(&cs->leaf[i + MEMO_AHEAD]) & mask]);
         double toi = 1.0, x[8][3];
+        if (c->only_moved) {
+            /* a pair none of whose vertices moved is among the kept contacts, or not one */
+            const int32_t* v = cs->leaf[i].v;
+            const int32_t* vr = cs->vertex_round;
+            if (vr[v[0]] != cs->round && vr[v[1]] != cs->round && vr[v[2]] != cs->round && vr[v[3]] != cs->round) {
+                cs->fresh[i] = 0;
+                cs->hit[i] = 0;
+                cs->toi[i] = 1.0;
+                continue;
+            }
+        }
         double md = cs->tjob_distance[cs->leaf_tjob[i]];
         const hy_memo_entry* e = c->memo && job_memo(cs, cs->leaf_tjob[i]) ? memo_find(cs, &cs->leaf[i], md) : NULL;
         cs->fresh[i] = e == NULL;

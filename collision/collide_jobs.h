@@ -19,6 +19,7 @@ typedef struct hy_detect_ctx {
     const double *X0, *X1;
     hy_ccd_options opts;
     int memo; /* 1: reuse the memo's answers (the step's detection; not calibration) */
+    int only_moved;  /* 1: only candidates with a vertex moved in this round are tested (hy_collision_state.carry) */
     int64_t first;   /* of the LEAF range being run */
     double transfer; /* seconds of host<->device copies of the last GPU batch */
 } hy_detect_ctx;

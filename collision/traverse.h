@@ -127,6 +127,13 @@ hy_status hy_traverse_counts(const hy_traverser* t, hy_candidates* out);
  * (hy_traverse_front, collision/traverse_hd.h). Returns how many. */
 int64_t hy_traverse_keep(hy_traverser* t, const unsigned char* keep);
 int64_t hy_traverse_last_node_pairs(const hy_traverser* t);
+/* With on = 1, the traversals begun after it visit only node pairs of
+ * which one node moved in its tree's last change (hy_bvh.trav_moved names
+ * that change per tree; a tree with trav_moved 0 had none): the feature
+ * pairs that may have moved since the traversal before, given the trees
+ * changed only by that change, plus others of the same node pairs. 0 (the
+ * default) visits every pair. A device runs its front pairs in full. */
+void hy_traverse_only_moved(hy_traverser* t, int on);
 /* Node pairs hy_traverse_begin tested to make the front. */
 int64_t hy_traverse_front_tests(const hy_traverser* t);
 
