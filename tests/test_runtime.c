@@ -2,7 +2,8 @@
  * on the real executor at 1-4 threads and on the modeled one), the data layer's valid bits, cheapest paths and
  * bytes per channel with and without peer access, METIS mapping and its traps (one part, more parts than
  * vertices, no edges, disconnected graphs, float target weights, calls from two threads), stealing within
- * affinity lists, the priority threshold's direction, the same results for every policy, machine, thread
+ * affinity lists, static's one map, plain ws across kinds and its speed-down where GPUs are about 5x a core,
+ * the priority threshold's direction, the same results for every policy, machine, thread
  * count and set of real CPU PUs, bit-reproducible virtual-clock makespans, lp's learned model and its speed
  * against priority on mixed machines, the trace's events against the step stats, and real stealing between
  * CPU PUs. One file past 1,000 lines on purpose: every check drives the same small task graphs, machines
@@ -743,6 +744,92 @@ static int sim_open(scene* sc, const char* profile, int gpus, int cpus, const ch
     return *g && *s;
 }
 
+
+/* static maps once: a contact appearing later (the partition graph
+ * changing) neither remaps nor calls METIS, and no partition moves. */
+static void test_static_once(void) {
+    static scene sc;
+    scene_make(&sc, 12, 12, 8, 32, 1e-6, 31);
+    hy_rt_graph* g = NULL;
+    hy_rt_sim* s = NULL;
+    if (!sim_open(&sc, "cpu", 0, 3, "static", 3, &g, &s)) return;
+    int32_t first[12];
+    int remapped = 0, calls = 0, moved = 0;
+    for (int k = 0; k < 5; k++) {
+        if (k == 2) { /* a new contact: objects 0 and 7 */
+            sc.pa[sc.npairs] = 0;
+            sc.pb[sc.npairs] = 7;
+            sc.n_of_pair[sc.npairs++] = sc.o[0].n < sc.o[7].n ? sc.o[0].n : sc.o[7].n;
+        }
+        hy_rt_step_stats st;
+        CHECK_OK(scene_submit(&sc, g));
+        CHECK_OK(hy_rt_sim_step(s, g, &st));
+        if (k == 0) {
+            CHECK(st.remapped == 1 && st.metis_calls == (hy_rt_map_have_metis() ? 1 : 0));
+            memcpy(first, s->owner, sizeof first);
+            continue;
+        }
+        remapped += st.remapped;
+        calls += st.metis_calls;
+        for (int p = 0; p < 12; p++) moved += s->owner[p] != first[p];
+        CHECK(st.steals == 0);
+    }
+    CHECK(remapped == 0 && calls == 0 && moved == 0);
+    hy_rt_sim_destroy(s);
+    hy_rt_graph_destroy(g);
+}
+
+/* Plain ws ignores kinds: with small objects, whose 50 us launches make a
+ * modeled GPU slower than a core, the cores run dry first and take
+ * partitions that the round robin dealt to the GPUs. */
+static void test_ws_steals_across_kinds(void) {
+    static scene small;
+    scene_make(&small, 16, 4, 4, 8, 1e-7, 29);
+    hy_rt_graph* g = NULL;
+    hy_rt_sim* s = NULL;
+    if (!sim_open(&small, "hermann4", 2, 2, "ws", 7, &g, &s)) return;
+    hy_rt_step_stats st;
+    CHECK_OK(scene_submit(&small, g));
+    CHECK_OK(hy_rt_sim_step(s, g, &st));
+    /* round robin dealt p to PU p mod 4: GPUs 0 and 1, cores 2 and 3 */
+    int from_gpu_to_core = 0;
+    for (int32_t p = 0; p < s->npart; p++)
+        from_gpu_to_core += p % 4 < 2 && s->m.pu[s->owner[p]].kind == HY_RT_CPU;
+    CHECK(st.steals > 0 && from_gpu_to_core > 0);
+    hy_rt_sim_destroy(s);
+    hy_rt_graph_destroy(g);
+}
+
+/* The paper's competitive speed-down is a matter of the two kinds' speeds:
+ * on independent objects large enough that 4 modeled GPUs run about 20
+ * times one core (the paper's 22), plain ws with 4 cores added is slower
+ * than on the 4 GPUs alone (cores take objects late that a GPU would have
+ * finished sooner), while priority, which sends them only what their kind
+ * should run, is faster. */
+static void test_ws_speed_down(void) {
+    static scene big;
+    scene_make(&big, 48, 1, 128, MAXN, 5e-6, 23);
+    big.npairs = 0;
+    const int gpus[3] = {4, 4, 0}, cpus[3] = {0, 4, 1};
+    double ws[3] = {0}, prio[3] = {0};
+    for (int c = 0; c < 3; c++) {
+        hy_rt_machine m;
+        CHECK_OK(hy_rt_machine_profile("hermann4", gpus[c], cpus[c], &m));
+        hy_rt_step_stats a[8], b[8];
+        CHECK(scene_sim(&big, &m, "ws", 8, a, NULL) != 0);
+        CHECK(scene_sim(&big, &m, "priority", 8, b, NULL) != 0);
+        for (int k = 4; k < 8; k++) {
+            ws[c] += a[k].makespan;
+            prio[c] += b[k].makespan;
+        }
+    }
+    fprintf(stderr, "speed-down: 4 GPUs %.2fx one core; ws 4+0 %.3f ms, 4+4 %.3f ms; priority 4+0 %.3f, 4+4 %.3f\n",
+            ws[2] / ws[0], 250 * ws[0], 250 * ws[1], 250 * prio[0], 250 * prio[1]);
+    CHECK(ws[2] / ws[0] > 15 && ws[2] / ws[0] < 25);
+    CHECK(ws[1] > ws[0]);
+    CHECK(prio[1] < prio[0]);
+}
+
 /* ---- lp */
 
 /* The learned model: after a few steps on a mixed machine, the expected
@@ -1016,6 +1103,9 @@ int main(void) {
     test_reproducible_makespans();
     test_affinity_stealing();
     test_remap_on_change();
+    test_static_once();
+    test_ws_steals_across_kinds();
+    test_ws_speed_down();
     test_threshold_direction();
     test_lp_model();
     test_lp_vs_priority();
