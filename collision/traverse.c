@@ -509,14 +509,6 @@ int64_t hy_traverse_output(const hy_traverser* t, int64_t f, const hy_feature_pa
     return r->count;
 }
 
-int64_t hy_traverse_keep(hy_traverser* t, const unsigned char* keep) {
-    int64_t n = 0;
-    for (int64_t f = 0; f < t->nfront; f++)
-        if (keep[f]) t->front[n++] = t->front[f];
-    t->nfront = n;
-    return n;
-}
-
 hy_status hy_traverse_counts(const hy_traverser* t, hy_candidates* out) { return gather_counts(t, out); }
 
 int64_t hy_traverse_last_node_pairs(const hy_traverser* t) { return t ? t->last_node_pairs : 0; }

@@ -122,10 +122,6 @@ hy_status hy_traverse_begin(hy_traverser* t, const hy_traverse_job* jobs, int32_
 hy_status hy_traverse_run(hy_traverser* t, const int64_t* ids, int64_t n, hy_pool* pool);
 int64_t hy_traverse_output(const hy_traverser* t, int64_t f, const hy_feature_pair** pairs, int32_t* job);
 hy_status hy_traverse_counts(const hy_traverser* t, hy_candidates* out);
-/* Keep only the front pairs with keep[f] set (f < the front's size), in
- * their order, before any run; they are then numbered 0.. in that order
- * (hy_traverse_front, collision/traverse_hd.h). Returns how many. */
-int64_t hy_traverse_keep(hy_traverser* t, const unsigned char* keep);
 int64_t hy_traverse_last_node_pairs(const hy_traverser* t);
 /* With on = 1, the traversals begun after it visit only node pairs of
  * which one node moved in its tree's last change (hy_bvh.trav_moved names
