@@ -386,7 +386,6 @@ static hy_status fem_coarse_create(hy_fem_model* m) {
     int32_t* fill = malloc((size_t)nv * sizeof *fill);
     int32_t* slot = malloc(ne * sizeof *slot);
     int32_t* row = NULL;
-    int32_t* col_start = NULL;
     m->agg = malloc((size_t)nv * sizeof *m->agg);
     hy_status st = HY_OK;
     if (!adj_start || !adj || !fill || !slot || !m->agg) st = HY_ERR_NOMEM;
@@ -438,21 +437,17 @@ static hy_status fem_coarse_create(hy_fem_model* m) {
             m->c_blk[K + 1] = m->c_blk[K] + below + 1;
         }
         free(msum);
-        /* the factor's pattern: the upper triangle by columns, CD a block */
+        /* the factor's pattern: the upper triangle by block columns */
         int32_t n = CD * nc;
         if (!st) {
-            col_start = calloc((size_t)n + 1, sizeof *col_start);
-            row = malloc((size_t)m->c_blk[nc] * CD2 * sizeof *row);
-            if (!col_start || !row) st = HY_ERR_NOMEM;
+            row = malloc((size_t)m->c_blk[nc] * sizeof *row);
+            if (!row) st = HY_ERR_NOMEM;
         }
-        for (int32_t L = 0, k = 0; !st && L < nc; L++)
-            for (int b = 0; b < CD; b++) {
-                for (int32_t q = m->c_start[L]; q < m->c_start[L + 1] && m->c_col[q] < L; q++)
-                    for (int a = 0; a < CD; a++) row[k++] = CD * m->c_col[q] + a;
-                for (int a = 0; a <= b; a++) row[k++] = CD * L + a;
-                col_start[CD * L + b + 1] = k;
-            }
-        if (!st) st = hy_spchol_create(n, col_start, row, &m->chol);
+        for (int32_t L = 0, k = 0; !st && L < nc; L++) {
+            for (int32_t q = m->c_start[L]; q < m->c_start[L + 1] && m->c_col[q] < L; q++) row[k++] = m->c_col[q];
+            row[k++] = L;
+        }
+        if (!st) st = hy_spchol_create_blocks(nc, CD, m->c_blk, row, &m->chol);
         m->r1 = malloc((size_t)n * sizeof *m->r1);
         m->z1 = malloc((size_t)n * sizeof *m->z1);
         if (!st && (!m->r1 || !m->z1)) st = HY_ERR_NOMEM;
@@ -461,7 +456,6 @@ static hy_status fem_coarse_create(hy_fem_model* m) {
     free(adj);
     free(fill);
     free(slot);
-    free(col_start);
     free(row);
     if (st == HY_ERR_NOMEM)
         return hy_fail(HY_ERR_NOMEM, "fem: out of memory for the coarse level (%d vertices, %d tetrahedra)", nv, nt);
