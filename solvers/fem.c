@@ -362,7 +362,7 @@ void hy_fem_apply(hy_fem_model* m, hy_pool* pool, const double* p, double* y) {
  * Replaced: translations only (three unknowns an aggregate) with A_c
  * assembled from the step's rotated elements and factored every step:
  * fem64 from its frame-105 snapshot 946 CG iterations a step against 716
- * now, and a squeezed block 43 against 30 (docs/design/DEFORMABLE.md). */
+ * now, and a squeezed block 47 against 35 (docs/design/DEFORMABLE.md). */
 
 /* Objects smaller than this keep block Jacobi alone: a few aggregates
  * correct little, and their set-up costs more than the iterations it
@@ -370,8 +370,8 @@ void hy_fem_apply(hy_fem_model* m, hy_pool* pool, const double* p, double* y) {
  * step, integration 9.7 -> 11.1 ms). */
 #define COARSE_MIN_VERTICES 500
 /* Larger objects aggregate their aggregates again until they have at
- * most this many (a factor of 6 x 300 unknowns: fem_beam's 19,456
- * vertices make 1,009 aggregates, then 150). */
+ * most this many (a factor of at most 6 x 300 unknowns: fem_beam's
+ * 19,456 vertices make 936 aggregates, then 36). */
 #define COARSE_MAX_AGGREGATES 300
 /* unknowns an aggregate: translation, rotation */
 #define CD 6
