@@ -8,8 +8,10 @@
  *   candidate's front pair;
  * - a colliding scene whose modeled GPU runs its TRAVERSE batches with
  *   their LEAF jobs (only contacts and counts come back): the state hash,
- *   candidates, exact tests and contacts of every step equal the CPU-only
- *   run's, and the device ran front pairs and sent contacts back; with the
+ *   candidates and contacts of every step equal the CPU-only run's (the
+ *   device makes at least as many exact tests: in later rounds it tests
+ *   candidates the host knows unmoved), and the device ran front pairs
+ *   and sent contacts back; with the
  *   device failing mid-run, the same states; where there is a GPU, the
  *   same on cuda:0 (the kernels). */
 #include <stdio.h>
@@ -151,12 +153,17 @@ static void scene(void) {
     int64_t f0, c0, f1, c1;
     run_scene(0, NULL, NULL, ref, &f0, &c0);
     run_scene(1, NULL, NULL, res, &f1, &c1);
+    int more = 0;
     for (int k = 0; k < STEPS; k++) {
         CHECK(ref[k].hash == res[k].hash);
         CHECK(ref[k].candidates == res[k].candidates);
-        CHECK(ref[k].exact == res[k].exact);
+        /* in a step's later rounds the host tests only the candidates with
+         * a moved vertex, the device every candidate of its front pairs */
+        CHECK(res[k].exact >= ref[k].exact);
+        more += res[k].exact > ref[k].exact;
         CHECK(ref[k].contacts == res[k].contacts);
     }
+    CHECK(more > 0); /* the scene's steps have later rounds */
     /* the device failing mid-run: its batches rerun elsewhere, same states */
     int64_t f2, c2;
     run_scene(1, NULL, "model:gtx480@5", res, &f2, &c2);
@@ -174,8 +181,9 @@ static void scene(void) {
         run_scene(1, "cuda:0", NULL, res, &f3, &c3);
         for (int k = 0; k < STEPS; k++) {
             CHECK(ref[k].hash == res[k].hash);
-            CHECK(ref[k].candidates == res[k].candidates);
-            CHECK(ref[k].exact == res[k].exact);
+            /* the kernel runs the later rounds' front pairs in full */
+            CHECK(res[k].candidates >= ref[k].candidates);
+            CHECK(res[k].exact >= ref[k].exact);
             CHECK(ref[k].contacts == res[k].contacts);
         }
         fprintf(stderr, "cuda:0: %lld front pairs resident, %lld contacts back, states equal the CPU's\n",
