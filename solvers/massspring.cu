@@ -197,6 +197,18 @@ extern "C" hy_status hy_ms_gpu_batch_springs(hy_ms_gpu_batch* gb, const hy_ms_hd
     return HY_OK;
 }
 
+extern "C" hy_status hy_ms_gpu_batch_load(hy_ms_gpu_batch* gb, const hy_ms_hd_model* m) {
+    if (!gb || !m) return hy_fail(HY_ERR_INVALID_ARG, "mass-spring: GPU batch load: NULL argument");
+    solver_batch<hy_ms_hd_model, hy_ms_gpu>* g = &gb->b;
+    int device = g->device;
+    FCK(cudaSetDevice(device));
+    for (int32_t b = 0; b < g->nb; b++)
+        FCK(cudaMemcpyAsync(g->host[b].coef, m[b].coef, sizeof(double) * 5 * (size_t)m[b].ns, cudaMemcpyHostToDevice,
+                            g->stream));
+    FCK(cudaStreamSynchronize(g->stream));
+    return HY_OK;
+}
+
 extern "C" hy_status hy_ms_gpu_batch_apply(hy_ms_gpu_batch* gb, const hy_ms_hd_model* m, const double* p, double* y) {
     if (!gb || !m || !p || !y) return hy_fail(HY_ERR_INVALID_ARG, "mass-spring: GPU batch apply: NULL argument");
     solver_batch<hy_ms_hd_model, hy_ms_gpu>* g = &gb->b;
