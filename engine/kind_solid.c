@@ -14,6 +14,8 @@
 #include "core/tetmesh.h"
 #include "engine/kinds.h"
 #include "engine/links.h"
+#include "solvers/batch_hd.h"
+#include "solvers/batch_step.h"
 #include "solvers/cg.h"
 #include "solvers/fem.h"
 #include "solvers/massspring.h"
@@ -122,6 +124,16 @@ const hy_implicit_ops* hy_solid_ops(const hy_object* o, void** model) {
 const double* hy_solid_held(const hy_object* o, const hy_world* w) {
     const solid_state* s = o->model.kind_model;
     return s->held_count > 0 && w->def.collisions ? s->normal : NULL;
+}
+
+int hy_solid_batch_object(const hy_world* w, hy_object* o, hy_batch_object* out) {
+    solid_state* s = o->model.kind_model;
+    if (!s || hy_solid_held(o, w)) return 0;
+    int32_t items = o->model.kind == HY_OBJECT_FEM ? s->tet_count : hy_ms_spring_count(s->model);
+    if (items >= HY_BATCH_MAX_ITEMS) return 0;
+    hy_object_state* x = o->state;
+    *out = (hy_batch_object){s->ops, s->model, x->x, x->v, x->x1, x->v1, s->rhs, s->dv, s->cg, 0, 0.0};
+    return 1;
 }
 
 static int32_t solid_tet_count(const hy_object* o) { return ((const solid_state*)o->model.kind_model)->tet_count; }

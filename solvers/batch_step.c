@@ -83,6 +83,8 @@ void hy_batch_stepper_destroy(hy_batch_stepper* b) {
     free(b);
 }
 
+int hy_batch_stepper_device(const hy_batch_stepper* b) { return b ? b->device : -1; }
+
 void hy_batch_stepper_counts(const hy_batch_stepper* b, int64_t* batch_products, int64_t* object_products) {
     if (batch_products) *batch_products = b ? b->batch_products : 0;
     if (object_products) *object_products = b ? b->object_products : 0;

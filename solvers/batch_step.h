@@ -44,6 +44,8 @@ typedef struct hy_batch_stepper hy_batch_stepper;
  * (device -1). HY_ERR_INVALID_ARG for a device below -1, HY_ERR_NOMEM. */
 hy_status hy_batch_stepper_create(int device, hy_batch_stepper** out);
 void hy_batch_stepper_destroy(hy_batch_stepper* b);
+/* The device it was made for (-1: the host). */
+int hy_batch_stepper_device(const hy_batch_stepper* b);
 
 /* Step objects o[0..n) by dt under gravity, CG as hy_implicit_step's
  * (cg_max_iterations, cg_tolerance). The GPU's copies of the models are

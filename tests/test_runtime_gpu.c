@@ -17,7 +17,13 @@
  * - the engine: a small world of FEM, mass-spring and cloth objects whose
  *   integration has a twin GPU PU ends with the CPU-only state hash and CG
  *   count, with tasks run on the GPU PU; asking for cuda:0 where this
- *   build or machine has no GPU leaves it out with one line saying why. */
+ *   build or machine has no GPU leaves it out with one line saying why;
+ * - batches: four small free solids (3 FEM, 1 mass-spring, each vertex
+ *   moving its own way) step as one batch task; on the twin GPU PU their CG
+ *   runs in lockstep (solvers/batch_step.h) and the world ends with the
+ *   CPU-only hash and CG count; with two twins, two batches; on cuda:0
+ *   with no GPU the batch's GPU fails, is said once, its objects step on
+ *   the CPU with the same hash. */
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,6 +31,7 @@
 
 #include "core/hash.h"
 #include "engine/integrate.h"
+#include "engine/kinds.h"
 #include "engine/world.h"
 #include "hyphys/hyphys.h"
 #include "runtime/exec.h"
@@ -345,9 +352,108 @@ static void test_world_twin(void) {
         CHECK(got.hash == ref.hash);
         CHECK(got.cg_iterations == ref.cg_iterations);
         /* round robin puts the odd slots on the GPU PU: the cloth (slot 1)
-         * and f2 (slot 3), every step */
-        if (i == 0) CHECK(got.gpu_tasks == 2 * WORLD_STEPS);
+         * every step, and f2 (slot 3) on the steps where f1 and m rest held
+         * on the floor (every other step); on the others the three solids
+         * step free as one batch at slot 2, on the CPU PU */
+        if (i == 0) CHECK(got.gpu_tasks == WORLD_STEPS + WORLD_STEPS / 2);
     }
+}
+
+static const char* batch_json =
+    "{\"solver\": {\"time_step\": 0.01},"
+    " \"materials\": {\"rubber\": {\"young\": 50000, \"poisson\": 0.3, \"density\": 1000, \"damping\": 0.01},"
+    "   \"stiff\": {\"young\": 200000, \"poisson\": 0.25, \"density\": 800, \"damping\": 0.02},"
+    "   \"springy\": {\"spring_stiffness\": 20000, \"density\": 1000, \"damping\": 0.01}},"
+    " \"objects\": ["
+    "  {\"type\": \"obstacle\", \"name\": \"floor\", \"mesh\": {\"generator\": \"box\","
+    "   \"half_extents\": [2, 0.05, 2]}, \"transform\": {\"position\": [0, -5, 0]}},"
+    "  {\"type\": \"fem\", \"name\": \"a\", \"material\": \"rubber\","
+    "   \"mesh\": {\"generator\": \"block\", \"size\": [0.1, 0.1, 0.1], \"cells\": [2, 2, 2]},"
+    "   \"transform\": {\"position\": [0, 0.3, 0.8]}},"
+    "  {\"type\": \"fem\", \"name\": \"b\", \"material\": \"stiff\","
+    "   \"mesh\": {\"generator\": \"block\", \"size\": [0.2, 0.1, 0.1], \"cells\": [3, 2, 1]},"
+    "   \"transform\": {\"position\": [0.5, 0.3, 0.5]}},"
+    "  {\"type\": \"massspring\", \"name\": \"c\", \"material\": \"springy\","
+    "   \"mesh\": {\"generator\": \"block\", \"size\": [0.1, 0.1, 0.1], \"cells\": [2, 2, 2]},"
+    "   \"transform\": {\"position\": [0, 0.3, -0.8]}},"
+    "  {\"type\": \"fem\", \"name\": \"d\", \"material\": \"rubber\","
+    "   \"mesh\": {\"generator\": \"block\", \"size\": [0.1, 0.2, 0.1], \"cells\": [1, 3, 2]},"
+    "   \"transform\": {\"position\": [-0.6, 0.3, 0]}}"
+    " ]}";
+
+#define BATCH_STEPS 6
+
+typedef struct batch_outcome {
+    uint64_t hash;
+    int64_t cg_iterations;
+    int32_t batched, products; /* over the steps */
+    char fallback[192];
+} batch_outcome;
+
+/* BATCH_STEPS steps of batch_json, every solid vertex given its own
+ * velocity first (so that CG has work), on one CPU PU and `gpus` GPU PUs
+ * of `devices` under round robin (gpus 0: the CPU-only default). */
+static int run_batches(int gpus, const int* devices, batch_outcome* out) {
+    hy_scene_options o = hy_scene_options_default();
+    o.threads = 1;
+    hy_world* w = NULL;
+    hy_status s = hy_scene_load_string(batch_json, strlen(batch_json), "test_runtime_gpu", &o, &w);
+    memset(out, 0, sizeof *out);
+    uint64_t rng = 0x51ED270B27D4A3C1ull;
+    for (int32_t i = 0; !s && i < w->object_count; i++) {
+        hy_object* ob = &w->objects[i];
+        if (!hy_object_has(ob, HY_KIND_SOLID)) continue;
+        for (int64_t k = 0; k < 3 * (int64_t)ob->model.nv; k++) ob->state->v[k] = 0.5 * (hy_test_uniform(&rng) - 0.5);
+    }
+    if (!s && gpus) s = hy_world_set_integrate_sched(w, "round-robin", 1);
+    if (!s && gpus) s = hy_integrator_set_gpus(w->integrator, gpus, devices);
+    for (int i = 0; i < BATCH_STEPS && !s; i++) {
+        s = hy_test_step(w);
+        hy_step_stats st;
+        hy_integrate_stats is;
+        if (!s) s = hy_world_get_stats(w, &st);
+        if (!s) s = hy_world_get_integrate_stats(w, &is);
+        if (!s) {
+            out->cg_iterations += st.cg_iterations;
+            out->batched += is.batched;
+            out->products += is.batch_products;
+            snprintf(out->fallback, sizeof out->fallback, "%s", is.fallback);
+        }
+    }
+    if (s) fprintf(stderr, "batch world (%d GPUs): %s\n", gpus, hy_last_error());
+    out->hash = w ? hy_test_hash(w) : 0;
+    hy_world_destroy(w);
+    return s == HY_OK;
+}
+
+static void test_world_batches(void) {
+    batch_outcome ref, one, two, dev;
+    CHECK(run_batches(0, NULL, &ref));
+    CHECK(ref.cg_iterations > 4 * BATCH_STEPS && ref.batched == 0);
+    /* one twin: the batch (slots 1-4) at slot 1, on the twin under round robin */
+    CHECK(run_batches(1, (int[]){-1}, &one));
+    CHECK(one.hash == ref.hash && one.cg_iterations == ref.cg_iterations);
+    CHECK(one.batched == 4 * BATCH_STEPS);
+    /* a round per product: at least the most iterations of a step, at most their sum, plus the start */
+    CHECK(one.products > ref.cg_iterations / 4 && one.products <= ref.cg_iterations + 4 * BATCH_STEPS);
+    CHECK(one.fallback[0] == '\0');
+    /* two twins: batches {a, b} at slot 1 (PU 1, a twin) and {c, d} at slot 3 (PU 0, the CPU) */
+    CHECK(run_batches(2, (int[]){-1, -1}, &two));
+    CHECK(two.hash == ref.hash && two.cg_iterations == ref.cg_iterations);
+    CHECK(two.batched == 2 * BATCH_STEPS);
+    /* cuda:0 taken as it is: with no GPU its batch fails before any state is
+     * written, is said, and the objects step on the CPU */
+    CHECK(run_batches(1, (int[]){0}, &dev));
+    CHECK(dev.hash == ref.hash && dev.cg_iterations == ref.cg_iterations);
+    if (hy_cuda_device_count() == 0) {
+        const char* want[] = {"cuda:0 stopped", "CPU", NULL};
+        CHECK_MESSAGE(dev.fallback, want);
+        CHECK(dev.batched == 0);
+    } else {
+        CHECK(dev.fallback[0] == '\0' && dev.batched == 4 * BATCH_STEPS);
+    }
+    fprintf(stderr, "batches: %d objects in %d steps batched, %d batch products for %lld CG iterations; hash %016llx\n",
+            one.batched, BATCH_STEPS, one.products, (long long)ref.cg_iterations, (unsigned long long)ref.hash);
 }
 
 /* cuda:N where this build or machine has no such GPU: left out, said once;
@@ -381,6 +487,7 @@ int main(void) {
     test_same_results();
     test_parse();
     test_world_twin();
+    test_world_batches();
     test_world_fallback();
     TEST_END();
 }
