@@ -252,6 +252,8 @@ hy_status hy_rt_team_create_pus(int npu, const hy_rt_team_pu* pus, const char* p
         int32_t mem = 0;
         s = hy_rt_memnet_add_memory(&m.net, name, &mem);
         if (!s) s = hy_rt_memnet_add_channel(&m.net, HY_RT_HOST, mem, HY_RT_TEAM_GPU_LATENCY, HY_RT_TEAM_GPU_BANDWIDTH);
+        /* its copies in the GPU's memory where it has one, else host buffers */
+        if (!s && pus[q].device >= 0) (void)hy_rt_memnet_set_device(&m.net, mem, pus[q].device);
         if (!s) s = hy_rt_machine_add_pu(&m, name, HY_RT_GPU, mem, HY_RT_TEAM_GPU_SPEED, HY_RT_TEAM_GPU_OVERHEAD, NULL);
     }
     hy_rt_team* t = s ? NULL : calloc(1, sizeof *t);

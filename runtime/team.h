@@ -27,9 +27,12 @@
  * kind's cuda_fn with those copies, except the arguments in the kind's
  * cuda_host_args, which it hands over on the host (a host-driven
  * implementation that moves its own data to the device). A CPU worker
- * acquires on the host. With no GPU in the build the device memory's
- * copies are host buffers (as for modeled devices): the bits, paths and
- * byte counts are the data layer's, the copies memcpys. The thread sets
+ * acquires on the host. The memory of a GPU PU whose device exists holds
+ * its copies in that GPU (cudaMalloc, copies by cudaMemcpy: a cuda_fn
+ * gets device pointers for the arguments not in cuda_host_args); with no
+ * such GPU in the build or machine, and for a twin, the copies are host
+ * buffers (as for modeled devices): the bits, paths and byte counts are
+ * the data layer's, the copies memcpys. The thread sets
  * hy_rt_current_device() to the PU's device while it runs a task: the
  * CUDA implementation binds its work to that GPU. After the run every
  * handle is made valid on the host again (the device copies stay valid

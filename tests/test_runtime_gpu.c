@@ -18,6 +18,10 @@
  *   integration has a twin GPU PU ends with the CPU-only state hash and CG
  *   count, with tasks run on the GPU PU; asking for cuda:0 where this
  *   build or machine has no GPU leaves it out with one line saying why;
+ * - device memories: a memory placed on cuda:0 holds its copies in the
+ *   GPU where there is one (a round trip host -> GPU -> host brings the
+ *   data back, the channel counting both ways), host buffers where there
+ *   is none (the same bits and counts); the host memory cannot be placed;
  * - batches: four small free solids (3 FEM, 1 mass-spring, each vertex
  *   moving its own way) step as one batch task; on the twin GPU PU their CG
  *   runs in lockstep (solvers/batch_step.h) and the world ends with the
@@ -34,6 +38,7 @@
 #include "engine/kinds.h"
 #include "engine/world.h"
 #include "hyphys/hyphys.h"
+#include "runtime/data_cuda.h"
 #include "runtime/exec.h"
 #include "runtime/team.h"
 #include "sched/cuda.h"
@@ -359,6 +364,35 @@ static void test_world_twin(void) {
     }
 }
 
+static void test_device_memory(void) {
+    hy_rt_memnet net;
+    hy_rt_memnet_init(&net);
+    int32_t mem = -1;
+    CHECK_OK(hy_rt_memnet_add_memory(&net, "cuda0", &mem));
+    CHECK_OK(hy_rt_memnet_add_channel(&net, HY_RT_HOST, mem, 1e-5, 1e10));
+    CHECK(hy_rt_memnet_set_device(&net, HY_RT_HOST, 0) == -1);
+    int on_gpu = hy_rt_memnet_set_device(&net, mem, 0);
+    CHECK(on_gpu == (hy_rt_dev_count() > 0));
+    enum { N = 1000 };
+    double host[N], want[N];
+    for (int i = 0; i < N; i++) want[i] = host[i] = 0.5 * i - 7.0;
+    hy_rt_data d;
+    hy_rt_data_init(&d, host, sizeof host);
+    void* ptr = NULL;
+    CHECK_OK(hy_rt_data_acquire(&net, &d, mem, HY_RT_RW, &ptr, NULL)); /* up; only the device's copy valid */
+    CHECK(ptr != NULL && ptr != host && d.valid == 1u << mem);
+    CHECK(((d.on_device >> mem) & 1u) == (unsigned)on_gpu);
+    memset(host, 0, sizeof host); /* the stale host copy */
+    CHECK_OK(hy_rt_data_acquire(&net, &d, HY_RT_HOST, HY_RT_R, &ptr, NULL)); /* back */
+    CHECK(ptr == host && memcmp(host, want, sizeof host) == 0);
+    CHECK(d.valid == ((1u << mem) | 1u));
+    CHECK(net.channels[0].bytes == 2 * (int64_t)sizeof host);
+    hy_rt_data_free(&d);
+    CHECK(d.allocated == 0 && d.on_device == 0);
+    fprintf(stderr, "device memory: %s, %zu bytes there and back\n", on_gpu ? "cuda:0" : "host buffers (no GPU)",
+            sizeof host);
+}
+
 static const char* batch_json =
     "{\"solver\": {\"time_step\": 0.01},"
     " \"materials\": {\"rubber\": {\"young\": 50000, \"poisson\": 0.3, \"density\": 1000, \"damping\": 0.01},"
@@ -487,6 +521,7 @@ int main(void) {
     test_same_results();
     test_parse();
     test_world_twin();
+    test_device_memory();
     test_world_batches();
     test_world_fallback();
     TEST_END();
