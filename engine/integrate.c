@@ -247,7 +247,7 @@ static void run_batch(obj_task* t, int gpu) {
     int32_t gi = gpu ? gpu_index(it, device) : -1;
     if (!s && gpu && !(gi >= 0 && it->gpu_failed[gi])) {
         hy_batch_stepper* st = it->stepper[k];
-        int64_t before = 0, after = 0;
+        int64_t before = 0, after = 0, bytes0 = 0, bytes1 = 0;
         if (!st || hy_batch_stepper_device(st) != device) {
             hy_batch_stepper_destroy(st);
             it->stepper[k] = NULL;
@@ -255,11 +255,12 @@ static void run_batch(obj_task* t, int gpu) {
             st = it->stepper[k];
         }
         int32_t failed = -1;
-        hy_batch_stepper_counts(st, &before, NULL);
+        hy_batch_stepper_counts(st, &before, NULL, &bytes0);
         if (!s)
             s = hy_batch_step(st, &it->bobj[first], n, pool, t->dt, w->def.gravity, w->def.cg_max_iterations,
                               w->def.cg_tolerance, &failed);
-        hy_batch_stepper_counts(st, &after, NULL);
+        hy_batch_stepper_counts(st, &after, NULL, &bytes1);
+        hy_rt_count_transfer(bytes1 - bytes0); /* on the GPU PU's channel */
         if (!s) {
             for (int32_t j = 0; j < n; j++) {
                 const hy_batch_object* b = &it->bobj[first + j];
@@ -485,6 +486,17 @@ static hy_status sync_handles(hy_integrator* it, hy_world* w) {
     return HY_OK;
 }
 
+/* The bytes of a run on the channel between the host and PU q's memory
+ * (0 for a PU on the host). */
+static int64_t pu_channel_bytes(const hy_rt_sim* s, int32_t q, const hy_rt_step_stats* rs) {
+    int32_t mem = s->m.pu[q].mem;
+    for (int32_t c = 0; mem != HY_RT_HOST && c < s->m.net.nchannels; c++) {
+        const hy_rt_channel* ch = &s->m.net.channels[c];
+        if ((ch->a == HY_RT_HOST && ch->b == mem) || (ch->b == HY_RT_HOST && ch->a == mem)) return rs->channel_bytes[c];
+    }
+    return 0;
+}
+
 /* With GPUs set, the small free solids of the wave of `order` go into
  * batches (hy_solid_batch_object), as many as there are GPUs and at least
  * two objects each, slots in order; each batch is one task at its first
@@ -564,6 +576,7 @@ static hy_status wave(hy_integrator* it, hy_world* w, double dt, int order, hy_s
         for (int32_t q = 0; q < it->pus + it->gpus; q++) {
             is->busy_ms[q] += 1e3 * rs.busy[q];
             is->tasks[q] += rs.pu_tasks[q];
+            is->bytes[q] += pu_channel_bytes(hy_rt_team_sim(it->team), q, &rs);
         }
     } else {
         is->busy_ms[0] += 1e3 * wall;

@@ -98,6 +98,12 @@ hy_status hy_rt_team_parse_pus(const char* text, int* npu, hy_rt_team_pu* pus, i
  * (device -1). */
 int hy_rt_current_device(void);
 
+/* Called by a cuda_fn that moves data between the host and its GPU itself
+ * (a host-driven implementation, its arguments in cuda_host_args): the
+ * bytes it moved, both ways, counted on its PU's channel with the data
+ * layer's (hy_rt_team_run's stats, per step). Elsewhere it does nothing. */
+void hy_rt_count_transfer(int64_t bytes);
+
 /* Run every task of g. Every handle must be valid on the host.
  * *stats (may be NULL): makespan (wall seconds), steals, steal rounds that
  * failed, steals outside the affinity lists, METIS calls, tasks and busy

@@ -36,7 +36,7 @@ struct hy_batch_stepper {
     hy_cg_steps* steps;
     struct precond_ctx* pre;
     int32_t cap_obj;
-    int64_t batch_products, object_products;
+    int64_t batch_products, object_products, bytes;
 };
 
 typedef struct precond_ctx {
@@ -85,9 +85,11 @@ void hy_batch_stepper_destroy(hy_batch_stepper* b) {
 
 int hy_batch_stepper_device(const hy_batch_stepper* b) { return b ? b->device : -1; }
 
-void hy_batch_stepper_counts(const hy_batch_stepper* b, int64_t* batch_products, int64_t* object_products) {
+void hy_batch_stepper_counts(const hy_batch_stepper* b, int64_t* batch_products, int64_t* object_products,
+                             int64_t* bytes) {
     if (batch_products) *batch_products = b ? b->batch_products : 0;
     if (object_products) *object_products = b ? b->object_products : 0;
+    if (bytes) *bytes = b ? b->bytes : 0;
 }
 
 static hy_status part_reserve(part* p, int32_t n) {
@@ -159,6 +161,8 @@ static hy_status gpu_load(hy_batch_stepper* b, const hy_batch_object* o) {
     }
     if (!s && b->f.n) s = hy_fem_gpu_batch_load(b->gf, b->f.fem);
     if (!s && b->m.n) s = hy_ms_gpu_batch_load(b->gm, b->m.ms);
+    for (int32_t j = 0; !s && j < b->f.n; j++) b->bytes += (int64_t)sizeof(double) * 48 * b->f.fem[j].nq;
+    for (int32_t j = 0; !s && j < b->m.n; j++) b->bytes += (int64_t)sizeof(double) * 5 * b->m.ms[j].ns;
     return s;
 }
 
@@ -199,6 +203,8 @@ static hy_status product(hy_batch_stepper* b, hy_pool* pool) {
     if (b->device >= 0) {
         hy_status s = b->f.n ? hy_fem_gpu_batch_apply(b->gf, b->f.fem, b->p, b->y) : HY_OK;
         if (!s && b->m.n) s = hy_ms_gpu_batch_apply(b->gm, b->m.ms, pm, ym);
+        /* p up, y down */
+        if (!s) b->bytes += 2 * (int64_t)sizeof(double) * 3 * (b->f.v_start[b->f.n] + b->m.v_start[b->m.n]);
         return s;
     }
     pass_ctx cf = {&b->f, b->p, b->y}, cm = {&b->m, pm, ym};

@@ -201,7 +201,9 @@ int main(void) {
         }
         for (int k = 0; k < NOBJ; k++) bits &= same(o[k].x1, xr[k], o[k].n3) && same(o[k].v1, vr[k], o[k].n3);
         CHECK(bits);
-        hy_batch_stepper_counts(st, &rounds, &products);
+        int64_t bytes = -1;
+        hy_batch_stepper_counts(st, &rounds, &products, &bytes);
+        CHECK(bytes == 0); /* on the host */
         int32_t most0 = 0;
         for (int k = 0; k < NOBJ; k++) most0 = it[k][0] > most0 ? it[k][0] : most0;
         CHECK(rounds == (int64_t)most0 + 1 + most + 1);

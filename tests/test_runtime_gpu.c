@@ -18,6 +18,8 @@
  *   integration has a twin GPU PU ends with the CPU-only state hash and CG
  *   count, with tasks run on the GPU PU; asking for cuda:0 where this
  *   build or machine has no GPU leaves it out with one line saying why;
+ * - transfers a host-driven cuda_fn makes itself (hy_rt_count_transfer)
+ *   are counted on its PU's channel, per step; a CPU task's are not;
  * - device memories: a memory placed on cuda:0 holds its copies in the
  *   GPU where there is one (a round trip host -> GPU -> host brings the
  *   data back, the channel counting both ways), host buffers where there
@@ -103,6 +105,20 @@ static const hy_rt_kind k_step = {"step", 2, {HY_RT_RW, HY_RT_R}, step_cpu, step
 static const hy_rt_kind k_cpu_only = {"step-cpu", 2, {HY_RT_RW, HY_RT_R}, step_cpu, NULL, 0};
 static const hy_rt_kind k_gpu_only = {"step-gpu", 2, {HY_RT_RW, HY_RT_R}, NULL, step_gpu, 0};
 static const hy_rt_kind k_hosted = {"step-hosted", 2, {HY_RT_RW, HY_RT_R}, step_cpu, step_gpu_hosted, 3u};
+
+/* A host-driven implementation that says what it moved itself (1000
+ * bytes a task); the CPU's says 777, which nothing counts. */
+static void step_cpu_says(void* const* b, void* arg) {
+    hy_rt_count_transfer(777);
+    step_cpu(b, arg);
+}
+
+static void step_gpu_says(void* const* b, void* arg) {
+    hy_rt_count_transfer(1000);
+    step_gpu_hosted(b, arg);
+}
+
+static const hy_rt_kind k_says = {"step-says", 2, {HY_RT_RW, HY_RT_R}, step_cpu_says, step_gpu_says, 3u};
 
 static void reset_objects(void) {
     memset(&g_log, 0, sizeof g_log);
@@ -269,6 +285,23 @@ static void test_same_results(void) {
     setup_free(&su);
 }
 
+/* Bytes a cuda_fn moved itself go on its PU's channel, per step, and
+ * nothing else does (the arguments stay on the host). */
+static void test_counted_transfers(void) {
+    const hy_rt_team_pu pus[2] = {{HY_RT_CPU, 1, -1}, {HY_RT_GPU, 1, -1}};
+    setup su;
+    CHECK_OK(setup_make(&su, &k_says, 2, pus, "round-robin"));
+    hy_rt_count_transfer(5); /* outside a task: nothing */
+    for (int k = 0; k < STEPS && su.t; k++) {
+        hy_rt_step_stats st;
+        CHECK_OK(submit(su.g, su.hs, su.kinds));
+        CHECK_OK(hy_rt_team_run(su.t, su.g, &st));
+        CHECK(st.pu_tasks[1] == NOBJ / 2);
+        CHECK(st.channel_bytes[0] == 1000 * (int64_t)st.pu_tasks[1]);
+    }
+    setup_free(&su);
+}
+
 static void test_parse(void) {
     hy_rt_team_pu pus[4];
     int n = 0;
@@ -421,6 +454,7 @@ typedef struct batch_outcome {
     uint64_t hash;
     int64_t cg_iterations;
     int32_t batched, products; /* over the steps */
+    int64_t gpu_bytes;         /* on the GPU PUs' channels, over the steps */
     char fallback[192];
 } batch_outcome;
 
@@ -451,6 +485,7 @@ static int run_batches(int gpus, const int* devices, batch_outcome* out) {
             out->cg_iterations += st.cg_iterations;
             out->batched += is.batched;
             out->products += is.batch_products;
+            for (int32_t q = is.pus - is.gpus; q < is.pus; q++) out->gpu_bytes += is.bytes[q];
             snprintf(out->fallback, sizeof out->fallback, "%s", is.fallback);
         }
     }
@@ -471,6 +506,7 @@ static void test_world_batches(void) {
     /* a round per product: at least the most iterations of a step, at most their sum, plus the start */
     CHECK(one.products > ref.cg_iterations / 4 && one.products <= ref.cg_iterations + 4 * BATCH_STEPS);
     CHECK(one.fallback[0] == '\0');
+    CHECK(one.gpu_bytes == 0); /* a twin moves nothing: the products run on the host */
     /* two twins: batches {a, b} at slot 1 (PU 1, a twin) and {c, d} at slot 3 (PU 0, the CPU) */
     CHECK(run_batches(2, (int[]){-1, -1}, &two));
     CHECK(two.hash == ref.hash && two.cg_iterations == ref.cg_iterations);
@@ -485,6 +521,7 @@ static void test_world_batches(void) {
         CHECK(dev.batched == 0);
     } else {
         CHECK(dev.fallback[0] == '\0' && dev.batched == 4 * BATCH_STEPS);
+        CHECK(dev.gpu_bytes > 0); /* the products' vectors, the prepared steps */
     }
     fprintf(stderr, "batches: %d objects in %d steps batched, %d batch products for %lld CG iterations; hash %016llx\n",
             one.batched, BATCH_STEPS, one.products, (long long)ref.cg_iterations, (unsigned long long)ref.hash);
@@ -520,6 +557,7 @@ int main(void) {
     test_current_device();
     test_same_results();
     test_parse();
+    test_counted_transfers();
     test_world_twin();
     test_device_memory();
     test_world_batches();
