@@ -190,15 +190,33 @@ static void bind_models(obj_task* t, int device) {
  * host copies, which are the object's own, so the kind's operation is
  * called on the object. `gpu`: run from a GPU PU's thread, the models
  * bound to its device (none for a host twin); else bound to the CPU. */
+/* Bytes the GPU contexts of the task's models (the object's, or each
+ * member's of its group) have moved so far. */
+static int64_t models_gpu_bytes(const obj_task* t) {
+    const hy_world* w = t->w;
+    int64_t bytes = 0;
+    for (int32_t i = t->group >= 0 ? 0 : t->slot; i < w->object_count; i++) {
+        if (t->group >= 0 ? hy_links_group_of(w, i) != t->group : i != t->slot) continue;
+        const hy_object* o = &w->objects[i];
+        if (o->ops->gpu_bytes) bytes += o->ops->gpu_bytes(o);
+        if (t->group < 0) break;
+    }
+    return bytes;
+}
+
 static void run_op(obj_task* t, int predict, int gpu) {
     hy_object* o = &t->w->objects[t->slot];
     hy_pool* pool = worker_pool(t->it, t->w);
     hy_status s;
     if (!predict && t->it->binds) bind_models(t, gpu ? hy_rt_current_device() : -1);
+    /* a GPU task's own transfers go on its PU's channel (those of a bind
+     * that made a model's context, its constant arrays, are left out) */
+    int64_t bytes = gpu ? models_gpu_bytes(t) : 0;
     if (!pool) s = hy_fail(HY_ERR_NOMEM, "object '%s': no worker pool for its integration", o->name);
     else if (t->group >= 0) s = hy_links_solve_group(t->w, t->group, pool, t->dt, &t->st);
     else if (predict) s = o->ops->predict(t->w, o, pool, t->dt, &t->st);
     else s = o->ops->integrate(t->w, o, pool, t->dt, &t->st);
+    if (gpu) hy_rt_count_transfer(models_gpu_bytes(t) - bytes);
     t->status = s;
     if (s) snprintf(t->message, sizeof t->message, "%s", hy_last_error());
 }

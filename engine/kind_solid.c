@@ -193,6 +193,11 @@ static hy_status solid_set_device(hy_object* o, int device) {
     return o->model.kind == HY_OBJECT_FEM ? hy_fem_set_device(s->model, device) : hy_ms_set_device(s->model, device);
 }
 
+static int64_t solid_gpu_bytes(const hy_object* o) {
+    const solid_state* s = o->model.kind_model;
+    return o->model.kind == HY_OBJECT_FEM ? hy_fem_gpu_bytes(s->model) : hy_ms_gpu_bytes_of(s->model);
+}
+
 /* FEM and mass-spring solids share every operation; only the kind differs. */
 #define SOLID_KIND(K, NAME)                                                                                      \
     {.kind = (K),                                                                                                \
@@ -202,6 +207,7 @@ static hy_status solid_set_device(hy_object* o, int device) {
      .order = HY_ORDER_SOLID,                                                                                    \
      .integrate = solid_integrate,                                                                               \
      .set_device = solid_set_device,                                                                             \
+     .gpu_bytes = solid_gpu_bytes,                                                                               \
      .view_masses = solid_view_masses,                                                                           \
      .tet_count = solid_tet_count,                                                                               \
      .destroy = solid_destroy,                                                                                   \

@@ -69,6 +69,9 @@ typedef struct hy_kind_ops {
      * such GPU (the model stays on the CPU). The integration runtime calls
      * it from a GPU PU's task (engine/integrate.c). */
     hy_status (*set_device)(hy_object* o, int device);
+    /* Optional, with set_device: bytes the model's GPU context has moved
+     * since it was bound (0 on the CPU), for the runtime's channel counts. */
+    int64_t (*gpu_bytes)(const hy_object* o);
     /* Optional (none: the response's x1, v1 taken back as they are): after
      * the response, the substep's end as the kind wants it. */
     void (*after_response)(hy_object* o, double dt);
