@@ -34,21 +34,10 @@ struct hy_batch_stepper {
     double *p, *y; /* the batch's concatenated vectors: FEM objects' first */
     size_t cap_vec;
     hy_cg_steps* steps;
-    struct precond_ctx* pre;
+    hy_implicit_bound* pre; /* each object's preconditioner's context */
     int32_t cap_obj;
     int64_t batch_products, object_products, bytes;
 };
-
-typedef struct precond_ctx {
-    const hy_implicit_ops* ops;
-    void* model;
-    hy_pool* pool;
-} precond_ctx;
-
-static void object_precond(void* ctx, const double* r, double* z) {
-    precond_ctx* c = ctx;
-    c->ops->precondition(c->model, c->pool, r, z);
-}
 
 hy_status hy_batch_stepper_create(int device, hy_batch_stepper** out) {
     if (!out) return hy_fail(HY_ERR_INVALID_ARG, "batch stepper: NULL argument");
@@ -115,7 +104,7 @@ static hy_status reserve(hy_batch_stepper* b, int32_t n, size_t n3) {
     if (n > b->cap_obj) {
         hy_cg_steps* s = realloc(b->steps, sizeof *s * (size_t)n);
         if (s) b->steps = s;
-        precond_ctx* c = s ? realloc(b->pre, sizeof *c * (size_t)n) : NULL;
+        hy_implicit_bound* c = s ? realloc(b->pre, sizeof *c * (size_t)n) : NULL;
         if (!c) return hy_fail(HY_ERR_NOMEM, "out of memory for a batch of %d objects", n);
         b->pre = c;
         b->cap_obj = n;
@@ -268,9 +257,9 @@ hy_status hy_batch_step(hy_batch_stepper* b, hy_batch_object* o, int32_t n, hy_p
      * that still want one */
     int32_t active = 0;
     for (int32_t k = 0; k < n; k++) {
-        b->pre[k] = (precond_ctx){o[k].ops, o[k].model, pool};
+        b->pre[k] = (hy_implicit_bound){o[k].ops, o[k].model, pool};
         int64_t n3 = 3 * (int64_t)o[k].ops->vertex_count(o[k].model);
-        active += hy_cg_steps_begin(&b->steps[k], pool, n3, NULL, object_precond, &b->pre[k], NULL, o[k].rhs, o[k].dv,
+        active += hy_cg_steps_begin(&b->steps[k], pool, n3, NULL, hy_implicit_bound_precond, &b->pre[k], NULL, o[k].rhs, o[k].dv,
                                     cg_tolerance, cg_max_iterations, o[k].cg) != 0;
     }
     while (active > 0) {

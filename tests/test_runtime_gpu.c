@@ -343,11 +343,36 @@ static const char* scene_json =
 
 #define WORLD_STEPS 8
 
+/* What a world's steps gave, summed over the steps. */
 typedef struct outcome {
     uint64_t hash;
     int64_t cg_iterations;
-    int32_t gpu_tasks;
+    int32_t gpu_tasks;         /* tasks of its one GPU PU, the last PU */
+    int32_t batched, products; /* objects stepped in batches, batch products */
+    int64_t gpu_bytes;         /* on the GPU PUs' channels */
+    char fallback[192];        /* the last step's */
 } outcome;
+
+/* `steps` steps of w into *out (hash included); HY_OK or the first failure. */
+static hy_status run_steps(hy_world* w, int steps, outcome* out) {
+    hy_status s = HY_OK;
+    for (int i = 0; i < steps && !s; i++) {
+        s = hy_test_step(w);
+        hy_step_stats st;
+        hy_integrate_stats is;
+        if (!s) s = hy_world_get_stats(w, &st);
+        if (!s) s = hy_world_get_integrate_stats(w, &is);
+        if (s) break;
+        out->cg_iterations += st.cg_iterations;
+        if (is.gpus == 1) out->gpu_tasks += is.tasks[is.pus - 1];
+        out->batched += is.batched;
+        out->products += is.batch_products;
+        for (int32_t q = is.pus - is.gpus; q < is.pus; q++) out->gpu_bytes += is.bytes[q];
+        snprintf(out->fallback, sizeof out->fallback, "%s", is.fallback);
+    }
+    out->hash = hy_test_hash(w);
+    return s;
+}
 
 /* WORLD_STEPS steps of the scene under `policy` on one CPU PU and, when
  * twin, a twin GPU PU (NULL policy: the default, CPU only). */
@@ -359,20 +384,9 @@ static int run_world(const char* policy, int twin, outcome* out) {
     memset(out, 0, sizeof *out);
     if (!s && policy) s = hy_world_set_integrate_sched(w, policy, 1);
     if (!s && twin) s = hy_integrator_set_gpus(w->integrator, 1, (int[]){-1});
-    for (int i = 0; i < WORLD_STEPS && !s; i++) {
-        s = hy_test_step(w);
-        hy_step_stats st;
-        hy_integrate_stats is;
-        if (!s) s = hy_world_get_stats(w, &st);
-        if (!s) s = hy_world_get_integrate_stats(w, &is);
-        if (!s) {
-            out->cg_iterations += st.cg_iterations;
-            if (twin && is.pus == 2 && is.gpus == 1) out->gpu_tasks += is.tasks[1];
-            CHECK(is.fallback[0] == '\0');
-        }
-    }
+    if (!s) s = run_steps(w, WORLD_STEPS, out);
+    CHECK(out->fallback[0] == '\0');
     if (s) fprintf(stderr, "world (%s, twin %d): %s\n", policy ? policy : "default", twin, hy_last_error());
-    out->hash = w ? hy_test_hash(w) : 0;
     hy_world_destroy(w);
     return s == HY_OK;
 }
@@ -450,18 +464,11 @@ static const char* batch_json =
 
 #define BATCH_STEPS 6
 
-typedef struct batch_outcome {
-    uint64_t hash;
-    int64_t cg_iterations;
-    int32_t batched, products; /* over the steps */
-    int64_t gpu_bytes;         /* on the GPU PUs' channels, over the steps */
-    char fallback[192];
-} batch_outcome;
 
 /* BATCH_STEPS steps of batch_json, every solid vertex given its own
  * velocity first (so that CG has work), on one CPU PU and `gpus` GPU PUs
  * of `devices` under round robin (gpus 0: the CPU-only default). */
-static int run_batches(int gpus, const int* devices, batch_outcome* out) {
+static int run_batches(int gpus, const int* devices, outcome* out) {
     hy_scene_options o = hy_scene_options_default();
     o.threads = 1;
     hy_world* w = NULL;
@@ -475,28 +482,14 @@ static int run_batches(int gpus, const int* devices, batch_outcome* out) {
     }
     if (!s && gpus) s = hy_world_set_integrate_sched(w, "round-robin", 1);
     if (!s && gpus) s = hy_integrator_set_gpus(w->integrator, gpus, devices);
-    for (int i = 0; i < BATCH_STEPS && !s; i++) {
-        s = hy_test_step(w);
-        hy_step_stats st;
-        hy_integrate_stats is;
-        if (!s) s = hy_world_get_stats(w, &st);
-        if (!s) s = hy_world_get_integrate_stats(w, &is);
-        if (!s) {
-            out->cg_iterations += st.cg_iterations;
-            out->batched += is.batched;
-            out->products += is.batch_products;
-            for (int32_t q = is.pus - is.gpus; q < is.pus; q++) out->gpu_bytes += is.bytes[q];
-            snprintf(out->fallback, sizeof out->fallback, "%s", is.fallback);
-        }
-    }
+    if (!s) s = run_steps(w, BATCH_STEPS, out);
     if (s) fprintf(stderr, "batch world (%d GPUs): %s\n", gpus, hy_last_error());
-    out->hash = w ? hy_test_hash(w) : 0;
     hy_world_destroy(w);
     return s == HY_OK;
 }
 
 static void test_world_batches(void) {
-    batch_outcome ref, one, two, dev;
+    outcome ref, one, two, dev;
     CHECK(run_batches(0, NULL, &ref));
     CHECK(ref.cg_iterations > 4 * BATCH_STEPS && ref.batched == 0);
     /* one twin: the batch (slots 1-4) at slot 1, on the twin under round robin */
