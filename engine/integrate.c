@@ -108,7 +108,6 @@ struct hy_integrator {
     /* small free solids stepped in batches (GPUs set): batch k's slots are
      * bslots[bstart[k] .. bstart[k + 1]), their steps bobj[] alike;
      * batch_of[slot] the slot's batch this wave (-1: none) */
-    int32_t nbatches;
     int32_t bstart[HY_RT_MAX_PUS + 1];
     int32_t *bslots, *batch_of;
     hy_batch_object* bobj;
@@ -186,10 +185,6 @@ static void bind_models(obj_task* t, int device) {
     }
 }
 
-/* buffers[0] is the object's state block and buffers[1] its model: the
- * host copies, which are the object's own, so the kind's operation is
- * called on the object. `gpu`: run from a GPU PU's thread, the models
- * bound to its device (none for a host twin); else bound to the CPU. */
 /* Bytes the GPU contexts of the task's models (the object's, or each
  * member's of its group) have moved so far. */
 static int64_t models_gpu_bytes(const obj_task* t) {
@@ -204,6 +199,10 @@ static int64_t models_gpu_bytes(const obj_task* t) {
     return bytes;
 }
 
+/* buffers[0] is the object's state block and buffers[1] its model: the
+ * host copies, which are the object's own, so the kind's operation is
+ * called on the object. `gpu`: run from a GPU PU's thread, the models
+ * bound to its device (none for a host twin); else bound to the CPU. */
 static void run_op(obj_task* t, int predict, int gpu) {
     hy_object* o = &t->w->objects[t->slot];
     hy_pool* pool = worker_pool(t->it, t->w);
@@ -534,7 +533,6 @@ static int32_t make_batches(hy_integrator* it, hy_world* w, int order) {
     for (int32_t k = 0; k <= nb; k++) it->bstart[k] = nb ? (int32_t)((int64_t)k * n / nb) : 0;
     for (int32_t k = 0; k < nb; k++)
         for (int32_t j = it->bstart[k]; j < it->bstart[k + 1]; j++) it->batch_of[it->bslots[j]] = k;
-    it->nbatches = nb;
     return nb;
 }
 
