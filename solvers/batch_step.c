@@ -259,8 +259,8 @@ hy_status hy_batch_step(hy_batch_stepper* b, hy_batch_object* o, int32_t n, hy_p
     for (int32_t k = 0; k < n; k++) {
         b->pre[k] = (hy_implicit_bound){o[k].ops, o[k].model, pool};
         int64_t n3 = 3 * (int64_t)o[k].ops->vertex_count(o[k].model);
-        active += hy_cg_steps_begin(&b->steps[k], pool, n3, NULL, hy_implicit_bound_precond, &b->pre[k], NULL, o[k].rhs, o[k].dv,
-                                    cg_tolerance, cg_max_iterations, o[k].cg) != 0;
+        active += hy_cg_steps_begin(&b->steps[k], pool, n3, NULL, hy_implicit_bound_precond, &b->pre[k], NULL,
+                                    o[k].rhs, o[k].dv, cg_tolerance, cg_max_iterations, o[k].cg) != 0;
     }
     while (active > 0) {
         int32_t want = 0;

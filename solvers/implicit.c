@@ -353,12 +353,12 @@ hy_status hy_implicit_step(const hy_implicit_ops* ops, void* model, hy_pool* poo
     int32_t it = 0;
     if (!held) {
         ops->guess(model, pool, rhs, dv);
-        it = hy_cg_solve_precond(pool, 3 * (int64_t)nv, step_matvec, &s, hy_implicit_bound_precond, &s, rhs, dv, cg_tolerance,
-                                 cg_max_iterations, cg, &rel);
+        it = hy_cg_solve_precond(pool, 3 * (int64_t)nv, step_matvec, &s, hy_implicit_bound_precond, &s, rhs, dv,
+                                 cg_tolerance, cg_max_iterations, cg, &rel);
     } else {
         hy_implicit_guess g = {step_guess, &s};
-        it = hy_implicit_held_solve(pool, nv, step_matvec, &s, hy_implicit_bound_precond, &s, &g, held, v0, rhs, dv, cg_tolerance,
-                                    cg_max_iterations, cg, &rel);
+        it = hy_implicit_held_solve(pool, nv, step_matvec, &s, hy_implicit_bound_precond, &s, &g, held, v0, rhs, dv,
+                                    cg_tolerance, cg_max_iterations, cg, &rel);
     }
     if (iterations) *iterations = it;
     if (residual) *residual = rel;

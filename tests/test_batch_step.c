@@ -157,7 +157,8 @@ static void batch_objects(obj* o, hy_batch_object* b, double** x0, double** v0) 
     for (int k = 0; k < NOBJ; k++) {
         memcpy(x0[k], o[k].x0, sizeof(double) * (size_t)o[k].n3);
         memcpy(v0[k], o[k].v0, sizeof(double) * (size_t)o[k].n3);
-        b[k] = (hy_batch_object){o[k].ops, o[k].model, x0[k], v0[k], o[k].x1, o[k].v1, o[k].rhs, o[k].dv, o[k].cg, 0, 0};
+        b[k] = (hy_batch_object){o[k].ops, o[k].model, x0[k],    v0[k], o[k].x1, o[k].v1,
+                                 o[k].rhs, o[k].dv,    o[k].cg, 0,     0.0};
     }
 }
 
