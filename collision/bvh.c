@@ -47,7 +47,10 @@ static int cmp_edge(const void* x, const void* y) {
 
 /* hy_bvh.version: every change takes the next number */
 static _Atomic uint64_t g_bvh_version;
-void hy_bvh_touch(hy_bvh* b) { b->version = atomic_fetch_add(&g_bvh_version, 1) + 1; }
+void hy_bvh_touch(hy_bvh* b) {
+    b->version = atomic_fetch_add(&g_bvh_version, 1) + 1;
+    b->all_at = b->version;
+}
 
 hy_status hy_bvh_create(const int32_t* triangles, int32_t triangle_count, int32_t vertex_count, hy_bvh** out) {
     *out = NULL;
@@ -199,6 +202,7 @@ void hy_bvh_destroy(hy_bvh* b) {
     free(b->tri_dirty);
     free(b->dirty_nodes);
     free(b->dirty_tris);
+    free(b->node_moved);
     free(b);
 }
 

@@ -537,6 +537,17 @@ typedef struct hy_bvh {
     int refitted; /* 1 when the last update was a refit (not a build) */
     uint8_t *node_dirty, *tri_dirty;
     int32_t *dirty_nodes, *dirty_tris;
+    /* Which nodes the last changes moved: every change but a partial
+     * refit moves them all (all_at = its version); a partial refit writes
+     * its version into node_moved of the nodes above its triangles
+     * (node_moved is made with the scratch above). A node moved in change
+     * V when all_at == V or node_moved[node] == V. */
+    uint64_t all_at;
+    uint64_t* node_moved;
+    /* Set by the caller before a traversal that visits only node pairs
+     * with a moved node (hy_traverse_only_moved): the version whose moved
+     * nodes count, 0 when none of this tree's do. */
+    uint64_t trav_moved;
 } hy_bvh;
 
 /* Self-collision culling (on by default; self_cull = 0 turns it off). The

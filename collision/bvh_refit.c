@@ -126,16 +126,19 @@ static int partial_ready(hy_bvh* b) {
         b->tri_dirty = calloc(nt + 1, 1);
         b->dirty_nodes = malloc(sizeof(int32_t) * nn);
         b->dirty_tris = malloc(sizeof(int32_t) * (nt + 1));
+        b->node_moved = calloc(nn, sizeof *b->node_moved);
         if (!b->node_parent || !b->slot_leaf || !b->node_dirty || !b->tri_dirty || !b->dirty_nodes ||
-            !b->dirty_tris) {
+            !b->dirty_tris || !b->node_moved) {
             free(b->node_parent);
             free(b->slot_leaf);
             free(b->node_dirty);
             free(b->tri_dirty);
             free(b->dirty_nodes);
             free(b->dirty_tris);
+            free(b->node_moved);
             b->node_parent = b->slot_leaf = b->dirty_nodes = b->dirty_tris = NULL;
             b->node_dirty = b->tri_dirty = NULL;
+            b->node_moved = NULL;
             return 0;
         }
         b->partial_builds = -1;
@@ -167,7 +170,9 @@ void hy_bvh_refit_vertices(hy_bvh* b, const double* x0, const double* x1, double
         hy_bvh_refit(b, x0, x1, thickness, pool);
         return;
     }
+    uint64_t all_at = b->all_at;
     hy_bvh_touch(b);
+    b->all_at = all_at; /* only the nodes above the moved vertices move */
     box_ctx c = {b, x0, x1, th > 0 ? 0.5 * th : 0.0, cull};
     box_ctx lc = {b, x0, x1, 0.0, cull};
     int32_t ntri = 0, nnode = 0;
@@ -188,6 +193,7 @@ void hy_bvh_refit_vertices(hy_bvh* b, const double* x0, const double* x1, double
         hy_bvh_leaf_block(&lc, i, i + 1, 0, 0);
         for (int32_t n = b->slot_leaf[i]; n >= 0 && !b->node_dirty[n]; n = b->node_parent[n]) {
             b->node_dirty[n] = 1;
+            b->node_moved[n] = b->version;
             b->dirty_nodes[nnode++] = n;
             if (b->cull_test) b->cull_test[n] = 0;
         }

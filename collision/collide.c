@@ -8,7 +8,6 @@
 #include "collision/ccd.h"
 #include "collision/collide_jobs.h"
 #include "collision/filter.h"
-#include "collision/front_memo.h"
 #include "collision/kernels.h"
 #include "collision/leaf.h"
 #include "collision/traverse_hd.h"
@@ -27,14 +26,10 @@ void hy_collision_state_destroy(hy_collision_state* cs) {
     for (int32_t i = 0; cs->bvh && i < cs->object_count; i++) hy_bvh_destroy(cs->bvh[i]);
     free(cs->bvh);
     hy_traverser_destroy(cs->traverser);
-    hy_front_memo_destroy(cs->front_memo);
     free(cs->object_deforms);
-    free(cs->front_leaf_first);
-    free(cs->front_leaf_count);
     free(cs->front_dev_cand);
     free(cs->front_dev_exact);
     free(cs->dev_contacts);
-    free(cs->front_scratch);
     hy_candidates_free(&cs->candidates);
     hy_contact_list_free(&cs->contacts);
     free(cs->pair_impulse);
@@ -47,23 +42,16 @@ void hy_collision_state_destroy(hy_collision_state* cs) {
     for (int32_t i = 0; cs->refit_x && i < cs->object_count; i++) free(cs->refit_x[i]);
     free(cs->refit_x);
     free(cs->refit_status);
+    free(cs->seen_version);
     free(cs->hit);
     free(cs->toi);
     free(cs->tjobs);
     free(cs->tjob_distance);
     free(cs->leaf);
     free(cs->leaf_tjob);
-    free(cs->memo_x0);
-    free(cs->memo_x1);
+    free(cs->round_x0);
+    free(cs->round_x1);
     free(cs->vertex_round);
-    free(cs->memo);
-    free(cs->fresh);
-    free(cs->tjob_lo);
-    free(cs->tjob_hi);
-    for (int k = 0; k < 2; k++) {
-        free(cs->jobs_memo[k]);
-        free(cs->jobs_contacts[k]);
-    }
     free(cs);
 }
 
@@ -100,11 +88,11 @@ hy_status hy_collision_state_sync(hy_collision_state** out, const hy_scene_view*
     cs->order = malloc(sizeof(int32_t) * ((size_t)no + 1));
     cs->refit_status = calloc((size_t)no + 1, sizeof(hy_status));
     cs->refit_x = calloc((size_t)no + 1, sizeof(double*));
+    cs->seen_version = calloc((size_t)no + 1, sizeof(uint64_t));
     cs->traverser = hy_traverser_create();
-    cs->front_memo = hy_front_memo_create();
-    if (!cs->front_memo || !cs->object_deforms || !cs->zone_parent || !cs->zone_member || !cs->zone_acc ||
+    if (!cs->object_deforms || !cs->zone_parent || !cs->zone_member || !cs->zone_acc ||
         !cs->zone_obstacle || !cs->zone_pinned || !cs->bvh || !cs->order || !cs->refit_status || !cs->refit_x ||
-        !cs->traverser) {
+        !cs->seen_version || !cs->traverser) {
         hy_collision_state_destroy(cs);
         return hy_fail(HY_ERR_NOMEM, "out of memory for collision state of %d vertices", nv);
     }
@@ -151,78 +139,13 @@ static hy_status push_tjob(hy_collision_state* cs, int32_t a, int32_t b, double 
         if (j) cs->tjobs = j;
         double* d = realloc(cs->tjob_distance, sizeof *d * (size_t)cap);
         if (d) cs->tjob_distance = d;
-        int32_t* lo = realloc(cs->tjob_lo, sizeof *lo * (size_t)cap);
-        if (lo) cs->tjob_lo = lo;
-        int32_t* hi = realloc(cs->tjob_hi, sizeof *hi * (size_t)cap);
-        if (hi) cs->tjob_hi = hi;
-        if (!j || !d || !lo || !hi) return hy_fail(HY_ERR_NOMEM, "out of memory for traversal jobs");
+        if (!j || !d) return hy_fail(HY_ERR_NOMEM, "out of memory for traversal jobs");
         cs->tjob_capacity = cap;
     }
     cs->tjobs[cs->tjob_count] = (hy_traverse_job){cs->bvh[a], cs->bvh[b]};
     cs->tjob_distance[cs->tjob_count] = distance;
-    cs->tjob_lo[cs->tjob_count] = a;
-    cs->tjob_hi[cs->tjob_count] = b;
     cs->tjob_count++;
     return HY_OK;
-}
-
-/* ---- the step's memo of traversal jobs
- *
- * A traversal job's candidates depend on its two trees (boxes, culling
- * marks, vertex ids) and its distance only, and their answers on the
- * positions the trees were made from: a job whose trees kept their
- * versions (hy_bvh.version; refit_one leaves a tree alone when its
- * object's positions are those of its last update) since the last round
- * of the step has the same candidates and answers, so its counts and
- * contacts are given again instead of traversed and looked up (the pieces
- * of a fracture or a pile of bodies the round's impulses did not touch).
- * The contacts come out in another order, which the response's
- * canonicalisation removes; the counts are the same. */
-typedef struct hy_job_memo {
-    int32_t lo, hi;       /* object slots (self: lo == hi) */
-    uint64_t va, vb;      /* the trees' versions */
-    double md;
-    int64_t candidates, exact;
-    int64_t first, count; /* its contacts in jobs_contacts */
-} hy_job_memo;
-
-static int compare_job_memo(const void* pa, const void* pb) {
-    const hy_job_memo *a = pa, *b = pb;
-    if (a->lo != b->lo) return a->lo < b->lo ? -1 : 1;
-    return (a->hi > b->hi) - (a->hi < b->hi);
-}
-
-/* Room in buffer k for `jobs` entries and `contacts` contacts. */
-static int jobs_reserve(hy_collision_state* cs, int k, int64_t jobs, int64_t contacts) {
-    if (jobs > cs->jobs_memo_cap[k]) {
-        hy_job_memo* m = realloc(cs->jobs_memo[k], sizeof *m * (size_t)jobs);
-        if (!m) return 0;
-        cs->jobs_memo[k] = m;
-        cs->jobs_memo_cap[k] = (int32_t)jobs;
-    }
-    if (contacts > cs->jobs_contacts_cap[k]) {
-        int64_t cap = cs->jobs_contacts_cap[k] ? cs->jobs_contacts_cap[k] : 1024;
-        while (cap < contacts) cap *= 2;
-        hy_contact* c = realloc(cs->jobs_contacts[k], sizeof *c * (size_t)cap);
-        if (!c) return 0;
-        cs->jobs_contacts[k] = c;
-        cs->jobs_contacts_cap[k] = cap;
-    }
-    return 1;
-}
-
-/* The last round's entry for job j, when its trees and distance are
- * unchanged; else NULL. */
-static const hy_job_memo* jobs_find(const hy_collision_state* cs, int32_t j) {
-    int k = cs->jobs_cur;
-    if (cs->jobs_memo_count[k] == 0) return NULL;
-    hy_job_memo key = {cs->tjob_lo[j], cs->tjob_hi[j], 0, 0, 0.0, 0, 0, 0, 0};
-    const hy_job_memo* e = bsearch(&key, cs->jobs_memo[k], (size_t)cs->jobs_memo_count[k], sizeof key,
-                                   compare_job_memo);
-    if (!e || e->va != cs->bvh[key.lo]->version || e->vb != cs->bvh[key.hi]->version ||
-        e->md != cs->tjob_distance[j])
-        return NULL;
-    return e;
 }
 
 /* Contact of candidate k (a hit). */
@@ -375,80 +298,56 @@ hy_status hy_collide_detect(hy_collision_state* cs, const hy_scene_view* view, h
             s = push_tjob(cs, lo, hi, pair_distance(view, lo, hi));
         }
     }
-    if (!s) s = hy_collide_memo_begin(cs, X0, X1);
-    if (!s && cs->round == 1) {
-        cs->jobs_memo_count[cs->jobs_cur] = 0; /* a new step */
-        hy_front_memo_clear(cs->front_memo);
-    }
-    /* jobs whose trees did not change since the last round are given
-     * again (into the other buffer, with this round's traversed jobs
-     * added after the run); the rest are traversed */
-    int nk = 1 - cs->jobs_cur;
-    int64_t njobs = cs->tjob_count, ncontacts = 0, kept = 0;
-    int memo_jobs = !s && jobs_reserve(cs, nk, njobs, 0);
-    cs->jobs_memo_count[nk] = 0;
-    cs->jobs_contacts_count[nk] = 0;
-    int32_t run = 0;
-    for (int32_t j = 0; j < cs->tjob_count && !s; j++) {
-        const hy_job_memo* e = memo_jobs ? jobs_find(cs, j) : NULL;
-        if (e && jobs_reserve(cs, nk, njobs, cs->jobs_contacts_count[nk] + e->count)) {
-            hy_job_memo* d = &cs->jobs_memo[nk][cs->jobs_memo_count[nk]++];
-            *d = *e;
-            d->first = cs->jobs_contacts_count[nk];
-            if (e->count > 0) {
-                const hy_contact* from = cs->jobs_contacts[cs->jobs_cur] + e->first;
-                memcpy(cs->jobs_contacts[nk] + d->first, from, sizeof *from * (size_t)e->count);
-                cs->jobs_contacts_count[nk] += e->count;
-                for (int64_t q = 0; q < e->count && !s; q++)
-                    if (!hy_contact_push(out, from[q])) s = hy_fail(HY_ERR_NOMEM, "out of memory for contacts");
-            }
-            st->candidates += e->candidates;
-            st->exact_tests += e->exact;
-            kept++;
-            continue;
+    if (!s) s = hy_collide_round_begin(cs, X0, X1);
+    /* A later round over the same X0 whose caller kept the last round's
+     * output (cs->carry): a pair's answer is a function of its four
+     * vertices' positions and its distance, so the contacts none of whose
+     * vertices moved since are kept, and only node pairs with a moved node
+     * are traversed (a pair with a moved vertex has it in a moved
+     * triangle, under moved nodes). */
+    int only_moved = !s && cs->carry && cs->round > 1;
+    if (cs->carry && !only_moved) out->count = 0; /* a new X0: nothing to keep */
+    cs->carry = 0;
+    cs->carried = 0;
+    if (only_moved) {
+        const int32_t* vr = cs->vertex_round;
+        int32_t r = cs->round;
+        int64_t kept = 0;
+        for (int64_t k = 0; k < out->count; k++) {
+            const int32_t* v = out->items[k].v;
+            if (vr[v[0]] == r || vr[v[1]] == r || vr[v[2]] == r || vr[v[3]] == r) continue;
+            out->items[kept++] = out->items[k];
         }
-        cs->tjobs[run] = cs->tjobs[j];
-        cs->tjob_distance[run] = cs->tjob_distance[j];
-        cs->tjob_lo[run] = cs->tjob_lo[j];
-        cs->tjob_hi[run] = cs->tjob_hi[j];
-        run++;
+        out->count = kept;
+        cs->carried = kept;
+        for (int32_t i = 0; i < cs->object_count; i++)
+            cs->bvh[i]->trav_moved = cs->bvh[i]->version != cs->seen_version[i] ? cs->bvh[i]->version : 0;
     }
-    cs->tjob_count = run;
-    cs->jobs_reused = kept;
+    for (int32_t i = 0; i < cs->object_count; i++) cs->seen_version[i] = cs->bvh[i]->version;
+    hy_traverse_only_moved(cs->traverser, only_moved);
     /* the framework runs the front's TRAVERSE jobs and the LEAF jobs they make */
     int64_t front = 0;
     if (!s) s = hy_traverse_begin(cs->traverser, cs->tjobs, cs->tjob_count, pool, &front);
-    int64_t front_made = front;
-    if (!s)
-        s = hy_front_memo_select(cs->front_memo, cs->traverser, cs->tjob_lo, cs->tjob_hi, cs->bvh, cs->object_deforms,
-                                 cs->vertex_round, cs->round, &front);
-    cs->fronts_reused = front_made - front;
-    if (!s && front > cs->front_leaf_cap) {
-        int64_t* f = realloc(cs->front_leaf_first, sizeof *f * (size_t)front);
-        if (f) cs->front_leaf_first = f;
-        int64_t* c = realloc(cs->front_leaf_count, sizeof *c * (size_t)front);
-        if (c) cs->front_leaf_count = c;
+    hy_traverse_only_moved(cs->traverser, 0);
+    if (!s && front > cs->front_cap) {
         int64_t* dc = realloc(cs->front_dev_cand, sizeof *dc * (size_t)front);
         if (dc) cs->front_dev_cand = dc;
         int64_t* de = realloc(cs->front_dev_exact, sizeof *de * (size_t)front);
         if (de) cs->front_dev_exact = de;
-        if (!f || !c || !dc || !de)
+        if (!dc || !de)
             s = hy_fail(HY_ERR_NOMEM, "out of memory for %lld traversal front pairs", (long long)front);
-        else cs->front_leaf_cap = front;
+        else cs->front_cap = front;
     }
-    for (int64_t f = 0; f < front && !s; f++)
-        cs->front_leaf_first[f] = cs->front_leaf_count[f] = cs->front_dev_cand[f] = cs->front_dev_exact[f] = -1;
+    for (int64_t f = 0; f < front && !s; f++) cs->front_dev_cand[f] = cs->front_dev_exact[f] = -1;
     cs->leaf_count = 0;
     cs->dev_count = 0;
     cs->positions_version = ++g_positions_version;
-    hy_detect_ctx dc = {prox, pool, cs, X0, X1, hy_ccd_options_step(), 1, 0, 0.0};
+    hy_detect_ctx dc = {prox, pool, cs, X0, X1, hy_ccd_options_step(), only_moved, 0, 0.0};
     hy_prox_work work = {&dc, hy_collision_jobs, hy_traverse_front_tests(cs->traverser)};
     if (!s) s = hy_prox_run(prox, front, &work);
     if (!s) s = hy_traverse_counts(cs->traverser, &cs->candidates);
-    if (!s) hy_collide_memo_end(cs);
     for (int64_t k = 0; k < cs->leaf_count && !s; k++) {
         st->exact_tests += cs->hit[k] >> 1;
-        ncontacts += cs->hit[k] & 1;
         if (!(cs->hit[k] & 1)) continue;
         if (!hy_contact_push(out, leaf_contact(cs, k))) s = hy_fail(HY_ERR_NOMEM, "out of memory for contacts");
     }
@@ -460,114 +359,8 @@ hy_status hy_collide_detect(hy_collision_state* cs, const hy_scene_view* view, h
             st->candidates += cs->front_dev_cand[f];
             st->exact_tests += cs->front_dev_exact[f];
         }
-    ncontacts += s ? 0 : cs->dev_count;
     for (int64_t k = 0; k < cs->dev_count && !s; k++)
         if (!hy_contact_push(out, dev_contact(cs, k))) s = hy_fail(HY_ERR_NOMEM, "out of memory for contacts");
-    /* the run front pairs' answers join the front memo; the kept ones are
-     * given again */
-    for (int64_t f = 0; f < front && !s; f++) {
-        int64_t first = cs->front_leaf_first[f], count = cs->front_leaf_count[f], exact = 0, nc = 0;
-        if (first < 0) {
-            s = hy_fail(HY_ERR_INTERNAL, "traversal front pair %lld was not run", (long long)f);
-            break;
-        }
-        if (count > cs->front_scratch_cap) {
-            hy_contact* c = realloc(cs->front_scratch, sizeof *c * (size_t)count);
-            if (!c) {
-                s = hy_fail(HY_ERR_NOMEM, "out of memory for %lld contacts", (long long)count);
-                break;
-            }
-            cs->front_scratch = c;
-            cs->front_scratch_cap = count;
-        }
-        if (cs->front_dev_cand[f] >= 0) { /* run on a device: count contacts in dev_contacts */
-            for (int64_t k = first; k < first + count; k++) cs->front_scratch[nc++] = dev_contact(cs, k);
-            s = hy_front_memo_record(cs->front_memo, f, cs->front_dev_cand[f], cs->front_dev_exact[f],
-                                     cs->front_scratch, nc);
-            continue;
-        }
-        for (int64_t k = first; k < first + count; k++) {
-            exact += cs->hit[k] >> 1;
-            if (cs->hit[k] & 1) cs->front_scratch[nc++] = leaf_contact(cs, k);
-        }
-        s = hy_front_memo_record(cs->front_memo, f, count, exact, cs->front_scratch, nc);
-    }
-    int64_t nkept = s ? 0 : hy_front_memo_kept_count(cs->front_memo);
-    for (int64_t i = 0; i < nkept && !s; i++) {
-        int32_t job;
-        int64_t cand, exact, count;
-        const hy_contact* c;
-        hy_front_memo_kept(cs->front_memo, i, &job, &cand, &exact, &c, &count);
-        st->candidates += cand;
-        st->exact_tests += exact;
-        ncontacts += count;
-        for (int64_t q = 0; q < count && !s; q++)
-            if (!hy_contact_push(out, c[q])) s = hy_fail(HY_ERR_NOMEM, "out of memory for contacts");
-    }
-    /* this round's traversed jobs join the memo: per job its counts, then
-     * its contacts in candidate order */
-    memo_jobs = memo_jobs && !s && njobs > 0 && jobs_reserve(cs, nk, njobs, cs->jobs_contacts_count[nk] + ncontacts);
-    if (memo_jobs) {
-        hy_job_memo* m = cs->jobs_memo[nk] + cs->jobs_memo_count[nk];
-        for (int32_t j = 0; j < cs->tjob_count; j++)
-            m[j] = (hy_job_memo){cs->tjob_lo[j], cs->tjob_hi[j], cs->bvh[cs->tjob_lo[j]]->version,
-                                 cs->bvh[cs->tjob_hi[j]]->version, cs->tjob_distance[j], 0, 0, 0, 0};
-        for (int64_t k = 0; k < cs->leaf_count; k++) {
-            hy_job_memo* e = &m[cs->leaf_tjob[k]];
-            e->candidates++;
-            e->exact += cs->hit[k] >> 1;
-            e->count += cs->hit[k] & 1;
-        }
-        const hy_trav_pair* fr = NULL;
-        (void)hy_traverse_front(cs->traverser, &fr);
-        for (int64_t f = 0; f < front; f++)
-            if (cs->front_dev_cand[f] >= 0) {
-                hy_job_memo* e = &m[fr[f].job];
-                e->candidates += cs->front_dev_cand[f];
-                e->exact += cs->front_dev_exact[f];
-                e->count += cs->front_leaf_count[f];
-            }
-        for (int64_t i = 0; i < nkept; i++) {
-            int32_t job;
-            int64_t cand, exact, count;
-            const hy_contact* kc;
-            hy_front_memo_kept(cs->front_memo, i, &job, &cand, &exact, &kc, &count);
-            m[job].candidates += cand;
-            m[job].exact += exact;
-            m[job].count += count;
-        }
-        int64_t at = cs->jobs_contacts_count[nk];
-        for (int32_t j = 0; j < cs->tjob_count; j++) {
-            m[j].first = at;
-            at += m[j].count;
-            m[j].count = 0;
-        }
-        hy_contact* c = cs->jobs_contacts[nk];
-        for (int64_t k = 0; k < cs->leaf_count; k++)
-            if (cs->hit[k] & 1) {
-                hy_job_memo* e = &m[cs->leaf_tjob[k]];
-                c[e->first + e->count++] = leaf_contact(cs, k);
-            }
-        for (int64_t k = 0; k < cs->dev_count; k++) {
-            hy_job_memo* e = &m[fr[cs->dev_contacts[k].front].job];
-            c[e->first + e->count++] = dev_contact(cs, k);
-        }
-        for (int64_t i = 0; i < nkept; i++) {
-            int32_t job;
-            int64_t cand, exact, count;
-            const hy_contact* kc;
-            hy_front_memo_kept(cs->front_memo, i, &job, &cand, &exact, &kc, &count);
-            if (count > 0) memcpy(c + m[job].first + m[job].count, kc, sizeof *kc * (size_t)count);
-            m[job].count += count;
-        }
-        cs->jobs_contacts_count[nk] = at;
-        cs->jobs_memo_count[nk] += cs->tjob_count;
-        qsort(cs->jobs_memo[nk], (size_t)cs->jobs_memo_count[nk], sizeof *m, compare_job_memo);
-    } else {
-        cs->jobs_memo_count[nk] = 0; /* no jobs, or out of memory: every job is traversed next round */
-    }
-    cs->jobs_cur = nk;
-    if (!s) s = hy_front_memo_end(cs->front_memo);
     double t2 = now_ms();
     cs->ms_traverse = t2 - t1;
     st->ms[HY_PHASE_TRAVERSE] += t2 - t1;
@@ -630,8 +423,8 @@ hy_status hy_collide_calibrate(hy_collision_state* cs, const hy_scene_view* view
     if (device >= hy_cuda_device_count())
         return hy_fail(HY_ERR_INVALID_ARG, "calibrate: no GPU cuda:%d (%s)", device, hy_cuda_status());
     memset(out, 0, sizeof *out);
-    /* one whole detection makes the front and every LEAF job (the
-     * memos emptied, so that every job and test is made afresh) */
+    /* one whole detection makes the front and every LEAF job (a new
+     * round 1, so that every job and test is made afresh) */
     cs->round = 0;
     hy_contact_list contacts = {0};
     hy_step_stats st;

@@ -64,51 +64,33 @@ typedef struct hy_collision_state {
     hy_feature_pair* leaf; /* LEAF jobs in the order the framework numbered them */
     int32_t* leaf_tjob;    /* ... and the traversal job each came from */
     int64_t leaf_count, leaf_capacity;
-    /* Exact-test answers of the current step, reused by later detection
-     * rounds (collision/collide_jobs.c, the memo): an answer is a function of the
-     * pair's positions at both ends and its distance, the rounds of one
-     * step share X0, and the response moves few vertices per round. */
-    double *memo_x0, *memo_x1;  /* X0 and X1 of the last detect call */
-    int32_t* vertex_round;      /* per vertex: the round its X1 last changed */
-    int32_t round;              /* detect calls since X0 last changed (1 = the first) */
-    struct hy_memo_entry* memo; /* open addressing, memo_capacity slots (a power of two) */
-    int64_t memo_count, memo_capacity;
-    uint32_t memo_gen;          /* an entry is live when its gen is this one */
-    unsigned char* fresh;       /* per candidate: 1 when this round ran its exact test */
-    int64_t memo_reused;        /* candidates of the last detect call answered from the memo */
-    /* Traversal jobs whose two trees did not change since the last round
-     * of the step are not run again: their candidate and exact-test counts
-     * and contacts are kept per job (jobs_memo[cur], sorted by slot pair;
-     * their contacts in jobs_contacts[cur]) and given again. */
-    int32_t *tjob_lo, *tjob_hi;      /* per traversal job: its object slots */
-    struct hy_job_memo* jobs_memo[2];
-    int32_t jobs_memo_count[2], jobs_memo_cap[2];
-    hy_contact* jobs_contacts[2];
-    int64_t jobs_contacts_count[2], jobs_contacts_cap[2];
-    int jobs_cur;
-    int64_t jobs_reused;             /* jobs of the last detect call given from the memo */
-    /* Front pairs of the traversed jobs whose subtrees did not change since
-     * the round that answered them are given that answer again
-     * (collision/front_memo.h); per front pair run this round, where its
-     * candidates start in the LEAF list and how many. */
-    struct hy_front_memo* front_memo;
-    int64_t *front_leaf_first, *front_leaf_count;
-    int64_t front_leaf_cap;
-    hy_contact* front_scratch; /* one pair's contacts on their way to the memo */
-    int64_t front_scratch_cap;
-    int64_t fronts_reused;     /* front pairs of the last detect call given from the memo */
+    /* The rounds of one step (collision/collide_jobs.c): the response
+     * detects several times over the same X0, each round's X1 moved only
+     * where the last round's impulses moved vertices. */
+    double *round_x0, *round_x1; /* X0 and X1 of the last detect call */
+    int32_t* vertex_round;       /* per vertex: the round its X1 last changed */
+    int32_t round;               /* detect calls since X0 last changed (1 = the first) */
+    int64_t front_cap;           /* room in front_dev_cand / front_dev_exact */
     /* Front pairs whose TRAVERSE batch ran on a device with their LEAF jobs
      * (collision/leaf_resident.h): per front pair the candidates and exact
-     * tests counted there (-1: its candidates are in the LEAF list), and
-     * front_leaf_first/count index its contacts in dev_contacts (whose
-     * `front` is the front pair's id). A GPU always runs its TRAVERSE
-     * batches so; a modeled device when device_leaf_model is 1 (its host
-     * twin; tests). */
+     * tests counted there (-1: its candidates are in the LEAF list); their
+     * contacts are in dev_contacts (whose `front` is the front pair's id).
+     * A GPU always runs its TRAVERSE batches so; a modeled device when
+     * device_leaf_model is 1 (its host twin; tests). */
     int64_t *front_dev_cand, *front_dev_exact;
     struct hy_leaf_contact* dev_contacts;
     int64_t dev_count, dev_cap;
     int device_leaf_model;
     int64_t resident_fronts, resident_contacts; /* totals over the state's life */
+    /* Set by a caller whose `out` holds, in canonical order, the whole
+     * output of the detect call before, over the same X0 (the response's
+     * rounds): the next call then keeps those of its contacts none of whose
+     * vertices moved since, and looks only for pairs with a moved vertex
+     * (node pairs with a moved node, hy_traverse_only_moved). The call
+     * clears it. */
+    int carry;
+    uint64_t* seen_version; /* per object: its tree's version at the last detect call */
+    int64_t carried;        /* contacts the last detect call kept */
 } hy_collision_state;
 
 /* A collision state for the layout of view (its object and vertex
@@ -118,7 +100,9 @@ hy_status hy_collision_state_sync(hy_collision_state** cs, const hy_scene_view* 
 void hy_collision_state_destroy(hy_collision_state* cs);
 
 /* Every colliding feature pair of the motion X0 -> X1 (3 per global vertex
- * of view), appended to out (which the caller canonicalises). Traversal
+ * of view), appended to out (which the caller canonicalises; with
+ * cs->carry, out's contacts of the call before are kept where nothing
+ * moved, the rest dropped, and the new ones appended). Traversal
  * and exact tests run as the jobs of the proximity framework prox; the
  * host's share on pool (NULL: the calling thread). */
 hy_status hy_collide_detect(hy_collision_state* cs, const hy_scene_view* view, struct hy_prox* prox, hy_pool* pool,

@@ -1,4 +1,4 @@
-/* The detection's jobs: the step's memos and the TRAVERSE and LEAF
+/* The detection's jobs: the step's rounds and the TRAVERSE and LEAF
  * batches (see collision/collide_jobs.h). */
 #include "collision/collide_jobs.h"
 
@@ -8,7 +8,6 @@
 #include <time.h>
 
 #include "collision/filter.h"
-#include "collision/front_memo.h"
 #include "collision/kernels.h"
 #include "collision/leaf.h"
 #include "collision/traverse_hd.h"
@@ -16,124 +15,38 @@
 #include "sched/cuda.h"
 #include "sched/proximity.h"
 
-/* ---- the step's memo of exact-test answers
+/* ---- the rounds of one step
  *
  * The response runs detection several times per step (collision/
  * response.c): every round over the same X0, with X1 changed only where
- * the previous round's impulses moved vertices (hundreds of the cloth's
- * 46k vertices once it is in contact). A candidate's answer (filters,
- * exact test, time of impact) is a function of its kind, its four
- * vertices' positions at both ends, its distance and the step's options
- * only, so a candidate none of whose vertices moved since its answer was
- * computed gets that answer again. Traversal still runs in full every
- * round, so the candidates, their order and every answer are those a
- * fresh computation gives; only the exact tests are spared. A new X0 (the
- * next step) empties the memo. */
-typedef struct hy_memo_entry {
-    int32_t v[4];
-    int32_t kind;
-    uint32_t gen;   /* live when hy_collision_state.memo_gen */
-    int32_t round;  /* computed in this round of the step */
-    unsigned char hit;
-    double md, toi;
-} hy_memo_entry;
+ * the previous round's impulses moved vertices. Each vertex is stamped
+ * with the round its X1 last changed in, which tells a later round what
+ * moved (collision/collide.c keeps the rest of the last round's
+ * contacts). */
 
-static uint64_t memo_hash(const hy_feature_pair* p) {
-    uint64_t h = (uint64_t)(uint32_t)p->kind * 0x9E3779B97F4A7C15ull;
-    for (int j = 0; j < 4; j++) h = (h ^ (uint32_t)p->v[j]) * 0xBF58476D1CE4E5B9ull;
-    return h ^ (h >> 29);
-}
-
-static int memo_same(const hy_memo_entry* e, const hy_feature_pair* p) {
-    return e->kind == p->kind && e->v[0] == p->v[0] && e->v[1] == p->v[1] && e->v[2] == p->v[2] &&
-           e->v[3] == p->v[3];
-}
-
-/* The memo's answer for candidate p at distance md, or NULL: computed in
- * this step, at the same distance, none of its vertices moved since. */
-static const hy_memo_entry* memo_find(const hy_collision_state* cs, const hy_feature_pair* p, double md) {
-    if (cs->memo_capacity == 0) return NULL;
-    uint64_t mask = (uint64_t)cs->memo_capacity - 1;
-    for (uint64_t i = memo_hash(p) & mask;; i = (i + 1) & mask) {
-        const hy_memo_entry* e = &cs->memo[i];
-        if (e->gen != cs->memo_gen) return NULL;
-        if (!memo_same(e, p)) continue;
-        if (e->md != md) return NULL;
-        for (int j = 0; j < 4; j++)
-            if (cs->vertex_round[p->v[j]] > e->round) return NULL;
-        return e;
-    }
-}
-
-static void memo_put(hy_collision_state* cs, const hy_feature_pair* p, double md, unsigned char hit, double toi) {
-    uint64_t mask = (uint64_t)cs->memo_capacity - 1;
-    uint64_t i = memo_hash(p) & mask;
-    while (cs->memo[i].gen == cs->memo_gen && !memo_same(&cs->memo[i], p)) i = (i + 1) & mask;
-    hy_memo_entry* e = &cs->memo[i];
-    if (e->gen != cs->memo_gen) cs->memo_count++;
-    *e = (hy_memo_entry){{p->v[0], p->v[1], p->v[2], p->v[3]}, p->kind, cs->memo_gen, cs->round, hit, md, toi};
-}
-
-/* Room for `more` entries at most half full: a larger table with the live
- * entries moved over. Returns 0 when out of memory (the memo is then
- * emptied and stays off until memory is found). */
-static int memo_reserve(hy_collision_state* cs, int64_t more) {
-    int64_t need = 2 * (cs->memo_count + more);
-    if (cs->memo_capacity >= need) return 1;
-    int64_t cap = cs->memo_capacity ? cs->memo_capacity : 1 << 16;
-    while (cap < need) cap *= 2;
-    hy_memo_entry* old = cs->memo;
-    int64_t old_cap = cs->memo_capacity;
-    uint32_t old_gen = cs->memo_gen;
-    cs->memo = calloc((size_t)cap, sizeof *cs->memo);
-    cs->memo_count = 0;
-    cs->memo_gen = 1;
-    if (!cs->memo) {
-        cs->memo_capacity = 0;
-        free(old);
-        return 0;
-    }
-    cs->memo_capacity = cap;
-    for (int64_t i = 0; i < old_cap; i++) {
-        const hy_memo_entry* e = &old[i];
-        if (e->gen != old_gen) continue;
-        hy_feature_pair p = {{e->v[0], e->v[1], e->v[2], e->v[3]}, e->kind};
-        int32_t round = cs->round;
-        cs->round = e->round;
-        memo_put(cs, &p, e->md, e->hit, e->toi);
-        cs->round = round;
-    }
-    free(old);
-    return 1;
-}
-
-/* Start of a detect call: a new X0 empties the memo (round 1); else the
- * round advances and the vertices whose X1 changed are stamped with it. */
-hy_status hy_collide_memo_begin(hy_collision_state* cs, const double* X0, const double* X1) {
+/* Start of a detect call: a new X0 starts the rounds again (round 1);
+ * else the round advances and the vertices whose X1 changed are stamped
+ * with it. */
+hy_status hy_collide_round_begin(hy_collision_state* cs, const double* X0, const double* X1) {
     size_t n = 3 * (size_t)cs->vertex_count;
-    if (!cs->memo_x0) {
-        cs->memo_x0 = malloc(sizeof(double) * (n + 1));
-        cs->memo_x1 = malloc(sizeof(double) * (n + 1));
+    if (!cs->round_x0) {
+        cs->round_x0 = malloc(sizeof(double) * (n + 1));
+        cs->round_x1 = malloc(sizeof(double) * (n + 1));
         cs->vertex_round = calloc((size_t)cs->vertex_count + 1, sizeof(int32_t));
-        if (!cs->memo_x0 || !cs->memo_x1 || !cs->vertex_round)
-            return hy_fail(HY_ERR_NOMEM, "out of memory for the exact tests' memo of %d vertices", cs->vertex_count);
+        if (!cs->round_x0 || !cs->round_x1 || !cs->vertex_round)
+            return hy_fail(HY_ERR_NOMEM, "out of memory for the detection rounds of %d vertices", cs->vertex_count);
         cs->round = 0;
     }
-    if (cs->round == 0 || cs->round == INT32_MAX || memcmp(cs->memo_x0, X0, sizeof(double) * n) != 0) {
-        memcpy(cs->memo_x0, X0, sizeof(double) * n);
-        memcpy(cs->memo_x1, X1, sizeof(double) * n);
+    if (cs->round == 0 || cs->round == INT32_MAX || memcmp(cs->round_x0, X0, sizeof(double) * n) != 0) {
+        memcpy(cs->round_x0, X0, sizeof(double) * n);
+        memcpy(cs->round_x1, X1, sizeof(double) * n);
         memset(cs->vertex_round, 0, sizeof(int32_t) * (size_t)cs->vertex_count);
         cs->round = 1;
-        cs->memo_count = 0;
-        if (++cs->memo_gen == 0) { /* wrapped: clear the slots for real */
-            if (cs->memo) memset(cs->memo, 0, sizeof *cs->memo * (size_t)cs->memo_capacity);
-            cs->memo_gen = 1;
-        }
         return HY_OK;
     }
     cs->round++;
     for (int32_t v = 0; v < cs->vertex_count; v++) {
-        double* m = cs->memo_x1 + 3 * (size_t)v;
+        double* m = cs->round_x1 + 3 * (size_t)v;
         const double* x = X1 + 3 * (size_t)v;
         if (memcmp(m, x, sizeof(double) * 3) != 0) {
             memcpy(m, x, sizeof(double) * 3);
@@ -142,43 +55,6 @@ hy_status hy_collide_memo_begin(hy_collision_state* cs, const double* X0, const 
     }
     return HY_OK;
 }
-
-/* Whether traversal job j's answers are worth keeping: a job is traversed
- * again only when one of its trees changed, and a rigid object's tree
- * changes only with all of its vertices, so between rigid objects no
- * answer of a later round could come from the memo (the jobs' memo gives
- * the pairs that did not move). Only a job with a deforming object (a
- * cloth, of which a round moves some vertices) keeps them. */
-static int job_memo(const hy_collision_state* cs, int32_t j) {
-    return cs->object_deforms[cs->tjob_lo[j]] | cs->object_deforms[cs->tjob_hi[j]];
-}
-
-/* Whether candidate k's fresh answer is worth keeping: only one that ran
- * the exact test (hit bit 1). The separating-axes filter that culls the
- * others costs less than the memo's insertion, which runs on one thread
- * and misses the cache once per entry (at cloth_ball's frame 280, 85% of
- * the candidates are culled). A candidate left out is simply answered
- * afresh, with the same bits. */
-static int keep_answer(const hy_collision_state* cs, int64_t k) {
-    return cs->fresh[k] && (cs->hit[k] >> 1) && job_memo(cs, cs->leaf_tjob[k]);
-}
-
-/* End of a detect call: this round's fresh exact answers go into the
- * memo. */
-void hy_collide_memo_end(hy_collision_state* cs) {
-    int64_t fresh = 0, kept = 0;
-    for (int64_t k = 0; k < cs->leaf_count; k++) {
-        fresh += cs->fresh[k];
-        kept += keep_answer(cs, k);
-    }
-    cs->memo_reused = cs->leaf_count - fresh;
-    if (!memo_reserve(cs, kept)) return;
-    for (int64_t k = 0; k < cs->leaf_count; k++)
-        if (keep_answer(cs, k))
-            memo_put(cs, &cs->leaf[k], cs->tjob_distance[cs->leaf_tjob[k]], cs->hit[k], cs->toi[k]);
-}
-
-
 
 /* LEAF job i's points, x[0..3] at t = 0 and x[4..7] at t = 1
  * (collision/ccd.h order), from X0 and X1. */
@@ -191,27 +67,23 @@ static inline void leaf_points(const hy_detect_ctx* c, int64_t i, double x[8][3]
         }
 }
 
-#define MEMO_AHEAD 12
 static void exact_block(void* p, int64_t begin, int64_t end, int64_t block, int worker) {
     const hy_detect_ctx* c = p;
     const hy_collision_state* cs = c->cs;
     (void)block;
     (void)worker;
-    uint64_t mask = cs->memo_capacity > 0 ? (uint64_t)cs->memo_capacity - 1 : 0;
+    const int32_t* vr = cs->vertex_round;
+    const int32_t round = cs->round;
     for (int64_t i = c->first + begin; i < c->first + end; i++) {
-        /* the memo's slots are spread over megabytes: the one of a
-         * candidate a few ahead is asked for now (a hint only) */
-        if (c->memo && mask && i + MEMO_AHEAD < c->first + end && job_memo(cs, cs->leaf_tjob[i + MEMO_AHEAD]))
-            __builtin_prefetch(&cs->memo[memo_hash(&cs->leaf[i + MEMO_AHEAD]) & mask]);
         double toi = 1.0, x[8][3];
-        double md = cs->tjob_distance[cs->leaf_tjob[i]];
-        const hy_memo_entry* e = c->memo && job_memo(cs, cs->leaf_tjob[i]) ? memo_find(cs, &cs->leaf[i], md) : NULL;
-        cs->fresh[i] = e == NULL;
-        if (e) {
-            cs->hit[i] = e->hit;
-            cs->toi[i] = e->toi;
+        const int32_t* v = cs->leaf[i].v;
+        if (c->only_moved && vr[v[0]] != round && vr[v[1]] != round && vr[v[2]] != round && vr[v[3]] != round) {
+            /* none of its vertices moved: among the kept contacts, or not a contact */
+            cs->hit[i] = 0;
+            cs->toi[i] = 1.0;
             continue;
         }
+        double md = cs->tjob_distance[cs->leaf_tjob[i]];
         leaf_points(c, i, x);
         int is_vf = cs->leaf[i].kind != HY_FEATURE_EE;
         /* separating axes, then the exact test: the arithmetic the GPU kernel shares */
@@ -245,9 +117,7 @@ static hy_status traverse_collect(hy_detect_ctx* c, hy_batch* b) {
         if (hit) cs->hit = hit;
         double* toi = realloc(cs->toi, sizeof *toi * (size_t)cap);
         if (toi) cs->toi = toi;
-        unsigned char* fresh = realloc(cs->fresh, (size_t)cap);
-        if (fresh) cs->fresh = fresh;
-        if (!l || !lj || !hit || !toi || !fresh)
+        if (!l || !lj || !hit || !toi)
             return hy_fail(HY_ERR_NOMEM, "out of memory for %lld candidates", (long long)need);
         cs->leaf_capacity = cap;
     }
@@ -255,8 +125,6 @@ static hy_status traverse_collect(hy_detect_ctx* c, hy_batch* b) {
         const hy_feature_pair* fp;
         int32_t job;
         int64_t m = hy_traverse_output(cs->traverser, ids[k], &fp, &job);
-        cs->front_leaf_first[ids[k]] = cs->leaf_count;
-        cs->front_leaf_count[ids[k]] = m;
         if (m == 0) continue;
         memcpy(cs->leaf + cs->leaf_count, fp, sizeof *fp * (size_t)m);
         for (int64_t q = 0; q < m; q++) cs->leaf_tjob[cs->leaf_count + q] = job;
@@ -311,7 +179,6 @@ static hy_status leaf_gpu(hy_detect_ctx* c, int device, int64_t first, int64_t n
         gather_block(&g, 0, n, 0, 0);
     double copies = 0.0;
     hy_status s = hy_cuda_leaf_batch(device, jobs, n, &c->opts, cs->hit + first, cs->toi + first, &copies, NULL);
-    memset(cs->fresh + first, 1, (size_t)n);
     c->transfer += copies;
     free(jobs);
     return s;
@@ -469,8 +336,7 @@ static hy_status leaf_device_cuda(void* vctx, int r, const hy_resource* res, hy_
                                  b->n, &st->opts, st->hit, st->toi, &b->transfer, &b->bytes_up, &b->bytes_down);
 }
 
-/* LEAF, finish: the answers into the step's lists (they are fresh: the
- * device does not read the memo). */
+/* LEAF, finish: the answers into the step's lists. */
 static hy_status leaf_finish(void* vctx, int r, const hy_resource* res, hy_batch* b) {
     hy_detect_ctx* c = vctx;
     (void)r;
@@ -480,7 +346,6 @@ static hy_status leaf_finish(void* vctx, int r, const hy_resource* res, hy_batch
     if (!b->status) {
         memcpy(c->cs->hit + b->first, st->hit, (size_t)b->n);
         memcpy(c->cs->toi + b->first, st->toi, sizeof(double) * (size_t)b->n);
-        memset(c->cs->fresh + b->first, 1, (size_t)b->n);
     }
     leaf_stage_free(b);
     return b->status;
@@ -666,8 +531,6 @@ static hy_status resident_collect(hy_detect_ctx* c, hy_batch* b, trav_stage* st)
         return hy_fail(HY_ERR_NOMEM, "out of memory for %lld contacts", (long long)(cs->dev_count + nc));
     for (int64_t i = 0; i < b->n; i++) {
         int64_t f = b->ids[i], first = st->dev.offsets[i], m = st->dev.offsets[i + 1] - first;
-        cs->front_leaf_first[f] = cs->dev_count + first;
-        cs->front_leaf_count[f] = m;
         cs->front_dev_cand[f] = st->dev.candidates[i];
         cs->front_dev_exact[f] = st->dev.exact[i];
         for (int64_t q = first; q < first + m; q++) {

@@ -18,16 +18,14 @@ typedef struct hy_detect_ctx {
     hy_collision_state* cs;
     const double *X0, *X1;
     hy_ccd_options opts;
-    int memo; /* 1: reuse the memo's answers (the step's detection; not calibration) */
+    int only_moved;  /* 1: only candidates with a vertex moved in this round are tested (hy_collision_state.carry) */
     int64_t first;   /* of the LEAF range being run */
     double transfer; /* seconds of host<->device copies of the last GPU batch */
 } hy_detect_ctx;
 
-/* Empties the exact-test memo when X0 changed and marks the vertices X1
- * moved since the last round (the memo's notes below, collide_jobs.c). */
-hy_status hy_collide_memo_begin(hy_collision_state* cs, const double* X0, const double* X1);
-/* Keeps this round's fresh answers of the jobs that may ask again. */
-void hy_collide_memo_end(hy_collision_state* cs);
+/* Starts the rounds again when X0 changed, else marks the vertices whose
+ * X1 moved since the last round (hy_collision_state.vertex_round). */
+hy_status hy_collide_round_begin(hy_collision_state* cs, const double* X0, const double* X1);
 /* LEAF jobs [first, first + n) on the host (device -1) or CUDA device. */
 hy_status hy_collide_run_leaf(hy_detect_ctx* c, int device, int64_t first, int64_t n);
 /* The collision job kinds as the framework runs them (sched/backend.h). */

@@ -59,77 +59,136 @@ typedef struct sort_rec {
     int64_t at;
 } sort_rec;
 
+/* Records per block of the sort's passes. The blocks split the list the
+ * same way for any thread count, and a stable pass's output does not
+ * depend on the split anyway. */
+#define SORT_GRAIN 4096
+
+typedef struct sort_ctx {
+    hy_contact* items;
+    sort_rec *src, *dst;
+    hy_contact* out;
+    int64_t* count; /* 256 per block: the digit's count, then where the block's first such record goes */
+    int high, shift;
+} sort_ctx;
+
+static inline unsigned digit(const sort_rec* r, int high, int shift) {
+    return (unsigned)(((high ? r->hi : r->lo) >> shift) & 0xff);
+}
+
+static void keys_block(void* vctx, int64_t begin, int64_t end, int64_t block, int worker) {
+    (void)block, (void)worker;
+    const sort_ctx* c = vctx;
+    for (int64_t i = begin; i < end; i++) {
+        hy_contact* ct = &c->items[i];
+        canonical(ct);
+        c->src[i].hi = (uint64_t)ct->type << 62 | (uint64_t)(uint32_t)ct->v[0] << 31 | (uint64_t)(uint32_t)ct->v[1];
+        c->src[i].lo = (uint64_t)(uint32_t)ct->v[2] << 31 | (uint64_t)(uint32_t)ct->v[3];
+        c->src[i].at = i;
+    }
+}
+
+static void count_block(void* vctx, int64_t begin, int64_t end, int64_t block, int worker) {
+    (void)worker;
+    const sort_ctx* c = vctx;
+    int64_t* count = c->count + 256 * block;
+    memset(count, 0, 256 * sizeof *count);
+    for (int64_t i = begin; i < end; i++) count[digit(&c->src[i], c->high, c->shift)]++;
+}
+
+static void scatter_block(void* vctx, int64_t begin, int64_t end, int64_t block, int worker) {
+    (void)worker;
+    const sort_ctx* c = vctx;
+    int64_t* at = c->count + 256 * block;
+    for (int64_t i = begin; i < end; i++) c->dst[at[digit(&c->src[i], c->high, c->shift)]++] = c->src[i];
+}
+
+static void gather_block(void* vctx, int64_t begin, int64_t end, int64_t block, int worker) {
+    (void)block, (void)worker;
+    const sort_ctx* c = vctx;
+    for (int64_t i = begin; i < end; i++) c->out[i] = c->items[c->src[i].at];
+}
+
 /* One stable counting pass over byte `shift / 8` of the chosen key, from
- * src to dst; skipped (0) when every record has the same byte there. */
-static int radix_pass(const sort_rec* src, sort_rec* dst, int64_t n, int high, int shift) {
-    int64_t count[256] = {0};
-    for (int64_t i = 0; i < n; i++) count[((high ? src[i].hi : src[i].lo) >> shift) & 0xff]++;
-    for (int d = 0; d < 256; d++)
-        if (count[d] == n) return 0;
+ * src to dst: per block counts on the pool, the blocks' places in digit
+ * then block order, the records moved on the pool. Skipped (0) when every
+ * record has the same byte there. */
+static int radix_pass(sort_ctx* c, hy_pool* pool, int64_t n) {
+    int64_t blocks = hy_pool_blocks(n, SORT_GRAIN);
+    hy_pool_for(pool, n, SORT_GRAIN, count_block, c);
     int64_t start = 0;
     for (int d = 0; d < 256; d++) {
-        int64_t c = count[d];
-        count[d] = start;
-        start += c;
+        int64_t total = 0;
+        for (int64_t b = 0; b < blocks; b++) {
+            int64_t k = c->count[256 * b + d];
+            c->count[256 * b + d] = start + total;
+            total += k;
+        }
+        if (total == n) return 0;
+        start += total;
     }
-    for (int64_t i = 0; i < n; i++) dst[count[((high ? src[i].hi : src[i].lo) >> shift) & 0xff]++] = src[i];
+    hy_pool_for(pool, n, SORT_GRAIN, scatter_block, c);
     return 1;
 }
 
-/* Sorted by (type, v[0..3], toi), as compare() orders them: least
- * significant byte first over lo, then hi (stable passes), then equal keys
- * by toi. Measured against qsort on cloth_ball's rounds (25,000-72,000
- * contacts): its comparison calls cost several times these passes. Returns
- * 0 when out of memory (the caller sorts with qsort instead). */
-static int radix_sort(hy_contact_list* l) {
+/* Each contact made canonical and the list sorted by (type, v[0..3],
+ * toi), as compare() orders them: least significant byte first over lo,
+ * then hi (stable passes), then equal keys by toi. Measured against qsort
+ * on cloth_ball's rounds (25,000-72,000 contacts): its comparison calls
+ * cost several times these passes. Returns 0 when out of memory (the
+ * caller sorts with qsort instead). */
+static int radix_sort(hy_contact_list* l, hy_pool* pool) {
     int64_t n = l->count;
     sort_rec* a = malloc(sizeof *a * (size_t)n);
     sort_rec* b = malloc(sizeof *b * (size_t)n);
     hy_contact* out = malloc(sizeof *out * (size_t)n);
-    if (!a || !b || !out) {
+    int64_t* count = malloc(sizeof *count * 256 * (size_t)hy_pool_blocks(n, SORT_GRAIN));
+    if (!a || !b || !out || !count) {
         free(a);
         free(b);
         free(out);
+        free(count);
         return 0;
     }
-    for (int64_t i = 0; i < n; i++) {
-        const hy_contact* c = &l->items[i];
-        a[i].hi = (uint64_t)c->type << 62 | (uint64_t)(uint32_t)c->v[0] << 31 | (uint64_t)(uint32_t)c->v[1];
-        a[i].lo = (uint64_t)(uint32_t)c->v[2] << 31 | (uint64_t)(uint32_t)c->v[3];
-        a[i].at = i;
-    }
-    sort_rec *src = a, *dst = b;
-    for (int high = 0; high < 2; high++)
-        for (int shift = 0; shift < 64; shift += 8)
-            if (radix_pass(src, dst, n, high, shift)) {
-                sort_rec* t = src;
-                src = dst;
-                dst = t;
+    sort_ctx c = {l->items, a, b, out, count, 0, 0};
+    hy_pool_for(pool, n, SORT_GRAIN, keys_block, &c);
+    for (c.high = 0; c.high < 2; c.high++)
+        for (c.shift = 0; c.shift < 64; c.shift += 8)
+            if (radix_pass(&c, pool, n)) {
+                sort_rec* t = c.src;
+                c.src = c.dst;
+                c.dst = t;
             }
-    for (int64_t i = 0; i < n; i++) out[i] = l->items[src[i].at];
+    hy_pool_for(pool, n, SORT_GRAIN, gather_block, &c);
+    const sort_rec* src = c.src;
     /* equal keys (the same pair found twice) by toi: insertion sort of
      * each run, which holds one or two records */
     for (int64_t i = 1; i < n; i++) {
         if (src[i].hi != src[i - 1].hi || src[i].lo != src[i - 1].lo) continue;
-        hy_contact c = out[i];
+        hy_contact ct = out[i];
         int64_t j = i;
-        while (j > 0 && src[j - 1].hi == src[i].hi && src[j - 1].lo == src[i].lo && out[j - 1].toi > c.toi) {
+        while (j > 0 && src[j - 1].hi == src[i].hi && src[j - 1].lo == src[i].lo && out[j - 1].toi > ct.toi) {
             out[j] = out[j - 1];
             j--;
         }
-        out[j] = c;
+        out[j] = ct;
     }
-    memcpy(l->items, out, sizeof *out * (size_t)n);
+    /* the sorted list replaces the items (the old buffer is freed) */
+    free(l->items);
+    l->items = out;
+    l->capacity = n;
     free(a);
     free(b);
-    free(out);
+    free(count);
     return 1;
 }
 
-void hy_contacts_canonicalize(hy_contact_list* l) {
+void hy_contacts_canonicalize(hy_contact_list* l, hy_pool* pool) {
     if (l->count == 0) return;
-    for (int64_t i = 0; i < l->count; i++) canonical(&l->items[i]);
-    if (!radix_sort(l)) qsort(l->items, (size_t)l->count, sizeof *l->items, compare);
+    if (!radix_sort(l, pool)) {
+        for (int64_t i = 0; i < l->count; i++) canonical(&l->items[i]);
+        qsort(l->items, (size_t)l->count, sizeof *l->items, compare);
+    }
     int64_t out = 0;
     for (int64_t i = 0; i < l->count; i++) {
         if (out > 0) {

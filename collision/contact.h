@@ -6,6 +6,8 @@
 
 #include <stdint.h>
 
+#include "core/pool.h"
+
 enum { HY_CONTACT_VF = 0, HY_CONTACT_EE = 1 };
 
 typedef struct hy_contact {
@@ -23,7 +25,9 @@ int hy_contact_push(hy_contact_list* l, hy_contact c);
 void hy_contact_list_free(hy_contact_list* l);
 /* Put each contact's vertices in canonical order (face and edges sorted,
  * edges swapped so the smaller comes first) and sort the list by
- * (type, v[0..3]); duplicates are removed (the earliest toi kept). */
-void hy_contacts_canonicalize(hy_contact_list* l);
+ * (type, v[0..3]); duplicates are removed (the earliest toi kept). The
+ * sort's passes run on the pool (NULL: on the caller), with the same
+ * result for any thread count. The list's buffer may be replaced. */
+void hy_contacts_canonicalize(hy_contact_list* l, hy_pool* pool);
 
 #endif

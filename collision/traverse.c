@@ -72,6 +72,7 @@ struct hy_traverser {
     int64_t last_node_pairs;     /* tested by the last hy_traverse_run or accept */
     int32_t njobs;               /* of the staged traversal */
     uint64_t generation;         /* of the last begin: unique in the process (g_generation) */
+    int only_moved;              /* hy_traverse_only_moved */
 };
 
 /* Numbers the staged traversals of the whole process, so that no two
@@ -158,8 +159,9 @@ static int grow(void** p, int64_t* cap, int64_t need, size_t elem) {
 /* ---- leaf work (collision/traverse_hd.h, shared with the GPU) */
 
 static hy_trav_mesh mesh_view(const hy_bvh* b) {
-    hy_trav_mesh m = {b->spans,       b->node_fboxes, b->node_area,     b->self_free,       b->slots,
-                      b->leaf_fboxes, b->feature_fboxes, b->leaf_soa, b->leaf_soa_stride};
+    hy_trav_mesh m = {b->spans,       b->node_fboxes,    b->node_area, b->self_free,       b->slots,
+                      b->leaf_fboxes, b->feature_fboxes, b->leaf_soa,  b->leaf_soa_stride, b->node_moved,
+                      b->trav_moved,  b->trav_moved != 0 && b->all_at == b->trav_moved};
     return m;
 }
 
@@ -285,7 +287,7 @@ static hy_status make_front(hy_traverser* t, const hy_trav_ctx* c, int32_t njobs
         return hy_fail(HY_ERR_NOMEM, "bvh traversal: out of memory");
     for (int32_t j = 0; j < njobs; j++) {
         front_tests++;
-        if (c[j].self ? !c[j].A.self_free[0] : hy_trav_nodes_overlap(&c[j], 0, 0))
+        if (hy_trav_visits(&c[j], 0, 0) && (c[j].self ? !c[j].A.self_free[0] : hy_trav_nodes_overlap(&c[j], 0, 0)))
             t->front[nfront++] = (node_pair){0, 0, j};
     }
     for (;;) {
@@ -392,11 +394,12 @@ static hy_status traverse(hy_traverser* t, const hy_trav_ctx* c, int32_t njobs, 
     return join(t, pool, out);
 }
 
-static void ctx_init(hy_trav_ctx* c, const hy_bvh* a, const hy_bvh* b) {
+static void ctx_init(hy_trav_ctx* c, const hy_bvh* a, const hy_bvh* b, int only_moved) {
     c->A = mesh_view(a);
     c->B = mesh_view(b);
     c->self = b == a;
     c->shifted = 0;
+    c->only_moved = only_moved;
     for (int k = 0; k < 3; k++) {
         c->e[k] = c->self ? 0.0 : a->shift[k] - b->shift[k];
         if (c->e[k] != 0.0) c->shifted = 1;
@@ -414,7 +417,7 @@ static hy_status set_jobs(hy_traverser* t, const hy_traverse_job* jobs, int32_t 
         const hy_bvh* b = jobs[j].b ? jobs[j].b : a;
         if (!a || a->node_count == 0 || b->node_count == 0)
             return hy_fail(HY_ERR_INVALID_ARG, "bvh traversal: job %d: tree not built (call hy_bvh_build first)", j);
-        ctx_init(&t->ctx[j], a, b);
+        ctx_init(&t->ctx[j], a, b, t->only_moved);
         t->jobs[j] = (hy_traverse_job){a, b};
     }
     return HY_OK;
@@ -435,6 +438,8 @@ hy_status hy_bvh_traverse_jobs_segments(hy_traverser* t, const hy_traverse_job* 
     if (cs) return cs;
     return traverse(t, t->ctx, job_count, pool, out, 0);
 }
+
+void hy_traverse_only_moved(hy_traverser* t, int on) { t->only_moved = on != 0; }
 
 int64_t hy_traverse_segments(const hy_traverser* t, const hy_trav_segment** segs) {
     *segs = t->segs;
@@ -502,14 +507,6 @@ int64_t hy_traverse_output(const hy_traverser* t, int64_t f, const hy_feature_pa
     *pairs = r->count ? t->workers[r->worker].v + r->begin : NULL;
     *job = t->front[f].job;
     return r->count;
-}
-
-int64_t hy_traverse_keep(hy_traverser* t, const unsigned char* keep) {
-    int64_t n = 0;
-    for (int64_t f = 0; f < t->nfront; f++)
-        if (keep[f]) t->front[n++] = t->front[f];
-    t->nfront = n;
-    return n;
 }
 
 hy_status hy_traverse_counts(const hy_traverser* t, hy_candidates* out) { return gather_counts(t, out); }

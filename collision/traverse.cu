@@ -443,6 +443,7 @@ static hy_status run_traverse(int device, device_state* ds, const hy_traverser* 
         hy_trav_ctx* hctx = ds->hctx;
         for (int32_t j = 0; j < njobs; j++) {
             hctx[j] = ctxs[j];
+            hctx[j].only_moved = 0; /* the device runs its front pairs in full */
             for (int side = 0; side < 2; side++) {
                 const tree_up* q = &trees[job_tree[2 * j + side]];
                 hy_trav_mesh* m = side ? &hctx[j].B : &hctx[j].A;
@@ -455,6 +456,9 @@ static hy_status run_traverse(int device, device_state* ds, const hy_traverser* 
                 m->feature_fboxes = (const hy_fbox*)(A + q->feature_fboxes);
                 m->leaf_soa = NULL; /* the CPU's gate only */
                 m->leaf_soa_stride = 0;
+                m->node_moved = NULL;
+                m->moved_at = 0;
+                m->moved_all = 0;
             }
         }
         if (e == cudaSuccess && njobs > 0)

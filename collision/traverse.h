@@ -122,11 +122,14 @@ hy_status hy_traverse_begin(hy_traverser* t, const hy_traverse_job* jobs, int32_
 hy_status hy_traverse_run(hy_traverser* t, const int64_t* ids, int64_t n, hy_pool* pool);
 int64_t hy_traverse_output(const hy_traverser* t, int64_t f, const hy_feature_pair** pairs, int32_t* job);
 hy_status hy_traverse_counts(const hy_traverser* t, hy_candidates* out);
-/* Keep only the front pairs with keep[f] set (f < the front's size), in
- * their order, before any run; they are then numbered 0.. in that order
- * (hy_traverse_front, collision/traverse_hd.h). Returns how many. */
-int64_t hy_traverse_keep(hy_traverser* t, const unsigned char* keep);
 int64_t hy_traverse_last_node_pairs(const hy_traverser* t);
+/* With on = 1, the traversals begun after it visit only node pairs of
+ * which one node moved in its tree's last change (hy_bvh.trav_moved names
+ * that change per tree; a tree with trav_moved 0 had none): the feature
+ * pairs that may have moved since the traversal before, given the trees
+ * changed only by that change, plus others of the same node pairs. 0 (the
+ * default) visits every pair. A device runs its front pairs in full. */
+void hy_traverse_only_moved(hy_traverser* t, int on);
 /* Node pairs hy_traverse_begin tested to make the front. */
 int64_t hy_traverse_front_tests(const hy_traverser* t);
 

@@ -35,6 +35,13 @@ typedef struct hy_trav_mesh {
      * gate (HY_TRAV_AVX below); NULL on the device. */
     const float* leaf_soa;
     int64_t leaf_soa_stride;
+    /* The nodes the tree's last change moved (hy_bvh.node_moved,
+     * trav_moved), read only by a context with only_moved: every node when
+     * moved_all, else those with node_moved[n] == moved_at (none when
+     * moved_at is 0). NULL / 0 on the device. */
+    const uint64_t* node_moved;
+    uint64_t moved_at;
+    int32_t moved_all;
 } hy_trav_mesh;
 
 /* One traversal job: self (A and B the same mesh) or pair traversal. */
@@ -44,6 +51,9 @@ typedef struct hy_trav_ctx {
     int32_t shifted;        /* pair of meshes in different moving frames */
     double e[3];            /* A's shift minus B's: A's boxes are swept by t * e */
     float e_lo[4], e_hi[4]; /* e as a float interval (hy_fbox_shift_range) */
+    /* Visit only node pairs with a moved node (hy_traverse_only_moved):
+     * the pairs whose features may have moved since the last traversal. */
+    int32_t only_moved;
 } hy_trav_ctx;
 
 typedef struct hy_trav_pair {
@@ -76,6 +86,18 @@ HY_HD void hy_trav_emit(hy_trav_out* o, const hy_feature_pair* p) {
 }
 
 HY_HD int hy_trav_has_vertex(const int32_t* f, int32_t v) { return (f[0] == v) | (f[1] == v) | (f[2] == v); }
+
+/* Whether node n of the mesh moved in its tree's last change (see
+ * hy_trav_mesh). */
+HY_HD int hy_trav_moved(const hy_trav_mesh* m, int32_t n) {
+    return m->moved_all || (m->moved_at != 0 && m->node_moved && m->node_moved[n] == m->moved_at);
+}
+
+/* Whether context c visits the pair of A's node a and B's node b: always,
+ * or with only_moved when one of them moved. */
+HY_HD int hy_trav_visits(const hy_trav_ctx* c, int32_t a, int32_t b) {
+    return !c->only_moved || hy_trav_moved(&c->A, a) || hy_trav_moved(&c->B, b);
+}
 
 /* The single-precision test of node pairs and triangle pairs (in B's
  * frame): it lets through every pair the double test would pass (hy_fbox),
@@ -340,10 +362,11 @@ HY_HD int hy_trav_expand(const hy_trav_ctx* ctxs, hy_trav_pair p, hy_trav_pair* 
         if (c->A.self_free[p.a]) return 0;
         if (nd->count) return -1;
         int32_t l = nd->first, r = nd->first + 1;
-        out[n++] = hy_trav_pair_make(l, l, p.job);
-        out[n++] = hy_trav_pair_make(r, r, p.job);
+        if (hy_trav_visits(c, l, l)) out[n++] = hy_trav_pair_make(l, l, p.job);
+        if (hy_trav_visits(c, r, r)) out[n++] = hy_trav_pair_make(r, r, p.job);
         (*tests)++;
-        if (hy_fbox_overlap(&c->A.node_fboxes[l], &c->A.node_fboxes[r])) out[n++] = hy_trav_pair_make(l, r, p.job);
+        if (hy_trav_visits(c, l, r) && hy_fbox_overlap(&c->A.node_fboxes[l], &c->A.node_fboxes[r]))
+            out[n++] = hy_trav_pair_make(l, r, p.job);
         return n;
     }
     const hy_bvh_span* na = &A[p.a];
@@ -362,7 +385,7 @@ HY_HD int hy_trav_expand(const hy_trav_ctx* ctxs, hy_trav_pair p, hy_trav_pair* 
             for (int j = 0; j < 2; j++) {
                 int32_t cb = nb->first + j;
                 (*tests)++;
-                if (hy_fbox_overlap(a, &fb[cb])) out[n++] = hy_trav_pair_make(ca, cb, p.job);
+                if (hy_trav_visits(c, ca, cb) && hy_fbox_overlap(a, &fb[cb])) out[n++] = hy_trav_pair_make(ca, cb, p.job);
             }
         }
         return n;
@@ -372,14 +395,15 @@ HY_HD int hy_trav_expand(const hy_trav_ctx* ctxs, hy_trav_pair p, hy_trav_pair* 
         for (int k = 0; k < 2; k++) {
             int32_t ch = na->first + k;
             (*tests)++;
-            if (hy_trav_nodes_overlap(c, ch, p.b)) out[n++] = hy_trav_pair_make(ch, p.b, p.job);
+            if (hy_trav_visits(c, ch, p.b) && hy_trav_nodes_overlap(c, ch, p.b))
+                out[n++] = hy_trav_pair_make(ch, p.b, p.job);
         }
     } else {
         const hy_fbox* a = hy_trav_a_box(c, p.a, &moved);
         for (int k = 0; k < 2; k++) {
             int32_t ch = nb->first + k;
             (*tests)++;
-            if (hy_fbox_overlap(a, &fb[ch])) out[n++] = hy_trav_pair_make(p.a, ch, p.job);
+            if (hy_trav_visits(c, p.a, ch) && hy_fbox_overlap(a, &fb[ch])) out[n++] = hy_trav_pair_make(p.a, ch, p.job);
         }
     }
     return n;

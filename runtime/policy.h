@@ -3,7 +3,7 @@
  * in one NULL-ended registry and chosen by name.
  *
  * Registered: round-robin (partition p on PU p mod |PUs| every step, no
- * stealing), static (METIS when the graph changes, no stealing), ws (round
+ * stealing), static (METIS once, at the first step, then kept; no stealing), ws (round
  * robin when the graph changes, then plain random stealing), affinity (METIS
  * when the graph changes, stealing only from the affinity list), priority
  * (affinity plus the CPU/GPU time ratio threshold, after warm-up steps that

@@ -20,7 +20,10 @@
  *      (fewer shared handles across PUs, so fewer transfers and steals
  *      outside the affinity lists), kept only when its expected makespan is
  *      within METIS_SLACK of the rounded LP's.
- * Otherwise each PU starts from the partitions it ran last step. A PU then
+ * Otherwise each PU starts from the partitions it ran last step, unless a
+ * fresh plan or that plan repaired for this step's costs (the local search
+ * of step 3 started from it, moves paying their data's trips) is expected
+ * faster, the trips of the partitions it moves counted. A PU then
  * steals within the affinity list, only once every task of its own
  * partitions has started (a PU waiting on another's results is not short
  * of work: stealing then takes the partitions the plan gave to others, who
@@ -280,6 +283,40 @@ done:
     return st;
 }
 
+/* The kept plan repaired for this step's costs: the rounding's local
+ * search (polish) started from what the PUs ran last step, a partition's
+ * time on a PU other than its own counting its data's trip there (the
+ * rule of hy_rt_sim_move_cost), so only moves that pay for their trips
+ * within the step are made. A recorded scene's objects take a different
+ * time every step: a plan kept from older costs drifts out of balance,
+ * and a fresh plan, made without regard to where partitions are, moves
+ * many of them at once; a few moves or swaps off the most loaded PU take
+ * most of the drift back. Into out[]; 0 on success. */
+static int repair(const hy_rt_sim* s, const int32_t* kept, int32_t* out) {
+    int32_t np = s->npart, nq = s->m.npu;
+    plan pl = {np, nq, malloc((size_t)(np * nq) * sizeof(double)), NULL, out};
+    if (!pl.t) return -1;
+    double load[HY_RT_MAX_PUS] = {0};
+    for (int32_t p = 0; p < np; p++) {
+        for (int32_t q = 0; q < nq; q++) {
+            double* t = &pl.t[p * nq + q];
+            *t = -1.0;
+            if (!(s->eligible[p] & (1u << s->m.pu[q].kind))) continue;
+            *t = hy_rt_sim_expected(s, p, q);
+            int32_t path[HY_RT_MAX_MEMS];
+            double trip = 0;
+            if (q != kept[p] && hy_rt_memnet_path(&s->m.net, s->m.pu[kept[p]].mem, s->m.pu[q].mem,
+                                                  (size_t)s->part_bytes[p], path, &trip) > 0)
+                *t += trip;
+        }
+        out[p] = kept[p];
+        load[kept[p]] += pl.t[p * nq + kept[p]];
+    }
+    polish(&pl, load);
+    free(pl.t);
+    return 0;
+}
+
 static hy_status map(hy_rt_sim* s, int changed) {
     if (!s->npart) return HY_OK;
     if (!changed && s->step >= LEARN_STEPS) {
@@ -297,11 +334,18 @@ static hy_status map(hy_rt_sim* s, int changed) {
             double L_kept = plan_makespan(s, kept);
             hy_status st = replan(s);
             /* the METIS calls of a plan not taken still count: they were made */
-            if (!st && !(plan_makespan_from(s, s->owner, kept) < L_kept)) {
+            double L_fresh = st ? INFINITY : plan_makespan_from(s, s->owner, kept);
+            int32_t* fixed = st ? NULL : malloc((size_t)s->npart * sizeof *fixed);
+            double L_fixed = fixed && !repair(s, kept, fixed) ? plan_makespan_from(s, fixed, kept) : INFINITY;
+            if (!st && L_fixed < L_fresh && L_fixed < L_kept) {
+                memcpy(s->owner, fixed, (size_t)s->npart * sizeof *fixed);
+                s->stats.remapped = 1;
+            } else if (!st && !(L_fresh < L_kept)) {
                 memcpy(s->owner, kept, (size_t)s->npart * sizeof *kept);
             } else if (!st) {
                 s->stats.remapped = 1;
             }
+            free(fixed);
             free(kept);
             return st;
         }

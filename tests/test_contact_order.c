@@ -1,7 +1,8 @@
 /* Tests the canonical contact order (collision/contact.c): lists with
  * repeated pairs, ties broken by time of impact, vertex indices across the
  * whole int32 range and both contact types come out as the reference
- * comparison orders them, with the earliest of each repeated pair kept. */
+ * comparison orders them, with the earliest of each repeated pair kept,
+ * sorted on one thread or on pools of two and three. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -64,7 +65,9 @@ static hy_contact random_contact(int32_t range) {
     return c;
 }
 
-static void check_list(int64_t n, int32_t range, int repeats) {
+/* The list sorted on a pool of `threads` (1: no pool): the sort's blocks
+ * run on several threads for lists longer than a block. */
+static void check_list_on(int64_t n, int32_t range, int repeats, int threads) {
     hy_contact_list l = {0};
     int pushed = 1;
     for (int64_t i = 0; i < n; i++) {
@@ -87,7 +90,9 @@ static void check_list(int64_t n, int32_t range, int repeats) {
         if (p && p->type == want[i].type && !memcmp(p->v, want[i].v, sizeof p->v)) continue; /* a later toi */
         want[kept++] = want[i];
     }
-    hy_contacts_canonicalize(&l);
+    hy_pool* pool = threads > 1 ? hy_pool_create(threads) : NULL;
+    hy_contacts_canonicalize(&l, pool);
+    hy_pool_destroy(pool);
     CHECK(l.count == kept);
     int64_t same = 0;
     for (int64_t i = 0; i < kept && i < l.count; i++)
@@ -96,6 +101,14 @@ static void check_list(int64_t n, int32_t range, int repeats) {
     CHECK(same == kept);
     free(want);
     hy_contact_list_free(&l);
+}
+
+static void check_list(int64_t n, int32_t range, int repeats) {
+    for (int threads = 1; threads <= 3; threads++) {
+        uint64_t seed = rng;
+        check_list_on(n, range, repeats, threads);
+        if (threads < 3) rng = seed; /* the same list on each pool */
+    }
 }
 
 int main(void) {
@@ -109,7 +122,7 @@ int main(void) {
     CHECK(hy_contact_push(&l, c));
     hy_contact e = {HY_CONTACT_EE, {9, 8, 2, 1}, 0.25};
     CHECK(hy_contact_push(&l, e));
-    hy_contacts_canonicalize(&l);
+    hy_contacts_canonicalize(&l, NULL);
     CHECK(l.count == 2);
     CHECK(l.items[0].type == HY_CONTACT_VF && l.items[0].v[0] == 7 && l.items[0].v[1] == 3 && l.items[0].v[2] == 5 &&
           l.items[0].v[3] == 9);

@@ -2,7 +2,8 @@
  * on the real executor at 1-4 threads and on the modeled one), the data layer's valid bits, cheapest paths and
  * bytes per channel with and without peer access, METIS mapping and its traps (one part, more parts than
  * vertices, no edges, disconnected graphs, float target weights, calls from two threads), stealing within
- * affinity lists, the priority threshold's direction, the same results for every policy, machine, thread
+ * affinity lists, static's one map, plain ws across kinds and its speed-down where GPUs are about 5x a core,
+ * the priority threshold's direction, the same results for every policy, machine, thread
  * count and set of real CPU PUs, bit-reproducible virtual-clock makespans, lp's learned model and its speed
  * against priority on mixed machines, the trace's events against the step stats, and real stealing between
  * CPU PUs. One file past 1,000 lines on purpose: every check drives the same small task graphs, machines
@@ -462,6 +463,12 @@ static void scene_make(scene* sc, int nobj, int chain, int nmin, int nmax, doubl
     }
 }
 
+/* nobj objects of sizes in [nmin, MAXN] that never interact. */
+static void scene_make_apart(scene* sc, int nobj, int nmin, double work_per_item, uint64_t seed) {
+    scene_make(sc, nobj, 1, nmin, MAXN, work_per_item, seed);
+    sc->npairs = 0;
+}
+
 static hy_status scene_register(scene* sc, hy_rt_graph* g) {
     hy_status s = HY_OK;
     for (int i = 0; i < sc->nobj && !s; i++) {
@@ -547,6 +554,20 @@ static uint64_t scene_sim(const scene* base, const hy_rt_machine* m, const char*
     hy_rt_sim_destroy(s);
     hy_rt_graph_destroy(g);
     return h;
+}
+
+/* Mean modeled seconds a step of steps 4-7 (after priority's warm-up and
+ * lp's learning) of `base` on profile (gpus, cpus) under policy; the
+ * first step's stats into *first (may be NULL). 0 on failure (checked). */
+static double steady_step(const scene* base, int gpus, int cpus, const char* policy, hy_rt_step_stats* first) {
+    hy_rt_machine m;
+    hy_rt_step_stats st[8];
+    CHECK_OK(hy_rt_machine_profile("hermann4", gpus, cpus, &m));
+    CHECK(scene_sim(base, &m, policy, 8, st, NULL) != 0);
+    if (first) *first = st[0];
+    double t = 0;
+    for (int k = 4; k < 8; k++) t += st[k].makespan / 4;
+    return t;
 }
 
 /* Run `steps` steps on a fresh copy of `base` on the real executor of one
@@ -743,6 +764,50 @@ static int sim_open(scene* sc, const char* profile, int gpus, int cpus, const ch
     return *g && *s;
 }
 
+
+/* Plain ws ignores kinds: with small objects, whose 50 us launches make a
+ * modeled GPU slower than a core, the cores run dry first and take
+ * partitions that the round robin dealt to the GPUs. */
+static void test_ws_steals_across_kinds(void) {
+    static scene small;
+    scene_make(&small, 16, 4, 4, 8, 1e-7, 29);
+    hy_rt_graph* g = NULL;
+    hy_rt_sim* s = NULL;
+    if (!sim_open(&small, "hermann4", 2, 2, "ws", 7, &g, &s)) return;
+    hy_rt_step_stats st;
+    CHECK_OK(scene_submit(&small, g));
+    CHECK_OK(hy_rt_sim_step(s, g, &st));
+    /* round robin dealt p to PU p mod 4: GPUs 0 and 1, cores 2 and 3 */
+    int from_gpu_to_core = 0;
+    for (int32_t p = 0; p < s->npart; p++)
+        from_gpu_to_core += p % 4 < 2 && s->m.pu[s->owner[p]].kind == HY_RT_CPU;
+    CHECK(st.steals > 0 && from_gpu_to_core > 0);
+    hy_rt_sim_destroy(s);
+    hy_rt_graph_destroy(g);
+}
+
+/* The paper's competitive speed-down is a matter of the two kinds' speeds:
+ * on independent objects large enough that 4 modeled GPUs run about 20
+ * times one core (the paper's 22), plain ws with 4 cores added is slower
+ * than on the 4 GPUs alone (cores take objects late that a GPU would have
+ * finished sooner), while priority, which sends them only what their kind
+ * should run, is faster. */
+static void test_ws_speed_down(void) {
+    static scene big;
+    scene_make_apart(&big, 48, 128, 5e-6, 23);
+    const int gpus[3] = {4, 4, 0}, cpus[3] = {0, 4, 1};
+    double ws[3], prio[3];
+    for (int c = 0; c < 3; c++) {
+        ws[c] = steady_step(&big, gpus[c], cpus[c], "ws", NULL);
+        prio[c] = steady_step(&big, gpus[c], cpus[c], "priority", NULL);
+    }
+    fprintf(stderr, "speed-down: 4 GPUs %.2fx one core; ws 4+0 %.3f ms, 4+4 %.3f ms; priority 4+0 %.3f, 4+4 %.3f\n",
+            ws[2] / ws[0], 1e3 * ws[0], 1e3 * ws[1], 1e3 * prio[0], 1e3 * prio[1]);
+    CHECK(ws[2] / ws[0] > 15 && ws[2] / ws[0] < 25);
+    CHECK(ws[1] > ws[0]);
+    CHECK(prio[1] < prio[0]);
+}
+
 /* ---- lp */
 
 /* The learned model: after a few steps on a mixed machine, the expected
@@ -808,30 +873,63 @@ static void test_lp_model(void) {
  * on every mix of 1-4 GPUs and 1-4 cores (virtual clock: deterministic). */
 static void test_lp_vs_priority(void) {
     static scene base;
-    scene_make(&base, 48, 1, 4, MAXN, 2e-6, 41);
-    base.npairs = 0;
+    scene_make_apart(&base, 48, 4, 2e-6, 41);
     int worse = 0, runs = 0;
     double ratio_sum = 0;
     for (int gpus = 1; gpus <= 4; gpus++)
         for (int cpus = 1; cpus <= 4; cpus++) {
-            hy_rt_machine m;
-            CHECK_OK(hy_rt_machine_profile("hermann4", gpus, cpus, &m));
-            hy_rt_step_stats a[8], b[8];
-            CHECK(scene_sim(&base, &m, "lp", 8, a, NULL) != 0);
-            CHECK(scene_sim(&base, &m, "priority", 8, b, NULL) != 0);
-            double ta = 0, tb = 0;
-            for (int k = 4; k < 8; k++) {
-                ta += a[k].makespan;
-                tb += b[k].makespan;
-            }
+            hy_rt_step_stats first;
+            double ta = steady_step(&base, gpus, cpus, "lp", &first);
+            double tb = steady_step(&base, gpus, cpus, "priority", NULL);
             runs++;
             worse += ta > tb * (1 + 1e-9);
             ratio_sum += tb / ta;
-            CHECK(a[0].remapped == 1 && a[0].steals_outside_affinity == 0);
+            CHECK(first.remapped == 1 && first.steals_outside_affinity == 0);
         }
     fprintf(stderr, "lp vs priority: slower on %d of %d machines, mean speed ratio %.3f\n", worse, runs,
             ratio_sum / runs);
     CHECK(worse == 0);
+}
+
+
+/* Costs drifting under a graph that does not change: from step 6 every
+ * third object costs 8 times more. lp repairs the plan it kept with a few
+ * moves off the most loaded GPU, each paying its data's trip through the
+ * host, rather than taking a fresh plan that moves many partitions at
+ * once, and ends faster than priority, which keeps its map and steals. */
+static void test_lp_repairs_drift(void) {
+    static scene sc, ref;
+    scene_make_apart(&sc, 24, 64, 2e-6, 43);
+    sc.heavy_step = 6;
+    ref = sc;
+    hy_rt_machine m;
+    CHECK_OK(hy_rt_machine_profile("hermann4", 2, 0, &m));
+    hy_rt_step_stats b[10];
+    CHECK(scene_sim(&ref, &m, "priority", 10, b, NULL) != 0);
+    hy_rt_graph* g = NULL;
+    hy_rt_sim* s = NULL;
+    if (!sim_open(&sc, "hermann4", 2, 0, "lp", 42, &g, &s)) return;
+    int32_t last[24];
+    double ta = 0, tb = 0;
+    int moved = 0, remaps = 0;
+    for (int k = 0; k < 10; k++) {
+        hy_rt_step_stats st;
+        CHECK_OK(scene_submit(&sc, g));
+        CHECK_OK(hy_rt_sim_step(s, g, &st));
+        if (k >= 6) {
+            for (int p = 0; p < 24; p++) moved += s->owner[p] != last[p];
+            ta += st.makespan;
+            tb += b[k].makespan;
+            remaps += st.remapped;
+        }
+        memcpy(last, s->owner, sizeof last);
+    }
+    fprintf(stderr, "drift: lp %.3f ms (%d re-plans, %d partitions moved), priority %.3f ms\n", 250 * ta, remaps,
+            moved, 250 * tb);
+    CHECK(remaps >= 1 && moved >= 1 && moved <= 4);
+    CHECK(ta < tb);
+    hy_rt_sim_destroy(s);
+    hy_rt_graph_destroy(g);
 }
 
 /* ---- several real CPU PUs */
@@ -977,16 +1075,19 @@ static void test_trace(void) {
     CHECK(strstr(hy_last_error(), "no-such-folder/t.json") != NULL);
 }
 
-/* The map is made when the partition graph changes and kept otherwise. */
-static void test_remap_on_change(void) {
+/* Five steps of 12 objects on 3 cores under policy, a new contact
+ * (objects 0 and 7) appearing at step 3: per step whether it remapped and
+ * its METIS calls, and the partitions owned elsewhere than after step 0. */
+static void remap_run(const char* policy, int* remapped, int* calls, int* moved) {
     static scene sc;
     scene_make(&sc, 12, 12, 8, 32, 1e-6, 31);
     hy_rt_graph* g = NULL;
     hy_rt_sim* s = NULL;
-    if (!sim_open(&sc, "cpu", 0, 3, "affinity", 3, &g, &s)) return;
-    int remapped[5], calls[5];
+    if (!sim_open(&sc, "cpu", 0, 3, policy, 3, &g, &s)) return;
+    int32_t first[12];
+    *moved = 0;
     for (int k = 0; k < 5; k++) {
-        if (k == 3) { /* a new contact: objects 0 and 7 */
+        if (k == 3) {
             sc.pa[sc.npairs] = 0;
             sc.pb[sc.npairs] = 7;
             sc.n_of_pair[sc.npairs++] = sc.o[0].n < sc.o[7].n ? sc.o[0].n : sc.o[7].n;
@@ -996,12 +1097,27 @@ static void test_remap_on_change(void) {
         CHECK_OK(hy_rt_sim_step(s, g, &st));
         remapped[k] = st.remapped;
         calls[k] = st.metis_calls;
+        if (!k) memcpy(first, s->owner, sizeof first);
+        for (int p = 0; p < 12; p++) *moved += s->owner[p] != first[p];
     }
+    hy_rt_sim_destroy(s);
+    hy_rt_graph_destroy(g);
+}
+
+/* affinity maps when the partition graph changes and keeps its map
+ * otherwise; static maps once: the new contact neither remaps, nor calls
+ * METIS, nor moves a partition. */
+static void test_remap_on_change(void) {
+    int remapped[5], calls[5], moved;
+    remap_run("affinity", remapped, calls, &moved);
     CHECK(remapped[0] == 1 && calls[0] == (hy_rt_map_have_metis() ? 1 : 0));
     CHECK(remapped[1] == 0 && remapped[2] == 0 && calls[1] == 0 && calls[2] == 0);
     CHECK(remapped[3] == 1 && remapped[4] == 0);
-    hy_rt_sim_destroy(s);
-    hy_rt_graph_destroy(g);
+    remap_run("static", remapped, calls, &moved);
+    CHECK(remapped[0] == 1 && calls[0] == (hy_rt_map_have_metis() ? 1 : 0));
+    int later = 0;
+    for (int k = 1; k < 5; k++) later += remapped[k] + calls[k];
+    CHECK(later == 0 && moved == 0);
 }
 
 int main(void) {
@@ -1016,9 +1132,12 @@ int main(void) {
     test_reproducible_makespans();
     test_affinity_stealing();
     test_remap_on_change();
+    test_ws_steals_across_kinds();
+    test_ws_speed_down();
     test_threshold_direction();
     test_lp_model();
     test_lp_vs_priority();
+    test_lp_repairs_drift();
     test_trace();
     test_team();
     TEST_END();
