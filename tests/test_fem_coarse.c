@@ -2,11 +2,12 @@
  * hy_fem_coarse): on a turned, deformed block the preconditioner stays a
  * symmetric positive definite map and the coarse level adds a positive
  * term to block Jacobi; a squeezed block's step and a landing solved with
- * it reach the answers of block Jacobi alone in fewer iterations; a
- * free-flying block still takes no iteration; small objects keep block
- * Jacobi alone. */
+ * it reach the answers of block Jacobi alone in fewer iterations, and
+ * the squeezed block takes as many turned by any angle; a free-flying
+ * block still takes no iteration; small objects keep block Jacobi alone. */
 #include <math.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -42,10 +43,10 @@ static hy_fem_model* model(const hy_tetmesh* mesh, const int32_t* fixed, int32_t
     return m;
 }
 
-/* The rest shape turned about (1, 2, 3) by 0.7 rad and squeezed 10% along
+/* The rest shape turned about (1, 2, 3) by angle (deform: 0.7 rad) and squeezed 10% along
  * y, with some noise: every element rotated and strained. */
-static void deform(const double* rest, int32_t nv, double* x) {
-    double k[3] = {1, 2, 3}, kn = sqrt(14.0), c = cos(0.7), s = sin(0.7), R[9];
+static void deform_turned(const double* rest, int32_t nv, double angle, double* x) {
+    double k[3] = {1, 2, 3}, kn = sqrt(14.0), c = cos(angle), s = sin(angle), R[9];
     for (int a = 0; a < 3; a++) k[a] /= kn;
     double K[9] = {0, -k[2], k[1], k[2], 0, -k[0], -k[1], k[0], 0};
     for (int i = 0; i < 3; i++)
@@ -60,6 +61,8 @@ static void deform(const double* rest, int32_t nv, double* x) {
             x[3 * v + a] = R[3 * a] * p[0] + R[3 * a + 1] * p[1] + R[3 * a + 2] * p[2] + 1e-4 * rnd();
     }
 }
+
+static void deform(const double* rest, int32_t nv, double* x) { deform_turned(rest, nv, 0.7, x); }
 
 static void test_spd(hy_pool* pool) {
     hy_tetmesh* mesh = box(9);
@@ -108,7 +111,8 @@ static void test_spd(hy_pool* pool) {
 
 /* One backward-Euler step of the deformed block, released from rest, with
  * and without the coarse level: the same dv to the tolerance, fewer CG
- * iterations. Then the free-flying rest shape: no iteration. */
+ * iterations; turned by any angle, as many iterations. Then the
+ * free-flying rest shape: no iteration. */
 static void test_solve(hy_pool* pool) {
     hy_tetmesh* mesh = box(10);
     if (!mesh) return;
@@ -130,9 +134,31 @@ static void test_solve(hy_pool* pool) {
     for (int64_t k = 0; k < n; k++) diff = fmax(diff, fabs(v1[1][k] - v1[0][k])), scale = fmax(scale, fabs(v1[0][k]));
     CHECK(scale > 0.1);              /* the squeezed block springs back */
     CHECK(diff < 1e-6 * scale);      /* the same step, to the tolerance */
+    printf("squeezed block: %d CG iterations with the coarse level, %d with block Jacobi alone\n", st[1].cg_iterations,
+           st[0].cg_iterations);
     CHECK(st[0].cg_iterations > 40); /* block Jacobi alone */
-    CHECK(st[1].cg_iterations * 5 < st[0].cg_iterations * 4); /* measured 47 against 64 */
+    CHECK(st[1].cg_iterations * 3 < st[0].cg_iterations * 2); /* measured 35 against 64 */
     CHECK(st[1].cg_relative_residual <= 1e-8);
+    /* The coarse level is the rest system's, turned by the object's
+     * rotation each step: the squeezed block's step takes as many CG
+     * iterations turned by any angle (the same squeeze and noise, no
+     * gravity), where the rest system unturned would fit a turned
+     * block's system less well (with the turn left out: 35 unturned,
+     * 41-52 turned). */
+    static const double angle[4] = {0.0, 0.7, 1.9, 3.0};
+    const double g0[3] = {0, 0, 0};
+    int32_t turned[4];
+    for (int k = 0; k < 4; k++) {
+        uint64_t keep = seed;
+        deform_turned(mesh->positions, nv, angle[k], x0);
+        seed = keep;
+        hy_fem_solve_stats ts;
+        CHECK_OK(hy_fem_solve(m, pool, x0, v0, 0.005, g0, NULL, 1000, 1e-8, x1[0], v1[0], &ts));
+        turned[k] = ts.cg_iterations;
+    }
+    printf("squeezed block turned by 0, 0.7, 1.9, 3.0 rad: %d, %d, %d, %d CG iterations\n", turned[0], turned[1],
+           turned[2], turned[3]);
+    for (int k = 1; k < 4; k++) CHECK(abs(turned[k] - turned[0]) <= 1);
     /* free flight from rest: the mass-only start is the answer */
     hy_fem_solve_stats free_st;
     CHECK_OK(hy_fem_solve(m, pool, mesh->positions, v0, 0.005, g, NULL, 1000, 1e-8, x1[0], v1[0], &free_st));
@@ -178,8 +204,10 @@ static void test_impact(hy_pool* pool) {
     }
     double diff = 0.0;
     for (int64_t k = 0; k < n; k++) diff = fmax(diff, fabs(v[1][k] - v[0][k]));
+    printf("landing block: %d CG iterations over 10 steps with the coarse level, %d with block Jacobi alone\n", its[1],
+           its[0]);
     CHECK(diff < 1e-4);                  /* m/s, against velocities of ~2 */
-    CHECK(its[1] * 4 < its[0] * 3);      /* measured 350 against 517 */
+    CHECK(its[1] * 5 < its[0] * 3);      /* measured 264 against 517 */
     for (int c = 0; c < 2; c++) free(x[c]), free(v[c]);
     free(fixed);
     hy_fem_model_destroy(m);
