@@ -357,12 +357,9 @@ typedef struct outcome {
 static hy_status run_steps(hy_world* w, int steps, outcome* out) {
     hy_status s = HY_OK;
     for (int i = 0; i < steps && !s; i++) {
-        s = hy_test_step(w);
         hy_step_stats st;
         hy_integrate_stats is;
-        if (!s) s = hy_world_get_stats(w, &st);
-        if (!s) s = hy_world_get_integrate_stats(w, &is);
-        if (s) break;
+        if ((s = hy_test_step_figures(w, &st, &is))) break;
         out->cg_iterations += st.cg_iterations;
         if (is.gpus == 1) out->gpu_tasks += is.tasks[is.pus - 1];
         out->batched += is.batched;
