@@ -1,10 +1,15 @@
 #!/usr/bin/env bash
 # The checks and timings that need a GPU, in one go (a lent GPU machine's
 # time is short): the tests with GPU branches (test_cuda, test_solver_hd,
-# test_solver_batch, test_cloth_hd: kernels bit-equal to the CPU), the FEM beam's integration on the GPU
+# test_solver_batch, test_cloth_hd: kernels bit-equal to the CPU;
+# test_batch_step: small objects' lockstep CG with batch products on
+# cuda:0; test_runtime_gpu: the data layer's device memory, a world's
+# batches on cuda:0), the FEM beam's integration on the GPU
 # against the CPU (ms per step, the same state hash), fem64's and
 # fem_mixed's integration with cuda:0 as an integration PU beside 16 CPU
-# PUs (ms per step, the same state hash), state hashes of the
+# PUs (ms per step, the same state hash), fem_independent's 32 small
+# blocks batched on cuda:0 (objects batched, batch launches, bytes per
+# step, the same state hash), state hashes of the
 # CPU-only run against runs with cuda resources under every policy and
 # with the GPU failing mid-run (--fault), the calibrated profiles, step
 # timings with the GPU on its own feeding thread (the ccd figure is the
@@ -18,7 +23,8 @@
 # time is left for is reported as skipped, and counts as failed.
 #
 # usage: bench/gpu_check.sh BUILD_DIR OUT_DIR [FRAMES [BUDGET]]
-#   BUILD_DIR holds hyphys, test_cuda, test_solver_hd, test_solver_batch, test_cloth_hd, intercept_sample and
+#   BUILD_DIR holds hyphys, test_cuda, test_solver_hd, test_solver_batch, test_cloth_hd,
+#   test_batch_step, test_runtime_gpu, intercept_sample and
 #   libhyphys_intercept.so (a CUDA build; see README);
 #   OUT_DIR gets the logs, the JSON of every run and summary.txt.
 # Exit 0 when every check passed (timings are not checks).
@@ -60,13 +66,17 @@ say "cores: $(nproc)"
 #    products on cuda:0, a step bit-equal to the CPU's (test_cloth_hd); the
 #    host twins (test_device_leaf); small FEM and mass-spring objects in
 #    one launch per pass bit-equal to each object's CPU passes
-#    (test_solver_batch)
-for test in test_cuda test_solver_hd test_solver_batch test_cloth_hd test_device_leaf; do
+#    (test_solver_batch); their steps with CG in lockstep and the batch's
+#    products on cuda:0, iterations and residuals bit-equal to each
+#    object's own (test_batch_step); the data layer's copies in cuda:0's
+#    memory and back, a world's small solids batched on cuda:0 at the
+#    CPU-only hash with bytes counted on its channel (test_runtime_gpu)
+for test in test_cuda test_solver_hd test_solver_batch test_cloth_hd test_device_leaf test_batch_step test_runtime_gpu; do
     log="$O/$test.log"
     run_t 120 "$B/$test" > "$log" 2>&1
     rc=$?
     say "$test: exit $rc"
-    grep -E "^cuda|mismatch|world on|FAIL|failed|cuda:0|twin|scene|no GPU" "$log" | head -12 | tee -a "$S"
+    grep -E "^cuda|mismatch|world on|FAIL|failed|cuda:0|twin|scene|no GPU|batch|device memory" "$log" | head -12 | tee -a "$S"
     [ "$rc" = 0 ] || fail=1
 done
 
@@ -93,7 +103,7 @@ hash_of() { sed -n 's/.*"state_hash":"\([0-9a-f]*\)".*/\1/p' "$1"; }
 #     <= 16 with the GPU and 16 cores), the tasks the GPU PU ran in the last
 #     step, the same state hash; then fem_mixed (6 frames, collisions on)
 #     the same way
-integ_of() { python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); i=d.get("integration",{}); t=i.get("last_step_tasks",[]); print("integrate %.2f ms per step (median, p95 %.2f), total %.2f, PUs %d (GPUs %d), last step tasks %s, state %s%s" % (d["ms_per_step"]["integrate"]["median"], d["ms_per_step"]["integrate"]["p95"], d["ms_per_step"]["total"]["median"], i.get("pus",0), i.get("gpus",0), t, d["state_hash"], (", fallback: " + i["fallback"]) if i.get("fallback") else ""))' "$1" 2>/dev/null; }
+integ_of() { python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); i=d.get("integration",{}); t=i.get("last_step_tasks",[]); print("integrate %.2f ms per step (median, p95 %.2f), total %.2f, PUs %d (GPUs %d), last step tasks %s, bytes %s, batched %d in %d batch launches, state %s%s" % (d["ms_per_step"]["integrate"]["median"], d["ms_per_step"]["integrate"]["p95"], d["ms_per_step"]["total"]["median"], i.get("pus",0), i.get("gpus",0), t, i.get("last_step_bytes",[]), i.get("last_step_batched",0), i.get("last_step_batch_products",0), d["state_hash"], (", fallback: " + i["fallback"]) if i.get("fallback") else ""))' "$1" 2>/dev/null; }
 for scene in fem64 fem_mixed; do
     if [ "$scene" = fem64 ]; then sargs="--frames 12 --no-collisions"; else sargs="--frames 6"; fi
     f="$O/i_${scene}_cpu.json"
@@ -113,6 +123,24 @@ for scene in fem64 fem_mixed; do
         [ "${gpu_tasks:--1}" -ge 0 ] 2>/dev/null || { say "  cuda:0 was not used as an integration PU"; fail=1; }
     done
 done
+
+# 2c. fem_independent (32 blocks of 2,058 tetrahedra and 32 of 14,196, each
+#     pinned along its top and sagging, never touching), 6 frames: 16 CPU
+#     PUs, then with cuda:0 under lp: the 32 small blocks are one batch
+#     task; where lp places it on cuda:0 their CG runs in lockstep with one
+#     launch per kind per round (the twin's figure here: 34-38 rounds a
+#     step for 32 objects); objects batched, batch launches and bytes on
+#     cuda:0's channel in the last step, the same state hash
+f="$O/i_fem_independent_cpu.json"
+run_t 120 "$B/hyphys" run fem_independent --frames 6 --threads 16 --integrate-pus 16 --json --quiet > "$f" 2> "${f%.json}.err"
+say "fem_independent 16 CPU PUs: exit $? $(integ_of "$f")"
+ref=$(hash_of "$f")
+f="$O/i_fem_independent_cuda_lp.json"
+run_t 120 "$B/hyphys" run fem_independent --frames 6 --threads 16 --integrate-pus 16 --integrate-devices cuda:0 \
+    --json --quiet > "$f" 2> "${f%.json}.err"
+say "fem_independent 16 CPU PUs + cuda:0 (lp): exit $? $(integ_of "$f")"
+h=$(hash_of "$f")
+if [ -n "$ref" ] && [ "$h" = "$ref" ]; then say "  same state as the CPU PUs' ($ref)"; else say "  state DIFFERS (cpu ${ref:-none}, with cuda:0 ${h:-none})"; fail=1; fi
 
 # 3. calibration of the cpu and every GPU (the profiles the runs below load)
 for t in 2 16; do

@@ -426,7 +426,11 @@ static int run_main(int argc, char** argv) {
             hy_cli_json_string(stdout, ist.policy);
             printf(",\"pus\":%d,\"gpus\":%d,\"last_step_tasks\":[", ist.pus, ist.gpus);
             for (int32_t q = 0; q < ist.pus && q < HY_INTEGRATE_MAX_PUS; q++) printf("%s%d", q ? "," : "", ist.tasks[q]);
-            printf("],\"fallback\":");
+            printf("],\"last_step_bytes\":[");
+            for (int32_t q = 0; q < ist.pus && q < HY_INTEGRATE_MAX_PUS; q++)
+                printf("%s%lld", q ? "," : "", (long long)ist.bytes[q]);
+            printf("],\"last_step_batched\":%d,\"last_step_batch_products\":%d,\"fallback\":", ist.batched,
+                   ist.batch_products);
             hy_cli_json_string(stdout, ist.fallback);
             printf("}");
         }

@@ -37,6 +37,8 @@ static void help(void) {
            "  --integrate-sched P integration runtime policy (as hyphys run; default lp)\n"
            "  --integrate-pus N   integration PUs (as hyphys run; default: one per thread when the scene\n"
            "                      holds 2 solids per thread or more, else 1)\n"
+           "  --integrate-devices LIST  GPUs as integration PUs too (as hyphys run: cuda:0,cuda:1); a\n"
+           "                      GPU not present is said in one line and left out\n"
            HY_CLI_SCHED_HELP
            "\nkeys: space pause/run, n one step, r reset, w wireframe, c contacts, p next policy,\n"
            "      s screenshot,"
@@ -116,6 +118,13 @@ static int view_main(int argc, char** argv) {
         } else if (!strcmp(a, "--integrate-pus")) {
             if (!hy_cli_parse_int("--integrate-pus", v, 1, 32, &n)) return HY_EXIT_USAGE;
             o.integrate_pus = (int32_t)n;
+            i++;
+        } else if (!strcmp(a, "--integrate-devices")) {
+            if (!v || !*v) {
+                fprintf(stderr, "hyphys view: --integrate-devices needs a list (cuda:0)\n");
+                return HY_EXIT_USAGE;
+            }
+            o.integrate_devices = v;
             i++;
         } else if (!strcmp(a, "--paused")) {
             o.paused = 1;

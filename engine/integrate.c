@@ -70,12 +70,15 @@
 #include "runtime/team.h"
 #include "sched/cuda.h"
 #include "sched/prox_internal.h"
+#include "solvers/batch_step.h"
 
 typedef struct obj_task {
     hy_world* w;
     hy_integrator* it;
     int32_t slot;
     int32_t group; /* a coupled group's solve (engine/links.h), -1: the object's own operation */
+    int32_t batch; /* a batch of small solids (its index), -1: none */
+    int32_t batched, batch_products; /* of a batch's run: objects stepped by the lockstep path, its products */
     double dt;
     hy_step_stats st; /* its solver figures */
     hy_status status;
@@ -102,6 +105,13 @@ struct hy_integrator {
     hy_object_state** states;
     int32_t *h_state, *h_model;
     obj_task* tasks;
+    /* small free solids stepped in batches (GPUs set): batch k's slots are
+     * bslots[bstart[k] .. bstart[k + 1]), their steps bobj[] alike;
+     * batch_of[slot] the slot's batch this wave (-1: none) */
+    int32_t bstart[HY_RT_MAX_PUS + 1];
+    int32_t *bslots, *batch_of;
+    hy_batch_object* bobj;
+    hy_batch_stepper* stepper[HY_RT_MAX_PUS]; /* batch k's, made on the device it last ran on */
     /* several PUs: a pool per worker thread */
     pthread_mutex_t lock;
     int32_t npools;
@@ -143,6 +153,17 @@ static int32_t gpu_index(const hy_integrator* it, int device) {
     return -1;
 }
 
+/* GPU `device` (a PU's) stops taking the integration's work: said once,
+ * from then on its tasks step on the CPU from its thread. */
+static void gpu_stopped(hy_integrator* it, int device) {
+    int32_t gi = gpu_index(it, device);
+    if (gi >= 0) it->gpu_failed[gi] = 1; /* only this GPU's thread writes its flag */
+    pthread_mutex_lock(&it->lock);
+    snprintf(it->fallback, sizeof it->fallback, "integration on cuda:%d stopped (%s); its tasks step on the CPU",
+             device, hy_last_error());
+    pthread_mutex_unlock(&it->lock);
+}
+
 /* Bind the models the task steps (the object's, or each member's of its
  * group) to `device` (-1: the CPU). A GPU that refuses one is said once
  * and left out from then on: the models stay on the CPU, the same bits. */
@@ -156,18 +177,26 @@ static void bind_models(obj_task* t, int device) {
         hy_object* o = &w->objects[i];
         if (!o->ops->set_device) continue;
         if (o->ops->set_device(o, device) && device >= 0) {
-            /* only this GPU's thread writes its flag; the caller reads it
-             * after the run */
-            if (gi >= 0) it->gpu_failed[gi] = 1;
-            pthread_mutex_lock(&it->lock);
-            snprintf(it->fallback, sizeof it->fallback, "integration on cuda:%d stopped (%s); its tasks step on the CPU",
-                     device, hy_last_error());
-            pthread_mutex_unlock(&it->lock);
+            gpu_stopped(it, device); /* the caller reads the flag after the run */
             device = -1;
             o->ops->set_device(o, -1);
         }
         if (t->group < 0) break;
     }
+}
+
+/* Bytes the GPU contexts of the task's models (the object's, or each
+ * member's of its group) have moved so far. */
+static int64_t models_gpu_bytes(const obj_task* t) {
+    const hy_world* w = t->w;
+    int64_t bytes = 0;
+    for (int32_t i = t->group >= 0 ? 0 : t->slot; i < w->object_count; i++) {
+        if (t->group >= 0 ? hy_links_group_of(w, i) != t->group : i != t->slot) continue;
+        const hy_object* o = &w->objects[i];
+        if (o->ops->gpu_bytes) bytes += o->ops->gpu_bytes(o);
+        if (t->group < 0) break;
+    }
+    return bytes;
 }
 
 /* buffers[0] is the object's state block and buffers[1] its model: the
@@ -179,10 +208,14 @@ static void run_op(obj_task* t, int predict, int gpu) {
     hy_pool* pool = worker_pool(t->it, t->w);
     hy_status s;
     if (!predict && t->it->binds) bind_models(t, gpu ? hy_rt_current_device() : -1);
+    /* a GPU task's own transfers go on its PU's channel (those of a bind
+     * that made a model's context, its constant arrays, are left out) */
+    int64_t bytes = gpu ? models_gpu_bytes(t) : 0;
     if (!pool) s = hy_fail(HY_ERR_NOMEM, "object '%s': no worker pool for its integration", o->name);
     else if (t->group >= 0) s = hy_links_solve_group(t->w, t->group, pool, t->dt, &t->st);
     else if (predict) s = o->ops->predict(t->w, o, pool, t->dt, &t->st);
     else s = o->ops->integrate(t->w, o, pool, t->dt, &t->st);
+    if (gpu) hy_rt_count_transfer(models_gpu_bytes(t) - bytes);
     t->status = s;
     if (s) snprintf(t->message, sizeof t->message, "%s", hy_last_error());
 }
@@ -208,6 +241,81 @@ static const hy_rt_kind k_integrate = {"integrate", 2, {HY_RT_RW, HY_RT_R}, inte
  * (solids): the host-driven solve takes both arguments on the host */
 static const hy_rt_kind k_integrate_dev = {"integrate", 2, {HY_RT_RW, HY_RT_R}, integrate_fn, integrate_cuda_fn, 3u};
 static const hy_rt_kind k_group = {"group", 2, {HY_RT_RW, HY_RT_R}, integrate_fn, integrate_cuda_fn, 3u};
+
+/* A batch of small free solids (solvers/batch_step.h). On a GPU PU (or its
+ * host twin) their CG solves run in lockstep with each round's products
+ * in one batch product on its device (the twin's on the host); on a CPU
+ * PU, or once its GPU has failed, each steps alone. Either way every
+ * object ends with the bits of its own step. The models stay on the CPU:
+ * the batch's device copies are the stepper's. */
+static void run_batch(obj_task* t, int gpu) {
+    hy_integrator* it = t->it;
+    hy_world* w = t->w;
+    int32_t k = t->batch, first = it->bstart[k], n = it->bstart[k + 1] - first;
+    hy_pool* pool = worker_pool(it, w);
+    hy_status s = HY_OK;
+    for (int32_t j = 0; j < n && !s; j++) {
+        hy_object* o = &w->objects[it->bslots[first + j]];
+        s = o->ops->set_device(o, -1);
+    }
+    if (!pool) s = hy_fail(HY_ERR_NOMEM, "object '%s': no worker pool for its integration",
+                           w->objects[it->bslots[first]].name);
+    int device = gpu ? hy_rt_current_device() : -1;
+    int32_t gi = gpu ? gpu_index(it, device) : -1;
+    if (!s && gpu && !(gi >= 0 && it->gpu_failed[gi])) {
+        hy_batch_stepper* st = it->stepper[k];
+        int64_t before = 0, after = 0, bytes0 = 0, bytes1 = 0;
+        if (!st || hy_batch_stepper_device(st) != device) {
+            hy_batch_stepper_destroy(st);
+            it->stepper[k] = NULL;
+            s = hy_batch_stepper_create(device, &it->stepper[k]);
+            st = it->stepper[k];
+        }
+        int32_t failed = -1;
+        hy_batch_stepper_counts(st, &before, NULL, &bytes0);
+        if (!s)
+            s = hy_batch_step(st, &it->bobj[first], n, pool, t->dt, w->def.gravity, w->def.cg_max_iterations,
+                              w->def.cg_tolerance, &failed);
+        hy_batch_stepper_counts(st, &after, NULL, &bytes1);
+        hy_rt_count_transfer(bytes1 - bytes0); /* on the GPU PU's channel */
+        if (!s) {
+            for (int32_t j = 0; j < n; j++) {
+                const hy_batch_object* b = &it->bobj[first + j];
+                hy_stats_add_solve(&t->st, b->iterations, b->residual, !(b->residual <= w->def.cg_tolerance));
+            }
+            t->batched = n;
+            t->batch_products = (int32_t)(after - before);
+            return;
+        }
+        if (failed >= 0) {
+            hy_error_prefix("object '%s': ", w->objects[it->bslots[first + failed]].name);
+            t->status = s;
+            snprintf(t->message, sizeof t->message, "%s", hy_last_error());
+            return;
+        }
+        /* the GPU failed before any object's state was written */
+        gpu_stopped(it, device);
+        s = HY_OK;
+    }
+    for (int32_t j = 0; j < n && !s; j++) {
+        hy_object* o = &w->objects[it->bslots[first + j]];
+        s = o->ops->integrate(w, o, pool, t->dt, &t->st);
+    }
+    t->status = s;
+    if (s) snprintf(t->message, sizeof t->message, "%s", hy_last_error());
+}
+
+static void batch_fn(void* const* buffers, void* arg) {
+    (void)buffers;
+    run_batch(arg, 0);
+}
+
+static void batch_cuda_fn(void* const* buffers, void* arg) {
+    (void)buffers;
+    run_batch(arg, 1);
+}
+
+static const hy_rt_kind k_batch = {"batch", 2, {HY_RT_RW, HY_RT_R}, batch_fn, batch_cuda_fn, 3u};
 
 /* ------------------------------------------------------------ integrator */
 
@@ -314,12 +422,20 @@ int32_t hy_integrator_default_pus(const hy_world* w) {
     return threads > 1 && solids >= 2 * threads ? threads : 1;
 }
 
+static void drop_steppers(hy_integrator* it) {
+    for (int32_t k = 0; k < HY_RT_MAX_PUS; k++) {
+        hy_batch_stepper_destroy(it->stepper[k]);
+        it->stepper[k] = NULL;
+    }
+}
+
 void hy_integrator_destroy(hy_integrator* it) {
     if (!it) return;
     hy_integrator_detach_trace(it);
     hy_rt_exec_destroy(it->exec);
     hy_rt_team_destroy(it->team);
     hy_rt_graph_destroy(it->g);
+    drop_steppers(it);
     for (int32_t i = 0; i < it->npools; i++) hy_pool_destroy(it->pool[i]);
     pthread_mutex_destroy(&it->lock);
     free(it->ids);
@@ -327,6 +443,9 @@ void hy_integrator_destroy(hy_integrator* it) {
     free(it->h_state);
     free(it->h_model);
     free(it->tasks);
+    free(it->bslots);
+    free(it->batch_of);
+    free(it->bobj);
     free(it);
 }
 
@@ -344,6 +463,8 @@ static hy_status sync_handles(hy_integrator* it, hy_world* w) {
                it->ids[i].generation == id.generation;
     }
     if (same) return HY_OK;
+    /* the batches' device copies were made of models that may be gone */
+    drop_steppers(it);
     hy_rt_graph_destroy(it->g);
     it->g = NULL;
     it->count = 0;
@@ -358,8 +479,14 @@ static hy_status sync_handles(hy_integrator* it, hy_world* w) {
         int32_t* hm = hs ? realloc(it->h_model, sizeof *hm * (size_t)cap) : NULL;
         if (hm) it->h_model = hm;
         obj_task* t = hm ? realloc(it->tasks, sizeof *t * (size_t)cap) : NULL;
-        if (!t) return hy_fail(HY_ERR_NOMEM, "out of memory for the integration tasks of %d objects", n);
-        it->tasks = t;
+        if (t) it->tasks = t;
+        int32_t* bs = t ? realloc(it->bslots, sizeof *bs * (size_t)cap) : NULL;
+        if (bs) it->bslots = bs;
+        int32_t* bo = bs ? realloc(it->batch_of, sizeof *bo * (size_t)cap) : NULL;
+        if (bo) it->batch_of = bo;
+        hy_batch_object* bb = bo ? realloc(it->bobj, sizeof *bb * (size_t)cap) : NULL;
+        if (!bb) return hy_fail(HY_ERR_NOMEM, "out of memory for the integration tasks of %d objects", n);
+        it->bobj = bb;
         it->cap = cap;
     }
     hy_status s = hy_rt_graph_create(&it->g);
@@ -376,17 +503,57 @@ static hy_status sync_handles(hy_integrator* it, hy_world* w) {
     return HY_OK;
 }
 
+/* The bytes of a run on the channel between the host and PU q's memory
+ * (0 for a PU on the host). */
+static int64_t pu_channel_bytes(const hy_rt_sim* s, int32_t q, const hy_rt_step_stats* rs) {
+    int32_t mem = s->m.pu[q].mem;
+    for (int32_t c = 0; mem != HY_RT_HOST && c < s->m.net.nchannels; c++) {
+        const hy_rt_channel* ch = &s->m.net.channels[c];
+        if ((ch->a == HY_RT_HOST && ch->b == mem) || (ch->b == HY_RT_HOST && ch->a == mem)) return rs->channel_bytes[c];
+    }
+    return 0;
+}
+
+/* With GPUs set, the small free solids of the wave of `order` go into
+ * batches (hy_solid_batch_object), as many as there are GPUs and at least
+ * two objects each, slots in order; each batch is one task at its first
+ * slot, in place of its members' own (as a coupled group is: in the wave
+ * no other task touches them). Returns the number of batches. */
+static int32_t make_batches(hy_integrator* it, hy_world* w, int order) {
+    int32_t n = 0;
+    for (int32_t i = 0; i < w->object_count; i++) {
+        hy_object* o = &w->objects[i];
+        it->batch_of[i] = -1;
+        if (!o->alive || o->ops->order != order || !hy_object_has(o, HY_KIND_SOLID) || !o->ops->set_device ||
+            hy_links_group_of(w, i) >= 0 || !hy_solid_batch_object(w, o, &it->bobj[n]))
+            continue;
+        it->bslots[n++] = i;
+    }
+    int32_t nb = it->gpus < n / 2 ? it->gpus : n / 2;
+    for (int32_t k = 0; k <= nb; k++) it->bstart[k] = nb ? (int32_t)((int64_t)k * n / nb) : 0;
+    for (int32_t k = 0; k < nb; k++)
+        for (int32_t j = it->bstart[k]; j < it->bstart[k + 1]; j++) it->batch_of[it->bslots[j]] = k;
+    return nb;
+}
+
 /* One wave: the predicts (order < 0) or the integrates of one order. */
 static hy_status wave(hy_integrator* it, hy_world* w, double dt, int order, hy_step_stats* st) {
     hy_rt_graph_reset(it->g);
     int32_t n = 0;
+    int32_t nb = order >= 0 && it->gpus > 0 ? make_batches(it, w, order) : 0;
     for (int32_t i = 0; i < w->object_count; i++) {
         hy_object* o = &w->objects[i];
         if (!o->alive || (order < 0 ? !o->ops->predict : o->ops->order != order)) continue;
-        /* a coupled group is one task, at its lowest slot */
+        /* a coupled group is one task, at its lowest slot; so is a batch */
         int32_t g = order < 0 ? -1 : hy_links_group_of(w, i), first = i;
+        int32_t b = nb ? it->batch_of[i] : -1;
         int64_t nv = o->model.nv;
         if (g >= 0) hy_links_group_info(w, g, &first, NULL, &nv);
+        if (b >= 0) {
+            first = it->bslots[it->bstart[b]];
+            nv = 0;
+            for (int32_t j = it->bstart[b]; j < it->bstart[b + 1]; j++) nv += w->objects[it->bslots[j]].model.nv;
+        }
         if (first != i) continue;
         obj_task* t = &it->tasks[i];
         memset(&t->st, 0, sizeof t->st);
@@ -394,11 +561,14 @@ static hy_status wave(hy_integrator* it, hy_world* w, double dt, int order, hy_s
         t->it = it;
         t->slot = i;
         t->group = g;
+        t->batch = b;
+        t->batched = t->batch_products = 0;
         t->dt = dt;
         t->status = HY_OK;
         t->message[0] = '\0';
         int32_t h[2] = {it->h_state[i], it->h_model[i]};
-        const hy_rt_kind* k = g >= 0                ? &k_group
+        const hy_rt_kind* k = b >= 0                ? &k_batch
+                              : g >= 0              ? &k_group
                               : order < 0           ? &k_predict
                               : o->ops->set_device ? &k_integrate_dev
                                                     : &k_integrate;
@@ -422,6 +592,7 @@ static hy_status wave(hy_integrator* it, hy_world* w, double dt, int order, hy_s
         for (int32_t q = 0; q < it->pus + it->gpus; q++) {
             is->busy_ms[q] += 1e3 * rs.busy[q];
             is->tasks[q] += rs.pu_tasks[q];
+            is->bytes[q] += pu_channel_bytes(hy_rt_team_sim(it->team), q, &rs);
         }
     } else {
         is->busy_ms[0] += 1e3 * wall;
@@ -431,6 +602,8 @@ static hy_status wave(hy_integrator* it, hy_world* w, double dt, int order, hy_s
         const obj_task* t = it->g->tasks[k].arg;
         if (t->status) return hy_fail(t->status, "%s", t->message);
         hy_stats_add_solve(st, t->st.cg_iterations, t->st.cg_relative_residual, t->st.cg_capped);
+        is->batched += t->batched;
+        is->batch_products += t->batch_products;
     }
     return HY_OK;
 }

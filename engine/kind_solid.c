@@ -14,6 +14,8 @@
 #include "core/tetmesh.h"
 #include "engine/kinds.h"
 #include "engine/links.h"
+#include "solvers/batch_hd.h"
+#include "solvers/batch_step.h"
 #include "solvers/cg.h"
 #include "solvers/fem.h"
 #include "solvers/massspring.h"
@@ -124,6 +126,16 @@ const double* hy_solid_held(const hy_object* o, const hy_world* w) {
     return s->held_count > 0 && w->def.collisions ? s->normal : NULL;
 }
 
+int hy_solid_batch_object(const hy_world* w, hy_object* o, hy_batch_object* out) {
+    solid_state* s = o->model.kind_model;
+    if (!s || hy_solid_held(o, w)) return 0;
+    int32_t items = o->model.kind == HY_OBJECT_FEM ? s->tet_count : hy_ms_spring_count(s->model);
+    if (items >= HY_BATCH_MAX_ITEMS) return 0;
+    hy_object_state* x = o->state;
+    *out = (hy_batch_object){s->ops, s->model, x->x, x->v, x->x1, x->v1, s->rhs, s->dv, s->cg, 0, 0.0};
+    return 1;
+}
+
 static int32_t solid_tet_count(const hy_object* o) { return ((const solid_state*)o->model.kind_model)->tet_count; }
 
 static void solid_destroy(hy_object* o) {
@@ -181,6 +193,11 @@ static hy_status solid_set_device(hy_object* o, int device) {
     return o->model.kind == HY_OBJECT_FEM ? hy_fem_set_device(s->model, device) : hy_ms_set_device(s->model, device);
 }
 
+static int64_t solid_gpu_bytes(const hy_object* o) {
+    const solid_state* s = o->model.kind_model;
+    return o->model.kind == HY_OBJECT_FEM ? hy_fem_gpu_bytes(s->model) : hy_ms_gpu_bytes_of(s->model);
+}
+
 /* FEM and mass-spring solids share every operation; only the kind differs. */
 #define SOLID_KIND(K, NAME)                                                                                      \
     {.kind = (K),                                                                                                \
@@ -190,6 +207,7 @@ static hy_status solid_set_device(hy_object* o, int device) {
      .order = HY_ORDER_SOLID,                                                                                    \
      .integrate = solid_integrate,                                                                               \
      .set_device = solid_set_device,                                                                             \
+     .gpu_bytes = solid_gpu_bytes,                                                                               \
      .view_masses = solid_view_masses,                                                                           \
      .tet_count = solid_tet_count,                                                                               \
      .destroy = solid_destroy,                                                                                   \

@@ -69,6 +69,9 @@ typedef struct hy_kind_ops {
      * such GPU (the model stays on the CPU). The integration runtime calls
      * it from a GPU PU's task (engine/integrate.c). */
     hy_status (*set_device)(hy_object* o, int device);
+    /* Optional, with set_device: bytes the model's GPU context has moved
+     * since it was bound (0 on the CPU), for the runtime's channel counts. */
+    int64_t (*gpu_bytes)(const hy_object* o);
     /* Optional (none: the response's x1, v1 taken back as they are): after
      * the response, the substep's end as the kind wants it. */
     void (*after_response)(hy_object* o, double dt);
@@ -137,6 +140,13 @@ const hy_implicit_ops* hy_solid_ops(const hy_object* o, void** model);
 /* The vertices the step holds on obstacles (hy_implicit_held's normal, 3
  * per vertex), NULL when none. */
 const double* hy_solid_held(const hy_object* o, const hy_world* w);
+/* A free solid's step as one object of a batch (solvers/batch_step.h):
+ * *out names its model and its step's arrays (state x, v to x1, v1) and
+ * 1 is returned, when its step is the plain implicit step a batch makes:
+ * no vertex held on an obstacle, and fewer elements (FEM) or springs
+ * (mass-spring) than HY_BATCH_MAX_ITEMS. 0 otherwise (step it alone). */
+struct hy_batch_object;
+int hy_solid_batch_object(const hy_world* w, hy_object* o, struct hy_batch_object* out);
 /* After the response: each solid's vertices resting on a static obstacle,
  * which the next step's solve holds against it (engine/kind_solid.c). */
 void hy_solid_contacts_record(hy_world* w);

@@ -1,6 +1,8 @@
 /* The data layer: memories, channels, cheapest paths and valid bits. */
 #include "runtime/data.h"
 
+#include "runtime/data_cuda.h"
+
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,11 +14,21 @@ void hy_rt_memnet_init(hy_rt_memnet* net) {
     snprintf(net->names[HY_RT_HOST], sizeof net->names[0], "host");
 }
 
+int hy_rt_memnet_set_device(hy_rt_memnet* net, int32_t mem, int device) {
+    if (!net || mem <= HY_RT_HOST || mem >= net->nmem || device < -1) {
+        (void)hy_fail(HY_ERR_INVALID_ARG, "memory %d: not a device memory, or device %d", mem, device);
+        return -1;
+    }
+    net->cuda[mem] = device >= 0 && device < hy_rt_dev_count() ? device + 1 : 0;
+    return net->cuda[mem] > 0;
+}
+
 hy_status hy_rt_memnet_add_memory(hy_rt_memnet* net, const char* name, int32_t* out) {
     if (!net || !name) return hy_fail(HY_ERR_INVALID_ARG, "hy_rt_memnet_add_memory: NULL argument");
     if (net->nmem >= HY_RT_MAX_MEMS)
         return hy_fail(HY_ERR_INVALID_ARG, "memory '%s': at most %d memories", name, HY_RT_MAX_MEMS);
     snprintf(net->names[net->nmem], sizeof net->names[0], "%s", name);
+    net->cuda[net->nmem] = 0;
     if (out) *out = net->nmem;
     net->nmem++;
     return HY_OK;
@@ -101,13 +113,25 @@ void hy_rt_data_init(hy_rt_data* d, void* host, size_t bytes) {
 }
 
 void hy_rt_data_free(hy_rt_data* d) {
-    for (int32_t m = 0; m < HY_RT_MAX_MEMS; m++)
-        if (d->allocated & (1u << m)) free(d->copy[m]);
-    d->allocated = 0;
+    for (int32_t m = 0; m < HY_RT_MAX_MEMS; m++) {
+        if (!(d->allocated & (1u << m))) continue;
+        if (d->on_device & (1u << m)) hy_rt_dev_free(d->device[m], d->copy[m]);
+        else free(d->copy[m]);
+        d->copy[m] = NULL;
+    }
+    d->allocated = d->on_device = 0;
 }
 
-static hy_status ensure_copy(hy_rt_data* d, int32_t m) {
+static hy_status ensure_copy(const hy_rt_memnet* net, hy_rt_data* d, int32_t m) {
     if (d->copy[m]) return HY_OK;
+    if (net->cuda[m] > 0) {
+        hy_status s = hy_rt_dev_alloc(net->cuda[m] - 1, d->bytes, &d->copy[m]);
+        if (s) return s;
+        d->device[m] = net->cuda[m] - 1;
+        d->allocated |= 1u << m;
+        d->on_device |= 1u << m;
+        return HY_OK;
+    }
     d->copy[m] = malloc(d->bytes ? d->bytes : 1);
     if (!d->copy[m]) return hy_fail(HY_ERR_NOMEM, "out of memory for a %zu-byte copy in memory %d", d->bytes, m);
     d->allocated |= 1u << m;
@@ -116,7 +140,7 @@ static hy_status ensure_copy(hy_rt_data* d, int32_t m) {
 
 hy_status hy_rt_data_acquire(hy_rt_memnet* net, hy_rt_data* d, int32_t mem, int mode, void** ptr, double* time) {
     if (mem < 0 || mem >= net->nmem) return hy_fail(HY_ERR_INVALID_ARG, "acquire: no memory %d", mem);
-    hy_status s = ensure_copy(d, mem);
+    hy_status s = ensure_copy(net, d, mem);
     if (s) return s;
     /* Reading a stale copy: bring the data from the cheapest valid copy,
      * hop by hop; every memory passed through keeps a valid copy. */
@@ -133,8 +157,12 @@ hy_status hy_rt_data_acquire(hy_rt_memnet* net, hy_rt_data* d, int32_t mem, int 
         for (int32_t m = src; m != mem;) {
             hy_rt_channel* c = &net->channels[via[m]];
             int32_t next = other_end(c, m);
-            if ((s = ensure_copy(d, next))) return s;
-            if (d->bytes) memcpy(d->copy[next], d->copy[m], d->bytes);
+            if ((s = ensure_copy(net, d, next))) return s;
+            if (d->bytes && ((d->on_device >> next) & 1u || (d->on_device >> m) & 1u)) {
+                if ((s = hy_rt_dev_copy(d->copy[next], d->copy[m], d->bytes))) return s;
+            } else if (d->bytes) {
+                memcpy(d->copy[next], d->copy[m], d->bytes);
+            }
             c->bytes += (int64_t)d->bytes;
             if (time) *time += channel_cost(c, d->bytes);
             d->valid |= 1u << next;

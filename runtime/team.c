@@ -46,6 +46,15 @@ static _Thread_local int current_device = -1;
 
 int hy_rt_current_device(void) { return current_device; }
 
+/* The bytes the running cuda_fn said it moved (counting: on a GPU PU's
+ * thread inside cuda_fn). */
+static _Thread_local int counting;
+static _Thread_local int64_t counted;
+
+void hy_rt_count_transfer(int64_t bytes) {
+    if (counting && bytes > 0) counted += bytes;
+}
+
 /* One steal round of PU q: a task of the partition taken, or -1. Across
  * kinds, under a policy that asks it, only a partition the thief would
  * finish first (the modeled executor's rule; the owner's current task is
@@ -128,13 +137,27 @@ static void work(hy_rt_team* t, int32_t q) {
             /* not run: the run reports the failure */
         } else if (gpu) {
             current_device = t->pu[q].device;
+            counting = 1;
+            counted = 0;
             task->kind->cuda_fn(bufs, task->arg);
+            counting = 0;
             current_device = -1;
         } else {
             task->kind->cpu_fn(bufs, task->arg);
         }
         double b = hy_rt_wall_seconds();
         pthread_mutex_lock(&t->lock);
+        if (gpu && counted > 0) {
+            /* the implementation's own transfers, on the channel to its memory */
+            hy_rt_memnet* net = &t->sim->m.net;
+            for (int32_t c = 0; c < net->nchannels; c++)
+                if ((net->channels[c].a == HY_RT_HOST && net->channels[c].b == pu->mem) ||
+                    (net->channels[c].b == HY_RT_HOST && net->channels[c].a == pu->mem)) {
+                    net->channels[c].bytes += counted;
+                    break;
+                }
+            counted = 0;
+        }
         t->measured[task->partition] += b - a;
         t->ran_on[task->partition] |= (uint8_t)(1u << pu->kind);
         t->sim->stats.busy[q] += b - a;
@@ -252,6 +275,8 @@ hy_status hy_rt_team_create_pus(int npu, const hy_rt_team_pu* pus, const char* p
         int32_t mem = 0;
         s = hy_rt_memnet_add_memory(&m.net, name, &mem);
         if (!s) s = hy_rt_memnet_add_channel(&m.net, HY_RT_HOST, mem, HY_RT_TEAM_GPU_LATENCY, HY_RT_TEAM_GPU_BANDWIDTH);
+        /* its copies in the GPU's memory where it has one, else host buffers */
+        if (!s && pus[q].device >= 0) (void)hy_rt_memnet_set_device(&m.net, mem, pus[q].device);
         if (!s) s = hy_rt_machine_add_pu(&m, name, HY_RT_GPU, mem, HY_RT_TEAM_GPU_SPEED, HY_RT_TEAM_GPU_OVERHEAD, NULL);
     }
     hy_rt_team* t = s ? NULL : calloc(1, sizeof *t);

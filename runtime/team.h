@@ -27,9 +27,12 @@
  * kind's cuda_fn with those copies, except the arguments in the kind's
  * cuda_host_args, which it hands over on the host (a host-driven
  * implementation that moves its own data to the device). A CPU worker
- * acquires on the host. With no GPU in the build the device memory's
- * copies are host buffers (as for modeled devices): the bits, paths and
- * byte counts are the data layer's, the copies memcpys. The thread sets
+ * acquires on the host. The memory of a GPU PU whose device exists holds
+ * its copies in that GPU (cudaMalloc, copies by cudaMemcpy: a cuda_fn
+ * gets device pointers for the arguments not in cuda_host_args); with no
+ * such GPU in the build or machine, and for a twin, the copies are host
+ * buffers (as for modeled devices): the bits, paths and byte counts are
+ * the data layer's, the copies memcpys. The thread sets
  * hy_rt_current_device() to the PU's device while it runs a task: the
  * CUDA implementation binds its work to that GPU. After the run every
  * handle is made valid on the host again (the device copies stay valid
@@ -94,6 +97,12 @@ hy_status hy_rt_team_parse_pus(const char* text, int* npu, hy_rt_team_pu* pus, i
  * task (its cuda_fn); -1 on any other thread, a CPU PU's, or a GPU twin's
  * (device -1). */
 int hy_rt_current_device(void);
+
+/* Called by a cuda_fn that moves data between the host and its GPU itself
+ * (a host-driven implementation, its arguments in cuda_host_args): the
+ * bytes it moved, both ways, counted on its PU's channel with the data
+ * layer's (hy_rt_team_run's stats, per step). Elsewhere it does nothing. */
+void hy_rt_count_transfer(int64_t bytes);
 
 /* Run every task of g. Every handle must be valid on the host.
  * *stats (may be NULL): makespan (wall seconds), steals, steal rounds that

@@ -166,23 +166,37 @@ static double reduce(const hy_cg_workspace* w, int64_t blocks, int k) {
     return s;
 }
 
-static int32_t solve(hy_pool* pool, int64_t n, hy_matvec_fn matvec, void* ctx, const double* inv_diag,
-                     hy_precond_fn precond, void* pctx, const hy_cg_norm* norm, const double* b, double* x,
-                     double tol, int32_t max_iterations, hy_cg_workspace* w, double* rel_residual) {
-    if (rel_residual) *rel_residual = 0.0;
-    if (!w || n <= 0 || n > w->n || !matvec || !b || !x) return 0;
-    int64_t blocks = hy_pool_blocks(n, HY_CG_GRAIN);
+/* The solve as a loop that hands each product to its caller
+ * (hy_cg_steps, cg.h): start, then one product per iteration. */
+int hy_cg_steps_begin(hy_cg_steps* s, hy_pool* pool, int64_t n, const double* inv_diag, hy_precond_fn precond,
+                      void* pctx, const hy_cg_norm* norm, const double* b, double* x, double tol,
+                      int32_t max_iterations, hy_cg_workspace* w) {
+    memset(s, 0, sizeof *s);
+    s->pool = pool;
+    s->n = n;
+    s->precond = precond;
+    s->pctx = pctx;
+    s->norm = norm;
+    s->tol = tol;
+    s->max_iterations = max_iterations;
+    s->w = w;
+    s->scale = 1.0;
+    s->bnorm = 1.0; /* the early ends below report res / bnorm = 0 */
+    if (!w || n <= 0 || n > w->n || !b || !x) return 0;
+    s->blocks = hy_pool_blocks(n, HY_CG_GRAIN);
+    s->inv_diag = inv_diag;
+    s->b = b;
+    s->x = x;
     cg_ctx c = {.inv_diag = inv_diag, .general = precond != NULL, .b = b, .x = x, .w = w};
 
     hy_pool_for(pool, n, HY_CG_GRAIN, bnorm_block, &c);
-    double bnorm = sqrt(reduce(w, blocks, 0));
+    double bnorm = sqrt(reduce(w, s->blocks, 0));
     /* ||b||^2 out of range (a cloth of extreme density or size: forces
      * past 1e135 or below 1e-135), or b zero or not finite: the system is
      * solved for s b with s a power of 2 that brings b's largest entry near
      * 1, and x scaled back (exactly) at the end. Else the dot products
      * overflow or underflow and the solve stops at once with x as it was.
      * Systems in range take none of this and keep their bits. */
-    double scale = 1.0;
     if (!(bnorm > 0x1p-450 && bnorm < 0x1p450)) {
         double bmax = 0.0;
         for (int64_t i = 0; i < n; i++) bmax = fabs(b[i]) > bmax ? fabs(b[i]) : bmax;
@@ -193,67 +207,105 @@ static int32_t solve(hy_pool* pool, int64_t n, hy_matvec_fn matvec, void* ctx, c
             return 0;
         }
         if (!isfinite(bmax)) {
-            if (rel_residual) *rel_residual = NAN;
+            s->res = NAN;
             return 0;
         }
         int e = ilogb(bmax);
-        scale = ldexp(1.0, e > 1000 ? -1000 : e < -1000 ? 1000 : -e);
+        s->scale = ldexp(1.0, e > 1000 ? -1000 : e < -1000 ? 1000 : -e);
         for (int64_t i = 0; i < n; i++) {
-            w->bs[i] = scale * b[i];
-            double xs = scale * x[i];
+            w->bs[i] = s->scale * b[i];
+            double xs = s->scale * x[i];
             x[i] = isfinite(xs) ? xs : 0.0; /* a warm start out of range: start at 0 there */
         }
-        c.b = w->bs;
+        s->b = c.b = w->bs;
         hy_pool_for(pool, n, HY_CG_GRAIN, bnorm_block, &c);
-        bnorm = sqrt(reduce(w, blocks, 0));
+        bnorm = sqrt(reduce(w, s->blocks, 0));
     }
 
     /* the caller's measure of convergence: its norm, against its reference
      * vector (scaled with b: the norm is homogeneous) */
-    if (norm) bnorm = sqrt(norm->norm2(norm->ctx, norm->reference ? norm->reference : b)) * scale;
-    if (norm && !(bnorm > 0.0)) bnorm = sqrt(reduce(w, blocks, 0));
+    if (norm) bnorm = sqrt(norm->norm2(norm->ctx, norm->reference ? norm->reference : b)) * s->scale;
+    if (norm && !(bnorm > 0.0)) bnorm = sqrt(reduce(w, s->blocks, 0));
+    s->bnorm = bnorm;
+    /* r = b - A x for the caller's starting guess (warm starts pay off) */
+    s->in = x;
+    s->out = w->q;
+    s->phase = 1;
+    return 1;
+}
 
-    /* r = b - A x for the caller's starting guess (warm starts pay off). */
-    matvec(ctx, x, w->q);
-    hy_pool_for(pool, n, HY_CG_GRAIN, start_block, &c);
-    double rr = reduce(w, blocks, 1);
-    double res = norm ? sqrt(norm->norm2(norm->ctx, w->r)) : sqrt(rr);
-    /* a start that already meets the tolerance never applies a general
-     * preconditioner (whose set-up may be costly and done on first use) */
-    if (precond && res > tol * bnorm && max_iterations > 0) {
-        precond(pctx, w->r, w->z);
-        hy_pool_for(pool, n, HY_CG_GRAIN, rz_start_block, &c);
-    }
-    double rz = reduce(w, blocks, 0);
-    int32_t it = 0;
-    while (it < max_iterations && res > tol * bnorm) {
-        matvec(ctx, w->p, w->q);
+int hy_cg_steps_next(hy_cg_steps* s) {
+    hy_cg_workspace* w = s->w;
+    hy_pool* pool = s->pool;
+    int64_t n = s->n;
+    const hy_cg_norm* norm = s->norm;
+    cg_ctx c = {.inv_diag = s->inv_diag, .general = s->precond != NULL, .b = s->b, .x = s->x, .w = w};
+    if (s->phase == 1) {
+        hy_pool_for(pool, n, HY_CG_GRAIN, start_block, &c);
+        double rr = reduce(w, s->blocks, 1);
+        s->res = norm ? sqrt(norm->norm2(norm->ctx, w->r)) : sqrt(rr);
+        /* a start that already meets the tolerance never applies a general
+         * preconditioner (whose set-up may be costly and done on first use) */
+        if (s->precond && s->res > s->tol * s->bnorm && s->max_iterations > 0) {
+            s->precond(s->pctx, w->r, w->z);
+            hy_pool_for(pool, n, HY_CG_GRAIN, rz_start_block, &c);
+        }
+        s->rz = reduce(w, s->blocks, 0);
+    } else if (s->phase == 2) {
+        /* q = A p has come back */
         hy_pool_for(pool, n, HY_CG_GRAIN, pq_block, &c);
-        double pq = reduce(w, blocks, 0);
+        double pq = reduce(w, s->blocks, 0);
         /* p.Ap <= 0 means A is not SPD along p (or p vanished): stop with
          * the best x so far rather than divide by it. */
-        if (!(pq > 0.0) || !(rz > 0.0)) break;
-        c.alpha = rz / pq;
+        if (!(pq > 0.0) || !(s->rz > 0.0)) return s->phase = 0;
+        c.alpha = s->rz / pq;
         hy_pool_for(pool, n, HY_CG_GRAIN, update_block, &c);
-        rr = reduce(w, blocks, 1);
-        res = norm ? sqrt(norm->norm2(norm->ctx, w->r)) : sqrt(rr);
-        it++;
-        if (res <= tol * bnorm) break;
-        if (precond) {
-            precond(pctx, w->r, w->z);
+        double rr = reduce(w, s->blocks, 1);
+        s->res = norm ? sqrt(norm->norm2(norm->ctx, w->r)) : sqrt(rr);
+        s->iterations++;
+        if (s->res <= s->tol * s->bnorm) return s->phase = 0;
+        if (s->precond) {
+            s->precond(s->pctx, w->r, w->z);
             hy_pool_for(pool, n, HY_CG_GRAIN, rz_block, &c);
         }
-        double rz_new = reduce(w, blocks, 0);
-        c.beta = rz_new / rz;
-        rz = rz_new;
+        double rz_new = reduce(w, s->blocks, 0);
+        c.beta = rz_new / s->rz;
+        s->rz = rz_new;
         hy_pool_for(pool, n, HY_CG_GRAIN, direction_block, &c);
+    } else {
+        return 0;
     }
-    if (scale != 1.0) {
-        double back = 1.0 / scale; /* a power of 2: exact */
-        for (int64_t i = 0; i < n; i++) x[i] *= back;
+    if (s->iterations < s->max_iterations && s->res > s->tol * s->bnorm) {
+        s->in = w->p;
+        s->out = w->q;
+        return s->phase = 2;
     }
-    if (rel_residual) *rel_residual = res / bnorm;
-    return it;
+    return s->phase = 0;
+}
+
+int32_t hy_cg_steps_end(hy_cg_steps* s, double* rel_residual) {
+    if (s->scale != 1.0) {
+        double back = 1.0 / s->scale; /* a power of 2: exact */
+        for (int64_t i = 0; i < s->n; i++) s->x[i] *= back;
+    }
+    if (rel_residual) *rel_residual = s->res / s->bnorm;
+    return s->iterations;
+}
+
+static int32_t solve(hy_pool* pool, int64_t n, hy_matvec_fn matvec, void* ctx, const double* inv_diag,
+                     hy_precond_fn precond, void* pctx, const hy_cg_norm* norm, const double* b, double* x,
+                     double tol, int32_t max_iterations, hy_cg_workspace* w, double* rel_residual) {
+    if (!matvec) {
+        if (rel_residual) *rel_residual = 0.0;
+        return 0;
+    }
+    hy_cg_steps s;
+    int more = hy_cg_steps_begin(&s, pool, n, inv_diag, precond, pctx, norm, b, x, tol, max_iterations, w);
+    while (more) {
+        matvec(ctx, s.in, s.out);
+        more = hy_cg_steps_next(&s);
+    }
+    return hy_cg_steps_end(&s, rel_residual);
 }
 
 int32_t hy_cg_solve(hy_pool* pool, int64_t n, hy_matvec_fn matvec, void* ctx, const double* inv_diag,

@@ -48,4 +48,36 @@ int32_t hy_cg_solve_norm(hy_pool* pool, int64_t n, hy_matvec_fn matvec, void* ct
                          const hy_cg_norm* norm, const double* b, double* x, double tol, int32_t max_iterations,
                          hy_cg_workspace* w, double* rel_residual);
 
+/* The same solve with the products left to the caller, so that several
+ * solves can run in lockstep and their products go together (one batch
+ * over several objects, solvers/batch_step.h): begin, then while the last
+ * call returned nonzero, write A (in) into out and call next; end unscales
+ * x and returns the iterations. Every vector operation and reduction is the
+ * one hy_cg_solve_norm makes (the same blocks, the same order), so each
+ * solve has the bits of its own hy_cg_solve_norm call, whatever the solves
+ * beside it. `b`, `x`, `w` and the callbacks' contexts live until end. */
+typedef struct hy_cg_steps {
+    const double* in; /* the product wanted: out = A in (n entries each) */
+    double* out;
+    /* the solve's state */
+    hy_pool* pool;
+    int64_t n, blocks;
+    const double* inv_diag;
+    hy_precond_fn precond;
+    void* pctx;
+    const hy_cg_norm* norm;
+    const double* b;
+    double* x;
+    double tol, scale, bnorm, res, rz;
+    int32_t max_iterations, iterations;
+    hy_cg_workspace* w;
+    int phase; /* 0 done, 1 the start's product, 2 an iteration's */
+} hy_cg_steps;
+
+int hy_cg_steps_begin(hy_cg_steps* s, hy_pool* pool, int64_t n, const double* inv_diag, hy_precond_fn precond,
+                      void* pctx, const hy_cg_norm* norm, const double* b, double* x, double tol,
+                      int32_t max_iterations, hy_cg_workspace* w);
+int hy_cg_steps_next(hy_cg_steps* s);
+int32_t hy_cg_steps_end(hy_cg_steps* s, double* rel_residual);
+
 #endif

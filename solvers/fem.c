@@ -318,6 +318,12 @@ hy_status hy_fem_set_device(hy_fem_model* m, int device) {
 
 int hy_fem_device(const hy_fem_model* m) { return m && m->gpu ? m->device : -1; }
 
+int64_t hy_fem_gpu_bytes(const hy_fem_model* m) {
+    int64_t up = 0, down = 0;
+    if (m && m->gpu) hy_fem_gpu_totals(m->gpu, NULL, NULL, &up, &down);
+    return up + down;
+}
+
 void hy_fem_apply(hy_fem_model* m, hy_pool* pool, const double* p, double* y) {
     if (m->gpu) {
         hy_fem_hd_model v;

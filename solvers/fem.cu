@@ -337,6 +337,20 @@ extern "C" hy_status hy_fem_gpu_batch_prepare(hy_fem_gpu_batch* gb, const hy_fem
     return HY_OK;
 }
 
+extern "C" hy_status hy_fem_gpu_batch_load(hy_fem_gpu_batch* gb, const hy_fem_hd_model* m) {
+    if (!gb || !m) return hy_fail(HY_ERR_INVALID_ARG, "fem: GPU batch load: NULL argument");
+    solver_batch<hy_fem_hd_model, hy_fem_gpu>* g = &gb->b;
+    int device = g->device;
+    FCK(cudaSetDevice(device));
+    hy_status s = batch_scalars(g, m);
+    if (s) return s;
+    for (int32_t b = 0; b < g->nb; b++)
+        FCK(cudaMemcpyAsync(g->host[b].rgrad, m[b].rgrad, sizeof(double) * 48 * (size_t)m[b].nq, cudaMemcpyHostToDevice,
+                            g->stream));
+    FCK(cudaStreamSynchronize(g->stream));
+    return HY_OK;
+}
+
 extern "C" hy_status hy_fem_gpu_batch_apply(hy_fem_gpu_batch* gb, const hy_fem_hd_model* m, const double* p, double* y) {
     if (!gb || !m || !p || !y) return hy_fail(HY_ERR_INVALID_ARG, "fem: GPU batch apply: NULL argument");
     solver_batch<hy_fem_hd_model, hy_fem_gpu>* g = &gb->b;

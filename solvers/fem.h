@@ -137,6 +137,9 @@ void hy_fem_view(const hy_fem_model* m, hy_fem_hd_model* out);
 hy_status hy_fem_set_device(hy_fem_model* m, int device);
 /* The GPU the model's passes run on, or -1. */
 int hy_fem_device(const hy_fem_model* m);
+/* Bytes its GPU context has moved between the host and the GPU since it
+ * was made (hy_fem_set_device), both ways; 0 on the CPU. */
+int64_t hy_fem_gpu_bytes(const hy_fem_model* m);
 
 /* The rotation R of the polar decomposition F = R S (R proper, det +1),
  * with the smallest singular value's sign flipped when det F < 0 (Irving

@@ -56,6 +56,10 @@ void hy_fem_gpu_batch_destroy(hy_fem_gpu_batch* g);
  * k_scale. */
 hy_status hy_fem_gpu_batch_prepare(hy_fem_gpu_batch* g, const hy_fem_hd_model* m, const double* x0,
                                    const double* v0, double vscale, double dt, const double gravity[3], double* rhs);
+/* The step the host prepared (hy_fem_prepare on each object, on the CPU):
+ * each object's rotated gradients (m[b].rgrad) and scalars up to the
+ * batch's device copies, for hy_fem_gpu_batch_apply. */
+hy_status hy_fem_gpu_batch_load(hy_fem_gpu_batch* g, const hy_fem_hd_model* m);
 /* y = A p for every object of the prepared step: one launch over the
  * batch's elements, one over its vertices; p up, y down (concatenated). */
 hy_status hy_fem_gpu_batch_apply(hy_fem_gpu_batch* g, const hy_fem_hd_model* m, const double* p, double* y);

@@ -39,6 +39,11 @@ hy_status hy_fem_gpu_batch_prepare(hy_fem_gpu_batch* g, const hy_fem_hd_model* m
     return hy_fail(HY_ERR_UNSUPPORTED, "fem: this build has no CUDA");
 }
 
+hy_status hy_fem_gpu_batch_load(hy_fem_gpu_batch* g, const hy_fem_hd_model* m) {
+    (void)g, (void)m;
+    return hy_fail(HY_ERR_UNSUPPORTED, "fem: this build has no CUDA");
+}
+
 hy_status hy_fem_gpu_batch_apply(hy_fem_gpu_batch* g, const hy_fem_hd_model* m, const double* p, double* y) {
     (void)g, (void)m, (void)p, (void)y;
     return hy_fail(HY_ERR_UNSUPPORTED, "fem: this build has no CUDA");

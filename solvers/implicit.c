@@ -315,18 +315,14 @@ int32_t hy_implicit_held_solve(hy_pool* pool, int32_t nv, hy_matvec_fn matvec, v
 
 /* ---- one object's step */
 
-typedef struct step_ops {
-    const hy_implicit_ops* ops;
-    void* model;
-    hy_pool* pool;
-} step_ops;
+typedef hy_implicit_bound step_ops;
 
 static void step_matvec(void* ctx, const double* p, double* y) {
     step_ops* s = ctx;
     s->ops->apply(s->model, s->pool, p, y);
 }
 
-static void step_precond(void* ctx, const double* r, double* z) {
+void hy_implicit_bound_precond(void* ctx, const double* r, double* z) {
     step_ops* s = ctx;
     s->ops->precondition(s->model, s->pool, r, z);
 }
@@ -357,12 +353,12 @@ hy_status hy_implicit_step(const hy_implicit_ops* ops, void* model, hy_pool* poo
     int32_t it = 0;
     if (!held) {
         ops->guess(model, pool, rhs, dv);
-        it = hy_cg_solve_precond(pool, 3 * (int64_t)nv, step_matvec, &s, step_precond, &s, rhs, dv, cg_tolerance,
-                                 cg_max_iterations, cg, &rel);
+        it = hy_cg_solve_precond(pool, 3 * (int64_t)nv, step_matvec, &s, hy_implicit_bound_precond, &s, rhs, dv,
+                                 cg_tolerance, cg_max_iterations, cg, &rel);
     } else {
         hy_implicit_guess g = {step_guess, &s};
-        it = hy_implicit_held_solve(pool, nv, step_matvec, &s, step_precond, &s, &g, held, v0, rhs, dv, cg_tolerance,
-                                    cg_max_iterations, cg, &rel);
+        it = hy_implicit_held_solve(pool, nv, step_matvec, &s, hy_implicit_bound_precond, &s, &g, held, v0, rhs, dv,
+                                    cg_tolerance, cg_max_iterations, cg, &rel);
     }
     if (iterations) *iterations = it;
     if (residual) *residual = rel;

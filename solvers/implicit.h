@@ -142,6 +142,16 @@ int32_t hy_implicit_held_solve(hy_pool* pool, int32_t nv, hy_matvec_fn matvec, v
                                const double* rhs, double* dv, double tol, int32_t max_iterations, hy_cg_workspace* cg,
                                double* rel_residual);
 
+/* An object's operations bound to its model and the pool they run on:
+ * the context of its CG callbacks. hy_implicit_bound_precond is its
+ * preconditioner as an hy_precond_fn (ctx: a hy_implicit_bound). */
+typedef struct hy_implicit_bound {
+    const hy_implicit_ops* ops;
+    void* model;
+    hy_pool* pool;
+} hy_implicit_bound;
+void hy_implicit_bound_precond(void* ctx, const double* r, double* z);
+
 /* One object's whole step through its operations: checks the CG settings,
  * prepare, CG from the object's guess on apply and precondition, commit.
  * held: NULL, or vertices held as above. rhs and dv (3 per vertex) and cg

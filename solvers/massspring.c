@@ -283,6 +283,8 @@ hy_status hy_ms_set_device(hy_ms_model* m, int device) {
 
 int hy_ms_device(const hy_ms_model* m) { return m && m->gpu ? m->device : -1; }
 
+int64_t hy_ms_gpu_bytes_of(const hy_ms_model* m) { return m && m->gpu ? hy_ms_gpu_bytes(m->gpu) : 0; }
+
 hy_status hy_ms_prepare(hy_ms_model* m, hy_pool* pool, const double* x0, const double* v0, double dt,
                         const double gravity[3], const double* f_ext, const double* extra_diag, double* rhs) {
     if (!m || !pool || !x0 || !v0 || !gravity || !rhs)

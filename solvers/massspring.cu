@@ -23,6 +23,7 @@ struct hy_ms_gpu {
     uint8_t* fixed;
     int32_t *inc_start, *inc;
     double *x, *v, *p, *y, *coef, *sforce;
+    int64_t bytes; /* moved between the host and the GPU since made, both ways */
 };
 
 __global__ void __launch_bounds__(SOLVER_BLOCK)
@@ -71,6 +72,7 @@ static hy_status create(int device, hy_ms_gpu* g, const hy_ms_hd_model* m) {
     if (!s) s = solver_up(who, device, g->stream, &g->sforce, (const double*)NULL, 3 * ns, &b);
     if (s) return s;
     FCK(cudaStreamSynchronize(g->stream));
+    g->bytes += b;
     g->d = *m;
     g->d.spring = g->spring, g->d.rest_len = g->rest_len, g->d.mass = g->mass, g->d.fixed = g->fixed;
     g->d.inc_start = g->inc_start, g->d.inc = g->inc, g->d.coef = g->coef, g->d.sforce = g->sforce;
@@ -110,8 +112,11 @@ extern "C" hy_status hy_ms_gpu_springs(hy_ms_gpu* g, const hy_ms_hd_model* m, co
     FCK(cudaMemcpyAsync(m->coef, g->coef, sizeof(double) * 5 * ns, cudaMemcpyDeviceToHost, g->stream));
     FCK(cudaMemcpyAsync(m->sforce, g->sforce, sizeof(double) * 3 * ns, cudaMemcpyDeviceToHost, g->stream));
     FCK(cudaStreamSynchronize(g->stream));
+    g->bytes += (int64_t)(sizeof(double) * (2 * n3 + 8 * ns));
     return HY_OK;
 }
+
+extern "C" int64_t hy_ms_gpu_bytes(const hy_ms_gpu* g) { return g ? g->bytes : 0; }
 
 extern "C" hy_status hy_ms_gpu_apply(hy_ms_gpu* g, const hy_ms_hd_model* m, const double* p, double* y) {
     if (!g || !m || !p || !y) return hy_fail(HY_ERR_INVALID_ARG, "mass-spring: GPU apply: NULL argument");
@@ -125,6 +130,7 @@ extern "C" hy_status hy_ms_gpu_apply(hy_ms_gpu* g, const hy_ms_hd_model* m, cons
     FCK(cudaGetLastError());
     FCK(cudaMemcpyAsync(y, g->y, sizeof(double) * n3, cudaMemcpyDeviceToHost, g->stream));
     FCK(cudaStreamSynchronize(g->stream));
+    g->bytes += (int64_t)(sizeof(double) * 2 * n3);
     return HY_OK;
 }
 
@@ -193,6 +199,18 @@ extern "C" hy_status hy_ms_gpu_batch_springs(hy_ms_gpu_batch* gb, const hy_ms_hd
         FCK(cudaMemcpyAsync(m[b].coef, g->host[b].coef, sizeof(double) * 5 * bs, cudaMemcpyDeviceToHost, g->stream));
         FCK(cudaMemcpyAsync(m[b].sforce, g->host[b].sforce, sizeof(double) * 3 * bs, cudaMemcpyDeviceToHost, g->stream));
     }
+    FCK(cudaStreamSynchronize(g->stream));
+    return HY_OK;
+}
+
+extern "C" hy_status hy_ms_gpu_batch_load(hy_ms_gpu_batch* gb, const hy_ms_hd_model* m) {
+    if (!gb || !m) return hy_fail(HY_ERR_INVALID_ARG, "mass-spring: GPU batch load: NULL argument");
+    solver_batch<hy_ms_hd_model, hy_ms_gpu>* g = &gb->b;
+    int device = g->device;
+    FCK(cudaSetDevice(device));
+    for (int32_t b = 0; b < g->nb; b++)
+        FCK(cudaMemcpyAsync(g->host[b].coef, m[b].coef, sizeof(double) * 5 * (size_t)m[b].ns, cudaMemcpyHostToDevice,
+                            g->stream));
     FCK(cudaStreamSynchronize(g->stream));
     return HY_OK;
 }

@@ -89,6 +89,9 @@ void hy_ms_view(const hy_ms_model* m, hy_ms_hd_model* out);
  * in every other respect. device < 0: back to the CPU. */
 hy_status hy_ms_set_device(hy_ms_model* m, int device);
 int hy_ms_device(const hy_ms_model* m);
+/* Bytes its GPU context has moved between the host and the GPU since it
+ * was made (hy_ms_set_device), both ways; 0 on the CPU. */
+int64_t hy_ms_gpu_bytes_of(const hy_ms_model* m);
 
 /* Spring forces (damping left out) at x, summed per vertex (3*nv, N). */
 hy_status hy_ms_spring_forces(hy_ms_model* m, hy_pool* pool, const double* x, double* f);

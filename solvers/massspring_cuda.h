@@ -30,6 +30,10 @@ hy_status hy_ms_gpu_springs(hy_ms_gpu* g, const hy_ms_hd_model* m, const double*
  * hy_ms_hd_matvec_vertex; p up, y down. */
 hy_status hy_ms_gpu_apply(hy_ms_gpu* g, const hy_ms_hd_model* m, const double* p, double* y);
 
+/* Bytes moved between the host and the GPU since the context was made
+ * (its constant arrays, each pass's vectors), both ways. */
+int64_t hy_ms_gpu_bytes(const hy_ms_gpu* g);
+
 /* Small objects in one launch per pass (solvers/batch_hd.h): the models
  * m[0..nb) (hy_ms_view of each, typically those under HY_BATCH_MAX_ITEMS
  * springs) up to GPU `device` once. Statuses as hy_ms_gpu_create. */
@@ -41,6 +45,10 @@ void hy_ms_gpu_batch_destroy(hy_ms_gpu_batch* g);
  * other) up, each object's m[b].coef and m[b].sforce down. */
 hy_status hy_ms_gpu_batch_springs(hy_ms_gpu_batch* g, const hy_ms_hd_model* m, const double* x0, const double* v0,
                                   double dt);
+/* The step the host prepared (hy_ms_prepare on each object, on the CPU):
+ * each object's spring coefficients (m[b].coef) up to the batch's device
+ * copies, for hy_ms_gpu_batch_apply. */
+hy_status hy_ms_gpu_batch_load(hy_ms_gpu_batch* g, const hy_ms_hd_model* m);
 /* y = A p for every object of the prepared step (m[b].diag_scale): one
  * launch over the batch's vertices; p up, y down (concatenated). */
 hy_status hy_ms_gpu_batch_apply(hy_ms_gpu_batch* g, const hy_ms_hd_model* m, const double* p, double* y);

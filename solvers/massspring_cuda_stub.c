@@ -24,6 +24,11 @@ hy_status hy_ms_gpu_apply(hy_ms_gpu* g, const hy_ms_hd_model* m, const double* p
     return hy_fail(HY_ERR_UNSUPPORTED, "mass-spring: this build has no CUDA");
 }
 
+int64_t hy_ms_gpu_bytes(const hy_ms_gpu* g) {
+    (void)g;
+    return 0;
+}
+
 hy_status hy_ms_gpu_batch_create(int device, const hy_ms_hd_model* m, int32_t nb, hy_ms_gpu_batch** out) {
     (void)m, (void)nb;
     if (out) *out = NULL;
@@ -36,6 +41,11 @@ void hy_ms_gpu_batch_destroy(hy_ms_gpu_batch* g) { (void)g; }
 hy_status hy_ms_gpu_batch_springs(hy_ms_gpu_batch* g, const hy_ms_hd_model* m, const double* x0, const double* v0,
                                   double dt) {
     (void)g, (void)m, (void)x0, (void)v0, (void)dt;
+    return hy_fail(HY_ERR_UNSUPPORTED, "mass-spring: this build has no CUDA");
+}
+
+hy_status hy_ms_gpu_batch_load(hy_ms_gpu_batch* g, const hy_ms_hd_model* m) {
+    (void)g, (void)m;
     return hy_fail(HY_ERR_UNSUPPORTED, "mass-spring: this build has no CUDA");
 }
 

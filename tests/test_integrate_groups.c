@@ -67,12 +67,9 @@ static int run(const char* policy, int32_t pus, int threads, outcome* out) {
     }
     if (policy) s = hy_world_set_integrate_sched(w, policy, pus);
     for (int i = 0; i < STEPS && !s; i++) {
-        s = hy_test_step(w);
         hy_step_stats st;
         hy_integrate_stats is;
-        if (!s) s = hy_world_get_stats(w, &st);
-        if (!s) s = hy_world_get_integrate_stats(w, &is);
-        if (s) break;
+        if ((s = hy_test_step_figures(w, &st, &is))) break;
         out->cg_iterations += st.cg_iterations;
         int32_t g = hy_links_group_count(w);
         if (g > out->groups) out->groups = g;

@@ -17,7 +17,19 @@
  * - the engine: a small world of FEM, mass-spring and cloth objects whose
  *   integration has a twin GPU PU ends with the CPU-only state hash and CG
  *   count, with tasks run on the GPU PU; asking for cuda:0 where this
- *   build or machine has no GPU leaves it out with one line saying why. */
+ *   build or machine has no GPU leaves it out with one line saying why;
+ * - transfers a host-driven cuda_fn makes itself (hy_rt_count_transfer)
+ *   are counted on its PU's channel, per step; a CPU task's are not;
+ * - device memories: a memory placed on cuda:0 holds its copies in the
+ *   GPU where there is one (a round trip host -> GPU -> host brings the
+ *   data back, the channel counting both ways), host buffers where there
+ *   is none (the same bits and counts); the host memory cannot be placed;
+ * - batches: four small free solids (3 FEM, 1 mass-spring, each vertex
+ *   moving its own way) step as one batch task; on the twin GPU PU their CG
+ *   runs in lockstep (solvers/batch_step.h) and the world ends with the
+ *   CPU-only hash and CG count; with two twins, two batches; on cuda:0
+ *   with no GPU the batch's GPU fails, is said once, its objects step on
+ *   the CPU with the same hash. */
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,8 +37,10 @@
 
 #include "core/hash.h"
 #include "engine/integrate.h"
+#include "engine/kinds.h"
 #include "engine/world.h"
 #include "hyphys/hyphys.h"
+#include "runtime/data_cuda.h"
 #include "runtime/exec.h"
 #include "runtime/team.h"
 #include "sched/cuda.h"
@@ -91,6 +105,20 @@ static const hy_rt_kind k_step = {"step", 2, {HY_RT_RW, HY_RT_R}, step_cpu, step
 static const hy_rt_kind k_cpu_only = {"step-cpu", 2, {HY_RT_RW, HY_RT_R}, step_cpu, NULL, 0};
 static const hy_rt_kind k_gpu_only = {"step-gpu", 2, {HY_RT_RW, HY_RT_R}, NULL, step_gpu, 0};
 static const hy_rt_kind k_hosted = {"step-hosted", 2, {HY_RT_RW, HY_RT_R}, step_cpu, step_gpu_hosted, 3u};
+
+/* A host-driven implementation that says what it moved itself (1000
+ * bytes a task); the CPU's says 777, which nothing counts. */
+static void step_cpu_says(void* const* b, void* arg) {
+    hy_rt_count_transfer(777);
+    step_cpu(b, arg);
+}
+
+static void step_gpu_says(void* const* b, void* arg) {
+    hy_rt_count_transfer(1000);
+    step_gpu_hosted(b, arg);
+}
+
+static const hy_rt_kind k_says = {"step-says", 2, {HY_RT_RW, HY_RT_R}, step_cpu_says, step_gpu_says, 3u};
 
 static void reset_objects(void) {
     memset(&g_log, 0, sizeof g_log);
@@ -257,6 +285,23 @@ static void test_same_results(void) {
     setup_free(&su);
 }
 
+/* Bytes a cuda_fn moved itself go on its PU's channel, per step, and
+ * nothing else does (the arguments stay on the host). */
+static void test_counted_transfers(void) {
+    const hy_rt_team_pu pus[2] = {{HY_RT_CPU, 1, -1}, {HY_RT_GPU, 1, -1}};
+    setup su;
+    CHECK_OK(setup_make(&su, &k_says, 2, pus, "round-robin"));
+    hy_rt_count_transfer(5); /* outside a task: nothing */
+    for (int k = 0; k < STEPS && su.t; k++) {
+        hy_rt_step_stats st;
+        CHECK_OK(submit(su.g, su.hs, su.kinds));
+        CHECK_OK(hy_rt_team_run(su.t, su.g, &st));
+        CHECK(st.pu_tasks[1] == NOBJ / 2);
+        CHECK(st.channel_bytes[0] == 1000 * (int64_t)st.pu_tasks[1]);
+    }
+    setup_free(&su);
+}
+
 static void test_parse(void) {
     hy_rt_team_pu pus[4];
     int n = 0;
@@ -298,11 +343,33 @@ static const char* scene_json =
 
 #define WORLD_STEPS 8
 
+/* What a world's steps gave, summed over the steps. */
 typedef struct outcome {
     uint64_t hash;
     int64_t cg_iterations;
-    int32_t gpu_tasks;
+    int32_t gpu_tasks;         /* tasks of its one GPU PU, the last PU */
+    int32_t batched, products; /* objects stepped in batches, batch products */
+    int64_t gpu_bytes;         /* on the GPU PUs' channels */
+    char fallback[192];        /* the last step's */
 } outcome;
+
+/* `steps` steps of w into *out (hash included); HY_OK or the first failure. */
+static hy_status run_steps(hy_world* w, int steps, outcome* out) {
+    hy_status s = HY_OK;
+    for (int i = 0; i < steps && !s; i++) {
+        hy_step_stats st;
+        hy_integrate_stats is;
+        if ((s = hy_test_step_figures(w, &st, &is))) break;
+        out->cg_iterations += st.cg_iterations;
+        if (is.gpus == 1) out->gpu_tasks += is.tasks[is.pus - 1];
+        out->batched += is.batched;
+        out->products += is.batch_products;
+        for (int32_t q = is.pus - is.gpus; q < is.pus; q++) out->gpu_bytes += is.bytes[q];
+        snprintf(out->fallback, sizeof out->fallback, "%s", is.fallback);
+    }
+    out->hash = hy_test_hash(w);
+    return s;
+}
 
 /* WORLD_STEPS steps of the scene under `policy` on one CPU PU and, when
  * twin, a twin GPU PU (NULL policy: the default, CPU only). */
@@ -314,20 +381,9 @@ static int run_world(const char* policy, int twin, outcome* out) {
     memset(out, 0, sizeof *out);
     if (!s && policy) s = hy_world_set_integrate_sched(w, policy, 1);
     if (!s && twin) s = hy_integrator_set_gpus(w->integrator, 1, (int[]){-1});
-    for (int i = 0; i < WORLD_STEPS && !s; i++) {
-        s = hy_test_step(w);
-        hy_step_stats st;
-        hy_integrate_stats is;
-        if (!s) s = hy_world_get_stats(w, &st);
-        if (!s) s = hy_world_get_integrate_stats(w, &is);
-        if (!s) {
-            out->cg_iterations += st.cg_iterations;
-            if (twin && is.pus == 2 && is.gpus == 1) out->gpu_tasks += is.tasks[1];
-            CHECK(is.fallback[0] == '\0');
-        }
-    }
+    if (!s) s = run_steps(w, WORLD_STEPS, out);
+    CHECK(out->fallback[0] == '\0');
     if (s) fprintf(stderr, "world (%s, twin %d): %s\n", policy ? policy : "default", twin, hy_last_error());
-    out->hash = w ? hy_test_hash(w) : 0;
     hy_world_destroy(w);
     return s == HY_OK;
 }
@@ -345,9 +401,120 @@ static void test_world_twin(void) {
         CHECK(got.hash == ref.hash);
         CHECK(got.cg_iterations == ref.cg_iterations);
         /* round robin puts the odd slots on the GPU PU: the cloth (slot 1)
-         * and f2 (slot 3), every step */
-        if (i == 0) CHECK(got.gpu_tasks == 2 * WORLD_STEPS);
+         * every step, and f2 (slot 3) on the steps where f1 and m rest held
+         * on the floor (every other step); on the others the three solids
+         * step free as one batch at slot 2, on the CPU PU */
+        if (i == 0) CHECK(got.gpu_tasks == WORLD_STEPS + WORLD_STEPS / 2);
     }
+}
+
+static void test_device_memory(void) {
+    hy_rt_memnet net;
+    hy_rt_memnet_init(&net);
+    int32_t mem = -1;
+    CHECK_OK(hy_rt_memnet_add_memory(&net, "cuda0", &mem));
+    CHECK_OK(hy_rt_memnet_add_channel(&net, HY_RT_HOST, mem, 1e-5, 1e10));
+    CHECK(hy_rt_memnet_set_device(&net, HY_RT_HOST, 0) == -1);
+    int on_gpu = hy_rt_memnet_set_device(&net, mem, 0);
+    CHECK(on_gpu == (hy_rt_dev_count() > 0));
+    enum { N = 1000 };
+    double host[N], want[N];
+    for (int i = 0; i < N; i++) want[i] = host[i] = 0.5 * i - 7.0;
+    hy_rt_data d;
+    hy_rt_data_init(&d, host, sizeof host);
+    void* ptr = NULL;
+    CHECK_OK(hy_rt_data_acquire(&net, &d, mem, HY_RT_RW, &ptr, NULL)); /* up; only the device's copy valid */
+    CHECK(ptr != NULL && ptr != host && d.valid == 1u << mem);
+    CHECK(((d.on_device >> mem) & 1u) == (unsigned)on_gpu);
+    memset(host, 0, sizeof host); /* the stale host copy */
+    CHECK_OK(hy_rt_data_acquire(&net, &d, HY_RT_HOST, HY_RT_R, &ptr, NULL)); /* back */
+    CHECK(ptr == host && memcmp(host, want, sizeof host) == 0);
+    CHECK(d.valid == ((1u << mem) | 1u));
+    CHECK(net.channels[0].bytes == 2 * (int64_t)sizeof host);
+    hy_rt_data_free(&d);
+    CHECK(d.allocated == 0 && d.on_device == 0);
+    fprintf(stderr, "device memory: %s, %zu bytes there and back\n", on_gpu ? "cuda:0" : "host buffers (no GPU)",
+            sizeof host);
+}
+
+static const char* batch_json =
+    "{\"solver\": {\"time_step\": 0.01},"
+    " \"materials\": {\"rubber\": {\"young\": 50000, \"poisson\": 0.3, \"density\": 1000, \"damping\": 0.01},"
+    "   \"stiff\": {\"young\": 200000, \"poisson\": 0.25, \"density\": 800, \"damping\": 0.02},"
+    "   \"springy\": {\"spring_stiffness\": 20000, \"density\": 1000, \"damping\": 0.01}},"
+    " \"objects\": ["
+    "  {\"type\": \"obstacle\", \"name\": \"floor\", \"mesh\": {\"generator\": \"box\","
+    "   \"half_extents\": [2, 0.05, 2]}, \"transform\": {\"position\": [0, -5, 0]}},"
+    "  {\"type\": \"fem\", \"name\": \"a\", \"material\": \"rubber\","
+    "   \"mesh\": {\"generator\": \"block\", \"size\": [0.1, 0.1, 0.1], \"cells\": [2, 2, 2]},"
+    "   \"transform\": {\"position\": [0, 0.3, 0.8]}},"
+    "  {\"type\": \"fem\", \"name\": \"b\", \"material\": \"stiff\","
+    "   \"mesh\": {\"generator\": \"block\", \"size\": [0.2, 0.1, 0.1], \"cells\": [3, 2, 1]},"
+    "   \"transform\": {\"position\": [0.5, 0.3, 0.5]}},"
+    "  {\"type\": \"massspring\", \"name\": \"c\", \"material\": \"springy\","
+    "   \"mesh\": {\"generator\": \"block\", \"size\": [0.1, 0.1, 0.1], \"cells\": [2, 2, 2]},"
+    "   \"transform\": {\"position\": [0, 0.3, -0.8]}},"
+    "  {\"type\": \"fem\", \"name\": \"d\", \"material\": \"rubber\","
+    "   \"mesh\": {\"generator\": \"block\", \"size\": [0.1, 0.2, 0.1], \"cells\": [1, 3, 2]},"
+    "   \"transform\": {\"position\": [-0.6, 0.3, 0]}}"
+    " ]}";
+
+#define BATCH_STEPS 6
+
+
+/* BATCH_STEPS steps of batch_json, every solid vertex given its own
+ * velocity first (so that CG has work), on one CPU PU and `gpus` GPU PUs
+ * of `devices` under round robin (gpus 0: the CPU-only default). */
+static int run_batches(int gpus, const int* devices, outcome* out) {
+    hy_scene_options o = hy_scene_options_default();
+    o.threads = 1;
+    hy_world* w = NULL;
+    hy_status s = hy_scene_load_string(batch_json, strlen(batch_json), "test_runtime_gpu", &o, &w);
+    memset(out, 0, sizeof *out);
+    uint64_t rng = 0x51ED270B27D4A3C1ull;
+    for (int32_t i = 0; !s && i < w->object_count; i++) {
+        hy_object* ob = &w->objects[i];
+        if (!hy_object_has(ob, HY_KIND_SOLID)) continue;
+        for (int64_t k = 0; k < 3 * (int64_t)ob->model.nv; k++) ob->state->v[k] = 0.5 * (hy_test_uniform(&rng) - 0.5);
+    }
+    if (!s && gpus) s = hy_world_set_integrate_sched(w, "round-robin", 1);
+    if (!s && gpus) s = hy_integrator_set_gpus(w->integrator, gpus, devices);
+    if (!s) s = run_steps(w, BATCH_STEPS, out);
+    if (s) fprintf(stderr, "batch world (%d GPUs): %s\n", gpus, hy_last_error());
+    hy_world_destroy(w);
+    return s == HY_OK;
+}
+
+static void test_world_batches(void) {
+    outcome ref, one, two, dev;
+    CHECK(run_batches(0, NULL, &ref));
+    CHECK(ref.cg_iterations > 4 * BATCH_STEPS && ref.batched == 0);
+    /* one twin: the batch (slots 1-4) at slot 1, on the twin under round robin */
+    CHECK(run_batches(1, (int[]){-1}, &one));
+    CHECK(one.hash == ref.hash && one.cg_iterations == ref.cg_iterations);
+    CHECK(one.batched == 4 * BATCH_STEPS);
+    /* a round per product: at least the most iterations of a step, at most their sum, plus the start */
+    CHECK(one.products > ref.cg_iterations / 4 && one.products <= ref.cg_iterations + 4 * BATCH_STEPS);
+    CHECK(one.fallback[0] == '\0');
+    CHECK(one.gpu_bytes == 0); /* a twin moves nothing: the products run on the host */
+    /* two twins: batches {a, b} at slot 1 (PU 1, a twin) and {c, d} at slot 3 (PU 0, the CPU) */
+    CHECK(run_batches(2, (int[]){-1, -1}, &two));
+    CHECK(two.hash == ref.hash && two.cg_iterations == ref.cg_iterations);
+    CHECK(two.batched == 2 * BATCH_STEPS);
+    /* cuda:0 taken as it is: with no GPU its batch fails before any state is
+     * written, is said, and the objects step on the CPU */
+    CHECK(run_batches(1, (int[]){0}, &dev));
+    CHECK(dev.hash == ref.hash && dev.cg_iterations == ref.cg_iterations);
+    if (hy_cuda_device_count() == 0) {
+        const char* want[] = {"cuda:0 stopped", "CPU", NULL};
+        CHECK_MESSAGE(dev.fallback, want);
+        CHECK(dev.batched == 0);
+    } else {
+        CHECK(dev.fallback[0] == '\0' && dev.batched == 4 * BATCH_STEPS);
+        CHECK(dev.gpu_bytes > 0); /* the products' vectors, the prepared steps */
+    }
+    fprintf(stderr, "batches: %d objects in %d steps batched, %d batch products for %lld CG iterations; hash %016llx\n",
+            one.batched, BATCH_STEPS, one.products, (long long)ref.cg_iterations, (unsigned long long)ref.hash);
 }
 
 /* cuda:N where this build or machine has no such GPU: left out, said once;
@@ -380,7 +547,10 @@ int main(void) {
     test_current_device();
     test_same_results();
     test_parse();
+    test_counted_transfers();
     test_world_twin();
+    test_device_memory();
+    test_world_batches();
     test_world_fallback();
     TEST_END();
 }

@@ -7,7 +7,10 @@
  * - taking the newest snapshot never waits for a step;
  * - pause and single steps (keys space and n) while the thread runs;
  * - --realtime never runs ahead of the wall clock, and says when it falls
- *   behind.
+ *   behind;
+ * - --integrate-devices: a GPU this machine lacks is left out with the
+ *   fallback line (the state that of the CPU-only run); on a GPU machine
+ *   it is an integration PU; a bad list refuses the scene.
  * Runs under ThreadSanitizer (make test-tsan) and AddressSanitizer. */
 #include <pthread.h>
 #include <stdio.h>
@@ -317,8 +320,37 @@ static void test_realtime_behind(void) {
     unlink(path);
 }
 
+static void test_integrate_devices(void) {
+    const int64_t N = 3;
+    hy_viewer_sim_def d = def_for(DROP);
+    d.options.threads = 1;
+    d.max_steps = N;
+    d.integrate_devices = "cuda:0";
+    hy_viewer_sim* sim = NULL;
+    CHECK_OK(hy_viewer_sim_create(&d, &sim));
+    if (!sim) return;
+    const hy_viewer_frame* f = NULL;
+    hy_viewer_sim_acquire(sim, &f);
+    int gpu = f->integrate.gpus == 1;
+    /* present: one GPU PU after the CPU's, nothing said; absent: left out and said */
+    CHECK(gpu ? f->integrate.fallback[0] == '\0' && f->integrate.pus == 2
+              : f->integrate.gpus == 0 && strstr(f->integrate.fallback, "cuda:0 not used") != NULL);
+    CHECK(hy_viewer_sim_start(sim));
+    f = wait_until(sim, N);
+    CHECK(f->step == N);
+    float* want = calloc(3 * (size_t)hy_viewer_sim_get_topology(sim)->vertex_count, sizeof(float));
+    CHECK(f->state_hash == reference(DROP, 1, N, want));
+    free(want);
+    CHECK(hy_viewer_sim_destroy(sim) == 0);
+    sim = NULL;
+    d.integrate_devices = "gpu:0";
+    CHECK(hy_viewer_sim_create(&d, &sim) == HY_ERR_INVALID_ARG && !sim);
+    CHECK(strstr(hy_last_error(), "gpu:0") != NULL);
+}
+
 int main(void) {
     test_rate();
+    test_integrate_devices();
     test_run_to_limit(1);
     test_run_to_limit(2);
     test_acquire_does_not_wait();

@@ -4,7 +4,9 @@
 # - batch: `view drop --frames 30 --screenshot` shows the state after exactly
 #   30 steps: its state hash is that of `hyphys run drop --frames 30`, and
 #   the picture (no HUD) is the same byte for byte with 1 or 2 threads and
-#   with --realtime;
+#   with --realtime, and with --integrate-devices cuda:0 (a GPU this machine
+#   lacks said once on stderr, as run says it); a list that is not cuda:D
+#   items is exit 2;
 # - interactive: the window keeps drawing while steps of ~0.1-0.5 s run
 #   (several frames per step), and Ctrl-C closes it cleanly (exit 0, the
 #   thread joined, the closing line printed);
@@ -47,11 +49,14 @@ cat >"$work/run.sh" <<EOF
 set -u
 st=0
 i=0
-for flags in "--threads 1" "--threads 2" "--threads 2 --realtime"; do
+for flags in "--threads 1" "--threads 2" "--threads 2 --realtime" "--threads 2 --integrate-devices cuda:0"; do
     i=\$((i + 1))
     "$cli" view "$src/scenes/drop.json" --frames 30 --no-hud --size 640x360 \$flags --screenshot "$work/drop\$i.png" \
         >"$work/drop\$i.out" 2>"$work/drop\$i.err" || { echo "FAIL: view drop \$flags"; cat "$work/drop\$i.err"; st=1; }
 done
+"$cli" view "$src/scenes/drop.json" --frames 1 --integrate-devices gpu:0 --screenshot "$work/bad.png" \
+    >/dev/null 2>"$work/bad_devices.err"
+echo \$? >"$work/bad_devices.rc"
 # interactive, closed by Ctrl-C after a few seconds
 run_for() { # seconds name args...
     local secs=\$1 name=\$2
@@ -70,15 +75,23 @@ EOF
 xvfb-run -a -s "-screen 0 1280x720x24" bash "$work/run.sh" || fail=1
 
 # batch: step 30 exactly, whatever the threads or --realtime
-for i in 1 2 3; do
+for i in 1 2 3 4; do
     got=$(sed -n 's/.*after 30 steps, state hash \([0-9a-f]*\),.*/\1/p' "$work/drop$i.out")
     [ "$got" = "$want" ] || { echo "FAIL: screenshot $i: state hash '$got', hyphys run says '$want'"; cat "$work/drop$i.out"; fail=1; }
 done
 if [ -f "$work/drop1.png" ]; then
-    for i in 2 3; do
+    for i in 2 3 4; do
         cmp -s "$work/drop1.png" "$work/drop$i.png" || { echo "FAIL: screenshot $i differs from screenshot 1"; fail=1; }
     done
 fi
+
+# --integrate-devices: the fallback line as often as `hyphys run` says it (once where this machine
+# has no cuda:0, never where it has), a bad list refused
+n=$(grep -c 'integration: cuda:0 not used' "$work/drop4.err")
+m=$("$cli" run "$src/scenes/drop.json" --frames 1 --quiet --integrate-devices cuda:0 2>&1 | grep -c 'integration: cuda:0 not used')
+[ "$n" = "$m" ] || { echo "FAIL: --integrate-devices cuda:0: the fallback said $n times, run says it $m"; cat "$work/drop4.err"; fail=1; }
+[ "$(cat "$work/bad_devices.rc" 2>/dev/null)" = 2 ] && grep -q "'gpu:0'" "$work/bad_devices.err" ||
+    { echo "FAIL: --integrate-devices gpu:0: expected exit 2 naming it"; cat "$work/bad_devices.err"; fail=1; }
 
 # interactive: closed cleanly, and the window drew several frames per step
 for name in slow behind; do

@@ -13,6 +13,15 @@ static inline hy_status hy_test_step(hy_world* w) {
     return s ? s : hy_world_step(w, d.time_step, d.substeps);
 }
 
+/* One step (hy_test_step) and its figures: the solver's and the
+ * integrate phase's. */
+static inline hy_status hy_test_step_figures(hy_world* w, hy_step_stats* st, hy_integrate_stats* is) {
+    hy_status s = hy_test_step(w);
+    if (!s) s = hy_world_get_stats(w, st);
+    if (!s) s = hy_world_get_integrate_stats(w, is);
+    return s;
+}
+
 static inline uint64_t hy_test_hash(const hy_world* w) {
     uint64_t h = 0;
     return hy_world_hash(w, &h) ? 0 : h;

@@ -176,8 +176,11 @@ static void publish(hy_viewer_sim* s) {
 
 /* The integrate phase's settings of the def, if any, on a loaded world. */
 static hy_status set_integrate(hy_world* w, const hy_viewer_sim_def* def) {
-    if (!def->integrate_sched && def->integrate_pus == 0) return HY_OK;
-    return hy_world_set_integrate_sched(w, def->integrate_sched ? def->integrate_sched : "lp", def->integrate_pus);
+    hy_status s = HY_OK;
+    if (def->integrate_sched || def->integrate_pus != 0)
+        s = hy_world_set_integrate_sched(w, def->integrate_sched ? def->integrate_sched : "lp", def->integrate_pus);
+    if (!s && def->integrate_devices) s = hy_world_set_integrate_devices(w, def->integrate_devices);
+    return s;
 }
 
 /* Reload the scene file (sim thread, lock not held). The new world replaces

@@ -73,6 +73,10 @@ typedef struct hy_viewer_sim_def {
      * (hy_world_set_integrate_sched); NULL: the world's default, lp */
     const char* integrate_sched;
     int32_t integrate_pus; /* 0: the world's default */
+    /* GPUs as integration PUs too (hy_world_set_integrate_devices, "cuda:0"),
+     * after every load; NULL: none. One not present is left out: the
+     * world's integrate stats say so in their fallback line */
+    const char* integrate_devices;
     /* optional: called once in hy_viewer_sim_create on the loaded world,
      * on the creating thread (the viewer says there that "cuda" found no GPU) */
     void (*loaded)(const hy_world* world, void* ctx);

@@ -66,7 +66,15 @@ static volatile sig_atomic_t interrupted;
 static void on_signal(int sig) { interrupted = sig; }
 
 /* "cuda" with no GPU: one line, on the loaded world (sim.c knows no CLI) */
-static void on_loaded(const hy_world* w, void* ctx) { hy_cli_sched_fallback("view", w); }
+/* Said once, at the first load: a "cuda" resource or an integration GPU
+ * that this machine does not have, each in one line. */
+static void on_loaded(const hy_world* w, void* ctx) {
+    const hy_viewer_sim_def* def = ctx;
+    if (def->has_sched) hy_cli_sched_fallback("view", w);
+    hy_integrate_stats is;
+    if (def->integrate_devices && !hy_world_get_integrate_stats(w, &is) && is.fallback[0])
+        fprintf(stderr, "hyphys view: %s\n", is.fallback);
+}
 
 /* ------------------------------------------------------------ bounds */
 
@@ -510,7 +518,9 @@ int hy_viewer_run(const hy_viewer_options* opt) {
     def.sched = opt->sched;
     def.integrate_sched = opt->integrate_sched;
     def.integrate_pus = opt->integrate_pus;
-    if (def.has_sched) def.loaded = on_loaded;
+    def.integrate_devices = opt->integrate_devices;
+    def.loaded = on_loaded;
+    def.ctx = &def;
     a.realtime = def.realtime;
     hy_status st = hy_viewer_sim_create(&def, &a.sim);
     if (st != HY_OK) {

@@ -22,6 +22,7 @@ typedef struct hy_viewer_options {
     hy_sched_def sched;     /* scheduling of the collision jobs (hy_sched_def_default() if unset) */
     const char* integrate_sched; /* integrate phase's runtime policy; NULL: lp */
     int32_t integrate_pus;       /* integration PUs; 0: the world's default (hy_world_set_integrate_sched) */
+    const char* integrate_devices; /* GPUs as integration PUs too ("cuda:0"); NULL: none */
 } hy_viewer_options;
 
 /* Open the window and run until it closes (or the screenshot is saved).

@@ -752,6 +752,15 @@ typedef struct hy_integrate_stats {
     int32_t tasks[HY_INTEGRATE_MAX_PUS];
     int32_t gpus;          /* the last `gpus` of the `pus` PUs are GPUs (hy_world_set_integrate_devices) */
     char fallback[192];    /* GPUs asked for and not used, and why; "" when none */
+    /* With GPUs: small free solids (FEM, mass-spring) go in batches, one
+     * per GPU; on a GPU their CG solves run in lockstep, each round's
+     * products in one launch for all of them (same state as alone) */
+    int32_t batched;        /* objects of the last step stepped that way */
+    int32_t batch_products; /* the batch products (launches per kind) they took */
+    /* bytes moved between the host and PU q's memory in the last step, both
+     * ways (GPU PUs: the runtime's copies and those the solvers made; 0 for
+     * CPU PUs) */
+    int64_t bytes[HY_INTEGRATE_MAX_PUS];
 } hy_integrate_stats;
 
 /* HY_ERR_INVALID_ARG on a NULL world or out. */
