@@ -254,6 +254,8 @@ hy_status hy_collide_detect(hy_collision_state* cs, const hy_scene_view* view, h
                             const double* X0, const double* X1, hy_contact_list* out, hy_step_stats* st) {
     if (!cs || !prox || cs->object_count != view->object_count)
         return hy_fail(HY_ERR_INVALID_ARG, "collision detection: no framework, or a state not made for the view");
+    int carry = cs->carry; /* this call's only, whatever happens below */
+    cs->carry = 0;
     double t0 = now_ms();
     /* refit (or rebuild) every object's tree over its swept boxes: large
      * objects one at a time with the pool inside, then the small ones many
@@ -305,9 +307,8 @@ hy_status hy_collide_detect(hy_collision_state* cs, const hy_scene_view* view, h
      * vertices moved since are kept, and only node pairs with a moved node
      * are traversed (a pair with a moved vertex has it in a moved
      * triangle, under moved nodes). */
-    int only_moved = !s && cs->carry && cs->round > 1;
-    if (cs->carry && !only_moved) out->count = 0; /* a new X0: nothing to keep */
-    cs->carry = 0;
+    int only_moved = !s && carry && cs->round > 1;
+    if (carry && !only_moved) out->count = 0; /* a new X0: nothing to keep */
     cs->carried = 0;
     if (only_moved) {
         const int32_t* vr = cs->vertex_round;
