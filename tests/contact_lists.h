@@ -20,6 +20,15 @@ static inline int hy_test_same_contacts(const hy_contact_list* a, const hy_conta
     return 1;
 }
 
+/* Every object's positions into X (3 per global vertex of the world's
+ * view). */
+static inline void hy_test_world_positions(const hy_world* w, double* X) {
+    for (int32_t i = 0; i < w->object_count; i++) {
+        const hy_object* o = &w->objects[i];
+        memcpy(X + 3 * (size_t)w->view.offset[i], o->state->x, sizeof(double) * 3 * (size_t)o->model.nv);
+    }
+}
+
 /* One detection between X0 and X1 in a new collision state, canonical. */
 static inline hy_status hy_test_detect_fresh(hy_world* w, const double* X0, const double* X1, hy_contact_list* out,
                                              hy_step_stats* st) {

@@ -57,10 +57,7 @@ static void test_rounds(int threads) {
         hy_world_destroy(f);
         return;
     }
-    for (int32_t i = 0; i < w->object_count; i++) {
-        const hy_object* o = &w->objects[i];
-        memcpy(X0 + 3 * (size_t)w->view.offset[i], o->state->x, sizeof(double) * 3 * (size_t)o->model.nv);
-    }
+    hy_test_world_positions(w, X0);
     /* the cloth sinks 3 mm (into its thickness on the ball) */
     memcpy(X1, X0, sizeof(double) * n);
     for (int32_t v = 0; v < nv; v++) X1[3 * (size_t)v + 1] -= 0.003;

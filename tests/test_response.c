@@ -478,10 +478,7 @@ static void test_carry_rounds(void) {
         hy_world_destroy(w);
         return;
     }
-    for (int32_t i = 0; i < w->object_count; i++) {
-        const hy_object* o = &w->objects[i];
-        memcpy(X0 + 3 * (size_t)view->offset[i], o->state->x, sizeof(double) * 3 * (size_t)o->model.nv);
-    }
+    hy_test_world_positions(w, X0);
     /* the cloth's vertices sink 3 mm (into its thickness on the ball) */
     memcpy(X1, X0, sizeof(double) * n);
     for (int32_t v = 0; v < w->objects[0].model.nv; v++) X1[3 * (size_t)v + 1] -= 0.003;
@@ -553,10 +550,7 @@ static void test_carry_bodies(void) {
         hy_world_destroy(w);
         return;
     }
-    for (int32_t i = 0; i < w->object_count; i++) {
-        const hy_object* o = &w->objects[i];
-        memcpy(X0 + 3 * (size_t)view->offset[i], o->state->x, sizeof(double) * 3 * (size_t)o->model.nv);
-    }
+    hy_test_world_positions(w, X0);
     /* every body sinks 1 mm (into the bowl's and each other's thickness) */
     memcpy(X1, X0, sizeof(double) * n);
     for (int32_t i = 0; i < w->object_count; i++)
