@@ -33,7 +33,7 @@ test-asan: deps
 test-tsan: deps
 	cmake -S . -B build-tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DHY_TSAN=ON -DHY_WERROR=ON -DHY_VIEWER=OFF
 	cmake --build build-tsan -j$(JOBS)
-	cd build-tsan && HY_TEST_SANITIZER=1 TSAN_OPTIONS=halt_on_error=1 ctest --output-on-failure -j$(JOBS) -LE long -R "pool|determinism|cloth|frames|viewer_sim|runtime|intercept|integrate_sched|integrate_groups|feed"
+	cd build-tsan && HY_TEST_SANITIZER=1 TSAN_OPTIONS=halt_on_error=1 ctest --output-on-failure -j$(JOBS) -LE long -R "pool|determinism|cloth|frames|viewer_sim|runtime|intercept|integrate_sched|integrate_groups|feed|contact_order"
 
 install: build
 	cmake --install $(BUILD)
