@@ -1,6 +1,6 @@
 /* The detection's job side, shared by collision/collide.c (the state, the
  * refit, the detect and calibrate drivers) and collision/collide_jobs.c
- * (the step's memo of exact-test answers and of traversal jobs, and the
+ * (the step's detection rounds, and the
  * TRAVERSE and LEAF batches on the host, on modeled devices and on CUDA,
  * whole or in parts for a device fed by its own thread). Internal to
  * collision/. */
