@@ -16,8 +16,8 @@ shift || true
 if [ $# -eq 0 ]; then
     set -- --frames 60
     [ "$scene" = cloth_ball ] &&
-        echo "run.sh: cloth_ball, 60 frames: about 10 seconds on 2 cores (17 frames of free fall take" \
-             "a few seconds; each frame in contact about a sixth of a second); the progress bar" \
+        echo "run.sh: cloth_ball, 60 frames: about 8 seconds on 2 cores (17 frames of free fall take" \
+             "a few seconds; each frame in contact about a seventh of a second); the progress bar" \
              "shows the time left"
 fi
 exec "$BUILD/hyphys" run "$scene" "$@"
