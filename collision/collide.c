@@ -251,11 +251,9 @@ static void refit_block(void* vctx, int64_t begin, int64_t end, int64_t block, i
 }
 
 hy_status hy_collide_detect(hy_collision_state* cs, const hy_scene_view* view, hy_prox* prox, hy_pool* pool,
-                            const double* X0, const double* X1, hy_contact_list* out, hy_step_stats* st) {
+                            const double* X0, const double* X1, int carry, hy_contact_list* out, hy_step_stats* st) {
     if (!cs || !prox || cs->object_count != view->object_count)
         return hy_fail(HY_ERR_INVALID_ARG, "collision detection: no framework, or a state not made for the view");
-    int carry = cs->carry; /* this call's only, whatever happens below */
-    cs->carry = 0;
     double t0 = now_ms();
     /* refit (or rebuild) every object's tree over its swept boxes: large
      * objects one at a time with the pool inside, then the small ones many
@@ -302,7 +300,7 @@ hy_status hy_collide_detect(hy_collision_state* cs, const hy_scene_view* view, h
     }
     if (!s) s = hy_collide_round_begin(cs, X0, X1);
     /* A later round over the same X0 whose caller kept the last round's
-     * output (cs->carry): a pair's answer is a function of its four
+     * output (carry): a pair's answer is a function of its four
      * vertices' positions and its distance, so the contacts none of whose
      * vertices moved since are kept, and only node pairs with a moved node
      * are traversed (a pair with a moved vertex has it in a moved
@@ -430,7 +428,7 @@ hy_status hy_collide_calibrate(hy_collision_state* cs, const hy_scene_view* view
     hy_contact_list contacts = {0};
     hy_step_stats st;
     memset(&st, 0, sizeof st);
-    hy_status s = hy_collide_detect(cs, view, prox, pool, X0, X1, &contacts, &st);
+    hy_status s = hy_collide_detect(cs, view, prox, pool, X0, X1, 0, &contacts, &st);
     hy_contact_list_free(&contacts);
     if (s) return s;
     int64_t front = 0;

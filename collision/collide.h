@@ -82,13 +82,6 @@ typedef struct hy_collision_state {
     int64_t dev_count, dev_cap;
     int device_leaf_model;
     int64_t resident_fronts, resident_contacts; /* totals over the state's life */
-    /* Set by a caller whose `out` holds, in canonical order, the whole
-     * output of the detect call before, over the same X0 (the response's
-     * rounds): the next call then keeps those of its contacts none of whose
-     * vertices moved since, and looks only for pairs with a moved vertex
-     * (node pairs with a moved node, hy_traverse_only_moved). The call
-     * clears it. */
-    int carry;
     uint64_t* seen_version; /* per object: its tree's version at the last detect call */
     int64_t carried;        /* contacts the last detect call kept */
 } hy_collision_state;
@@ -100,13 +93,17 @@ hy_status hy_collision_state_sync(hy_collision_state** cs, const hy_scene_view* 
 void hy_collision_state_destroy(hy_collision_state* cs);
 
 /* Every colliding feature pair of the motion X0 -> X1 (3 per global vertex
- * of view), appended to out (which the caller canonicalises; with
- * cs->carry, out's contacts of the call before are kept where nothing
- * moved, the rest dropped, and the new ones appended). Traversal
+ * of view), appended to out (which the caller canonicalises). carry = 1:
+ * out holds, in canonical order, the whole output of the call before over
+ * the same X0 (the response's rounds); its contacts none of whose vertices
+ * moved since are kept, the rest dropped, and only pairs with a moved
+ * vertex are looked for and appended (node pairs with a moved node,
+ * hy_traverse_only_moved); over another X0 out is emptied first. Traversal
  * and exact tests run as the jobs of the proximity framework prox; the
  * host's share on pool (NULL: the calling thread). */
 hy_status hy_collide_detect(hy_collision_state* cs, const hy_scene_view* view, struct hy_prox* prox, hy_pool* pool,
-                            const double* X0, const double* X1, hy_contact_list* out, hy_step_stats* stats);
+                            const double* X0, const double* X1, int carry, hy_contact_list* out,
+                            hy_step_stats* stats);
 
 /* Calibration of one resource (`hyphys calibrate`): the scene's detection
  * between X0 and X1 is run once to make the jobs, then batches of its

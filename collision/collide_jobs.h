@@ -18,7 +18,7 @@ typedef struct hy_detect_ctx {
     hy_collision_state* cs;
     const double *X0, *X1;
     hy_ccd_options opts;
-    int only_moved;  /* 1: only candidates with a vertex moved in this round are tested (hy_collision_state.carry) */
+    int only_moved;  /* 1: only candidates with a vertex moved in this round are tested (hy_collide_detect's carry) */
     int64_t first;   /* of the LEAF range being run */
     double transfer; /* seconds of host<->device copies of the last GPU batch */
 } hy_detect_ctx;

@@ -48,12 +48,10 @@ hy_response_params hy_response_params_default(void) {
 hy_status hy_response_detect(hy_resolver* r) {
     hy_contact_list* contacts = &r->cs->contacts;
     /* after the first round the list holds the last round's output, whose
-     * unmoved contacts the detection keeps (hy_collision_state.carry) */
-    if (r->rounds > 0)
-        r->cs->carry = 1;
-    else
-        contacts->count = 0;
-    hy_status s = hy_collide_detect(r->cs, r->v, r->prox, r->pool, r->v->X0, r->v->X1, contacts, r->stats);
+     * unmoved contacts the detection keeps (hy_collide_detect's carry) */
+    int carry = r->rounds > 0;
+    if (!carry) contacts->count = 0;
+    hy_status s = hy_collide_detect(r->cs, r->v, r->prox, r->pool, r->v->X0, r->v->X1, carry, contacts, r->stats);
     if (s) return s;
     hy_contacts_canonicalize(contacts, r->pool);
     if (r->rounds++ == 0 && r->first) {

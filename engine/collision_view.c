@@ -91,12 +91,13 @@ void hy_world_view_end(hy_world* w) {
     }
 }
 
-hy_status hy_world_detect(hy_world* w, const double* X0, const double* X1, hy_contact_list* out, hy_step_stats* st) {
+hy_status hy_world_detect(hy_world* w, const double* X0, const double* X1, int carry, hy_contact_list* out,
+                          hy_step_stats* st) {
     hy_status s = hy_world_collision_sync(w);
     if (!s) s = hy_world_ensure_prox(w);
     if (s) return s;
     fill_flags(w);
-    return hy_collide_detect(w->collision, &w->view, w->prox, w->pool, X0, X1, out, st);
+    return hy_collide_detect(w->collision, &w->view, w->prox, w->pool, X0, X1, carry, out, st);
 }
 
 hy_status hy_world_calibrate(hy_world* w, const double* X0, const double* X1, int device, int repeats,

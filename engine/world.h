@@ -184,7 +184,8 @@ void hy_world_view_begin(hy_world* w, double dt);
 void hy_world_view_end(hy_world* w);
 /* One detection over X0 -> X1 (3 per vertex of the view) with the world's
  * framework and pool, into out (not canonical). */
-hy_status hy_world_detect(hy_world* w, const double* X0, const double* X1, hy_contact_list* out, hy_step_stats* st);
+hy_status hy_world_detect(hy_world* w, const double* X0, const double* X1, int carry, hy_contact_list* out,
+                          hy_step_stats* st);
 
 /* Obstacle pose at time t. */
 void hy_obstacle_pose(const hy_object* o, double t, hy_v3* position, hy_quat* orientation);

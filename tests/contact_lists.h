@@ -34,7 +34,7 @@ static inline hy_status hy_test_detect_fresh(hy_world* w, const double* X0, cons
                                              hy_step_stats* st) {
     hy_collision_state_destroy(w->collision);
     w->collision = NULL;
-    hy_status s = hy_world_detect(w, X0, X1, out, st);
+    hy_status s = hy_world_detect(w, X0, X1, 0, out, st);
     if (!s) hy_contacts_canonicalize(out, NULL);
     return s;
 }

@@ -423,10 +423,10 @@ static void test_refit_skip(void) {
     hy_step_stats st;
     memset(&st, 0, sizeof st);
     if (X0 && X1) {
-        CHECK_OK(hy_world_detect(w, X0, X1, &c1, &st));
+        CHECK_OK(hy_world_detect(w, X0, X1, 0, &c1, &st));
         int64_t u0 = cs->bvh[0]->builds + cs->bvh[0]->refits, u1 = cs->bvh[1]->builds + cs->bvh[1]->refits;
         CHECK(u0 >= 1 && u1 >= 1);
-        CHECK_OK(hy_world_detect(w, X0, X1, &c2, &st));
+        CHECK_OK(hy_world_detect(w, X0, X1, 0, &c2, &st));
         CHECK(cs->bvh[0]->builds + cs->bvh[0]->refits == u0);
         CHECK(cs->bvh[1]->builds + cs->bvh[1]->refits == u1);
         CHECK(c1.count > 0 && c2.count == c1.count);
@@ -438,7 +438,7 @@ static void test_refit_skip(void) {
         CHECK(same);
         /* one cloth vertex lifted 1 cm at the end of the step */
         X1[3 * (size_t)view->offset[0] + 1] += 0.01;
-        CHECK_OK(hy_world_detect(w, X0, X1, &c3, &st));
+        CHECK_OK(hy_world_detect(w, X0, X1, 0, &c3, &st));
         CHECK(cs->bvh[0]->builds + cs->bvh[0]->refits == u0 + 1);
         CHECK(cs->bvh[1]->builds + cs->bvh[1]->refits == u1);
     }
@@ -453,7 +453,7 @@ static void test_refit_skip(void) {
 }
 
 /* The step's later detection rounds keep the contacts none of whose
- * vertices moved (collision/collide.c, hy_collision_state.carry): over a
+ * vertices moved (collision/collide.c, hy_collide_detect's carry): over a
  * 32 x 32 cloth resting on the ball, a round that moves every fifth
  * vertex's end position keeps most contacts, tests fewer candidates and
  * finds exactly the contacts (kinds, vertices, times) that a fresh
@@ -488,7 +488,7 @@ static void test_carry_rounds(void) {
     /* the first round of these positions, then a later one: every fifth
      * vertex moved */
     memset(&sa, 0, sizeof sa);
-    CHECK_OK(hy_world_detect(w, X0, X1, &a, &sa));
+    CHECK_OK(hy_world_detect(w, X0, X1, 0, &a, &sa));
     hy_contacts_canonicalize(&a, NULL);
     for (int32_t v = 0; v < w->objects[0].model.nv; v += 5) X1[3 * (size_t)v + 1] += 0.002;
     for (int r = 0; r < 2; r++) {
@@ -496,8 +496,7 @@ static void test_carry_rounds(void) {
         memset(&sb, 0, sizeof sb);
         b.count = 0;
         hy_collision_state* c = w->collision;
-        c->carry = 1;
-        CHECK_OK(hy_world_detect(w, X0, X1, &a, &sa));
+        CHECK_OK(hy_world_detect(w, X0, X1, 1, &a, &sa));
         hy_contacts_canonicalize(&a, NULL);
         if (r == 0) kept = c->carried;
         if (r == 1) CHECK(c->carried == 0); /* X0 changed: nothing kept */
@@ -528,7 +527,7 @@ static void test_carry_rounds(void) {
     hy_world_destroy(w);
 }
 
-/* Between rigid bodies (collision/collide.c, hy_collision_state.carry):
+/* Between rigid bodies (collision/collide.c, hy_collide_detect's carry):
  * eight bodies resting in the bowl, a round that moves one body keeps the
  * contacts of the others, traverses only the pairs with the moved body's
  * tree and finds exactly the contacts that a fresh collision state
@@ -560,14 +559,13 @@ static void test_carry_bodies(void) {
     hy_step_stats sa, sb;
     memset(&sa, 0, sizeof sa);
     memset(&sb, 0, sizeof sb);
-    CHECK_OK(hy_world_detect(w, X0, X1, &a, &sa));
+    CHECK_OK(hy_world_detect(w, X0, X1, 0, &a, &sa));
     /* the next round: the first body rises 0.5 mm */
     int32_t moved = w->objects[0].model.kind == HY_OBJECT_OBSTACLE ? 1 : 0;
     for (int32_t v = view->offset[moved]; v < view->offset[moved + 1]; v++) X1[3 * (size_t)v + 1] += 0.0005;
     hy_contacts_canonicalize(&a, NULL);
     memset(&sa, 0, sizeof sa);
-    w->collision->carry = 1;
-    CHECK_OK(hy_world_detect(w, X0, X1, &a, &sa));
+    CHECK_OK(hy_world_detect(w, X0, X1, 1, &a, &sa));
     hy_contacts_canonicalize(&a, NULL);
     int64_t kept = w->collision->carried;
     CHECK_OK(hy_test_detect_fresh(w, X0, X1, &b, &sb));
