@@ -56,6 +56,9 @@ void hy_rt_sim_destroy(hy_rt_sim* s) {
     free(s->part_tasks);
     free(s->part_work);
     free(s->part_bytes);
+    free(s->task_rank);
+    free(s->bkind);
+    free(s->bcount);
     free(s);
 }
 
@@ -209,7 +212,11 @@ static hy_status grow_partitions(hy_rt_sim* s, const hy_rt_graph* g) {
         if (pb) s->part_bytes = pb;
         int32_t* as = realloc(s->adj_start, ((size_t)c + 1) * sizeof *as);
         if (as) s->adj_start = as;
-        if (!owner || !cost || !kt || !et || !el || !as || !pt || !pw || !pb)
+        const hy_rt_kind** bk = realloc(s->bkind, (size_t)c * HY_RT_BATCH_KINDS * sizeof *bk);
+        if (bk) s->bkind = bk;
+        int32_t* bc = realloc(s->bcount, (size_t)c * HY_RT_BATCH_KINDS * sizeof *bc);
+        if (bc) s->bcount = bc;
+        if (!owner || !cost || !kt || !et || !el || !as || !pt || !pw || !pb || !bk || !bc)
             return hy_fail(HY_ERR_NOMEM, "out of memory for %d partitions", n);
         for (int32_t p = s->cap_part; p < c; p++) {
             s->owner[p] = -1;
@@ -217,6 +224,14 @@ static hy_status grow_partitions(hy_rt_sim* s, const hy_rt_graph* g) {
             s->kind_time[2 * p] = s->kind_time[2 * p + 1] = -1;
         }
         s->cap_part = c;
+    }
+    if (g->ntasks > s->cap_tasks) {
+        int32_t c = s->cap_tasks ? s->cap_tasks : 64;
+        while (c < g->ntasks) c *= 2;
+        int32_t* tr = realloc(s->task_rank, (size_t)c * sizeof *tr);
+        if (!tr) return hy_fail(HY_ERR_NOMEM, "out of memory for %d tasks", g->ntasks);
+        s->task_rank = tr;
+        s->cap_tasks = c;
     }
     for (int32_t p = 0; p < n; p++)
         if (s->cost[p] < 0) s->cost[p] = g->partition_work[p];
@@ -230,6 +245,52 @@ static hy_status grow_partitions(hy_rt_sim* s, const hy_rt_graph* g) {
 static unsigned task_kinds(const hy_rt_sim* s, const hy_rt_kind* k) {
     return (k->cpu_fn ? 1u << HY_RT_CPU : 0u) |
            (k->cuda_fn && (k->cpu_fn || s->real_gpus) ? 1u << HY_RT_GPU : 0u);
+}
+
+/* For batched launches: each task's rank among its partition's tasks of its
+ * kind, and each partition's kinds with their task counts (a partition
+ * with more kinds than HY_RT_BATCH_KINDS gets count -1 in its first slot:
+ * it shares no launch). */
+static void batch_ranks(hy_rt_sim* s, const hy_rt_graph* g) {
+    if (!s->batch) return;
+    for (int32_t i = 0; i < s->npart * HY_RT_BATCH_KINDS; i++) {
+        s->bkind[i] = NULL;
+        s->bcount[i] = 0;
+    }
+    for (int32_t t = 0; t < g->ntasks; t++) {
+        int32_t p = g->tasks[t].partition, i = 0;
+        const hy_rt_kind** bk = &s->bkind[HY_RT_BATCH_KINDS * p];
+        int32_t* bc = &s->bcount[HY_RT_BATCH_KINDS * p];
+        s->task_rank[t] = -1;
+        if (bc[0] < 0) continue;
+        while (i < HY_RT_BATCH_KINDS && bk[i] && bk[i] != g->tasks[t].kind) i++;
+        if (i == HY_RT_BATCH_KINDS) {
+            bc[0] = -1;
+            continue;
+        }
+        bk[i] = g->tasks[t].kind;
+        s->task_rank[t] = bc[i]++;
+    }
+}
+
+/* The share of its per-task cost that task t pays on GPU q: 1 / the number
+ * of batchable partitions owned by q that have a task of t's kind and rank
+ * (t's own among them); 1 when t's partition is not batchable. */
+static double launch_share(const hy_rt_sim* s, const hy_rt_graph* g, int32_t q, int32_t t) {
+    const hy_rt_task* task = &g->tasks[t];
+    if (!s->batch || !s->batch[task->partition] || s->task_rank[t] < 0 ||
+        s->bcount[HY_RT_BATCH_KINDS * task->partition] < 0)
+        return 1.0;
+    int32_t m = 0;
+    for (int32_t p = 0; p < s->npart; p++) {
+        if (s->owner[p] != q || !s->batch[p] || s->bcount[HY_RT_BATCH_KINDS * p] < 0) continue;
+        for (int i = 0; i < HY_RT_BATCH_KINDS && s->bkind[HY_RT_BATCH_KINDS * p + i]; i++)
+            if (s->bkind[HY_RT_BATCH_KINDS * p + i] == task->kind) {
+                m += s->bcount[HY_RT_BATCH_KINDS * p + i] > s->task_rank[t];
+                break;
+            }
+    }
+    return m > 1 ? 1.0 / m : 1.0;
 }
 
 static hy_status check_and_estimate(hy_rt_sim* s, const hy_rt_graph* g) {
@@ -276,6 +337,7 @@ static hy_status check_and_estimate(hy_rt_sim* s, const hy_rt_graph* g) {
         if (!(s->eligible[p] & present))
             return hy_fail(HY_ERR_UNSUPPORTED, "partition %d: its tasks share no kind of PU of machine %s", p,
                            s->m.name);
+    batch_ranks(s, g);
     return HY_OK;
 }
 
@@ -470,7 +532,12 @@ static hy_status start_task(hy_rt_sim* s, run_state* r, int32_t q, int32_t t) {
     }
     /* a modeled GPU computes with the CPU implementation */
     task->kind->cpu_fn(bufs, task->arg);
-    double run = xfer + hy_rt_machine_task_time(&s->m, q, task);
+    double run = xfer + task->work / pu->speed, share = 1.0;
+    if (pu->kind == HY_RT_GPU) {
+        share = launch_share(s, r->g, q, t);
+        s->stats.gpu_launches += share;
+    }
+    run += share * pu->overhead;
     double finish = r->pu_time[q] + run;
     if (s->trace) {
         char args[64];

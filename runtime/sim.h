@@ -24,6 +24,17 @@
  * and would otherwise starve once their partitions were stolen); a
  * partition that shares nothing has every PU in its list.
  *
+ * Batched launches (hy_rt_sim.batch): the partitions the caller marks as
+ * batchable (small free solids, which the real runtime steps in batches on
+ * a GPU: engine/integrate.c, solvers/batch_step.h) share a GPU's per-task
+ * cost with the other marked partitions that GPU owns: the r-th task of a
+ * kind in each of them is one launch of the batch (its r-th CG round, say),
+ * paid once for all and split evenly among them. A batch of m partitions
+ * thus pays one overhead per round, the rounds being the largest task
+ * count among them, not one per partition and task; the work of each task
+ * (the per-object arithmetic) stays its own. Cores pay their per-task cost
+ * as before.
+ *
  * Results are computed by the CPU implementations and are the same for
  * every policy and machine; times are modeled.
  *
@@ -49,9 +60,14 @@ typedef struct hy_rt_step_stats {
     int64_t channel_bytes[HY_RT_MAX_CHANNELS]; /* per channel of the machine's net, this step */
     double busy[HY_RT_MAX_PUS];       /* modeled seconds each PU ran tasks */
     int32_t pu_tasks[HY_RT_MAX_PUS];
+    double gpu_launches;              /* per-task costs paid on GPUs, in units of one (batch shares summed) */
 } hy_rt_step_stats;
 
 typedef struct hy_rt_sim hy_rt_sim;
+
+/* Task kinds a batchable partition may have (an object's step has three:
+ * assembly, CG iteration, update). */
+#define HY_RT_BATCH_KINDS 4
 
 /* The expected-time model of a kind of PU, in the form of the proximity
  * framework's (sched/model.h): a partition of n tasks and w seconds of
@@ -124,6 +140,12 @@ struct hy_rt_sim {
     double* part_bytes;    /* per partition: bytes of the handles its tasks write this step (what moves
                               with it to another PU's memory) */
     hy_rt_cost_fit fit[HY_RT_PU_KINDS];
+    const uint8_t* batch;  /* NULL, or per partition of the next steps: 1 = batchable (header); the caller's */
+    int32_t* task_rank;    /* per task: how many tasks of its kind come before it in its partition */
+    const hy_rt_kind** bkind; /* [HY_RT_BATCH_KINDS p + i]: partition p's task kinds, NULL past the last */
+    int32_t* bcount;       /* [HY_RT_BATCH_KINDS p + i]: its tasks of that kind; a batchable partition
+                              with more kinds than that shares no launch */
+    int32_t cap_tasks;
     int real_gpus;         /* 1: its GPU PUs run the kinds' cuda_fn (a team's), 0: modeled ones run cpu_fn */
     hy_rt_trace* trace;    /* NULL: none (hy_rt_sim_set_trace) */
     hy_rt_step_stats stats;

@@ -6,7 +6,7 @@
  * the priority threshold's direction, the same results for every policy, machine, thread
  * count and set of real CPU PUs, bit-reproducible virtual-clock makespans, lp's learned model and its speed
  * against priority on mixed machines, the trace's events against the step stats, and real stealing between
- * CPU PUs. One file past 1,000 lines on purpose: every check drives the same small task graphs, machines
+ * CPU PUs, and batched launches of small objects on a modeled GPU. One file past 1,000 lines on purpose: every check drives the same small task graphs, machines
  * and recorded costs built by the helpers at its top, and one executable keeps the suite's link and start
  * time down. */
 #include <pthread.h>
@@ -1120,6 +1120,70 @@ static void test_remap_on_change(void) {
     CHECK(later == 0 && moved == 0);
 }
 
+/* ---- batched launches on a modeled GPU */
+
+static void add_one(void* const* b, void* arg) {
+    double* x = b[0];
+    x[0] += 1.0 + *(const double*)arg;
+}
+static const hy_rt_kind k_asm1 = {"asm", 1, {HY_RT_RW}, add_one, add_one, 0};
+static const hy_rt_kind k_cg1 = {"cg", 1, {HY_RT_RW}, add_one, add_one, 0};
+
+/* Four objects of 3, 5, 2 and 4 CG tasks after an assembly, each its own
+ * partition, on machine m; the partitions with batch[p] set (NULL: none)
+ * batchable. One step: its stats, and the objects' values. */
+static void batch_run(const hy_rt_machine* m, const uint8_t* batch, hy_rt_step_stats* st, double* x) {
+    static const int iters[4] = {3, 5, 2, 4};
+    static const double one = 0.5;
+    hy_rt_graph* g = NULL;
+    hy_rt_sim* sim = NULL;
+    int32_t h[4];
+    CHECK_OK(hy_rt_graph_create(&g));
+    CHECK_OK(hy_rt_sim_create(m, "round-robin", 7, &sim));
+    if (!g || !sim) return;
+    sim->batch = batch;
+    for (int p = 0; p < 4; p++) {
+        x[p] = p;
+        CHECK_OK(hy_rt_graph_register(g, &x[p], sizeof x[p], &h[p]));
+        CHECK_OK(hy_rt_graph_submit(g, &k_asm1, p, 2e-4, (void*)&one, &h[p], NULL));
+        for (int k = 0; k < iters[p]; k++) CHECK_OK(hy_rt_graph_submit(g, &k_cg1, p, 1e-4, (void*)&one, &h[p], NULL));
+    }
+    CHECK_OK(hy_rt_sim_step(sim, g, st));
+    hy_rt_sim_destroy(sim);
+    hy_rt_graph_destroy(g);
+}
+
+/* Small objects on one modeled GPU share its launches: one per round of
+ * the batch (the largest task count of a kind), not one per object and
+ * task; their work stays their own, cores pay as before, results agree. */
+static void test_batched_launches(void) {
+    hy_rt_machine gpu, cpu;
+    CHECK_OK(hy_rt_machine_profile("hermann8", 1, 0, &gpu));
+    CHECK_OK(hy_rt_machine_profile("cpu", 0, 1, &cpu));
+    const uint8_t all[4] = {1, 1, 1, 1}, two[4] = {1, 1, 0, 0};
+    hy_rt_step_stats plain, batched, half, cplain, cbatched;
+    double x0[4], x1[4], x2[4], x3[4], x4[4];
+    batch_run(&gpu, NULL, &plain, x0);
+    batch_run(&gpu, all, &batched, x1);
+    batch_run(&gpu, two, &half, x2);
+    batch_run(&cpu, NULL, &cplain, x3);
+    batch_run(&cpu, all, &cbatched, x4);
+    double launch = gpu.pu[0].overhead;
+    /* 4 assemblies + 14 CG tasks; batched 1 + 5 rounds; objects 0, 1
+     * batched (1 + 5) and 2, 3 alone (2 + 6) */
+    CHECK_NEAR(plain.gpu_launches, 18.0, 1e-12);
+    CHECK_NEAR(batched.gpu_launches, 6.0, 1e-12);
+    CHECK_NEAR(half.gpu_launches, 14.0, 1e-12);
+    CHECK_NEAR(plain.makespan - batched.makespan, 12 * launch, 1e-12);
+    CHECK_NEAR(plain.makespan - half.makespan, 4 * launch, 1e-12);
+    /* the work: 4 x 2e-4 + 14 x 1e-4 reference seconds at the GPU's speed */
+    CHECK_NEAR(batched.makespan - batched.transfer_time - 6 * launch, 22e-4 / gpu.pu[0].speed, 1e-12);
+    CHECK(cplain.makespan == cbatched.makespan && cbatched.gpu_launches == 0.0);
+    CHECK(!memcmp(x0, x1, sizeof x0) && !memcmp(x0, x2, sizeof x0) && !memcmp(x0, x3, sizeof x0) &&
+          !memcmp(x0, x4, sizeof x0));
+    CHECK_NEAR(x0[1], 1.0 + 6 * 1.5, 1e-12);
+}
+
 int main(void) {
     test_dependencies();
     test_order_on_executors();
@@ -1140,5 +1204,6 @@ int main(void) {
     test_lp_repairs_drift();
     test_trace();
     test_team();
+    test_batched_launches();
     TEST_END();
 }
