@@ -532,12 +532,10 @@ static hy_status start_task(hy_rt_sim* s, run_state* r, int32_t q, int32_t t) {
     }
     /* a modeled GPU computes with the CPU implementation */
     task->kind->cpu_fn(bufs, task->arg);
-    double run = xfer + task->work / pu->speed, share = 1.0;
-    if (pu->kind == HY_RT_GPU) {
-        share = launch_share(s, r->g, q, t);
-        s->stats.gpu_launches += share;
-    }
-    run += share * pu->overhead;
+    /* (the sum in hy_rt_machine_task_time's order: unbatched tasks keep their bits) */
+    double share = pu->kind == HY_RT_GPU ? launch_share(s, r->g, q, t) : 1.0;
+    if (pu->kind == HY_RT_GPU) s->stats.gpu_launches += share;
+    double run = xfer + (share * pu->overhead + task->work / pu->speed);
     double finish = r->pu_time[q] + run;
     if (s->trace) {
         char args[64];

@@ -140,15 +140,15 @@ struct hy_rt_sim {
     double* part_bytes;    /* per partition: bytes of the handles its tasks write this step (what moves
                               with it to another PU's memory) */
     hy_rt_cost_fit fit[HY_RT_PU_KINDS];
+    int real_gpus;         /* 1: its GPU PUs run the kinds' cuda_fn (a team's), 0: modeled ones run cpu_fn */
+    hy_rt_trace* trace;    /* NULL: none (hy_rt_sim_set_trace) */
+    hy_rt_step_stats stats;
     const uint8_t* batch;  /* NULL, or per partition of the next steps: 1 = batchable (header); the caller's */
     int32_t* task_rank;    /* per task: how many tasks of its kind come before it in its partition */
     const hy_rt_kind** bkind; /* [HY_RT_BATCH_KINDS p + i]: partition p's task kinds, NULL past the last */
     int32_t* bcount;       /* [HY_RT_BATCH_KINDS p + i]: its tasks of that kind; a batchable partition
                               with more kinds than that shares no launch */
     int32_t cap_tasks;
-    int real_gpus;         /* 1: its GPU PUs run the kinds' cuda_fn (a team's), 0: modeled ones run cpu_fn */
-    hy_rt_trace* trace;    /* NULL: none (hy_rt_sim_set_trace) */
-    hy_rt_step_stats stats;
 };
 
 /* A sim of machine m (copied) under the policy named `policy`
