@@ -195,7 +195,8 @@ void hy_rt_sim_end_step(hy_rt_sim* s, const hy_rt_graph* g, const uint8_t* ran_o
  * whatever owner[p] is): its task count, except for a batchable partition
  * on a GPU, whose tasks pay each 1 / the number of batchable partitions on
  * q sharing its launch (a task of that kind and rank: the sim's rule,
- * header). The one formula of the executor and the estimates. */
+ * header). It and the executor's per-task share count a task's sharers
+ * with one function: the estimates cannot drift from what the sim charges. */
 double hy_rt_sim_launches(const hy_rt_sim* s, const int32_t* owner, int32_t p, int32_t q);
 /* 1 when partition p is batchable this step (hy_rt_sim.batch, and few
  * enough kinds of task). */
