@@ -9,6 +9,7 @@
 #include "core/hash.h"
 #include "core/pool.h"
 #include "core/tetmesh.h"
+#include "solvers/batch_hd.h"
 #include "solvers/fem.h"
 
 /* A pair task's cost as a share of the smaller object's step: the contact
@@ -509,11 +510,30 @@ static void stats_add(hy_rt_step_stats* sum, const hy_rt_step_stats* st) {
     sum->remapped += st->remapped;
     sum->threshold = st->threshold;
     sum->transfer_time += st->transfer_time;
+    sum->gpu_launches += st->gpu_launches;
     for (int c = 0; c < HY_RT_MAX_CHANNELS; c++) sum->channel_bytes[c] += st->channel_bytes[c];
     for (int q = 0; q < HY_RT_MAX_PUS; q++) {
         sum->busy[q] += st->busy[q];
         sum->pu_tasks[q] += st->pu_tasks[q];
     }
+}
+
+/* Tetrahedra of a block of n particles: the scenes' blocks are grids of
+ * cells of 6 tetrahedra, taken here as cubes (512 particles: 7^3 cells,
+ * 2,058 tetrahedra, as in fem_independent). */
+static int64_t block_tets(int32_t n) {
+    int64_t c = (int64_t)lround(cbrt((double)n)) - 1;
+    return c > 0 ? 6 * c * c * c : 0;
+}
+
+/* The objects the real runtime would step in a batch on a GPU this step
+ * (engine/integrate.c): small (fewer elements than the batch's limit,
+ * HY_BATCH_MAX_ITEMS) and free (no pair: a solid joined to another is
+ * stepped in its coupled group). The modeled GPUs share these objects'
+ * launches (runtime/sim.h). */
+static void mark_batchable(const hy_iscene* sc, uint8_t* batch) {
+    for (int i = 0; i < sc->nobj; i++) batch[i] = block_tets(sc->n[i]) < HY_BATCH_MAX_ITEMS;
+    for (int k = 0; k < sc->npairs; k++) batch[sc->pa[k]] = batch[sc->pb[k]] = 0;
 }
 
 hy_status hy_iscene_run(hy_iscene_kind kind, int block, const hy_fem_costs* costs, const hy_irec* rec,
@@ -534,12 +554,15 @@ hy_status hy_iscene_run(hy_iscene_kind kind, int block, const hy_fem_costs* cost
         if (!s) s = hy_rt_graph_register(g, sc.v[i], bytes, &sc.hv[i]);
         if (!s) s = hy_rt_graph_register(g, sc.f[i], bytes, &sc.hf[i]);
     }
+    uint8_t batch[HY_ISCENE_MAX_OBJ];
     if (!s) s = hy_rt_sim_create(m, policy, 42, &sim);
     if (!s && trace) hy_rt_sim_set_trace(sim, trace);
+    if (!s) sim->batch = batch;
     if (sum) memset(sum, 0, sizeof *sum);
     for (int k = 0; k < steps && !s; k++) {
         hy_rt_step_stats st;
         s = submit(&sc, g, pargs, args);
+        if (!s) mark_batchable(&sc, batch);
         if (!s) s = hy_rt_sim_step(sim, g, &st);
         if (!s) {
             makespan[k] = st.makespan;

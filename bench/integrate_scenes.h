@@ -25,8 +25,12 @@
  * pair of a connected scene behind the one before by write after write).
  * One task per CG iteration because a GPU launches kernels and
  * synchronises per iteration: its per-task cost (runtime/machine.h) is paid
- * per iteration, which is what makes small objects poor on a GPU. A pair
- * task costs CONTACT_SHARE of the smaller object's assembly. */
+ * per iteration, which is what makes small objects poor on a GPU, except
+ * that small free objects (fewer tetrahedra than HY_BATCH_MAX_ITEMS, no
+ * pair in the step) are marked batchable: the real runtime batches them on
+ * a GPU, and the sim shares a GPU's launches among those it holds
+ * (runtime/sim.h). A pair task costs CONTACT_SHARE of the smaller object's
+ * assembly. */
 #ifndef HY_BENCH_INTEGRATE_SCENES_H
 #define HY_BENCH_INTEGRATE_SCENES_H
 

@@ -203,7 +203,7 @@ static void round_plan(plan* pl, int have_lp) {
 static double plan_makespan_from(const hy_rt_sim* s, const int32_t* pu, const int32_t* from) {
     double load[HY_RT_MAX_PUS] = {0}, L = 0;
     if (from) hy_rt_sim_move_cost(s, from, pu, load);
-    for (int32_t p = 0; p < s->npart; p++) load[pu[p]] += hy_rt_sim_expected(s, p, pu[p]);
+    for (int32_t p = 0; p < s->npart; p++) load[pu[p]] += hy_rt_sim_expected(s, pu, p, pu[p]);
     for (int32_t i = 0; i < s->nedges; i++) {
         int32_t qa = pu[s->edges[i].a], qb = pu[s->edges[i].b];
         if (qa == qb) continue;
@@ -229,9 +229,35 @@ static void keep_better(hy_rt_sim* s, int32_t* best, double* best_L) {
     }
 }
 
+/* Steps 1-3 into pl->pu: the expected times with each partition's
+ * launches as it would share them were the partitions placed as by[] says
+ * (hy_rt_sim_expected), the LP, its rounding. */
+static void lp_round(const hy_rt_sim* s, plan* pl, const int32_t* by) {
+    int32_t np = pl->np, nq = pl->nq;
+    for (int32_t p = 0; p < np; p++)
+        for (int32_t q = 0; q < nq; q++)
+            pl->t[p * nq + q] = (s->eligible[p] & (1u << s->m.pu[q].kind)) ? hy_rt_sim_expected(s, by, p, q) : -1.0;
+    int have_lp = 0;
+#ifdef HY_HAVE_GLPK
+    memset(pl->x, 0, (size_t)(np * nq) * sizeof *pl->x);
+    have_lp = solve_lp(pl) == 0;
+#endif
+    round_plan(pl, have_lp);
+}
+
 /* Plan afresh: candidates (the rounded LP; its kinds with METIS within
  * each kind; METIS over every PU), each valued by plan_makespan, the
- * cheapest kept in s->owner. */
+ * cheapest kept in s->owner. The LP is linear in the placements, but a
+ * small free solid's launches on a GPU depend on the others there (a
+ * batch's, runtime/sim.h): the first LP takes its times as it would join
+ * the batches of the PUs' last step. Where some partitions are batchable,
+ * four more rounded LPs are candidates, their times as the batchable
+ * partitions would share launches if they were all on the GPUs in turn
+ * (the LP has then no reason to leave off the GPUs what is cheap there
+ * together), all on the first GPU (a batch of a few: two free blocks pay
+ * half each only together), on no GPU (each a launch of its own), and as
+ * placed by the best plan so far; plan_makespan values each plan with its
+ * own batches. */
 static hy_status replan(hy_rt_sim* s) {
     int32_t np = s->npart, nq = s->m.npu;
     plan pl = {np, nq, NULL, NULL, NULL};
@@ -239,20 +265,15 @@ static hy_status replan(hy_rt_sim* s) {
     pl.x = calloc((size_t)(np * nq), sizeof *pl.x);
     pl.pu = malloc((size_t)np * sizeof *pl.pu);
     int32_t* best = malloc((size_t)np * sizeof *best);
+    int32_t* by = malloc((size_t)np * sizeof *by);
     uint8_t* mask = malloc((size_t)np);
     hy_status st = HY_OK;
-    if (!pl.t || !pl.x || !pl.pu || !best || !mask) {
+    if (!pl.t || !pl.x || !pl.pu || !best || !by || !mask) {
         st = hy_fail(HY_ERR_NOMEM, "lp: out of memory for %d partitions", np);
         goto done;
     }
-    for (int32_t p = 0; p < np; p++)
-        for (int32_t q = 0; q < nq; q++)
-            pl.t[p * nq + q] = (s->eligible[p] & (1u << s->m.pu[q].kind)) ? hy_rt_sim_expected(s, p, q) : -1.0;
-    int have_lp = 0;
-#ifdef HY_HAVE_GLPK
-    have_lp = solve_lp(&pl) == 0;
-#endif
-    round_plan(&pl, have_lp);
+    memcpy(by, s->owner, (size_t)np * sizeof *by);
+    lp_round(s, &pl, by);
     memcpy(best, pl.pu, (size_t)np * sizeof *best);
     double best_L = plan_makespan(s, pl.pu);
     /* the LP's kinds, METIS within each */
@@ -273,12 +294,32 @@ static hy_status replan(hy_rt_sim* s) {
         st = hy_rt_sim_map_metis(s, NULL, kinds);
         if (!st) keep_better(s, best, &best_L);
     }
+    /* the batches' candidates */
+    int32_t gpus[HY_RT_MAX_PUS], ng = 0, nb = 0;
+    for (int32_t q = 0; q < nq; q++)
+        if (s->m.pu[q].kind == HY_RT_GPU) gpus[ng++] = q;
+    for (int32_t p = 0; p < np && ng; p++) nb += hy_rt_sim_batchable(s, p) && (s->eligible[p] & (1u << HY_RT_GPU));
+    for (int pass = 0; pass < 4 && nb && !st; pass++) {
+        if (pass < 3) { /* the batchable partitions over every GPU, on the first alone, on none */
+            int32_t k = pass ? 1 : ng, i = 0;
+            for (int32_t p = 0; p < np; p++)
+                if (hy_rt_sim_batchable(s, p) && (s->eligible[p] & (1u << HY_RT_GPU)))
+                    by[p] = pass < 2 ? gpus[i++ % k] : -1;
+        }
+        lp_round(s, &pl, pass < 3 ? by : best);
+        double L = plan_makespan(s, pl.pu);
+        if (L < best_L) {
+            best_L = L;
+            memcpy(best, pl.pu, (size_t)np * sizeof *best);
+        }
+    }
     if (!st) memcpy(s->owner, best, (size_t)np * sizeof *best);
 done:
     free(pl.t);
     free(pl.x);
     free(pl.pu);
     free(best);
+    free(by);
     free(mask);
     return st;
 }
@@ -302,7 +343,7 @@ static int repair(const hy_rt_sim* s, const int32_t* kept, int32_t* out) {
             double* t = &pl.t[p * nq + q];
             *t = -1.0;
             if (!(s->eligible[p] & (1u << s->m.pu[q].kind))) continue;
-            *t = hy_rt_sim_expected(s, p, q);
+            *t = hy_rt_sim_expected(s, NULL, p, q);
             int32_t path[HY_RT_MAX_MEMS];
             double trip = 0;
             if (q != kept[p] && hy_rt_memnet_path(&s->m.net, s->m.pu[kept[p]].mem, s->m.pu[q].mem,

@@ -20,12 +20,17 @@ static int hetero(const hy_rt_sim* s) {
     return hy_rt_sim_count_kind(s, HY_RT_CPU) > 0 && hy_rt_sim_count_kind(s, HY_RT_GPU) > 0;
 }
 
-/* CPU time / GPU time of partition p: measured, else modeled from its tasks. */
+/* CPU time / GPU time of partition p: measured, else modeled from its
+ * tasks; on the GPU, a small free solid's launches are its share of the
+ * batch it joins there (hy_rt_sim_rebatch), not what it paid when measured
+ * or a launch of its own per task. */
 static double ratio(const hy_rt_sim* s, int32_t p) {
     double c = s->kind_time[2 * p + HY_RT_CPU], g = s->kind_time[2 * p + HY_RT_GPU];
     if (c < 0 || g < 0) {
         c = s->est_time[2 * p + HY_RT_CPU];
-        g = s->est_time[2 * p + HY_RT_GPU];
+        g = hy_rt_sim_rebatch(s, p, s->est_time[2 * p + HY_RT_GPU], s->part_tasks[p]);
+    } else {
+        g = hy_rt_sim_rebatch(s, p, g, s->paid[p]);
     }
     return g > 0 ? c / g : 1.0;
 }

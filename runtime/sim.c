@@ -3,8 +3,8 @@
 #include "runtime/sim.h"
 
 #include <math.h>
-#include <stdlib.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -56,6 +56,11 @@ void hy_rt_sim_destroy(hy_rt_sim* s) {
     free(s->part_tasks);
     free(s->part_work);
     free(s->part_bytes);
+    free(s->task_rank);
+    free(s->bkind);
+    free(s->bcount);
+    free(s->paid);
+    free(s->join);
     free(s);
 }
 
@@ -209,14 +214,31 @@ static hy_status grow_partitions(hy_rt_sim* s, const hy_rt_graph* g) {
         if (pb) s->part_bytes = pb;
         int32_t* as = realloc(s->adj_start, ((size_t)c + 1) * sizeof *as);
         if (as) s->adj_start = as;
-        if (!owner || !cost || !kt || !et || !el || !as || !pt || !pw || !pb)
+        const hy_rt_kind** bk = realloc(s->bkind, (size_t)c * HY_RT_BATCH_KINDS * sizeof *bk);
+        if (bk) s->bkind = bk;
+        int32_t* bc = realloc(s->bcount, (size_t)c * HY_RT_BATCH_KINDS * sizeof *bc);
+        if (bc) s->bcount = bc;
+        double* pd = realloc(s->paid, (size_t)c * sizeof *pd);
+        if (pd) s->paid = pd;
+        double* jn = realloc(s->join, (size_t)c * sizeof *jn);
+        if (jn) s->join = jn;
+        if (!owner || !cost || !kt || !et || !el || !as || !pt || !pw || !pb || !bk || !bc || !pd || !jn)
             return hy_fail(HY_ERR_NOMEM, "out of memory for %d partitions", n);
         for (int32_t p = s->cap_part; p < c; p++) {
             s->owner[p] = -1;
             s->cost[p] = -1;
             s->kind_time[2 * p] = s->kind_time[2 * p + 1] = -1;
+            s->paid[p] = s->join[p] = 0;
         }
         s->cap_part = c;
+    }
+    if (g->ntasks > s->cap_tasks) {
+        int32_t c = s->cap_tasks ? s->cap_tasks : 64;
+        while (c < g->ntasks) c *= 2;
+        int32_t* tr = realloc(s->task_rank, (size_t)c * sizeof *tr);
+        if (!tr) return hy_fail(HY_ERR_NOMEM, "out of memory for %d tasks", g->ntasks);
+        s->task_rank = tr;
+        s->cap_tasks = c;
     }
     for (int32_t p = 0; p < n; p++)
         if (s->cost[p] < 0) s->cost[p] = g->partition_work[p];
@@ -230,6 +252,97 @@ static hy_status grow_partitions(hy_rt_sim* s, const hy_rt_graph* g) {
 static unsigned task_kinds(const hy_rt_sim* s, const hy_rt_kind* k) {
     return (k->cpu_fn ? 1u << HY_RT_CPU : 0u) |
            (k->cuda_fn && (k->cpu_fn || s->real_gpus) ? 1u << HY_RT_GPU : 0u);
+}
+
+/* For batched launches: each task's rank among its partition's tasks of its
+ * kind, and each partition's kinds with their task counts (a partition
+ * with more kinds than HY_RT_BATCH_KINDS gets count -1 in its first slot:
+ * it shares no launch). */
+static void batch_ranks(hy_rt_sim* s, const hy_rt_graph* g) {
+    if (!s->batch) return;
+    for (int32_t i = 0; i < s->npart * HY_RT_BATCH_KINDS; i++) {
+        s->bkind[i] = NULL;
+        s->bcount[i] = 0;
+    }
+    for (int32_t t = 0; t < g->ntasks; t++) {
+        int32_t p = g->tasks[t].partition, i = 0;
+        const hy_rt_kind** bk = &s->bkind[HY_RT_BATCH_KINDS * p];
+        int32_t* bc = &s->bcount[HY_RT_BATCH_KINDS * p];
+        s->task_rank[t] = -1;
+        if (bc[0] < 0) continue;
+        while (i < HY_RT_BATCH_KINDS && bk[i] && bk[i] != g->tasks[t].kind) i++;
+        if (i == HY_RT_BATCH_KINDS) {
+            bc[0] = -1;
+            continue;
+        }
+        bk[i] = g->tasks[t].kind;
+        s->task_rank[t] = bc[i]++;
+    }
+}
+
+int hy_rt_sim_batchable(const hy_rt_sim* s, int32_t p) {
+    return s->batch && s->batch[p] && s->bcount[HY_RT_BATCH_KINDS * p] >= 0;
+}
+
+/* The partitions sharing the launch of partition p's task of kind k and
+ * rank r on GPU q, the partitions placed as owner[] says: p itself and
+ * every other batchable partition on q with a task of that kind and rank. */
+static int32_t sharers(const hy_rt_sim* s, const int32_t* owner, int32_t q, int32_t p, const hy_rt_kind* k,
+                       int32_t r) {
+    int32_t m = 1;
+    for (int32_t p2 = 0; p2 < s->npart; p2++) {
+        if (p2 == p || owner[p2] != q || !hy_rt_sim_batchable(s, p2)) continue;
+        for (int i = 0; i < HY_RT_BATCH_KINDS && s->bkind[HY_RT_BATCH_KINDS * p2 + i]; i++)
+            if (s->bkind[HY_RT_BATCH_KINDS * p2 + i] == k) {
+                m += s->bcount[HY_RT_BATCH_KINDS * p2 + i] > r;
+                break;
+            }
+    }
+    return m;
+}
+
+/* The share of its per-task cost that task t pays on GPU q: 1 / its
+ * sharers under the current owners; 1 when t's partition is not batchable. */
+static double launch_share(const hy_rt_sim* s, const hy_rt_graph* g, int32_t q, int32_t t) {
+    const hy_rt_task* task = &g->tasks[t];
+    if (!hy_rt_sim_batchable(s, task->partition) || s->task_rank[t] < 0) return 1.0;
+    return 1.0 / sharers(s, s->owner, q, task->partition, task->kind, s->task_rank[t]);
+}
+
+double hy_rt_sim_launches(const hy_rt_sim* s, const int32_t* owner, int32_t p, int32_t q) {
+    if (s->m.pu[q].kind != HY_RT_GPU || !hy_rt_sim_batchable(s, p)) return s->part_tasks[p];
+    double n = 0;
+    for (int i = 0; i < HY_RT_BATCH_KINDS && s->bkind[HY_RT_BATCH_KINDS * p + i]; i++)
+        for (int32_t r = 0; r < s->bcount[HY_RT_BATCH_KINDS * p + i]; r++)
+            n += 1.0 / sharers(s, owner, q, p, s->bkind[HY_RT_BATCH_KINDS * p + i], r);
+    return n;
+}
+
+void hy_rt_sim_join_launches(hy_rt_sim* s) {
+    for (int32_t p = 0; p < s->npart; p++) {
+        s->join[p] = s->part_tasks[p];
+        if (!hy_rt_sim_batchable(s, p)) continue;
+        int32_t own = s->owner[p];
+        if (own >= 0 && s->m.pu[own].kind == HY_RT_GPU) {
+            s->join[p] = hy_rt_sim_launches(s, s->owner, p, own);
+            continue;
+        }
+        for (int32_t q = 0; q < s->m.npu; q++)
+            if (s->m.pu[q].kind == HY_RT_GPU) s->join[p] = fmin(s->join[p], hy_rt_sim_launches(s, s->owner, p, q));
+    }
+}
+
+/* t, a time of p on a GPU that paid `paid` launches, with those replaced
+ * by `now` (the first GPU's overhead each: the profiles' GPUs share one). */
+static double relaunch(const hy_rt_sim* s, int32_t p, double t, double paid, double now) {
+    if (!hy_rt_sim_batchable(s, p)) return t;
+    for (int32_t q = 0; q < s->m.npu; q++)
+        if (s->m.pu[q].kind == HY_RT_GPU) return t + s->m.pu[q].overhead * (now - paid);
+    return t;
+}
+
+double hy_rt_sim_rebatch(const hy_rt_sim* s, int32_t p, double t, double paid) {
+    return relaunch(s, p, t, paid, s->join[p]);
 }
 
 static hy_status check_and_estimate(hy_rt_sim* s, const hy_rt_graph* g) {
@@ -276,6 +389,7 @@ static hy_status check_and_estimate(hy_rt_sim* s, const hy_rt_graph* g) {
         if (!(s->eligible[p] & present))
             return hy_fail(HY_ERR_UNSUPPORTED, "partition %d: its tasks share no kind of PU of machine %s", p,
                            s->m.name);
+    batch_ranks(s, g);
     return HY_OK;
 }
 
@@ -343,9 +457,10 @@ void hy_rt_sim_move_cost(const hy_rt_sim* s, const int32_t* from, const int32_t*
     }
 }
 
-double hy_rt_sim_expected(const hy_rt_sim* s, int32_t p, int32_t q) {
+double hy_rt_sim_expected(const hy_rt_sim* s, const int32_t* owner, int32_t p, int32_t q) {
     const hy_rt_cost_fit* f = &s->fit[s->m.pu[q].kind];
-    return f->setup * s->part_tasks[p] + f->unit * s->part_work[p] / s->m.pu[q].speed;
+    return f->setup * hy_rt_sim_launches(s, owner ? owner : s->owner, p, q) +
+           f->unit * s->part_work[p] / s->m.pu[q].speed;
 }
 
 /* Learning (hy_rt_cost_fit): older steps weigh half as much per step; the
@@ -387,7 +502,8 @@ static void fit_solve(hy_rt_cost_fit* f) {
  * and the transfers of cut edges, every step, are valued by the plans
  * themselves (policy_lp.c); absorbed into setup and unit they were counted
  * twice, and a re-plan's one-off moves skewed the model for steps after. */
-static void learn(hy_rt_sim* s, const uint8_t* ran_on, const double* measured, const double* xfer) {
+static void learn(hy_rt_sim* s, const uint8_t* ran_on, const double* measured, const double* xfer,
+                  const double* launches) {
     for (int k = 0; k < HY_RT_PU_KINDS; k++) {
         hy_rt_cost_fit* f = &s->fit[k];
         f->nn *= FIT_DECAY;
@@ -399,8 +515,8 @@ static void learn(hy_rt_sim* s, const uint8_t* ran_on, const double* measured, c
     for (int32_t p = 0; p < s->npart; p++) {
         if (!ran_on[p]) continue;
         int32_t q = s->owner[p];
-        fit_add(&s->fit[s->m.pu[q].kind], s->part_tasks[p], s->part_work[p] / s->m.pu[q].speed,
-                measured[p] - (xfer ? xfer[p] : 0.0));
+        fit_add(&s->fit[s->m.pu[q].kind], launches ? launches[p] : s->part_tasks[p],
+                s->part_work[p] / s->m.pu[q].speed, measured[p] - (xfer ? xfer[p] : 0.0));
     }
     for (int k = 0; k < HY_RT_PU_KINDS; k++) fit_solve(&s->fit[k]);
 }
@@ -444,6 +560,7 @@ typedef struct run_state {
     uint8_t* ran_on;    /* per partition: bit k = a task ran on kind k */
     double* measured;   /* per partition: modeled time of its tasks this step */
     double* xfer;       /* per partition: of which transfers */
+    double* launches;   /* per partition: per-task costs paid, in units of one (batch shares summed) */
     event* heap;
     int32_t nheap;
     double pu_time[HY_RT_MAX_PUS];
@@ -470,7 +587,10 @@ static hy_status start_task(hy_rt_sim* s, run_state* r, int32_t q, int32_t t) {
     }
     /* a modeled GPU computes with the CPU implementation */
     task->kind->cpu_fn(bufs, task->arg);
-    double run = xfer + hy_rt_machine_task_time(&s->m, q, task);
+    /* (the sum in hy_rt_machine_task_time's order: unbatched tasks keep their bits) */
+    double share = pu->kind == HY_RT_GPU ? launch_share(s, r->g, q, t) : 1.0;
+    if (pu->kind == HY_RT_GPU) s->stats.gpu_launches += share;
+    double run = xfer + (share * pu->overhead + task->work / pu->speed);
     double finish = r->pu_time[q] + run;
     if (s->trace) {
         char args[64];
@@ -482,6 +602,7 @@ static hy_status start_task(hy_rt_sim* s, run_state* r, int32_t q, int32_t t) {
     r->ran_on[task->partition] |= (uint8_t)(1u << pu->kind);
     r->measured[task->partition] += run;
     r->xfer[task->partition] += xfer;
+    r->launches[task->partition] += share;
     s->stats.busy[q] += run;
     s->stats.pu_tasks[q]++;
     s->stats.transfer_time += xfer;
@@ -490,23 +611,36 @@ static hy_status start_task(hy_rt_sim* s, run_state* r, int32_t q, int32_t t) {
     return HY_OK;
 }
 
-double hy_rt_sim_part_time(const hy_rt_sim* s, int32_t p, hy_rt_pu_kind k) {
+/* Partition p's time on a PU of kind k (measured, else estimated) with, on
+ * a GPU, `now` launches in place of those it paid. */
+static double kind_time_with(const hy_rt_sim* s, int32_t p, hy_rt_pu_kind k, double now) {
     double t = s->kind_time[2 * p + k];
-    return t >= 0 ? t : s->est_time[2 * p + k];
+    if (k != HY_RT_GPU) return t >= 0 ? t : s->est_time[2 * p + k];
+    return t >= 0 ? relaunch(s, p, t, s->paid[p], now)
+                  : relaunch(s, p, s->est_time[2 * p + k], s->part_tasks[p], now);
+}
+
+double hy_rt_sim_part_time(const hy_rt_sim* s, int32_t p, hy_rt_pu_kind k) {
+    return kind_time_with(s, p, k, s->join[p]);
+}
+
+double hy_rt_sim_pu_time(const hy_rt_sim* s, int32_t p, int32_t q) {
+    hy_rt_pu_kind k = s->m.pu[q].kind;
+    int own_batch = k == HY_RT_GPU && hy_rt_sim_batchable(s, p);
+    return kind_time_with(s, p, k, own_batch ? hy_rt_sim_launches(s, s->owner, p, q) : s->join[p]);
 }
 
 int hy_rt_sim_faster_on_thief(const hy_rt_sim* s, const hy_rt_queues* qs, int32_t q, int32_t v, int32_t p,
                               double now, double victim_free) {
-    hy_rt_pu_kind kq = s->m.pu[q].kind, kv = s->m.pu[v].kind;
     double victim = victim_free > now ? victim_free : now;
     for (int32_t p2 = 0; p2 < p; p2++) {
         if (s->owner[p2] != v) continue;
         int32_t total = qs->pstart[p2 + 1] - qs->pstart[p2], left = 0;
         for (int32_t i = qs->cursor[p2]; i < qs->pstart[p2 + 1]; i++) left += !qs->started[qs->plist[i]];
-        if (total) victim += hy_rt_sim_part_time(s, p2, kv) * (double)left / (double)total;
+        if (total) victim += hy_rt_sim_pu_time(s, p2, v) * (double)left / (double)total;
     }
-    victim += hy_rt_sim_part_time(s, p, kv);
-    return now + s->m.steal_cost + hy_rt_sim_part_time(s, p, kq) < victim;
+    victim += hy_rt_sim_pu_time(s, p, v);
+    return now + s->m.steal_cost + hy_rt_sim_pu_time(s, p, q) < victim;
 }
 
 /* One steal round of idle PU q: the ready task of the partition it took, or
@@ -596,8 +730,10 @@ hy_status hy_rt_sim_begin_step(hy_rt_sim* s, const hy_rt_graph* g) {
     if (st) return st;
     hy_rt_memnet_reset_counts(&s->m.net);
     double w0 = s->trace ? hy_rt_wall_seconds() : 0;
+    hy_rt_sim_join_launches(s);
     if ((st = s->policy->map(s, changed))) return st;
     fix_owners(s);
+    hy_rt_sim_join_launches(s);
     if (s->trace && (s->stats.remapped || s->stats.metis_calls)) {
         char args[128];
         snprintf(args, sizeof args, "\"metis_calls\":%d,\"remapped\":%d,\"wall_us\":%.1f,\"step\":%lld",
@@ -608,15 +744,18 @@ hy_status hy_rt_sim_begin_step(hy_rt_sim* s, const hy_rt_graph* g) {
 }
 
 static void end_step(hy_rt_sim* s, const hy_rt_graph* g, const uint8_t* ran_on, const double* measured,
-                     const double* xfer) {
+                     const double* xfer, const double* launches) {
     /* a partition that ran on one kind gives that kind's time */
     for (int32_t p = 0; p < s->npart; p++) {
         if (!ran_on[p]) continue;
         s->cost[p] = measured[p];
         if (ran_on[p] == 1u << HY_RT_CPU) s->kind_time[2 * p + HY_RT_CPU] = measured[p];
-        if (ran_on[p] == 1u << HY_RT_GPU) s->kind_time[2 * p + HY_RT_GPU] = measured[p];
+        if (ran_on[p] == 1u << HY_RT_GPU) {
+            s->kind_time[2 * p + HY_RT_GPU] = measured[p];
+            s->paid[p] = launches ? launches[p] : s->part_tasks[p];
+        }
     }
-    learn(s, ran_on, measured, xfer);
+    learn(s, ran_on, measured, xfer, launches);
     if (s->trace) s->trace->base += s->stats.makespan;
     s->stats.tasks = g->ntasks;
     s->stats.threshold = s->threshold;
@@ -625,7 +764,7 @@ static void end_step(hy_rt_sim* s, const hy_rt_graph* g, const uint8_t* ran_on, 
 }
 
 void hy_rt_sim_end_step(hy_rt_sim* s, const hy_rt_graph* g, const uint8_t* ran_on, const double* measured) {
-    end_step(s, g, ran_on, measured, NULL);
+    end_step(s, g, ran_on, measured, NULL, NULL);
 }
 
 hy_status hy_rt_sim_step(hy_rt_sim* s, hy_rt_graph* g, hy_rt_step_stats* stats) {
@@ -646,8 +785,9 @@ hy_status hy_rt_sim_step(hy_rt_sim* s, hy_rt_graph* g, hy_rt_step_stats* stats) 
     r.ran_on = calloc((size_t)(P ? P : 1), 1);
     r.measured = calloc((size_t)(P ? P : 1), sizeof *r.measured);
     r.xfer = calloc((size_t)(P ? P : 1), sizeof *r.xfer);
+    r.launches = calloc((size_t)(P ? P : 1), sizeof *r.launches);
     r.heap = malloc((size_t)(n ? n : 1) * sizeof *r.heap);
-    if (!r.ran_on || !r.measured || !r.xfer || !r.heap) {
+    if (!r.ran_on || !r.measured || !r.xfer || !r.launches || !r.heap) {
         st = hy_fail(HY_ERR_NOMEM, "sim: out of memory for %d tasks", n);
         goto done;
     }
@@ -660,13 +800,14 @@ hy_status hy_rt_sim_step(hy_rt_sim* s, hy_rt_graph* g, hy_rt_step_stats* stats) 
         void* ptr;
         if ((st = hy_rt_data_acquire(&s->m.net, &g->handles[h].data, HY_RT_HOST, HY_RT_R, &ptr, NULL))) goto done;
     }
-    end_step(s, g, r.ran_on, r.measured, r.xfer);
+    end_step(s, g, r.ran_on, r.measured, r.xfer, r.launches);
     if (stats) *stats = s->stats;
 done:
     hy_rt_queues_free(&r.q);
     free(r.ran_on);
     free(r.measured);
     free(r.xfer);
+    free(r.launches);
     free(r.heap);
     return st;
 }

@@ -24,6 +24,22 @@
  * and would otherwise starve once their partitions were stolen); a
  * partition that shares nothing has every PU in its list.
  *
+ * Batched launches (hy_rt_sim.batch): the partitions the caller marks as
+ * batchable (small free solids, which the real runtime steps in batches on
+ * a GPU: engine/integrate.c, solvers/batch_step.h) share a GPU's per-task
+ * cost with the other marked partitions that GPU owns: the r-th task of a
+ * kind in each of them is one launch of the batch (its r-th CG round, say),
+ * paid once for all and split evenly among them. A batch of m partitions
+ * thus pays one overhead per round, the rounds being the largest task
+ * count among them, not one per partition and task; the work of each task
+ * (the per-object arithmetic) stays its own. Cores pay their per-task cost
+ * as before. The policies' estimates follow the same rule, through one
+ * function (hy_rt_sim_launches): a batchable partition on a GPU costs its
+ * arithmetic plus its share of the launches of the batch it joins there;
+ * its measured GPU time has the launches it paid then replaced by those it
+ * would pay now (hy_rt_sim_part_time), so that its own estimate does not
+ * move with the partitions that happened to share its GPU when it ran.
+ *
  * Results are computed by the CPU implementations and are the same for
  * every policy and machine; times are modeled.
  *
@@ -49,12 +65,18 @@ typedef struct hy_rt_step_stats {
     int64_t channel_bytes[HY_RT_MAX_CHANNELS]; /* per channel of the machine's net, this step */
     double busy[HY_RT_MAX_PUS];       /* modeled seconds each PU ran tasks */
     int32_t pu_tasks[HY_RT_MAX_PUS];
+    double gpu_launches;              /* per-task costs paid on GPUs, in units of one (batch shares summed) */
 } hy_rt_step_stats;
 
 typedef struct hy_rt_sim hy_rt_sim;
 
+/* Task kinds a batchable partition may have (an object's step has three:
+ * assembly, CG iteration, update). */
+#define HY_RT_BATCH_KINDS 4
+
 /* The expected-time model of a kind of PU, in the form of the proximity
- * framework's (sched/model.h): a partition of n tasks and w seconds of
+ * framework's (sched/model.h): a partition of n launches (its tasks, a
+ * batch's shares counted as such: hy_rt_sim_launches) and w seconds of
  * reference work takes setup·n + unit·w / speed on a PU of that kind (unit
  * is 1 where the PU's speed says all, and absorbs what it leaves out: the
  * contention). Starts from the machine's constants (setup
@@ -66,7 +88,7 @@ typedef struct hy_rt_sim hy_rt_sim;
  * to separate the two (the system nearly singular), setup is kept and unit
  * alone is fitted. */
 typedef struct hy_rt_cost_fit {
-    double setup, unit;              /* seconds per task; factor on work / speed */
+    double setup, unit;              /* seconds per launch; factor on work / speed */
     double prior_setup;
     double nn, nw, ww, ny, wy;       /* decayed sums of the normal equations */
     int32_t samples;                 /* partitions seen, all steps */
@@ -127,6 +149,14 @@ struct hy_rt_sim {
     int real_gpus;         /* 1: its GPU PUs run the kinds' cuda_fn (a team's), 0: modeled ones run cpu_fn */
     hy_rt_trace* trace;    /* NULL: none (hy_rt_sim_set_trace) */
     hy_rt_step_stats stats;
+    const uint8_t* batch;  /* NULL, or per partition of the next steps: 1 = batchable (header); the caller's */
+    int32_t* task_rank;    /* per task: how many tasks of its kind come before it in its partition */
+    const hy_rt_kind** bkind; /* [HY_RT_BATCH_KINDS p + i]: partition p's task kinds, NULL past the last */
+    int32_t* bcount;       /* [HY_RT_BATCH_KINDS p + i]: its tasks of that kind; a batchable partition
+                              with more kinds than that shares no launch */
+    int32_t cap_tasks;
+    double* paid;          /* per partition: launches (hy_rt_sim_launches' unit) its last measured GPU time paid */
+    double* join;          /* per partition: launches it pays on the GPU it joins (hy_rt_sim_join_launches) */
 };
 
 /* A sim of machine m (copied) under the policy named `policy`
@@ -160,13 +190,39 @@ hy_status hy_rt_sim_begin_step(hy_rt_sim* s, const hy_rt_graph* g);
 void hy_rt_sim_end_step(hy_rt_sim* s, const hy_rt_graph* g, const uint8_t* ran_on, const double* measured);
 
 /* For policies. */
+/* Per-task costs partition p pays on PU q, in units of one (the PU's
+ * overhead each), the partitions placed as owner[] says (p counted on q
+ * whatever owner[p] is): its task count, except for a batchable partition
+ * on a GPU, whose tasks pay each 1 / the number of batchable partitions on
+ * q sharing its launch (a task of that kind and rank: the sim's rule,
+ * header). It and the executor's per-task share count a task's sharers
+ * with one function: the estimates cannot drift from what the sim charges. */
+double hy_rt_sim_launches(const hy_rt_sim* s, const int32_t* owner, int32_t p, int32_t q);
+/* 1 when partition p is batchable this step (hy_rt_sim.batch, and few
+ * enough kinds of task). */
+int hy_rt_sim_batchable(const hy_rt_sim* s, int32_t p);
+/* s->join[p] for every partition: hy_rt_sim_launches on the GPU that owns
+ * it, or, when a core does (or none), on the GPU where it would pay fewest
+ * (it joins the largest batch; ties: the first GPU); its task count when
+ * it is not batchable or the machine has no GPU. The sim refreshes it
+ * before the policy maps (last step's owners) and after. */
+void hy_rt_sim_join_launches(hy_rt_sim* s);
 /* Modeled time of partition p on a PU of kind k: the last measured one, else
- * the model's estimate for this step. */
+ * the model's estimate for this step; on a GPU, a batchable partition's
+ * launches are those it pays joining a batch now (s->join), not those it
+ * paid when measured or the full ones the estimate has. */
 double hy_rt_sim_part_time(const hy_rt_sim* s, int32_t p, hy_rt_pu_kind k);
+/* hy_rt_sim_part_time on PU q: on a GPU, a batchable partition's launches
+ * are those it pays in q's batch (hy_rt_sim_launches under s->owner). */
+double hy_rt_sim_pu_time(const hy_rt_sim* s, int32_t p, int32_t q);
+/* t, a time of partition p on a GPU that paid `paid` launches (in
+ * hy_rt_sim_launches' unit), with those replaced by s->join[p]: t itself,
+ * to the bit, when p is not batchable. */
+double hy_rt_sim_rebatch(const hy_rt_sim* s, int32_t p, double t, double paid);
 /* 1 when thief q, free at `now`, would finish partition p before its
  * owner v, free at `victim_free`: v first ends the unstarted part of the
- * partitions ahead of p in its queue (qs), then p; times per kind from
- * hy_rt_sim_part_time, the thief paying the machine's steal cost. */
+ * partitions ahead of p in its queue (qs), then p; times per PU from
+ * hy_rt_sim_pu_time, the thief paying the machine's steal cost. */
 int hy_rt_sim_faster_on_thief(const hy_rt_sim* s, const hy_rt_queues* qs, int32_t q, int32_t v, int32_t p,
                               double now, double victim_free);
 /* 1 when PU q is in partition p's affinity list. */
@@ -180,8 +236,10 @@ hy_status hy_rt_sim_map_metis(hy_rt_sim* s, const uint8_t* part_mask, unsigned k
  * part_mask[p] != 0 (NULL: all). */
 void hy_rt_sim_map_round_robin(hy_rt_sim* s, const uint8_t* part_mask, unsigned kind_mask);
 /* Expected seconds of partition p on PU q under the learned model
- * (hy_rt_cost_fit), transfers and waiting not counted separately. */
-double hy_rt_sim_expected(const hy_rt_sim* s, int32_t p, int32_t q);
+ * (hy_rt_cost_fit), transfers and waiting not counted separately: setup
+ * per launch (hy_rt_sim_launches, the partitions placed as owner[] says;
+ * NULL: s->owner) plus unit times its work over the PU's speed. */
+double hy_rt_sim_expected(const hy_rt_sim* s, const int32_t* owner, int32_t p, int32_t q);
 /* Modeled seconds to move the data of the partitions whose PU differs
  * between `from` and `to` (entries < 0 in from: new, nothing to move) into
  * their new PUs' memories, added per destination PU into load[] (npu
