@@ -6,6 +6,7 @@
 
 #include "core/error.h"
 #include "core/hd.h"
+#include "solvers/cg_hd.h"
 
 int hy_block3_inverse(const double A[9], double out[9]) { return mat_inverse(A, out); }
 
@@ -38,12 +39,7 @@ typedef struct helper_ctx {
 static void precond_block(void* vctx, int64_t begin, int64_t end, int64_t block, int worker) {
     (void)block, (void)worker;
     helper_ctx* c = vctx;
-    for (int64_t v = begin; v < end; v++) {
-        const double* P = c->blocks + 9 * v;
-        const double* r = c->in + 3 * v;
-        double* z = c->out + 3 * v;
-        for (int a = 0; a < 3; a++) z[a] = P[3 * a] * r[0] + P[3 * a + 1] * r[1] + P[3 * a + 2] * r[2];
-    }
+    for (int64_t v = begin; v < end; v++) hy_cg_hd_block3(v, c->blocks, c->in, c->out);
 }
 
 void hy_implicit_block_precondition(hy_pool* pool, int32_t nv, const double* blocks, const double* r, double* z) {
