@@ -4,8 +4,9 @@
  * through the HY_HD functions of solvers/fem_hd.h that the CPU runs, built
  * with --fmad=false, so each output has the CPU's bits. The vertex sums run
  * over each vertex's corners in element order, as on the CPU: no atomics,
- * nothing depends on the launch. The reductions of the solve (CG's dot
- * products) stay on the host, where OpenBLAS runs them in fixed blocks. */
+ * nothing depends on the launch. The solve's reductions (CG's dot
+ * products) are core/sum_hd.h's fixed-order sums, on the host (solvers/cg.c)
+ * or on the GPU (solvers/cg.cu). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -370,6 +371,27 @@ extern "C" hy_status hy_fem_gpu_batch_apply(hy_fem_gpu_batch* gb, const hy_fem_h
                                                                                g->vec[BP], g->vec[BY]);
     FCK(cudaGetLastError());
     FCK(cudaMemcpyAsync(y, g->vec[BY], sizeof(double) * n3, cudaMemcpyDeviceToHost, g->stream));
+    FCK(cudaStreamSynchronize(g->stream));
+    return HY_OK;
+}
+
+extern "C" hy_status hy_fem_gpu_batch_apply_resident(hy_fem_gpu_batch* gb, const hy_fem_hd_model* m, const double* p,
+                                                    double* y) {
+    if (!gb || !m || !p || !y) return hy_fail(HY_ERR_INVALID_ARG, "fem: GPU batch apply: NULL argument");
+    solver_batch<hy_fem_hd_model, hy_fem_gpu>* g = &gb->b;
+    int device = g->device;
+    int64_t ne = g->hi_start[g->nb], nv = g->hv_start[g->nb];
+    FCK(cudaSetDevice(device));
+    hy_status s = batch_scalars(g, m);
+    if (s) return s;
+    if (ne > 0)
+        fem_batch_apply_kernel<<<solver_blocks(ne), FEM_BLOCK, 0, g->stream>>>(g->models, g->i_start, g->v_start, g->nb,
+                                                                              ne, p);
+    FCK(cudaGetLastError());
+    if (nv > 0)
+        fem_batch_matvec_kernel<<<solver_blocks(nv), FEM_BLOCK, 0, g->stream>>>(g->models, g->v_start, g->nb, nv, p,
+                                                                               y);
+    FCK(cudaGetLastError());
     FCK(cudaStreamSynchronize(g->stream));
     return HY_OK;
 }

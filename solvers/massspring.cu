@@ -238,3 +238,25 @@ extern "C" hy_status hy_ms_gpu_batch_apply(hy_ms_gpu_batch* gb, const hy_ms_hd_m
     FCK(cudaStreamSynchronize(g->stream));
     return HY_OK;
 }
+
+extern "C" hy_status hy_ms_gpu_batch_apply_resident(hy_ms_gpu_batch* gb, const hy_ms_hd_model* m, const double* p,
+                                                   double* y) {
+    if (!gb || !m || !p || !y) return hy_fail(HY_ERR_INVALID_ARG, "mass-spring: GPU batch apply: NULL argument");
+    solver_batch<hy_ms_hd_model, hy_ms_gpu>* g = &gb->b;
+    int device = g->device;
+    int64_t nv = g->hv_start[g->nb];
+    FCK(cudaSetDevice(device));
+    int changed = 0;
+    for (int32_t b = 0; b < g->nb; b++) {
+        changed |= g->host[b].diag_scale != m[b].diag_scale;
+        g->host[b].diag_scale = m[b].diag_scale;
+    }
+    if (changed)
+        FCK(cudaMemcpyAsync(g->models, g->host, sizeof *g->host * (size_t)g->nb, cudaMemcpyHostToDevice, g->stream));
+    if (nv > 0)
+        ms_batch_matvec_kernel<<<solver_blocks(nv), SOLVER_BLOCK, 0, g->stream>>>(g->models, g->v_start, g->nb, nv, p,
+                                                                                 y);
+    FCK(cudaGetLastError());
+    FCK(cudaStreamSynchronize(g->stream));
+    return HY_OK;
+}
