@@ -171,6 +171,7 @@ static hy_status gpu_load(hy_batch_stepper* b, const hy_batch_object* o) {
         b->gf = NULL;
         b->f.n_made = 0;
         s = hy_fem_gpu_batch_create(b->device, b->f.fem, b->f.n, &b->gf);
+        if (!s) b->bytes += hy_fem_gpu_batch_bytes(b->gf);
         for (int32_t k = 0; !s && k < b->f.n; k++) b->f.made_of[k] = o[b->f.index[k]].model;
         if (!s) b->f.n_made = b->f.n;
     }
@@ -179,6 +180,7 @@ static hy_status gpu_load(hy_batch_stepper* b, const hy_batch_object* o) {
         b->gm = NULL;
         b->m.n_made = 0;
         s = hy_ms_gpu_batch_create(b->device, b->m.ms, b->m.n, &b->gm);
+        if (!s) b->bytes += hy_ms_gpu_batch_bytes(b->gm);
         for (int32_t k = 0; !s && k < b->m.n; k++) b->m.made_of[k] = o[b->m.index[k]].model;
         if (!s) b->m.n_made = b->m.n;
     }

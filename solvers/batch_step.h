@@ -59,9 +59,10 @@ hy_status hy_batch_step(hy_batch_stepper* b, hy_batch_object* o, int32_t n, hy_p
 
 /* Products run by the stepper since it was made: batch products (one per
  * lockstep round) and objects' products within them; bytes moved between
- * the host and its GPU by the steps (each step's prepared state up, each
- * product's vectors up and down; not the models' constant arrays, sent
- * once when the batch's GPU copies are made), 0 on the host. */
+ * the host and its GPU by the steps (the models' constant arrays when the
+ * batch's GPU copies are made, each step's prepared state up, then either
+ * each product's vectors up and down or, resident, the CG's vectors once
+ * and its scalars), 0 on the host. */
 void hy_batch_stepper_counts(const hy_batch_stepper* b, int64_t* batch_products, int64_t* object_products,
                              int64_t* bytes);
 

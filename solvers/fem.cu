@@ -375,6 +375,16 @@ extern "C" hy_status hy_fem_gpu_batch_apply(hy_fem_gpu_batch* gb, const hy_fem_h
     return HY_OK;
 }
 
+extern "C" int64_t hy_fem_gpu_batch_bytes(const hy_fem_gpu_batch* gb) {
+    int64_t sum = 0;
+    for (int32_t k = 0; gb && k < gb->b.nb; k++) {
+        int64_t up = 0, down = 0;
+        hy_fem_gpu_totals(gb->b.obj[k], NULL, NULL, &up, &down);
+        sum += up + down;
+    }
+    return sum;
+}
+
 extern "C" hy_status hy_fem_gpu_batch_apply_resident(hy_fem_gpu_batch* gb, const hy_fem_hd_model* m, const double* p,
                                                     double* y) {
     if (!gb || !m || !p || !y) return hy_fail(HY_ERR_INVALID_ARG, "fem: GPU batch apply: NULL argument");

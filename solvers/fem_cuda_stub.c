@@ -67,3 +67,8 @@ hy_status hy_fem_gpu_batch_apply_resident(hy_fem_gpu_batch* g, const hy_fem_hd_m
     (void)g, (void)m, (void)p, (void)y;
     return hy_fail(HY_ERR_UNSUPPORTED, "fem: this build has no CUDA");
 }
+
+int64_t hy_fem_gpu_batch_bytes(const hy_fem_gpu_batch* g) {
+    (void)g;
+    return 0;
+}

@@ -239,6 +239,12 @@ extern "C" hy_status hy_ms_gpu_batch_apply(hy_ms_gpu_batch* gb, const hy_ms_hd_m
     return HY_OK;
 }
 
+extern "C" int64_t hy_ms_gpu_batch_bytes(const hy_ms_gpu_batch* gb) {
+    int64_t sum = 0;
+    for (int32_t k = 0; gb && k < gb->b.nb; k++) sum += hy_ms_gpu_bytes(gb->b.obj[k]);
+    return sum;
+}
+
 extern "C" hy_status hy_ms_gpu_batch_apply_resident(hy_ms_gpu_batch* gb, const hy_ms_hd_model* m, const double* p,
                                                    double* y) {
     if (!gb || !m || !p || !y) return hy_fail(HY_ERR_INVALID_ARG, "mass-spring: GPU batch apply: NULL argument");

@@ -58,3 +58,8 @@ hy_status hy_ms_gpu_batch_apply_resident(hy_ms_gpu_batch* g, const hy_ms_hd_mode
     (void)g, (void)m, (void)p, (void)y;
     return hy_fail(HY_ERR_UNSUPPORTED, "mass-spring: this build has no CUDA");
 }
+
+int64_t hy_ms_gpu_batch_bytes(const hy_ms_gpu_batch* g) {
+    (void)g;
+    return 0;
+}
