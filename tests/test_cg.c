@@ -307,8 +307,8 @@ int main(void) {
         CHECK(rel > 1e-14 && rel < 1.0);
     }
 
-    /* Same bits for 1, 2 and 3 threads (blocks are fixed, partial sums are
-     * combined in block order; NN spans 3 blocks). */
+    /* Same bits for 1, 2 and 3 threads (each block writes its chunks'
+     * sums, one tree combines them; NN spans 3 blocks). */
     {
         uint64_t h[3];
         for (int t = 1; t <= 3; t++) {
