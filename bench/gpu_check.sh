@@ -101,7 +101,7 @@ hg=$(sed -n 's/.*"hash":"\([0-9a-f]*\)".*/\1/p' "$O/fem_beam_cuda0.json" 2>/dev/
 if [ -n "$hc" ] && [ "$hc" = "$hg" ]; then say "fem_beam: cuda:0 state equals the CPU's ($hc)"; else say "fem_beam: state DIFFERS (cpu ${hc:-none}, cuda:0 ${hg:-none})"; fail=1; fi
 hash_of() { sed -n 's/.*"state_hash":"\([0-9a-f]*\)".*/\1/p' "$1"; }
 # 2b. fem64's integration (64 FEM blocks, 12 frames without collisions: the
-#     hash 828785fb1a1cbe46 at any thread count) on 16 CPU PUs, then with
+#     hash d6e6c2b8dbe5a1e4 at any thread count) on 16 CPU PUs, then with
 #     cuda:0 as a 17th PU (its feeding thread binds each object placed
 #     there to the GPU) under lp and round-robin (which puts every 17th
 #     object there): the integrate phase's ms per step (the issue's target:
