@@ -3,13 +3,16 @@
 # time is short): the tests with GPU branches (test_cuda, test_solver_hd,
 # test_solver_batch, test_cloth_hd: kernels bit-equal to the CPU;
 # test_batch_step: small objects' lockstep CG with batch products on
-# cuda:0; test_runtime_gpu: the data layer's device memory, a world's
+# cuda:0, its vectors on the device (resident) and on the host;
+# test_runtime_gpu: the data layer's device memory, a world's
 # batches on cuda:0), the FEM beam's integration on the GPU
 # against the CPU (ms per step, the same state hash), fem64's and
 # fem_mixed's integration with cuda:0 as an integration PU beside 16 CPU
 # PUs (ms per step, the same state hash), fem_independent's 32 small
 # blocks batched on cuda:0 (objects batched, batch launches, bytes per
-# step, the same state hash), state hashes of the
+# step, the same state hash), fem_bars' small blocks batched with their CG
+# resident on cuda:0 and cloth_ball's cloth on cuda:0 (bytes per step on
+# its channel, the same state hash), state hashes of the
 # CPU-only run against runs with cuda resources under every policy and
 # with the GPU failing mid-run (--fault), the calibrated profiles, step
 # timings with the GPU on its own feeding thread (the ccd figure is the
@@ -68,7 +71,9 @@ say "cores: $(nproc)"
 #    one launch per pass bit-equal to each object's CPU passes
 #    (test_solver_batch); their steps with CG in lockstep and the batch's
 #    products on cuda:0, iterations and residuals bit-equal to each
-#    object's own (test_batch_step); the data layer's copies in cuda:0's
+#    object's own, with the CG's vectors on cuda:0 (the resident CG,
+#    solvers/cg.cu: its fixed-order sums) and on the host, the resident
+#    one moving fewer bytes (test_batch_step); the data layer's copies in cuda:0's
 #    memory and back, a world's small solids batched on cuda:0 at the
 #    CPU-only hash with bytes counted on its channel (test_runtime_gpu)
 for test in test_cuda test_solver_hd test_solver_batch test_cloth_hd test_device_leaf test_batch_step test_runtime_gpu; do
@@ -76,7 +81,7 @@ for test in test_cuda test_solver_hd test_solver_batch test_cloth_hd test_device
     run_t 120 "$B/$test" > "$log" 2>&1
     rc=$?
     say "$test: exit $rc"
-    grep -E "^cuda|mismatch|world on|FAIL|failed|cuda:0|twin|scene|no GPU|batch|device memory" "$log" | head -12 | tee -a "$S"
+    grep -E "^cuda|mismatch|world on|FAIL|failed|cuda:0|twin|scene|no GPU|batch|device memory|resident" "$log" | head -12 | tee -a "$S"
     [ "$rc" = 0 ] || fail=1
 done
 
@@ -96,7 +101,7 @@ hg=$(sed -n 's/.*"hash":"\([0-9a-f]*\)".*/\1/p' "$O/fem_beam_cuda0.json" 2>/dev/
 if [ -n "$hc" ] && [ "$hc" = "$hg" ]; then say "fem_beam: cuda:0 state equals the CPU's ($hc)"; else say "fem_beam: state DIFFERS (cpu ${hc:-none}, cuda:0 ${hg:-none})"; fail=1; fi
 hash_of() { sed -n 's/.*"state_hash":"\([0-9a-f]*\)".*/\1/p' "$1"; }
 # 2b. fem64's integration (64 FEM blocks, 12 frames without collisions: the
-#     hash 828785fb1a1cbe46 at any thread count) on 16 CPU PUs, then with
+#     hash d6e6c2b8dbe5a1e4 at any thread count) on 16 CPU PUs, then with
 #     cuda:0 as a 17th PU (its feeding thread binds each object placed
 #     there to the GPU) under lp and round-robin (which puts every 17th
 #     object there): the integrate phase's ms per step (the issue's target:
@@ -125,22 +130,32 @@ for scene in fem64 fem_mixed; do
 done
 
 # 2c. fem_independent (32 blocks of 2,058 tetrahedra and 32 of 14,196, each
-#     pinned along its top and sagging, never touching), 6 frames: 16 CPU
-#     PUs, then with cuda:0 under lp: the 32 small blocks are one batch
-#     task; where lp places it on cuda:0 their CG runs in lockstep with one
-#     launch per kind per round (the twin's figure here: 34-38 rounds a
-#     step for 32 objects); objects batched, batch launches and bytes on
-#     cuda:0's channel in the last step, the same state hash
-f="$O/i_fem_independent_cpu.json"
-run_t 120 "$B/hyphys" run fem_independent --frames 6 --threads 16 --integrate-pus 16 --json --quiet > "$f" 2> "${f%.json}.err"
-say "fem_independent 16 CPU PUs: exit $? $(integ_of "$f")"
-ref=$(hash_of "$f")
-f="$O/i_fem_independent_cuda_lp.json"
-run_t 120 "$B/hyphys" run fem_independent --frames 6 --threads 16 --integrate-pus 16 --integrate-devices cuda:0 \
-    --json --quiet > "$f" 2> "${f%.json}.err"
-say "fem_independent 16 CPU PUs + cuda:0 (lp): exit $? $(integ_of "$f")"
-h=$(hash_of "$f")
-if [ -n "$ref" ] && [ "$h" = "$ref" ]; then say "  same state as the CPU PUs' ($ref)"; else say "  state DIFFERS (cpu ${ref:-none}, with cuda:0 ${h:-none})"; fail=1; fi
+#     pinned along its top and sagging, never touching), 6 frames: the 32
+#     small blocks are one batch task; where lp places it on cuda:0 their
+#     CG runs in lockstep with one launch per kind per round (the twin's
+#     figure here: 25-28 rounds a step for 32 objects; their coarse level
+#     keeps the CG itself on the host); fem_bars (20 frames; blocks under
+#     500 vertices, block Jacobi alone, so a batch on cuda:0 runs its CG
+#     resident: only scalars cross per operation); cloth_ball (6 frames; the
+#     cloth bound to cuda:0, its context's bytes and its first bind
+#     counted). Each on 16 CPU PUs, then with cuda:0 under lp: objects
+#     batched, batch launches and bytes on the channels in the last step,
+#     the same state hash
+for scene in fem_independent fem_bars cloth_ball; do
+    if [ "$scene" = fem_bars ]; then sargs="--frames 20"; else sargs="--frames 6"; fi
+    f="$O/i_${scene}_cpu.json"
+    # shellcheck disable=SC2086
+    run_t 120 "$B/hyphys" run "$scene" $sargs --threads 16 --integrate-pus 16 --json --quiet > "$f" 2> "${f%.json}.err"
+    say "$scene 16 CPU PUs: exit $? $(integ_of "$f")"
+    ref=$(hash_of "$f")
+    f="$O/i_${scene}_cuda_lp.json"
+    # shellcheck disable=SC2086
+    run_t 120 "$B/hyphys" run "$scene" $sargs --threads 16 --integrate-pus 16 --integrate-devices cuda:0 \
+        --json --quiet > "$f" 2> "${f%.json}.err"
+    say "$scene 16 CPU PUs + cuda:0 (lp): exit $? $(integ_of "$f")"
+    h=$(hash_of "$f")
+    if [ -n "$ref" ] && [ "$h" = "$ref" ]; then say "  same state as the CPU PUs' ($ref)"; else say "  state DIFFERS (cpu ${ref:-none}, with cuda:0 ${h:-none})"; fail=1; fi
+done
 
 # 3. calibration of the cpu and every GPU (the profiles the runs below load)
 for t in 2 16; do

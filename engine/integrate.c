@@ -166,23 +166,32 @@ static void gpu_stopped(hy_integrator* it, int device) {
 
 /* Bind the models the task steps (the object's, or each member's of its
  * group) to `device` (-1: the CPU). A GPU that refuses one is said once
- * and left out from then on: the models stay on the CPU, the same bits. */
-static void bind_models(obj_task* t, int device) {
+ * and left out from then on: the models stay on the CPU, the same bits.
+ * Returns the bytes the binds sent: a bind that made a model a new GPU
+ * context (its counters then differ from the old one's) sent what that
+ * context has counted, its constant arrays; a bind to the device the
+ * model is on sends nothing. */
+static int64_t bind_models(obj_task* t, int device) {
     hy_world* w = t->w;
     hy_integrator* it = t->it;
     int32_t gi = device >= 0 ? gpu_index(it, device) : -1;
     if (gi >= 0 && it->gpu_failed[gi]) device = -1;
+    int64_t sent = 0;
     for (int32_t i = t->group >= 0 ? 0 : t->slot; i < w->object_count; i++) {
         if (t->group >= 0 ? hy_links_group_of(w, i) != t->group : i != t->slot) continue;
         hy_object* o = &w->objects[i];
         if (!o->ops->set_device) continue;
+        int64_t before = o->ops->gpu_bytes ? o->ops->gpu_bytes(o) : 0;
         if (o->ops->set_device(o, device) && device >= 0) {
             gpu_stopped(it, device); /* the caller reads the flag after the run */
             device = -1;
             o->ops->set_device(o, -1);
         }
+        int64_t after = o->ops->gpu_bytes ? o->ops->gpu_bytes(o) : 0;
+        sent += after != before ? after : 0;
         if (t->group < 0) break;
     }
+    return sent;
 }
 
 /* Bytes the GPU contexts of the task's models (the object's, or each
@@ -207,10 +216,10 @@ static void run_op(obj_task* t, int predict, int gpu) {
     hy_object* o = &t->w->objects[t->slot];
     hy_pool* pool = worker_pool(t->it, t->w);
     hy_status s;
-    if (!predict && t->it->binds) bind_models(t, gpu ? hy_rt_current_device() : -1);
-    /* a GPU task's own transfers go on its PU's channel (those of a bind
-     * that made a model's context, its constant arrays, are left out) */
-    int64_t bytes = gpu ? models_gpu_bytes(t) : 0;
+    int64_t bound = !predict && t->it->binds ? bind_models(t, gpu ? hy_rt_current_device() : -1) : 0;
+    /* a GPU task's own transfers go on its PU's channel, with those of a
+     * bind that made a model's context (its constant arrays) */
+    int64_t bytes = gpu ? models_gpu_bytes(t) - bound : 0;
     if (!pool) s = hy_fail(HY_ERR_NOMEM, "object '%s': no worker pool for its integration", o->name);
     else if (t->group >= 0) s = hy_links_solve_group(t->w, t->group, pool, t->dt, &t->st);
     else if (predict) s = o->ops->predict(t->w, o, pool, t->dt, &t->st);

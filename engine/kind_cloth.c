@@ -72,6 +72,12 @@ static void cloth_snap_load(hy_object* o, hy_snap_cursor* c) {
 
 static hy_status cloth_set_device(hy_object* o, int device) { return hy_cloth_set_device(o->model.cloth, device); }
 
+static int64_t cloth_gpu_bytes(const hy_object* o) {
+    int64_t up = 0, down = 0;
+    hy_cloth_transfer_bytes(o->model.cloth, &up, &down);
+    return up + down;
+}
+
 const hy_kind_ops hy_kind_cloth = {
     .kind = HY_OBJECT_CLOTH,
     .name = "cloth",
@@ -80,6 +86,7 @@ const hy_kind_ops hy_kind_cloth = {
     .order = HY_ORDER_CLOTH,
     .integrate = cloth_integrate,
     .set_device = cloth_set_device,
+    .gpu_bytes = cloth_gpu_bytes,
     .view_masses = cloth_view_masses,
     .destroy = cloth_destroy,
     .snap_save = cloth_snap_save,

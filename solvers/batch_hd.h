@@ -24,6 +24,7 @@
 #include <stdint.h>
 
 #include "core/hd.h"
+#include "solvers/cg_hd.h"
 #include "solvers/fem_hd.h"
 #include "solvers/massspring_hd.h"
 
@@ -33,15 +34,7 @@
 
 /* The object b that item i (0 <= i < start[nb]) belongs to: the last b with
  * start[b] <= i, which skips the objects that have no items. */
-HY_HD int32_t hy_batch_hd_find(const int64_t* start, int32_t nb, int64_t i) {
-    int32_t lo = 0, hi = nb - 1;
-    while (lo < hi) {
-        int32_t mid = lo + (hi - lo + 1) / 2;
-        if (start[mid] <= i) lo = mid;
-        else hi = mid - 1;
-    }
-    return lo;
-}
+HY_HD int32_t hy_batch_hd_find(const int64_t* start, int32_t nb, int64_t i) { return hy_cg_hd_find(start, nb, i); }
 
 /* ---- FEM (m[b]: object b's model, hy_fem_view; its scratch rgrad, efor
  * and pinv are written) */

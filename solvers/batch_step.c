@@ -1,11 +1,13 @@
 /* Small objects stepped together, their CG products batched (batch_step.h). */
 #include "solvers/batch_step.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/error.h"
 #include "solvers/batch_hd.h"
+#include "solvers/cg_batch.h"
 #include "solvers/fem.h"
 #include "solvers/fem_cuda.h"
 #include "solvers/massspring.h"
@@ -37,6 +39,14 @@ struct hy_batch_stepper {
     hy_implicit_bound* pre; /* each object's preconditioner's context */
     int32_t cap_obj;
     int64_t batch_products, object_products, bytes;
+    /* the CG in the batch's memory (cg_batch.h) */
+    int resident; /* allowed (hy_batch_stepper_set_resident) */
+    hy_cg_batch* cg;
+    uint8_t* live;
+    double *scal, *sums;        /* cap_obj, 2 cap_obj */
+    int64_t* n_start;           /* cap_obj + 1 */
+    double *hb, *hx, *hblocks;  /* the solves' b, x and blocks laid out for a load (cap_vec, 3 cap_vec) */
+    int64_t resident_steps;
 };
 
 hy_status hy_batch_stepper_create(int device, hy_batch_stepper** out) {
@@ -46,6 +56,7 @@ hy_status hy_batch_stepper_create(int device, hy_batch_stepper** out) {
     hy_batch_stepper* b = calloc(1, sizeof *b);
     if (!b) return hy_fail(HY_ERR_NOMEM, "out of memory for a batch stepper");
     b->device = device;
+    b->resident = 1;
     *out = b;
     return HY_OK;
 }
@@ -69,8 +80,22 @@ void hy_batch_stepper_destroy(hy_batch_stepper* b) {
     free(b->y);
     free(b->steps);
     free(b->pre);
+    hy_cg_batch_destroy(b->cg);
+    free(b->live);
+    free(b->scal);
+    free(b->sums);
+    free(b->n_start);
+    free(b->hb);
+    free(b->hx);
+    free(b->hblocks);
     free(b);
 }
+
+void hy_batch_stepper_set_resident(hy_batch_stepper* b, int on) {
+    if (b) b->resident = on != 0;
+}
+
+int64_t hy_batch_stepper_resident_steps(const hy_batch_stepper* b) { return b ? b->resident_steps : 0; }
 
 int hy_batch_stepper_device(const hy_batch_stepper* b) { return b ? b->device : -1; }
 
@@ -105,17 +130,26 @@ static hy_status reserve(hy_batch_stepper* b, int32_t n, size_t n3) {
         hy_cg_steps* s = realloc(b->steps, sizeof *s * (size_t)n);
         if (s) b->steps = s;
         hy_implicit_bound* c = s ? realloc(b->pre, sizeof *c * (size_t)n) : NULL;
-        if (!c) return hy_fail(HY_ERR_NOMEM, "out of memory for a batch of %d objects", n);
-        b->pre = c;
+        if (c) b->pre = c;
+        uint8_t* live = c ? realloc(b->live, (size_t)n) : NULL;
+        if (live) b->live = live;
+        double* scal = live ? realloc(b->scal, sizeof *scal * (size_t)n) : NULL;
+        if (scal) b->scal = scal;
+        double* sums = scal ? realloc(b->sums, 2 * sizeof *sums * (size_t)n) : NULL;
+        if (sums) b->sums = sums;
+        int64_t* ns = sums ? realloc(b->n_start, sizeof *ns * ((size_t)n + 1)) : NULL;
+        if (!ns) return hy_fail(HY_ERR_NOMEM, "out of memory for a batch of %d objects", n);
+        b->n_start = ns;
         b->cap_obj = n;
     }
     if (n3 > b->cap_vec) {
-        free(b->p);
-        free(b->y);
-        /* zeroed: an object that converged rides along with what it last had */
-        b->p = calloc(n3, sizeof *b->p);
-        b->y = calloc(n3, sizeof *b->y);
-        b->cap_vec = b->p && b->y ? n3 : 0;
+        double** v[] = {&b->p, &b->y, &b->hb, &b->hx, &b->hblocks};
+        for (size_t k = 0; k < sizeof v / sizeof *v; k++) {
+            free(*v[k]);
+            /* zeroed: an object that converged rides along with what it last had */
+            *v[k] = calloc(k == 4 ? 3 * n3 : n3, sizeof(double));
+        }
+        b->cap_vec = b->p && b->y && b->hb && b->hx && b->hblocks ? n3 : 0;
         if (!b->cap_vec) return hy_fail(HY_ERR_NOMEM, "out of memory for a batch's %zu-entry vectors", n3);
     }
     hy_status s = part_reserve(&b->f, n);
@@ -137,6 +171,7 @@ static hy_status gpu_load(hy_batch_stepper* b, const hy_batch_object* o) {
         b->gf = NULL;
         b->f.n_made = 0;
         s = hy_fem_gpu_batch_create(b->device, b->f.fem, b->f.n, &b->gf);
+        if (!s) b->bytes += hy_fem_gpu_batch_bytes(b->gf);
         for (int32_t k = 0; !s && k < b->f.n; k++) b->f.made_of[k] = o[b->f.index[k]].model;
         if (!s) b->f.n_made = b->f.n;
     }
@@ -145,6 +180,7 @@ static hy_status gpu_load(hy_batch_stepper* b, const hy_batch_object* o) {
         b->gm = NULL;
         b->m.n_made = 0;
         s = hy_ms_gpu_batch_create(b->device, b->m.ms, b->m.n, &b->gm);
+        if (!s) b->bytes += hy_ms_gpu_batch_bytes(b->gm);
         for (int32_t k = 0; !s && k < b->m.n; k++) b->m.made_of[k] = o[b->m.index[k]].model;
         if (!s) b->m.n_made = b->m.n;
     }
@@ -162,6 +198,7 @@ typedef struct pass_ctx {
     const double* p;
     double* y;
 } pass_ctx;
+
 
 static void fem_element_block(void* vctx, int64_t begin, int64_t end, int64_t block, int worker) {
     (void)block, (void)worker;
@@ -184,24 +221,148 @@ static void ms_vertex_block(void* vctx, int64_t begin, int64_t end, int64_t bloc
         hy_ms_hd_batch_matvec_vertex(c->pt->ms, c->pt->v_start, c->pt->n, i, c->p, c->y);
 }
 
-/* y = A p over the whole batch: FEM objects' vectors from p, mass-spring
- * objects' after them. */
-static hy_status product(hy_batch_stepper* b, hy_pool* pool) {
-    double* pm = b->p + 3 * b->f.v_start[b->f.n];
-    double* ym = b->y + 3 * b->f.v_start[b->f.n];
+/* y = A p over the whole batch: FEM objects' vectors first, mass-spring
+ * objects' after them. p and y are the host's (copied to and from the GPU)
+ * or, resident, the device CG's vectors on the GPU. */
+static hy_status product(hy_batch_stepper* b, hy_pool* pool, const double* p, double* y, int resident) {
+    const double* pm = p + 3 * b->f.v_start[b->f.n];
+    double* ym = y + 3 * b->f.v_start[b->f.n];
+    if (b->device >= 0 && resident) {
+        hy_status s = b->f.n ? hy_fem_gpu_batch_apply_resident(b->gf, b->f.fem, p, y) : HY_OK;
+        return !s && b->m.n ? hy_ms_gpu_batch_apply_resident(b->gm, b->m.ms, pm, ym) : s;
+    }
     if (b->device >= 0) {
-        hy_status s = b->f.n ? hy_fem_gpu_batch_apply(b->gf, b->f.fem, b->p, b->y) : HY_OK;
+        hy_status s = b->f.n ? hy_fem_gpu_batch_apply(b->gf, b->f.fem, p, y) : HY_OK;
         if (!s && b->m.n) s = hy_ms_gpu_batch_apply(b->gm, b->m.ms, pm, ym);
         /* p up, y down */
         if (!s) b->bytes += 2 * (int64_t)sizeof(double) * 3 * (b->f.v_start[b->f.n] + b->m.v_start[b->m.n]);
         return s;
     }
-    pass_ctx cf = {&b->f, b->p, b->y}, cm = {&b->m, pm, ym};
+    pass_ctx cf = {&b->f, p, y}, cm = {&b->m, pm, ym};
     if (b->f.n) {
         hy_pool_for(pool, b->f.i_start[b->f.n], BATCH_GRAIN, fem_element_block, &cf);
         hy_pool_for(pool, b->f.v_start[b->f.n], BATCH_GRAIN, fem_vertex_block, &cf);
     }
     if (b->m.n) hy_pool_for(pool, b->m.v_start[b->m.n], BATCH_GRAIN, ms_vertex_block, &cm);
+    return HY_OK;
+}
+
+/* ---- the CG in the batch's memory (cg_batch.h): every object's vectors
+ * there, its scalar logic here, each operation's the one hy_cg_steps_next
+ * makes for a general preconditioner that is block Jacobi (z = P r) */
+
+/* Every object's preconditioner is block Jacobi alone (a FEM object
+ * without its coarse level; mass-spring always): its blocks, else NULL. */
+static const double* jacobi_blocks(const hy_batch_object* o, const hy_fem_hd_model* view) {
+    if (o->ops == &hy_ms_ops) return hy_ms_precond_blocks(o->model);
+    return hy_fem_coarse(o->model, -1) ? NULL : view->pinv;
+}
+
+/* The object of the CG batch's solve j: FEM objects first. */
+static int32_t solve_object(const hy_batch_stepper* b, int32_t j) {
+    return j < b->f.n ? b->f.index[j] : b->m.index[j - b->f.n];
+}
+
+/* After hy_cg_steps_begin of each: phase 1 (start) or 0 (ended early). */
+static int keep_going(hy_cg_steps* st) {
+    return st->phase = st->iterations < st->max_iterations && st->res > st->tol * st->bnorm ? 2 : 0;
+}
+
+/* The start's operations once r = b - A x's product has come back. */
+static hy_status resident_start(hy_batch_stepper* b, hy_pool* pool) {
+    int32_t n = b->f.n + b->m.n;
+    uint8_t* live = b->live;
+    const double* sums = b->sums;
+    hy_status s = hy_cg_batch_op(b->cg, pool, HY_CG_START, live, NULL, b->sums);
+    for (int32_t j = 0; !s && j < n; j++) {
+        hy_cg_steps* st = &b->steps[solve_object(b, j)];
+        if (!live[j]) continue;
+        st->res = sqrt(sums[2 * j]);
+        /* r.z where the preconditioner was applied (cg.c's rule) */
+        st->rz = st->res > st->tol * st->bnorm && st->max_iterations > 0 ? sums[2 * j + 1] : sums[2 * j];
+        live[j] = keep_going(st) != 0;
+    }
+    return s;
+}
+
+/* An iteration's operations once q = A p has come back. */
+static hy_status resident_iteration(hy_batch_stepper* b, hy_pool* pool) {
+    int32_t n = b->f.n + b->m.n;
+    uint8_t* live = b->live;
+    double *sums = b->sums, *scal = b->scal;
+    hy_status s = hy_cg_batch_op(b->cg, pool, HY_CG_PQ, live, NULL, sums);
+    for (int32_t j = 0; !s && j < n; j++) {
+        hy_cg_steps* st = &b->steps[solve_object(b, j)];
+        if (!live[j]) continue;
+        double pq = sums[2 * j];
+        /* not SPD along p: stop with the best x so far */
+        if (!(pq > 0.0) || !(st->rz > 0.0)) live[j] = (uint8_t)(st->phase = 0);
+        else scal[j] = st->rz / pq;
+    }
+    if (!s) s = hy_cg_batch_op(b->cg, pool, HY_CG_ADVANCE, live, scal, sums);
+    for (int32_t j = 0; !s && j < n; j++) {
+        hy_cg_steps* st = &b->steps[solve_object(b, j)];
+        if (!live[j]) continue;
+        st->res = sqrt(sums[2 * j]);
+        st->iterations++;
+        if (st->res <= st->tol * st->bnorm) {
+            live[j] = (uint8_t)(st->phase = 0);
+            continue;
+        }
+        scal[j] = sums[2 * j + 1] / st->rz;
+        st->rz = sums[2 * j + 1];
+    }
+    if (!s) s = hy_cg_batch_op(b->cg, pool, HY_CG_DIRECTION, live, scal, sums);
+    for (int32_t j = 0; !s && j < n; j++)
+        if (live[j]) live[j] = keep_going(&b->steps[solve_object(b, j)]) != 0;
+    return s;
+}
+
+static hy_status resident_solve(hy_batch_stepper* b, hy_batch_object* o, int32_t n, hy_pool* pool) {
+    /* the layout and what goes up: each solve's b (rescaled where
+     * hy_cg_steps_begin did), x and blocks */
+    b->n_start[0] = 0;
+    for (int32_t j = 0; j < n; j++) {
+        int32_t k = solve_object(b, j);
+        const hy_cg_steps* st = &b->steps[k];
+        const double* blocks = jacobi_blocks(&o[k], j < b->f.n ? &b->f.fem[j] : NULL);
+        int64_t len = 3 * (int64_t)o[k].ops->vertex_count(o[k].model), at = b->n_start[j];
+        b->n_start[j + 1] = at + len;
+        if (!len) continue;
+        memcpy(b->hb + at, st->b ? st->b : o[k].rhs, sizeof(double) * (size_t)len);
+        memcpy(b->hx + at, o[k].dv, sizeof(double) * (size_t)len);
+        memcpy(b->hblocks + 3 * at, blocks, 3 * sizeof(double) * (size_t)len);
+    }
+    if (!b->cg) {
+        hy_status s = hy_cg_batch_create(b->device, &b->cg);
+        if (s) return s;
+    }
+    int64_t bytes0 = hy_cg_batch_bytes(b->cg);
+    hy_status s = hy_cg_batch_load(b->cg, n, b->n_start, b->hb, b->hx, b->hblocks);
+    double *x, *p, *q;
+    hy_cg_batch_vectors(b->cg, &x, &p, &q);
+    uint8_t* live = b->live;
+    int32_t want = 0;
+    for (int32_t j = 0; j < n; j++) want += live[j] = b->steps[solve_object(b, j)].phase == 1;
+    /* the start's product (of x), then one of p an iteration */
+    for (int round = 0; !s && want > 0; round++) {
+        s = product(b, pool, round ? p : x, q, 1);
+        b->batch_products++;
+        b->object_products += want;
+        if (!s) s = round ? resident_iteration(b, pool) : resident_start(b, pool);
+        want = 0;
+        for (int32_t j = 0; j < n; j++) want += live[j];
+    }
+    if (!s) s = hy_cg_batch_result(b->cg, b->hx);
+    b->bytes += hy_cg_batch_bytes(b->cg) - bytes0;
+    if (s) return s;
+    for (int32_t j = 0; j < n; j++) {
+        int32_t k = solve_object(b, j);
+        int64_t len = b->n_start[j + 1] - b->n_start[j];
+        if (len) memcpy(o[k].dv, b->hx + b->n_start[j], sizeof(double) * (size_t)len);
+        b->steps[k].phase = 0;
+    }
+    b->resident_steps++;
     return HY_OK;
 }
 
@@ -262,6 +423,12 @@ hy_status hy_batch_step(hy_batch_stepper* b, hy_batch_object* o, int32_t n, hy_p
         active += hy_cg_steps_begin(&b->steps[k], pool, n3, NULL, hy_implicit_bound_precond, &b->pre[k], NULL,
                                     o[k].rhs, o[k].dv, cg_tolerance, cg_max_iterations, o[k].cg) != 0;
     }
+    int resident = b->resident && n > 0;
+    for (int32_t j = 0; resident && j < b->f.n; j++) resident = jacobi_blocks(&o[b->f.index[j]], &b->f.fem[j]) != NULL;
+    if (resident) {
+        if ((s = resident_solve(b, o, n, pool))) return s;
+        active = 0;
+    }
     while (active > 0) {
         int32_t want = 0;
         for (int part_i = 0; part_i < 2; part_i++) {
@@ -274,7 +441,7 @@ hy_status hy_batch_step(hy_batch_stepper* b, hy_batch_object* o, int32_t n, hy_p
                 want++;
             }
         }
-        s = product(b, pool);
+        s = product(b, pool, b->p, b->y, 0);
         if (s) return s;
         b->batch_products++;
         b->object_products += want;

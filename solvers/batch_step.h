@@ -59,10 +59,24 @@ hy_status hy_batch_step(hy_batch_stepper* b, hy_batch_object* o, int32_t n, hy_p
 
 /* Products run by the stepper since it was made: batch products (one per
  * lockstep round) and objects' products within them; bytes moved between
- * the host and its GPU by the steps (each step's prepared state up, each
- * product's vectors up and down; not the models' constant arrays, sent
- * once when the batch's GPU copies are made), 0 on the host. */
+ * the host and its GPU by the steps (the models' constant arrays when the
+ * batch's GPU copies are made, each step's prepared state up, then either
+ * each product's vectors up and down or, resident, the CG's vectors once
+ * and its scalars), 0 on the host. */
 void hy_batch_stepper_counts(const hy_batch_stepper* b, int64_t* batch_products, int64_t* object_products,
                              int64_t* bytes);
+
+/* Resident CG (on by default): when every object's preconditioner is block
+ * Jacobi alone (mass-spring objects, FEM ones without their coarse level),
+ * the step's CG solves run with their vectors in the stepper's memory
+ * (solvers/cg_batch.h: on its GPU, or in host buffers for device -1, the
+ * same operations of solvers/cg_hd.h), the products reading and writing
+ * them there; only each operation's scalars cross, and b, x and the
+ * preconditioner's blocks up once a step, x down. Off: the solves stay on
+ * the host (hy_cg_steps), each product's vectors crossing. The bits are
+ * the same either way. */
+void hy_batch_stepper_set_resident(hy_batch_stepper* b, int on);
+/* Steps whose CG ran resident since the stepper was made. */
+int64_t hy_batch_stepper_resident_steps(const hy_batch_stepper* b);
 
 #endif

@@ -1,7 +1,9 @@
 /* Preconditioned conjugate gradients for symmetric positive definite systems,
- * matrix-free: the caller supplies y = A x. Vector kernels use OpenBLAS
- * (single-threaded inside hyphys) per fixed block of the pool, reduced in
- * block order, so results do not depend on the thread count. */
+ * matrix-free: the caller supplies y = A x. Vector kernels run per fixed
+ * block of the pool with solvers/cg_hd.h's arithmetic, and every dot
+ * product and norm is core/sum_hd.h's fixed-order sum, so results do not
+ * depend on the thread count or the CPU, and a device's CG
+ * (solvers/cg_cuda.h) has the same bits. */
 #ifndef HY_SOLVERS_CG_H
 #define HY_SOLVERS_CG_H
 
@@ -61,7 +63,7 @@ typedef struct hy_cg_steps {
     double* out;
     /* the solve's state */
     hy_pool* pool;
-    int64_t n, blocks;
+    int64_t n, chunks; /* chunks: of 32 entries, the reductions' (core/sum_hd.h) */
     const double* inv_diag;
     hy_precond_fn precond;
     void* pctx;

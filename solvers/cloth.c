@@ -12,6 +12,7 @@
 
 #include "core/error.h"
 #include "core/hd.h"
+#include "core/sum_hd.h"
 #include "solvers/cloth_internal.h"
 
 /* Design notes
@@ -359,7 +360,7 @@ hy_status hy_cloth_model_create(const double* rest, int32_t nv, const int32_t* t
     m->held = calloc((size_t)(nv > 0 ? nv : 1), 1);
     m->cbasis = calloc(9 * (size_t)(nv > 0 ? nv : 1), sizeof *m->cbasis);
     m->cdim = calloc((size_t)(nv > 0 ? nv : 1), 1);
-    m->partial = malloc((size_t)hy_pool_blocks(nv, VERTEX_GRAIN) * sizeof *m->partial);
+    m->partial = malloc((size_t)(hy_sum_hd_chunks(nv) > 0 ? hy_sum_hd_chunks(nv) : 1) * sizeof *m->partial);
     m->bfree = alloc_doubles(3 * (int64_t)nv);
     if (!m->block || !m->rhs_s || !m->b || !m->dinv || !m->dv || !m->bad || !m->cg || !m->ch || !m->cbeta || !m->held ||
         !m->cbasis || !m->cdim || !m->partial || !m->bfree)
@@ -512,18 +513,24 @@ static void norm_block(void* vctx, int64_t begin, int64_t end, int64_t block, in
     const norm_ctx* c = vctx;
     const hy_cloth_model* m = c->m;
     const double keep = 1.0 - 1.0 / (HOLD_GAIN * HOLD_GAIN);
-    double sum = 0.0;
-    for (int64_t v = begin; v < end; v++) {
-        const double* r = c->v + 3 * v;
-        double s = r[0] * r[0] + r[1] * r[1] + r[2] * r[2];
-        for (int i = 0; i < m->cdim[v]; i++) {
-            const double* e = m->cbasis + 9 * v + 3 * i;
-            double d = e[0] * r[0] + e[1] * r[1] + e[2] * r[2];
-            s -= keep * d * d;
+    /* per chunk of 32 vertices (a block is a whole number of them) their
+     * terms' fixed-order sum (core/sum_hd.h) */
+    for (int64_t v0 = begin; v0 < end; v0 += HY_SUM_CHUNK) {
+        double t[HY_SUM_CHUNK];
+        int len = end - v0 < HY_SUM_CHUNK ? (int)(end - v0) : HY_SUM_CHUNK;
+        for (int j = 0; j < len; j++) {
+            int64_t v = v0 + j;
+            const double* r = c->v + 3 * v;
+            double s = r[0] * r[0] + r[1] * r[1] + r[2] * r[2];
+            for (int i = 0; i < m->cdim[v]; i++) {
+                const double* e = m->cbasis + 9 * v + 3 * i;
+                double d = e[0] * r[0] + e[1] * r[1] + e[2] * r[2];
+                s -= keep * d * d;
+            }
+            t[j] = s > 0.0 ? s : 0.0;
         }
-        sum += s > 0.0 ? s : 0.0;
+        m->partial[v0 / HY_SUM_CHUNK] = hy_sum_hd_chunk(t, len);
     }
-    m->partial[block] = sum;
 }
 
 static double held_norm2(void* vctx, const double* v) {
@@ -531,9 +538,7 @@ static double held_norm2(void* vctx, const double* v) {
     const hy_cloth_model* m = sc->mv.m;
     norm_ctx c = {m, v};
     hy_pool_for(sc->pool, m->nv, VERTEX_GRAIN, norm_block, &c);
-    double s = 0.0;
-    for (int64_t b = 0; b < hy_pool_blocks(m->nv, VERTEX_GRAIN); b++) s += m->partial[b];
-    return s;
+    return hy_sum_hd_tree(m->partial, hy_sum_hd_chunks(m->nv));
 }
 
 /* Add unit direction n to held vertex v's basis (Gram-Schmidt; a direction

@@ -69,7 +69,7 @@ struct hy_cloth_model {
     uint8_t* held;       /* nv: 1 when the vertex has a constraint in this solve */
     double* cbasis;      /* 9 nv: an orthonormal basis of a held vertex's held directions */
     uint8_t* cdim;       /* nv: its size (0-3) */
-    double* partial;     /* per vertex block: the convergence norm's partial sums */
+    double* partial;     /* per chunk of 32 vertices: the convergence norm's sums (core/sum_hd.h) */
     double* bfree;       /* 3 nv: b before the penalties (the convergence reference) */
     int constrained;     /* some vertex is held */
     /* the spring pass and products on a GPU (hy_cloth_set_device), or NULL */

@@ -4,8 +4,9 @@
  * through the HY_HD functions of solvers/fem_hd.h that the CPU runs, built
  * with --fmad=false, so each output has the CPU's bits. The vertex sums run
  * over each vertex's corners in element order, as on the CPU: no atomics,
- * nothing depends on the launch. The reductions of the solve (CG's dot
- * products) stay on the host, where OpenBLAS runs them in fixed blocks. */
+ * nothing depends on the launch. The solve's reductions (CG's dot
+ * products) are core/sum_hd.h's fixed-order sums, on the host (solvers/cg.c)
+ * or on the GPU (solvers/cg.cu). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -351,25 +352,41 @@ extern "C" hy_status hy_fem_gpu_batch_load(hy_fem_gpu_batch* gb, const hy_fem_hd
     return HY_OK;
 }
 
-extern "C" hy_status hy_fem_gpu_batch_apply(hy_fem_gpu_batch* gb, const hy_fem_hd_model* m, const double* p, double* y) {
-    if (!gb || !m || !p || !y) return hy_fail(HY_ERR_INVALID_ARG, "fem: GPU batch apply: NULL argument");
-    solver_batch<hy_fem_hd_model, hy_fem_gpu>* g = &gb->b;
+/* y = A p for the batch on its stream (p, y device vectors), not waited
+ * for. */
+static hy_status batch_product(solver_batch<hy_fem_hd_model, hy_fem_gpu>* g, const hy_fem_hd_model* m, const double* p,
+                               double* y) {
     int device = g->device;
     int64_t ne = g->hi_start[g->nb], nv = g->hv_start[g->nb];
-    size_t n3 = 3 * (size_t)nv;
-    FCK(cudaSetDevice(device));
     hy_status s = batch_scalars(g, m);
     if (s) return s;
-    FCK(cudaMemcpyAsync(g->vec[BP], p, sizeof(double) * n3, cudaMemcpyHostToDevice, g->stream));
     if (ne > 0)
         fem_batch_apply_kernel<<<solver_blocks(ne), FEM_BLOCK, 0, g->stream>>>(g->models, g->i_start, g->v_start, g->nb,
-                                                                              ne, g->vec[BP]);
+                                                                              ne, p);
     FCK(cudaGetLastError());
     if (nv > 0)
-        fem_batch_matvec_kernel<<<solver_blocks(nv), FEM_BLOCK, 0, g->stream>>>(g->models, g->v_start, g->nb, nv,
-                                                                               g->vec[BP], g->vec[BY]);
+        fem_batch_matvec_kernel<<<solver_blocks(nv), FEM_BLOCK, 0, g->stream>>>(g->models, g->v_start, g->nb, nv, p, y);
     FCK(cudaGetLastError());
-    FCK(cudaMemcpyAsync(y, g->vec[BY], sizeof(double) * n3, cudaMemcpyDeviceToHost, g->stream));
-    FCK(cudaStreamSynchronize(g->stream));
     return HY_OK;
+}
+
+extern "C" hy_status hy_fem_gpu_batch_apply(hy_fem_gpu_batch* gb, const hy_fem_hd_model* m, const double* p, double* y) {
+    if (!gb || !m || !p || !y) return hy_fail(HY_ERR_INVALID_ARG, "fem: GPU batch apply: NULL argument");
+    return solver_batch_apply(who, &gb->b, m, p, y, BP, BY, batch_product);
+}
+
+extern "C" int64_t hy_fem_gpu_batch_bytes(const hy_fem_gpu_batch* gb) {
+    int64_t sum = 0;
+    for (int32_t k = 0; gb && k < gb->b.nb; k++) {
+        int64_t up = 0, down = 0;
+        hy_fem_gpu_totals(gb->b.obj[k], NULL, NULL, &up, &down);
+        sum += up + down;
+    }
+    return sum;
+}
+
+extern "C" hy_status hy_fem_gpu_batch_apply_resident(hy_fem_gpu_batch* gb, const hy_fem_hd_model* m, const double* p,
+                                                    double* y) {
+    if (!gb || !m || !p || !y) return hy_fail(HY_ERR_INVALID_ARG, "fem: GPU batch apply: NULL argument");
+    return solver_batch_apply_resident(who, &gb->b, m, p, y, batch_product);
 }

@@ -63,6 +63,12 @@ hy_status hy_fem_gpu_batch_load(hy_fem_gpu_batch* g, const hy_fem_hd_model* m);
 /* y = A p for every object of the prepared step: one launch over the
  * batch's elements, one over its vertices; p up, y down (concatenated). */
 hy_status hy_fem_gpu_batch_apply(hy_fem_gpu_batch* g, const hy_fem_hd_model* m, const double* p, double* y);
+/* Bytes the objects' contexts sent when the batch was made (their constant
+ * arrays). */
+int64_t hy_fem_gpu_batch_bytes(const hy_fem_gpu_batch* g);
+/* The same with p and y device pointers on the batch's GPU (a device CG's
+ * vectors, solvers/cg_cuda.h): nothing copied. */
+hy_status hy_fem_gpu_batch_apply_resident(hy_fem_gpu_batch* g, const hy_fem_hd_model* m, const double* p, double* y);
 
 /* Seconds of host<->device copies and of kernels since the context was
  * made, and the bytes moved each way (for benches). */

@@ -62,3 +62,13 @@ void hy_fem_gpu_totals(const hy_fem_gpu* g, double* seconds_copy, double* second
     if (bytes_up) *bytes_up = 0;
     if (bytes_down) *bytes_down = 0;
 }
+
+hy_status hy_fem_gpu_batch_apply_resident(hy_fem_gpu_batch* g, const hy_fem_hd_model* m, const double* p, double* y) {
+    (void)g, (void)m, (void)p, (void)y;
+    return hy_fail(HY_ERR_UNSUPPORTED, "fem: this build has no CUDA");
+}
+
+int64_t hy_fem_gpu_batch_bytes(const hy_fem_gpu_batch* g) {
+    (void)g;
+    return 0;
+}

@@ -6,6 +6,7 @@
 
 #include "core/error.h"
 #include "core/hd.h"
+#include "solvers/cg_hd.h"
 
 int hy_block3_inverse(const double A[9], double out[9]) { return mat_inverse(A, out); }
 
@@ -33,17 +34,13 @@ typedef struct helper_ctx {
     const uint8_t* fixed;
     double dt, scale, step, t[3]; /* step, t: the guess's s and t */
     int32_t* bad;
+    int64_t nv;
 } helper_ctx;
 
 static void precond_block(void* vctx, int64_t begin, int64_t end, int64_t block, int worker) {
     (void)block, (void)worker;
     helper_ctx* c = vctx;
-    for (int64_t v = begin; v < end; v++) {
-        const double* P = c->blocks + 9 * v;
-        const double* r = c->in + 3 * v;
-        double* z = c->out + 3 * v;
-        for (int a = 0; a < 3; a++) z[a] = P[3 * a] * r[0] + P[3 * a + 1] * r[1] + P[3 * a + 2] * r[2];
-    }
+    for (int64_t v = begin; v < end; v++) hy_cg_hd_block3(v, c->blocks, c->in, c->out);
 }
 
 void hy_implicit_block_precondition(hy_pool* pool, int32_t nv, const double* blocks, const double* r, double* z) {
@@ -51,49 +48,65 @@ void hy_implicit_block_precondition(hy_pool* pool, int32_t nv, const double* blo
     hy_pool_for(pool, nv, HY_IMPLICIT_GRAIN, precond_block, &c);
 }
 
-/* Per block: 8 partial sums (see hy_implicit_mass_guess). */
-#define GUESS_SUMS 8
+/* The guess's sums, each by core/sum_hd.h's fixed order over the
+ * vertices: per chunk of 32 vertices its terms' chunk sum, GUESS_SUMS lists
+ * of chunk sums one after the other (the pool's blocks are whole numbers
+ * of chunks), each list then summed by the tree. */
+#define GUESS_SUMS 5
 
 int64_t hy_implicit_guess_scratch_size(int32_t nv) {
-    return 3 * (int64_t)nv + GUESS_SUMS * hy_pool_blocks(nv, HY_IMPLICIT_GRAIN);
+    int64_t chunks = hy_sum_hd_chunks(nv);
+    return 3 * (int64_t)nv + GUESS_SUMS * (chunks > 0 ? chunks : 1);
 }
 
-/* dv = g = (M diag_scale)^-1 rhs (0 where fixed); partials: sum m' g (3),
- * sum m' (4th: the free mass), fixed count (5th). */
+/* dv = g = (M diag_scale)^-1 rhs (0 where fixed); sums: m' g (3), m' (4th:
+ * the free mass), the fixed vertices (5th). */
 static void guess_block(void* vctx, int64_t begin, int64_t end, int64_t block, int worker) {
-    (void)worker;
+    (void)block, (void)worker;
     helper_ctx* c = vctx;
-    double* part = c->out + GUESS_SUMS * block;
-    for (int k = 0; k < GUESS_SUMS; k++) part[k] = 0.0;
-    for (int64_t v = begin; v < end; v++) {
-        double mv = c->mass[v] * c->scale;
-        if (c->fixed[v]) part[4] += 1.0;
-        else part[3] += mv;
-        for (int a = 0; a < 3; a++) {
-            double g = c->fixed[v] ? 0.0 : c->in[3 * v + a] / mv;
-            c->v1[3 * v + a] = g;
-            part[a] += mv * g;
+    int64_t chunks = hy_sum_hd_chunks(c->nv);
+    for (int64_t v0 = begin; v0 < end; v0 += HY_SUM_CHUNK) {
+        double t[GUESS_SUMS][HY_SUM_CHUNK];
+        int len = end - v0 < HY_SUM_CHUNK ? (int)(end - v0) : HY_SUM_CHUNK;
+        for (int j = 0; j < len; j++) {
+            int64_t v = v0 + j;
+            double mv = c->mass[v] * c->scale;
+            t[4][j] = c->fixed[v] ? 1.0 : 0.0;
+            t[3][j] = c->fixed[v] ? 0.0 : mv;
+            for (int a = 0; a < 3; a++) {
+                double g = c->fixed[v] ? 0.0 : c->in[3 * v + a] / mv;
+                c->v1[3 * v + a] = g;
+                t[a][j] = mv * g;
+            }
         }
+        for (int k = 0; k < GUESS_SUMS; k++) c->out[k * chunks + v0 / HY_SUM_CHUNK] = hy_sum_hd_chunk(t[k], len);
     }
 }
 
-/* With d = g - t, y = A g: partials d . (rhs - m' t) and d . (y - m' t). */
+/* With d = g - t, y = A g: sums d . (rhs - m' t) and d . (y - m' t), a
+ * vertex's three terms added in order. */
 static void guess_dots_block(void* vctx, int64_t begin, int64_t end, int64_t block, int worker) {
-    (void)worker;
+    (void)block, (void)worker;
     helper_ctx* c = vctx;
-    double num = 0.0, den = 0.0;
-    for (int64_t v = begin; v < end; v++) {
-        if (c->fixed[v]) continue;
-        double mv = c->mass[v] * c->scale;
-        for (int a = 0; a < 3; a++) {
-            size_t k = 3 * (size_t)v + (size_t)a;
-            double d = c->v1[k] - c->t[a];
-            num += d * (c->in[k] - mv * c->t[a]);
-            den += d * (c->x1[k] - mv * c->t[a]);
+    int64_t chunks = hy_sum_hd_chunks(c->nv);
+    for (int64_t v0 = begin; v0 < end; v0 += HY_SUM_CHUNK) {
+        double num[HY_SUM_CHUNK], den[HY_SUM_CHUNK];
+        int len = end - v0 < HY_SUM_CHUNK ? (int)(end - v0) : HY_SUM_CHUNK;
+        for (int j = 0; j < len; j++) {
+            int64_t v = v0 + j;
+            num[j] = den[j] = 0.0;
+            if (c->fixed[v]) continue;
+            double mv = c->mass[v] * c->scale;
+            for (int a = 0; a < 3; a++) {
+                size_t k = 3 * (size_t)v + (size_t)a;
+                double d = c->v1[k] - c->t[a];
+                num[j] += d * (c->in[k] - mv * c->t[a]);
+                den[j] += d * (c->x1[k] - mv * c->t[a]);
+            }
         }
+        c->out[v0 / HY_SUM_CHUNK] = hy_sum_hd_chunk(num, len);
+        c->out[chunks + v0 / HY_SUM_CHUNK] = hy_sum_hd_chunk(den, len);
     }
-    c->out[GUESS_SUMS * block] = num;
-    c->out[GUESS_SUMS * block + 1] = den;
 }
 
 /* dv = t + s (g - t) on free vertices. */
@@ -108,23 +121,21 @@ static void guess_scale_block(void* vctx, int64_t begin, int64_t end, int64_t bl
 void hy_implicit_mass_guess(const hy_implicit_ops* ops, void* model, hy_pool* pool, double diag_scale,
                             const double* rhs, double* dv, double* scratch) {
     int32_t nv = ops->vertex_count(model);
-    int64_t blocks = hy_pool_blocks(nv, HY_IMPLICIT_GRAIN);
+    int64_t chunks = hy_sum_hd_chunks(nv);
     double* y = scratch;
-    double* partial = scratch + 3 * (int64_t)nv;
+    double* part = scratch + 3 * (int64_t)nv;
     helper_ctx c = {.mass = ops->masses(model), .fixed = ops->fixed(model), .scale = diag_scale, .in = rhs,
-                    .v1 = dv, .out = partial};
+                    .v1 = dv, .out = part, .nv = nv};
     hy_pool_for(pool, nv, HY_IMPLICIT_GRAIN, guess_block, &c);
-    double sum[5] = {0, 0, 0, 0, 0};
-    for (int64_t b = 0; b < blocks; b++)
-        for (int k = 0; k < 5; k++) sum[k] += partial[GUESS_SUMS * b + k];
+    double sum[GUESS_SUMS];
+    for (int k = 0; k < GUESS_SUMS; k++) sum[k] = hy_sum_hd_tree(part + k * chunks, chunks);
     /* held vertices: no momentum to keep, and a translation is no longer
      * free of stiffness, so the step scales g alone */
     for (int a = 0; a < 3; a++) c.t[a] = sum[4] == 0.0 && sum[3] > 0.0 ? sum[a] / sum[3] : 0.0;
     ops->apply(model, pool, dv, y);
     c.x1 = y;
     hy_pool_for(pool, nv, HY_IMPLICIT_GRAIN, guess_dots_block, &c);
-    double num = 0.0, den = 0.0;
-    for (int64_t b = 0; b < blocks; b++) num += partial[GUESS_SUMS * b], den += partial[GUESS_SUMS * b + 1];
+    double num = hy_sum_hd_tree(part, chunks), den = hy_sum_hd_tree(part + chunks, chunks);
     /* A is SPD, so den > 0 unless g = t (a pure translation: s is moot) */
     double s = den > 0.0 && isfinite(num / den) ? num / den : 1.0;
     if (s == 1.0) return;

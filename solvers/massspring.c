@@ -326,6 +326,8 @@ void hy_ms_apply(hy_ms_model* m, hy_pool* pool, const double* p, double* y) {
     hy_pool_for(pool, m->nv, HY_IMPLICIT_GRAIN, matvec_block, &c);
 }
 
+const double* hy_ms_precond_blocks(const hy_ms_model* m) { return m ? m->pinv : NULL; }
+
 void hy_ms_precondition(hy_ms_model* m, hy_pool* pool, const double* r, double* z) {
     hy_implicit_block_precondition(pool, m->nv, m->pinv, r, z);
 }

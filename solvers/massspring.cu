@@ -215,13 +215,12 @@ extern "C" hy_status hy_ms_gpu_batch_load(hy_ms_gpu_batch* gb, const hy_ms_hd_mo
     return HY_OK;
 }
 
-extern "C" hy_status hy_ms_gpu_batch_apply(hy_ms_gpu_batch* gb, const hy_ms_hd_model* m, const double* p, double* y) {
-    if (!gb || !m || !p || !y) return hy_fail(HY_ERR_INVALID_ARG, "mass-spring: GPU batch apply: NULL argument");
-    solver_batch<hy_ms_hd_model, hy_ms_gpu>* g = &gb->b;
+/* y = A p for the batch on its stream (p, y device vectors), not waited
+ * for. */
+static hy_status batch_product(solver_batch<hy_ms_hd_model, hy_ms_gpu>* g, const hy_ms_hd_model* m, const double* p,
+                               double* y) {
     int device = g->device;
     int64_t nv = g->hv_start[g->nb];
-    size_t n3 = 3 * (size_t)nv;
-    FCK(cudaSetDevice(device));
     int changed = 0;
     for (int32_t b = 0; b < g->nb; b++) {
         changed |= g->host[b].diag_scale != m[b].diag_scale;
@@ -229,12 +228,26 @@ extern "C" hy_status hy_ms_gpu_batch_apply(hy_ms_gpu_batch* gb, const hy_ms_hd_m
     }
     if (changed)
         FCK(cudaMemcpyAsync(g->models, g->host, sizeof *g->host * (size_t)g->nb, cudaMemcpyHostToDevice, g->stream));
-    FCK(cudaMemcpyAsync(g->vec[BP], p, sizeof(double) * n3, cudaMemcpyHostToDevice, g->stream));
     if (nv > 0)
-        ms_batch_matvec_kernel<<<solver_blocks(nv), SOLVER_BLOCK, 0, g->stream>>>(g->models, g->v_start, g->nb, nv,
-                                                                                 g->vec[BP], g->vec[BY]);
+        ms_batch_matvec_kernel<<<solver_blocks(nv), SOLVER_BLOCK, 0, g->stream>>>(g->models, g->v_start, g->nb, nv, p,
+                                                                                 y);
     FCK(cudaGetLastError());
-    FCK(cudaMemcpyAsync(y, g->vec[BY], sizeof(double) * n3, cudaMemcpyDeviceToHost, g->stream));
-    FCK(cudaStreamSynchronize(g->stream));
     return HY_OK;
+}
+
+extern "C" hy_status hy_ms_gpu_batch_apply(hy_ms_gpu_batch* gb, const hy_ms_hd_model* m, const double* p, double* y) {
+    if (!gb || !m || !p || !y) return hy_fail(HY_ERR_INVALID_ARG, "mass-spring: GPU batch apply: NULL argument");
+    return solver_batch_apply(who, &gb->b, m, p, y, BP, BY, batch_product);
+}
+
+extern "C" int64_t hy_ms_gpu_batch_bytes(const hy_ms_gpu_batch* gb) {
+    int64_t sum = 0;
+    for (int32_t k = 0; gb && k < gb->b.nb; k++) sum += hy_ms_gpu_bytes(gb->b.obj[k]);
+    return sum;
+}
+
+extern "C" hy_status hy_ms_gpu_batch_apply_resident(hy_ms_gpu_batch* gb, const hy_ms_hd_model* m, const double* p,
+                                                    double* y) {
+    if (!gb || !m || !p || !y) return hy_fail(HY_ERR_INVALID_ARG, "mass-spring: GPU batch apply: NULL argument");
+    return solver_batch_apply_resident(who, &gb->b, m, p, y, batch_product);
 }

@@ -82,6 +82,9 @@ extern const hy_implicit_ops hy_ms_ops;
 /* The model's arrays and step scratch as the shared kernels read them
  * (solvers/massspring_hd.h); valid while the model lives. */
 void hy_ms_view(const hy_ms_model* m, hy_ms_hd_model* out);
+/* The prepared step's preconditioner: its 3x3 inverse diagonal blocks, 9
+ * per vertex (hy_ms_precondition is block Jacobi with them alone). */
+const double* hy_ms_precond_blocks(const hy_ms_model* m);
 
 /* Run the step's spring pass (in prepare) and each matrix-vector product
  * of the solve on CUDA GPU `device` (solvers/massspring_cuda.h), with the

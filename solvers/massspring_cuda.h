@@ -52,6 +52,12 @@ hy_status hy_ms_gpu_batch_load(hy_ms_gpu_batch* g, const hy_ms_hd_model* m);
 /* y = A p for every object of the prepared step (m[b].diag_scale): one
  * launch over the batch's vertices; p up, y down (concatenated). */
 hy_status hy_ms_gpu_batch_apply(hy_ms_gpu_batch* g, const hy_ms_hd_model* m, const double* p, double* y);
+/* Bytes the objects' contexts sent when the batch was made (their constant
+ * arrays). */
+int64_t hy_ms_gpu_batch_bytes(const hy_ms_gpu_batch* g);
+/* The same with p and y device pointers on the batch's GPU (a device CG's
+ * vectors, solvers/cg_cuda.h): nothing copied. */
+hy_status hy_ms_gpu_batch_apply_resident(hy_ms_gpu_batch* g, const hy_ms_hd_model* m, const double* p, double* y);
 
 #ifdef __cplusplus
 }

@@ -53,3 +53,13 @@ hy_status hy_ms_gpu_batch_apply(hy_ms_gpu_batch* g, const hy_ms_hd_model* m, con
     (void)g, (void)m, (void)p, (void)y;
     return hy_fail(HY_ERR_UNSUPPORTED, "mass-spring: this build has no CUDA");
 }
+
+hy_status hy_ms_gpu_batch_apply_resident(hy_ms_gpu_batch* g, const hy_ms_hd_model* m, const double* p, double* y) {
+    (void)g, (void)m, (void)p, (void)y;
+    return hy_fail(HY_ERR_UNSUPPORTED, "mass-spring: this build has no CUDA");
+}
+
+int64_t hy_ms_gpu_batch_bytes(const hy_ms_gpu_batch* g) {
+    (void)g;
+    return 0;
+}

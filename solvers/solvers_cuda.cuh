@@ -111,4 +111,35 @@ static void solver_batch_free(solver_batch<M, G>* b, void (*destroy)(G*)) {
     free(b->hv_start);
 }
 
+/* A batch's product y = A p (`product`: its launches on the batch's
+ * stream, not waited for) with p and y on the host: p up into vec[up], y
+ * down from vec[down], waited for. */
+template <typename M, typename G>
+static hy_status solver_batch_apply(const char* who, solver_batch<M, G>* g, const M* m, const double* p, double* y,
+                                    int up, int down,
+                                    hy_status (*product)(solver_batch<M, G>*, const M*, const double*, double*)) {
+    int device = g->device;
+    size_t n3 = 3 * (size_t)g->hv_start[g->nb];
+    FCK(cudaSetDevice(device));
+    FCK(cudaMemcpyAsync(g->vec[up], p, sizeof(double) * n3, cudaMemcpyHostToDevice, g->stream));
+    hy_status s = product(g, m, g->vec[up], g->vec[down]);
+    if (s) return s;
+    FCK(cudaMemcpyAsync(y, g->vec[down], sizeof(double) * n3, cudaMemcpyDeviceToHost, g->stream));
+    FCK(cudaStreamSynchronize(g->stream));
+    return HY_OK;
+}
+
+/* The same with p and y device vectors on the batch's GPU: nothing copied. */
+template <typename M, typename G>
+static hy_status solver_batch_apply_resident(const char* who, solver_batch<M, G>* g, const M* m, const double* p,
+                                             double* y,
+                                             hy_status (*product)(solver_batch<M, G>*, const M*, const double*, double*)) {
+    int device = g->device;
+    FCK(cudaSetDevice(device));
+    hy_status s = product(g, m, p, y);
+    if (s) return s;
+    FCK(cudaStreamSynchronize(g->stream));
+    return HY_OK;
+}
+
 #endif

@@ -9,8 +9,13 @@
  *   iterations and residuals bit-equal to each object's own step; the
  *   objects converge after different numbers of iterations, and the batch
  *   makes one product per round (the most iterations plus the start);
+ *   both with the CG's vectors in the batch's memory (resident: the
+ *   operations of solvers/cg_hd.h over the batch, scalars per object) and
+ *   with each object's CG on its own (hy_cg_steps);
+ * - a CG batch refuses a solve whose length is not 3 a vertex;
  * - on cuda:0: with no GPU refused (HY_ERR_UNSUPPORTED) with no object's
- *   state written; on a GPU the same bits. */
+ *   state written; on a GPU the same bits, resident or not, the resident
+ *   CG moving fewer bytes. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,6 +24,7 @@
 #include "core/pool.h"
 #include "core/tetmesh.h"
 #include "solvers/batch_step.h"
+#include "solvers/cg_batch.h"
 #include "solvers/fem.h"
 #include "solvers/fem_cuda.h"
 #include "solvers/massspring.h"
@@ -182,10 +188,12 @@ int main(void) {
     }
     CHECK(least > 0 && least < most); /* the objects leave the lockstep at different rounds */
     hy_batch_object b[NOBJ];
-    for (int pi = 0; pi < 2; pi++) {
+    for (int run = 0; run < 4; run++) {
+        int pi = run & 1, resident = run < 2;
         hy_batch_stepper* st = NULL;
         CHECK_OK(hy_batch_stepper_create(-1, &st));
         if (!st) break;
+        hy_batch_stepper_set_resident(st, resident);
         batch_objects(o, b, x0, v0);
         const double g[3] = {0, -9.81, 0};
         int32_t failed = 0, bits = 1;
@@ -209,10 +217,22 @@ int main(void) {
         for (int k = 0; k < NOBJ; k++) most0 = it[k][0] > most0 ? it[k][0] : most0;
         CHECK(rounds == (int64_t)most0 + 1 + most + 1);
         CHECK(products == want_products);
-        fprintf(stderr, "batch step (host twin, pool of %d): %d objects, 2 steps, %lld batch products for %lld "
+        CHECK(hy_batch_stepper_resident_steps(st) == (resident ? 2 : 0));
+        fprintf(stderr, "batch step (host twin, pool of %d, CG %s): %d objects, 2 steps, %lld batch products for %lld "
                         "objects' products, CG %d..%d iterations: bit-equal to each object's own step\n",
-                pi + 1, NOBJ, (long long)rounds, (long long)products, least, most);
+                pi + 1, resident ? "resident" : "per object", NOBJ, (long long)rounds, (long long)products, least,
+                most);
         hy_batch_stepper_destroy(st);
+    }
+
+    /* a solve of 4 entries is not one of vertices */
+    {
+        hy_cg_batch* cb = NULL;
+        CHECK_OK(hy_cg_batch_create(-1, &cb));
+        const int64_t n_start[3] = {0, 3, 7};
+        double v[7] = {0};
+        CHECK(hy_cg_batch_load(cb, 2, n_start, v, v, v) == HY_ERR_INVALID_ARG);
+        hy_cg_batch_destroy(cb);
     }
 
     /* cuda:0: refused with no GPU, the object's state untouched; the CPU's bits on one */
@@ -231,12 +251,29 @@ int main(void) {
             for (int64_t i = 0; i < o[k].n3; i++) zero &= o[k].x1[i] == 0.0;
         CHECK(zero);
     } else {
-        CHECK_OK(s);
-        int bits = 1;
-        for (int k = 0; k < NOBJ; k++)
-            bits &= b[k].iterations == it[k][0] && memcmp(&b[k].residual, &res[k][0], sizeof(double)) == 0;
-        CHECK(bits);
-        fprintf(stderr, "batch step on cuda:0: %d objects, the host's iterations and residuals bit for bit\n", NOBJ);
+        /* resident (the default), then each object's CG on the host */
+        int64_t bytes[2] = {0, 0};
+        for (int mode = 0; mode < 2; mode++) {
+            if (mode) {
+                hy_batch_stepper_destroy(st);
+                st = NULL;
+                CHECK_OK(hy_batch_stepper_create(0, &st));
+                hy_batch_stepper_set_resident(st, 0);
+                batch_objects(o, b, x0, v0);
+                s = hy_batch_step(st, b, NOBJ, pools[1], DT, g, MAXIT, TOL, &failed);
+            }
+            CHECK_OK(s);
+            int bits = 1;
+            for (int k = 0; k < NOBJ; k++)
+                bits &= b[k].iterations == it[k][0] && memcmp(&b[k].residual, &res[k][0], sizeof(double)) == 0;
+            CHECK(bits);
+            hy_batch_stepper_counts(st, NULL, NULL, &bytes[mode]);
+            CHECK(hy_batch_stepper_resident_steps(st) == (mode ? 0 : 1));
+            fprintf(stderr, "batch step on cuda:0 (CG %s): %d objects, the host's iterations and residuals bit for "
+                            "bit, %lld bytes moved\n",
+                    mode ? "per object" : "resident", NOBJ, (long long)bytes[mode]);
+        }
+        CHECK(bytes[0] > 0 && bytes[0] < bytes[1]);
     }
     hy_batch_stepper_destroy(st);
     for (int k = 0; k < NOBJ; k++) {

@@ -2,11 +2,13 @@
  * known solution, the zero right-hand side, the iteration cap, and bit-identical results for 1-3 threads;
  * the general-preconditioner entry point; and the aggregation multigrid (solvers/amg.c): its aggregates on a
  * path, and its V-cycle as CG's preconditioner on a stiff 3x3-block spring system (few iterations, same bits
- * for any thread count). */
+ * for any thread count). The fixed-order sum (core/sum_hd.h) against the
+ * halving trees written out with their padding stored. */
 #include <math.h>
 #include <stdint.h>
 #include <string.h>
 
+#include "core/sum_hd.h"
 #include "solvers/amg.h"
 #include "solvers/cg.h"
 #include "test.h"
@@ -191,6 +193,58 @@ static void test_amg(void) {
     hy_amg_destroy(a);
 }
 
+/* sum a[i] b[i] with core/sum_hd.h's order written out plainly: the
+ * products padded with +0.0 to whole chunks, each chunk halved by 16, 8,
+ * 4, 2, 1, the chunk sums padded with +0.0 to a power of two and halved. */
+static double sum_reference(const double* a, const double* b, int64_t n, double* t, double* c) {
+    int64_t m = (n + 31) / 32, p = 1;
+    for (int64_t i = 0; i < 32 * m; i++) t[i] = i < n ? a[i] * b[i] : 0.0;
+    for (int64_t k = 0; k < m; k++) {
+        double* u = t + 32 * k;
+        for (int h = 16; h >= 1; h /= 2)
+            for (int j = 0; j < h; j++) u[j] += u[j + h];
+        c[k] = u[0];
+    }
+    while (p < m) p *= 2;
+    for (int64_t k = m; k < p; k++) c[k] = 0.0;
+    for (int64_t h = p / 2; h >= 1; h /= 2)
+        for (int64_t j = 0; j < h; j++) c[j] += c[j + h];
+    return m ? c[0] : 0.0;
+}
+
+static void test_sum(void) {
+    enum { LEN = 3 * 4096 + 17 };
+    static double a[LEN], b[LEN], t[LEN + 32], c[2 * LEN], part[LEN];
+    /* terms of mixed magnitudes, so that another order rounds otherwise */
+    for (int64_t i = 0; i < LEN; i++) {
+        a[i] = ldexp(rnd(), (int)(i % 41) - 20);
+        b[i] = rnd();
+    }
+    static const int64_t lens[] = {0, 1, 31, 32, 33, 64, 97, 1000, 4096, LEN};
+    int same = 1, differs = 0;
+    for (size_t k = 0; k < sizeof lens / sizeof *lens; k++) {
+        int64_t n = lens[k];
+        double want = sum_reference(a, b, n, t, c), got = hy_sum_hd_dot(a, b, n, part);
+        same &= memcmp(&want, &got, sizeof got) == 0;
+        double serial = 0.0;
+        for (int64_t i = 0; i < n; i++) serial += a[i] * b[i];
+        differs += serial != got;
+    }
+    CHECK(same);
+    CHECK(differs > 0); /* the order is not the serial one */
+    /* a whole chunk by its vector form against the scalar tree */
+    int whole = 1;
+    for (int64_t o = 0; o + 32 <= LEN; o += 32) {
+        double u[32];
+        for (int j = 0; j < 32; j++) u[j] = a[o + j] * b[o + j];
+        double want = hy_sum_hd_tree32(u), got = hy_sum_hd_dot32(a + o, b + o);
+        whole &= memcmp(&want, &got, sizeof got) == 0;
+    }
+    CHECK(whole);
+    fprintf(stderr, "fixed-order sums: %zu lengths equal to the written-out trees, %d differ from the serial sum\n",
+            sizeof lens / sizeof *lens, differs);
+}
+
 int main(void) {
     static double xs[NN], b[NN], x[NN], ax[NN], inv_diag[NN], r[NN];
     for (int64_t i = 0; i < NN; i++) {
@@ -253,8 +307,8 @@ int main(void) {
         CHECK(rel > 1e-14 && rel < 1.0);
     }
 
-    /* Same bits for 1, 2 and 3 threads (blocks are fixed, partial sums are
-     * combined in block order; NN spans 3 blocks). */
+    /* Same bits for 1, 2 and 3 threads (each block writes its chunks'
+     * sums, one tree combines them; NN spans 3 blocks). */
     {
         uint64_t h[3];
         for (int t = 1; t <= 3; t++) {
@@ -324,5 +378,6 @@ int main(void) {
     hy_pool_destroy(pool);
     hy_cg_workspace_destroy(w);
     test_amg();
+    test_sum();
     TEST_END();
 }
