@@ -108,6 +108,15 @@ struct hy_fem_model {
     double *r1, *z1;     /* 6 nc */
     int coarse_state;    /* 0: not set up this step, 1: ready, -1: not usable this step */
     int coarse_off;      /* hy_fem_coarse(m, 0): block Jacobi alone */
+    /* the step's system assembled by vertex rows (fem_asm_*), on the CPU
+     * once enough products follow to pay for it */
+    int32_t* a_start;    /* nv + 1: each row's blocks (a fixed row has none) */
+    int32_t* a_col;      /* a block's column vertex (free vertices only, ascending in a row) */
+    int32_t* a_slot;     /* 16 per element: the block of corner j in corner i's row (16 e + 4 i + j), -1 if either is fixed */
+    double* a_val;       /* 12 per block: its three columns, each padded to 4 */
+    int32_t products;    /* products of the prepared step so far */
+    int asm_state;       /* 0: not assembled this step, 1: assembled, -1: no pattern (out of memory) */
+    int asm_off;         /* hy_fem_assembled(m, 0): matrix-free only */
     hy_fem_gpu* gpu; /* the element and vertex passes on a GPU (hy_fem_set_device), or NULL */
     int device;
     /* the step the GPU prepared, whose rotation pass the host has not run:
@@ -324,12 +333,265 @@ int64_t hy_fem_gpu_bytes(const hy_fem_model* m) {
     return up + down;
 }
 
+/* ---- the assembled product
+ *
+ * The matrix-free product costs an element pass (G, sigma, four corner
+ * forces: ~150 flops an element) and a gather of every vertex's incident
+ * corners (~19 a vertex in a fem64 block) per CG iteration. Assembled, a
+ * vertex's row of the step's system is its ~15 neighbours' 3 x 3 blocks,
+ *   A_vv = m_v (1 + dt alpha) I + (dt beta + dt^2) K_vv,
+ *   A_vw = (dt beta + dt^2) K_vw, K_vw = sum_e V (mu (c_v . c_w) I +
+ *          mu c_w c_v^T + lambda c_v c_w^T)
+ * over the elements e holding both (c the rotated gradients of the step,
+ * the same expansion of q_i = V sigma(sum_j p_j c_j^T) c_i), and a product
+ * is ~15 block products a vertex read straight from memory. Each block is
+ * kept by columns padded to four doubles, so a block product is three
+ * vector multiply-adds of a column by a broadcast entry of p, the lanes
+ * in the same order with SSE2 pairs or AVX2 (the same bits). The rotations
+ * change every step, so the blocks are rebuilt every step; the rebuild
+ * costs a few matrix-free products, so a step assembles only after
+ * ASM_MF_PRODUCTS of them (CG's start and a short solve stay matrix-free, a
+ * long one pays the rebuild back: docs/design/DEFORMABLE.md). Rows are
+ * built and applied vertex by vertex, each row summing its incident corners
+ * in element order: the same bits for any pool. Fixed vertices keep the
+ * matrix-free product's meaning: their rows are the identity and their
+ * columns are left out (p read as zero there). The GPU's passes stay
+ * matrix-free (solvers/fem_hd.h); a model on a GPU never assembles. */
+
+/* Objects under this many vertices stay matrix-free (the same bound as the
+ * coarse level: small objects rarely iterate long enough). */
+#define ASM_MIN_VERTICES 500
+/* Matrix-free products of a step before its system is assembled. The
+ * rebuild costs about five matrix-free products and saves about 0.6 of one
+ * on each product after it (a fem64 block: 0.65 ms against 0.127 and 0.048
+ * a product), so it pays from about the eighth assembled product; a solve
+ * capped at 10 iterations (12 products with CG's start) stays
+ * matrix-free, a landing's ~50 products a block assemble. */
+#define ASM_MF_PRODUCTS 12
+
+/* The rows' pattern and each element corner pair's block, made at the
+ * first assembly (0 on success). */
+static int fem_asm_pattern(hy_fem_model* m) {
+    int32_t nv = m->nv, nt = m->nt;
+    int32_t* mark = malloc((size_t)nv * sizeof *mark);
+    m->a_start = calloc((size_t)nv + 1, sizeof *m->a_start);
+    m->a_slot = malloc(16 * (size_t)nt * sizeof *m->a_slot);
+    if (!mark || !m->a_start || !m->a_slot) goto fail;
+    for (int32_t v = 0; v < nv; v++) mark[v] = -1;
+    /* count each free row's distinct free neighbours (itself included) */
+    for (int pass = 0; pass < 2; pass++) {
+        for (int32_t v = 0; v < nv; v++) {
+            if (m->fixed[v]) {
+                if (!pass) m->a_start[v + 1] = 0;
+                continue;
+            }
+            int32_t n = 0, base = pass ? m->a_start[v] : 0;
+            for (int32_t k = m->inc_start[v]; k < m->inc_start[v + 1]; k++) {
+                const int32_t* t = m->tet + 4 * (m->inc[k] / 4);
+                for (int j = 0; j < 4; j++) {
+                    int32_t w = t[j];
+                    if (m->fixed[w] || mark[w] == v) continue;
+                    mark[w] = v;
+                    if (pass) {
+                        /* insertion into the row's ascending columns */
+                        int32_t q = base + n;
+                        while (q > base && m->a_col[q - 1] > w) m->a_col[q] = m->a_col[q - 1], q--;
+                        m->a_col[q] = w;
+                    }
+                    n++;
+                }
+            }
+            if (!pass) m->a_start[v + 1] = n;
+        }
+        if (!pass) {
+            for (int32_t v = 0; v < nv; v++) m->a_start[v + 1] += m->a_start[v];
+            m->a_col = malloc(((size_t)m->a_start[nv] + 1) * sizeof *m->a_col);
+            m->a_val = malloc((12 * (size_t)m->a_start[nv] + 1) * sizeof *m->a_val);
+            if (!m->a_col || !m->a_val) goto fail;
+            for (int32_t v = 0; v < nv; v++) mark[v] = -1;
+        }
+    }
+    for (int32_t e = 0; e < nt; e++)
+        for (int i = 0; i < 4; i++)
+            for (int j = 0; j < 4; j++) {
+                int32_t v = m->tet[4 * e + i], w = m->tet[4 * e + j], s = -1;
+                if (!m->fixed[v] && !m->fixed[w]) {
+                    int32_t lo = m->a_start[v], hi = m->a_start[v + 1];
+                    while (lo < hi) {
+                        int32_t mid = lo + (hi - lo) / 2;
+                        if (m->a_col[mid] < w) lo = mid + 1;
+                        else hi = mid;
+                    }
+                    s = lo;
+                }
+                m->a_slot[16 * e + 4 * i + j] = s;
+            }
+    free(mark);
+    return 0;
+fail:
+    free(mark);
+    free(m->a_start);
+    free(m->a_slot);
+    free(m->a_col);
+    free(m->a_val);
+    m->a_start = m->a_slot = m->a_col = NULL;
+    m->a_val = NULL;
+    return -1;
+}
+
+/* The free rows [v0, v1) of the prepared step's system. Per incident
+ * corner i of row v and corner j of its element, with a = w mu c_i and
+ * l = w lambda c_i (w = (dt beta + dt^2) V), the block's column b is
+ * a_b c_j + c_j[b] l, plus (a . c_j) on the diagonal. */
+static inline __attribute__((always_inline)) void asm_build(hy_fem_model* m, int64_t v0, int64_t v1) {
+    const double mu = m->mu, lambda = m->lambda;
+    for (int64_t v = v0; v < v1; v++) {
+        if (m->fixed[v]) continue;
+        int32_t s0 = m->a_start[v];
+        memset(m->a_val + 12 * (size_t)s0, 0, 12 * (size_t)(m->a_start[v + 1] - s0) * sizeof *m->a_val);
+        /* the diagonal block in registers (every corner adds to it) */
+        double ms = m->mass[v] * m->diag_scale;
+        v4d g0 = {ms, 0.0, 0.0, 0.0}, g1 = {0.0, ms, 0.0, 0.0}, g2 = {0.0, 0.0, ms, 0.0};
+        for (int32_t k = m->inc_start[v]; k < m->inc_start[v + 1]; k++) {
+            int32_t e = m->inc[k] / 4, i = m->inc[k] % 4;
+            const double* rb = m->rgrad + 48 * (size_t)(e >> 2) + (e & 3);
+            double w = m->k_scale * m->vol[e];
+            double a0 = w * mu * rb[4 * (3 * i)], a1 = w * mu * rb[4 * (3 * i + 1)], a2 = w * mu * rb[4 * (3 * i + 2)];
+            v4d l = {w * lambda * rb[4 * (3 * i)], w * lambda * rb[4 * (3 * i + 1)], w * lambda * rb[4 * (3 * i + 2)], 0.0};
+            const int32_t* slot = m->a_slot + 16 * (size_t)e + 4 * (size_t)i;
+            {
+                v4d ci = {rb[4 * (3 * i)], rb[4 * (3 * i + 1)], rb[4 * (3 * i + 2)], 0.0};
+                double d = a0 * ci[0] + a1 * ci[1] + a2 * ci[2];
+                g0 += a0 * ci + ci[0] * l + (v4d){d, 0.0, 0.0, 0.0};
+                g1 += a1 * ci + ci[1] * l + (v4d){0.0, d, 0.0, 0.0};
+                g2 += a2 * ci + ci[2] * l + (v4d){0.0, 0.0, d, 0.0};
+            }
+            #pragma GCC unroll 4
+            for (int j = 0; j < 4; j++) {
+                if (j == i || slot[j] < 0) continue;
+                double c0 = rb[4 * (3 * j)], c1 = rb[4 * (3 * j + 1)], c2 = rb[4 * (3 * j + 2)];
+                v4d cj = {c0, c1, c2, 0.0}, b0, b1, b2;
+                double d = a0 * c0 + a1 * c1 + a2 * c2;
+                double* blk = m->a_val + 12 * (size_t)slot[j];
+                LOAD4(b0, blk);
+                LOAD4(b1, blk + 4);
+                LOAD4(b2, blk + 8);
+                b0 += a0 * cj + c0 * l + (v4d){d, 0.0, 0.0, 0.0};
+                b1 += a1 * cj + c1 * l + (v4d){0.0, d, 0.0, 0.0};
+                b2 += a2 * cj + c2 * l + (v4d){0.0, 0.0, d, 0.0};
+                memcpy(blk, &b0, sizeof b0);
+                memcpy(blk + 4, &b1, sizeof b1);
+                memcpy(blk + 8, &b2, sizeof b2);
+            }
+        }
+        double* dg = m->a_val + 12 * (size_t)m->a_slot[16 * (size_t)(m->inc[m->inc_start[v]] / 4) +
+                                                       5 * (size_t)(m->inc[m->inc_start[v]] % 4)];
+        memcpy(dg, &g0, sizeof g0);
+        memcpy(dg + 4, &g1, sizeof g1);
+        memcpy(dg + 8, &g2, sizeof g2);
+    }
+}
+
+static void asm_build_generic(hy_fem_model* m, int64_t v0, int64_t v1) { asm_build(m, v0, v1); }
+
+#ifdef HY_FEM_AVX2
+__attribute__((target("avx2"))) static void asm_build_avx2(hy_fem_model* m, int64_t v0, int64_t v1) {
+    asm_build(m, v0, v1);
+}
+#endif
+
+static void asm_build_block(void* vctx, int64_t begin, int64_t end, int64_t block, int worker) {
+    (void)block, (void)worker;
+    hy_fem_model* m = ((elem_ctx*)vctx)->m;
+#ifdef HY_FEM_AVX2
+    if (hy_simd_on(&simd_state)) {
+        asm_build_avx2(m, begin, end);
+        return;
+    }
+#endif
+    asm_build_generic(m, begin, end);
+}
+
+/* y = A p over the rows [v0, v1) of the assembled system. */
+static inline __attribute__((always_inline)) void asm_rows(const hy_fem_model* m, const double* p, double* y,
+                                                             int64_t v0, int64_t v1) {
+    for (int64_t v = v0; v < v1; v++) {
+        double* yv = y + 3 * v;
+        if (m->fixed[v]) {
+            yv[0] = p[3 * v], yv[1] = p[3 * v + 1], yv[2] = p[3 * v + 2];
+            continue;
+        }
+        v4d acc = {0, 0, 0, 0}, c0, c1, c2;
+        const double* blk = m->a_val + 12 * (size_t)m->a_start[v];
+        for (int32_t s = m->a_start[v]; s < m->a_start[v + 1]; s++, blk += 12) {
+            const double* pw = p + 3 * (size_t)m->a_col[s];
+            v4d P0 = {pw[0], pw[0], pw[0], pw[0]}, P1 = {pw[1], pw[1], pw[1], pw[1]}, P2 = {pw[2], pw[2], pw[2], pw[2]};
+            LOAD4(c0, blk);
+            LOAD4(c1, blk + 4);
+            LOAD4(c2, blk + 8);
+            acc += c0 * P0 + c1 * P1 + c2 * P2;
+        }
+        yv[0] = acc[0], yv[1] = acc[1], yv[2] = acc[2];
+    }
+}
+
+static void asm_rows_generic(const hy_fem_model* m, const double* p, double* y, int64_t v0, int64_t v1) {
+    asm_rows(m, p, y, v0, v1);
+}
+
+#ifdef HY_FEM_AVX2
+__attribute__((target("avx2"))) static void asm_rows_avx2(const hy_fem_model* m, const double* p, double* y,
+                                                          int64_t v0, int64_t v1) {
+    asm_rows(m, p, y, v0, v1);
+}
+#endif
+
+static void asm_apply_block(void* vctx, int64_t begin, int64_t end, int64_t block, int worker) {
+    (void)block, (void)worker;
+    step_ctx* c = vctx;
+#ifdef HY_FEM_AVX2
+    if (hy_simd_on(&simd_state)) {
+        asm_rows_avx2(c->m, c->p, c->y, begin, end);
+        return;
+    }
+#endif
+    asm_rows_generic(c->m, c->p, c->y, begin, end);
+}
+
+/* Assemble the prepared step's system when this product is the one to
+ * (ASM_MF_PRODUCTS above); 1 when the product can be the assembled one. */
+static int fem_asm_ready(hy_fem_model* m, hy_pool* pool) {
+    if (m->asm_state) return m->asm_state > 0;
+    if (m->asm_off || m->nv < ASM_MIN_VERTICES || m->products++ < ASM_MF_PRODUCTS) return 0;
+    if (!m->a_val && fem_asm_pattern(m)) {
+        m->asm_state = -1; /* out of memory: matrix-free from now on */
+        m->asm_off = 1;
+        return 0;
+    }
+    elem_ctx ec = {.m = m};
+    hy_pool_for(pool, m->nv, VERTEX_GRAIN, asm_build_block, &ec);
+    m->asm_state = 1;
+    return 1;
+}
+
+int hy_fem_assembled(hy_fem_model* m, int on) {
+    if (!m) return 0;
+    int was = !m->asm_off;
+    if (on >= 0) m->asm_off = !on;
+    return was;
+}
+
 void hy_fem_apply(hy_fem_model* m, hy_pool* pool, const double* p, double* y) {
     if (m->gpu) {
         hy_fem_hd_model v;
         hy_fem_view(m, &v);
         if (!hy_fem_gpu_apply(m->gpu, &v, p, y)) return;
         gpu_drop(m, pool);
+    }
+    if (fem_asm_ready(m, pool)) {
+        step_ctx c = {.m = m, .p = p, .y = y};
+        hy_pool_for(pool, m->nv, VERTEX_GRAIN, asm_apply_block, &c);
+        return;
     }
     elem_ctx ec = {.m = m, .p = p};
     hy_pool_for(pool, m->nq, QUAD_GRAIN, apply_block, &ec);
@@ -689,6 +951,10 @@ void hy_fem_model_destroy(hy_fem_model* m) {
     free(m->c_stiff);
     free(m->r1);
     free(m->z1);
+    free(m->a_start);
+    free(m->a_col);
+    free(m->a_slot);
+    free(m->a_val);
     hy_spchol_destroy(m->chol);
     hy_cg_workspace_destroy(m->cg);
     free(m);
@@ -826,6 +1092,8 @@ hy_status hy_fem_prepare(hy_fem_model* m, hy_pool* pool, const double* x0, const
     m->diag_scale = 1.0 + dt * m->alpha;
     m->k_scale = dt * m->beta + dt * dt;
     m->coarse_state = 0;
+    m->products = 0;
+    if (m->asm_state > 0) m->asm_state = 0;
     m->prep_x0 = x0;
     /* rotations at x0; f(x0) - (beta + dt) K' v0 in one pass, K being linear */
     elem_ctx ec = {.m = m, .x = x0, .v = v0, .vscale = m->beta + dt};
