@@ -140,15 +140,114 @@ typedef struct elem_ctx {
     const double* p;   /* APPLY: the vector K' is applied to */
 } elem_ctx;
 
+typedef double v4d __attribute__((vector_size(32)));
+
+/* (a macro: a function returning a vector type would change the ABI with
+ * the target) */
+#define LOAD4(v, ptr) memcpy(&(v), (ptr), sizeof(v4d))
+
+/* hy_fem_hd_polar of four matrices at once, each lane's arithmetic that of
+ * the scalar code in its order (no contraction), so the same bits: the
+ * scaling and the determinant's test per lane, then Higham's Newton
+ * iteration (hy_fem_hd_newton_polar) in vector registers, each lane
+ * stopping where the scalar loop would return. A lane that leaves the
+ * Newton path (det not clearly positive, a singular iterate, no
+ * convergence in 20) is done again by hy_fem_hd_polar alone, which takes
+ * the same path to its eigenvector route. The decomposition is most of the
+ * rotation pass (~70% of a fem64 block's prepare); its divisions and
+ * square roots are latency the lanes overlap. */
+static inline __attribute__((always_inline)) void polar4(double F[4][9], double R[4][9]) {
+    v4d X[9];
+    int live[4], scalar[4], last[4] = {0, 0, 0, 0};
+    for (int l = 0; l < 4; l++) {
+        double big = 0.0, A[9];
+        for (int a = 0; a < 9; a++) big = fmax(big, fabs(F[l][a]));
+        int ok = big > 0 && isfinite(big);
+        for (int a = 0; a < 9; a++) A[a] = ok ? F[l][a] / big : (a % 4 == 0);
+        ok = ok && hy_fem_hd_det3(A) > 1e-6;
+        for (int a = 0; a < 9; a++) X[a][l] = ok ? A[a] : (a % 4 == 0);
+        live[l] = ok, scalar[l] = !ok;
+    }
+    for (int it = 0; it < 20 && (live[0] | live[1] | live[2] | live[3]); it++) {
+        /* mat_inverse (core/hd.h), its expressions as written there */
+        v4d d = X[0] * (X[4] * X[8] - X[5] * X[7]) - X[1] * (X[3] * X[8] - X[5] * X[6]) +
+                X[2] * (X[3] * X[7] - X[4] * X[6]);
+        for (int l = 0; l < 4; l++)
+            if (live[l] && (!(fabs(d[l]) > 0) || !isfinite(d[l]))) live[l] = 0, scalar[l] = 1;
+        for (int l = 0; l < 4; l++)
+            if (!live[l]) d[l] = 1.0; /* finished lanes ride along on harmless numbers */
+        v4d s = 1.0 / d, Xi[9];
+        Xi[0] = (X[4] * X[8] - X[5] * X[7]) * s;
+        Xi[1] = (X[2] * X[7] - X[1] * X[8]) * s;
+        Xi[2] = (X[1] * X[5] - X[2] * X[4]) * s;
+        Xi[3] = (X[5] * X[6] - X[3] * X[8]) * s;
+        Xi[4] = (X[0] * X[8] - X[2] * X[6]) * s;
+        Xi[5] = (X[2] * X[3] - X[0] * X[5]) * s;
+        Xi[6] = (X[3] * X[7] - X[4] * X[6]) * s;
+        Xi[7] = (X[1] * X[6] - X[0] * X[7]) * s;
+        Xi[8] = (X[0] * X[4] - X[1] * X[3]) * s;
+        v4d nx = {0, 0, 0, 0}, ni = {0, 0, 0, 0}, diff = {0, 0, 0, 0}, g, Y[9];
+        for (int a = 0; a < 9; a++) nx += X[a] * X[a], ni += Xi[a] * Xi[a];
+        v4d q = ni / nx;
+        for (int l = 0; l < 4; l++) g[l] = live[l] ? sqrt(sqrt(q[l])) : 1.0;
+        for (int i = 0; i < 3; i++)
+            for (int j = 0; j < 3; j++) {
+                v4d y = 0.5 * (g * X[3 * i + j] + Xi[3 * j + i] / g);
+                diff += (y - X[3 * i + j]) * (y - X[3 * i + j]);
+                Y[3 * i + j] = y;
+            }
+        for (int l = 0; l < 4; l++) {
+            if (!live[l]) continue;
+            for (int a = 0; a < 9; a++) R[l][a] = Y[a][l];
+            if (last[l] || diff[l] < 1e-30) live[l] = 0;
+            else last[l] = diff[l] < 1e-10;
+        }
+        for (int a = 0; a < 9; a++) X[a] = Y[a];
+        if (it == 19)
+            for (int l = 0; l < 4; l++) scalar[l] |= live[l];
+    }
+    for (int l = 0; l < 4; l++)
+        if (scalar[l]) hy_fem_hd_polar(F[l], R[l]);
+}
+
 /* Rotations at x and corner forces -R K (R^T (x + vscale v) - X)
- * (solvers/fem_hd.h, the arithmetic the GPU shares). */
-static void rotate_block(void* vctx, int64_t begin, int64_t end, int64_t block, int worker) {
-    (void)block, (void)worker;
-    elem_ctx* c = vctx;
+ * (solvers/fem_hd.h, the arithmetic the GPU shares) of the elements
+ * [e0, e1), the polar decompositions four at a time. */
+static inline __attribute__((always_inline)) void rotate_elements(const elem_ctx* c, int64_t e0, int64_t e1) {
     hy_fem_model* m = c->m;
-    for (int64_t e = begin; e < end; e++)
+    int64_t e = e0;
+    for (; e + 4 <= e1; e += 4) {
+        double F[4][9], R[4][9];
+        for (int l = 0; l < 4; l++) hy_fem_hd_deformation_gradient(m->tet + 4 * (e + l), m->grad + 12 * (e + l), c->x, F[l]);
+        polar4(F, R);
+        for (int l = 0; l < 4; l++)
+            hy_fem_hd_rotate_by(m->tet + 4 * (e + l), m->grad + 12 * (e + l), m->vol[e + l], m->mu, m->lambda, m->rest,
+                                c->x, c->v, c->vscale, R[l], &m->rgrad[QUAD(e + l, 0)], 4, m->efor + 12 * (e + l));
+    }
+    for (; e < e1; e++)
         hy_fem_hd_rotate(m->tet + 4 * e, m->grad + 12 * e, m->vol[e], m->mu, m->lambda, m->rest, c->x, c->v,
                          c->vscale, &m->rgrad[QUAD(e, 0)], 4, m->efor + 12 * e);
+}
+
+static void rotate_elements_generic(const elem_ctx* c, int64_t e0, int64_t e1) { rotate_elements(c, e0, e1); }
+
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+__attribute__((target("avx2"))) static void rotate_elements_avx2(const elem_ctx* c, int64_t e0, int64_t e1) {
+    rotate_elements(c, e0, e1);
+}
+#endif
+
+static int simd_state = -1;
+
+static void rotate_block(void* vctx, int64_t begin, int64_t end, int64_t block, int worker) {
+    (void)block, (void)worker;
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+    if (hy_simd_on(&simd_state)) {
+        rotate_elements_avx2(vctx, begin, end);
+        return;
+    }
+#endif
+    rotate_elements_generic(vctx, begin, end);
 }
 
 /* Corner forces +R K R^T p, fixed vertices read as zero, for the quads
@@ -157,11 +256,6 @@ static void rotate_block(void* vctx, int64_t begin, int64_t end, int64_t block, 
  * q_i = V sigma(sum_j p_j c_j^T) c_i. Four elements per pass, one per
  * lane; each lane's arithmetic is that of one element in the same order,
  * so either compilation below gives the same bits. */
-typedef double v4d __attribute__((vector_size(32)));
-
-/* (a macro: a function returning a vector type would change the ABI with
- * the target) */
-#define LOAD4(v, ptr) memcpy(&(v), (ptr), sizeof(v4d))
 
 static inline __attribute__((always_inline)) void apply_quads(const hy_fem_model* m, const double* p, int64_t q0,
                                                               int64_t q1) {
@@ -237,8 +331,6 @@ __attribute__((target("avx2"))) static void apply_quads_avx2(const hy_fem_model*
 }
 #define HY_FEM_AVX2 1
 #endif
-
-static int simd_state = -1;
 
 static void apply_block(void* vctx, int64_t begin, int64_t end, int64_t block, int worker) {
     (void)block, (void)worker;

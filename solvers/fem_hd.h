@@ -217,16 +217,12 @@ HY_HD void hy_fem_hd_element_apply(const double b[12], double vol, double mu, do
     }
 }
 
-/* One element of the step's rotation pass: its rotation at x, its rotated
- * gradients c_i = R b_i into rb[stride * (3 i + a)], and its corner forces
- * -R K (R^T (x + vscale v) - X) into q (v may be NULL: x alone). rest: the
- * rest positions. */
-HY_HD void hy_fem_hd_rotate(const int32_t t[4], const double b[12], double vol, double mu, double lambda,
-                            const double* rest, const double* x, const double* v, double vscale, double* rb,
-                            int stride, double q[12]) {
-    double F[9], u[9], R[9];
-    hy_fem_hd_deformation_gradient(t, b, x, F);
-    hy_fem_hd_polar(F, R);
+/* hy_fem_hd_rotate (below) after its polar decomposition, R the element's
+ * rotation (fem.c decomposes four elements at once, with the same bits). */
+HY_HD void hy_fem_hd_rotate_by(const int32_t t[4], const double b[12], double vol, double mu, double lambda,
+                               const double* rest, const double* x, const double* v, double vscale, const double R[9],
+                               double* rb, int stride, double q[12]) {
+    double u[9];
     for (int i = 0; i < 4; i++)
         for (int a = 0; a < 3; a++)
             rb[stride * (3 * i + a)] = R[3 * a] * b[3 * i] + R[3 * a + 1] * b[3 * i + 1] + R[3 * a + 2] * b[3 * i + 2];
@@ -241,6 +237,19 @@ HY_HD void hy_fem_hd_rotate(const int32_t t[4], const double b[12], double vol, 
             u[3 * (i - 1) + a] = R[a] * d[0] + R[3 + a] * d[1] + R[6 + a] * d[2] - (rest[3 * (int64_t)t[i] + a] - X0[a]);
     }
     hy_fem_hd_element_apply(b, vol, mu, lambda, R, u, -1.0, q);
+}
+
+/* One element of the step's rotation pass: its rotation at x, its rotated
+ * gradients c_i = R b_i into rb[stride * (3 i + a)], and its corner forces
+ * -R K (R^T (x + vscale v) - X) into q (v may be NULL: x alone). rest: the
+ * rest positions. */
+HY_HD void hy_fem_hd_rotate(const int32_t t[4], const double b[12], double vol, double mu, double lambda,
+                            const double* rest, const double* x, const double* v, double vscale, double* rb,
+                            int stride, double q[12]) {
+    double F[9], R[9];
+    hy_fem_hd_deformation_gradient(t, b, x, F);
+    hy_fem_hd_polar(F, R);
+    hy_fem_hd_rotate_by(t, b, vol, mu, lambda, rest, x, v, vscale, R, rb, stride, q);
 }
 
 /* One element of the matrix-vector product: corner forces +R K R^T p into

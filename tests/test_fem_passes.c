@@ -1,10 +1,16 @@
-/* Tests the FEM's assembled product (solvers/fem.c, hy_fem_assembled): a
- * step's first 12 products are the matrix-free ones, bit for bit; from the
- * 13th the step's system assembled by vertex rows gives the same product
- * to round-off (fixed vertices' rows the identity, their columns read as
- * zero), with the same bits for pools of 1 and 2 threads and with AVX2 or
- * SSE2 lanes; a squeezed block's step solved with it reaches the
- * matrix-free answer; objects under 500 vertices never assemble. */
+/* Tests the FEM's CPU passes that differ from the shared per-element code
+ * (solvers/fem.c):
+ * - the rotation pass decomposes four elements at once: its rotated
+ *   gradients and corner forces are those of hy_fem_hd_rotate per element
+ *   (the GPU's arithmetic), bit for bit, on a mesh with sound, inverted,
+ *   flat and collapsed elements, with AVX2 or SSE2 lanes;
+ * - the assembled product (hy_fem_assembled): a step's first 12 products
+ *   are the matrix-free ones, bit for bit; from the 13th the step's system
+ *   assembled by vertex rows gives the same product to round-off (fixed
+ *   vertices' rows the identity, their columns read as zero), with the same
+ *   bits for pools of 1 and 2 threads and with AVX2 or SSE2 lanes; a
+ *   squeezed block's step solved with it reaches the matrix-free answer;
+ *   objects under 500 vertices never assemble. */
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -14,6 +20,7 @@
 #include "core/pool.h"
 #include "core/tetmesh.h"
 #include "solvers/fem.h"
+#include "solvers/fem_hd.h"
 #include "test.h"
 
 static uint64_t seed = 0x9E3779B97F4A7C15ull;
@@ -53,6 +60,65 @@ static double max_diff(const double* a, const double* b, int64_t n) {
     double r = 0.0;
     for (int64_t k = 0; k < n; k++) r = fmax(r, fabs(a[k] - b[k]));
     return r;
+}
+
+/* The rotation pass against hy_fem_hd_rotate element by element. */
+static void test_rotation_pass(void) {
+    hy_tetmesh* mesh = NULL;
+    double o[3] = {0, 0, 0}, sz[3] = {0.2, 0.2, 0.2};
+    CHECK_OK(hy_tetmesh_box(o, sz, 5, 5, 6, &mesh)); /* 900 elements: the last quad full */
+    if (!mesh) return;
+    int32_t nv = mesh->vertex_count, nt = mesh->tet_count;
+    int64_t n = 3 * (int64_t)nv;
+    hy_fem_model* m = model(mesh, NULL, 0);
+    hy_pool* pool = hy_pool_create(2);
+    double* x = malloc(sizeof(double) * (size_t)n);
+    double* v = malloc(sizeof(double) * (size_t)n);
+    double* rhs = malloc(sizeof(double) * (size_t)n);
+    double rb[12], q[12];
+    if (!m || !pool || !x || !v || !rhs) {
+        CHECK(0);
+        return;
+    }
+    /* large noise inverts elements; vertices sent to one point make flat
+     * elements and, four together, a zero deformation gradient */
+    for (int32_t k = 0; k < nv; k++) {
+        int collapse = hy_test_uniform(&seed) < 0.15;
+        for (int a = 0; a < 3; a++) {
+            x[3 * k + a] = collapse ? 0.1 : mesh->positions[3 * k + a] + 0.03 * rnd();
+            v[3 * k + a] = rnd();
+        }
+    }
+    int sound = 0, inverted = 0, flat = 0;
+    hy_fem_hd_model hv;
+    hy_fem_view(m, &hv);
+    for (int32_t e = 0; e < nt; e++) {
+        double F[9];
+        hy_fem_hd_deformation_gradient(hv.tet + 4 * e, hv.grad + 12 * e, x, F);
+        double d = hy_fem_hd_det3(F);
+        sound += d > 0.5, inverted += d < -1e-3, flat += fabs(d) < 1e-12;
+    }
+    fprintf(stderr, "rotation pass: %d elements, %d sound, %d inverted, %d flat\n", nt, sound, inverted, flat);
+    CHECK(sound > 100 && inverted > 20 && flat > 5);
+    double g[3] = {0, -9.81, 0};
+    for (int lanes = 0; lanes < 2; lanes++) {
+        int was = hy_fem_simd(lanes);
+        CHECK_OK(hy_fem_prepare(m, pool, x, v, 0.005, g, NULL, NULL, rhs));
+        hy_fem_simd(was);
+        hy_fem_view(m, &hv);
+        int same = 1;
+        for (int32_t e = 0; e < nt; e++) {
+            hy_fem_hd_rotate(hv.tet + 4 * e, hv.grad + 12 * e, hv.vol[e], hv.mu, hv.lambda, hv.rest, x, v, 0.01 + 0.005,
+                             rb, 1, q);
+            for (int j = 0; j < 12; j++) same &= rb[j] == hv.rgrad[hy_fem_hd_quad(e, j)];
+            same &= !memcmp(q, hv.efor + 12 * e, sizeof q);
+        }
+        CHECK(same);
+    }
+    hy_fem_model_destroy(m);
+    hy_pool_destroy(pool);
+    hy_tetmesh_destroy(mesh);
+    free(x), free(v), free(rhs);
 }
 
 /* Products 1..20 of a prepared step with the assembled product allowed
@@ -174,6 +240,7 @@ static void test_solve(int cells, int expect_assembled) {
 }
 
 int main(void) {
+    test_rotation_pass();
     test_products();
     test_solve(8, 1); /* 729 vertices */
     test_solve(6, 0); /* 343 vertices: matrix-free only */
