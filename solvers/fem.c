@@ -210,9 +210,71 @@ static inline __attribute__((always_inline)) void polar4(double F[4][9], double 
         if (scalar[l]) hy_fem_hd_polar(F[l], R[l]);
 }
 
+/* hy_fem_hd_rotate_by for the four elements of the quad at e (e % 4 == 0),
+ * one per lane, each lane's arithmetic that of the scalar code in its
+ * order: the rotated gradients go straight into the quad's layout, the
+ * corner forces element by element. */
+static inline __attribute__((always_inline)) void rotate_by4(const elem_ctx* c, int64_t e, double R[4][9]) {
+    const hy_fem_model* m = c->m;
+    const int32_t* t = m->tet + 4 * e; /* lane l's corner i at t[4 l + i] */
+    const double* b = m->grad + 12 * e;
+    /* (the initialisers quiet GCC: every entry is set below) */
+    v4d Rv[9] = {0}, B[12] = {0}, Y[4][3] = {{{0}}}, X[4][3] = {{{0}}}, u[9] = {0}, G[9] = {0}, sig[9] = {0};
+    for (int a = 0; a < 9; a++) Rv[a] = (v4d){R[0][a], R[1][a], R[2][a], R[3][a]};
+    for (int j = 0; j < 12; j++) B[j] = (v4d){b[j], b[12 + j], b[24 + j], b[36 + j]};
+    double* rb = m->rgrad + 48 * (size_t)(e >> 2);
+    for (int i = 0; i < 4; i++)
+        for (int a = 0; a < 3; a++) {
+            v4d r = Rv[3 * a] * B[3 * i] + Rv[3 * a + 1] * B[3 * i + 1] + Rv[3 * a + 2] * B[3 * i + 2];
+            memcpy(rb + 4 * (3 * i + a), &r, sizeof r);
+        }
+    const double *x = c->x, *v = c->v;
+    v4d vs = {c->vscale, c->vscale, c->vscale, c->vscale};
+    for (int i = 0; i < 4; i++)
+        for (int a = 0; a < 3; a++) {
+            size_t w0 = 3 * (size_t)t[i] + (size_t)a, w1 = 3 * (size_t)t[4 + i] + (size_t)a,
+                   w2 = 3 * (size_t)t[8 + i] + (size_t)a, w3 = 3 * (size_t)t[12 + i] + (size_t)a;
+            v4d xv = {x[w0], x[w1], x[w2], x[w3]};
+            v4d add = {0.0, 0.0, 0.0, 0.0};
+            if (v) add = vs * (v4d){v[w0], v[w1], v[w2], v[w3]};
+            Y[i][a] = xv + add;
+            X[i][a] = (v4d){m->rest[w0], m->rest[w1], m->rest[w2], m->rest[w3]};
+        }
+    for (int i = 1; i < 4; i++) {
+        v4d d[3];
+        for (int a = 0; a < 3; a++) d[a] = Y[i][a] - Y[0][a];
+        for (int a = 0; a < 3; a++)
+            u[3 * (i - 1) + a] = Rv[a] * d[0] + Rv[3 + a] * d[1] + Rv[6 + a] * d[2] - (X[i][a] - X[0][a]);
+    }
+    /* hy_fem_hd_element_apply with scale -1 */
+    for (int i = 1; i < 4; i++)
+        for (int a = 0; a < 3; a++)
+            for (int k = 0; k < 3; k++) G[3 * a + k] += u[3 * (i - 1) + a] * B[3 * i + k];
+    v4d tr = G[0] + G[4] + G[8], mu = {m->mu, m->mu, m->mu, m->mu}, lambda = {m->lambda, m->lambda, m->lambda, m->lambda};
+    for (int a = 0; a < 3; a++)
+        for (int k = 0; k < 3; k++) sig[3 * a + k] = mu * (G[3 * a + k] + G[3 * k + a]);
+    sig[0] += lambda * tr, sig[4] += lambda * tr, sig[8] += lambda * tr;
+    v4d sv;
+    LOAD4(sv, m->vol + e);
+    sv = -1.0 * sv;
+    double out[48]; /* entry j of lane l at 4 j + l */
+    for (int i = 0; i < 4; i++) {
+        v4d w[3];
+        for (int a = 0; a < 3; a++)
+            w[a] = sv * (sig[3 * a] * B[3 * i] + sig[3 * a + 1] * B[3 * i + 1] + sig[3 * a + 2] * B[3 * i + 2]);
+        for (int a = 0; a < 3; a++) {
+            v4d q = Rv[3 * a] * w[0] + Rv[3 * a + 1] * w[1] + Rv[3 * a + 2] * w[2];
+            memcpy(out + 4 * (3 * i + a), &q, sizeof q);
+        }
+    }
+    double* ef = m->efor + 12 * e;
+    for (int l = 0; l < 4; l++)
+        for (int j = 0; j < 12; j++) ef[12 * l + j] = out[4 * j + l];
+}
+
 /* Rotations at x and corner forces -R K (R^T (x + vscale v) - X)
  * (solvers/fem_hd.h, the arithmetic the GPU shares) of the elements
- * [e0, e1), the polar decompositions four at a time. */
+ * [e0, e1), four at a time. */
 static inline __attribute__((always_inline)) void rotate_elements(const elem_ctx* c, int64_t e0, int64_t e1) {
     hy_fem_model* m = c->m;
     int64_t e = e0;
@@ -220,9 +282,7 @@ static inline __attribute__((always_inline)) void rotate_elements(const elem_ctx
         double F[4][9], R[4][9];
         for (int l = 0; l < 4; l++) hy_fem_hd_deformation_gradient(m->tet + 4 * (e + l), m->grad + 12 * (e + l), c->x, F[l]);
         polar4(F, R);
-        for (int l = 0; l < 4; l++)
-            hy_fem_hd_rotate_by(m->tet + 4 * (e + l), m->grad + 12 * (e + l), m->vol[e + l], m->mu, m->lambda, m->rest,
-                                c->x, c->v, c->vscale, R[l], &m->rgrad[QUAD(e + l, 0)], 4, m->efor + 12 * (e + l));
+        rotate_by4(c, e, R);
     }
     for (; e < e1; e++)
         hy_fem_hd_rotate(m->tet + 4 * e, m->grad + 12 * e, m->vol[e], m->mu, m->lambda, m->rest, c->x, c->v,
