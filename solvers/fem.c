@@ -110,9 +110,11 @@ struct hy_fem_model {
     int coarse_off;      /* hy_fem_coarse(m, 0): block Jacobi alone */
     /* the step's system assembled by vertex rows (fem_asm_*), on the CPU
      * once enough products follow to pay for it */
-    int32_t* a_start;    /* nv + 1: each row's blocks (a fixed row has none) */
-    int32_t* a_col;      /* a block's column vertex (free vertices only, ascending in a row) */
-    int32_t* a_slot;     /* 16 per element: the block of corner j in corner i's row (16 e + 4 i + j), -1 if either is fixed */
+    int32_t* a_start;    /* nv + 1: each row's upper blocks, the diagonal first (a fixed row has none) */
+    int32_t* a_col;      /* a block's column vertex (free vertices only, ascending in a row, >= the row) */
+    int32_t* a_slot;     /* 16 per element: the block of corner j in corner i's row (16 e + 4 i + j), -1 if either is fixed or t[j] < t[i] */
+    int32_t* l_start;    /* nv + 1: each row's lower blocks, kept in the rows above it ... */
+    int32_t *l_slot, *l_row; /* ... as the slots of their transposes and those rows, by row */
     double* a_val;       /* 12 per block: its three columns, each padded to 4 */
     int32_t products;    /* products of the prepared step so far */
     int asm_state;       /* 0: not assembled this step, 1: assembled, -1: no pattern (out of memory) */
@@ -496,10 +498,15 @@ int64_t hy_fem_gpu_bytes(const hy_fem_model* m) {
  *          mu c_w c_v^T + lambda c_v c_w^T)
  * over the elements e holding both (c the rotated gradients of the step,
  * the same expansion of q_i = V sigma(sum_j p_j c_j^T) c_i), and a product
- * is ~15 block products a vertex read straight from memory. Each block is
- * kept by columns padded to four doubles, so a block product is three
- * vector multiply-adds of a column by a broadcast entry of p, the lanes
- * in the same order with SSE2 pairs or AVX2 (the same bits). The rotations
+ * is ~15 block products a vertex read straight from memory. A_wv = A_vw^T,
+ * so a row keeps its upper blocks (w >= v, the diagonal first) and reads
+ * its lower ones from the rows above it, transposed: half the memory, and
+ * half the rebuild. Each block is kept by columns padded to four doubles:
+ * an upper block's product is three vector multiply-adds of a column by a
+ * broadcast entry of p_w; a lower block's entry a is its column a times
+ * p_w, summed lane by lane over the row's lower blocks and the lanes added
+ * at the row's end. Every lane's order is the same with SSE2 pairs or AVX2
+ * (the same bits). The rotations
  * change every step, so the blocks are rebuilt every step; the rebuild
  * costs a few matrix-free products, so a step assembles only after
  * ASM_MF_PRODUCTS of them (CG's start and a short solve stay matrix-free, a
@@ -514,11 +521,11 @@ int64_t hy_fem_gpu_bytes(const hy_fem_model* m) {
  * coarse level: small objects rarely iterate long enough). */
 #define ASM_MIN_VERTICES 500
 /* Matrix-free products of a step before its system is assembled. The
- * rebuild costs about five matrix-free products and saves about 0.6 of one
- * on each product after it (a fem64 block: 0.65 ms against 0.127 and 0.048
- * a product), so it pays from about the eighth assembled product; a solve
- * capped at 10 iterations (12 products with CG's start) stays
- * matrix-free, a landing's ~50 products a block assemble. */
+ * rebuild costs about four matrix-free products and saves about 0.6 of one
+ * on each product after it (a fem64 block, one thread: 0.49 ms against
+ * 0.131 and 0.052 a product), so it pays from about the seventh assembled
+ * product; a solve capped at 10 iterations (12 products with CG's start)
+ * stays matrix-free, a landing's ~60 products a block assemble. */
 #define ASM_MF_PRODUCTS 12
 
 /* The rows' pattern and each element corner pair's block, made at the
@@ -542,7 +549,7 @@ static int fem_asm_pattern(hy_fem_model* m) {
                 const int32_t* t = m->tet + 4 * (m->inc[k] / 4);
                 for (int j = 0; j < 4; j++) {
                     int32_t w = t[j];
-                    if (m->fixed[w] || mark[w] == v) continue;
+                    if (m->fixed[w] || w < v || mark[w] == v) continue;
                     mark[w] = v;
                     if (pass) {
                         /* insertion into the row's ascending columns */
@@ -567,7 +574,7 @@ static int fem_asm_pattern(hy_fem_model* m) {
         for (int i = 0; i < 4; i++)
             for (int j = 0; j < 4; j++) {
                 int32_t v = m->tet[4 * e + i], w = m->tet[4 * e + j], s = -1;
-                if (!m->fixed[v] && !m->fixed[w]) {
+                if (!m->fixed[v] && !m->fixed[w] && w >= v) {
                     int32_t lo = m->a_start[v], hi = m->a_start[v + 1];
                     while (lo < hi) {
                         int32_t mid = lo + (hi - lo) / 2;
@@ -578,6 +585,19 @@ static int fem_asm_pattern(hy_fem_model* m) {
                 }
                 m->a_slot[16 * e + 4 * i + j] = s;
             }
+    /* each row's lower blocks: the upper blocks with that column, by row */
+    m->l_start = calloc((size_t)nv + 1, sizeof *m->l_start);
+    m->l_slot = malloc(((size_t)m->a_start[nv] + 1) * sizeof *m->l_slot);
+    m->l_row = malloc(((size_t)m->a_start[nv] + 1) * sizeof *m->l_row);
+    if (!m->l_start || !m->l_slot || !m->l_row) goto fail;
+    for (int32_t v = 0; v < nv; v++)
+        for (int32_t q = m->a_start[v] + 1; q < m->a_start[v + 1]; q++) m->l_start[m->a_col[q] + 1]++;
+    for (int32_t v = 0; v < nv; v++) m->l_start[v + 1] += m->l_start[v], mark[v] = m->l_start[v];
+    for (int32_t v = 0; v < nv; v++)
+        for (int32_t q = m->a_start[v] + 1; q < m->a_start[v + 1]; q++) {
+            m->l_row[mark[m->a_col[q]]] = v;
+            m->l_slot[mark[m->a_col[q]]++] = q;
+        }
     free(mark);
     return 0;
 fail:
@@ -586,7 +606,10 @@ fail:
     free(m->a_slot);
     free(m->a_col);
     free(m->a_val);
-    m->a_start = m->a_slot = m->a_col = NULL;
+    free(m->l_start);
+    free(m->l_slot);
+    free(m->l_row);
+    m->a_start = m->a_slot = m->a_col = m->l_start = m->l_slot = m->l_row = NULL;
     m->a_val = NULL;
     return -1;
 }
@@ -636,8 +659,7 @@ static inline __attribute__((always_inline)) void asm_build(hy_fem_model* m, int
                 memcpy(blk + 8, &b2, sizeof b2);
             }
         }
-        double* dg = m->a_val + 12 * (size_t)m->a_slot[16 * (size_t)(m->inc[m->inc_start[v]] / 4) +
-                                                       5 * (size_t)(m->inc[m->inc_start[v]] % 4)];
+        double* dg = m->a_val + 12 * (size_t)s0; /* the row's first block */
         memcpy(dg, &g0, sizeof g0);
         memcpy(dg + 4, &g1, sizeof g1);
         memcpy(dg + 8, &g2, sizeof g2);
@@ -673,7 +695,8 @@ static inline __attribute__((always_inline)) void asm_rows(const hy_fem_model* m
             yv[0] = p[3 * v], yv[1] = p[3 * v + 1], yv[2] = p[3 * v + 2];
             continue;
         }
-        v4d acc = {0, 0, 0, 0}, c0, c1, c2;
+        v4d acc = {0, 0, 0, 0}, t0 = acc, t1 = acc, t2 = acc, c0, c1, c2;
+        /* the upper blocks A_vw: columns times p_w's entries */
         const double* blk = m->a_val + 12 * (size_t)m->a_start[v];
         for (int32_t s = m->a_start[v]; s < m->a_start[v + 1]; s++, blk += 12) {
             const double* pw = p + 3 * (size_t)m->a_col[s];
@@ -683,7 +706,19 @@ static inline __attribute__((always_inline)) void asm_rows(const hy_fem_model* m
             LOAD4(c2, blk + 8);
             acc += c0 * P0 + c1 * P1 + c2 * P2;
         }
-        yv[0] = acc[0], yv[1] = acc[1], yv[2] = acc[2];
+        /* the lower ones, A_vw = A_wv^T: entry a is column a of A_wv dotted
+         * with p_w, summed lane by lane and the lanes added at the end */
+        for (int32_t k = m->l_start[v]; k < m->l_start[v + 1]; k++) {
+            const double *pw = p + 3 * (size_t)m->l_row[k], *lb = m->a_val + 12 * (size_t)m->l_slot[k];
+            v4d P = {pw[0], pw[1], pw[2], 0.0};
+            LOAD4(c0, lb);
+            LOAD4(c1, lb + 4);
+            LOAD4(c2, lb + 8);
+            t0 += c0 * P, t1 += c1 * P, t2 += c2 * P;
+        }
+        yv[0] = acc[0] + ((t0[0] + t0[1]) + t0[2]);
+        yv[1] = acc[1] + ((t1[0] + t1[1]) + t1[2]);
+        yv[2] = acc[2] + ((t2[0] + t2[1]) + t2[2]);
     }
 }
 
@@ -1107,6 +1142,9 @@ void hy_fem_model_destroy(hy_fem_model* m) {
     free(m->a_col);
     free(m->a_slot);
     free(m->a_val);
+    free(m->l_start);
+    free(m->l_slot);
+    free(m->l_row);
     hy_spchol_destroy(m->chol);
     hy_cg_workspace_destroy(m->cg);
     free(m);
