@@ -9,8 +9,12 @@
  *   q_i = V sigma c_i (the rotations cancel inside: R^T sigma(G) R is
  *   sigma(R^T G R)): about 130 flops and 13 doubles of the element read,
  *   where an assembled 12x12 block would read 144. The rotations change
- *   every step, so an assembled matrix would be rebuilt every step anyway;
- *   matrix-free makes that rebuild the cheap rotation pass.
+ *   every step, so an assembled matrix is rebuilt every step: matrix-free
+ *   makes that rebuild the cheap rotation pass, which pays for solves of a
+ *   few products. A long solve on the CPU switches to the step's system
+ *   assembled by vertex rows (below, "the assembled product"): per product
+ *   ~15 3x3 blocks a vertex instead of its ~5 elements' kernels and ~19
+ *   corners gathered, 2.5 times as fast on a fem64 block.
  * - Deterministic scatter. An element pass writes each element's four
  *   corner forces into its own slots; a vertex pass then sums the slots of
  *   each vertex's incident corners in element order (a CSR incidence
@@ -28,7 +32,9 @@
  *   still gets a rotation (the missing directions are completed), never
  *   NaN. Rejected: Higham's Newton iteration (needs det F != 0), and
  *   Mueller et al.'s warm-started quaternion iteration (a step would then
- *   depend on the previous step's rotations, not only on its inputs).
+ *   depend on the previous step's rotations, not only on its inputs). The
+ *   CPU runs the Newton iteration on four elements at once in vector lanes
+ *   (polar4), the same bits as the scalar code the GPU runs.
  * - Fixed vertices: their rows and columns of the system are replaced by
  *   the identity (the matvec reads them as zero, returns p there) and their
  *   right-hand side is zero, which keeps the system SPD and dv = 0 there.
@@ -49,6 +55,7 @@
 #include "core/simd.h"
 #include "core/tetmesh.h"
 #include "solvers/amg.h"
+#include "solvers/batch_hd.h"
 #include "solvers/spchol.h"
 #include "solvers/cg.h"
 #include "solvers/fem_cuda.h"
@@ -517,9 +524,11 @@ int64_t hy_fem_gpu_bytes(const hy_fem_model* m) {
  * columns are left out (p read as zero there). The GPU's passes stay
  * matrix-free (solvers/fem_hd.h); a model on a GPU never assembles. */
 
-/* Objects under this many vertices stay matrix-free (the same bound as the
- * coarse level: small objects rarely iterate long enough). */
-#define ASM_MIN_VERTICES 500
+/* Objects a world may step in a batch (under HY_BATCH_MAX_ITEMS elements,
+ * solvers/batch_hd.h) keep the matrix-free product, the batch's
+ * arithmetic, so their steps have the same bits batched or alone; they
+ * are small, and rarely iterate long enough to pay the rebuild. */
+#define ASM_MIN_ELEMENTS HY_BATCH_MAX_ITEMS
 /* Matrix-free products of a step before its system is assembled. The
  * rebuild costs about four matrix-free products and saves about 0.6 of one
  * on each product after it (a fem64 block, one thread: 0.49 ms against
@@ -749,7 +758,7 @@ static void asm_apply_block(void* vctx, int64_t begin, int64_t end, int64_t bloc
  * (ASM_MF_PRODUCTS above); 1 when the product can be the assembled one. */
 static int fem_asm_ready(hy_fem_model* m, hy_pool* pool) {
     if (m->asm_state) return m->asm_state > 0;
-    if (m->asm_off || m->nv < ASM_MIN_VERTICES || m->products++ < ASM_MF_PRODUCTS) return 0;
+    if (m->asm_off || m->nt < ASM_MIN_ELEMENTS || m->products++ < ASM_MF_PRODUCTS) return 0;
     if (!m->a_val && fem_asm_pattern(m)) {
         m->asm_state = -1; /* out of memory: matrix-free from now on */
         m->asm_off = 1;

@@ -113,8 +113,8 @@ int hy_fem_coarse(hy_fem_model* m, int on);
 
 /* Once a step's CG has taken enough products, the product runs on the
  * step's system assembled by vertex rows of 3 x 3 blocks (fem.c) for
- * objects of 500 vertices or more on the CPU; the same system, summed in
- * another order (the last bits differ). on = 0 keeps the matrix-free
+ * objects of HY_BATCH_MAX_ITEMS (4,096) elements or more on the CPU; the
+ * same system, summed in another order (the last bits differ). on = 0 keeps the matrix-free
  * product alone, 1 allows the assembled one, -1 leaves it; returns whether
  * it was allowed. Between steps; for tests and comparisons. */
 int hy_fem_assembled(hy_fem_model* m, int on);

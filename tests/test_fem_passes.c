@@ -10,7 +10,8 @@
  *   vertices' rows the identity, their columns read as zero), with the same
  *   bits for pools of 1 and 2 threads and with AVX2 or SSE2 lanes; a
  *   squeezed block's step solved with it reaches the matrix-free answer;
- *   objects under 500 vertices never assemble. */
+ *   objects under 4,096 elements (those a world may batch) never
+ *   assemble. */
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -126,10 +127,10 @@ static void test_rotation_pass(void) {
 static void test_products(void) {
     hy_tetmesh* mesh = NULL;
     double o[3] = {0, 0, 0}, sz[3] = {0.2, 0.2, 0.2};
-    CHECK_OK(hy_tetmesh_box(o, sz, 8, 8, 8, &mesh));
+    CHECK_OK(hy_tetmesh_box(o, sz, 9, 9, 9, &mesh));
     if (!mesh) return;
     int32_t nv = mesh->vertex_count, nfix = 0;
-    CHECK(nv >= 500);
+    CHECK(mesh->tet_count >= 4096);
     int64_t n = 3 * (int64_t)nv;
     int32_t* fixed = malloc(sizeof(int32_t) * (size_t)nv);
     for (int32_t v = 0; v < nv; v++)
@@ -200,7 +201,7 @@ static void test_products(void) {
 
 /* A squeezed block let go, one step to 1e-10: the same iterations within
  * one and the same state to the tolerance, assembled or not; a block
- * under 500 vertices gives the matrix-free bits. */
+ * under 4,096 elements gives the matrix-free bits. */
 static void test_solve(int cells, int expect_assembled) {
     hy_tetmesh* mesh = NULL;
     double o[3] = {0, 0, 0}, sz[3] = {0.2, 0.2, 0.2};
@@ -242,7 +243,7 @@ static void test_solve(int cells, int expect_assembled) {
 int main(void) {
     test_rotation_pass();
     test_products();
-    test_solve(8, 1); /* 729 vertices */
-    test_solve(6, 0); /* 343 vertices: matrix-free only */
+    test_solve(9, 1); /* 4,374 elements */
+    test_solve(8, 0); /* 3,072 elements: matrix-free only */
     TEST_END();
 }
