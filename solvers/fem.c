@@ -298,25 +298,31 @@ static inline __attribute__((always_inline)) void rotate_elements(const elem_ctx
                          c->vscale, &m->rgrad[QUAD(e, 0)], 4, m->efor + 12 * e);
 }
 
-static void rotate_elements_generic(const elem_ctx* c, int64_t e0, int64_t e1) { rotate_elements(c, e0, e1); }
+/* The vector passes are compiled twice, generic (SSE2 pairs) and, on
+ * x86-64 GCC, in AVX2 registers (no FMA: the same rounding), the copy the
+ * CPU runs picked at run time (hy_fem_simd). FEM_LANES(name, params, args)
+ * defines name_lanes(params), which runs the always-inline name(args) in
+ * that copy. */
+static int simd_state = -1;
 
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-__attribute__((target("avx2"))) static void rotate_elements_avx2(const elem_ctx* c, int64_t e0, int64_t e1) {
-    rotate_elements(c, e0, e1);
-}
+#define FEM_LANES(name, params, args)                                                 \
+    static void name##_generic params { name args; }                                  \
+    __attribute__((target("avx2"))) static void name##_avx2 params { name args; }     \
+    static void name##_lanes params {                                                 \
+        if (hy_simd_on(&simd_state)) name##_avx2 args;                                \
+        else name##_generic args;                                                     \
+    }
+#else
+#define FEM_LANES(name, params, args) \
+    static void name##_lanes params { name args; }
 #endif
 
-static int simd_state = -1;
+FEM_LANES(rotate_elements, (const elem_ctx* c, int64_t e0, int64_t e1), (c, e0, e1))
 
 static void rotate_block(void* vctx, int64_t begin, int64_t end, int64_t block, int worker) {
     (void)block, (void)worker;
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-    if (hy_simd_on(&simd_state)) {
-        rotate_elements_avx2(vctx, begin, end);
-        return;
-    }
-#endif
-    rotate_elements_generic(vctx, begin, end);
+    rotate_elements_lanes(vctx, begin, end);
 }
 
 /* Corner forces +R K R^T p, fixed vertices read as zero, for the quads
@@ -388,29 +394,12 @@ static inline __attribute__((always_inline)) void apply_quads(const hy_fem_model
     }
 }
 
-static void apply_quads_generic(const hy_fem_model* m, const double* p, int64_t q0, int64_t q1) {
-    apply_quads(m, p, q0, q1);
-}
-
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-/* The same code in AVX2 registers (no FMA: rounding as above). */
-__attribute__((target("avx2"))) static void apply_quads_avx2(const hy_fem_model* m, const double* p, int64_t q0,
-                                                             int64_t q1) {
-    apply_quads(m, p, q0, q1);
-}
-#define HY_FEM_AVX2 1
-#endif
+FEM_LANES(apply_quads, (const hy_fem_model* m, const double* p, int64_t q0, int64_t q1), (m, p, q0, q1))
 
 static void apply_block(void* vctx, int64_t begin, int64_t end, int64_t block, int worker) {
     (void)block, (void)worker;
     elem_ctx* c = vctx;
-#ifdef HY_FEM_AVX2
-    if (hy_simd_on(&simd_state)) {
-        apply_quads_avx2(c->m, c->p, begin, end);
-        return;
-    }
-#endif
-    apply_quads_generic(c->m, c->p, begin, end);
+    apply_quads_lanes(c->m, c->p, begin, end);
 }
 
 int hy_fem_simd(int on) { return hy_simd_set(&simd_state, on); }
@@ -675,24 +664,11 @@ static inline __attribute__((always_inline)) void asm_build(hy_fem_model* m, int
     }
 }
 
-static void asm_build_generic(hy_fem_model* m, int64_t v0, int64_t v1) { asm_build(m, v0, v1); }
-
-#ifdef HY_FEM_AVX2
-__attribute__((target("avx2"))) static void asm_build_avx2(hy_fem_model* m, int64_t v0, int64_t v1) {
-    asm_build(m, v0, v1);
-}
-#endif
+FEM_LANES(asm_build, (hy_fem_model* m, int64_t v0, int64_t v1), (m, v0, v1))
 
 static void asm_build_block(void* vctx, int64_t begin, int64_t end, int64_t block, int worker) {
     (void)block, (void)worker;
-    hy_fem_model* m = ((elem_ctx*)vctx)->m;
-#ifdef HY_FEM_AVX2
-    if (hy_simd_on(&simd_state)) {
-        asm_build_avx2(m, begin, end);
-        return;
-    }
-#endif
-    asm_build_generic(m, begin, end);
+    asm_build_lanes(((elem_ctx*)vctx)->m, begin, end);
 }
 
 /* y = A p over the rows [v0, v1) of the assembled system. */
@@ -731,27 +707,12 @@ static inline __attribute__((always_inline)) void asm_rows(const hy_fem_model* m
     }
 }
 
-static void asm_rows_generic(const hy_fem_model* m, const double* p, double* y, int64_t v0, int64_t v1) {
-    asm_rows(m, p, y, v0, v1);
-}
-
-#ifdef HY_FEM_AVX2
-__attribute__((target("avx2"))) static void asm_rows_avx2(const hy_fem_model* m, const double* p, double* y,
-                                                          int64_t v0, int64_t v1) {
-    asm_rows(m, p, y, v0, v1);
-}
-#endif
+FEM_LANES(asm_rows, (const hy_fem_model* m, const double* p, double* y, int64_t v0, int64_t v1), (m, p, y, v0, v1))
 
 static void asm_apply_block(void* vctx, int64_t begin, int64_t end, int64_t block, int worker) {
     (void)block, (void)worker;
     step_ctx* c = vctx;
-#ifdef HY_FEM_AVX2
-    if (hy_simd_on(&simd_state)) {
-        asm_rows_avx2(c->m, c->p, c->y, begin, end);
-        return;
-    }
-#endif
-    asm_rows_generic(c->m, c->p, c->y, begin, end);
+    asm_rows_lanes(c->m, c->p, c->y, begin, end);
 }
 
 /* Assemble the prepared step's system when this product is the one to
