@@ -124,7 +124,7 @@ struct hy_fem_model {
     int32_t *l_slot, *l_row; /* ... as the slots of their transposes and those rows, by row */
     double* a_val;       /* 12 per block: its three columns, each padded to 4 */
     int32_t products;    /* products of the prepared step so far */
-    int asm_state;       /* 0: not assembled this step, 1: assembled, -1: no pattern (out of memory) */
+    int asm_state;       /* 0: not assembled this step, 1: assembled (there: on its GPU), -1: no pattern (out of memory) */
     int asm_off;         /* hy_fem_assembled(m, 0): matrix-free only */
     hy_fem_gpu* gpu; /* the element and vertex passes on a GPU (hy_fem_set_device), or NULL */
     int device;
@@ -445,10 +445,12 @@ void hy_fem_view(const hy_fem_model* m, hy_fem_hd_model* out) {
                              m->efor, m->diag_scale, m->k_scale, m->alpha, m->iso, m->pinv};
 }
 
+static void asm_build_block(void* vctx, int64_t begin, int64_t end, int64_t block, int worker);
+
 /* A GPU call that failed: the GPU is dropped (said once) and the caller
  * runs the pass on the CPU, which gives the same bits; the rotation pass
  * of a step the GPU prepared is run on the host first (pool), for the
- * products that follow. */
+ * products that follow, and so are the rows of a system it assembled. */
 static void gpu_drop(hy_fem_model* m, hy_pool* pool) {
     fprintf(stderr, "hyphys: fem: GPU cuda:%d dropped, the passes go on on the CPU: %s\n", m->device, hy_last_error());
     hy_fem_gpu_destroy(m->gpu);
@@ -458,6 +460,10 @@ static void gpu_drop(hy_fem_model* m, hy_pool* pool) {
         elem_ctx ec = {.m = m, .x = m->gpu_x0, .v = m->gpu_v0, .vscale = m->gpu_vscale};
         hy_pool_for(pool, m->nt, ELEM_GRAIN, rotate_block, &ec);
         m->gpu_x0 = m->gpu_v0 = NULL;
+    }
+    if (m->asm_state > 0) {
+        elem_ctx ec = {.m = m};
+        hy_pool_for(pool, m->nv, VERTEX_GRAIN, asm_build_block, &ec);
     }
 }
 
@@ -510,8 +516,11 @@ int64_t hy_fem_gpu_bytes(const hy_fem_model* m) {
  * built and applied vertex by vertex, each row summing its incident corners
  * in element order: the same bits for any pool. Fixed vertices keep the
  * matrix-free product's meaning: their rows are the identity and their
- * columns are left out (p read as zero there). The GPU's passes stay
- * matrix-free (solvers/fem_hd.h); a model on a GPU never assembles. */
+ * columns are left out (p read as zero there). A model on a GPU assembles
+ * at the same product, its rows built and applied there by the scalar
+ * functions of solvers/fem_hd.h (hy_fem_hd_asm_row, hy_fem_hd_asm_apply_row)
+ * whose arithmetic each lane below does in the same order: the same bits
+ * (tests/test_fem_passes.c runs them on the host against these passes). */
 
 /* Objects a world may step in a batch (under HY_BATCH_MAX_ITEMS elements,
  * solvers/batch_hd.h) keep the matrix-free product, the batch's
@@ -615,7 +624,8 @@ fail:
 /* The free rows [v0, v1) of the prepared step's system. Per incident
  * corner i of row v and corner j of its element, with a = w mu c_i and
  * l = w lambda c_i (w = (dt beta + dt^2) V), the block's column b is
- * a_b c_j + c_j[b] l, plus (a . c_j) on the diagonal. */
+ * a_b c_j + c_j[b] l, plus (a . c_j) on the diagonal: hy_fem_hd_asm_row,
+ * a block's column a vector and each lane its entry's arithmetic. */
 static inline __attribute__((always_inline)) void asm_build(hy_fem_model* m, int64_t v0, int64_t v1) {
     const double mu = m->mu, lambda = m->lambda;
     for (int64_t v = v0; v < v1; v++) {
@@ -671,7 +681,8 @@ static void asm_build_block(void* vctx, int64_t begin, int64_t end, int64_t bloc
     asm_build_lanes(((elem_ctx*)vctx)->m, begin, end);
 }
 
-/* y = A p over the rows [v0, v1) of the assembled system. */
+/* y = A p over the rows [v0, v1) of the assembled system:
+ * hy_fem_hd_asm_apply_row, each lane an entry's arithmetic. */
 static inline __attribute__((always_inline)) void asm_rows(const hy_fem_model* m, const double* p, double* y,
                                                              int64_t v0, int64_t v1) {
     for (int64_t v = v0; v < v1; v++) {
@@ -715,9 +726,10 @@ static void asm_apply_block(void* vctx, int64_t begin, int64_t end, int64_t bloc
     asm_rows_lanes(c->m, c->p, c->y, begin, end);
 }
 
-/* Assemble the prepared step's system when this product is the one to
- * (ASM_MF_PRODUCTS above); 1 when the product can be the assembled one. */
-static int fem_asm_ready(hy_fem_model* m, hy_pool* pool) {
+/* Counts a product of the prepared step; 1 when it is to be the assembled
+ * one (ASM_MF_PRODUCTS above; m->asm_state says whether the rows are built
+ * yet). The count and the model alone decide, wherever the product runs. */
+static int fem_asm_due(hy_fem_model* m) {
     if (m->asm_state) return m->asm_state > 0;
     if (m->asm_off || m->nt < ASM_MIN_ELEMENTS || m->products++ < ASM_MF_PRODUCTS) return 0;
     if (!m->a_val && fem_asm_pattern(m)) {
@@ -725,9 +737,16 @@ static int fem_asm_ready(hy_fem_model* m, hy_pool* pool) {
         m->asm_off = 1;
         return 0;
     }
-    elem_ctx ec = {.m = m};
-    hy_pool_for(pool, m->nv, VERTEX_GRAIN, asm_build_block, &ec);
-    m->asm_state = 1;
+    return 1;
+}
+
+static void asm_view(const hy_fem_model* m, hy_fem_hd_asm* a) {
+    *a = (hy_fem_hd_asm){m->a_start, m->a_col, m->a_slot, m->l_start, m->l_slot, m->l_row, m->a_val};
+}
+
+int hy_fem_asm_view(const hy_fem_model* m, hy_fem_hd_asm* out) {
+    if (!m || m->asm_state <= 0 || m->gpu) return 0;
+    asm_view(m, out);
     return 1;
 }
 
@@ -739,13 +758,28 @@ int hy_fem_assembled(hy_fem_model* m, int on) {
 }
 
 void hy_fem_apply(hy_fem_model* m, hy_pool* pool, const double* p, double* y) {
+    int assembled = fem_asm_due(m);
     if (m->gpu) {
         hy_fem_hd_model v;
         hy_fem_view(m, &v);
-        if (!hy_fem_gpu_apply(m->gpu, &v, p, y)) return;
+        hy_status s;
+        if (assembled) {
+            hy_fem_hd_asm a;
+            asm_view(m, &a);
+            s = hy_fem_gpu_asm_apply(m->gpu, &v, &a, !m->asm_state, p, y);
+            if (!s) m->asm_state = 1;
+        } else {
+            s = hy_fem_gpu_apply(m->gpu, &v, p, y);
+        }
+        if (!s) return;
         gpu_drop(m, pool);
     }
-    if (fem_asm_ready(m, pool)) {
+    if (assembled) {
+        if (!m->asm_state) {
+            elem_ctx ec = {.m = m};
+            hy_pool_for(pool, m->nv, VERTEX_GRAIN, asm_build_block, &ec);
+            m->asm_state = 1;
+        }
         step_ctx c = {.m = m, .p = p, .y = y};
         hy_pool_for(pool, m->nv, VERTEX_GRAIN, asm_apply_block, &c);
         return;

@@ -11,7 +11,11 @@
  *   bits for pools of 1 and 2 threads and with AVX2 or SSE2 lanes; a
  *   squeezed block's step solved with it reaches the matrix-free answer;
  *   objects under 4,096 elements (those a world may batch) never
- *   assemble. */
+ *   assemble;
+ * - the GPU's twin of the assembled product: the scalar per-row functions
+ *   the GPU runs (hy_fem_hd_asm_row, hy_fem_hd_asm_apply_row), looped on
+ *   the host, give the CPU's assembled rows and products bit for bit, with
+ *   AVX2 or SSE2 lanes. */
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -122,6 +126,29 @@ static void test_rotation_pass(void) {
     free(x), free(v), free(rhs);
 }
 
+/* The rows of m's assembled system and its product y of p against the
+ * scalar per-row functions run row by row on the host: 1 when both have
+ * the same bits (every entry of the rows, their padding included). */
+static int host_twin(const hy_fem_model* m, const double* p, const double* y) {
+    hy_fem_hd_asm cpu;
+    hy_fem_hd_model hv;
+    if (!hy_fem_asm_view(m, &cpu)) return 0;
+    hy_fem_view(m, &hv);
+    size_t nval = 12 * (size_t)cpu.a_start[hv.nv], n = 3 * (size_t)hv.nv;
+    double* val = malloc(sizeof(double) * nval);
+    double* yt = malloc(sizeof(double) * n);
+    if (!val || !yt) return 0;
+    memset(val, 0xff, sizeof(double) * nval); /* NaNs where a row writes nothing */
+    hy_fem_hd_asm twin = cpu;
+    twin.a_val = val;
+    for (int32_t v = 0; v < hv.nv; v++) hy_fem_hd_asm_row(&hv, &twin, v);
+    int same = !memcmp(val, cpu.a_val, sizeof(double) * nval);
+    for (int32_t v = 0; v < hv.nv; v++) hy_fem_hd_asm_apply_row(&twin, hv.fixed, p, v, yt + 3 * v);
+    same &= !memcmp(yt, y, sizeof(double) * n);
+    free(val), free(yt);
+    return same;
+}
+
 /* Products 1..20 of a prepared step with the assembled product allowed
  * (model a) and not (model b). */
 static void test_products(void) {
@@ -183,6 +210,8 @@ static void test_products(void) {
     for (int k = 1; k <= 14; k++) hy_fem_apply(a, pools[0], p, ya), hy_fem_apply(b, pools[0], p, yb);
     CHECK(max_diff(ya, yb, n) / max_abs(yb, n) < 1e-13);
     CHECK(memcmp(ya, yb, sizeof(double) * (size_t)n) != 0);
+    CHECK(host_twin(a, p, ya));
+    CHECK(!host_twin(b, p, yb)); /* b has no assembled system */
     /* pools of 1 and 2 threads, and both lane widths: the same bits */
     CHECK_OK(hy_fem_prepare(a, pools[1], x, v, 0.005, g, NULL, NULL, rhs));
     for (int k = 1; k <= 14; k++) hy_fem_apply(a, pools[1], p, y1);
@@ -192,6 +221,7 @@ static void test_products(void) {
     for (int k = 1; k <= 14; k++) hy_fem_apply(a, pools[1], p, y1);
     hy_fem_simd(was);
     CHECK(!memcmp(ya, y1, sizeof(double) * (size_t)n));
+    CHECK(host_twin(a, p, y1));
     hy_fem_model_destroy(a);
     hy_fem_model_destroy(b);
     for (int k = 0; k < 2; k++) hy_pool_destroy(pools[k]);
