@@ -216,22 +216,17 @@ extern "C" hy_status hy_fem_gpu_prepare(hy_fem_gpu* g, const hy_fem_hd_model* m,
     return HY_OK;
 }
 
-extern "C" hy_status hy_fem_gpu_apply(hy_fem_gpu* g, const hy_fem_hd_model* m, const double* p, double* y) {
-    if (!g || !m || !p || !y) return hy_fail(HY_ERR_INVALID_ARG, "fem: GPU apply: NULL argument");
+/* One product of the prepared step: p up, the product's kernels
+ * (launch(), on g's stream), y down; timed and counted. */
+template <typename L>
+static hy_status product(hy_fem_gpu* g, const double* p, double* y, L launch) {
     int device = g->device;
     size_t n3 = 3 * (size_t)g->nv;
-    FCK(cudaSetDevice(device));
     double t0 = solver_now();
     FCK(cudaMemcpyAsync(g->p, p, sizeof(double) * n3, cudaMemcpyHostToDevice, g->stream));
     FCK(cudaStreamSynchronize(g->stream));
     double t1 = solver_now();
-    if (g->nt > 0)
-        fem_apply_kernel<<<solver_blocks(g->nt), FEM_BLOCK, 0, g->stream>>>(g->nt, g->tet, g->rgrad, g->vol, m->mu, m->lambda,
-                                                                    g->fixed, g->p, g->efor);
-    FCK(cudaGetLastError());
-    if (g->nv > 0)
-        fem_matvec_kernel<<<solver_blocks(g->nv), FEM_BLOCK, 0, g->stream>>>(g->nv, g->inc_start, g->inc, g->efor, g->fixed,
-                                                                     g->mass, m->diag_scale, m->k_scale, g->p, g->y);
+    launch();
     FCK(cudaGetLastError());
     FCK(cudaStreamSynchronize(g->stream));
     double t2 = solver_now();
@@ -243,6 +238,20 @@ extern "C" hy_status hy_fem_gpu_apply(hy_fem_gpu* g, const hy_fem_hd_model* m, c
     g->bytes_up += (int64_t)(sizeof(double) * n3);
     g->bytes_down += (int64_t)(sizeof(double) * n3);
     return HY_OK;
+}
+
+extern "C" hy_status hy_fem_gpu_apply(hy_fem_gpu* g, const hy_fem_hd_model* m, const double* p, double* y) {
+    if (!g || !m || !p || !y) return hy_fail(HY_ERR_INVALID_ARG, "fem: GPU apply: NULL argument");
+    int device = g->device;
+    FCK(cudaSetDevice(device));
+    return product(g, p, y, [&] {
+        if (g->nt > 0)
+            fem_apply_kernel<<<solver_blocks(g->nt), FEM_BLOCK, 0, g->stream>>>(g->nt, g->tet, g->rgrad, g->vol, m->mu,
+                                                                               m->lambda, g->fixed, g->p, g->efor);
+        if (g->nv > 0)
+            fem_matvec_kernel<<<solver_blocks(g->nv), FEM_BLOCK, 0, g->stream>>>(
+                g->nv, g->inc_start, g->inc, g->efor, g->fixed, g->mass, m->diag_scale, m->k_scale, g->p, g->y);
+    });
 }
 
 /* The assembled system's pattern up (its bytes counted) and room for its
@@ -272,35 +281,18 @@ extern "C" hy_status hy_fem_gpu_asm_apply(hy_fem_gpu* g, const hy_fem_hd_model* 
     if (!build && !g->da.a_val)
         return hy_fail(HY_ERR_INVALID_ARG, "fem: cuda:%d: assembled apply before the rows were built", g->device);
     int device = g->device;
-    size_t n3 = 3 * (size_t)g->nv;
     FCK(cudaSetDevice(device));
     if (build && !g->da.a_val) {
         hy_status s = asm_up(g, a);
         if (s) return s;
     }
-    double t0 = solver_now();
-    FCK(cudaMemcpyAsync(g->p, p, sizeof(double) * n3, cudaMemcpyHostToDevice, g->stream));
-    FCK(cudaStreamSynchronize(g->stream));
-    double t1 = solver_now();
-    if (build && g->nv > 0) {
-        hy_fem_hd_model d = g->d;
-        d.diag_scale = m->diag_scale, d.k_scale = m->k_scale;
-        fem_asm_row_kernel<<<solver_blocks(g->nv), FEM_BLOCK, 0, g->stream>>>(d, g->da);
-    }
-    FCK(cudaGetLastError());
-    if (g->nv > 0)
-        fem_asm_apply_kernel<<<solver_blocks(g->nv), FEM_BLOCK, 0, g->stream>>>(g->nv, g->da, g->fixed, g->p, g->y);
-    FCK(cudaGetLastError());
-    FCK(cudaStreamSynchronize(g->stream));
-    double t2 = solver_now();
-    FCK(cudaMemcpyAsync(y, g->y, sizeof(double) * n3, cudaMemcpyDeviceToHost, g->stream));
-    FCK(cudaStreamSynchronize(g->stream));
-    double t3 = solver_now();
-    g->seconds_copy += (t1 - t0) + (t3 - t2);
-    g->seconds_kernel += t2 - t1;
-    g->bytes_up += (int64_t)(sizeof(double) * n3);
-    g->bytes_down += (int64_t)(sizeof(double) * n3);
-    return HY_OK;
+    hy_fem_hd_model d = g->d;
+    d.diag_scale = m->diag_scale, d.k_scale = m->k_scale;
+    return product(g, p, y, [&] {
+        if (build && g->nv > 0) fem_asm_row_kernel<<<solver_blocks(g->nv), FEM_BLOCK, 0, g->stream>>>(d, g->da);
+        if (g->nv > 0)
+            fem_asm_apply_kernel<<<solver_blocks(g->nv), FEM_BLOCK, 0, g->stream>>>(g->nv, g->da, g->fixed, g->p, g->y);
+    });
 }
 
 extern "C" void hy_fem_gpu_totals(const hy_fem_gpu* g, double* seconds_copy, double* seconds_kernel, int64_t* bytes_up,
