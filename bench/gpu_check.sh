@@ -75,8 +75,11 @@ say "cores: $(nproc)"
 #    solvers/cg.cu: its fixed-order sums) and on the host, the resident
 #    one moving fewer bytes (test_batch_step); the data layer's copies in cuda:0's
 #    memory and back, a world's small solids batched on cuda:0 at the
-#    CPU-only hash with bytes counted on its channel (test_runtime_gpu)
-for test in test_cuda test_solver_hd test_solver_batch test_cloth_hd test_device_leaf test_batch_step test_runtime_gpu; do
+#    CPU-only hash with bytes counted on its channel (test_runtime_gpu); a
+#    4,374-element FEM block's 14 products on cuda:0, the last two on the
+#    system assembled there, bit-equal to the CPU's (test_fem_passes)
+for test in test_cuda test_solver_hd test_solver_batch test_cloth_hd test_device_leaf test_batch_step test_runtime_gpu \
+    test_fem_passes; do
     log="$O/$test.log"
     run_t 120 "$B/$test" > "$log" 2>&1
     rc=$?

@@ -9,8 +9,12 @@
  *   q_i = V sigma c_i (the rotations cancel inside: R^T sigma(G) R is
  *   sigma(R^T G R)): about 130 flops and 13 doubles of the element read,
  *   where an assembled 12x12 block would read 144. The rotations change
- *   every step, so an assembled matrix would be rebuilt every step anyway;
- *   matrix-free makes that rebuild the cheap rotation pass.
+ *   every step, so an assembled matrix is rebuilt every step: matrix-free
+ *   makes that rebuild the cheap rotation pass, which pays for solves of a
+ *   few products. A long solve on the CPU switches to the step's system
+ *   assembled by vertex rows (below, "the assembled product"): per product
+ *   ~15 3x3 blocks a vertex instead of its ~5 elements' kernels and ~19
+ *   corners gathered, 2.5 times as fast on a fem64 block.
  * - Deterministic scatter. An element pass writes each element's four
  *   corner forces into its own slots; a vertex pass then sums the slots of
  *   each vertex's incident corners in element order (a CSR incidence
@@ -28,7 +32,9 @@
  *   still gets a rotation (the missing directions are completed), never
  *   NaN. Rejected: Higham's Newton iteration (needs det F != 0), and
  *   Mueller et al.'s warm-started quaternion iteration (a step would then
- *   depend on the previous step's rotations, not only on its inputs).
+ *   depend on the previous step's rotations, not only on its inputs). The
+ *   CPU runs the Newton iteration on four elements at once in vector lanes
+ *   (polar4), the same bits as the scalar code the GPU runs.
  * - Fixed vertices: their rows and columns of the system are replaced by
  *   the identity (the matvec reads them as zero, returns p there) and their
  *   right-hand side is zero, which keeps the system SPD and dv = 0 there.
@@ -49,6 +55,7 @@
 #include "core/simd.h"
 #include "core/tetmesh.h"
 #include "solvers/amg.h"
+#include "solvers/batch_hd.h"
 #include "solvers/spchol.h"
 #include "solvers/cg.h"
 #include "solvers/fem_cuda.h"
@@ -108,6 +115,17 @@ struct hy_fem_model {
     double *r1, *z1;     /* 6 nc */
     int coarse_state;    /* 0: not set up this step, 1: ready, -1: not usable this step */
     int coarse_off;      /* hy_fem_coarse(m, 0): block Jacobi alone */
+    /* the step's system assembled by vertex rows (fem_asm_*), on the CPU
+     * once enough products follow to pay for it */
+    int32_t* a_start;    /* nv + 1: each row's upper blocks, the diagonal first (a fixed row has none) */
+    int32_t* a_col;      /* a block's column vertex (free vertices only, ascending in a row, >= the row) */
+    int32_t* a_slot;     /* 16 per element: the block of corner j in corner i's row (16 e + 4 i + j), -1 if either is fixed or t[j] < t[i] */
+    int32_t* l_start;    /* nv + 1: each row's lower blocks, kept in the rows above it ... */
+    int32_t *l_slot, *l_row; /* ... as the slots of their transposes and those rows, by row */
+    double* a_val;       /* 12 per block: its three columns, each padded to 4 */
+    int32_t products;    /* products of the prepared step so far */
+    int asm_state;       /* 0: not assembled this step, 1: assembled (there: on its GPU), -1: no pattern (out of memory) */
+    int asm_off;         /* hy_fem_assembled(m, 0): matrix-free only */
     hy_fem_gpu* gpu; /* the element and vertex passes on a GPU (hy_fem_set_device), or NULL */
     int device;
     /* the step the GPU prepared, whose rotation pass the host has not run:
@@ -131,15 +149,180 @@ typedef struct elem_ctx {
     const double* p;   /* APPLY: the vector K' is applied to */
 } elem_ctx;
 
+typedef double v4d __attribute__((vector_size(32)));
+
+/* (a macro: a function returning a vector type would change the ABI with
+ * the target) */
+#define LOAD4(v, ptr) memcpy(&(v), (ptr), sizeof(v4d))
+
+/* hy_fem_hd_polar of four matrices at once, each lane's arithmetic that of
+ * the scalar code in its order (no contraction), so the same bits: the
+ * scaling and the determinant's test per lane, then Higham's Newton
+ * iteration (hy_fem_hd_newton_polar) in vector registers, each lane
+ * stopping where the scalar loop would return. A lane that leaves the
+ * Newton path (det not clearly positive, a singular iterate, no
+ * convergence in 20) is done again by hy_fem_hd_polar alone, which takes
+ * the same path to its eigenvector route. The decomposition is most of the
+ * rotation pass (~70% of a fem64 block's prepare); its divisions and
+ * square roots are latency the lanes overlap. */
+static inline __attribute__((always_inline)) void polar4(double F[4][9], double R[4][9]) {
+    v4d X[9];
+    int live[4], scalar[4], last[4] = {0, 0, 0, 0};
+    for (int l = 0; l < 4; l++) {
+        double big = 0.0, A[9];
+        for (int a = 0; a < 9; a++) big = fmax(big, fabs(F[l][a]));
+        int ok = big > 0 && isfinite(big);
+        for (int a = 0; a < 9; a++) A[a] = ok ? F[l][a] / big : (a % 4 == 0);
+        ok = ok && hy_fem_hd_det3(A) > 1e-6;
+        for (int a = 0; a < 9; a++) X[a][l] = ok ? A[a] : (a % 4 == 0);
+        live[l] = ok, scalar[l] = !ok;
+    }
+    for (int it = 0; it < 20 && (live[0] | live[1] | live[2] | live[3]); it++) {
+        /* mat_inverse (core/hd.h), its expressions as written there */
+        v4d d = X[0] * (X[4] * X[8] - X[5] * X[7]) - X[1] * (X[3] * X[8] - X[5] * X[6]) +
+                X[2] * (X[3] * X[7] - X[4] * X[6]);
+        for (int l = 0; l < 4; l++)
+            if (live[l] && (!(fabs(d[l]) > 0) || !isfinite(d[l]))) live[l] = 0, scalar[l] = 1;
+        for (int l = 0; l < 4; l++)
+            if (!live[l]) d[l] = 1.0; /* finished lanes ride along on harmless numbers */
+        v4d s = 1.0 / d, Xi[9];
+        Xi[0] = (X[4] * X[8] - X[5] * X[7]) * s;
+        Xi[1] = (X[2] * X[7] - X[1] * X[8]) * s;
+        Xi[2] = (X[1] * X[5] - X[2] * X[4]) * s;
+        Xi[3] = (X[5] * X[6] - X[3] * X[8]) * s;
+        Xi[4] = (X[0] * X[8] - X[2] * X[6]) * s;
+        Xi[5] = (X[2] * X[3] - X[0] * X[5]) * s;
+        Xi[6] = (X[3] * X[7] - X[4] * X[6]) * s;
+        Xi[7] = (X[1] * X[6] - X[0] * X[7]) * s;
+        Xi[8] = (X[0] * X[4] - X[1] * X[3]) * s;
+        v4d nx = {0, 0, 0, 0}, ni = {0, 0, 0, 0}, diff = {0, 0, 0, 0}, g, Y[9];
+        for (int a = 0; a < 9; a++) nx += X[a] * X[a], ni += Xi[a] * Xi[a];
+        v4d q = ni / nx;
+        for (int l = 0; l < 4; l++) g[l] = live[l] ? sqrt(sqrt(q[l])) : 1.0;
+        for (int i = 0; i < 3; i++)
+            for (int j = 0; j < 3; j++) {
+                v4d y = 0.5 * (g * X[3 * i + j] + Xi[3 * j + i] / g);
+                diff += (y - X[3 * i + j]) * (y - X[3 * i + j]);
+                Y[3 * i + j] = y;
+            }
+        for (int l = 0; l < 4; l++) {
+            if (!live[l]) continue;
+            for (int a = 0; a < 9; a++) R[l][a] = Y[a][l];
+            if (last[l] || diff[l] < 1e-30) live[l] = 0;
+            else last[l] = diff[l] < 1e-10;
+        }
+        for (int a = 0; a < 9; a++) X[a] = Y[a];
+        if (it == 19)
+            for (int l = 0; l < 4; l++) scalar[l] |= live[l];
+    }
+    for (int l = 0; l < 4; l++)
+        if (scalar[l]) hy_fem_hd_polar(F[l], R[l]);
+}
+
+/* hy_fem_hd_rotate_by for the four elements of the quad at e (e % 4 == 0),
+ * one per lane, each lane's arithmetic that of the scalar code in its
+ * order: the rotated gradients go straight into the quad's layout, the
+ * corner forces element by element. */
+static inline __attribute__((always_inline)) void rotate_by4(const elem_ctx* c, int64_t e, double R[4][9]) {
+    const hy_fem_model* m = c->m;
+    const int32_t* t = m->tet + 4 * e; /* lane l's corner i at t[4 l + i] */
+    const double* b = m->grad + 12 * e;
+    /* (the initialisers quiet GCC: every entry is set below) */
+    v4d Rv[9] = {0}, B[12] = {0}, Y[4][3] = {{{0}}}, X[4][3] = {{{0}}}, u[9] = {0}, G[9] = {0}, sig[9] = {0};
+    for (int a = 0; a < 9; a++) Rv[a] = (v4d){R[0][a], R[1][a], R[2][a], R[3][a]};
+    for (int j = 0; j < 12; j++) B[j] = (v4d){b[j], b[12 + j], b[24 + j], b[36 + j]};
+    double* rb = m->rgrad + 48 * (size_t)(e >> 2);
+    for (int i = 0; i < 4; i++)
+        for (int a = 0; a < 3; a++) {
+            v4d r = Rv[3 * a] * B[3 * i] + Rv[3 * a + 1] * B[3 * i + 1] + Rv[3 * a + 2] * B[3 * i + 2];
+            memcpy(rb + 4 * (3 * i + a), &r, sizeof r);
+        }
+    const double *x = c->x, *v = c->v;
+    v4d vs = {c->vscale, c->vscale, c->vscale, c->vscale};
+    for (int i = 0; i < 4; i++)
+        for (int a = 0; a < 3; a++) {
+            size_t w0 = 3 * (size_t)t[i] + (size_t)a, w1 = 3 * (size_t)t[4 + i] + (size_t)a,
+                   w2 = 3 * (size_t)t[8 + i] + (size_t)a, w3 = 3 * (size_t)t[12 + i] + (size_t)a;
+            v4d xv = {x[w0], x[w1], x[w2], x[w3]};
+            v4d add = {0.0, 0.0, 0.0, 0.0};
+            if (v) add = vs * (v4d){v[w0], v[w1], v[w2], v[w3]};
+            Y[i][a] = xv + add;
+            X[i][a] = (v4d){m->rest[w0], m->rest[w1], m->rest[w2], m->rest[w3]};
+        }
+    for (int i = 1; i < 4; i++) {
+        v4d d[3];
+        for (int a = 0; a < 3; a++) d[a] = Y[i][a] - Y[0][a];
+        for (int a = 0; a < 3; a++)
+            u[3 * (i - 1) + a] = Rv[a] * d[0] + Rv[3 + a] * d[1] + Rv[6 + a] * d[2] - (X[i][a] - X[0][a]);
+    }
+    /* hy_fem_hd_element_apply with scale -1 */
+    for (int i = 1; i < 4; i++)
+        for (int a = 0; a < 3; a++)
+            for (int k = 0; k < 3; k++) G[3 * a + k] += u[3 * (i - 1) + a] * B[3 * i + k];
+    v4d tr = G[0] + G[4] + G[8], mu = {m->mu, m->mu, m->mu, m->mu}, lambda = {m->lambda, m->lambda, m->lambda, m->lambda};
+    for (int a = 0; a < 3; a++)
+        for (int k = 0; k < 3; k++) sig[3 * a + k] = mu * (G[3 * a + k] + G[3 * k + a]);
+    sig[0] += lambda * tr, sig[4] += lambda * tr, sig[8] += lambda * tr;
+    v4d sv;
+    LOAD4(sv, m->vol + e);
+    sv = -1.0 * sv;
+    double out[48]; /* entry j of lane l at 4 j + l */
+    for (int i = 0; i < 4; i++) {
+        v4d w[3];
+        for (int a = 0; a < 3; a++)
+            w[a] = sv * (sig[3 * a] * B[3 * i] + sig[3 * a + 1] * B[3 * i + 1] + sig[3 * a + 2] * B[3 * i + 2]);
+        for (int a = 0; a < 3; a++) {
+            v4d q = Rv[3 * a] * w[0] + Rv[3 * a + 1] * w[1] + Rv[3 * a + 2] * w[2];
+            memcpy(out + 4 * (3 * i + a), &q, sizeof q);
+        }
+    }
+    double* ef = m->efor + 12 * e;
+    for (int l = 0; l < 4; l++)
+        for (int j = 0; j < 12; j++) ef[12 * l + j] = out[4 * j + l];
+}
+
 /* Rotations at x and corner forces -R K (R^T (x + vscale v) - X)
- * (solvers/fem_hd.h, the arithmetic the GPU shares). */
-static void rotate_block(void* vctx, int64_t begin, int64_t end, int64_t block, int worker) {
-    (void)block, (void)worker;
-    elem_ctx* c = vctx;
+ * (solvers/fem_hd.h, the arithmetic the GPU shares) of the elements
+ * [e0, e1), four at a time. */
+static inline __attribute__((always_inline)) void rotate_elements(const elem_ctx* c, int64_t e0, int64_t e1) {
     hy_fem_model* m = c->m;
-    for (int64_t e = begin; e < end; e++)
+    int64_t e = e0;
+    for (; e + 4 <= e1; e += 4) {
+        double F[4][9], R[4][9];
+        for (int l = 0; l < 4; l++) hy_fem_hd_deformation_gradient(m->tet + 4 * (e + l), m->grad + 12 * (e + l), c->x, F[l]);
+        polar4(F, R);
+        rotate_by4(c, e, R);
+    }
+    for (; e < e1; e++)
         hy_fem_hd_rotate(m->tet + 4 * e, m->grad + 12 * e, m->vol[e], m->mu, m->lambda, m->rest, c->x, c->v,
                          c->vscale, &m->rgrad[QUAD(e, 0)], 4, m->efor + 12 * e);
+}
+
+/* The vector passes are compiled twice, generic (SSE2 pairs) and, on
+ * x86-64 GCC, in AVX2 registers (no FMA: the same rounding), the copy the
+ * CPU runs picked at run time (hy_fem_simd). FEM_LANES(name, params, args)
+ * defines name_lanes(params), which runs the always-inline name(args) in
+ * that copy. */
+static int simd_state = -1;
+
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#define FEM_LANES(name, params, args)                                                 \
+    static void name##_generic params { name args; }                                  \
+    __attribute__((target("avx2"))) static void name##_avx2 params { name args; }     \
+    static void name##_lanes params {                                                 \
+        if (hy_simd_on(&simd_state)) name##_avx2 args;                                \
+        else name##_generic args;                                                     \
+    }
+#else
+#define FEM_LANES(name, params, args) \
+    static void name##_lanes params { name args; }
+#endif
+
+FEM_LANES(rotate_elements, (const elem_ctx* c, int64_t e0, int64_t e1), (c, e0, e1))
+
+static void rotate_block(void* vctx, int64_t begin, int64_t end, int64_t block, int worker) {
+    (void)block, (void)worker;
+    rotate_elements_lanes(vctx, begin, end);
 }
 
 /* Corner forces +R K R^T p, fixed vertices read as zero, for the quads
@@ -148,11 +331,6 @@ static void rotate_block(void* vctx, int64_t begin, int64_t end, int64_t block, 
  * q_i = V sigma(sum_j p_j c_j^T) c_i. Four elements per pass, one per
  * lane; each lane's arithmetic is that of one element in the same order,
  * so either compilation below gives the same bits. */
-typedef double v4d __attribute__((vector_size(32)));
-
-/* (a macro: a function returning a vector type would change the ABI with
- * the target) */
-#define LOAD4(v, ptr) memcpy(&(v), (ptr), sizeof(v4d))
 
 static inline __attribute__((always_inline)) void apply_quads(const hy_fem_model* m, const double* p, int64_t q0,
                                                               int64_t q1) {
@@ -216,31 +394,12 @@ static inline __attribute__((always_inline)) void apply_quads(const hy_fem_model
     }
 }
 
-static void apply_quads_generic(const hy_fem_model* m, const double* p, int64_t q0, int64_t q1) {
-    apply_quads(m, p, q0, q1);
-}
-
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-/* The same code in AVX2 registers (no FMA: rounding as above). */
-__attribute__((target("avx2"))) static void apply_quads_avx2(const hy_fem_model* m, const double* p, int64_t q0,
-                                                             int64_t q1) {
-    apply_quads(m, p, q0, q1);
-}
-#define HY_FEM_AVX2 1
-#endif
-
-static int simd_state = -1;
+FEM_LANES(apply_quads, (const hy_fem_model* m, const double* p, int64_t q0, int64_t q1), (m, p, q0, q1))
 
 static void apply_block(void* vctx, int64_t begin, int64_t end, int64_t block, int worker) {
     (void)block, (void)worker;
     elem_ctx* c = vctx;
-#ifdef HY_FEM_AVX2
-    if (hy_simd_on(&simd_state)) {
-        apply_quads_avx2(c->m, c->p, begin, end);
-        return;
-    }
-#endif
-    apply_quads_generic(c->m, c->p, begin, end);
+    apply_quads_lanes(c->m, c->p, begin, end);
 }
 
 int hy_fem_simd(int on) { return hy_simd_set(&simd_state, on); }
@@ -286,10 +445,12 @@ void hy_fem_view(const hy_fem_model* m, hy_fem_hd_model* out) {
                              m->efor, m->diag_scale, m->k_scale, m->alpha, m->iso, m->pinv};
 }
 
+static void asm_build_block(void* vctx, int64_t begin, int64_t end, int64_t block, int worker);
+
 /* A GPU call that failed: the GPU is dropped (said once) and the caller
  * runs the pass on the CPU, which gives the same bits; the rotation pass
  * of a step the GPU prepared is run on the host first (pool), for the
- * products that follow. */
+ * products that follow, and so are the rows of a system it assembled. */
 static void gpu_drop(hy_fem_model* m, hy_pool* pool) {
     fprintf(stderr, "hyphys: fem: GPU cuda:%d dropped, the passes go on on the CPU: %s\n", m->device, hy_last_error());
     hy_fem_gpu_destroy(m->gpu);
@@ -299,6 +460,10 @@ static void gpu_drop(hy_fem_model* m, hy_pool* pool) {
         elem_ctx ec = {.m = m, .x = m->gpu_x0, .v = m->gpu_v0, .vscale = m->gpu_vscale};
         hy_pool_for(pool, m->nt, ELEM_GRAIN, rotate_block, &ec);
         m->gpu_x0 = m->gpu_v0 = NULL;
+    }
+    if (m->asm_state > 0) {
+        elem_ctx ec = {.m = m};
+        hy_pool_for(pool, m->nv, VERTEX_GRAIN, asm_build_block, &ec);
     }
 }
 
@@ -324,12 +489,300 @@ int64_t hy_fem_gpu_bytes(const hy_fem_model* m) {
     return up + down;
 }
 
+/* ---- the assembled product
+ *
+ * The matrix-free product costs an element pass (G, sigma, four corner
+ * forces: ~150 flops an element) and a gather of every vertex's incident
+ * corners (~19 a vertex in a fem64 block) per CG iteration. Assembled, a
+ * vertex's row of the step's system is its ~15 neighbours' 3 x 3 blocks,
+ *   A_vv = m_v (1 + dt alpha) I + (dt beta + dt^2) K_vv,
+ *   A_vw = (dt beta + dt^2) K_vw, K_vw = sum_e V (mu (c_v . c_w) I +
+ *          mu c_w c_v^T + lambda c_v c_w^T)
+ * over the elements e holding both (c the rotated gradients of the step,
+ * the same expansion of q_i = V sigma(sum_j p_j c_j^T) c_i), and a product
+ * is ~15 block products a vertex read straight from memory. A_wv = A_vw^T,
+ * so a row keeps its upper blocks (w >= v, the diagonal first) and reads
+ * its lower ones from the rows above it, transposed: half the memory, and
+ * half the rebuild. Each block is kept by columns padded to four doubles:
+ * an upper block's product is three vector multiply-adds of a column by a
+ * broadcast entry of p_w; a lower block's entry a is its column a times
+ * p_w, summed lane by lane over the row's lower blocks and the lanes added
+ * at the row's end. Every lane's order is the same with SSE2 pairs or AVX2
+ * (the same bits). The rotations
+ * change every step, so the blocks are rebuilt every step; the rebuild
+ * costs a few matrix-free products, so a step assembles only after
+ * ASM_MF_PRODUCTS of them (CG's start and a short solve stay matrix-free, a
+ * long one pays the rebuild back: docs/design/DEFORMABLE.md). Rows are
+ * built and applied vertex by vertex, each row summing its incident corners
+ * in element order: the same bits for any pool. Fixed vertices keep the
+ * matrix-free product's meaning: their rows are the identity and their
+ * columns are left out (p read as zero there). A model on a GPU assembles
+ * at the same product, its rows built and applied there by the scalar
+ * functions of solvers/fem_hd.h (hy_fem_hd_asm_row, hy_fem_hd_asm_apply_row)
+ * whose arithmetic each lane below does in the same order: the same bits
+ * (tests/test_fem_passes.c runs them on the host against these passes). */
+
+/* Objects a world may step in a batch (under HY_BATCH_MAX_ITEMS elements,
+ * solvers/batch_hd.h) keep the matrix-free product, the batch's
+ * arithmetic, so their steps have the same bits batched or alone; they
+ * are small, and rarely iterate long enough to pay the rebuild. */
+#define ASM_MIN_ELEMENTS HY_BATCH_MAX_ITEMS
+/* Matrix-free products of a step before its system is assembled. The
+ * rebuild costs about four matrix-free products and saves about 0.6 of one
+ * on each product after it (a fem64 block, one thread: 0.49 ms against
+ * 0.131 and 0.052 a product), so it pays from about the seventh assembled
+ * product; a solve capped at 10 iterations (12 products with CG's start)
+ * stays matrix-free, a landing's ~60 products a block assemble. */
+#define ASM_MF_PRODUCTS 12
+
+/* The rows' pattern and each element corner pair's block, made at the
+ * first assembly (0 on success). */
+static int fem_asm_pattern(hy_fem_model* m) {
+    int32_t nv = m->nv, nt = m->nt;
+    int32_t* mark = malloc((size_t)nv * sizeof *mark);
+    m->a_start = calloc((size_t)nv + 1, sizeof *m->a_start);
+    m->a_slot = malloc(16 * (size_t)nt * sizeof *m->a_slot);
+    if (!mark || !m->a_start || !m->a_slot) goto fail;
+    for (int32_t v = 0; v < nv; v++) mark[v] = -1;
+    /* count each free row's distinct free neighbours (itself included) */
+    for (int pass = 0; pass < 2; pass++) {
+        for (int32_t v = 0; v < nv; v++) {
+            if (m->fixed[v]) {
+                if (!pass) m->a_start[v + 1] = 0;
+                continue;
+            }
+            int32_t n = 0, base = pass ? m->a_start[v] : 0;
+            for (int32_t k = m->inc_start[v]; k < m->inc_start[v + 1]; k++) {
+                const int32_t* t = m->tet + 4 * (m->inc[k] / 4);
+                for (int j = 0; j < 4; j++) {
+                    int32_t w = t[j];
+                    if (m->fixed[w] || w < v || mark[w] == v) continue;
+                    mark[w] = v;
+                    if (pass) {
+                        /* insertion into the row's ascending columns */
+                        int32_t q = base + n;
+                        while (q > base && m->a_col[q - 1] > w) m->a_col[q] = m->a_col[q - 1], q--;
+                        m->a_col[q] = w;
+                    }
+                    n++;
+                }
+            }
+            if (!pass) m->a_start[v + 1] = n;
+        }
+        if (!pass) {
+            for (int32_t v = 0; v < nv; v++) m->a_start[v + 1] += m->a_start[v];
+            m->a_col = malloc(((size_t)m->a_start[nv] + 1) * sizeof *m->a_col);
+            m->a_val = malloc((12 * (size_t)m->a_start[nv] + 1) * sizeof *m->a_val);
+            if (!m->a_col || !m->a_val) goto fail;
+            for (int32_t v = 0; v < nv; v++) mark[v] = -1;
+        }
+    }
+    for (int32_t e = 0; e < nt; e++)
+        for (int i = 0; i < 4; i++)
+            for (int j = 0; j < 4; j++) {
+                int32_t v = m->tet[4 * e + i], w = m->tet[4 * e + j], s = -1;
+                if (!m->fixed[v] && !m->fixed[w] && w >= v) {
+                    int32_t lo = m->a_start[v], hi = m->a_start[v + 1];
+                    while (lo < hi) {
+                        int32_t mid = lo + (hi - lo) / 2;
+                        if (m->a_col[mid] < w) lo = mid + 1;
+                        else hi = mid;
+                    }
+                    s = lo;
+                }
+                m->a_slot[16 * e + 4 * i + j] = s;
+            }
+    /* each row's lower blocks: the upper blocks with that column, by row */
+    m->l_start = calloc((size_t)nv + 1, sizeof *m->l_start);
+    m->l_slot = malloc(((size_t)m->a_start[nv] + 1) * sizeof *m->l_slot);
+    m->l_row = malloc(((size_t)m->a_start[nv] + 1) * sizeof *m->l_row);
+    if (!m->l_start || !m->l_slot || !m->l_row) goto fail;
+    for (int32_t v = 0; v < nv; v++)
+        for (int32_t q = m->a_start[v] + 1; q < m->a_start[v + 1]; q++) m->l_start[m->a_col[q] + 1]++;
+    for (int32_t v = 0; v < nv; v++) m->l_start[v + 1] += m->l_start[v], mark[v] = m->l_start[v];
+    for (int32_t v = 0; v < nv; v++)
+        for (int32_t q = m->a_start[v] + 1; q < m->a_start[v + 1]; q++) {
+            m->l_row[mark[m->a_col[q]]] = v;
+            m->l_slot[mark[m->a_col[q]]++] = q;
+        }
+    free(mark);
+    return 0;
+fail:
+    free(mark);
+    free(m->a_start);
+    free(m->a_slot);
+    free(m->a_col);
+    free(m->a_val);
+    free(m->l_start);
+    free(m->l_slot);
+    free(m->l_row);
+    m->a_start = m->a_slot = m->a_col = m->l_start = m->l_slot = m->l_row = NULL;
+    m->a_val = NULL;
+    return -1;
+}
+
+/* The free rows [v0, v1) of the prepared step's system. Per incident
+ * corner i of row v and corner j of its element, with a = w mu c_i and
+ * l = w lambda c_i (w = (dt beta + dt^2) V), the block's column b is
+ * a_b c_j + c_j[b] l, plus (a . c_j) on the diagonal: hy_fem_hd_asm_row,
+ * a block's column a vector and each lane its entry's arithmetic. */
+static inline __attribute__((always_inline)) void asm_build(hy_fem_model* m, int64_t v0, int64_t v1) {
+    const double mu = m->mu, lambda = m->lambda;
+    for (int64_t v = v0; v < v1; v++) {
+        if (m->fixed[v]) continue;
+        int32_t s0 = m->a_start[v];
+        memset(m->a_val + 12 * (size_t)s0, 0, 12 * (size_t)(m->a_start[v + 1] - s0) * sizeof *m->a_val);
+        /* the diagonal block in registers (every corner adds to it) */
+        double ms = m->mass[v] * m->diag_scale;
+        v4d g0 = {ms, 0.0, 0.0, 0.0}, g1 = {0.0, ms, 0.0, 0.0}, g2 = {0.0, 0.0, ms, 0.0};
+        for (int32_t k = m->inc_start[v]; k < m->inc_start[v + 1]; k++) {
+            int32_t e = m->inc[k] / 4, i = m->inc[k] % 4;
+            const double* rb = m->rgrad + 48 * (size_t)(e >> 2) + (e & 3);
+            double w = m->k_scale * m->vol[e];
+            double a0 = w * mu * rb[4 * (3 * i)], a1 = w * mu * rb[4 * (3 * i + 1)], a2 = w * mu * rb[4 * (3 * i + 2)];
+            v4d l = {w * lambda * rb[4 * (3 * i)], w * lambda * rb[4 * (3 * i + 1)], w * lambda * rb[4 * (3 * i + 2)], 0.0};
+            const int32_t* slot = m->a_slot + 16 * (size_t)e + 4 * (size_t)i;
+            {
+                v4d ci = {rb[4 * (3 * i)], rb[4 * (3 * i + 1)], rb[4 * (3 * i + 2)], 0.0};
+                double d = a0 * ci[0] + a1 * ci[1] + a2 * ci[2];
+                g0 += a0 * ci + ci[0] * l + (v4d){d, 0.0, 0.0, 0.0};
+                g1 += a1 * ci + ci[1] * l + (v4d){0.0, d, 0.0, 0.0};
+                g2 += a2 * ci + ci[2] * l + (v4d){0.0, 0.0, d, 0.0};
+            }
+            #pragma GCC unroll 4
+            for (int j = 0; j < 4; j++) {
+                if (j == i || slot[j] < 0) continue;
+                double c0 = rb[4 * (3 * j)], c1 = rb[4 * (3 * j + 1)], c2 = rb[4 * (3 * j + 2)];
+                v4d cj = {c0, c1, c2, 0.0}, b0, b1, b2;
+                double d = a0 * c0 + a1 * c1 + a2 * c2;
+                double* blk = m->a_val + 12 * (size_t)slot[j];
+                LOAD4(b0, blk);
+                LOAD4(b1, blk + 4);
+                LOAD4(b2, blk + 8);
+                b0 += a0 * cj + c0 * l + (v4d){d, 0.0, 0.0, 0.0};
+                b1 += a1 * cj + c1 * l + (v4d){0.0, d, 0.0, 0.0};
+                b2 += a2 * cj + c2 * l + (v4d){0.0, 0.0, d, 0.0};
+                memcpy(blk, &b0, sizeof b0);
+                memcpy(blk + 4, &b1, sizeof b1);
+                memcpy(blk + 8, &b2, sizeof b2);
+            }
+        }
+        double* dg = m->a_val + 12 * (size_t)s0; /* the row's first block */
+        memcpy(dg, &g0, sizeof g0);
+        memcpy(dg + 4, &g1, sizeof g1);
+        memcpy(dg + 8, &g2, sizeof g2);
+    }
+}
+
+FEM_LANES(asm_build, (hy_fem_model* m, int64_t v0, int64_t v1), (m, v0, v1))
+
+static void asm_build_block(void* vctx, int64_t begin, int64_t end, int64_t block, int worker) {
+    (void)block, (void)worker;
+    asm_build_lanes(((elem_ctx*)vctx)->m, begin, end);
+}
+
+/* y = A p over the rows [v0, v1) of the assembled system:
+ * hy_fem_hd_asm_apply_row, each lane an entry's arithmetic. */
+static inline __attribute__((always_inline)) void asm_rows(const hy_fem_model* m, const double* p, double* y,
+                                                             int64_t v0, int64_t v1) {
+    for (int64_t v = v0; v < v1; v++) {
+        double* yv = y + 3 * v;
+        if (m->fixed[v]) {
+            yv[0] = p[3 * v], yv[1] = p[3 * v + 1], yv[2] = p[3 * v + 2];
+            continue;
+        }
+        v4d acc = {0, 0, 0, 0}, t0 = acc, t1 = acc, t2 = acc, c0, c1, c2;
+        /* the upper blocks A_vw: columns times p_w's entries */
+        const double* blk = m->a_val + 12 * (size_t)m->a_start[v];
+        for (int32_t s = m->a_start[v]; s < m->a_start[v + 1]; s++, blk += 12) {
+            const double* pw = p + 3 * (size_t)m->a_col[s];
+            v4d P0 = {pw[0], pw[0], pw[0], pw[0]}, P1 = {pw[1], pw[1], pw[1], pw[1]}, P2 = {pw[2], pw[2], pw[2], pw[2]};
+            LOAD4(c0, blk);
+            LOAD4(c1, blk + 4);
+            LOAD4(c2, blk + 8);
+            acc += c0 * P0 + c1 * P1 + c2 * P2;
+        }
+        /* the lower ones, A_vw = A_wv^T: entry a is column a of A_wv dotted
+         * with p_w, summed lane by lane and the lanes added at the end */
+        for (int32_t k = m->l_start[v]; k < m->l_start[v + 1]; k++) {
+            const double *pw = p + 3 * (size_t)m->l_row[k], *lb = m->a_val + 12 * (size_t)m->l_slot[k];
+            v4d P = {pw[0], pw[1], pw[2], 0.0};
+            LOAD4(c0, lb);
+            LOAD4(c1, lb + 4);
+            LOAD4(c2, lb + 8);
+            t0 += c0 * P, t1 += c1 * P, t2 += c2 * P;
+        }
+        yv[0] = acc[0] + ((t0[0] + t0[1]) + t0[2]);
+        yv[1] = acc[1] + ((t1[0] + t1[1]) + t1[2]);
+        yv[2] = acc[2] + ((t2[0] + t2[1]) + t2[2]);
+    }
+}
+
+FEM_LANES(asm_rows, (const hy_fem_model* m, const double* p, double* y, int64_t v0, int64_t v1), (m, p, y, v0, v1))
+
+static void asm_apply_block(void* vctx, int64_t begin, int64_t end, int64_t block, int worker) {
+    (void)block, (void)worker;
+    step_ctx* c = vctx;
+    asm_rows_lanes(c->m, c->p, c->y, begin, end);
+}
+
+/* Counts a product of the prepared step; 1 when it is to be the assembled
+ * one (ASM_MF_PRODUCTS above; m->asm_state says whether the rows are built
+ * yet). The count and the model alone decide, wherever the product runs. */
+static int fem_asm_due(hy_fem_model* m) {
+    if (m->asm_state) return m->asm_state > 0;
+    if (m->asm_off || m->nt < ASM_MIN_ELEMENTS || m->products++ < ASM_MF_PRODUCTS) return 0;
+    if (!m->a_val && fem_asm_pattern(m)) {
+        m->asm_state = -1; /* out of memory: matrix-free from now on */
+        m->asm_off = 1;
+        return 0;
+    }
+    return 1;
+}
+
+static void asm_view(const hy_fem_model* m, hy_fem_hd_asm* a) {
+    *a = (hy_fem_hd_asm){m->a_start, m->a_col, m->a_slot, m->l_start, m->l_slot, m->l_row, m->a_val};
+}
+
+int hy_fem_asm_view(const hy_fem_model* m, hy_fem_hd_asm* out) {
+    if (!m || m->asm_state <= 0 || m->gpu) return 0;
+    asm_view(m, out);
+    return 1;
+}
+
+int hy_fem_assembled(hy_fem_model* m, int on) {
+    if (!m) return 0;
+    int was = !m->asm_off;
+    if (on >= 0) m->asm_off = !on;
+    return was;
+}
+
 void hy_fem_apply(hy_fem_model* m, hy_pool* pool, const double* p, double* y) {
+    int assembled = fem_asm_due(m);
     if (m->gpu) {
         hy_fem_hd_model v;
         hy_fem_view(m, &v);
-        if (!hy_fem_gpu_apply(m->gpu, &v, p, y)) return;
+        hy_status s;
+        if (assembled) {
+            hy_fem_hd_asm a;
+            asm_view(m, &a);
+            s = hy_fem_gpu_asm_apply(m->gpu, &v, &a, !m->asm_state, p, y);
+            if (!s) m->asm_state = 1;
+        } else {
+            s = hy_fem_gpu_apply(m->gpu, &v, p, y);
+        }
+        if (!s) return;
         gpu_drop(m, pool);
+    }
+    if (assembled) {
+        if (!m->asm_state) {
+            elem_ctx ec = {.m = m};
+            hy_pool_for(pool, m->nv, VERTEX_GRAIN, asm_build_block, &ec);
+            m->asm_state = 1;
+        }
+        step_ctx c = {.m = m, .p = p, .y = y};
+        hy_pool_for(pool, m->nv, VERTEX_GRAIN, asm_apply_block, &c);
+        return;
     }
     elem_ctx ec = {.m = m, .p = p};
     hy_pool_for(pool, m->nq, QUAD_GRAIN, apply_block, &ec);
@@ -689,6 +1142,13 @@ void hy_fem_model_destroy(hy_fem_model* m) {
     free(m->c_stiff);
     free(m->r1);
     free(m->z1);
+    free(m->a_start);
+    free(m->a_col);
+    free(m->a_slot);
+    free(m->a_val);
+    free(m->l_start);
+    free(m->l_slot);
+    free(m->l_row);
     hy_spchol_destroy(m->chol);
     hy_cg_workspace_destroy(m->cg);
     free(m);
@@ -826,6 +1286,8 @@ hy_status hy_fem_prepare(hy_fem_model* m, hy_pool* pool, const double* x0, const
     m->diag_scale = 1.0 + dt * m->alpha;
     m->k_scale = dt * m->beta + dt * dt;
     m->coarse_state = 0;
+    m->products = 0;
+    if (m->asm_state > 0) m->asm_state = 0;
     m->prep_x0 = x0;
     /* rotations at x0; f(x0) - (beta + dt) K' v0 in one pass, K being linear */
     elem_ctx ec = {.m = m, .x = x0, .v = v0, .vscale = m->beta + dt};

@@ -4,9 +4,12 @@
  * through the HY_HD functions of solvers/fem_hd.h that the CPU runs, built
  * with --fmad=false, so each output has the CPU's bits. The vertex sums run
  * over each vertex's corners in element order, as on the CPU: no atomics,
- * nothing depends on the launch. The solve's reductions (CG's dot
- * products) are core/sum_hd.h's fixed-order sums, on the host (solvers/cg.c)
- * or on the GPU (solvers/cg.cu). */
+ * nothing depends on the launch. A long solve's system assembled by
+ * vertex rows (fem.c decides when, from the step's product count) is
+ * built and applied one thread per row, hy_fem_hd_asm_row and
+ * hy_fem_hd_asm_apply_row, the arithmetic of the CPU's lanes. The solve's
+ * reductions (CG's dot products) are core/sum_hd.h's fixed-order sums, on
+ * the host (solvers/cg.c) or on the GPU (solvers/cg.cu). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -27,6 +30,11 @@ struct hy_fem_gpu {
     uint8_t* fixed;
     double *x, *v, *p, *y, *rgrad, *efor, *fext, *extra, *rhs, *pinv;
     hy_fem_hd_model d; /* the device's arrays */
+    /* the assembled system (hy_fem_gpu_asm_apply): the host's pattern, the
+     * rows built here; a_val NULL until the first build */
+    int32_t *a_start, *a_col, *a_slot, *l_start, *l_slot, *l_row;
+    double* a_val;
+    hy_fem_hd_asm da;
     double seconds_copy, seconds_kernel;
     int64_t bytes_up, bytes_down;
 };
@@ -64,6 +72,18 @@ __global__ void __launch_bounds__(FEM_BLOCK)
     hy_fem_hd_matvec_vertex(fixed[v], mass[v], diag_scale, k_scale, k, p + 3 * (int64_t)v, y + 3 * (int64_t)v);
 }
 
+__global__ void __launch_bounds__(FEM_BLOCK) fem_asm_row_kernel(hy_fem_hd_model m, hy_fem_hd_asm a) {
+    int32_t v = (int32_t)(blockIdx.x * FEM_BLOCK + threadIdx.x);
+    if (v < m.nv) hy_fem_hd_asm_row(&m, &a, v);
+}
+
+__global__ void __launch_bounds__(FEM_BLOCK)
+    fem_asm_apply_kernel(int32_t nv, hy_fem_hd_asm a, const uint8_t* __restrict__ fixed, const double* __restrict__ p,
+                         double* __restrict__ y) {
+    int32_t v = (int32_t)(blockIdx.x * FEM_BLOCK + threadIdx.x);
+    if (v < nv) hy_fem_hd_asm_apply_row(&a, fixed, p, v, y + 3 * (int64_t)v);
+}
+
 __global__ void __launch_bounds__(FEM_BLOCK)
     fem_rhs_kernel(hy_fem_hd_model m, double dt, double g0, double g1, double g2, const double* __restrict__ v0,
                    const double* __restrict__ f_ext, const double* __restrict__ extra, double* __restrict__ rhs) {
@@ -79,7 +99,8 @@ extern "C" void hy_fem_gpu_destroy(hy_fem_gpu* g) {
     if (!g) return;
     (void)cudaSetDevice(g->device);
     void* bufs[] = {g->tet, g->inc_start, g->inc,   g->rest,  g->grad, g->vol,  g->mass, g->iso, g->fixed,
-                    g->x,   g->v,         g->p,     g->y,     g->rgrad, g->efor, g->fext, g->extra, g->rhs, g->pinv};
+                    g->x,   g->v,         g->p,     g->y,     g->rgrad, g->efor, g->fext, g->extra, g->rhs, g->pinv,
+                    g->a_start, g->a_col, g->a_slot, g->l_start, g->l_slot, g->l_row, g->a_val};
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++) cudaFree(bufs[i]);
     if (g->stream) cudaStreamDestroy(g->stream);
     free(g);
@@ -195,22 +216,17 @@ extern "C" hy_status hy_fem_gpu_prepare(hy_fem_gpu* g, const hy_fem_hd_model* m,
     return HY_OK;
 }
 
-extern "C" hy_status hy_fem_gpu_apply(hy_fem_gpu* g, const hy_fem_hd_model* m, const double* p, double* y) {
-    if (!g || !m || !p || !y) return hy_fail(HY_ERR_INVALID_ARG, "fem: GPU apply: NULL argument");
+/* One product of the prepared step: p up, the product's kernels
+ * (launch(), on g's stream), y down; timed and counted. */
+template <typename L>
+static hy_status product(hy_fem_gpu* g, const double* p, double* y, L launch) {
     int device = g->device;
     size_t n3 = 3 * (size_t)g->nv;
-    FCK(cudaSetDevice(device));
     double t0 = solver_now();
     FCK(cudaMemcpyAsync(g->p, p, sizeof(double) * n3, cudaMemcpyHostToDevice, g->stream));
     FCK(cudaStreamSynchronize(g->stream));
     double t1 = solver_now();
-    if (g->nt > 0)
-        fem_apply_kernel<<<solver_blocks(g->nt), FEM_BLOCK, 0, g->stream>>>(g->nt, g->tet, g->rgrad, g->vol, m->mu, m->lambda,
-                                                                    g->fixed, g->p, g->efor);
-    FCK(cudaGetLastError());
-    if (g->nv > 0)
-        fem_matvec_kernel<<<solver_blocks(g->nv), FEM_BLOCK, 0, g->stream>>>(g->nv, g->inc_start, g->inc, g->efor, g->fixed,
-                                                                     g->mass, m->diag_scale, m->k_scale, g->p, g->y);
+    launch();
     FCK(cudaGetLastError());
     FCK(cudaStreamSynchronize(g->stream));
     double t2 = solver_now();
@@ -222,6 +238,61 @@ extern "C" hy_status hy_fem_gpu_apply(hy_fem_gpu* g, const hy_fem_hd_model* m, c
     g->bytes_up += (int64_t)(sizeof(double) * n3);
     g->bytes_down += (int64_t)(sizeof(double) * n3);
     return HY_OK;
+}
+
+extern "C" hy_status hy_fem_gpu_apply(hy_fem_gpu* g, const hy_fem_hd_model* m, const double* p, double* y) {
+    if (!g || !m || !p || !y) return hy_fail(HY_ERR_INVALID_ARG, "fem: GPU apply: NULL argument");
+    int device = g->device;
+    FCK(cudaSetDevice(device));
+    return product(g, p, y, [&] {
+        if (g->nt > 0)
+            fem_apply_kernel<<<solver_blocks(g->nt), FEM_BLOCK, 0, g->stream>>>(g->nt, g->tet, g->rgrad, g->vol, m->mu,
+                                                                               m->lambda, g->fixed, g->p, g->efor);
+        if (g->nv > 0)
+            fem_matvec_kernel<<<solver_blocks(g->nv), FEM_BLOCK, 0, g->stream>>>(
+                g->nv, g->inc_start, g->inc, g->efor, g->fixed, g->mass, m->diag_scale, m->k_scale, g->p, g->y);
+    });
+}
+
+/* The assembled system's pattern up (its bytes counted) and room for its
+ * rows. */
+static hy_status asm_up(hy_fem_gpu* g, const hy_fem_hd_asm* a) {
+    int device = g->device;
+    size_t nv = (size_t)g->nv, nt = (size_t)g->nt, nb = (size_t)a->a_start[nv], nl = (size_t)a->l_start[nv];
+    int64_t b = 0;
+    hy_status s = HY_OK;
+    if (!s) s = solver_up(who, device, g->stream, &g->a_start, a->a_start, nv + 1, &b);
+    if (!s) s = solver_up(who, device, g->stream, &g->a_col, a->a_col, nb, &b);
+    if (!s) s = solver_up(who, device, g->stream, &g->a_slot, a->a_slot, 16 * nt, &b);
+    if (!s) s = solver_up(who, device, g->stream, &g->l_start, a->l_start, nv + 1, &b);
+    if (!s) s = solver_up(who, device, g->stream, &g->l_slot, a->l_slot, nl, &b);
+    if (!s) s = solver_up(who, device, g->stream, &g->l_row, a->l_row, nl, &b);
+    if (!s) s = solver_up(who, device, g->stream, &g->a_val, (const double*)NULL, 12 * nb, &b);
+    if (s) return s;
+    FCK(cudaStreamSynchronize(g->stream));
+    g->bytes_up += b;
+    g->da = hy_fem_hd_asm{g->a_start, g->a_col, g->a_slot, g->l_start, g->l_slot, g->l_row, g->a_val};
+    return HY_OK;
+}
+
+extern "C" hy_status hy_fem_gpu_asm_apply(hy_fem_gpu* g, const hy_fem_hd_model* m, const hy_fem_hd_asm* a, int build,
+                                          const double* p, double* y) {
+    if (!g || !m || !a || !p || !y) return hy_fail(HY_ERR_INVALID_ARG, "fem: GPU assembled apply: NULL argument");
+    if (!build && !g->da.a_val)
+        return hy_fail(HY_ERR_INVALID_ARG, "fem: cuda:%d: assembled apply before the rows were built", g->device);
+    int device = g->device;
+    FCK(cudaSetDevice(device));
+    if (build && !g->da.a_val) {
+        hy_status s = asm_up(g, a);
+        if (s) return s;
+    }
+    hy_fem_hd_model d = g->d;
+    d.diag_scale = m->diag_scale, d.k_scale = m->k_scale;
+    return product(g, p, y, [&] {
+        if (build && g->nv > 0) fem_asm_row_kernel<<<solver_blocks(g->nv), FEM_BLOCK, 0, g->stream>>>(d, g->da);
+        if (g->nv > 0)
+            fem_asm_apply_kernel<<<solver_blocks(g->nv), FEM_BLOCK, 0, g->stream>>>(g->nv, g->da, g->fixed, g->p, g->y);
+    });
 }
 
 extern "C" void hy_fem_gpu_totals(const hy_fem_gpu* g, double* seconds_copy, double* seconds_kernel, int64_t* bytes_up,

@@ -111,6 +111,21 @@ double hy_fem_kinetic_energy(const hy_fem_model* m, const double* v);
  * whether it was in use. Between steps; for tests and comparisons. */
 int hy_fem_coarse(hy_fem_model* m, int on);
 
+/* Once a step's CG has taken enough products, the product runs on the
+ * step's system assembled by vertex rows of 3 x 3 blocks (fem.c) for
+ * objects of HY_BATCH_MAX_ITEMS (4,096) elements or more, on the CPU or on
+ * the model's GPU with the same bits; the same system as the matrix-free
+ * product's, summed in another order (the last bits differ). on = 0 keeps
+ * the matrix-free product alone, 1 allows the assembled one, -1 leaves it;
+ * returns whether it was allowed. Between steps; for tests and
+ * comparisons. */
+int hy_fem_assembled(hy_fem_model* m, int on);
+
+/* The prepared step's assembled system on the host (solvers/fem_hd.h's
+ * layout) into out: 1 when the step has assembled it on the CPU, else 0
+ * (out untouched). For tests. */
+int hy_fem_asm_view(const hy_fem_model* m, hy_fem_hd_asm* out);
+
 /* The matvec's element kernel runs four elements at once in vector
  * registers, in AVX2 ones where the CPU has them (core/simd.h). on = 1
  * asks for AVX2 (granted only with it), 0 turns it off, -1 leaves it;

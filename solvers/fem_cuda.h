@@ -41,6 +41,15 @@ hy_status hy_fem_gpu_prepare(hy_fem_gpu* g, const hy_fem_hd_model* m, const doub
  * hy_fem_hd_matvec_vertex; p (3 nv) up, y (3 nv) down. */
 hy_status hy_fem_gpu_apply(hy_fem_gpu* g, const hy_fem_hd_model* m, const double* p, double* y);
 
+/* y = A p for the prepared step on its system assembled by vertex rows
+ * (solvers/fem_hd.h; a: the host's pattern): per vertex
+ * hy_fem_hd_asm_apply_row, after hy_fem_hd_asm_row per vertex when build
+ * is set (the step's first assembled product), from the rotated gradients
+ * the GPU prepared. The pattern goes up at the context's first build (its
+ * bytes counted), the rows stay on the GPU; p up, y down. */
+hy_status hy_fem_gpu_asm_apply(hy_fem_gpu* g, const hy_fem_hd_model* m, const hy_fem_hd_asm* a, int build,
+                               const double* p, double* y);
+
 /* Small objects in one launch per pass (solvers/batch_hd.h): the models
  * m[0..nb) (hy_fem_view of each, typically those under
  * HY_BATCH_MAX_ITEMS elements) up to GPU `device` once, each object's

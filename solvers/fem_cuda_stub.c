@@ -54,6 +54,12 @@ hy_status hy_fem_gpu_apply(hy_fem_gpu* g, const hy_fem_hd_model* m, const double
     return hy_fail(HY_ERR_UNSUPPORTED, "fem: this build has no CUDA");
 }
 
+hy_status hy_fem_gpu_asm_apply(hy_fem_gpu* g, const hy_fem_hd_model* m, const hy_fem_hd_asm* a, int build,
+                               const double* p, double* y) {
+    (void)g, (void)m, (void)a, (void)build, (void)p, (void)y;
+    return hy_fail(HY_ERR_UNSUPPORTED, "fem: this build has no CUDA");
+}
+
 void hy_fem_gpu_totals(const hy_fem_gpu* g, double* seconds_copy, double* seconds_kernel, int64_t* bytes_up,
                        int64_t* bytes_down) {
     (void)g;

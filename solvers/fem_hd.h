@@ -217,16 +217,12 @@ HY_HD void hy_fem_hd_element_apply(const double b[12], double vol, double mu, do
     }
 }
 
-/* One element of the step's rotation pass: its rotation at x, its rotated
- * gradients c_i = R b_i into rb[stride * (3 i + a)], and its corner forces
- * -R K (R^T (x + vscale v) - X) into q (v may be NULL: x alone). rest: the
- * rest positions. */
-HY_HD void hy_fem_hd_rotate(const int32_t t[4], const double b[12], double vol, double mu, double lambda,
-                            const double* rest, const double* x, const double* v, double vscale, double* rb,
-                            int stride, double q[12]) {
-    double F[9], u[9], R[9];
-    hy_fem_hd_deformation_gradient(t, b, x, F);
-    hy_fem_hd_polar(F, R);
+/* hy_fem_hd_rotate (below) after its polar decomposition, R the element's
+ * rotation (fem.c decomposes four elements at once, with the same bits). */
+HY_HD void hy_fem_hd_rotate_by(const int32_t t[4], const double b[12], double vol, double mu, double lambda,
+                               const double* rest, const double* x, const double* v, double vscale, const double R[9],
+                               double* rb, int stride, double q[12]) {
+    double u[9];
     for (int i = 0; i < 4; i++)
         for (int a = 0; a < 3; a++)
             rb[stride * (3 * i + a)] = R[3 * a] * b[3 * i] + R[3 * a + 1] * b[3 * i + 1] + R[3 * a + 2] * b[3 * i + 2];
@@ -241,6 +237,19 @@ HY_HD void hy_fem_hd_rotate(const int32_t t[4], const double b[12], double vol, 
             u[3 * (i - 1) + a] = R[a] * d[0] + R[3 + a] * d[1] + R[6 + a] * d[2] - (rest[3 * (int64_t)t[i] + a] - X0[a]);
     }
     hy_fem_hd_element_apply(b, vol, mu, lambda, R, u, -1.0, q);
+}
+
+/* One element of the step's rotation pass: its rotation at x, its rotated
+ * gradients c_i = R b_i into rb[stride * (3 i + a)], and its corner forces
+ * -R K (R^T (x + vscale v) - X) into q (v may be NULL: x alone). rest: the
+ * rest positions. */
+HY_HD void hy_fem_hd_rotate(const int32_t t[4], const double b[12], double vol, double mu, double lambda,
+                            const double* rest, const double* x, const double* v, double vscale, double* rb,
+                            int stride, double q[12]) {
+    double F[9], R[9];
+    hy_fem_hd_deformation_gradient(t, b, x, F);
+    hy_fem_hd_polar(F, R);
+    hy_fem_hd_rotate_by(t, b, vol, mu, lambda, rest, x, v, vscale, R, rb, stride, q);
 }
 
 /* One element of the matrix-vector product: corner forces +R K R^T p into
@@ -335,6 +344,80 @@ HY_HD void hy_fem_hd_rhs_vertex(const hy_fem_hd_model* m, int32_t v, double dt, 
         for (int a = 0; a < 9; a++) D[a] += extra[9 * (int64_t)v + a];
     if (!mat_inverse(D, P))
         for (int a = 0; a < 9; a++) P[a] = (a % 4 == 0) ? 1.0 / (mv * m->diag_scale) : 0.0;
+}
+
+
+/* ---- the assembled product (solvers/fem.c)
+ *
+ * The prepared step's system by vertex rows of 3 x 3 blocks: a free row v
+ * keeps its upper blocks (columns w >= v, free, ascending, the diagonal
+ * first) at a_val[12 a_start[v] ..], each by its three columns padded to
+ * four doubles (column b's entry r at 4 b + r, the padding 0); a lower
+ * block A_vw (w < v) is the transpose of row w's block l_slot[k], for k in
+ * [l_start[v], l_start[v + 1]) and w = l_row[k], by ascending w. a_slot[16 e
+ * + 4 i + j] is the block of element e's corner j in corner i's row, -1
+ * when either corner is fixed or t[j] < t[i]. A fixed row has no blocks:
+ * its product is p itself, and fixed columns are left out (p read as zero
+ * there), as in the matrix-free product. fem.c runs these rows in vector
+ * lanes, each lane doing the arithmetic below in its order, so both give
+ * the same bits. */
+typedef struct hy_fem_hd_asm {
+    const int32_t *a_start, *a_col, *a_slot; /* nv + 1, blocks, 16 nt */
+    const int32_t *l_start, *l_slot, *l_row; /* nv + 1, lower blocks, lower blocks */
+    double* a_val;                           /* 12 per block */
+} hy_fem_hd_asm;
+
+/* Free row v's blocks from the prepared step's rotated gradients: the
+ * diagonal starts at m (1 + dt alpha) I; then per incident corner i (in
+ * element order) and corner j of its element, with w = (dt beta + dt^2) V,
+ * u = w mu c_i, l = w lambda c_i and d = u . c_j, the block of (i, j) gets
+ * column b's entry r += (u_b c_j[r] + c_j[b] l_r) + (d if r == b, else 0). */
+HY_HD void hy_fem_hd_asm_row(const hy_fem_hd_model* m, const hy_fem_hd_asm* a, int32_t v) {
+    if (m->fixed[v]) return;
+    int32_t s0 = a->a_start[v];
+    double* row = a->a_val + 12 * (int64_t)s0;
+    for (int64_t k = 0; k < 12 * (int64_t)(a->a_start[v + 1] - s0); k++) row[k] = 0.0;
+    double ms = m->mass[v] * m->diag_scale;
+    double dg[12] = {ms, 0, 0, 0, 0, ms, 0, 0, 0, 0, ms, 0}; /* the diagonal block, written last */
+    for (int32_t k = m->inc_start[v]; k < m->inc_start[v + 1]; k++) {
+        int32_t e = m->inc[k] / 4, i = m->inc[k] % 4;
+        const double* rb = m->rgrad + hy_fem_hd_quad(e, 0);
+        double w = m->k_scale * m->vol[e], u[3], l[3];
+        for (int b = 0; b < 3; b++) u[b] = w * m->mu * rb[4 * (3 * i + b)], l[b] = w * m->lambda * rb[4 * (3 * i + b)];
+        const int32_t* slot = a->a_slot + 16 * (int64_t)e + 4 * i;
+        for (int j = 0; j < 4; j++) {
+            if (j != i && slot[j] < 0) continue;
+            double* blk = j == i ? dg : a->a_val + 12 * (int64_t)slot[j];
+            double c[3] = {rb[4 * (3 * j)], rb[4 * (3 * j + 1)], rb[4 * (3 * j + 2)]};
+            double d = u[0] * c[0] + u[1] * c[1] + u[2] * c[2];
+            for (int b = 0; b < 3; b++)
+                for (int r = 0; r < 3; r++) blk[4 * b + r] += (u[b] * c[r] + c[b] * l[r]) + (r == b ? d : 0.0);
+        }
+    }
+    for (int k = 0; k < 12; k++) row[k] = dg[k];
+}
+
+/* Row v of y = A p: the upper blocks' columns times p_w's entries, summed
+ * block by block; the lower blocks' entries, column b's entry r times
+ * p_w[r], summed block by block per (b, r), then over r. */
+HY_HD void hy_fem_hd_asm_apply_row(const hy_fem_hd_asm* a, const uint8_t* fixed, const double* p, int32_t v,
+                                   double y[3]) {
+    const double* pv = p + 3 * (int64_t)v;
+    if (fixed[v]) {
+        y[0] = pv[0], y[1] = pv[1], y[2] = pv[2];
+        return;
+    }
+    double acc[3] = {0, 0, 0}, t[3][3] = {{0, 0, 0}, {0, 0, 0}, {0, 0, 0}};
+    for (int32_t s = a->a_start[v]; s < a->a_start[v + 1]; s++) {
+        const double *blk = a->a_val + 12 * (int64_t)s, *pw = p + 3 * (int64_t)a->a_col[s];
+        for (int r = 0; r < 3; r++) acc[r] += (blk[r] * pw[0] + blk[4 + r] * pw[1]) + blk[8 + r] * pw[2];
+    }
+    for (int32_t k = a->l_start[v]; k < a->l_start[v + 1]; k++) {
+        const double *lb = a->a_val + 12 * (int64_t)a->l_slot[k], *pw = p + 3 * (int64_t)a->l_row[k];
+        for (int b = 0; b < 3; b++)
+            for (int r = 0; r < 3; r++) t[b][r] += lb[4 * b + r] * pw[r];
+    }
+    for (int b = 0; b < 3; b++) y[b] = acc[b] + ((t[b][0] + t[b][1]) + t[b][2]);
 }
 
 #endif
