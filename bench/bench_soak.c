@@ -109,11 +109,13 @@ typedef struct soak_state {
 static uint64_t soak_build(void) {
     FILE* f = fopen("/proc/self/exe", "rb");
     if (!f) return 0;
-    uint64_t h = 1469598103934665603ull;
-    unsigned char buf[1 << 16];
+    uint64_t h = 1469598103934665603ull, buf[1 << 13];
     size_t n;
-    while ((n = fread(buf, 1, sizeof buf, f)) > 0)
-        for (size_t i = 0; i < n; i++) h = (h ^ buf[i]) * 1099511628211ull;
+    while ((n = fread(buf, 1, sizeof buf, f)) > 0) {
+        if (n % 8) memset((unsigned char*)buf + n, 0, 8 - n % 8); /* the last word's missing bytes */
+        for (size_t i = 0; i < (n + 7) / 8; i++) h = (h ^ buf[i]) * 1099511628211ull;
+        h ^= n;
+    }
     fclose(f);
     return h;
 }
@@ -283,7 +285,7 @@ int hy_bench_soak_main(int argc, char** argv) {
     }
     free(snap);
     memcpy(kept.magic, SOAK_MAGIC, sizeof SOAK_MAGIC);
-    kept.build = soak_build();
+    if (checkpoint && !resume) kept.build = soak_build(); /* resumed: the file's, checked above */
     if (scene != kept.scene) snprintf(kept.scene, sizeof kept.scene, "%s", scene);
     stop_requested = 0;
     void (*old_int)(int) = checkpoint ? signal(SIGINT, request_stop) : SIG_DFL;
