@@ -50,13 +50,13 @@ static int moves(const hy_world* w, const hy_object* o) {
     return speed > w->def.sleep_velocity && !(o->state->rest_steps > 0 && resting(w, o, speed));
 }
 
-/* The slot's scratch: 2 (n + 1) union-find slots, n + 1 flags and a box
- * per object. Grows with the objects; a steady step allocates nothing. */
+/* The slot's scratch: 2 (n + 1) union-find slots, 2 (n + 1) flags and a
+ * box per object. Grows with the objects; a steady step allocates nothing. */
 static hy_status grow(hy_world* w, int32_t n) {
     if (w->sleep_capacity >= n + 1) return HY_OK;
     int32_t* p = realloc(w->sleep_parent, sizeof *p * 2 * ((size_t)n + 1));
     if (p) w->sleep_parent = p;
-    unsigned char* f = p ? realloc(w->sleep_flag, (size_t)n + 1) : NULL;
+    unsigned char* f = p ? realloc(w->sleep_flag, 2 * ((size_t)n + 1)) : NULL;
     if (f) w->sleep_flag = f;
     double* b = f ? realloc(w->sleep_box, sizeof *b * 6 * ((size_t)n + 1)) : NULL;
     if (!b) return hy_fail(HY_ERR_NOMEM, "out of memory grouping %d objects for sleep", n);
@@ -100,19 +100,25 @@ static int is_ground(const hy_object* o) { return hy_object_has(o, HY_KIND_SCRIP
  * other object that is not static (cloth, a moving obstacle). Found
  * before the mover arrives, the sleeper meets it awake, with its mass: a
  * sleeper takes no impulse and would stop the mover like a wall, and
- * holds a body bonded to it as an anchor. */
-static void find_woken(hy_world* w, double dt, unsigned char* woken) {
-    int32_t n = w->object_count, sleepers = 0;
+ * holds a body bonded to it as an anchor. For the same reason an awake
+ * body whose rest may end this step in sleep (rest_steps >= need) but
+ * whose box meets a mover's is marked near (per slot): it stays awake
+ * while the mover may reach it. */
+static void find_woken(hy_world* w, double dt, int32_t need, unsigned char* woken, unsigned char* near) {
+    int32_t n = w->object_count, watched = 0;
     double* box = w->sleep_box;
     for (int32_t i = 0; i < n; i++) {
         hy_object* o = &w->objects[i];
-        if (!is_sleeper(o)) continue;
-        sleepers++;
-        hy_rigid_state* b = &o->state->body;
-        if (v3_len2(b->v) > 0.0 || v3_len2(b->w) > 0.0) woken[o->state->island] = 1;
+        if (is_sleeper(o)) {
+            hy_rigid_state* b = &o->state->body;
+            if (v3_len2(b->v) > 0.0 || v3_len2(b->w) > 0.0) woken[o->state->island] = 1;
+        } else if (!(is_awake_body(o) && o->state->rest_steps >= need)) {
+            continue;
+        }
+        watched++;
         object_box(o, box + 6 * i);
     }
-    if (sleepers == 0) return;
+    if (watched == 0) return;
     for (int32_t k = 0; k < w->bonds.count; k++) {
         const hy_bond* bd = &w->bonds.bonds[k];
         const hy_object *a = &w->objects[bd->a], *b = &w->objects[bd->b];
@@ -132,12 +138,17 @@ static void find_woken(hy_world* w, double dt, unsigned char* woken) {
         double grow = 2.0 * speed * dt + 2.0 * o->model.thickness;
         for (int32_t j = 0; j < n; j++) {
             const hy_object* sj = &w->objects[j];
-            if (!is_sleeper(sj) || woken[sj->state->island]) continue;
+            int sleeper = is_sleeper(sj);
+            if (sleeper ? woken[sj->state->island]
+                        : j == i || near[j] || !is_awake_body(sj) || sj->state->rest_steps < need)
+                continue;
             const double* sb = box + 6 * j;
             double g = grow + sj->model.thickness;
             int apart = 0;
             for (int d = 0; d < 3 && !apart; d++) apart = mb[d] - g > sb[3 + d] || mb[3 + d] + g < sb[d];
-            if (!apart) woken[sj->state->island] = 1;
+            if (apart) continue;
+            if (sleeper) woken[sj->state->island] = 1;
+            else near[j] = 1;
         }
     }
 }
@@ -169,9 +180,11 @@ hy_status hy_world_update_sleep(hy_world* w, double dt) {
     int32_t n = w->object_count;
     hy_status s = grow(w, n);
     if (s) return s;
+    int32_t need = (int32_t)ceil(w->def.sleep_time / dt);
     unsigned char* woken = w->sleep_flag; /* per island: struck */
-    memset(woken, 0, (size_t)n + 1);
-    find_woken(w, dt, woken);
+    unsigned char* near = w->sleep_flag + n + 1; /* per slot: stays awake this time */
+    memset(woken, 0, 2 * ((size_t)n + 1));
+    find_woken(w, dt, need, woken, near);
     double drift = 0.25 * w->def.sleep_velocity * w->def.sleep_time;
     for (int32_t i = 0; i < n; i++) {
         hy_object* o = &w->objects[i];
@@ -188,10 +201,15 @@ hy_status hy_world_update_sleep(hy_world* w, double dt) {
             o->state->rest_q = o->state->body.q;
         }
     }
+    /* A woken sleeper has not moved: its rest window goes on from where it
+     * fell asleep, so that it counts as rested (it keeps no neighbour
+     * awake) and may sleep again once no mover is near and it has not been
+     * moved; a push that moves it ends the window as any motion does. It
+     * stays awake this time, with the mover that woke it on its way. */
     for (int32_t i = 0; i < n; i++)
         if (is_sleeper(&w->objects[i]) && woken[w->objects[i].state->island]) {
             w->objects[i].state->asleep = 0;
-            w->objects[i].state->rest_steps = 0;
+            near[i] = 1;
         }
 
     /* Each awake body sleeps on its own once it has rested for
@@ -202,12 +220,11 @@ hy_status hy_world_update_sleep(hy_world* w, double dt) {
      * does. (Bonded bodies sleeping only as a whole kept fracture's
      * standing wall awake for good: one of its hundreds of pieces had
      * always just been nudged.) */
-    int32_t need = (int32_t)ceil(w->def.sleep_time / dt);
     unsigned char* keep = w->sleep_flag; /* per slot: may not sleep */
     memset(keep, 0, (size_t)n + 1);
     for (int32_t i = 0; i < n; i++) {
         const hy_object* o = &w->objects[i];
-        if (is_awake_body(o) && o->state->rest_steps <= need) keep[i] = 1;
+        if (is_awake_body(o) && (o->state->rest_steps <= need || near[i])) keep[i] = 1;
     }
     for (int32_t k = 0; k < w->bonds.count; k++) {
         const hy_bond* b = &w->bonds.bonds[k];

@@ -4,7 +4,9 @@
  * never sleeps; the state hash does not depend on the thread count. A
  * pile dropped into a bowl, with rolling resistance and rest damping, all
  * sleeps without intersections and wakes when a ball falls on it; a body
- * set down at rest beside a sleeper leaves it asleep; rolling resistance
+ * set down at rest beside a sleeper leaves it asleep; a sleeper woken by a
+ * ball that passes beside it sleeps again once the ball has gone by;
+ * rolling resistance
  * slows a rolling ball as a torque of lever arm x weight does. */
 #include <math.h>
 #include <string.h>
@@ -15,7 +17,8 @@
 #include "tests/world_step.h"
 
 /* A box 0.2 m above a floor slab and, far off, a ball moving towards it
- * at 3 m/s without gravity, which arrives after about 2 s. */
+ * at 3 m/s without gravity, which arrives after about 2 s (on the box's
+ * line, or passing beside it at the z given). */
 static const char* scene_json =
     "{\"solver\": {\"time_step\": 0.01, \"sleep_time\": %s},\n"
     " \"objects\": [\n"
@@ -25,12 +28,12 @@ static const char* scene_json =
     "\"mesh\": {\"generator\": \"box\", \"half_extents\": [0.1, 0.1, 0.1]}, "
     "\"transform\": {\"position\": [0, 0.3, 0]}},\n"
     "  {\"type\": \"body\", \"name\": \"ball\", \"gravity\": false, \"mesh\": {\"generator\": \"icosphere\", "
-    "\"radius\": 0.08, \"subdivisions\": 1}, \"transform\": {\"position\": [-6.2, 0.1, 0]}, "
+    "\"radius\": 0.08, \"subdivisions\": 1}, \"transform\": {\"position\": [-6.2, 0.1, %g]}, "
     "\"velocity\": [3, 0, 0]}]}";
 
-static hy_world* load(const char* sleep_time, int threads) {
+static hy_world* load_ball_at(const char* sleep_time, int threads, double ball_z) {
     char json[2048];
-    snprintf(json, sizeof json, scene_json, sleep_time);
+    snprintf(json, sizeof json, scene_json, sleep_time, ball_z);
     hy_scene_options o = hy_scene_options_default();
     o.threads = threads;
     o.strict = 1;
@@ -38,6 +41,8 @@ static hy_world* load(const char* sleep_time, int threads) {
     CHECK_OK(hy_scene_load_string(json, strlen(json), "sleep.json", &o, &w));
     return w;
 }
+
+static hy_world* load(const char* sleep_time, int threads) { return load_ball_at(sleep_time, threads, 0.0); }
 
 static hy_body_id named(hy_world* w, const char* name) {
     hy_object_id id = {0, 0};
@@ -238,6 +243,40 @@ static void test_rest_beside_sleeper(void) {
     hy_world_destroy(w);
 }
 
+/* The ball passing 3 cm beside the sleeping box, never touching it: its
+ * swept box meets the box's, so the box wakes before the ball could reach
+ * it and stays awake while it might; it has not moved, so it sleeps again
+ * as soon as the ball has gone by, not a whole sleep_time (50 steps) later,
+ * where it slept (within a millimetre: awake, it shifts on the floor a little). */
+static void test_woken_unmoved_sleeps_again(void) {
+    hy_world* w = load_ball_at("0.5", 2, 0.21);
+    if (!w) return;
+    hy_body_id box = named(w, "box"), ball = named(w, "ball");
+    int32_t asleep = 0, slept_at = -1, woke_at = -1, again_at = -1, awake_beside = 0;
+    double rest[3] = {0, 0, 0}, x[3], v[3];
+    for (int step = 1; step <= 300 && again_at < 0; step++) {
+        CHECK_OK(hy_test_step(w));
+        CHECK_OK(hy_body_is_asleep(w, box, &asleep));
+        CHECK_OK(hy_body_get_transform(w, ball, x, NULL));
+        if (asleep && slept_at < 0) {
+            slept_at = step;
+            CHECK_OK(hy_body_get_transform(w, box, rest, NULL));
+        }
+        if (slept_at > 0 && !asleep && woke_at < 0) woke_at = step;
+        if (woke_at > 0 && asleep && again_at < 0) again_at = step;
+        if (fabs(x[0]) < 0.1 && !asleep) awake_beside++; /* the ball right beside it */
+    }
+    CHECK(slept_at > 50 && slept_at < 100);
+    CHECK(woke_at > 190 && woke_at < 215);
+    CHECK(awake_beside >= 5);
+    CHECK(again_at > woke_at && again_at < woke_at + 30);
+    CHECK_OK(hy_body_get_transform(w, box, x, NULL));
+    CHECK(fabs(x[0] - rest[0]) < 1e-3 && fabs(x[1] - rest[1]) < 1e-3 && fabs(x[2] - rest[2]) < 1e-3);
+    CHECK_OK(hy_body_get_velocity(w, ball, v, NULL));
+    CHECK(v[0] == 3.0 && v[1] == 0.0 && v[2] == 0.0); /* never touched */
+    hy_world_destroy(w);
+}
+
 /* The ball's speed after rolling 0.5 s on a floor at 1 m/s, with the given
  * rolling resistance (no sleep, no bounce from its landing: it starts on
  * the floor). */
@@ -285,6 +324,7 @@ int main(void) {
     test_sleep_off();
     test_pile_sleeps_and_wakes();
     test_rest_beside_sleeper();
+    test_woken_unmoved_sleeps_again();
     test_rolling_resistance();
     TEST_END();
 }

@@ -211,7 +211,8 @@ typedef struct hy_world_def {
                                at rest this long falls asleep: it is neither moved nor tested
                                against other sleepers or static obstacles, and takes no impulse,
                                until a moving object about to reach it wakes it (with the sleepers
-                               that touched it when they fell asleep); 0 = never. default 0.5 */
+                               that touched it when they fell asleep; one that the mover does not
+                               move sleeps again once no mover is near); 0 = never. default 0.5 */
     double sleep_velocity;  /* m/s: under it a body counts as at rest (its spin times its size
                                too), as it does jittering within a quarter of sleep_velocity x
                                sleep_time of one pose; faster, an awake body wakes the sleepers
