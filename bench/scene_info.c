@@ -12,10 +12,10 @@
  * scenes at 2 threads and watching `hyphys bench step --csv`'s kinetic_energy and contacts
  * columns; a change to a scene may call for a new count here.
  * - nbody: the bodies first touch the bowl at frame 119 and land over
- *   the next hundred frames; the pile then shifts and slowly settles
- *   (kinetic energy still 60-150 J over frames 330-450 with the scene's
- *   rolling resistance and rest damping: it has not come to rest by the
- *   end, and the sequence does not claim it has).
+ *   the next hundred frames; the heap then keeps sliding and flattening,
+ *   well past frame 450 (docs/PERFORMANCE.md follows it to frame 1,500):
+ *   it has not come to rest by the end, and the sequence does not claim
+ *   it has.
  * - fracture: the projectile reaches the wall at frame 8 (4 ms steps);
  *   400 frames, 1.6 s, cover the impact and about 1.5 s for the pieces
  *   knocked loose to fall and come to rest on the floor.
