@@ -507,14 +507,17 @@ typedef struct hy_step_stats {
     double ms[HY_PHASE_COUNT]; /* wall milliseconds per phase */
     double ms_total;
     int64_t step_index;        /* steps completed so far */
-    int32_t cg_iterations;     /* summed over cloths and substeps */
+    int32_t cg_iterations;     /* summed over the step's implicit solves and substeps: one solve per
+                                  cloth, per solid stepping alone, and per coupled group of solids
+                                  (touching or attached solids step in one CG, whose iteration is
+                                  a product over all of them) */
     int64_t candidates;        /* primitive pairs from BVH traversal */
     int64_t exact_tests;       /* elementary tests that passed the filters */
     int64_t contacts;          /* colliding feature pairs found */
     int32_t response_iterations;
     int32_t bonds_broken;      /* in this step */
-    double cg_relative_residual; /* largest final ||b - A dv|| / ||b|| over cloths and substeps (0: no cloth) */
-    int32_t cg_capped;         /* cloth solves (cloths x substeps) that ended short of cg_tolerance:
+    double cg_relative_residual; /* largest final ||b - A dv|| / ||b|| over those solves (0: none) */
+    int32_t cg_capped;         /* those solves (x substeps) that ended short of cg_tolerance:
                                   at cg_max_iterations, or on a breakdown */
 } hy_step_stats;
 
