@@ -87,6 +87,12 @@ static int is_awake_body(const hy_object* o) {
     return o->alive && hy_object_has(o, HY_KIND_SLEEPS) && !o->state->asleep;
 }
 
+/* An awake body whose rest may end this update in sleep (its count before
+ * the update's rest test: one more step makes it more than need). */
+static int may_fall_asleep(const hy_object* o, int32_t need) {
+    return is_awake_body(o) && o->state->rest_steps >= need;
+}
+
 /* The floor and other static obstacles: contacts with them join nothing. */
 static int is_ground(const hy_object* o) { return hy_object_has(o, HY_KIND_SCRIPTED) && hy_object_is_static(o); }
 
@@ -101,9 +107,8 @@ static int is_ground(const hy_object* o) { return hy_object_has(o, HY_KIND_SCRIP
  * before the mover arrives, the sleeper meets it awake, with its mass: a
  * sleeper takes no impulse and would stop the mover like a wall, and
  * holds a body bonded to it as an anchor. For the same reason an awake
- * body whose rest may end this step in sleep (rest_steps >= need) but
- * whose box meets a mover's is marked near (per slot): it stays awake
- * while the mover may reach it. */
+ * body that may fall asleep this update but whose box meets a mover's is
+ * marked near (per slot): it stays awake while the mover may reach it. */
 static void find_woken(hy_world* w, double dt, int32_t need, unsigned char* woken, unsigned char* near) {
     int32_t n = w->object_count, watched = 0;
     double* box = w->sleep_box;
@@ -112,7 +117,7 @@ static void find_woken(hy_world* w, double dt, int32_t need, unsigned char* woke
         if (is_sleeper(o)) {
             hy_rigid_state* b = &o->state->body;
             if (v3_len2(b->v) > 0.0 || v3_len2(b->w) > 0.0) woken[o->state->island] = 1;
-        } else if (!(is_awake_body(o) && o->state->rest_steps >= need)) {
+        } else if (!may_fall_asleep(o, need)) {
             continue;
         }
         watched++;
@@ -139,9 +144,7 @@ static void find_woken(hy_world* w, double dt, int32_t need, unsigned char* woke
         for (int32_t j = 0; j < n; j++) {
             const hy_object* sj = &w->objects[j];
             int sleeper = is_sleeper(sj);
-            if (sleeper ? woken[sj->state->island]
-                        : j == i || near[j] || !is_awake_body(sj) || sj->state->rest_steps < need)
-                continue;
+            if (sleeper ? woken[sj->state->island] : j == i || near[j] || !may_fall_asleep(sj, need)) continue;
             const double* sb = box + 6 * j;
             double g = grow + sj->model.thickness;
             int apart = 0;
