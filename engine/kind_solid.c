@@ -32,6 +32,7 @@ typedef struct solid_state {
     double* normal;    /* 3 nv: the vertices the next step holds (hy_implicit_held), 0 0 0 for free ones */
     int32_t held_count; /* of them */
     double* held_scratch;
+    uint8_t* let_go;    /* nv: holds the step's solve let go (hy_implicit_held), not held again next step */
 } solid_state;
 
 /* A vertex within this many contact thicknesses (the two objects'
@@ -81,9 +82,15 @@ void hy_solid_contacts_record(hy_world* w) {
         int32_t i = ct->v[0] - v->offset[sa];
         int32_t t[3] = {ct->v[1] - v->offset[sb], ct->v[2] - v->offset[sb], ct->v[3] - v->offset[sb]};
         double* n = s->normal + 3 * i;
-        if (s->ops->fixed(s->model)[i] || is_held(n)) continue;
+        if (s->ops->fixed(s->model)[i] || s->let_go[i] || is_held(n)) continue;
         double gap = HELD_GAP_SCALE * (o->model.thickness + ob->model.thickness);
         s->held_count += face_normal(ob->state->x1, t, o->state->x1 + 3 * i, gap, n);
+    }
+    for (int32_t i = 0; i < w->object_count; i++) {
+        hy_object* o = &w->objects[i];
+        if (!o->alive || !(o->ops->traits & HY_KIND_SOLID) || !o->model.kind_model) continue;
+        solid_state* s = o->model.kind_model;
+        memset(s->let_go, 0, (size_t)o->model.nv);
     }
 }
 
@@ -92,7 +99,7 @@ static hy_status solid_integrate(const hy_world* w, hy_object* o, hy_pool* pool,
     int32_t it = 0;
     double rel = 0.0;
     hy_object_state* x = o->state;
-    hy_implicit_held held = {s->normal, s->held_scratch, 0};
+    hy_implicit_held held = {s->normal, s->held_scratch, 0, s->let_go};
     int hold = hy_solid_held(o, w) != NULL;
     hy_status r = hy_implicit_step(s->ops, s->model, pool, x->x, x->v, dt, w->def.gravity, NULL,
                                    w->def.cg_max_iterations, w->def.cg_tolerance, x->x1, x->v1, s->rhs, s->dv, s->cg,
@@ -121,6 +128,11 @@ const hy_implicit_ops* hy_solid_ops(const hy_object* o, void** model) {
     return s->ops;
 }
 
+uint8_t* hy_solid_let_go(const hy_object* o) {
+    const solid_state* s = o->model.kind_model;
+    return s->let_go;
+}
+
 const double* hy_solid_held(const hy_object* o, const hy_world* w) {
     const solid_state* s = o->model.kind_model;
     return s->held_count > 0 && w->def.collisions ? s->normal : NULL;
@@ -147,6 +159,7 @@ static void solid_destroy(hy_object* o) {
     free(s->dv);
     free(s->normal);
     free(s->held_scratch);
+    free(s->let_go);
     hy_cg_workspace_destroy(s->cg);
     free(s);
     o->model.kind_model = NULL;
@@ -295,8 +308,9 @@ HY_API hy_status hy_solid_add(hy_world* w, const hy_solid_def* d, hy_solid_id* o
         s->cg = hy_cg_workspace_create((int64_t)n3);
         s->normal = calloc(n3, sizeof(double));
         s->held_scratch = malloc(sizeof(double) * (size_t)hy_implicit_held_scratch_size(o->model.nv));
+        s->let_go = calloc((size_t)o->model.nv + 1, 1);
     }
-    if (!s || !s->rhs || !s->dv || !s->cg || !s->normal || !s->held_scratch) {
+    if (!s || !s->rhs || !s->dv || !s->cg || !s->normal || !s->held_scratch || !s->let_go) {
         hy_object_free(o);
         return hy_fail(HY_ERR_NOMEM, "out of memory for a solid of %d vertices", d->vertex_count);
     }

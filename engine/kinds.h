@@ -140,6 +140,10 @@ const hy_implicit_ops* hy_solid_ops(const hy_object* o, void** model);
 /* The vertices the step holds on obstacles (hy_implicit_held's normal, 3
  * per vertex), NULL when none. */
 const double* hy_solid_held(const hy_object* o, const hy_world* w);
+/* Per vertex, set by the step's solve where a hold pulled: that vertex is
+ * not held in the next step (hy_implicit_held.let_go); read and cleared by
+ * hy_solid_contacts_record. */
+uint8_t* hy_solid_let_go(const hy_object* o);
 /* A free solid's step as one object of a batch (solvers/batch_step.h):
  * *out names its model and its step's arrays (state x, v to x1, v1) and
  * 1 is returned, when its step is the plain implicit step a batch makes:

@@ -293,6 +293,7 @@ hy_status hy_links_solve_group(hy_world* w, int32_t g, hy_pool* pool, double dt,
         c->ops = hy_solid_ops(o, &c->model);
         c->x0 = o->state->x, c->v0 = o->state->v, c->x1 = o->state->x1, c->v1 = o->state->v1;
         c->held_normal = hy_solid_held(o, w);
+        c->let_go = hy_solid_let_go(o);
     }
     int32_t m = 0;
     for (int32_t k = 0; !s && k < ni; k++) {

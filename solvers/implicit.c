@@ -34,6 +34,7 @@ typedef struct helper_ctx {
     const uint8_t* fixed;
     double dt, scale, step, t[3]; /* step, t: the guess's s and t */
     int32_t* bad;
+    uint8_t* let_go;
     int64_t nv;
 } helper_ctx;
 
@@ -243,16 +244,9 @@ static void add_block(void* vctx, int64_t begin, int64_t end, int64_t block, int
     for (int64_t k = 3 * begin; k < 3 * end; k++) c->out[k] += c->in[k];
 }
 
-/* out -= in */
-static void sub_block(void* vctx, int64_t begin, int64_t end, int64_t block, int worker) {
-    (void)block, (void)worker;
-    helper_ctx* c = vctx;
-    for (int64_t k = 3 * begin; k < 3 * end; k++) c->out[k] -= c->in[k];
-}
-
 /* Held vertices whose constraint pulls them towards the surface, n . (A dv
- * - b) < 0 (in = b, out = A dv): their normal (x1, writable) cleared; per
- * block the count in bad. */
+ * - b) < 0 (in = b, out = A dv): their normal (x1, writable) cleared and
+ * their let_go flag set (when there is one); per block the count in bad. */
 static void release_block(void* vctx, int64_t begin, int64_t end, int64_t block, int worker) {
     (void)worker;
     helper_ctx* c = vctx;
@@ -264,6 +258,7 @@ static void release_block(void* vctx, int64_t begin, int64_t end, int64_t block,
         for (int a = 0; a < 3; a++) f += n[a] * (c->out[3 * v + a] - c->in[3 * v + a]);
         if (f < 0.0) {
             n[0] = n[1] = n[2] = 0.0;
+            if (c->let_go) c->let_go[v] = 1;
             count++;
         }
     }
@@ -286,41 +281,27 @@ int32_t hy_implicit_held_solve(hy_pool* pool, int32_t nv, hy_matvec_fn matvec, v
     double* b = held->scratch + n;
     int32_t* count = (int32_t*)(held->scratch + 2 * n);
     held_ops h = {pool, nv, held->normal, matvec, precond, mctx, pctx};
-    int32_t it = 0;
+    helper_ctx c = {.blocks = held->normal, .v0 = v0, .out = dvc};
+    hy_pool_for(pool, nv, HY_IMPLICIT_GRAIN, held_start_block, &c);
+    matvec(mctx, dvc, b);
+    c.in = rhs, c.out = b;
+    hy_pool_for(pool, nv, HY_IMPLICIT_GRAIN, minus_block, &c);
+    filter(&h, b);
+    if (guess)
+        guess->fn(guess->ctx, b, dv);
+    else
+        memset(dv, 0, (size_t)n * sizeof *dv);
+    filter(&h, dv);
+    int32_t it = hy_cg_solve_precond(pool, n, held_matvec, &h, held_precond, &h, b, dv, tol, max_iterations, cg,
+                                     rel_residual);
+    c.in = dvc, c.out = dv;
+    hy_pool_for(pool, nv, HY_IMPLICIT_GRAIN, add_block, &c);
+    /* the constraints' forces, n . (A dv - b); the holds that pull are let go */
+    matvec(mctx, dv, b);
+    c.in = rhs, c.out = b, c.x1 = held->normal, c.bad = count, c.let_go = held->let_go;
+    hy_pool_for(pool, nv, HY_IMPLICIT_GRAIN, release_block, &c);
     held->released = 0;
-    for (int round = 0; round < HY_IMPLICIT_HELD_ROUNDS; round++) {
-        helper_ctx c = {.blocks = held->normal, .v0 = v0, .out = dvc};
-        hy_pool_for(pool, nv, HY_IMPLICIT_GRAIN, held_start_block, &c);
-        matvec(mctx, dvc, b);
-        c.in = rhs, c.out = b;
-        hy_pool_for(pool, nv, HY_IMPLICIT_GRAIN, minus_block, &c);
-        filter(&h, b);
-        if (round > 0) {
-            /* Again after a release: from the last solve's dv less the new
-             * dv_c. Only the released vertices' constraint forces are
-             * missing from it, so CG starts near the answer instead of
-             * redoing the whole solve from the guess. */
-            c.in = dvc, c.out = dv;
-            hy_pool_for(pool, nv, HY_IMPLICIT_GRAIN, sub_block, &c);
-        } else if (guess) {
-            guess->fn(guess->ctx, b, dv);
-        } else {
-            memset(dv, 0, (size_t)n * sizeof *dv);
-        }
-        filter(&h, dv);
-        it += hy_cg_solve_precond(pool, n, held_matvec, &h, held_precond, &h, b, dv, tol, max_iterations, cg,
-                                  rel_residual);
-        c.in = dvc, c.out = dv;
-        hy_pool_for(pool, nv, HY_IMPLICIT_GRAIN, add_block, &c);
-        /* the constraints' forces, n . (A dv - b); the holds that pull let go */
-        matvec(mctx, dv, b);
-        c.in = rhs, c.out = b, c.x1 = held->normal, c.bad = count;
-        hy_pool_for(pool, nv, HY_IMPLICIT_GRAIN, release_block, &c);
-        int32_t released = 0;
-        for (int64_t q = 0; q < hy_pool_blocks(nv, HY_IMPLICIT_GRAIN); q++) released += count[q];
-        held->released += released;
-        if (released == 0) break;
-    }
+    for (int64_t q = 0; q < hy_pool_blocks(nv, HY_IMPLICIT_GRAIN); q++) held->released += count[q];
     return it;
 }
 

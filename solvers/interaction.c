@@ -427,17 +427,23 @@ hy_status hy_coupled_solve(hy_pool* pool, const hy_coupled_object* objects, int3
             double* normal = calloc((size_t)n, sizeof *normal);
             double* v0 = malloc((size_t)n * sizeof *v0);
             double* scratch = malloc((size_t)hy_implicit_held_scratch_size(nv) * sizeof *scratch);
-            if (!normal || !v0 || !scratch) st = hy_fail(HY_ERR_NOMEM, "coupled solve: out of memory");
+            uint8_t* let_go = calloc((size_t)nv, 1);
+            if (!normal || !v0 || !scratch || !let_go) st = hy_fail(HY_ERR_NOMEM, "coupled solve: out of memory");
             for (int32_t i = 0; !st && i < object_count; i++) {
                 size_t len = (size_t)(off[i + 1] - off[i]) * sizeof(double);
                 memcpy(v0 + off[i], objects[i].v0, len);
                 if (objects[i].held_normal) memcpy(normal + off[i], objects[i].held_normal, len);
             }
-            hy_implicit_held held = {normal, scratch, 0};
+            hy_implicit_held held = {normal, scratch, 0, let_go};
             hy_implicit_guess guess = {coupled_guess, &c};
             if (!st)
                 it = hy_implicit_held_solve(pool, nv, coupled_matvec, &c, coupled_precond, &c, &guess, &held, v0, rhs,
                                             dv, cg_tolerance, cg_max_iterations, cg, &rel);
+            for (int32_t i = 0; !st && i < object_count; i++)
+                if (objects[i].let_go)
+                    for (int64_t v = off[i] / 3; v < off[i + 1] / 3; v++)
+                        if (let_go[v]) objects[i].let_go[v - off[i] / 3] = 1;
+            free(let_go);
             free(normal);
             free(v0);
             free(scratch);

@@ -115,6 +115,7 @@ typedef struct hy_coupled_object {
     const double* f_ext; /* 3 per vertex, N; NULL for none */
     double *x1, *v1;     /* may alias x0 / v0 */
     const double* held_normal; /* NULL, or its vertices held on surfaces this step (hy_implicit_held's normal) */
+    uint8_t* let_go;           /* NULL, or per vertex: set where a hold pulled (hy_implicit_held's let_go) */
 } hy_coupled_object;
 
 typedef struct hy_coupled_stats {

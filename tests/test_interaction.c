@@ -134,7 +134,7 @@ static void test_bad_input(void) {
     hy_ms_model* m = NULL;
     CHECK_OK(hy_ms_model_create(x, 4, tet, 1, &mp, NULL, 0, &m));
     hy_pool* pool = hy_pool_create(1);
-    hy_coupled_object o = {&hy_ms_ops, m, x, v, NULL, x, v, NULL};
+    hy_coupled_object o = {&hy_ms_ops, m, x, v, NULL, x, v, NULL, NULL};
     CHECK(hy_coupled_solve(pool, &o, 1, &ia, 1, 0.01, g, 10, 1e-6, NULL) == HY_ERR_INVALID_ARG &&
           has("interaction 0 names an object outside"));
     hy_pool_destroy(pool);
@@ -178,8 +178,8 @@ static void hang(hy_pool* pool, int n, int steps, double* out_state, hang_result
     memcpy(xa, ma->positions, sizeof(double) * 3 * (size_t)na);
     memcpy(xb, mb->positions, sizeof(double) * 3 * (size_t)nb);
     if (fa && fb && ia) {
-        hy_coupled_object obj[2] = {{&hy_fem_ops, fa, xa, va, NULL, xa, va, NULL},
-                                      {&hy_ms_ops, fb, xb, vb, NULL, xb, vb, NULL}};
+        hy_coupled_object obj[2] = {{&hy_fem_ops, fa, xa, va, NULL, xa, va, NULL, NULL},
+                                      {&hy_ms_ops, fb, xb, vb, NULL, xb, vb, NULL, NULL}};
         double grav[3] = {0, 0, -g};
         hy_coupled_stats st = {0};
         for (int s = 0; s < steps; s++) CHECK_OK(hy_coupled_solve(pool, obj, 2, &ia, 1, 0.01, grav, 400, 1e-10, &st));
@@ -291,8 +291,8 @@ static void test_momentum(hy_pool* pool) {
             for (int c = 0; c < 3; c++) pa0[c] += ma_[v] * va[3 * v + c], scale += ma_[v] * fabs(va[3 * v + c]);
         for (int32_t v = 0; v < nb; v++)
             for (int c = 0; c < 3; c++) pb0[c] += mb_[v] * vb[3 * v + c], scale += mb_[v] * fabs(vb[3 * v + c]);
-        hy_coupled_object obj[2] = {{&hy_fem_ops, g.fa, g.xa, va, NULL, g.xa, va, NULL},
-                                      {&hy_ms_ops, g.fb, g.xb, vb, NULL, g.xb, vb, NULL}};
+        hy_coupled_object obj[2] = {{&hy_fem_ops, g.fa, g.xa, va, NULL, g.xa, va, NULL, NULL},
+                                      {&hy_ms_ops, g.fb, g.xb, vb, NULL, g.xb, vb, NULL, NULL}};
         double zero[3] = {0, 0, 0};
         for (int s = 0; s < 50; s++) CHECK_OK(hy_coupled_solve(pool, obj, 2, &g.ia, 1, 0.005, zero, 2000, 1e-13, NULL));
         for (int32_t v = 0; v < na; v++)
@@ -323,8 +323,8 @@ static void test_free_flight(hy_pool* pool) {
     if (g.ok) {
         for (int32_t v = 0; v < g.na; v++) memcpy(g.va + 3 * v, v0, sizeof v0);
         for (int32_t v = 0; v < g.nb; v++) memcpy(g.vb + 3 * v, v0, sizeof v0);
-        hy_coupled_object obj[2] = {{&hy_fem_ops, g.fa, g.xa, g.va, NULL, g.xa, g.va, NULL},
-                                      {&hy_ms_ops, g.fb, g.xb, g.vb, NULL, g.xb, g.vb, NULL}};
+        hy_coupled_object obj[2] = {{&hy_fem_ops, g.fa, g.xa, g.va, NULL, g.xa, g.va, NULL, NULL},
+                                      {&hy_ms_ops, g.fb, g.xb, g.vb, NULL, g.xb, g.vb, NULL, NULL}};
         int32_t iterations = 0;
         const int steps = 10;
         for (int s = 0; s < steps; s++) {
@@ -382,8 +382,8 @@ static void test_contact(hy_pool* pool) {
     memcpy(xa, ma->positions, sizeof(double) * 3 * (size_t)na);
     memcpy(xb, mb->positions, sizeof(double) * 3 * (size_t)nb);
     if (fa && fb && ia) {
-        hy_coupled_object obj[2] = {{&hy_ms_ops, fa, xa, va, NULL, xa, va, NULL},
-                                      {&hy_fem_ops, fb, xb, vb, NULL, xb, vb, NULL}};
+        hy_coupled_object obj[2] = {{&hy_ms_ops, fa, xa, va, NULL, xa, va, NULL, NULL},
+                                      {&hy_fem_ops, fb, xb, vb, NULL, xb, vb, NULL, NULL}};
         double grav[3] = {0, 0, -g}, lowest = 1.0;
         for (int s = 0; s < 300; s++) {
             CHECK_OK(hy_coupled_solve(pool, obj, 2, &ia, 1, 0.005, grav, 500, 1e-10, NULL));

@@ -4,12 +4,16 @@
  * grows over 1,000 steps; a tetrahedron hanging from three fixed vertices
  * settles at the stretch its stiffness and mass give; momentum of a free
  * block is kept; bad input is refused with the element or parameter named;
- * bit-identical steps with 1 and 2 threads. */
+ * bit-identical steps with 1 and 2 threads; a vertex held on a floor that
+ * the object would pull away is held for the step and let go for the next
+ * (hy_implicit_held). */
 #include <stdint.h>
 #include <string.h>
 
 #include "core/error.h"
 #include "core/tetmesh.h"
+#include "solvers/cg.h"
+#include "solvers/implicit.h"
 #include "solvers/massspring.h"
 #include "test.h"
 
@@ -168,6 +172,39 @@ static void test_hanging(hy_pool* pool) {
     hy_ms_model_destroy(m);
 }
 
+/* A tetrahedron on a floor (z = 0) with its bottom vertex held, the
+ * whole moving at 1 m/s along z: lifting off, the held vertex's constraint
+ * pulls it down (the springs drag it up): the step still holds it (normal
+ * velocity 0) and marks it to be let go in the next; pressing down, it
+ * pushes and stays held. */
+static void test_let_go(hy_pool* pool) {
+    double x[12] = {0, 0, 0, 0.3, 0, 0.2, -0.15, 0.26, 0.2, -0.15, -0.26, 0.2};
+    int32_t tet[4] = {0, 1, 2, 3};
+    hy_ms_params p = params(400.0, 2000.0);
+    hy_ms_model* m = NULL;
+    CHECK_OK(hy_ms_model_create(x, 4, tet, 1, &p, NULL, 0, &m));
+    if (!m) return;
+    double rhs[12], dv[12], x1[12], v1[12], scratch[64], g[3] = {0, 0, 0};
+    CHECK(hy_implicit_held_scratch_size(4) <= 64);
+    hy_cg_workspace* cg = hy_cg_workspace_create(12);
+    for (int dir = 1; dir >= -1; dir -= 2) {
+        double v[12] = {0}, normal[12] = {0, 0, 1};
+        for (int k = 0; k < 4; k++) v[3 * k + 2] = dir;
+        uint8_t let_go[4] = {0};
+        hy_implicit_held held = {normal, scratch, 0, let_go};
+        int32_t it = 0;
+        CHECK_OK(hy_implicit_step(&hy_ms_ops, m, pool, x, v, 0.01, g, NULL, 100, 1e-12, x1, v1, rhs, dv, cg, &held, &it,
+                                  NULL, "test"));
+        CHECK(it > 0);
+        CHECK(fabs(v1[2]) < 1e-12); /* held this step either way */
+        CHECK(held.released == (dir > 0));
+        CHECK(let_go[0] == (dir > 0) && !let_go[1] && !let_go[2] && !let_go[3]);
+        CHECK(dir > 0 ? v1[11] > 0.5 : v1[11] < 0.0); /* the rest keeps going */
+    }
+    hy_cg_workspace_destroy(cg);
+    hy_ms_model_destroy(m);
+}
+
 /* A free block with random velocities and spring damping: its momentum
  * changes only by the CG residual (tolerance 1e-12). */
 static void test_momentum(hy_pool* pool) {
@@ -274,6 +311,7 @@ int main(void) {
     test_energy(pool);
     test_hanging(pool);
     test_momentum(pool);
+    test_let_go(pool);
     test_threads();
     hy_pool_destroy(pool);
     TEST_END();
