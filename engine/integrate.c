@@ -78,6 +78,7 @@ typedef struct obj_task {
     int32_t slot;
     int32_t group; /* a coupled group's solve (engine/links.h), -1: the object's own operation */
     int32_t batch; /* a batch of small solids (its index), -1: none */
+    int wide;      /* run on the calling thread with the world's pool (wide_slot) */
     int32_t batched, batch_products; /* of a batch's run: objects stepped by the lockstep path, its products */
     double dt;
     hy_step_stats st; /* its solver figures */
@@ -118,6 +119,7 @@ struct hy_integrator {
     pthread_t pool_thread[HY_RT_MAX_PUS];
     hy_pool* pool[HY_RT_MAX_PUS];
     hy_rt_trace* trace;       /* attached to the world's collision trace, or NULL */
+    int wide_track;           /* the trace's track of wide runs is named */
     hy_integrate_stats stats; /* the last hy_integrator_step */
 };
 
@@ -214,7 +216,7 @@ static int64_t models_gpu_bytes(const obj_task* t) {
  * bound to its device (none for a host twin); else bound to the CPU. */
 static void run_op(obj_task* t, int predict, int gpu) {
     hy_object* o = &t->w->objects[t->slot];
-    hy_pool* pool = worker_pool(t->it, t->w);
+    hy_pool* pool = t->wide ? t->w->pool : worker_pool(t->it, t->w);
     hy_status s;
     int64_t bound = !predict && t->it->binds ? bind_models(t, gpu ? hy_rt_current_device() : -1) : 0;
     /* a GPU task's own transfers go on its PU's channel, with those of a
@@ -545,36 +547,96 @@ static int32_t make_batches(hy_integrator* it, hy_world* w, int order) {
     return nb;
 }
 
+/* The vertices of the task headed by object i in this wave (a coupled
+ * group's at its lowest slot, a batch's at its first), or -1 when object i
+ * heads none. */
+static int64_t task_vertices(const hy_integrator* it, const hy_world* w, int32_t i, int order, int32_t nb) {
+    const hy_object* o = &w->objects[i];
+    if (!o->alive || (order < 0 ? !o->ops->predict : o->ops->order != order)) return -1;
+    int32_t g = order < 0 ? -1 : hy_links_group_of(w, i), first = i;
+    int32_t b = nb ? it->batch_of[i] : -1;
+    int64_t nv = o->model.nv;
+    if (g >= 0) hy_links_group_info(w, g, &first, NULL, &nv);
+    if (b >= 0) {
+        first = it->bslots[it->bstart[b]];
+        nv = 0;
+        for (int32_t j = it->bstart[b]; j < it->bstart[b + 1]; j++) nv += w->objects[it->bslots[j]].model.nv;
+    }
+    return first == i ? nv : -1;
+}
+
+/* The slot of a coupled group that holds more than half of the wave's
+ * vertices, or -1. No placement can balance such a task against the rest:
+ * on a PU of its own it keeps one thread busy while the others run dry
+ * (fem64's landings: one group of 52 of the 64 blocks, its solve on one of
+ * the two threads). It runs first, on the calling thread with the world's
+ * whole pool, and the PUs share out the rest of the wave after it; a
+ * group's solve gives the same bits on any pool. Not with GPUs, which may
+ * take the group whole. */
+static int32_t wide_slot(const hy_integrator* it, const hy_world* w, int order, int32_t nb) {
+    if (!it->team || it->gpus > 0 || order < 0) return -1;
+    int64_t total = 0, most = 0;
+    int32_t slot = -1;
+    for (int32_t i = 0; i < w->object_count; i++) {
+        int64_t nv = task_vertices(it, w, i, order, nb);
+        if (nv < 0) continue;
+        total += nv;
+        if (hy_links_group_of(w, i) >= 0 && nv > most) most = nv, slot = i;
+    }
+    return slot >= 0 && 2 * most > total ? slot : -1;
+}
+
+static void task_reset(obj_task* t, hy_integrator* it, hy_world* w, int32_t i, int32_t g, int32_t b, double dt) {
+    memset(&t->st, 0, sizeof t->st);
+    t->w = w;
+    t->it = it;
+    t->slot = i;
+    t->group = g;
+    t->batch = b;
+    t->wide = 0;
+    t->batched = t->batch_products = 0;
+    t->dt = dt;
+    t->status = HY_OK;
+    t->message[0] = '\0';
+}
+
 /* One wave: the predicts (order < 0) or the integrates of one order. */
 static hy_status wave(hy_integrator* it, hy_world* w, double dt, int order, hy_step_stats* st) {
     hy_rt_graph_reset(it->g);
     int32_t n = 0;
     int32_t nb = order >= 0 && it->gpus > 0 ? make_batches(it, w, order) : 0;
-    for (int32_t i = 0; i < w->object_count; i++) {
-        hy_object* o = &w->objects[i];
-        if (!o->alive || (order < 0 ? !o->ops->predict : o->ops->order != order)) continue;
-        /* a coupled group is one task, at its lowest slot; so is a batch */
-        int32_t g = order < 0 ? -1 : hy_links_group_of(w, i), first = i;
-        int32_t b = nb ? it->batch_of[i] : -1;
-        int64_t nv = o->model.nv;
-        if (g >= 0) hy_links_group_info(w, g, &first, NULL, &nv);
-        if (b >= 0) {
-            first = it->bslots[it->bstart[b]];
-            nv = 0;
-            for (int32_t j = it->bstart[b]; j < it->bstart[b + 1]; j++) nv += w->objects[it->bslots[j]].model.nv;
+    int32_t wide = wide_slot(it, w, order, nb);
+    hy_integrate_stats* is = &it->stats;
+    double t0 = hy_rt_wall_seconds();
+    if (wide >= 0) {
+        obj_task* t = &it->tasks[wide];
+        task_reset(t, it, w, wide, hy_links_group_of(w, wide), -1, dt);
+        t->wide = 1;
+        run_op(t, 0, 0);
+        if (t->status) return hy_fail(t->status, "%s", t->message);
+        hy_stats_add_solve(st, t->st.cg_iterations, t->st.cg_relative_residual, t->st.cg_capped);
+        double ms = 1e3 * (hy_rt_wall_seconds() - t0);
+        is->wide_tasks++;
+        is->wide_ms += ms;
+        if (it->trace) { /* on a track after the PUs' and the scheduler's */
+            int tid = it->pus + it->gpus + 1;
+            if (!it->wide_track) hy_rt_trace_track(it->trace, tid, "all threads (groups too large to place)");
+            it->wide_track = 1;
+            it->trace->base = t0 - it->trace->clock0;
+            char args[48];
+            snprintf(args, sizeof args, "\"slot\":%d", wide);
+            hy_rt_trace_span(it->trace, "group", "task", tid, 0.0, 1e-3 * ms, args);
         }
-        if (first != i) continue;
+    }
+    for (int32_t i = 0; i < w->object_count; i++) {
+        if (i == wide) continue;
+        int64_t nv = task_vertices(it, w, i, order, nb);
+        if (nv < 0) continue;
+        const hy_object* o = &w->objects[i];
+        int32_t g = order < 0 ? -1 : hy_links_group_of(w, i);
+        int32_t b = nb ? it->batch_of[i] : -1;
         obj_task* t = &it->tasks[i];
-        memset(&t->st, 0, sizeof t->st);
-        t->w = w;
-        t->it = it;
-        t->slot = i;
-        t->group = g;
-        t->batch = b;
-        t->batched = t->batch_products = 0;
-        t->dt = dt;
-        t->status = HY_OK;
-        t->message[0] = '\0';
+        task_reset(t, it, w, i, g, b, dt);
         int32_t h[2] = {it->h_state[i], it->h_model[i]};
         const hy_rt_kind* k = b >= 0                ? &k_batch
                               : g >= 0              ? &k_group
@@ -587,13 +649,14 @@ static hy_status wave(hy_integrator* it, hy_world* w, double dt, int order, hy_s
         if (s) return s;
         n++;
     }
-    if (n == 0) return HY_OK;
+    if (n == 0) {
+        is->wall_ms += 1e3 * (hy_rt_wall_seconds() - t0);
+        return HY_OK;
+    }
     hy_rt_step_stats rs;
-    double t0 = hy_rt_wall_seconds();
     hy_status s = it->team ? hy_rt_team_run(it->team, it->g, &rs) : hy_rt_exec_run(it->exec, it->g);
     if (s) return s;
     double wall = hy_rt_wall_seconds() - t0;
-    hy_integrate_stats* is = &it->stats;
     is->wall_ms += 1e3 * wall;
     if (it->team) {
         is->steals += rs.steals;
@@ -664,6 +727,7 @@ void hy_integrator_detach_trace(hy_integrator* it) {
     else hy_rt_exec_set_trace(it->exec, NULL, NULL);
     hy_rt_trace_close(it->trace); /* leaves the stream to its writer */
     it->trace = NULL;
+    it->wide_track = 0;
 }
 
 /* Attach to the world's collision trace when one is open and this

@@ -156,15 +156,19 @@ static int world_integration(void) {
     int made = traced_world(path, 2, &w);
     if (made || !w) return made;
     CHECK_OK(hy_world_set_integrate_sched(w, "round-robin", 2));
-    int per_pu[2] = {0, 0};
+    int per_pu[2] = {0, 0}, wide = 0;
     for (int k = 0; k < 3; k++) {
         if (k == 2) CHECK_OK(hy_world_set_integrate_sched(w, "lp", 1));
         CHECK_OK(hy_world_step(w, 0.01, 1));
         hy_integrate_stats is;
         CHECK_OK(hy_world_get_integrate_stats(w, &is));
         CHECK(is.pus == (k == 2 ? 1 : 2) && is.wall_ms > 0.0);
+        /* the two blocks, once coupled, are one group holding the whole
+         * wave: on two PUs it runs on all threads, outside the PUs */
+        CHECK(is.wide_tasks == (is.pus == 2 && k > 0) && (is.wide_tasks == 0) == (is.wide_ms == 0.0));
+        wide += is.wide_tasks;
         for (int q = 0; q < is.pus; q++) {
-            CHECK(is.tasks[q] > 0 && is.busy_ms[q] > 0.0);
+            CHECK(is.wide_tasks || (is.tasks[q] > 0 && is.busy_ms[q] > 0.0));
             per_pu[q] += is.tasks[q];
         }
     }
@@ -177,7 +181,7 @@ static int world_integration(void) {
     free(text);
     CHECK(root != NULL);
     if (!root) return 0;
-    int tasks[3] = {0, 0, 0}, tracks = 0, coll = 0;
+    int tasks[4] = {0, 0, 0, 0}, tracks = 0, coll = 0;
     double first_task = -1.0, last_coll = -1.0;
     const cJSON* e;
     cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(root, "traceEvents")) {
@@ -191,14 +195,17 @@ static int world_integration(void) {
         if (pid != 2) continue;
         if (!strcmp(ph, "M") && !strcmp(str(e, "name"), "thread_name")) tracks++;
         if (strcmp(ph, "X") || strcmp(str(e, "cat"), "task")) continue;
-        tasks[tid >= 0 && tid < 2 ? tid : 2]++;
+        tasks[tid >= 0 && tid < 2 ? tid : tid == 3 ? 3 : 2]++;
         if (cJSON_IsNumber(ts) && (first_task < 0 || ts->valuedouble < first_task)) first_task = ts->valuedouble;
     }
-    fprintf(stderr, "world trace: collision %d events; integration %d tracks, tasks cpu0 %d (stats %d), cpu1 %d (%d)\n",
-            coll, tracks, tasks[0], per_pu[0], tasks[1], per_pu[1]);
-    /* two PUs and the scheduler's, then the single PU's */
-    CHECK(tracks == 4 && coll > 0);
+    fprintf(stderr,
+            "world trace: collision %d events; integration %d tracks, tasks cpu0 %d (stats %d), cpu1 %d (%d), "
+            "on all threads %d (%d)\n",
+            coll, tracks, tasks[0], per_pu[0], tasks[1], per_pu[1], tasks[3], wide);
+    /* two PUs, the scheduler's and the wide runs', then the single PU's */
+    CHECK(tracks == 5 && coll > 0);
     CHECK(tasks[0] == per_pu[0] && tasks[1] == per_pu[1] && tasks[2] == 0 && tasks[1] > 0);
+    CHECK(wide == 1 && tasks[3] == wide);
     /* on the real clock both halves share the trace's time 0: the first
      * step's integration comes before its collision jobs end */
     CHECK(first_task >= 0.0 && first_task < last_coll);

@@ -765,6 +765,12 @@ typedef struct hy_integrate_stats {
      * ways (GPU PUs: the runtime's copies and those the solvers made; 0 for
      * CPU PUs) */
     int64_t bytes[HY_INTEGRATE_MAX_PUS];
+    /* coupled groups of solids that held more than half of a wave's
+     * vertices: no placement balances such a task, so it ran before the
+     * wave's other tasks on all of the world's threads, outside the PUs
+     * (not counted in tasks or busy_ms; its time is in wall_ms) */
+    int32_t wide_tasks;
+    double wide_ms;
 } hy_integrate_stats;
 
 /* HY_ERR_INVALID_ARG on a NULL world or out. */
