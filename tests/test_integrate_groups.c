@@ -5,7 +5,9 @@
  * one per group), round robin on two PUs puts the two groups on different
  * PUs, and every policy on one and two PUs, with one and two threads, ends
  * with the state hash and CG iterations of the default run. The default
- * PU count follows the world's solids and threads. */
+ * PU count follows the world's solids and threads. A stack of four blocks,
+ * one group holding the whole wave, runs on all threads outside the PUs
+ * (its objects' operations side by side) with the one-thread run's state. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -163,8 +165,70 @@ static void test_default_pus(void) {
     hy_world_destroy(w);
 }
 
+/* A pinned base and three blocks on it, each 0.5 mm over the one below. */
+static const char* tower_json =
+    "{\"solver\": {\"time_step\": 0.01},"
+    " \"materials\": {\"rubber\": {\"young\": 5e4, \"poisson\": 0.3, \"density\": 1000, \"damping\": 0.01,"
+    "   \"friction\": 0.4}},"
+    " \"objects\": ["
+    "  {\"type\": \"fem\", \"name\": \"base\", \"material\": \"rubber\","
+    "   \"mesh\": {\"generator\": \"block\", \"size\": [0.2, 0.2, 0.2], \"cells\": [2, 2, 2]},"
+    "   \"transform\": {\"position\": [0, 0.1, 0]}, \"pin\": {\"y_below\": 0.001}},"
+    "  {\"type\": \"fem\", \"name\": \"one\", \"material\": \"rubber\","
+    "   \"mesh\": {\"generator\": \"block\", \"size\": [0.15, 0.15, 0.15], \"cells\": [2, 2, 2]},"
+    "   \"transform\": {\"position\": [0.01, 0.2755, 0]}},"
+    "  {\"type\": \"massspring\", \"name\": \"two\", \"material\": \"rubber\","
+    "   \"mesh\": {\"generator\": \"block\", \"size\": [0.12, 0.12, 0.12], \"cells\": [2, 2, 2]},"
+    "   \"transform\": {\"position\": [0, 0.4115, 0.01]}},"
+    "  {\"type\": \"fem\", \"name\": \"three\", \"material\": \"rubber\","
+    "   \"mesh\": {\"generator\": \"block\", \"size\": [0.1, 0.1, 0.1], \"cells\": [2, 2, 2]},"
+    "   \"transform\": {\"position\": [-0.01, 0.522, 0]}}"
+    " ]}";
+
+static void test_wide_group(void) {
+    uint64_t ref = 0;
+    int64_t ref_cg = 0;
+    static const char* const policies[] = {NULL, "round-robin", "lp"};
+    for (int k = 0; k < 3; k++) {
+        hy_scene_options o = hy_scene_options_default();
+        o.threads = k ? 2 : 1;
+        hy_world* w = NULL;
+        CHECK_OK(hy_scene_load_string(tower_json, strlen(tower_json), "tower", &o, &w));
+        if (!w) return;
+        if (policies[k]) CHECK_OK(hy_world_set_integrate_sched(w, policies[k], 2));
+        int64_t cg = 0;
+        int32_t wide = 0, group = 0;
+        for (int i = 0; i < STEPS; i++) {
+            hy_step_stats st;
+            hy_integrate_stats is;
+            CHECK_OK(hy_test_step_figures(w, &st, &is));
+            cg += st.cg_iterations;
+            wide += is.wide_tasks;
+            if (hy_links_group_count(w) == 1) {
+                int32_t first = -1, size = 0;
+                int64_t nv = 0;
+                hy_links_group_info(w, 0, &first, &size, &nv);
+                if (size > group) group = size;
+            }
+        }
+        uint64_t h = hy_test_hash(w);
+        fprintf(stderr, "tower, %s: group of %d, %d wide runs, %lld CG iterations, hash %016llx\n",
+                policies[k] ? policies[k] : "one PU, one thread", group, wide, (long long)cg, (unsigned long long)h);
+        CHECK(group == 4);
+        if (!k) {
+            ref = h, ref_cg = cg;
+            CHECK(wide == 0);
+        } else {
+            CHECK(wide >= STEPS - 2); /* every step once the contacts couple the stack */
+            CHECK(h == ref && cg == ref_cg);
+        }
+        hy_world_destroy(w);
+    }
+}
+
 int main(void) {
     test_groups_as_tasks();
     test_default_pus();
+    test_wide_group();
     TEST_END();
 }
