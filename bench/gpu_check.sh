@@ -111,7 +111,7 @@ hash_of() { sed -n 's/.*"state_hash":"\([0-9a-f]*\)".*/\1/p' "$1"; }
 #     <= 16 with the GPU and 16 cores), the tasks the GPU PU ran in the last
 #     step, the same state hash; then fem_mixed (6 frames, collisions on)
 #     the same way
-integ_of() { python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); i=d.get("integration",{}); t=i.get("last_step_tasks",[]); print("integrate %.2f ms per step (median, p95 %.2f), total %.2f, PUs %d (GPUs %d), last step tasks %s, bytes %s, batched %d in %d batch launches, state %s%s" % (d["ms_per_step"]["integrate"]["median"], d["ms_per_step"]["integrate"]["p95"], d["ms_per_step"]["total"]["median"], i.get("pus",0), i.get("gpus",0), t, i.get("last_step_bytes",[]), i.get("last_step_batched",0), i.get("last_step_batch_products",0), d["state_hash"], (", fallback: " + i["fallback"]) if i.get("fallback") else ""))' "$1" 2>/dev/null; }
+integ_of() { python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); i=d.get("integration",{}); t=i.get("last_step_tasks",[]); print("integrate %.2f ms per step (median, p95 %.2f), total %.2f, PUs %d (GPUs %d), last step tasks %s, bytes %s, batched %d (CG resident %d) in %d batch launches, state %s%s" % (d["ms_per_step"]["integrate"]["median"], d["ms_per_step"]["integrate"]["p95"], d["ms_per_step"]["total"]["median"], i.get("pus",0), i.get("gpus",0), t, i.get("last_step_bytes",[]), i.get("last_step_batched",0), i.get("last_step_resident",0), i.get("last_step_batch_products",0), d["state_hash"], (", fallback: " + i["fallback"]) if i.get("fallback") else ""))' "$1" 2>/dev/null; }
 for scene in fem64 fem_mixed; do
     if [ "$scene" = fem64 ]; then sargs="--frames 12 --no-collisions"; else sargs="--frames 6"; fi
     f="$O/i_${scene}_cpu.json"

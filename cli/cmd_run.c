@@ -429,8 +429,9 @@ static int run_main(int argc, char** argv) {
             printf("],\"last_step_bytes\":[");
             for (int32_t q = 0; q < ist.pus && q < HY_INTEGRATE_MAX_PUS; q++)
                 printf("%s%lld", q ? "," : "", (long long)ist.bytes[q]);
-            printf("],\"last_step_batched\":%d,\"last_step_batch_products\":%d,\"last_step_wide\":%d,\"fallback\":",
-                   ist.batched, ist.batch_products, ist.wide_tasks);
+            printf("],\"last_step_batched\":%d,\"last_step_batch_products\":%d,\"last_step_resident\":%d,"
+                   "\"last_step_wide\":%d,\"fallback\":",
+                   ist.batched, ist.batch_products, ist.batch_resident, ist.wide_tasks);
             hy_cli_json_string(stdout, ist.fallback);
             printf("}");
         }

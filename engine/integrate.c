@@ -80,6 +80,7 @@ typedef struct obj_task {
     int32_t batch; /* a batch of small solids (its index), -1: none */
     int wide;      /* run on the calling thread with the world's pool (wide_slot) */
     int32_t batched, batch_products; /* of a batch's run: objects stepped by the lockstep path, its products */
+    int32_t resident;                /* ... of them, those whose CG ran in the batch's memory */
     double dt;
     hy_step_stats st; /* its solver figures */
     hy_status status;
@@ -284,6 +285,7 @@ static void run_batch(obj_task* t, int gpu) {
         }
         int32_t failed = -1;
         hy_batch_stepper_counts(st, &before, NULL, &bytes0);
+        int64_t resident0 = hy_batch_stepper_resident_steps(st);
         if (!s)
             s = hy_batch_step(st, &it->bobj[first], n, pool, t->dt, w->def.gravity, w->def.cg_max_iterations,
                               w->def.cg_tolerance, &failed);
@@ -296,6 +298,7 @@ static void run_batch(obj_task* t, int gpu) {
             }
             t->batched = n;
             t->batch_products = (int32_t)(after - before);
+            if (hy_batch_stepper_resident_steps(st) > resident0) t->resident = n;
             return;
         }
         if (failed >= 0) {
@@ -594,7 +597,7 @@ static void task_reset(obj_task* t, hy_integrator* it, hy_world* w, int32_t i, i
     t->group = g;
     t->batch = b;
     t->wide = 0;
-    t->batched = t->batch_products = 0;
+    t->batched = t->batch_products = t->resident = 0;
     t->dt = dt;
     t->status = HY_OK;
     t->message[0] = '\0';
@@ -676,6 +679,7 @@ static hy_status wave(hy_integrator* it, hy_world* w, double dt, int order, hy_s
         hy_stats_add_solve(st, t->st.cg_iterations, t->st.cg_relative_residual, t->st.cg_capped);
         is->batched += t->batched;
         is->batch_products += t->batch_products;
+        is->batch_resident += t->resident;
     }
     return HY_OK;
 }

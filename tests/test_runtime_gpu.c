@@ -349,6 +349,7 @@ typedef struct outcome {
     int64_t cg_iterations;
     int32_t gpu_tasks;         /* tasks of its one GPU PU, the last PU */
     int32_t batched, products; /* objects stepped in batches, batch products */
+    int32_t resident;          /* of the batched objects, those whose CG ran in the batch's memory */
     int64_t gpu_bytes;         /* on the GPU PUs' channels */
     char fallback[192];        /* the last step's */
 } outcome;
@@ -364,6 +365,7 @@ static hy_status run_steps(hy_world* w, int steps, outcome* out) {
         if (is.gpus == 1) out->gpu_tasks += is.tasks[is.pus - 1];
         out->batched += is.batched;
         out->products += is.batch_products;
+        out->resident += is.batch_resident;
         for (int32_t q = is.pus - is.gpus; q < is.pus; q++) out->gpu_bytes += is.bytes[q];
         snprintf(out->fallback, sizeof out->fallback, "%s", is.fallback);
     }
@@ -493,6 +495,7 @@ static void test_world_batches(void) {
     CHECK(run_batches(1, (int[]){-1}, &one));
     CHECK(one.hash == ref.hash && one.cg_iterations == ref.cg_iterations);
     CHECK(one.batched == 4 * BATCH_STEPS);
+    CHECK(one.resident == one.batched && ref.resident == 0); /* block-Jacobi solids: their CG in the batch's memory */
     /* a round per product: at least the most iterations of a step, at most their sum, plus the start */
     CHECK(one.products > ref.cg_iterations / 4 && one.products <= ref.cg_iterations + 4 * BATCH_STEPS);
     CHECK(one.fallback[0] == '\0');
@@ -510,7 +513,7 @@ static void test_world_batches(void) {
         CHECK_MESSAGE(dev.fallback, want);
         CHECK(dev.batched == 0);
     } else {
-        CHECK(dev.fallback[0] == '\0' && dev.batched == 4 * BATCH_STEPS);
+        CHECK(dev.fallback[0] == '\0' && dev.batched == 4 * BATCH_STEPS && dev.resident == dev.batched);
         CHECK(dev.gpu_bytes > 0); /* the products' vectors, the prepared steps */
     }
     fprintf(stderr, "batches: %d objects in %d steps batched, %d batch products for %lld CG iterations; hash %016llx\n",

@@ -771,6 +771,10 @@ typedef struct hy_integrate_stats {
      * (not counted in tasks or busy_ms; its time is in wall_ms) */
     int32_t wide_tasks;
     double wide_ms;
+    /* of the batched objects, those whose CG ran in the batch's memory (its
+     * vectors on the GPU, only scalars crossing per operation): every
+     * object of the batch has a block-Jacobi preconditioner alone */
+    int32_t batch_resident;
 } hy_integrate_stats;
 
 /* HY_ERR_INVALID_ARG on a NULL world or out. */
