@@ -275,7 +275,8 @@ static void draw_hud(app* a, int w, int h) {
              f->sched.makespan_ms, (long long)f->sched.calls, res);
     }
     {
-        /* the integrate phase: each PU's busy time and tasks, the objects stolen */
+        /* the integrate phase: each PU's busy time and tasks, the objects
+         * stolen, and the groups that ran on all threads */
         const hy_integrate_stats* is = &f->integrate;
         char pus[512];
         size_t k = 0;
@@ -283,6 +284,10 @@ static void draw_hud(app* a, int w, int h) {
         for (int q = 0; q < is->pus && q < HY_INTEGRATE_MAX_PUS && k < sizeof pus; q++)
             k += (size_t)snprintf(pus + k, sizeof pus - k, "   cpu%d %.2f ms (%d tasks)", q, is->busy_ms[q],
                                   (int)is->tasks[q]);
+        /* coupled groups too large to place ran on all threads, outside the PUs */
+        if (is->wide_tasks > 0 && k < sizeof pus)
+            k += (size_t)snprintf(pus + k, sizeof pus - k, "   all threads %.2f ms (%d group%s)", is->wide_ms,
+                                  (int)is->wide_tasks, is->wide_tasks == 1 ? "" : "s");
         LINE(WHITE, "integration %s on %d PU%s   steals %d   METIS %d%s", is->policy, (int)is->pus,
              is->pus == 1 ? "" : "s", (int)is->steals, (int)is->metis_calls, pus);
     }
